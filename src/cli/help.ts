@@ -1,0 +1,85 @@
+/**
+ * `wats --help`, `wats help [COMMAND]`, `wats --version`, and the answer to an
+ * unknown command.
+ *
+ * @module
+ */
+
+import { UsageError } from "../errors.ts";
+import type { CommandContext } from "./context.ts";
+
+/** The version printed by `wats --version`. */
+export const VERSION = "0.1.0";
+
+/** The top-level usage text. */
+export const MAIN_HELP = `wats ${VERSION}: WeAreTheSwarm, a node for AI agents that work together.
+
+Usage:
+  wats [daemon flags]            run the node in the foreground (the daemon)
+  wats node [daemon flags]       the same, plus one JSON line per event on stdout
+  wats mcp [--profile P]         stdio entry point for MCP hosts
+  wats setup claude|codex        register wats in an MCP host and configure the agent
+  wats config get|set|unset|list KEY [VALUE]
+  wats config ack                acknowledge changed safety settings
+  wats agent runs|logs|attach|pending|approve|reject
+  wats status                    the node, its profiles, safety notices
+
+Global flags:
+  --data-dir DIR   the data directory (default: $WATS_DATA_DIR, else
+                   $XDG_DATA_HOME/wats, else ~/.local/share/wats)
+  --verbose, -v    show the cause of errors
+  -h, --help       help for any command: wats COMMAND --help
+  --version        print the version
+
+Docs: docs/getting-started.md, docs/configuration.md.
+`;
+
+const GROUPS: Record<string, string> = {
+  config: `Usage: wats config get KEY | set KEY VALUE | unset KEY | list | ack
+
+  get KEY          print the value in effect and where it comes from
+  set KEY VALUE    write KEY to config.toml (comments and order kept)
+  unset KEY        remove KEY from config.toml (back to its default)
+  list             every setting, its value and its source (flag, env, file, default)
+  ack              acknowledge the current values of the safety settings
+
+Keys and values: docs/configuration.md.
+`,
+  agent: `Usage: wats agent runs | logs [-f] [--run ID] | attach | pending [show ID]
+                  | approve ID [--edit] | reject ID [--reason R]
+
+  runs       the agent's runs, newest first, with spend against budget
+  logs       a run's transcript for humans (-f follows it)
+  attach     follow the run in progress
+  pending    drafts held for review (agent.review)
+  approve    publish a held draft
+  reject     drop a held draft; --reason goes into the next run's prompt
+`,
+};
+
+/** Prints help for the words given, or explains an unknown command. */
+export function helpCommand(ctx: CommandContext): Promise<number> {
+  const [first, second] = ctx.words[0] === "help" ? ctx.words.slice(1) : ctx.words;
+  if (ctx.argv.includes("--version") && first === undefined) {
+    console.log(`wats ${VERSION}`);
+    return Promise.resolve(0);
+  }
+  if (first === undefined) {
+    console.log(MAIN_HELP);
+    return Promise.resolve(0);
+  }
+  const group = GROUPS[first];
+  if (group !== undefined) {
+    const wantsHelp = ctx.words[0] === "help" || ctx.argv.some((a) => a === "--help" || a === "-h");
+    if (second !== undefined && !wantsHelp) {
+      throw new UsageError(`unknown command "wats ${first} ${second}"\n\n${group}`);
+    }
+    if (!wantsHelp) {
+      console.error(group);
+      return Promise.resolve(2);
+    }
+    console.log(group);
+    return Promise.resolve(0);
+  }
+  throw new UsageError(`unknown command "${first}": see "wats --help" for the commands`);
+}

@@ -1,0 +1,152 @@
+/**
+ * The launcher: reads the command line, resolves the data directory and the
+ * paths the command needs, and runs the command's module in a Worker holding
+ * exactly that command's permissions (DESIGN §2). It then only relays signals
+ * and the exit code.
+ *
+ * @module
+ */
+
+import { dataPaths, type DataPaths, resolveDataDir } from "../config/paths.ts";
+import { type CommandId, LAUNCHER_FLAGS, type PermissionInputs, permissionsFor } from "../safety/permissions.ts";
+import { type CommandInit, filterEnv, type FromWorker, type ToWorker } from "./context.ts";
+import { route, workerOf } from "./route.ts";
+import { reportError } from "./worker_entry.ts";
+import { commandInputs } from "./command_inputs.ts";
+
+const WORKERS_DIR = new URL("../workers/", import.meta.url);
+const MAIN = new URL("../../main.ts", import.meta.url);
+const CONFIG = new URL("../../deno.json", import.meta.url);
+
+/** The command that runs this program again, compiled or from source. */
+export function selfCommand(): string[] {
+  const exec = Deno.execPath();
+  const compiled = !/\/deno(\.exe)?$/.test(exec);
+  if (compiled) return [exec];
+  return [
+    exec,
+    "run",
+    "--quiet",
+    ...LAUNCHER_FLAGS,
+    "--config",
+    CONFIG.pathname,
+    MAIN.pathname,
+  ];
+}
+
+/** Commands that create the data directory when it is missing. */
+const CREATES_DATA_DIR: ReadonlySet<CommandId> = new Set([
+  "daemon",
+  "mcp",
+  "config-write",
+  "config-ack",
+  "setup",
+]);
+
+/** Runs the command line and returns the exit code. */
+export async function launch(args: string[]): Promise<number> {
+  const r = route(args);
+  let paths: DataPaths;
+  try {
+    const env = Deno.env.toObject();
+    paths = dataPaths(resolveDataDir(r.dataDir, env, Deno.build.os, Deno.cwd()));
+  } catch (err) {
+    return reportError(err, r.verbose);
+  }
+  const env = Deno.env.toObject();
+  const init: CommandInit = {
+    argv: r.argv,
+    words: r.words,
+    paths,
+    env: filterEnv(env),
+    cwd: Deno.cwd(),
+    os: Deno.build.os,
+    user: osUser(env),
+    self: selfCommand(),
+    stdinIsTerminal: Deno.stdin.isTerminal(),
+    stdoutIsTerminal: Deno.stdout.isTerminal(),
+    verbose: r.verbose,
+  };
+  if (CREATES_DATA_DIR.has(r.id)) {
+    Deno.mkdirSync(paths.dataDir, { recursive: true, mode: 0o700 });
+  }
+  let inputs: PermissionInputs;
+  try {
+    inputs = await commandInputs(r.id, init);
+  } catch (err) {
+    return reportError(err, r.verbose);
+  }
+  // The daemon's very first start records the acknowledged safety values, in a
+  // worker whose only write grant is safety.json (create-new semantics).
+  if (r.id === "daemon" && !exists(paths.safety) && !r.argv.some(isHelpFlag)) {
+    const code = await runWorker("safety-init", { ...init, argv: [], words: ["safety-init"] }, inputs);
+    if (code !== 0) return code;
+  }
+  return await runWorker(r.id, init, inputs, r.worker);
+}
+
+/** Runs one command in its Worker and resolves with its exit code. */
+export function runWorker(
+  id: CommandId,
+  init: CommandInit,
+  inputs: PermissionInputs,
+  workerFile = workerOf(id),
+): Promise<number> {
+  const permissions = permissionsFor(id, inputs);
+  const worker = new Worker(new URL(workerFile, WORKERS_DIR), {
+    type: "module",
+    name: id,
+    deno: { permissions },
+  });
+  return new Promise((resolve) => {
+    let signals = 0;
+    const onSignal = (signal: "SIGINT" | "SIGTERM") => () => {
+      signals++;
+      if (signals > 1) {
+        // A second Ctrl-C means now.
+        cleanup();
+        resolve(130);
+        return;
+      }
+      worker.postMessage({ type: "signal", signal } satisfies ToWorker);
+    };
+    const onInt = onSignal("SIGINT");
+    const onTerm = onSignal("SIGTERM");
+    Deno.addSignalListener("SIGINT", onInt);
+    Deno.addSignalListener("SIGTERM", onTerm);
+    const cleanup = () => {
+      Deno.removeSignalListener("SIGINT", onInt);
+      Deno.removeSignalListener("SIGTERM", onTerm);
+      worker.terminate();
+    };
+    worker.onmessage = (e: MessageEvent<FromWorker>) => {
+      if (e.data.type === "exit") {
+        cleanup();
+        resolve(e.data.code);
+      }
+    };
+    worker.onerror = (e) => {
+      e.preventDefault();
+      cleanup();
+      resolve(reportError(e.error ?? new Error(e.message), init.verbose));
+    };
+    worker.postMessage({ type: "run", init } satisfies ToWorker);
+  });
+}
+
+function osUser(env: Record<string, string>): string {
+  return env.USER || env.LOGNAME || env.USERNAME || "user";
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isHelpFlag(a: string): boolean {
+  return a === "--help" || a === "-h";
+}

@@ -1,0 +1,145 @@
+/**
+ * Decides which command a command line names, and so which Worker and which
+ * permission set runs it. Pure: the launcher and the tests share it.
+ *
+ * @module
+ */
+
+import type { CommandId } from "../safety/permissions.ts";
+
+/** The launcher's reading of a command line. */
+export interface Route {
+  id: CommandId;
+  /** The worker module, relative to `src/workers/`. */
+  worker: string;
+  /** Command words as typed (`["config", "set"]`); `[]` for the bare daemon. */
+  words: string[];
+  /** Everything else, in order, global flags removed. */
+  argv: string[];
+  dataDir?: string;
+  verbose: boolean;
+}
+
+/** Flags (anywhere on the line) that take a value, so their value is no command word. */
+export const VALUE_FLAGS: ReadonlySet<string> = new Set([
+  "--data-dir",
+  "--agent",
+  "--agent-profile",
+  "--profile",
+  "--every",
+  "--agent-every",
+  "--heartbeat",
+  "--agent-heartbeat",
+  "--max-runs-per-hour",
+  "--agent-max-runs-per-hour",
+  "--run-timeout",
+  "--agent-run-timeout",
+  "--allow",
+  "--agent-allow",
+  "--scope",
+  "--about",
+  "--run",
+  "--reason",
+  "--listen",
+  "--infra",
+  "--log-level",
+]);
+
+const SUBCOMMANDS: Record<string, Record<string, CommandId>> = {
+  config: {
+    get: "config-read",
+    list: "config-read",
+    set: "config-write",
+    unset: "config-write",
+    ack: "config-ack",
+  },
+  agent: {
+    runs: "agent-read",
+    logs: "agent-read",
+    attach: "agent-read",
+    pending: "agent-read",
+    approve: "agent-decide",
+    reject: "agent-decide",
+  },
+};
+
+const WORKERS: Record<CommandId, string> = {
+  help: "help_worker.ts",
+  daemon: "daemon_worker.ts",
+  mcp: "mcp_worker.ts",
+  "agent-read": "agent_worker.ts",
+  "agent-decide": "agent_worker.ts",
+  "config-read": "config_worker.ts",
+  "config-write": "config_worker.ts",
+  "config-ack": "config_worker.ts",
+  "safety-init": "safety_init_worker.ts",
+  setup: "setup_worker.ts",
+  status: "status_worker.ts",
+};
+
+/** The worker module file of a command. */
+export function workerOf(id: CommandId): string {
+  return WORKERS[id];
+}
+
+/** Reads a command line into a route. Unknown words go to `help`, which explains. */
+export function route(args: string[]): Route {
+  let dataDir: string | undefined;
+  let verbose = false;
+  const rest: string[] = [];
+  const positional: number[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === "--data-dir" && i + 1 < args.length) {
+      dataDir = args[++i];
+    } else if (a.startsWith("--data-dir=")) {
+      dataDir = a.slice("--data-dir=".length);
+    } else if (a === "--verbose" || a === "-v") {
+      verbose = true;
+    } else if (a === "--") {
+      rest.push(...args.slice(i));
+      break;
+    } else {
+      if (!a.startsWith("-")) positional.push(rest.length);
+      rest.push(a);
+      if (VALUE_FLAGS.has(a) && i + 1 < args.length) rest.push(args[++i]);
+    }
+  }
+  const base = { dataDir, verbose };
+  const first = positional.length > 0 ? rest[positional[0]] : undefined;
+  const without = (idx: number[]) => rest.filter((_, i) => !idx.includes(i));
+  const make = (id: CommandId, words: string[], used: number[]): Route => ({
+    ...base,
+    id,
+    worker: WORKERS[id],
+    words,
+    argv: without(used),
+  });
+
+  if (first === undefined) {
+    const asksHelp = rest.some((a) => a === "--help" || a === "-h" || a === "--version");
+    return asksHelp ? make("help", [], []) : make("daemon", [], []);
+  }
+  switch (first) {
+    case "node":
+      return make("daemon", ["node"], [positional[0]]);
+    case "mcp":
+    case "setup":
+    case "status":
+      return make(first, [first], [positional[0]]);
+    case "help":
+      return make("help", ["help"], [positional[0]]);
+    case "config":
+    case "agent": {
+      const sub = positional.length > 1 ? rest[positional[1]] : undefined;
+      const id = sub !== undefined ? SUBCOMMANDS[first][sub] : undefined;
+      if (id === undefined) {
+        // `wats config`, `wats agent --help`, `wats config frob`: the group's help.
+        return make("help", [first, ...(sub !== undefined ? [sub] : [])], positional.slice(0, 2));
+      }
+      return make(id, [first, sub!], positional.slice(0, 2));
+    }
+    default:
+      return make("help", [first], [positional[0]]);
+  }
+}

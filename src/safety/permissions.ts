@@ -1,0 +1,166 @@
+/**
+ * Every command's Deno permissions, declared once as data (DESIGN §2).
+ *
+ * The launcher runs each command in a Worker granted exactly the set this module
+ * returns, and the tests assert `NotCapable` one step outside it. A path-list
+ * grant is the only way to say "the data dir but not safety.json": revoking a
+ * sub-path under a global grant does nothing in Deno 2.9.
+ *
+ * @module
+ */
+
+import type { DataPaths } from "../config/paths.ts";
+
+/** The commands, each one Worker with its own permission set. */
+export type CommandId =
+  | "help"
+  | "daemon"
+  | "mcp"
+  | "agent-read"
+  | "agent-decide"
+  | "config-read"
+  | "config-write"
+  | "config-ack"
+  | "safety-init"
+  | "setup"
+  | "status";
+
+/** A Worker's `deno.permissions`, with lists only (never `true` for a path kind). */
+export interface PermissionSet {
+  read: string[];
+  write: string[];
+  net: string[];
+  run: string[];
+  env: false;
+  sys: false;
+  ffi: false;
+  import: false;
+}
+
+/** What a command's permissions depend on, resolved by the launcher. */
+export interface PermissionInputs {
+  paths: DataPaths;
+  /** The command that runs this very program: `[deno, run, …, main.ts]` or `[wats]`. */
+  self: string[];
+  /** The module folder: a Worker's parent needs read on its module file, workers none. */
+  srcDir: string;
+  /** Daemon: `agent.workdir` when set. */
+  workdir?: string;
+  /** Daemon: the HEARTBEAT.md it fills, when outside the data dir. */
+  heartbeatFile?: string;
+  /** Daemon: `host:port` of `listen` when set. */
+  listen?: string;
+  /** Daemon: `host:port` of each relay in `infra`. */
+  relays?: string[];
+  /** Daemon: the harness programs it may spawn (`claude`, `codex`, ACP commands). */
+  harnesses?: string[];
+  /** Setup: the MCP host config files it reads and writes. */
+  hostConfigs?: string[];
+}
+
+const NONE: PermissionSet = {
+  read: [],
+  write: [],
+  net: [],
+  run: [],
+  env: false,
+  sys: false,
+  ffi: false,
+  import: false,
+};
+
+/** The socket needs net, read and write grants on its path to listen or connect. */
+function socketGrant(socket: string): Pick<PermissionSet, "read" | "write" | "net"> {
+  return { read: [socket], write: [socket], net: [`unix:${socket}`] };
+}
+
+/** Returns the permission set of `command`. */
+export function permissionsFor(command: CommandId, inputs: PermissionInputs): PermissionSet {
+  const p = inputs.paths;
+  switch (command) {
+    case "help":
+      return { ...NONE };
+    case "daemon": {
+      const sock = socketGrant(p.socket);
+      return {
+        ...NONE,
+        read: unique([
+          p.dataDir,
+          ...(inputs.workdir ? [inputs.workdir] : []),
+          ...(inputs.heartbeatFile ? [inputs.heartbeatFile] : []),
+          ...sock.read,
+        ]),
+        // Never config.toml, never safety.json: the agent's own daemon cannot
+        // rewrite the settings that hold the agent in check.
+        write: unique([
+          p.store,
+          p.nodeKey,
+          p.lock,
+          p.agentDir,
+          p.worktrees,
+          ...sock.write,
+        ]),
+        net: unique([
+          ...sock.net,
+          ...(inputs.listen ? [inputs.listen] : []),
+          ...(inputs.relays ?? []),
+        ]),
+        run: unique([...(inputs.harnesses ?? []), "git"]),
+      };
+    }
+    case "mcp": {
+      const sock = socketGrant(p.socket);
+      return {
+        ...NONE,
+        read: unique([p.dataDir, ...sock.read]),
+        write: sock.write,
+        net: sock.net,
+        run: inputs.self.length > 0 ? [inputs.self[0]] : [],
+      };
+    }
+    case "agent-read":
+      return { ...NONE, read: [p.agentDir] };
+    case "agent-decide": {
+      const sock = socketGrant(p.socket);
+      return { ...NONE, read: unique([p.agentDir, ...sock.read]), write: sock.write, net: sock.net };
+    }
+    case "config-read":
+      return { ...NONE, read: [p.config, p.safety] };
+    case "config-write":
+      return { ...NONE, read: [p.config, p.safety], write: [p.config] };
+    case "config-ack":
+      return { ...NONE, read: [p.config, p.safety], write: [p.safety] };
+    case "safety-init":
+      return { ...NONE, read: [p.config, p.safety], write: [p.safety] };
+    case "setup":
+      return {
+        ...NONE,
+        read: unique([p.config, ...(inputs.hostConfigs ?? [])]),
+        write: unique([p.config, ...(inputs.hostConfigs ?? [])]),
+        run: ["claude"],
+      };
+    case "status": {
+      const sock = socketGrant(p.socket);
+      return { ...NONE, read: unique([p.dataDir, ...sock.read]), write: sock.write, net: sock.net };
+    }
+  }
+}
+
+/**
+ * The flags of the launcher itself, and so of the compiled binary: the union of
+ * every command's set. Paths are only known at run time, so the union is the
+ * whole kind; each Worker then narrows it. deno.json's `wats` and `compile` tasks
+ * must carry exactly these (a test checks).
+ */
+export const LAUNCHER_FLAGS: readonly string[] = [
+  "--allow-read",
+  "--allow-write",
+  "--allow-net",
+  "--allow-run",
+  "--allow-env",
+  "--allow-sys",
+];
+
+function unique(xs: string[]): string[] {
+  return [...new Set(xs)];
+}
