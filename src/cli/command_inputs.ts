@@ -1,15 +1,44 @@
 /**
  * What a command's permission set depends on beyond the data directory: for the
  * daemon, the configured workdir, listen address, relays and harness programs.
- * The launcher computes these before it starts the Worker.
+ * The launcher computes these before it starts the Worker, from the same
+ * settings the daemon will load.
  *
  * @module
  */
 
+import { loadSettings } from "../config/settings.ts";
+import { parseDaemonArgs } from "../node/daemon_args.ts";
 import type { CommandId, PermissionInputs } from "../safety/permissions.ts";
 import type { CommandInit } from "./context.ts";
 
+/** The programs each agent runtime spawns. */
+const HARNESS_PROGRAMS: Record<string, string[]> = {
+  none: [],
+  claude: ["claude"],
+  codex: ["codex"],
+  acp: ["node"],
+};
+
 /** Resolves the permission inputs of `id`. */
-export function commandInputs(_id: CommandId, init: CommandInit): Promise<PermissionInputs> {
-  return Promise.resolve({ paths: init.paths, self: init.self, srcDir: "" });
+export async function commandInputs(id: CommandId, init: CommandInit): Promise<PermissionInputs> {
+  const base: PermissionInputs = { paths: init.paths, self: init.self};
+  if (id !== "daemon") return base;
+  const args = parseDaemonArgs(init.argv);
+  if (args.help) return base;
+  const { values } = await loadSettings(init.paths, init.env, args.flags, init.user);
+  return {
+    ...base,
+    workdir: values["agent.workdir"] || undefined,
+    listen: values.listen || undefined,
+    relays: values.infra.map(hostPortOf),
+    harnesses: HARNESS_PROGRAMS[values["agent.runtime"]] ?? [],
+  };
+}
+
+/** `ws://host:port/path` → `host:port`, the form Deno's net permission takes. */
+export function hostPortOf(url: string): string {
+  const u = new URL(url);
+  const port = u.port || (u.protocol === "wss:" ? "443" : "80");
+  return `${u.hostname}:${port}`;
 }

@@ -42,8 +42,6 @@ export interface PermissionInputs {
   paths: DataPaths;
   /** The command that runs this very program: `[deno, run, …, main.ts]` or `[wats]`. */
   self: string[];
-  /** The module folder: a Worker's parent needs read on its module file, workers none. */
-  srcDir: string;
   /** Daemon: `agent.workdir` when set. */
   workdir?: string;
   /** Daemon: the HEARTBEAT.md it fills, when outside the data dir. */

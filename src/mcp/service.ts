@@ -1,0 +1,114 @@
+/**
+ * What the node offers MCP sessions. The MCP room depends on this interface
+ * only, never on the store or the runner, so the code that parses untrusted
+ * MCP input holds no reference to anything that spawns processes.
+ *
+ * @module
+ */
+
+/** Who a connection speaks for, decided by the daemon from the hello line. */
+export interface SessionIdentity {
+  /** The profile name the session signs as. */
+  profile: string;
+  /** The profile's public key (hex). */
+  pubkey: string;
+  /** True when the session presented a valid per-run token of the runner. */
+  runner: boolean;
+  /** The run id the token belongs to, for runner sessions. */
+  runId?: string;
+}
+
+/** The first line a client sends on mcp.sock, before MCP starts. */
+export interface Hello {
+  wats: "hello";
+  profile?: string;
+  token?: string;
+}
+
+/** A post as a tool shows it. */
+export interface PostView {
+  id: string;
+  seq: number;
+  author: string;
+  /** The author's npub. */
+  authorNpub: string;
+  /** The local profile name when this node signed it, for display only. */
+  localProfile?: string;
+  kind: string;
+  title?: string;
+  text: string;
+  root?: string;
+  parent?: string;
+  grafted: boolean;
+  caps: string[];
+  createdAt: number;
+}
+
+/** What a post tool asks the node to publish. */
+export interface PostDraft {
+  kind: string;
+  text: string;
+  title?: string;
+  /** The post this replies to (its thread is found from it). */
+  parent?: string;
+  caps?: string[];
+}
+
+/** What became of a post. */
+export interface PostOutcome {
+  id: string;
+  /** The thread root (the post's own id for a new thread). */
+  thread: string;
+  /** True when agent.review holds it in the review queue instead of publishing. */
+  held: boolean;
+}
+
+/** A draft held for review. */
+export interface PendingDraft {
+  id: string;
+  kind: string;
+  title?: string;
+  text: string;
+  parent?: string;
+  thread?: string;
+  profile: string;
+  runId?: string;
+  createdAt: number;
+}
+
+/** What the `status` tool reports. */
+export interface NodeStatus {
+  node: string;
+  profile: { name: string; npub: string };
+  dataDir: string;
+  relays: string[];
+  agent: { runtime: string; profile: string } | null;
+  pendingDrafts: number;
+  safetyNotices: string[];
+  halted: { by: string; at: number; reason?: string } | null;
+  budget: {
+    usdToday: number;
+    usdPerDay: number;
+    usdMonth: number;
+    usdPerMonth: number;
+    runsToday: number;
+    runsPerDay: number;
+  } | null;
+  storedPosts: number;
+}
+
+/** The node's side of every MCP session. Errors it throws are `WatsError`s
+ * whose message tells the model what to fix; the tools return them as `isError`. */
+export interface NodeService {
+  /** Checks a hello line; throws when the profile or token is refused. */
+  authenticate(hello: Hello): SessionIdentity;
+  post(session: SessionIdentity, draft: PostDraft): Promise<PostOutcome>;
+  get(id: string): PostView | undefined;
+  thread(id: string, limit: number): PostView[];
+  feed(sinceSeq: number, limit: number, kinds?: string[]): { posts: PostView[]; cursor: number };
+  search(query: string, limit: number): PostView[];
+  status(session: SessionIdentity): NodeStatus;
+  pending(): PendingDraft[];
+  approve(id: string, by: SessionIdentity): Promise<PostOutcome>;
+  reject(id: string, reason: string, by: SessionIdentity): void;
+}

@@ -1,0 +1,35 @@
+/**
+ * The short banner the daemon prints on stderr at start (ADR 0011): who this
+ * node is, where its files are, whether an agent runs and where posts go.
+ *
+ * @module
+ */
+
+/** What the banner shows. */
+export interface BannerInfo {
+  version: string;
+  nodeId: string;
+  profiles: Array<{ role: string; name: string; npub: string }>;
+  dataDir: string;
+  socket: string;
+  agent: string;
+  relays: string[];
+  listen: string;
+  notices: string[];
+}
+
+/** Renders the banner as lines of text. */
+export function renderBanner(b: BannerInfo): string {
+  const lines = [
+    `wats ${b.version} · node ${b.nodeId}`,
+    ...b.profiles.map((p) => `  ${p.role.padEnd(8)} ${p.name} ${p.npub}`),
+    `  data     ${b.dataDir}`,
+    `  socket   ${b.socket}`,
+    `  agent    ${b.agent}`,
+    `  network  ${b.relays.length > 0 ? b.relays.join(", ") : "local only"}${
+      b.listen ? ` · relay endpoint ws://${b.listen}` : ""
+    }`,
+    ...b.notices.map((n) => `  ! ${n}`),
+  ];
+  return lines.join("\n");
+}

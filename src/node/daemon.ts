@@ -1,0 +1,161 @@
+/**
+ * The daemon: `wats` and `wats node`. It holds the data directory's lock, opens
+ * the store, derives the profiles, serves MCP on mcp.sock and (later) runs the
+ * agent runner, until SIGINT or SIGTERM. Stopping is not an error: exit 0.
+ *
+ * @module
+ */
+
+import type { CommandContext } from "../cli/context.ts";
+import { VERSION } from "../cli/help.ts";
+import { loadSettings } from "../config/settings.ts";
+import { loadOrCreateNodeKey } from "../identity/node_key.ts";
+import { log, setupLogging } from "../log.ts";
+import { serveMcpSocket } from "../mcp/socket_server.ts";
+import { diffSafety, formatSafetyNotice, readAcknowledged, safetyValues } from "../safety/safety_file.ts";
+import { Store } from "../store/store.ts";
+import { renderBanner } from "./banner.ts";
+import { DAEMON_HELP, parseDaemonArgs } from "./daemon_args.ts";
+import { type EventSink, jsonLinesSink, noEvents } from "./events_out.ts";
+import { acquireDaemonLock } from "./lock.ts";
+import { nodeId } from "./node_id.ts";
+import { LocalNodeService } from "./node_service.ts";
+import { Profiles } from "./profiles.ts";
+import { ReviewQueue } from "./review_queue.ts";
+
+/** Runs the daemon until the context's signal aborts. */
+export async function daemonCommand(ctx: CommandContext): Promise<number> {
+  const args = parseDaemonArgs(ctx.argv);
+  if (args.help) {
+    console.log(DAEMON_HELP);
+    return 0;
+  }
+  await setupLogging(args.logLevel);
+  const logger = log("node");
+  const events: EventSink = ctx.words[0] === "node" ? jsonLinesSink() : noEvents;
+  const resolved = await loadSettings(ctx.paths, ctx.env, args.flags, ctx.user);
+  for (const w of resolved.warnings) logger.warn(w);
+  const settings = resolved.values;
+  const paths = ctx.paths;
+
+  const lock = await acquireDaemonLock(paths.lock, paths.socket, Deno.pid);
+  const cleanups: Array<() => void | Promise<void>> = [() => lock.release()];
+  try {
+    const secret = await loadOrCreateNodeKey(paths.nodeKey);
+    const store = Store.open(paths.store);
+    cleanups.unshift(() => store.close());
+    const profiles = new Profiles(secret, store);
+    const person = profiles.key(settings.profile);
+    const agent = profiles.key(settings["agent.profile"]);
+    const id = nodeId(secret);
+    Deno.mkdirSync(paths.agentDir, { recursive: true, mode: 0o700 });
+    const review = new ReviewQueue({
+      dir: paths.pendingDir,
+      rejectionsFile: `${paths.agentDir}/rejections.jsonl`,
+      ttlMs: settings["agent.review_ttl"],
+      now: Date.now,
+    });
+
+    // Safety detection: compare config.toml's values with the acknowledged ones
+    // at start, and again at every status call (no live reload).
+    const safetyNotices = async (): Promise<string[]> => {
+      try {
+        const acked = await readAcknowledged(paths.safety);
+        const now = await loadSettings(paths, ctx.env, {}, ctx.user);
+        if (acked === null) return ["safety.json is missing: run `wats config ack` to record the safety settings"];
+        return formatSafetyNotice(diffSafety(acked, safetyValues(now.values)));
+      } catch (err) {
+        return [(err as Error).message];
+      }
+    };
+    const startNotices = await safetyNotices();
+    for (const n of startNotices) logger.warn(n);
+    let lastNotices = startNotices;
+
+    const service = new LocalNodeService({
+      store,
+      profiles,
+      nodeId: id,
+      dataDir: paths.dataDir,
+      defaultProfile: person.name,
+      agentProfile: agent.name,
+      relays: settings.infra,
+      maxSkewMs: settings["net.max_skew"],
+      events,
+      review,
+      reviewOn: settings["agent.review"],
+      now: Date.now,
+      runOfToken: () => undefined,
+      runnerStatus: () => ({ agent: null, budget: null, halted: null }),
+      safetyNotices: () => lastNotices,
+    });
+    // status compares the file at each call; refresh the cached notices cheaply
+    // on each MCP status request instead of on a timer.
+    const statusOrig = service.status.bind(service);
+    service.status = (session) => {
+      safetyNotices().then((n) => lastNotices = n);
+      return statusOrig(session);
+    };
+
+    removeStaleSocket(paths.socket);
+    const mcp = await serveMcpSocket({
+      path: paths.socket,
+      service,
+      log: (level, msg, fields) => logger[level === "warn" ? "warn" : level](msg, fields ?? {}),
+    });
+    cleanups.unshift(() => mcp.close());
+
+    const runtime = settings["agent.runtime"];
+    console.error(renderBanner({
+      version: VERSION,
+      nodeId: id,
+      profiles: [
+        { role: "person", name: person.name, npub: person.npub },
+        { role: "agent", name: agent.name, npub: agent.npub },
+      ],
+      dataDir: paths.dataDir,
+      socket: paths.socket,
+      agent: runtime === "none"
+        ? (args.startedByMcp ? "no agent (started by wats mcp)" : "no agent")
+        : runtime,
+      relays: settings.infra,
+      listen: settings.listen,
+      notices: startNotices,
+    }));
+    events({
+      event: "started",
+      node: id,
+      dataDir: paths.dataDir,
+      socket: paths.socket,
+      profiles: { [person.name]: person.npub, [agent.name]: agent.npub },
+      pid: Deno.pid,
+    });
+
+    await abortPromise(ctx.signal);
+    logger.info("stopping ({signal})", { signal: String(ctx.signal.reason) });
+    events({ event: "stopped", reason: String(ctx.signal.reason ?? "signal") });
+    return 0;
+  } finally {
+    for (const c of cleanups) {
+      try {
+        await c();
+      } catch (err) {
+        logger.warn("cleanup failed: {error}", { error: (err as Error).message });
+      }
+    }
+  }
+}
+
+function abortPromise(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+}
+
+/** We hold the lock, so a socket file left here is a crashed daemon's. */
+function removeStaleSocket(path: string): void {
+  try {
+    Deno.removeSync(path);
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+}

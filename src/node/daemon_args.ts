@@ -1,0 +1,112 @@
+/**
+ * The daemon's command line: `wats [flags]` and `wats node [flags]`. Flags map
+ * to settings (they win over env and config.toml, and never write the file).
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { UsageError } from "../errors.ts";
+
+/** A flag given for a setting, kept with its spelling for error messages. */
+export interface FlagValue {
+  flag: string;
+  value: string;
+}
+
+/** The daemon's parsed command line. */
+export interface DaemonArgs {
+  help: boolean;
+  /** Settings given as flags, by key. */
+  flags: Record<string, FlagValue>;
+  /** Started in the background by `wats mcp`: never runs agents. */
+  startedByMcp: boolean;
+  logLevel: "debug" | "info" | "warning" | "error";
+}
+
+/** Flag → setting key. Runner flags have a plain and an `--agent-` form (ADR 0011). */
+export const DAEMON_FLAG_KEYS: Readonly<Record<string, string>> = {
+  "agent": "agent.runtime",
+  "agent-profile": "agent.profile",
+  "every": "agent.every",
+  "agent-every": "agent.every",
+  "heartbeat": "agent.heartbeat",
+  "agent-heartbeat": "agent.heartbeat",
+  "max-runs-per-hour": "agent.max_runs_per_hour",
+  "agent-max-runs-per-hour": "agent.max_runs_per_hour",
+  "run-timeout": "agent.timeout",
+  "agent-run-timeout": "agent.timeout",
+  "allow": "agent.allow",
+  "agent-allow": "agent.allow",
+  "listen": "listen",
+  "infra": "infra",
+  "profile": "profile",
+};
+
+/** The daemon's usage text. */
+export const DAEMON_HELP = `Usage: wats [flags]        run the node in the foreground
+       wats node [flags]   the same, plus one JSON line per event on stdout
+
+The node keeps the store of signed posts, serves MCP on <data dir>/mcp.sock for
+\`wats mcp\` sessions, and runs the agent runner when agent.runtime is set.
+Flags override WATS_* variables and config.toml for this run only.
+
+Flags:
+  --agent claude|codex|acp|none   run the agent runner with this runtime
+  --agent-profile P               the profile the agent posts as (default <user>-agent)
+  --every D, --agent-every D      debounce: wait D after an actionable post (e.g. 30s)
+  --heartbeat D                   a run every D even with nothing new (0: off)
+  --max-runs-per-hour N           cap on runs per hour
+  --run-timeout D                 stop a run after D (agent.timeout)
+  --allow KEYS                    only these authors (npub or hex, comma-separated) wake it
+  --listen HOST:PORT              serve a Nostr relay endpoint for direct peering
+  --infra URLS                    relays to sync with (comma-separated ws:// or wss://)
+  --profile P                     the person's profile (default: your OS user name)
+  --log-level debug|info|warning|error   (default info)
+  --data-dir DIR                  the data directory
+  -h, --help                      this help
+
+Stop it with Ctrl-C or SIGTERM. Settings: wats config list; docs/configuration.md.
+`;
+
+/** Parses the daemon's flags. */
+export function parseDaemonArgs(argv: string[]): DaemonArgs {
+  const options: Record<string, { type: "string" | "boolean"; short?: string }> = {
+    help: { type: "boolean", short: "h" },
+    "started-by-mcp": { type: "boolean" },
+    "log-level": { type: "string" },
+  };
+  for (const flag of Object.keys(DAEMON_FLAG_KEYS)) options[flag] = { type: "string" };
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError((err as Error).message.replace(/^Unknown option/, "unknown flag"));
+  }
+  const [extra] = parsed.positionals.filter((p) => p !== "node");
+  if (extra !== undefined) {
+    throw new UsageError(`unknown command "${extra}": see "wats --help" for the commands`);
+  }
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  const flags: Record<string, FlagValue> = {};
+  for (const [flag, key] of Object.entries(DAEMON_FLAG_KEYS)) {
+    const v = values[flag];
+    if (typeof v === "string") flags[key] = { flag: `--${flag}`, value: v };
+  }
+  const level = (values["log-level"] as string | undefined) ?? "info";
+  if (!["debug", "info", "warning", "error"].includes(level)) {
+    throw new UsageError(`--log-level ${level} is not allowed; use debug, info, warning or error`);
+  }
+  const startedByMcp = values["started-by-mcp"] === true;
+  if (startedByMcp) {
+    // A node started in the background by `wats mcp` never runs agents,
+    // whatever the flags or config say (ADR 0011).
+    flags["agent.runtime"] = { flag: "--started-by-mcp", value: "none" };
+  }
+  return {
+    help: values.help === true,
+    flags,
+    startedByMcp,
+    logLevel: level as DaemonArgs["logLevel"],
+  };
+}

@@ -1,0 +1,244 @@
+/**
+ * The daemon's implementation of `NodeService`: what MCP sessions may do with
+ * this node's store. Posts are signed here with the session's profile key;
+ * posts by the agent are held for review when agent.review is on.
+ *
+ * @module
+ */
+
+import { PostError } from "../errors.ts";
+import type {
+  Hello,
+  NodeService,
+  NodeStatus,
+  PendingDraft,
+  PostDraft,
+  PostOutcome,
+  PostView,
+  SessionIdentity,
+} from "../mcp/service.ts";
+import { buildPost } from "../posts/post.ts";
+import { validateEvent } from "../posts/validate.ts";
+import type { StoredPost, Store } from "../store/store.ts";
+import type { EventSink } from "./events_out.ts";
+import type { Profiles } from "./profiles.ts";
+import type { ReviewQueue } from "./review_queue.ts";
+import { npubOf } from "../identity/profile_key.ts";
+
+/** Kinds an MCP session may post; announce and halt are the node's own. */
+export const POSTABLE_KINDS: ReadonlySet<string> = new Set([
+  "ask",
+  "answer",
+  "clarify",
+  "offer",
+  "claim",
+  "release",
+  "react",
+  "vouch",
+  "progress",
+  "note",
+]);
+
+/** Kinds that start a thread when they have no parent. */
+const MAY_START_THREAD: ReadonlySet<string> = new Set(["ask", "offer", "note"]);
+
+/** The most text a post may carry, in UTF-8 bytes (DESIGN §4). */
+export const MAX_TEXT_BYTES = 32 * 1024;
+
+/** What the service needs from the rest of the daemon. */
+export interface NodeServiceDeps {
+  store: Store;
+  profiles: Profiles;
+  nodeId: string;
+  dataDir: string;
+  defaultProfile: string;
+  agentProfile: string;
+  relays: string[];
+  maxSkewMs: number;
+  events: EventSink;
+  review: ReviewQueue;
+  /** True when agent.review holds the agent's posts. */
+  reviewOn: boolean;
+  now: () => number;
+  /** The run a per-run token belongs to, if it is live. */
+  runOfToken: (token: string) => string | undefined;
+  /** Runner view for status; null when no runner runs. */
+  runnerStatus: () => Pick<NodeStatus, "agent" | "budget" | "halted">;
+  safetyNotices: () => string[];
+}
+
+/** The node's side of every MCP session. */
+export class LocalNodeService implements NodeService {
+  readonly #d: NodeServiceDeps;
+
+  constructor(deps: NodeServiceDeps) {
+    this.#d = deps;
+  }
+
+  authenticate(hello: Hello): SessionIdentity {
+    if (hello.token !== undefined) {
+      const runId = this.#d.runOfToken(hello.token);
+      if (runId === undefined) {
+        throw new PostError("session.token", "this run token is not valid (the run ended or was never started)");
+      }
+      // A runner session always speaks as the agent profile, whatever it asks for.
+      const key = this.#d.profiles.key(this.#d.agentProfile);
+      return { profile: key.name, pubkey: key.pubkey, runner: true, runId };
+    }
+    const key = this.#d.profiles.key(hello.profile ?? this.#d.defaultProfile);
+    return { profile: key.name, pubkey: key.pubkey, runner: false };
+  }
+
+  async post(session: SessionIdentity, draft: PostDraft): Promise<PostOutcome> {
+    this.#checkDraft(draft);
+    const parent = draft.parent !== undefined ? this.#d.store.get(draft.parent) : undefined;
+    if (draft.parent !== undefined && parent === undefined) {
+      throw new PostError(
+        "post.unknown_parent",
+        `unknown parent ${draft.parent}: reply to an id shown by the thread, feed or search tools`,
+      );
+    }
+    const held = this.#d.reviewOn &&
+      (session.runner || session.profile === this.#d.agentProfile);
+    if (held) {
+      const pending = this.#d.review.hold({
+        kind: draft.kind,
+        text: draft.text,
+        title: draft.title,
+        parent: draft.parent,
+        thread: parent ? (parent.root ?? parent.id) : undefined,
+        caps: draft.caps,
+        profile: session.profile,
+        runId: session.runId,
+        createdAt: Math.floor(this.#d.now() / 1000),
+      });
+      return { id: pending.id, thread: pending.thread ?? pending.id, held: true };
+    }
+    return await this.#publish(session.profile, draft, parent);
+  }
+
+  async #publish(profile: string, draft: PostDraft, parent?: StoredPost): Promise<PostOutcome> {
+    const key = this.#d.profiles.key(profile);
+    const event = buildPost({
+      kind: draft.kind,
+      text: draft.text,
+      title: draft.title,
+      root: parent ? (parent.root ?? parent.id) : undefined,
+      parent: parent?.id,
+      parentAuthor: parent?.author,
+      caps: draft.caps,
+      createdAt: Math.floor(this.#d.now() / 1000),
+    }, key.secret);
+    const checked = await validateEvent(event, { nowMs: this.#d.now(), maxSkewMs: this.#d.maxSkewMs });
+    if (!checked.ok) throw new PostError(`post.${checked.code}`, checked.reason);
+    const [result] = this.#d.store.insert([checked.event]);
+    if (this.#d.relays.length > 0) this.#d.store.outboxAdd(event.id, this.#d.relays);
+    if (result.seq !== undefined) {
+      this.#d.events({
+        event: "post_stored",
+        id: event.id,
+        seq: result.seq,
+        kind: draft.kind,
+        author: key.pubkey,
+        source: "local",
+      });
+    }
+    return { id: event.id, thread: parent ? (parent.root ?? parent.id) : event.id, held: false };
+  }
+
+  #checkDraft(draft: PostDraft): void {
+    if (!POSTABLE_KINDS.has(draft.kind)) {
+      throw new PostError(
+        "post.kind",
+        `kind "${draft.kind}" cannot be posted from MCP; use one of ${[...POSTABLE_KINDS].join(", ")}`,
+      );
+    }
+    if (draft.text.trim() === "") {
+      throw new PostError("post.empty", "the text is empty: write what you want to say");
+    }
+    const bytes = new TextEncoder().encode(draft.text).length;
+    if (bytes > MAX_TEXT_BYTES) {
+      throw new PostError(
+        "post.too_long",
+        `the text is ${bytes} bytes; the limit is ${MAX_TEXT_BYTES}: shorten it or split it into several posts`,
+      );
+    }
+    if (draft.parent === undefined && !MAY_START_THREAD.has(draft.kind)) {
+      throw new PostError(
+        "post.needs_parent",
+        `a ${draft.kind} replies to a post: give the id of the post it answers as parent`,
+      );
+    }
+  }
+
+  get(id: string): PostView | undefined {
+    const p = this.#d.store.get(id);
+    return p ? this.#view(p) : undefined;
+  }
+
+  thread(id: string, limit: number): PostView[] {
+    const p = this.#d.store.get(id);
+    if (!p) {
+      throw new PostError("thread.unknown", `unknown post ${id}: use an id shown by the feed or search tools`);
+    }
+    return this.#d.store.thread(p.root ?? p.id, { limit }).map((x) => this.#view(x));
+  }
+
+  feed(sinceSeq: number, limit: number, kinds?: string[]): { posts: PostView[]; cursor: number } {
+    const r = this.#d.store.feed({ sinceSeq, limit, kinds });
+    return { posts: r.posts.map((x) => this.#view(x)), cursor: r.cursor };
+  }
+
+  search(query: string, limit: number): PostView[] {
+    return this.#d.store.search(query, { limit }).map((x) => this.#view(x));
+  }
+
+  status(session: SessionIdentity): NodeStatus {
+    const runner = this.#d.runnerStatus();
+    return {
+      node: this.#d.nodeId,
+      profile: { name: session.profile, npub: npubOf(session.pubkey) },
+      dataDir: this.#d.dataDir,
+      relays: this.#d.relays,
+      agent: runner.agent,
+      pendingDrafts: this.#d.review.list().length,
+      safetyNotices: this.#d.safetyNotices(),
+      halted: runner.halted,
+      budget: runner.budget,
+      storedPosts: this.#d.store.count(),
+    };
+  }
+
+  pending(): PendingDraft[] {
+    return this.#d.review.list();
+  }
+
+  async approve(id: string, _by: SessionIdentity): Promise<PostOutcome> {
+    const draft = this.#d.review.take(id);
+    const parent = draft.parent !== undefined ? this.#d.store.get(draft.parent) : undefined;
+    return await this.#publish(draft.profile, draft, parent);
+  }
+
+  reject(id: string, reason: string, _by: SessionIdentity): void {
+    this.#d.review.reject(id, reason);
+  }
+
+  #view(p: StoredPost): PostView {
+    const local = this.#d.store.profileOf(p.author);
+    return {
+      id: p.id,
+      seq: p.seq,
+      author: p.author,
+      authorNpub: npubOf(p.author),
+      localProfile: local,
+      kind: p.kind,
+      title: p.title,
+      text: p.text,
+      root: p.root,
+      parent: p.parent,
+      grafted: p.grafted,
+      caps: p.caps,
+      createdAt: p.createdAt,
+    };
+  }
+}

@@ -1,0 +1,5 @@
+/** Worker: the daemon (`wats`, `wats node`). Permissions: "daemon" in src/safety/permissions.ts. @module */
+import { serveCommand } from "../cli/worker_entry.ts";
+import { daemonCommand } from "../node/daemon.ts";
+
+serveCommand(daemonCommand);

@@ -1,0 +1,229 @@
+/**
+ * Proves each command's permission set (DESIGN §2) from both sides: what the
+ * command needs works, and one step outside it is `NotCapable`.
+ */
+
+import { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { dataPaths } from "../../src/config/paths.ts";
+import { type CommandId, LAUNCHER_FLAGS, type PermissionInputs, permissionsFor } from "../../src/safety/permissions.ts";
+import type { Probe } from "./probe_worker.ts";
+
+async function probe(id: CommandId, inputs: PermissionInputs, probes: Probe[]): Promise<string[]> {
+  const worker = new Worker(new URL("./probe_worker.ts", import.meta.url), {
+    type: "module",
+    deno: { permissions: permissionsFor(id, inputs) },
+  });
+  try {
+    return await new Promise<string[]>((resolve, reject) => {
+      worker.onmessage = (e) => resolve(e.data);
+      worker.onerror = (e) => {
+        e.preventDefault();
+        reject(new Error(e.message));
+      };
+      worker.postMessage(probes);
+    });
+  } finally {
+    worker.terminate();
+  }
+}
+
+/** A data dir with the files that exist on a used node, and a live socket. */
+async function fixture() {
+  const root = await Deno.makeTempDir({ prefix: "wats-perm-" });
+  const paths = dataPaths(`${root}/data`);
+  await Deno.mkdir(paths.runsDir, { recursive: true });
+  for (const f of [paths.config, paths.safety, paths.store, `${paths.runsDir}/r1.jsonl`]) {
+    await Deno.writeTextFile(f, "x\n");
+  }
+  const outside = `${root}/outside.txt`;
+  await Deno.writeTextFile(outside, "x\n");
+  const listener = Deno.listen({ transport: "unix", path: paths.socket });
+  const accepting = (async () => {
+    for await (const c of listener) c.close();
+  })();
+  const inputs: PermissionInputs = { paths, self: ["/bin/true"] };
+  const close = async () => {
+    listener.close();
+    await accepting.catch(() => {});
+    await Deno.remove(root, { recursive: true });
+  };
+  return { root, paths, outside, inputs, close };
+}
+
+/** Runs `probes` under `id` and compares with the expected outcomes (ok / NotCapable). */
+async function expect(id: CommandId, inputs: PermissionInputs, cases: Array<[Probe, string]>) {
+  const got = await probe(id, inputs, cases.map(([p]) => p));
+  assertEquals(
+    cases.map(([p], i) => `${JSON.stringify(p)} → ${got[i]}`),
+    cases.map(([p, want]) => `${JSON.stringify(p)} → ${want}`),
+  );
+}
+
+Deno.test("`wats agent runs/logs` can read transcripts but cannot write, spawn or connect", async () => {
+  const f = await fixture();
+  try {
+    await expect("agent-read", f.inputs, [
+      [{ op: "read", path: `${f.paths.runsDir}/r1.jsonl` }, "ok"],
+      [{ op: "write", path: `${f.paths.runsDir}/r1.jsonl` }, "NotCapable"],
+      [{ op: "write", path: `${f.paths.agentDir}/new.json` }, "NotCapable"],
+      [{ op: "read", path: f.paths.config }, "NotCapable"],
+      [{ op: "run", cmd: "git" }, "NotCapable"],
+      [{ op: "connect", path: f.paths.socket }, "NotCapable"],
+      [{ op: "env", name: "HOME" }, "NotCapable"],
+    ]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("`wats agent approve/reject` only talks to the daemon: no file writes, no spawn", async () => {
+  const f = await fixture();
+  try {
+    await expect("agent-decide", f.inputs, [
+      [{ op: "connect", path: f.paths.socket }, "ok"],
+      [{ op: "write", path: `${f.paths.pendingDir}.json` }, "NotCapable"],
+      [{ op: "write", path: f.paths.safety }, "NotCapable"],
+      [{ op: "run", cmd: "git" }, "NotCapable"],
+    ]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("`wats config get/list` reads config.toml and safety.json and writes nothing", async () => {
+  const f = await fixture();
+  try {
+    await expect("config-read", f.inputs, [
+      [{ op: "read", path: f.paths.config }, "ok"],
+      [{ op: "read", path: f.paths.safety }, "ok"],
+      [{ op: "read", path: f.paths.store }, "NotCapable"],
+      [{ op: "write", path: f.paths.config }, "NotCapable"],
+    ]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("`wats config set/unset` can write config.toml and nothing else", async () => {
+  const f = await fixture();
+  try {
+    await expect("config-write", f.inputs, [
+      [{ op: "write", path: f.paths.config }, "ok"],
+      [{ op: "write", path: f.paths.safety }, "NotCapable"],
+      [{ op: "write", path: `${f.paths.config}.tmp` }, "NotCapable"],
+      [{ op: "write", path: f.paths.store }, "NotCapable"],
+      [{ op: "run", cmd: "git" }, "NotCapable"],
+      [{ op: "connect", path: f.paths.socket }, "NotCapable"],
+    ]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("only the safety writers (config ack, first-start init) can write safety.json", async () => {
+  const f = await fixture();
+  try {
+    const all: CommandId[] = [
+      "help",
+      "daemon",
+      "mcp",
+      "agent-read",
+      "agent-decide",
+      "config-read",
+      "config-write",
+      "config-ack",
+      "safety-init",
+      "setup",
+      "status",
+    ];
+    for (const id of all) {
+      const [got] = await probe(id, f.inputs, [{ op: "write", path: f.paths.safety }]);
+      const writer = id === "config-ack" || id === "safety-init";
+      assertEquals(`${id}: ${got}`, `${id}: ${writer ? "ok" : "NotCapable"}`);
+    }
+    await expect("config-ack", f.inputs, [
+      [{ op: "write", path: f.paths.config }, "NotCapable"],
+      [{ op: "run", cmd: "git" }, "NotCapable"],
+    ]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("the daemon writes its store, key, agent dir and socket, never config.toml or safety.json", async () => {
+  const f = await fixture();
+  try {
+    await Deno.remove(f.paths.socket).catch(() => {});
+    const inputs = { ...f.inputs, harnesses: ["claude"], relays: ["127.0.0.1:9"] };
+    await expect("daemon", inputs, [
+      [{ op: "write", path: f.paths.store }, "ok"],
+      [{ op: "write", path: f.paths.nodeKey }, "ok"],
+      [{ op: "write", path: f.paths.lock }, "ok"],
+      [{ op: "mkdir", path: `${f.paths.runsDir}/deep` }, "ok"],
+      [{ op: "write", path: f.paths.config }, "NotCapable"],
+      [{ op: "write", path: f.paths.safety }, "NotCapable"],
+      [{ op: "write", path: `${f.paths.dataDir}/other.txt` }, "NotCapable"],
+      [{ op: "write", path: f.outside }, "NotCapable"],
+      [{ op: "read", path: f.outside }, "NotCapable"],
+      [{ op: "run", cmd: "sh" }, "NotCapable"],
+      [{ op: "tcp", hostname: "127.0.0.1", port: 10 }, "NotCapable"],
+      [{ op: "env", name: "HOME" }, "NotCapable"],
+    ]);
+    // Allowed, though nothing listens: the grant passes and the connect fails.
+    const [relay] = await probe("daemon", inputs, [{ op: "tcp", hostname: "127.0.0.1", port: 9 }]);
+    assertEquals(relay === "NotCapable", false);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("`wats mcp` connects to the socket and may start its own program, nothing else", async () => {
+  const f = await fixture();
+  try {
+    await expect("mcp", f.inputs, [
+      [{ op: "connect", path: f.paths.socket }, "ok"],
+      [{ op: "run", cmd: "/bin/true" }, "ok"],
+      [{ op: "run", cmd: "git" }, "NotCapable"],
+      [{ op: "write", path: f.paths.config }, "NotCapable"],
+      [{ op: "write", path: `${f.paths.agentDir}/x` }, "NotCapable"],
+      [{ op: "read", path: f.outside }, "NotCapable"],
+    ]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("`wats status` reads and connects, and writes nothing", async () => {
+  const f = await fixture();
+  try {
+    await expect("status", f.inputs, [
+      [{ op: "connect", path: f.paths.socket }, "ok"],
+      [{ op: "read", path: f.paths.config }, "ok"],
+      [{ op: "write", path: f.paths.config }, "NotCapable"],
+      [{ op: "run", cmd: "git" }, "NotCapable"],
+    ]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("help holds no permission at all", async () => {
+  const f = await fixture();
+  try {
+    await expect("help", f.inputs, [
+      [{ op: "read", path: f.paths.config }, "NotCapable"],
+      [{ op: "write", path: f.outside }, "NotCapable"],
+      [{ op: "run", cmd: "/bin/true" }, "NotCapable"],
+    ]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("deno.json's wats and compile tasks carry exactly the launcher's flags", async () => {
+  const cfg = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", import.meta.url)));
+  for (const task of ["wats", "compile"]) {
+    const flags = (cfg.tasks[task] as string).split(/\s+/).filter((w) => w.startsWith("--allow"));
+    assertEquals(flags, [...LAUNCHER_FLAGS], `task ${task}`);
+  }
+});
