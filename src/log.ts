@@ -13,7 +13,9 @@ export async function setupLogging(level: LogLevel): Promise<void> {
     reset: true,
     sinks: {
       stderr: (record: LogRecord) => {
-        const msg = record.message.map((m) => typeof m === "string" ? m : JSON.stringify(m)).join("");
+        const msg = record.message.map((m) => typeof m === "string" ? m : JSON.stringify(m)).join(
+          "",
+        );
         const props = Object.entries(record.properties)
           .filter(([, v]) => v !== undefined)
           .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)

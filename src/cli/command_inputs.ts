@@ -22,7 +22,7 @@ const HARNESS_PROGRAMS: Record<string, string[]> = {
 
 /** Resolves the permission inputs of `id`. */
 export async function commandInputs(id: CommandId, init: CommandInit): Promise<PermissionInputs> {
-  const base: PermissionInputs = { paths: init.paths, self: init.self};
+  const base: PermissionInputs = { paths: init.paths, self: init.self };
   if (id !== "daemon") return base;
   const args = parseDaemonArgs(init.argv);
   if (args.help) return base;

@@ -7,8 +7,13 @@
  * @module
  */
 
-import { dataPaths, type DataPaths, resolveDataDir } from "../config/paths.ts";
-import { type CommandId, LAUNCHER_FLAGS, type PermissionInputs, permissionsFor } from "../safety/permissions.ts";
+import { type DataPaths, dataPaths, resolveDataDir } from "../config/paths.ts";
+import {
+  type CommandId,
+  LAUNCHER_FLAGS,
+  type PermissionInputs,
+  permissionsFor,
+} from "../safety/permissions.ts";
 import { type CommandInit, filterEnv, type FromWorker, type ToWorker } from "./context.ts";
 import { route, workerOf } from "./route.ts";
 import { reportError } from "./worker_entry.ts";
@@ -79,7 +84,11 @@ export async function launch(args: string[]): Promise<number> {
   // The daemon's very first start records the acknowledged safety values, in a
   // worker whose only write grant is safety.json (create-new semantics).
   if (r.id === "daemon" && !exists(paths.safety) && !r.argv.some(isHelpFlag)) {
-    const code = await runWorker("safety-init", { ...init, argv: [], words: ["safety-init"] }, inputs);
+    const code = await runWorker(
+      "safety-init",
+      { ...init, argv: [], words: ["safety-init"] },
+      inputs,
+    );
     if (code !== 0) return code;
   }
   return await runWorker(r.id, init, inputs, r.worker);

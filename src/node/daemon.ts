@@ -12,7 +12,7 @@ import { loadSettings } from "../config/settings.ts";
 import { loadOrCreateNodeKey } from "../identity/node_key.ts";
 import { log, setupLogging } from "../log.ts";
 import { serveMcpSocket } from "../mcp/socket_server.ts";
-import { diffSafety, formatSafetyNotice, readAcknowledged, safetyValues } from "../safety/safety_file.ts";
+import { safetyNotices } from "../safety/notices.ts";
 import { Store } from "../store/store.ts";
 import { renderBanner } from "./banner.ts";
 import { DAEMON_HELP, parseDaemonArgs } from "./daemon_args.ts";
@@ -58,17 +58,8 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
 
     // Safety detection: compare config.toml's values with the acknowledged ones
     // at start, and again at every status call (no live reload).
-    const safetyNotices = async (): Promise<string[]> => {
-      try {
-        const acked = await readAcknowledged(paths.safety);
-        const now = await loadSettings(paths, ctx.env, {}, ctx.user);
-        if (acked === null) return ["safety.json is missing: run `wats config ack` to record the safety settings"];
-        return formatSafetyNotice(diffSafety(acked, safetyValues(now.values)));
-      } catch (err) {
-        return [(err as Error).message];
-      }
-    };
-    const startNotices = await safetyNotices();
+    const notices = () => safetyNotices(paths, ctx.env, ctx.user);
+    const startNotices = await notices();
     for (const n of startNotices) logger.warn(n);
     let lastNotices = startNotices;
 
@@ -93,11 +84,10 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
     // on each MCP status request instead of on a timer.
     const statusOrig = service.status.bind(service);
     service.status = (session) => {
-      safetyNotices().then((n) => lastNotices = n);
+      notices().then((n) => lastNotices = n);
       return statusOrig(session);
     };
 
-    removeStaleSocket(paths.socket);
     const mcp = await serveMcpSocket({
       path: paths.socket,
       service,
@@ -132,7 +122,7 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
     });
 
     await abortPromise(ctx.signal);
-    logger.info("stopping ({signal})", { signal: String(ctx.signal.reason) });
+    logger.info("stopping on {signal}", { signal: String(ctx.signal.reason) });
     events({ event: "stopped", reason: String(ctx.signal.reason ?? "signal") });
     return 0;
   } finally {
@@ -148,14 +138,7 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
 
 function abortPromise(signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
-}
-
-/** We hold the lock, so a socket file left here is a crashed daemon's. */
-function removeStaleSocket(path: string): void {
-  try {
-    Deno.removeSync(path);
-  } catch (err) {
-    if (!(err instanceof Deno.errors.NotFound)) throw err;
-  }
+  return new Promise((resolve) =>
+    signal.addEventListener("abort", () => resolve(), { once: true })
+  );
 }

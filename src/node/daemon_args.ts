@@ -7,12 +7,7 @@
 
 import { parseArgs } from "node:util";
 import { UsageError } from "../errors.ts";
-
-/** A flag given for a setting, kept with its spelling for error messages. */
-export interface FlagValue {
-  flag: string;
-  value: string;
-}
+import { DAEMON_FLAGS, type FlagValue } from "../config/settings.ts";
 
 /** The daemon's parsed command line. */
 export interface DaemonArgs {
@@ -23,25 +18,6 @@ export interface DaemonArgs {
   startedByMcp: boolean;
   logLevel: "debug" | "info" | "warning" | "error";
 }
-
-/** Flag → setting key. Runner flags have a plain and an `--agent-` form (ADR 0011). */
-export const DAEMON_FLAG_KEYS: Readonly<Record<string, string>> = {
-  "agent": "agent.runtime",
-  "agent-profile": "agent.profile",
-  "every": "agent.every",
-  "agent-every": "agent.every",
-  "heartbeat": "agent.heartbeat",
-  "agent-heartbeat": "agent.heartbeat",
-  "max-runs-per-hour": "agent.max_runs_per_hour",
-  "agent-max-runs-per-hour": "agent.max_runs_per_hour",
-  "run-timeout": "agent.timeout",
-  "agent-run-timeout": "agent.timeout",
-  "allow": "agent.allow",
-  "agent-allow": "agent.allow",
-  "listen": "listen",
-  "infra": "infra",
-  "profile": "profile",
-};
 
 /** The daemon's usage text. */
 export const DAEMON_HELP = `Usage: wats [flags]        run the node in the foreground
@@ -76,7 +52,7 @@ export function parseDaemonArgs(argv: string[]): DaemonArgs {
     "started-by-mcp": { type: "boolean" },
     "log-level": { type: "string" },
   };
-  for (const flag of Object.keys(DAEMON_FLAG_KEYS)) options[flag] = { type: "string" };
+  for (const flag of Object.keys(DAEMON_FLAGS)) options[flag] = { type: "string" };
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
@@ -89,9 +65,13 @@ export function parseDaemonArgs(argv: string[]): DaemonArgs {
   }
   const values = parsed.values as Record<string, string | boolean | undefined>;
   const flags: Record<string, FlagValue> = {};
-  for (const [flag, key] of Object.entries(DAEMON_FLAG_KEYS)) {
+  for (const [flag, key] of Object.entries(DAEMON_FLAGS)) {
     const v = values[flag];
-    if (typeof v === "string") flags[key] = { flag: `--${flag}`, value: v };
+    if (typeof v !== "string") continue;
+    if (flags[key] !== undefined) {
+      throw new UsageError(`${flags[key].flag} and --${flag} both set ${key}: give one`);
+    }
+    flags[key] = { flag: `--${flag}`, value: v };
   }
   const level = (values["log-level"] as string | undefined) ?? "info";
   if (!["debug", "info", "warning", "error"].includes(level)) {

@@ -8,7 +8,14 @@
 
 /** One line of `wats node`'s output. */
 export type NodeEvent =
-  | { event: "started"; node: string; dataDir: string; socket: string; profiles: Record<string, string>; pid: number }
+  | {
+    event: "started";
+    node: string;
+    dataDir: string;
+    socket: string;
+    profiles: Record<string, string>;
+    pid: number;
+  }
   | { event: "post_stored"; id: string; seq: number; kind: string; author: string; source: string }
   | { event: "post_rejected"; id?: string; code: string; reason: string; source: string }
   | { event: "stopped"; reason: string }
@@ -21,7 +28,9 @@ export type EventSink = (e: NodeEvent) => void;
 export function jsonLinesSink(now: () => number = Date.now): EventSink {
   const enc = new TextEncoder();
   return (e) => {
-    Deno.stdout.writeSync(enc.encode(JSON.stringify({ ts: new Date(now()).toISOString(), ...e }) + "\n"));
+    Deno.stdout.writeSync(
+      enc.encode(JSON.stringify({ ts: new Date(now()).toISOString(), ...e }) + "\n"),
+    );
   };
 }
 

@@ -48,7 +48,9 @@ export async function acquireDaemonLock(
     if (live || age < STARTUP_GRACE_MS) {
       throw new BusyError(
         "daemon.running",
-        `another wats daemon${holder ? ` (pid ${holder})` : ""} already runs on this data directory; ` +
+        `another wats daemon${
+          holder ? ` (pid ${holder})` : ""
+        } already runs on this data directory; ` +
           `stop it first, or use another --data-dir`,
       );
     }

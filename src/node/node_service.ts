@@ -19,11 +19,12 @@ import type {
 } from "../mcp/service.ts";
 import { buildPost } from "../posts/post.ts";
 import { validateEvent } from "../posts/validate.ts";
-import type { StoredPost, Store } from "../store/store.ts";
+import type { Store, StoredPost } from "../store/store.ts";
 import type { EventSink } from "./events_out.ts";
 import type { Profiles } from "./profiles.ts";
 import type { ReviewQueue } from "./review_queue.ts";
-import { npubOf } from "../identity/profile_key.ts";
+import { npubEncode } from "nostr-tools/nip19";
+import { isWatsKind, type WatsKind } from "../posts/kinds.ts";
 
 /** Kinds an MCP session may post; announce and halt are the node's own. */
 export const POSTABLE_KINDS: ReadonlySet<string> = new Set([
@@ -79,7 +80,10 @@ export class LocalNodeService implements NodeService {
     if (hello.token !== undefined) {
       const runId = this.#d.runOfToken(hello.token);
       if (runId === undefined) {
-        throw new PostError("session.token", "this run token is not valid (the run ended or was never started)");
+        throw new PostError(
+          "session.token",
+          "this run token is not valid (the run ended or was never started)",
+        );
       }
       // A runner session always speaks as the agent profile, whatever it asks for.
       const key = this.#d.profiles.key(this.#d.agentProfile);
@@ -120,7 +124,7 @@ export class LocalNodeService implements NodeService {
   async #publish(profile: string, draft: PostDraft, parent?: StoredPost): Promise<PostOutcome> {
     const key = this.#d.profiles.key(profile);
     const event = buildPost({
-      kind: draft.kind,
+      kind: draft.kind as WatsKind,
       text: draft.text,
       title: draft.title,
       root: parent ? (parent.root ?? parent.id) : undefined,
@@ -129,7 +133,10 @@ export class LocalNodeService implements NodeService {
       caps: draft.caps,
       createdAt: Math.floor(this.#d.now() / 1000),
     }, key.secret);
-    const checked = await validateEvent(event, { nowMs: this.#d.now(), maxSkewMs: this.#d.maxSkewMs });
+    const checked = await validateEvent(event, {
+      nowMs: this.#d.now(),
+      maxSkewMs: this.#d.maxSkewMs,
+    });
     if (!checked.ok) throw new PostError(`post.${checked.code}`, checked.reason);
     const [result] = this.#d.store.insert([checked.event]);
     if (this.#d.relays.length > 0) this.#d.store.outboxAdd(event.id, this.#d.relays);
@@ -150,7 +157,9 @@ export class LocalNodeService implements NodeService {
     if (!POSTABLE_KINDS.has(draft.kind)) {
       throw new PostError(
         "post.kind",
-        `kind "${draft.kind}" cannot be posted from MCP; use one of ${[...POSTABLE_KINDS].join(", ")}`,
+        `kind "${draft.kind}" cannot be posted from MCP; use one of ${
+          [...POSTABLE_KINDS].join(", ")
+        }`,
       );
     }
     if (draft.text.trim() === "") {
@@ -173,31 +182,34 @@ export class LocalNodeService implements NodeService {
 
   get(id: string): PostView | undefined {
     const p = this.#d.store.get(id);
-    return p ? this.#view(p) : undefined;
+    return p ? this.#view(p, this.#localNames()) : undefined;
   }
 
   thread(id: string, limit: number): PostView[] {
     const p = this.#d.store.get(id);
     if (!p) {
-      throw new PostError("thread.unknown", `unknown post ${id}: use an id shown by the feed or search tools`);
+      throw new PostError(
+        "thread.unknown",
+        `unknown post ${id}: use an id shown by the feed or search tools`,
+      );
     }
-    return this.#d.store.thread(p.root ?? p.id, { limit }).map((x) => this.#view(x));
+    return this.#views(this.#d.store.thread(p.root ?? p.id, { limit }));
   }
 
   feed(sinceSeq: number, limit: number, kinds?: string[]): { posts: PostView[]; cursor: number } {
-    const r = this.#d.store.feed({ sinceSeq, limit, kinds });
-    return { posts: r.posts.map((x) => this.#view(x)), cursor: r.cursor };
+    const r = this.#d.store.feed({ sinceSeq, limit, kinds: kinds?.filter(isWatsKind) });
+    return { posts: this.#views(r.posts), cursor: r.cursor };
   }
 
   search(query: string, limit: number): PostView[] {
-    return this.#d.store.search(query, { limit }).map((x) => this.#view(x));
+    return this.#views(this.#d.store.search(query, { limit, plain: true }));
   }
 
   status(session: SessionIdentity): NodeStatus {
     const runner = this.#d.runnerStatus();
     return {
       node: this.#d.nodeId,
-      profile: { name: session.profile, npub: npubOf(session.pubkey) },
+      profile: { name: session.profile, npub: npubEncode(session.pubkey) },
       dataDir: this.#d.dataDir,
       relays: this.#d.relays,
       agent: runner.agent,
@@ -223,13 +235,23 @@ export class LocalNodeService implements NodeService {
     this.#d.review.reject(id, reason);
   }
 
-  #view(p: StoredPost): PostView {
-    const local = this.#d.store.profileOf(p.author);
+  /** pubkey → local profile name, read once per tool call. */
+  #localNames(): Map<string, string> {
+    return new Map(this.#d.store.profiles().map((r) => [r.pubkey, r.name]));
+  }
+
+  #views(posts: StoredPost[]): PostView[] {
+    const names = this.#localNames();
+    return posts.map((p) => this.#view(p, names));
+  }
+
+  #view(p: StoredPost, names: Map<string, string>): PostView {
+    const local = names.get(p.author);
     return {
       id: p.id,
       seq: p.seq,
       author: p.author,
-      authorNpub: npubOf(p.author),
+      authorNpub: npubEncode(p.author),
       localProfile: local,
       kind: p.kind,
       title: p.title,

@@ -76,7 +76,10 @@ export class ReviewQueue {
   get(id: string): HeldDraft {
     const d = this.#read(this.#path(id));
     if (d === undefined) {
-      throw new PostError("review.unknown", `no draft ${id} is waiting: see \`wats agent pending\``);
+      throw new PostError(
+        "review.unknown",
+        `no draft ${id} is waiting: see \`wats agent pending\``,
+      );
     }
     return d;
   }

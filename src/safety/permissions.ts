@@ -120,7 +120,12 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
       return { ...NONE, read: [p.agentDir] };
     case "agent-decide": {
       const sock = socketGrant(p.socket);
-      return { ...NONE, read: unique([p.agentDir, ...sock.read]), write: sock.write, net: sock.net };
+      return {
+        ...NONE,
+        read: unique([p.agentDir, ...sock.read]),
+        write: sock.write,
+        net: sock.net,
+      };
     }
     case "config-read":
       return { ...NONE, read: [p.config, p.safety] };

@@ -5,7 +5,12 @@
 
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { dataPaths } from "../../src/config/paths.ts";
-import { type CommandId, LAUNCHER_FLAGS, type PermissionInputs, permissionsFor } from "../../src/safety/permissions.ts";
+import {
+  type CommandId,
+  LAUNCHER_FLAGS,
+  type PermissionInputs,
+  permissionsFor,
+} from "../../src/safety/permissions.ts";
 import type { Probe } from "./probe_worker.ts";
 
 async function probe(id: CommandId, inputs: PermissionInputs, probes: Probe[]): Promise<string[]> {

@@ -27,7 +27,8 @@ async function attempt(p: Probe): Promise<string> {
         await Deno.mkdir(p.path, { recursive: true });
         break;
       case "run":
-        await new Deno.Command(p.cmd, { args: ["--version"], stdout: "null", stderr: "null" }).output();
+        await new Deno.Command(p.cmd, { args: ["--version"], stdout: "null", stderr: "null" })
+          .output();
         break;
       case "connect":
         (await Deno.connect({ transport: "unix", path: p.path })).close();

@@ -1,0 +1,382 @@
+/**
+ * `wats mcp [--profile P]`: the stdio entry point MCP hosts start (Claude
+ * Code, Codex, OpenClaw). It connects to the daemon's `mcp.sock`, says which
+ * profile it speaks for (and the runner's per-run token from `WATS_RUN_TOKEN`),
+ * then passes bytes both ways. When no daemon answers it starts one in the
+ * background with `--agent none`, so a node started this way never runs agents.
+ *
+ * stdout carries MCP bytes only; everything else goes to stderr.
+ *
+ * Requires read on the data dir, the socket grants (net `unix:<socket>`, read,
+ * write) and run on this program's own executable.
+ *
+ * @module
+ */
+
+import { type FlagValue, loadSettings } from "../config/settings.ts";
+import { UsageError } from "../errors.ts";
+import type { Command, CommandContext } from "./context.ts";
+
+/** The help text of `wats mcp`. */
+export const MCP_HELP = `Usage: wats mcp [--profile P]
+
+The stdio entry point for MCP hosts (Claude Code, Codex, OpenClaw): it connects
+to the running node through <data dir>/mcp.sock and passes MCP messages both
+ways. When no node runs, it starts one in the background that never runs agents.
+
+Options:
+  --profile P   the profile this session posts as (default: the profile
+                setting, else the OS user name)
+  -h, --help    this help
+
+Environment:
+  WATS_RUN_TOKEN   the per-run token the runner passes to its own sessions
+
+Register it in a host with \`wats setup claude\` or \`wats setup codex\`.
+`;
+
+/** What `wats mcp` was asked. */
+export interface McpArgs {
+  profile?: string;
+  help: boolean;
+}
+
+/** Parses the arguments of `wats mcp` (after the command word). */
+export function parseMcpArgs(argv: string[]): McpArgs {
+  const out: McpArgs = { help: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "-h" || a === "--help") {
+      out.help = true;
+    } else if (a === "--profile" || a.startsWith("--profile=")) {
+      const value = a === "--profile" ? argv[++i] : a.slice("--profile=".length);
+      if (value === undefined || value === "" || value.startsWith("-")) {
+        throw new UsageError("--profile needs a profile name, e.g. --profile alice");
+      }
+      if (out.profile !== undefined) throw new UsageError("--profile is given twice; give it once");
+      out.profile = value;
+    } else if (a.startsWith("-")) {
+      throw new UsageError(`wats mcp has no option ${a}; it takes only --profile P`);
+    } else {
+      throw new UsageError(`wats mcp takes no argument "${a}"; it takes only --profile P`);
+    }
+  }
+  return out;
+}
+
+/** How long to wait for a node started in the background to open its socket. */
+export const START_TIMEOUT_MS = 15_000;
+/** How long to keep looking after the started node exited (another may have won the lock). */
+export const EXITED_GRACE_MS = 3_000;
+/** How long the node may take to answer the hello line. */
+export const HELLO_TIMEOUT_MS = 15_000;
+/** After stdin ends, how long to let the node's last bytes through. */
+export const DRAIN_MS = 2_000;
+
+/** A socket connection as the bridge uses it. */
+export interface BridgeConn {
+  read(p: Uint8Array): Promise<number | null>;
+  write(p: Uint8Array): Promise<number>;
+  closeWrite(): Promise<void>;
+  close(): void;
+}
+
+/** The world the bridge touches, injected so tests can replace it. */
+export interface BridgeIO {
+  /** Connects to the socket; throws `NotFound`/`ConnectionRefused` when no node listens. */
+  connect(path: string): Promise<BridgeConn>;
+  /** Starts a node in the background; resolves `exited` with its code if it stops. */
+  startNode(): { exited: Promise<number> };
+  /** Resolves after `ms`, or at once when `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** Milliseconds, monotonic enough for deadlines. */
+  now(): number;
+  stdin: ReadableStream<Uint8Array>;
+  stdout: { write(p: Uint8Array): Promise<number> };
+  stderr(line: string): void;
+}
+
+/** What the bridge needs to know. */
+export interface BridgeOptions {
+  socket: string;
+  dataDir: string;
+  profile: string;
+  token?: string;
+  signal?: AbortSignal;
+}
+
+/** Runs `wats mcp` with the process's real stdio, socket and spawn. */
+export const mcpCommand: Command = async (ctx: CommandContext): Promise<number> => {
+  const args = parseMcpArgs(ctx.argv);
+  if (args.help) {
+    await writeAll(Deno.stdout, new TextEncoder().encode(MCP_HELP));
+    return 0;
+  }
+  const flags: Record<string, FlagValue> = {};
+  if (args.profile !== undefined) flags.profile = { flag: "--profile", value: args.profile };
+  const settings = await loadSettings(ctx.paths, ctx.env, flags, ctx.user);
+  const token = ctx.env.WATS_RUN_TOKEN;
+  return await runBridge(
+    {
+      socket: ctx.paths.socket,
+      dataDir: ctx.paths.dataDir,
+      profile: settings.values.profile,
+      token: token !== undefined && token !== "" ? token : undefined,
+      signal: ctx.signal,
+    },
+    realIO(ctx),
+  );
+};
+
+/** The real world: Deno's socket, spawn, stdio. */
+function realIO(ctx: CommandContext): BridgeIO {
+  const encoder = new TextEncoder();
+  return {
+    connect: (path) => Deno.connect({ transport: "unix", path }),
+    startNode: () => {
+      const child = new Deno.Command(ctx.self[0], {
+        args: [
+          ...ctx.self.slice(1),
+          "--data-dir",
+          ctx.paths.dataDir,
+          "node",
+          "--agent",
+          "none",
+          "--started-by-mcp",
+        ],
+        stdin: "null",
+        stdout: "null",
+        stderr: "null",
+        // Its own session: the host stopping this bridge must not stop the node.
+        detached: true,
+      }).spawn();
+      child.unref();
+      return { exited: child.status.then((s) => s.code) };
+    },
+    sleep: (ms, signal) =>
+      new Promise((resolve) => {
+        const t = setTimeout(resolve, ms);
+        signal?.addEventListener("abort", () => {
+          clearTimeout(t);
+          resolve();
+        }, { once: true });
+      }),
+    now: () => performance.now(),
+    stdin: Deno.stdin.readable,
+    stdout: Deno.stdout,
+    stderr: (line) => void Deno.stderr.write(encoder.encode(`${line}\n`)).catch(() => {}),
+  };
+}
+
+/**
+ * Connects (starting a node when none answers), says hello, then passes bytes
+ * both ways until either side ends. Returns the exit code: 0 when stdin ends
+ * or the user stops it, 1 when the node cannot be reached or goes away.
+ */
+export async function runBridge(opts: BridgeOptions, io: BridgeIO): Promise<number> {
+  const conn = await reach(opts, io);
+  if (conn === null) return 1;
+  const hello = {
+    wats: "hello",
+    profile: opts.profile,
+    ...(opts.token !== undefined ? { token: opts.token } : {}),
+  };
+  try {
+    await writeAll(conn, new TextEncoder().encode(JSON.stringify(hello) + "\n"));
+    const answer = await withDeadline(readLineBytewise(conn), HELLO_TIMEOUT_MS, io);
+    const reply = answer === null ? null : parseReply(answer);
+    if (reply?.wats !== "ready") {
+      io.stderr(
+        reply?.wats === "error"
+          ? `wats mcp: the node refused the session: ${reply.message}`
+          : `wats mcp: the node at ${opts.socket} did not answer the hello; is it a wats node of this version? Restart it with \`wats\`.`,
+      );
+      closeQuietly(conn);
+      return 1;
+    }
+  } catch (err) {
+    io.stderr(`wats mcp: the connection to ${opts.socket} failed during hello: ${message(err)}`);
+    closeQuietly(conn);
+    return 1;
+  }
+  return await pump(conn, opts, io);
+}
+
+/** Connects to the node's socket, starting a node when none listens; null after saying why. */
+async function reach(opts: BridgeOptions, io: BridgeIO): Promise<BridgeConn | null> {
+  try {
+    return await io.connect(opts.socket);
+  } catch (err) {
+    if (!isAbsent(err)) {
+      io.stderr(`wats mcp: cannot connect to ${opts.socket}: ${message(err)}`);
+      return null;
+    }
+  }
+  let exitCode: number | null = null;
+  let exitedAt = 0;
+  try {
+    const node = io.startNode();
+    node.exited.then((code) => {
+      exitCode = code;
+      exitedAt = io.now();
+    }, () => {});
+  } catch (err) {
+    io.stderr(
+      `wats mcp: no node runs on ${opts.socket} and starting one failed: ${message(err)}. ` +
+        `Start it yourself with \`wats --data-dir ${opts.dataDir}\`.`,
+    );
+    return null;
+  }
+  const deadline = io.now() + START_TIMEOUT_MS;
+  let wait = 25;
+  while (!opts.signal?.aborted) {
+    await io.sleep(wait);
+    wait = Math.min(wait * 2, 500);
+    try {
+      return await io.connect(opts.socket);
+    } catch (err) {
+      if (!isAbsent(err)) {
+        io.stderr(`wats mcp: cannot connect to ${opts.socket}: ${message(err)}`);
+        return null;
+      }
+    }
+    if (exitCode !== null && io.now() - exitedAt >= EXITED_GRACE_MS) {
+      io.stderr(
+        `wats mcp: no node runs on ${opts.socket}, and the node started in the background ` +
+          `stopped (exit code ${exitCode}). Start it yourself with \`wats --data-dir ${opts.dataDir}\` ` +
+          "in a terminal to see why.",
+      );
+      return null;
+    }
+    if (io.now() >= deadline) {
+      io.stderr(
+        `wats mcp: started a node in the background, but it did not open ${opts.socket} within ` +
+          `${
+            START_TIMEOUT_MS / 1000
+          } s. Start it yourself with \`wats --data-dir ${opts.dataDir}\` ` +
+          "in a terminal to see why.",
+      );
+      return null;
+    }
+  }
+  return null;
+}
+
+/** Passes bytes stdin → socket and socket → stdout until either side ends. */
+async function pump(conn: BridgeConn, opts: BridgeOptions, io: BridgeIO): Promise<number> {
+  let stopped = false;
+  const onAbort = () => {
+    stopped = true;
+    closeQuietly(conn);
+  };
+  opts.signal?.addEventListener("abort", onAbort, { once: true });
+
+  const fromNode = (async () => {
+    const buf = new Uint8Array(64 * 1024);
+    try {
+      while (true) {
+        const n = await conn.read(buf);
+        if (n === null) return;
+        await writeAll(io.stdout, buf.subarray(0, n));
+      }
+    } catch {
+      // The connection was closed under us (stop, or the node went away).
+    }
+  })();
+
+  const stdinReader = io.stdin.getReader();
+  const fromHost = (async () => {
+    try {
+      while (true) {
+        const { value, done } = await stdinReader.read();
+        if (done) return;
+        await writeAll(conn, value);
+      }
+    } catch {
+      // The node went away while we wrote; fromNode reports it.
+    }
+  })();
+
+  const first = await Promise.race([
+    fromHost.then(() => "host" as const),
+    fromNode.then(() => "node" as const),
+  ]);
+  opts.signal?.removeEventListener("abort", onAbort);
+  if (first === "host" && !stopped) {
+    // The host is done: let the node see the end and flush what it still sends.
+    await conn.closeWrite().catch(() => {});
+    await withDeadline(fromNode, DRAIN_MS, io).catch(() => {});
+    closeQuietly(conn);
+    return 0;
+  }
+  closeQuietly(conn);
+  stdinReader.cancel().catch(() => {});
+  if (stopped) return 0;
+  io.stderr(
+    `wats mcp: the node closed the connection on ${opts.socket} (did it stop?). ` +
+      `Start it again with \`wats --data-dir ${opts.dataDir}\`.`,
+  );
+  return 1;
+}
+
+/** Reads one line a byte at a time, so no byte after it is taken from the stream. */
+async function readLineBytewise(conn: BridgeConn, max = 64 * 1024): Promise<string | null> {
+  const bytes: number[] = [];
+  const one = new Uint8Array(1);
+  while (bytes.length < max) {
+    const n = await conn.read(one);
+    if (n === null) return null;
+    if (n === 0) continue;
+    if (one[0] === 10) return new TextDecoder().decode(new Uint8Array(bytes));
+    bytes.push(one[0]);
+  }
+  return null;
+}
+
+function parseReply(line: string): { wats?: string; message?: string } | null {
+  try {
+    const v = JSON.parse(line);
+    return typeof v === "object" && v !== null ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+function isAbsent(err: unknown): boolean {
+  return err instanceof Deno.errors.NotFound || err instanceof Deno.errors.ConnectionRefused;
+}
+
+async function writeAll(
+  w: { write(p: Uint8Array): Promise<number> },
+  data: Uint8Array,
+): Promise<void> {
+  let off = 0;
+  while (off < data.length) off += await w.write(data.subarray(off));
+}
+
+async function withDeadline<T>(p: Promise<T>, ms: number, io: BridgeIO): Promise<T> {
+  const done = new AbortController();
+  try {
+    return await Promise.race([
+      p,
+      io.sleep(ms, done.signal).then(() => {
+        if (!done.signal.aborted) throw new Error(`no answer within ${ms / 1000} s`);
+        return p;
+      }),
+    ]);
+  } finally {
+    done.abort();
+  }
+}
+
+function closeQuietly(conn: BridgeConn): void {
+  try {
+    conn.close();
+  } catch {
+    // Already closed.
+  }
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,70 @@
+/**
+ * A CLI command's MCP session with the running daemon: connect to mcp.sock,
+ * say hello as a profile, then speak MCP. `wats status` and `wats agent
+ * approve/reject` use it, so the daemon stays the only writer of its files.
+ *
+ * @module
+ */
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { ConnTransport, LineReader, writeAll } from "../mcp/conn_transport.ts";
+import { BusyError, WatsError } from "../errors.ts";
+import { VERSION } from "./help.ts";
+
+/** An open session; `close` ends it. */
+export interface DaemonSession {
+  client: Client;
+  close(): Promise<void>;
+}
+
+/** Thrown when no daemon answers on the socket. */
+export class NoDaemonError extends BusyError {
+  constructor(socket: string, cause?: unknown) {
+    super(
+      "daemon.absent",
+      `no wats daemon answers on ${socket}: start it with \`wats\` (or \`wats node\`)`,
+      { cause },
+    );
+  }
+}
+
+/**
+ * Opens an MCP session with the daemon as `profile`.
+ * Requires the socket grants (net `unix:<path>`, read, write).
+ */
+export async function connectDaemon(socket: string, profile?: string): Promise<DaemonSession> {
+  let conn: Deno.UnixConn;
+  try {
+    conn = await Deno.connect({ transport: "unix", path: socket });
+  } catch (err) {
+    throw new NoDaemonError(socket, err);
+  }
+  const reader = new LineReader(conn);
+  const hello = { wats: "hello", ...(profile ? { profile } : {}) };
+  await writeAll(conn, new TextEncoder().encode(JSON.stringify(hello) + "\n"));
+  const answer = await reader.readLine();
+  const parsed = answer ? JSON.parse(answer) : null;
+  if (parsed?.wats !== "ready") {
+    conn.close();
+    throw new WatsError(
+      "daemon.refused",
+      `the daemon refused the session: ${parsed?.message ?? "no answer"}`,
+    );
+  }
+  const client = new Client({ name: "wats-cli", version: VERSION });
+  await client.connect(new ConnTransport(conn, reader));
+  return { client, close: () => client.close() };
+}
+
+/** Calls a tool and returns its text; a tool error becomes a `WatsError`. */
+export async function callText(
+  session: DaemonSession,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<string> {
+  const r = await session.client.callTool({ name, arguments: args });
+  const text = (r.content as Array<{ type: string; text?: string }>)
+    .filter((c) => c.type === "text").map((c) => c.text ?? "").join("\n");
+  if (r.isError) throw new WatsError(`tool.${name}`, text);
+  return text;
+}

@@ -1,0 +1,44 @@
+/**
+ * `wats status`: the running node, its profiles, safety notices, halt state and
+ * budget, as the daemon reports them. With no daemon it still shows the safety
+ * notices (from the files) and exits 1.
+ *
+ * @module
+ */
+
+import { UsageError } from "../errors.ts";
+import { safetyNotices } from "../safety/notices.ts";
+import type { CommandContext } from "./context.ts";
+import { callText, connectDaemon, NoDaemonError } from "./socket_client.ts";
+
+/** The usage text of `wats status`. */
+export const STATUS_HELP = `Usage: wats status [--data-dir DIR]
+
+Shows the running node: its id, profiles, data directory, agent runtime, budget
+spent and left, drafts waiting for review, halt state, and any safety setting
+changed since \`wats config ack\`. Exits 1 when no daemon runs.
+`;
+
+/** Runs `wats status`. */
+export async function statusCommand(ctx: CommandContext): Promise<number> {
+  if (ctx.argv.includes("--help") || ctx.argv.includes("-h")) {
+    console.log(STATUS_HELP);
+    return 0;
+  }
+  if (ctx.argv.length > 0) throw new UsageError(`unexpected argument "${ctx.argv[0]}"`);
+  let session;
+  try {
+    session = await connectDaemon(ctx.paths.socket);
+  } catch (err) {
+    if (!(err instanceof NoDaemonError)) throw err;
+    console.log(`no daemon runs on ${ctx.paths.dataDir}: start it with \`wats\``);
+    for (const n of await safetyNotices(ctx.paths, ctx.env, ctx.user)) console.log(`! ${n}`);
+    return 1;
+  }
+  try {
+    console.log(await callText(session, "status"));
+    return 0;
+  } finally {
+    await session.close();
+  }
+}

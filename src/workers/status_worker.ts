@@ -1,0 +1,5 @@
+/** Worker: `wats status`. Permissions: "status" in src/safety/permissions.ts. @module */
+import { serveCommand } from "../cli/worker_entry.ts";
+import { statusCommand } from "../cli/status.ts";
+
+serveCommand(statusCommand);

@@ -1,0 +1,216 @@
+import assert from "node:assert/strict";
+import {
+  authorKeyHex,
+  defaultSettings,
+  envName,
+  formatDuration,
+  formatValue,
+  InvalidValue,
+  parseDuration,
+  parseText,
+  parseToml,
+  SAFETY_KEYS,
+  SCHEMA,
+  SETTING_KEYS,
+  textToToml,
+} from "../../src/config/schema.ts";
+
+const HEX = "7e7e9c42a91bfef19fa929e5fda1b72e0ebc1a4c1141673e2794234d86addf4e";
+const NPUB = "npub10elfcs4fr0l0r8af98jlmgdh9c8tcxjvz9qkw038js35mp4dma8qzvjptg";
+
+function requirementOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    assert.ok(err instanceof InvalidValue, `expected InvalidValue, got ${err}`);
+    return err.requirement;
+  }
+  assert.fail("expected the value to be refused");
+}
+
+Deno.test("defaults are the ones ADR 0011 decided", () => {
+  const d = defaultSettings();
+  assert.equal(d["agent.runtime"], "none");
+  assert.equal(d["agent.every"], 30_000);
+  assert.equal(d["agent.heartbeat"], 3_600_000);
+  assert.equal(d["agent.max_runs_per_hour"], 6);
+  assert.equal(d["agent.timeout"], 600_000);
+  assert.equal(d["agent.max_turns"], 10);
+  assert.equal(d["agent.max_usd_per_day"], 2);
+  assert.equal(d["agent.max_usd_per_month"], 20);
+  assert.equal(d["agent.max_runs_per_day"], 48);
+  assert.equal(d["agent.ignore_local"], true);
+  assert.deepEqual(d["agent.allow"], []);
+  assert.equal(d["agent.access"], "locked");
+  assert.equal(d["agent.review"], false);
+  assert.equal(d["agent.review_ttl"], 86_400_000);
+  assert.equal(d["agent.loop_max_exchanges"], 30);
+  assert.equal(d["agent.wakes_per_author_per_hour"], 0);
+  assert.equal(d["net.max_skew"], 600_000);
+  assert.deepEqual(d["infra"], []);
+  assert.equal(d["listen"], "");
+  assert.deepEqual(d["halt.accept"], []);
+});
+
+Deno.test("defaultSettings returns fresh lists, so callers cannot change the schema", () => {
+  defaultSettings()["agent.allow"].push("x");
+  assert.deepEqual(defaultSettings()["agent.allow"], []);
+});
+
+Deno.test("each setting's variable is WATS_ and the key in capitals with underscores", () => {
+  assert.equal(envName("agent.max_usd_per_day"), "WATS_AGENT_MAX_USD_PER_DAY");
+  for (const key of SETTING_KEYS) {
+    assert.equal(SCHEMA[key].env, "WATS_" + key.toUpperCase().replaceAll(".", "_"));
+  }
+});
+
+Deno.test("the safety keys are exactly the ones the brief marks", () => {
+  assert.deepEqual([...SAFETY_KEYS].sort(), [
+    "agent.access",
+    "agent.allow",
+    "agent.ignore_local",
+    "agent.loop_max_exchanges",
+    "agent.max_runs_per_day",
+    "agent.max_runs_per_hour",
+    "agent.max_turns",
+    "agent.max_usd_per_day",
+    "agent.max_usd_per_month",
+    "agent.review",
+    "agent.review_ttl",
+    "agent.timeout",
+    "agent.tools",
+    "agent.wakes_per_author_per_hour",
+    "agent.workdir",
+    "halt.accept",
+  ]);
+});
+
+Deno.test("daemon flags: runner options have a plain and an --agent- form", () => {
+  assert.deepEqual(SCHEMA["agent.every"].flags, ["--every", "--agent-every"]);
+  assert.deepEqual(SCHEMA["agent.timeout"].flags, ["--run-timeout", "--agent-run-timeout"]);
+  assert.deepEqual(SCHEMA["agent.runtime"].flags, ["--agent"]);
+  assert.deepEqual(SCHEMA["agent.max_turns"].flags, []);
+});
+
+Deno.test("durations parse to milliseconds and print back as written", () => {
+  const cases: [string, number][] = [
+    ["0", 0],
+    ["500ms", 500],
+    ["90s", 90_000],
+    ["10m", 600_000],
+    ["1h", 3_600_000],
+    ["24h", 86_400_000],
+    ["1h30m", 5_400_000],
+    ["7d", 604_800_000],
+  ];
+  for (const [text, ms] of cases) assert.equal(parseDuration(text), ms, text);
+  for (const bad of ["", "10", "1.5h", "-1m", "10 m", "m", "1x", "0s0"]) {
+    assert.equal(parseDuration(bad), undefined, bad);
+  }
+  assert.equal(formatDuration(0), "0");
+  assert.equal(formatDuration(600_000), "10m");
+  assert.equal(formatDuration(5_400_000), "1h30m");
+  assert.equal(formatDuration(500), "500ms");
+  assert.equal(formatDuration(86_400_000), "24h");
+  assert.equal(formatDuration(90_000), "1m30s");
+});
+
+Deno.test("text values: each type parses, and a bad one says what is allowed", () => {
+  assert.equal(parseText(SCHEMA["agent.max_turns"], "5"), 5);
+  assert.equal(
+    requirementOf(() => parseText(SCHEMA["agent.max_turns"], "abc")),
+    "must be a whole number ≥ 1",
+  );
+  assert.equal(
+    requirementOf(() => parseText(SCHEMA["agent.max_turns"], "0")),
+    "must be a whole number ≥ 1",
+  );
+  assert.equal(
+    requirementOf(() => parseText(SCHEMA["agent.max_runs_per_hour"], "2.5")),
+    "must be a whole number ≥ 0",
+  );
+  assert.equal(parseText(SCHEMA["agent.max_usd_per_day"], "2.5"), 2.5);
+  assert.equal(
+    requirementOf(() => parseText(SCHEMA["agent.max_usd_per_day"], "-1")),
+    "must be a number ≥ 0",
+  );
+  assert.equal(parseText(SCHEMA["agent.review"], "true"), true);
+  assert.equal(parseText(SCHEMA["agent.review"], "0"), false);
+  assert.equal(
+    requirementOf(() => parseText(SCHEMA["agent.review"], "maybe")),
+    "must be true or false",
+  );
+  assert.equal(parseText(SCHEMA["agent.every"], "90s"), 90_000);
+  assert.match(requirementOf(() => parseText(SCHEMA["agent.every"], "soon")), /duration/);
+  assert.match(
+    requirementOf(() => parseText(SCHEMA["agent.timeout"], "0")),
+    /at least 1s/,
+  );
+  assert.equal(parseText(SCHEMA["agent.access"], "workspace"), "workspace");
+  assert.equal(
+    requirementOf(() => parseText(SCHEMA["agent.access"], "open")),
+    "must be one of locked, workspace, inherit",
+  );
+  assert.deepEqual(parseText(SCHEMA["agent.tools"], "Read, Grep,,"), ["Read", "Grep"]);
+  assert.deepEqual(parseText(SCHEMA["agent.tools"], ""), []);
+  assert.equal(parseText(SCHEMA["listen"], "127.0.0.1:7447"), "127.0.0.1:7447");
+  assert.equal(parseText(SCHEMA["listen"], "[::1]:7447"), "[::1]:7447");
+  assert.equal(parseText(SCHEMA["listen"], ""), "");
+  for (const bad of ["7447", "host:", "host:70000", "a b:1"]) {
+    assert.match(requirementOf(() => parseText(SCHEMA["listen"], bad)), /host:port/, bad);
+  }
+  assert.deepEqual(parseText(SCHEMA["infra"], "wss://a.example,ws://127.0.0.1:7000"), [
+    "wss://a.example",
+    "ws://127.0.0.1:7000",
+  ]);
+  assert.match(
+    requirementOf(() => parseText(SCHEMA["infra"], "https://a.example")),
+    /ws:\/\/ or wss:\/\/; "https:\/\/a.example" is not one/,
+  );
+  assert.equal(parseText(SCHEMA["agent.workdir"], "/srv/work"), "/srv/work");
+  assert.equal(parseText(SCHEMA["agent.workdir"], "~/work", "/home/al"), "/home/al/work");
+  assert.match(requirementOf(() => parseText(SCHEMA["agent.workdir"], "work")), /absolute/);
+});
+
+Deno.test("author keys: npub and hex both resolve to lowercase hex; anything else is refused", () => {
+  assert.equal(authorKeyHex(NPUB), HEX);
+  assert.equal(authorKeyHex(HEX.toUpperCase()), HEX);
+  assert.equal(authorKeyHex("npub1abc"), undefined);
+  assert.equal(authorKeyHex("alice"), undefined);
+  assert.deepEqual(parseText(SCHEMA["agent.allow"], `${NPUB},${HEX}`), [HEX, HEX]);
+  assert.match(
+    requirementOf(() => parseText(SCHEMA["halt.accept"], "bob")),
+    /author keys.*"bob" is not one/,
+  );
+});
+
+Deno.test("TOML values must have the TOML type; a quoted number is refused with a hint", () => {
+  assert.equal(parseToml(SCHEMA["agent.max_turns"], 5), 5);
+  assert.equal(
+    requirementOf(() => parseToml(SCHEMA["agent.max_turns"], "5")),
+    "must be a whole number ≥ 1 (write it without quotes)",
+  );
+  assert.equal(parseToml(SCHEMA["agent.heartbeat"], 0), 0);
+  assert.equal(parseToml(SCHEMA["agent.heartbeat"], "2h"), 7_200_000);
+  assert.match(requirementOf(() => parseToml(SCHEMA["agent.heartbeat"], 60)), /duration/);
+  assert.deepEqual(parseToml(SCHEMA["agent.caps"], ["code", "review"]), ["code", "review"]);
+  assert.match(requirementOf(() => parseToml(SCHEMA["agent.caps"], "code")), /list/);
+  assert.match(requirementOf(() => parseToml(SCHEMA["agent.caps"], ["two words"])), /list/);
+  assert.match(requirementOf(() => parseToml(SCHEMA["agent.review"], "yes")), /true or false/);
+});
+
+Deno.test("config set writes values typed, and durations and author keys as the user wrote them", () => {
+  assert.equal(textToToml(SCHEMA["agent.max_turns"], "5"), 5);
+  assert.equal(textToToml(SCHEMA["agent.review"], "true"), true);
+  assert.equal(textToToml(SCHEMA["agent.every"], "90s"), "90s");
+  assert.deepEqual(textToToml(SCHEMA["agent.allow"], NPUB), [NPUB]);
+  assert.deepEqual(textToToml(SCHEMA["agent.allow"], ""), []);
+  assert.throws(() => textToToml(SCHEMA["agent.max_turns"], "x"), InvalidValue);
+});
+
+Deno.test("get prints lists comma-separated and durations with units", () => {
+  assert.equal(formatValue("agent.tools", ["Read", "Grep"]), "Read,Grep");
+  assert.equal(formatValue("agent.timeout", 600_000), "10m");
+  assert.equal(formatValue("agent.max_usd_per_day", 2.5), "2.5");
+  assert.equal(formatValue("agent.review", false), "false");
+});

@@ -1,0 +1,180 @@
+/**
+ * The real command-line programs the end-to-end tests drive, pinned to exact
+ * versions and installed by `tests/support/prepare.ts` into `.cache/clis/`.
+ *
+ * Add a program by adding one entry to {@linkcode PINNED_CLIS}: prepare.ts
+ * reinstalls whenever the list changes. Tests ask for a program with
+ * {@linkcode requireCli}: in CI (`CI=true`) a missing program fails the test;
+ * locally it returns `null` and the test is skipped with a printed reason.
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+
+/** One pinned npm package that provides a program the tests run. */
+export interface PinnedCli {
+  /** The npm package name. */
+  readonly pkg: string;
+  /** The exact version (no ranges: the tests depend on measured behaviour). */
+  readonly version: string;
+  /** The program's path inside the package folder. */
+  readonly bin: string;
+  /** Arguments that make the program print something and exit 0 (a smoke check). */
+  readonly probe: readonly string[];
+  /** Run the program with `node` (a JS entry) rather than directly (a native binary). */
+  readonly node: boolean;
+  /** A folder inside the package the program must run in (see {@linkcode cliCwd}). */
+  readonly cwd?: string;
+}
+
+/**
+ * Every pinned program, by the name tests use. Versions are exact; see
+ * /work/shared/HARNESS_FACTS.md for why these (newer Claude Code needs Node 22).
+ */
+export const PINNED_CLIS = {
+  claude: {
+    pkg: "@anthropic-ai/claude-code",
+    version: "2.1.197",
+    bin: "bin/claude.exe",
+    probe: ["--version"],
+    node: false,
+  },
+  // `build/index.js` is the CLI proper (`build/cli.js` is a launcher that reads
+  // `--config` itself, so a target command carrying `--config` breaks). It loads
+  // its package.json by a path checked against the cwd: run it inside `build/`.
+  // Usage: `<target command...> --method tools/call --tool-name T --tool-arg k=v`.
+  inspector: {
+    pkg: "@modelcontextprotocol/inspector-cli",
+    version: "1.0.3",
+    bin: "build/index.js",
+    probe: ["--help"],
+    node: true,
+    cwd: "build",
+  },
+} as const satisfies Record<string, PinnedCli>;
+
+/** The name of a pinned program. */
+export type CliName = keyof typeof PINNED_CLIS;
+
+/** The repository root (two levels above this file). */
+export const REPO_ROOT: string = fileURLToPath(new URL("../../", import.meta.url)).replace(
+  /\/$/,
+  "",
+);
+
+/** Where the pinned programs are installed (`npm install --prefix` target). */
+export const CLIS_DIR: string = `${REPO_ROOT}/.cache/clis`;
+
+/** The stamp prepare.ts writes after a successful install: the pinned list. */
+export const STAMP_FILE: string = `${CLIS_DIR}/installed.json`;
+
+/** `pkg@version` for every pinned program, sorted: the stamp's content. */
+export function pinSpecs(): string[] {
+  return Object.values(PINNED_CLIS as Record<string, PinnedCli>)
+    .map((c) => `${c.pkg}@${c.version}`)
+    .sort();
+}
+
+/** True when running in CI (`CI=true` or `CI=1`), where missing programs are errors. */
+export function isCi(env: { get(key: string): string | undefined } = Deno.env): boolean {
+  const v = env.get("CI");
+  return v === "true" || v === "1";
+}
+
+/** Where to look for the programs and whether this is CI; both default to the real ones. */
+export interface CliLookup {
+  /** The install folder; {@linkcode CLIS_DIR} when unset. */
+  dir?: string;
+  /** Whether missing programs are errors; {@linkcode isCi} when unset. */
+  ci?: boolean;
+}
+
+/** The installed path of a pinned program (it may not exist; see {@linkcode requireCli}). */
+export function cliPath(name: CliName, dir: string = CLIS_DIR): string {
+  const c: PinnedCli = PINNED_CLIS[name];
+  return `${dir}/node_modules/${c.pkg}/${c.bin}`;
+}
+
+/**
+ * The command (program plus leading arguments) that runs a pinned program:
+ * JS entries run under `node`.
+ */
+export function cliCommand(name: CliName, dir: string = CLIS_DIR): string[] {
+  const c: PinnedCli = PINNED_CLIS[name];
+  return c.node ? ["node", cliPath(name, dir)] : [cliPath(name, dir)];
+}
+
+/**
+ * The folder a pinned program must run in, or undefined when any will do. The
+ * inspector CLI only works with its own `build/` folder as the cwd.
+ */
+export function cliCwd(name: CliName, dir: string = CLIS_DIR): string | undefined {
+  const c: PinnedCli = PINNED_CLIS[name];
+  return c.cwd === undefined ? undefined : `${dir}/node_modules/${c.pkg}/${c.cwd}`;
+}
+
+const PREPARE_HINT = 'run "deno run --allow-all tests/support/prepare.ts"';
+
+/** Why a pinned program cannot be used, or null when it is installed at its pinned version. */
+export function cliProblem(name: CliName, dir: string = CLIS_DIR): string | null {
+  const c: PinnedCli = PINNED_CLIS[name];
+  let installed: string;
+  try {
+    installed = JSON.parse(
+      Deno.readTextFileSync(`${dir}/node_modules/${c.pkg}/package.json`),
+    ).version;
+  } catch {
+    return `${c.pkg} is not installed in ${dir}; ${PREPARE_HINT}`;
+  }
+  if (installed !== c.version) {
+    return `${c.pkg} ${installed} is installed but ${c.version} is pinned; ${PREPARE_HINT}`;
+  }
+  try {
+    if (!Deno.statSync(cliPath(name, dir)).isFile) return `${cliPath(name, dir)} is not a file`;
+  } catch {
+    return `${cliPath(name, dir)} is missing; ${PREPARE_HINT}`;
+  }
+  return null;
+}
+
+/**
+ * The command for a pinned program, for a test that needs it. In CI a missing
+ * program throws (the test fails); locally this prints why and returns null so
+ * the caller can skip: `Deno.test({ ignore: requireCli("claude") === null, ... })`.
+ * Requires `--allow-read --allow-env`.
+ */
+export function requireCli(name: CliName, lookup: CliLookup = {}): string[] | null {
+  const dir = lookup.dir ?? CLIS_DIR;
+  const problem = cliProblem(name, dir);
+  if (problem === null) return cliCommand(name, dir);
+  if (lookup.ci ?? isCi()) {
+    throw new Error(`CI needs ${name}: ${problem}; a failed install is reported by prepare.ts`);
+  }
+  warnOnce(`${dir}:${name}`, `skipping tests that need ${name}: ${problem}`);
+  return null;
+}
+
+const warned = new Set<string>();
+function warnOnce(key: string, message: string): void {
+  if (warned.has(key)) return;
+  warned.add(key);
+  console.warn(`warning: ${message}`);
+}
+
+/** The Claude Code binary's path, or throws when it is not installed. */
+export function claudeBin(): string {
+  const problem = cliProblem("claude");
+  if (problem !== null) throw new Error(problem);
+  return cliPath("claude");
+}
+
+/**
+ * The MCP inspector CLI as a command (`node <path>`) and the cwd it must run
+ * in, or throws when it is not installed.
+ */
+export function inspectorBin(): { command: string[]; cwd: string } {
+  const problem = cliProblem("inspector");
+  if (problem !== null) throw new Error(problem);
+  return { command: cliCommand("inspector"), cwd: cliCwd("inspector")! };
+}

@@ -1,0 +1,170 @@
+/**
+ * Installs the pinned programs the end-to-end tests drive (see
+ * {@linkcode PINNED_CLIS} in clis.ts) into `.cache/clis/`. `deno task test`
+ * runs this before `deno test`.
+ *
+ * Idempotent: a stamp file lists the installed versions; when it matches the
+ * pinned list and every program answers its probe, nothing is done. In CI
+ * (`CI=true`) any failure exits 1; locally it warns and exits 0, and the tests
+ * that need the missing program are skipped with a printed reason.
+ *
+ * Run: `deno run --allow-all tests/support/prepare.ts`
+ *
+ * @module
+ */
+
+import {
+  cliCommand,
+  cliCwd,
+  type CliName,
+  cliPath,
+  cliProblem,
+  CLIS_DIR,
+  isCi,
+  PINNED_CLIS,
+  type PinnedCli,
+  pinSpecs,
+  STAMP_FILE,
+} from "./clis.ts";
+
+/** What one command printed and how it ended. */
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function run(cmd: string[], opts: { cwd?: string; timeoutMs: number }): Promise<Ran> {
+  const out = await new Deno.Command(cmd[0], {
+    args: cmd.slice(1),
+    cwd: opts.cwd,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    env: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1" },
+    signal: AbortSignal.timeout(opts.timeoutMs),
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+function readStamp(): string[] | null {
+  try {
+    const v = JSON.parse(Deno.readTextFileSync(STAMP_FILE));
+    return Array.isArray(v) ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/** Runs a program's probe; returns why it failed, or null when it worked. */
+async function probe(name: CliName): Promise<string | null> {
+  const problem = cliProblem(name);
+  if (problem !== null) return problem;
+  const c: PinnedCli = PINNED_CLIS[name];
+  try {
+    const r = await run([...cliCommand(name), ...c.probe], {
+      cwd: cliCwd(name),
+      timeoutMs: 60_000,
+    });
+    if (r.code === 0) return null;
+    return `"${cliPath(name)} ${c.probe.join(" ")}" exited ${r.code}: ${
+      (r.stderr || r.stdout).trim().slice(0, 400)
+    }`;
+  } catch (err) {
+    return `"${cliPath(name)} ${c.probe.join(" ")}" could not run: ${(err as Error).message}`;
+  }
+}
+
+/**
+ * Claude Code's package ships a stub `bin/claude.exe` that its postinstall
+ * replaces with the native binary; if scripts were skipped the stub stays.
+ */
+async function repairClaude(): Promise<void> {
+  const pkgDir = `${CLIS_DIR}/node_modules/${PINNED_CLIS.claude.pkg}`;
+  try {
+    Deno.statSync(`${pkgDir}/install.cjs`);
+  } catch {
+    return;
+  }
+  console.log("prepare: claude binary did not run; running its install.cjs");
+  const r = await run(["node", "install.cjs"], { cwd: pkgDir, timeoutMs: 120_000 });
+  if (r.code !== 0) console.warn(`prepare: node install.cjs exited ${r.code}: ${r.stderr.trim()}`);
+}
+
+async function install(specs: string[]): Promise<void> {
+  Deno.mkdirSync(CLIS_DIR, { recursive: true });
+  // Our own package.json so packages dropped from the pin list are removed too.
+  const deps = Object.fromEntries(
+    Object.values(PINNED_CLIS as Record<string, PinnedCli>).map((c) => [c.pkg, c.version]),
+  );
+  Deno.writeTextFileSync(
+    `${CLIS_DIR}/package.json`,
+    JSON.stringify({ name: "wats-test-clis", private: true, dependencies: deps }, null, 2) + "\n",
+  );
+  try {
+    Deno.removeSync(STAMP_FILE);
+  } catch {
+    // Not there yet.
+  }
+  console.log(`prepare: npm install ${specs.join(" ")} (into ${CLIS_DIR})`);
+  const started = performance.now();
+  const r = await run(
+    ["npm", "install", "--prefix", CLIS_DIR, "--no-audit", "--no-fund", "--save-exact", ...specs],
+    { timeoutMs: 20 * 60_000 },
+  );
+  const secs = ((performance.now() - started) / 1000).toFixed(1);
+  if (r.code !== 0) {
+    throw new Error(
+      `npm install exited ${r.code} after ${secs} s:\n${r.stderr.trim().slice(-2000)}`,
+    );
+  }
+  console.log(`prepare: npm install finished in ${secs} s`);
+}
+
+async function main(): Promise<number> {
+  const ci = isCi();
+  const specs = pinSpecs();
+  const names = Object.keys(PINNED_CLIS) as CliName[];
+  const stamped = readStamp();
+  const upToDate = stamped !== null && sameList(stamped, specs) &&
+    names.every((n) => cliProblem(n) === null);
+  const fail = (message: string): number => {
+    if (ci) {
+      console.error(`error: prepare: ${message}`);
+      return 1;
+    }
+    console.warn(
+      `warning: prepare: ${message}\nThe tests that need these programs will be skipped.`,
+    );
+    return 0;
+  };
+
+  if (upToDate) return 0;
+
+  try {
+    await install(specs);
+  } catch (err) {
+    return fail(`could not install the pinned CLIs: ${(err as Error).message}`);
+  }
+
+  if (await probe("claude") !== null) await repairClaude();
+  const problems: string[] = [];
+  for (const n of names) {
+    const p = await probe(n);
+    if (p !== null) problems.push(`${n}: ${p}`);
+  }
+  if (problems.length > 0) return fail(`installed but not working:\n  ${problems.join("\n  ")}`);
+
+  Deno.writeTextFileSync(STAMP_FILE, JSON.stringify(specs, null, 2) + "\n");
+  console.log(`prepare: ready: ${specs.join(", ")}`);
+  return 0;
+}
+
+if (import.meta.main) {
+  Deno.exit(await main());
+}
