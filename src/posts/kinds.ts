@@ -1,0 +1,85 @@
+/**
+ * The wats kinds and their Nostr event kind numbers (protocol version 1).
+ *
+ * Each wats kind has its own regular event kind (NIP-01 range 1000–9999), so a relay
+ * can filter wats posts, or only asks, with a plain `kinds` filter. Version 1 is the
+ * contiguous block 4470–4481, which no NIP and no kind known to nostr-tools uses. A
+ * later incompatible protocol version takes a new block; the numbers below never
+ * change meaning. `docs/protocol.md` is the contract.
+ *
+ * @module
+ */
+
+/** The protocol version this block of kind numbers belongs to. */
+export const PROTOCOL_VERSION = 1;
+
+/** The first Nostr kind number of the version 1 block. */
+export const KIND_BASE = 4470;
+
+/** Every wats kind, in the order of their kind numbers (`KIND_BASE + index`). */
+export const WATS_KINDS = [
+  "ask",
+  "answer",
+  "clarify",
+  "offer",
+  "claim",
+  "release",
+  "react",
+  "vouch",
+  "progress",
+  "note",
+  "announce",
+  "halt",
+] as const;
+
+/** A wats kind name. */
+export type WatsKind = typeof WATS_KINDS[number];
+
+/** Kinds that can wake an agent (ADR 0011). */
+export const ACTIONABLE: readonly WatsKind[] = [
+  "ask",
+  "answer",
+  "clarify",
+  "offer",
+  "claim",
+  "release",
+];
+
+/** Kinds that never wake an agent: listed in the next run's prompt instead. */
+export const FEEDBACK: readonly WatsKind[] = ["react", "vouch", "progress", "note"];
+
+/** Every Nostr kind number of the block, for a relay subscription's `kinds` filter. */
+export const NOSTR_KINDS: readonly number[] = WATS_KINDS.map((_, i) => KIND_BASE + i);
+
+const INDEX = new Map<string, number>(WATS_KINDS.map((k, i) => [k, i]));
+const ACTIONABLE_SET = new Set<string>(ACTIONABLE);
+const FEEDBACK_SET = new Set<string>(FEEDBACK);
+
+/** True when `name` is a wats kind. */
+export function isWatsKind(name: string): name is WatsKind {
+  return INDEX.has(name);
+}
+
+/** The Nostr event kind number of a wats kind. */
+export function nostrKindOf(kind: WatsKind): number {
+  const i = INDEX.get(kind);
+  if (i === undefined) {
+    throw new RangeError(`Unknown wats kind "${kind}"; known: ${WATS_KINDS.join(" ")}`);
+  }
+  return KIND_BASE + i;
+}
+
+/** The wats kind of a Nostr event kind number, or `undefined` when it is not one. */
+export function watsKindOf(n: number): WatsKind | undefined {
+  return Number.isInteger(n) ? WATS_KINDS[n - KIND_BASE] : undefined;
+}
+
+/** True for the kinds that can wake an agent. */
+export function isActionable(kind: WatsKind): boolean {
+  return ACTIONABLE_SET.has(kind);
+}
+
+/** True for the feedback kinds (react, vouch, progress, note). */
+export function isFeedback(kind: WatsKind): boolean {
+  return FEEDBACK_SET.has(kind);
+}

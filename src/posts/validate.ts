@@ -1,0 +1,175 @@
+/**
+ * Validation of events that arrive from outside: relays, peers, MCP clients.
+ *
+ * Checks run cheapest first — shape and sizes (`malformed`, `too_large`,
+ * `too_many_tags`), then `unknown_kind`, `future`, `bad_thread`, and last the hash
+ * (`bad_id`) and signature (`bad_sig`) — and the first failing rule names the
+ * rejection. The checks run on a fresh plain copy
+ * built from the input's fields, read once: getters, extra fields, or a "verified"
+ * mark cached by nostr-tools on the input can change nothing. `validateEvent` never
+ * throws, whatever the input.
+ *
+ * @module
+ */
+
+import type { NostrEvent } from "nostr-tools/core";
+import { KIND_BASE, WATS_KINDS, watsKindOf } from "./kinds.ts";
+import { isHex64, MAX_EVENT_BYTES, MAX_TAGS, MAX_TEXT_BYTES, threadLinks } from "./post.ts";
+import { serializeEvent, type VerifyBackend, verifyEvent } from "./verify.ts";
+
+/** Why an event was rejected; stable names, used in counters and logs. */
+export type RejectCode =
+  | "malformed"
+  | "too_many_tags"
+  | "too_large"
+  | "unknown_kind"
+  | "future"
+  | "bad_thread"
+  | "bad_id"
+  | "bad_sig";
+
+/** Every rejection code, for counters. */
+export const REJECT_CODES: readonly RejectCode[] = [
+  "malformed",
+  "too_many_tags",
+  "too_large",
+  "unknown_kind",
+  "future",
+  "bad_thread",
+  "bad_id",
+  "bad_sig",
+];
+
+/** The outcome of `validateEvent`. */
+export type Validation =
+  | { ok: true; event: NostrEvent }
+  | { ok: false; code: RejectCode; reason: string };
+
+/** What validation depends on besides the event. */
+export interface ValidateOptions {
+  /** The current time in milliseconds (injected clock). */
+  nowMs: number;
+  /** How far in the future `created_at` may be (`net.max_skew`, default 10 min). */
+  maxSkewMs: number;
+  /** Signature backend; `"wasm"` (default) falls back to JS when wasm cannot load. */
+  backend?: VerifyBackend;
+}
+
+const HEX128 = /^[0-9a-f]{128}$/;
+const KIND_RANGE = `${KIND_BASE}–${KIND_BASE + WATS_KINDS.length - 1}`;
+
+/**
+ * Checks an untrusted value as a wats event. On success, `event` is a fresh plain
+ * object holding only the NIP-01 fields: store and forward that one, not the input.
+ */
+export async function validateEvent(input: unknown, opts: ValidateOptions): Promise<Validation> {
+  let copy: NostrEvent;
+  try {
+    const shaped = snapshot(input);
+    if ("code" in shaped) return { ok: false, ...shaped };
+    copy = shaped;
+    if (watsKindOf(copy.kind) === undefined) {
+      return reject("unknown_kind", `kind ${copy.kind} is not a wats kind (${KIND_RANGE})`);
+    }
+    if (copy.created_at * 1000 > opts.nowMs + opts.maxSkewMs) {
+      const ahead = Math.round((copy.created_at * 1000 - opts.nowMs) / 1000);
+      return reject(
+        "future",
+        `created_at is ${ahead} s in the future; at most ${opts.maxSkewMs / 1000} s are accepted`,
+      );
+    }
+    const links = threadLinks(copy.tags);
+    if ("error" in links) return reject("bad_thread", links.error);
+    const size = new TextEncoder().encode(serializeEvent(copy)).length;
+    if (size > MAX_EVENT_BYTES) {
+      return reject("too_large", `the event is ${size} bytes; the limit is ${MAX_EVENT_BYTES}`);
+    }
+  } catch (err) {
+    return reject("malformed", `cannot read the event: ${describe(err)}`);
+  }
+  try {
+    const result = await verifyEvent(copy, opts.backend);
+    if (result === "bad_id") return reject("bad_id", "id is not the sha256 of the event");
+    if (result === "bad_sig") {
+      return reject("bad_sig", "the signature does not match pubkey and id");
+    }
+    return { ok: true, event: copy };
+  } catch (err) {
+    return reject("bad_sig", `the signature could not be checked: ${describe(err)}`);
+  }
+}
+
+type Shaped = NostrEvent | { code: RejectCode; reason: string };
+
+/** Reads each field once into a plain copy, checking shapes and sizes on the way. */
+function snapshot(input: unknown): Shaped {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) {
+    return bad("malformed", "not a JSON object");
+  }
+  const o = input as Record<string, unknown>;
+  const { id, pubkey, sig, kind, created_at, content, tags } = o;
+  if (!isHex64(id)) return bad("malformed", "id is not 64 lowercase hex characters");
+  if (!isHex64(pubkey)) return bad("malformed", "pubkey is not 64 lowercase hex characters");
+  if (typeof sig !== "string" || !HEX128.test(sig)) {
+    return bad("malformed", "sig is not 128 lowercase hex characters");
+  }
+  if (typeof kind !== "number" || !Number.isInteger(kind) || kind < 0 || kind > 65535) {
+    return bad("malformed", "kind is not an integer in 0–65535");
+  }
+  if (typeof created_at !== "number" || !Number.isSafeInteger(created_at) || created_at < 0) {
+    return bad("malformed", "created_at is not a non-negative integer (seconds)");
+  }
+  if (typeof content !== "string") return bad("malformed", "content is not a string");
+  // A string's UTF-8 size is at least its length and at most three times it.
+  const textBytes = content.length > MAX_TEXT_BYTES
+    ? content.length
+    : content.length * 3 <= MAX_TEXT_BYTES
+    ? 0
+    : new TextEncoder().encode(content).length;
+  if (textBytes > MAX_TEXT_BYTES) {
+    return bad("too_large", `the text is over ${MAX_TEXT_BYTES} bytes (32 KiB)`);
+  }
+  if (!Array.isArray(tags)) return bad("malformed", "tags is not an array");
+  if (tags.length > MAX_TAGS) {
+    return bad("too_many_tags", `${tags.length} tags; the limit is ${MAX_TAGS}`);
+  }
+  let chars = content.length;
+  const copiedTags: string[][] = [];
+  for (let i = 0; i < tags.length; i++) {
+    const tag: unknown = tags[i];
+    if (!Array.isArray(tag) || tag.length === 0) {
+      return bad("malformed", `tag ${i} is not a non-empty array`);
+    }
+    const copied: string[] = [];
+    for (let j = 0; j < tag.length; j++) {
+      const v: unknown = tag[j];
+      if (typeof v !== "string") {
+        return bad("malformed", `tag ${i} holds a value that is not a string`);
+      }
+      chars += v.length;
+      // Stop early on huge input: the UTF-8 size is at least the length.
+      if (chars > MAX_EVENT_BYTES) {
+        return bad("too_large", `the event is over ${MAX_EVENT_BYTES} bytes`);
+      }
+      copied.push(v);
+    }
+    copiedTags.push(copied);
+  }
+  return { id, pubkey, sig, kind, created_at, content, tags: copiedTags };
+}
+
+function bad(code: RejectCode, reason: string): { code: RejectCode; reason: string } {
+  return { code, reason };
+}
+
+function reject(code: RejectCode, reason: string): Validation {
+  return { ok: false, code, reason };
+}
+
+function describe(err: unknown): string {
+  try {
+    return err instanceof Error ? err.message : String(err);
+  } catch {
+    return "unprintable error";
+  }
+}
