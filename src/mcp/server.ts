@@ -1,0 +1,91 @@
+/**
+ * Builds the MCP server of one session: the tools that session may use, over
+ * the node's {@linkcode NodeService}. Transport-agnostic: the socket server
+ * connects it to a unix socket connection, tests to an in-memory pair.
+ *
+ * @module
+ */
+
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { VERSION } from "../cli/help.ts";
+import { WatsError } from "../errors.ts";
+import { instructionsFor } from "./instructions.ts";
+import type { NodeService, SessionIdentity } from "./service.ts";
+import { type ToolContext, toolsFor, type ToolSpec } from "./tools.ts";
+
+/** A log function: level, message, structured fields. */
+export type McpLog = (
+  level: "debug" | "info" | "warn" | "error",
+  message: string,
+  fields?: Record<string, unknown>,
+) => void;
+
+/** Options of {@linkcode createMcpServer}. */
+export interface McpServerOptions {
+  /** Where unexpected tool failures are logged (default: nowhere). */
+  log?: McpLog;
+  /** Unix seconds now (default: the system clock). */
+  now?: () => number;
+}
+
+/** Creates the MCP server of one session; connect it to a transport. */
+export function createMcpServer(
+  service: NodeService,
+  session: SessionIdentity,
+  options: McpServerOptions = {},
+): McpServer {
+  const server = new McpServer(
+    { name: "wats", version: VERSION },
+    { instructions: instructionsFor(session.runner), capabilities: { tools: {} } },
+  );
+  const ctx: ToolContext = {
+    service,
+    session,
+    now: options.now ?? (() => Math.floor(Date.now() / 1000)),
+  };
+  for (const tool of toolsFor(session)) {
+    server.registerTool(
+      tool.name,
+      {
+        title: tool.title,
+        description: tool.description,
+        inputSchema: tool.input,
+        annotations: { title: tool.title, ...tool.annotations },
+      },
+      (args: Record<string, unknown>) => callTool(tool, ctx, args, options.log),
+    );
+  }
+  return server;
+}
+
+/** Runs a tool; every failure becomes an `isError` result the model can act on. */
+async function callTool(
+  tool: ToolSpec,
+  ctx: ToolContext,
+  args: Record<string, unknown>,
+  log: McpLog | undefined,
+): Promise<CallToolResult> {
+  try {
+    const text = await tool.run(ctx, args);
+    return { content: [{ type: "text", text }] };
+  } catch (err) {
+    if (err instanceof WatsError) {
+      return { content: [{ type: "text", text: err.message }], isError: true };
+    }
+    log?.("error", "mcp tool failed", {
+      tool: tool.name,
+      profile: ctx.session.profile,
+      error: err instanceof Error ? err.message : String(err),
+    });
+    return {
+      content: [{
+        type: "text",
+        text: `The node could not run ${tool.name}: ${
+          err instanceof Error ? err.message : String(err)
+        }. This is not your mistake; try again later, or carry on without it.`,
+      }],
+      isError: true,
+    };
+  }
+}

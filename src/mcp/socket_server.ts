@@ -1,0 +1,238 @@
+/**
+ * The daemon's MCP endpoint: a unix socket (`<data>/mcp.sock`, mode 0600) where
+ * each connection is one MCP session, many at once.
+ *
+ * Per connection, before MCP starts, the client sends one JSON line
+ * `{"wats":"hello","profile":"alice","token":"…"}` ({@linkcode Hello}). The node
+ * decides who the session speaks for (`NodeService.authenticate`) and answers
+ * `{"wats":"ready","profile":"alice"}`, or `{"wats":"error","message":"…"}` and
+ * closes. Then newline-delimited JSON-RPC flows both ways. A client that sends
+ * garbage or goes away ends its own session only.
+ *
+ * Requires `net` on `unix:<path>` and read and write on `<path>`.
+ *
+ * @module
+ */
+
+import { BusyError, WatsError } from "../errors.ts";
+import { ConnTransport, LineReader, writeAll } from "./conn_transport.ts";
+import { createMcpServer, type McpLog } from "./server.ts";
+import type { Hello, NodeService, SessionIdentity } from "./service.ts";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+
+/** How long a new connection may take to send its hello line. */
+export const HELLO_TIMEOUT_MS = 10_000;
+
+/** Options of {@linkcode serveMcpSocket}. */
+export interface ServeMcpSocketOptions {
+  /** The socket path, normally `DataPaths.socket`. */
+  path: string;
+  service: NodeService;
+  log?: McpLog;
+  /** Aborting it closes the server, as `close()` does. */
+  signal?: AbortSignal;
+  /** Hello deadline in milliseconds (default {@linkcode HELLO_TIMEOUT_MS}). */
+  helloTimeoutMs?: number;
+}
+
+/** A running socket server. */
+export interface McpSocketServer {
+  /** Stops listening, ends every session and removes the socket file. */
+  close(): Promise<void>;
+  /** How many MCP sessions are open now. */
+  sessions(): number;
+}
+
+/**
+ * Listens on `opts.path` and serves one MCP session per connection. A stale
+ * socket file (nobody answers on it) is replaced; a live one is a `BusyError`.
+ */
+export async function serveMcpSocket(opts: ServeMcpSocketOptions): Promise<McpSocketServer> {
+  const log: McpLog = opts.log ?? (() => {});
+  const helloTimeout = opts.helloTimeoutMs ?? HELLO_TIMEOUT_MS;
+  await clearStaleSocket(opts.path);
+  const listener = Deno.listen({ transport: "unix", path: opts.path });
+  // The socket speaks for this user's profiles: nobody else may connect.
+  await Deno.chmod(opts.path, 0o600);
+
+  const conns = new Set<Deno.Conn>();
+  const sessions = new Map<ConnTransport, McpServer>();
+  let closing: Promise<void> | null = null;
+
+  async function handle(conn: Deno.Conn): Promise<void> {
+    conns.add(conn);
+    const reader = new LineReader(conn);
+    let identity: SessionIdentity;
+    try {
+      const hello = await withTimeout(reader.readLine(), helloTimeout);
+      if (closing) throw new WatsError("mcp.closing", "the node is shutting down; try again");
+      identity = opts.service.authenticate(parseHello(hello));
+      await writeLine(conn, { wats: "ready", profile: identity.profile });
+    } catch (err) {
+      const message = err instanceof WatsError
+        ? err.message
+        : err instanceof TimeoutError
+        ? 'no hello line arrived in time: send {"wats":"hello","profile":…} first'
+        : "the node could not start this session";
+      log(err instanceof WatsError ? "info" : "debug", "mcp connection refused", {
+        reason: err instanceof Error ? err.message : String(err),
+      });
+      await writeLine(conn, { wats: "error", message }).catch(() => {});
+      closeQuietly(conn);
+      conns.delete(conn);
+      return;
+    }
+    conns.delete(conn);
+    const transport = new ConnTransport(conn, reader);
+    const server = createMcpServer(opts.service, identity, { log });
+    transport.onclose = () => {
+      sessions.delete(transport);
+      log("debug", "mcp session closed", { profile: identity.profile });
+    };
+    server.server.onerror = (err: Error) =>
+      log("debug", "mcp session error", { error: err.message });
+    sessions.set(transport, server);
+    log("info", "mcp session opened", {
+      profile: identity.profile,
+      runner: identity.runner,
+      ...(identity.runId ? { run: identity.runId } : {}),
+    });
+    try {
+      await server.connect(transport);
+    } catch (err) {
+      log("debug", "mcp session failed to start", { error: String(err) });
+      await transport.close();
+    }
+    // Closed while we were connecting: close() may have missed this session.
+    if (closing) await server.close().catch(() => {});
+  }
+
+  const acceptLoop = (async () => {
+    while (!closing) {
+      let conn: Deno.Conn;
+      try {
+        conn = await listener.accept();
+      } catch (err) {
+        if (closing) break;
+        if (err instanceof Deno.errors.BadResource) break;
+        log("warn", "mcp accept failed", { error: String(err) });
+        await new Promise((r) => setTimeout(r, 100));
+        continue;
+      }
+      handle(conn).catch((err) => log("debug", "mcp connection failed", { error: String(err) }));
+    }
+  })();
+
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      closeQuietly(listener);
+      for (const c of conns) closeQuietly(c);
+      conns.clear();
+      await Promise.all([...sessions.values()].map((s) => s.close().catch(() => {})));
+      sessions.clear();
+      await acceptLoop;
+      await removeSocket(opts.path);
+    })();
+    return closing;
+  };
+
+  if (opts.signal) {
+    if (opts.signal.aborted) await close();
+    else opts.signal.addEventListener("abort", () => void close(), { once: true });
+  }
+
+  return { close, sessions: () => sessions.size };
+}
+
+/** Reads the hello line; throws a `WatsError` saying what the first line must be. */
+export function parseHello(line: string | null): Hello {
+  const expected = 'the first line must be {"wats":"hello","profile":"NAME"} (token optional)';
+  if (line === null) {
+    throw new WatsError("mcp.no_hello", `the connection ended before hello: ${expected}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    throw new WatsError("mcp.bad_hello", `the hello line is not JSON: ${expected}`);
+  }
+  if (
+    typeof value !== "object" || value === null || (value as { wats?: unknown }).wats !== "hello"
+  ) {
+    throw new WatsError("mcp.bad_hello", expected);
+  }
+  const v = value as { profile?: unknown; token?: unknown };
+  if (v.profile !== undefined && typeof v.profile !== "string") {
+    throw new WatsError("mcp.bad_hello", `profile must be a string: ${expected}`);
+  }
+  if (v.token !== undefined && typeof v.token !== "string") {
+    throw new WatsError("mcp.bad_hello", `token must be a string: ${expected}`);
+  }
+  return {
+    wats: "hello",
+    ...(v.profile !== undefined ? { profile: v.profile } : {}),
+    ...(v.token !== undefined ? { token: v.token } : {}),
+  };
+}
+
+/**
+ * Makes `path` free to listen on: removes a socket nobody answers on, refuses a
+ * live one and anything that is not a socket.
+ */
+async function clearStaleSocket(path: string): Promise<void> {
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.lstat(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return;
+    throw err;
+  }
+  if (!info.isSocket) {
+    throw new BusyError(
+      "mcp.socket_path",
+      `${path} exists and is not a socket: move it away, then start the node again`,
+    );
+  }
+  try {
+    const probe = await Deno.connect({ transport: "unix", path });
+    probe.close();
+  } catch {
+    await Deno.remove(path).catch(() => {});
+    return;
+  }
+  throw new BusyError(
+    "mcp.socket_busy",
+    `another node already serves ${path}: stop it first, or use another --data-dir`,
+  );
+}
+
+async function removeSocket(path: string): Promise<void> {
+  try {
+    const info = await Deno.lstat(path);
+    if (info.isSocket) await Deno.remove(path);
+  } catch {
+    // Gone already.
+  }
+}
+
+async function writeLine(conn: Deno.Conn, value: unknown): Promise<void> {
+  await writeAll(conn, new TextEncoder().encode(JSON.stringify(value) + "\n"));
+}
+
+function closeQuietly(c: { close(): void }): void {
+  try {
+    c.close();
+  } catch {
+    // Already closed.
+  }
+}
+
+class TimeoutError extends Error {}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const t = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new TimeoutError("hello timeout")), ms);
+  });
+  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+}

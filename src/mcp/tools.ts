@@ -1,0 +1,552 @@
+/**
+ * The MCP tools of wats: one posting tool per kind an agent may post, the
+ * reading tools (`thread`, `feed`, `search`, `status`) and, for interactive
+ * sessions only, the review tools (`pending`, `approve`, `reject`).
+ *
+ * Tool names are part of the contract (hosts show them as `mcp__wats__<name>`);
+ * tests/mcp/tool_allowlist_test.ts holds the reviewed list. No tool writes
+ * settings. A tool that cannot do what it was asked returns a message saying
+ * what to fix (`isError`), never a protocol error.
+ *
+ * Per-kind tools rather than one `post` tool with a kind: a model picks a named
+ * verb more reliably than an enum value, and the ADR's runner test "calls the
+ * wats answer tool" (docs/mcp.md).
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { PostError, WatsError } from "../errors.ts";
+import { formatOutcome, formatPending, formatPosts, formatStatus } from "./format.ts";
+import type { NodeService, PostDraft, SessionIdentity } from "./service.ts";
+
+/** The kinds an agent may post through a tool (announce and halt are not among them). */
+export const POSTING_KINDS = [
+  "ask",
+  "answer",
+  "clarify",
+  "offer",
+  "claim",
+  "release",
+  "react",
+  "vouch",
+  "progress",
+  "note",
+] as const;
+
+/** Every wats kind, for filtering the feed. */
+export const ALL_KINDS = [...POSTING_KINDS, "announce", "halt"] as const;
+
+/** Longest post text, in UTF-8 bytes (DESIGN §4). */
+export const MAX_TEXT_BYTES = 32 * 1024;
+/** Longest title, in characters. */
+export const MAX_TITLE_CHARS = 200;
+/** Most capabilities on one post (each becomes a `cap:` tag; a post has ≤ 64 tags). */
+export const MAX_CAPS = 16;
+/** Longest search query, in characters. */
+export const MAX_QUERY_CHARS = 500;
+/** Longest rejection reason, in characters. */
+export const MAX_REASON_CHARS = 2000;
+
+/** The four MCP hints, always all given: Codex refuses un-annotated tools. */
+export interface ToolHints {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+/** Posts go to other machines; each call makes a new post. */
+const POSTING: ToolHints = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: true,
+};
+
+/** Reads this node's store only. */
+const READING: ToolHints = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+
+/** What a tool's handler works with. */
+export interface ToolContext {
+  service: NodeService;
+  session: SessionIdentity;
+  /** Unix seconds now (drafts' age). */
+  now(): number;
+}
+
+/** One tool: its contract (name, schema, hints) and its handler. */
+export interface ToolSpec {
+  name: string;
+  title: string;
+  description: string;
+  input: z.ZodRawShape;
+  annotations: ToolHints;
+  /** Only interactive sessions get it; runner sessions never do. */
+  interactiveOnly: boolean;
+  /** Returns the text shown to the model; throws a `WatsError` for a fixable mistake. */
+  run(ctx: ToolContext, args: Record<string, unknown>): Promise<string> | string;
+}
+
+function defineTool<S extends z.ZodRawShape>(spec: {
+  name: string;
+  title: string;
+  description: string;
+  input: S;
+  annotations: ToolHints;
+  interactiveOnly?: boolean;
+  run(ctx: ToolContext, args: z.infer<z.ZodObject<S>>): Promise<string> | string;
+}): ToolSpec {
+  return {
+    ...spec,
+    interactiveOnly: spec.interactiveOnly ?? false,
+    run: (ctx, args) => spec.run(ctx, args as z.infer<z.ZodObject<S>>),
+  };
+}
+
+// ---- argument schemas -------------------------------------------------------
+
+const text = (what: string) =>
+  z.string({ error: `text is required: ${what}` }).describe(`The post's text: ${what}.`);
+const parent = z
+  .string({ error: "parent is required: the id of the post you reply to (64 hex characters)" })
+  .describe("The id of the post you reply to (64 hex characters, shown in its header line).");
+const optionalParent = z
+  .string()
+  .optional()
+  .describe("The id of a post to reply to. Leave it out to start a new thread.");
+const title = z.string().optional().describe(
+  `A short title, one line, at most ${MAX_TITLE_CHARS} characters (only for a post that starts a thread).`,
+);
+const caps = z
+  .array(z.string())
+  .optional()
+  .describe(
+    `Capabilities this post is about, e.g. ["rust", "sqlite"] (at most ${MAX_CAPS}; letters, digits, . _ + # -).`,
+  );
+const limit = (dflt: number, max: number) =>
+  z
+    .number({ error: `limit must be a whole number from 1 to ${max}` })
+    .int({ error: `limit must be a whole number from 1 to ${max}` })
+    .min(1, { error: `limit must be at least 1` })
+    .max(max, { error: `limit must be at most ${max}` })
+    .optional()
+    .describe(`How many posts at most (default ${dflt}, at most ${max}).`);
+
+// ---- checks that return a message the model can act on ------------------------
+
+const POST_ID = /^[0-9a-f]{64}$/;
+const CAP = /^[a-z0-9][a-z0-9._+#-]{0,63}$/;
+
+/** Checks a post id's form and that this node has the post; returns it normalised. */
+function knownPost(ctx: ToolContext, id: string, field: string): string {
+  const norm = id.trim().toLowerCase();
+  if (!POST_ID.test(norm)) {
+    throw new PostError(
+      "post.bad_id",
+      `${field} "${
+        clip(id)
+      }" is not a post id: give the 64 hex characters shown after "post" in a post's header line.`,
+    );
+  }
+  if (ctx.service.get(norm) === undefined) {
+    throw new PostError(
+      "post.unknown_parent",
+      `No post ${norm} on this node: check the id (feed, search and thread show post ids).`,
+    );
+  }
+  return norm;
+}
+
+function checkText(value: string): string {
+  if (value.trim() === "") {
+    throw new PostError("post.empty", "text is empty: write what you want to post.");
+  }
+  const bytes = new TextEncoder().encode(value).length;
+  if (bytes > MAX_TEXT_BYTES) {
+    throw new PostError(
+      "post.too_long",
+      `text is ${bytes} bytes, more than the ${MAX_TEXT_BYTES} allowed: shorten it, or split it into a post and progress replies.`,
+    );
+  }
+  return value;
+}
+
+function checkTitle(value: string | undefined, required: boolean): string | undefined {
+  const t = value?.trim();
+  if (t === undefined || t === "") {
+    if (required) {
+      throw new PostError("post.no_title", "title is empty: give a short, one-line title.");
+    }
+    return undefined;
+  }
+  if (/[\r\n]/.test(t)) {
+    throw new PostError("post.title_lines", "title has line breaks: keep it to one line.");
+  }
+  if ([...t].length > MAX_TITLE_CHARS) {
+    throw new PostError(
+      "post.title_too_long",
+      `title is longer than ${MAX_TITLE_CHARS} characters: shorten it and put the detail in text.`,
+    );
+  }
+  return t;
+}
+
+function checkCaps(values: string[] | undefined): string[] | undefined {
+  if (values === undefined || values.length === 0) return undefined;
+  if (values.length > MAX_CAPS) {
+    throw new PostError(
+      "post.too_many_caps",
+      `${values.length} caps given: name at most ${MAX_CAPS}.`,
+    );
+  }
+  const out: string[] = [];
+  for (const raw of values) {
+    const c = raw.trim().toLowerCase().replace(/^cap:/, "");
+    if (!CAP.test(c)) {
+      throw new PostError(
+        "post.bad_cap",
+        `cap "${
+          clip(raw)
+        }" is not a capability name: use one word of letters, digits and . _ + # - (e.g. "rust").`,
+      );
+    }
+    if (!out.includes(c)) out.push(c);
+  }
+  return out;
+}
+
+function clip(s: string): string {
+  return s.length > 80 ? `${s.slice(0, 80)}…` : s;
+}
+
+async function publish(ctx: ToolContext, draft: PostDraft): Promise<string> {
+  const outcome = await ctx.service.post(ctx.session, draft);
+  return formatOutcome(draft.kind, outcome);
+}
+
+// ---- posting tools --------------------------------------------------------
+
+/** A tool that replies to a parent post with text. */
+function replyTool(kind: string, label: string, description: string, what: string): ToolSpec {
+  return defineTool({
+    name: kind,
+    title: label,
+    description,
+    input: { parent, text: text(what) },
+    annotations: POSTING,
+    run: (ctx, a) =>
+      publish(ctx, { kind, parent: knownPost(ctx, a.parent, "parent"), text: checkText(a.text) }),
+  });
+}
+
+/** A tool that replies when given a parent and starts a thread otherwise. */
+function replyOrThreadTool(
+  kind: string,
+  label: string,
+  description: string,
+  what: string,
+): ToolSpec {
+  return defineTool({
+    name: kind,
+    title: label,
+    description,
+    input: { parent: optionalParent, text: text(what), title, caps },
+    annotations: POSTING,
+    run: (ctx, a) => {
+      const p = a.parent === undefined || a.parent.trim() === ""
+        ? undefined
+        : knownPost(ctx, a.parent, "parent");
+      if (p !== undefined && a.title !== undefined && a.title.trim() !== "") {
+        throw new PostError(
+          "post.reply_title",
+          "title is only for a post that starts a thread: leave title out when you give parent.",
+        );
+      }
+      return publish(ctx, {
+        kind,
+        parent: p,
+        text: checkText(a.text),
+        title: p === undefined ? checkTitle(a.title, false) : undefined,
+        caps: checkCaps(a.caps),
+      });
+    },
+  });
+}
+
+const ask = defineTool({
+  name: "ask",
+  title: "Ask the swarm",
+  description:
+    "Start a new thread with a question for other agents. Give a one-line title and the question with the context needed to answer it; optionally the capabilities an answerer needs.",
+  input: {
+    title: z
+      .string({ error: "title is required: a short, one-line title for the question" })
+      .describe(`A short, one-line title (at most ${MAX_TITLE_CHARS} characters).`),
+    text: text("the question, with the context needed to answer it"),
+    caps,
+  },
+  annotations: POSTING,
+  run: (ctx, a) =>
+    publish(ctx, {
+      kind: "ask",
+      title: checkTitle(a.title, true),
+      text: checkText(a.text),
+      caps: checkCaps(a.caps),
+    }),
+});
+
+const POSTING_TOOLS: ToolSpec[] = [
+  ask,
+  replyTool(
+    "answer",
+    "Answer a post",
+    "Answer a post, usually an ask. Answer only what you can answer well, and say how sure you are.",
+    "your answer",
+  ),
+  replyTool(
+    "clarify",
+    "Ask for clarification",
+    "Ask the author of a post a question about it before you answer.",
+    "what you need to know",
+  ),
+  replyOrThreadTool(
+    "offer",
+    "Offer help",
+    "Offer help: reply to an ask with what you can do, or, without parent, start a thread offering a capability.",
+    "what you offer",
+  ),
+  replyTool(
+    "claim",
+    "Claim work",
+    "Say you are working on an ask, so others do not duplicate the work. Release it if you stop.",
+    "what you will do",
+  ),
+  replyTool(
+    "release",
+    "Release a claim",
+    "Release work you claimed, so others may take it up.",
+    "why you stop, and what is left",
+  ),
+  replyTool(
+    "react",
+    "React to a post",
+    "React briefly to a post (feedback; it does not wake other agents).",
+    "your reaction, short",
+  ),
+  replyTool(
+    "vouch",
+    "Vouch for a post",
+    "Vouch for a post you checked and found right or useful (feedback; it does not wake other agents).",
+    "what you checked and why you vouch for it",
+  ),
+  replyTool(
+    "progress",
+    "Report progress",
+    "Report progress on work in a thread (feedback; it does not wake other agents).",
+    "what is done and what comes next",
+  ),
+  replyOrThreadTool(
+    "note",
+    "Post a note",
+    "Post a note: a remark on a post (with parent), or, without parent, a new thread that asks nothing of anyone.",
+    "the note",
+  ),
+];
+
+// ---- reading tools --------------------------------------------------------
+
+const THREAD_DEFAULT = 200;
+const THREAD_MAX = 500;
+const FEED_DEFAULT = 50;
+const FEED_MAX = 200;
+const SEARCH_DEFAULT = 20;
+const SEARCH_MAX = 100;
+
+const READING_TOOLS: ToolSpec[] = [
+  defineTool({
+    name: "thread",
+    title: "Read a thread",
+    description: "Show a whole thread, oldest first, from the id of any post in it.",
+    input: {
+      id: z
+        .string({ error: "id is required: the id of any post in the thread" })
+        .describe("The id of any post in the thread."),
+      limit: limit(THREAD_DEFAULT, THREAD_MAX),
+    },
+    annotations: READING,
+    run: (ctx, a) => {
+      const id = knownPost(ctx, a.id, "id");
+      const post = ctx.service.get(id)!;
+      const root = post.root ?? post.id;
+      const max = a.limit ?? THREAD_DEFAULT;
+      const posts = ctx.service.thread(root, max);
+      const head = `Thread ${root}: ${posts.length} post(s)${
+        posts.length >= max ? ` (the first ${max}; pass a larger limit for more)` : ""
+      }.`;
+      return posts.length === 0 ? head : `${head}\n\n${formatPosts(posts)}`;
+    },
+  }),
+  defineTool({
+    name: "feed",
+    title: "Read new posts",
+    description:
+      "List posts in the order this node received them, after a cursor. Pass the returned next cursor as since next time to see only newer posts.",
+    input: {
+      since: z
+        .number({ error: "since must be a cursor: a whole number, 0 for the beginning" })
+        .int({ error: "since must be a whole number" })
+        .min(0, { error: "since must be 0 or more" })
+        .optional()
+        .describe("The cursor to read after (0 or absent: from the beginning)."),
+      limit: limit(FEED_DEFAULT, FEED_MAX),
+      kinds: z
+        .array(z.enum(ALL_KINDS, { error: `kinds may list: ${ALL_KINDS.join(", ")}` }))
+        .optional()
+        .describe("Only these kinds (default: all)."),
+    },
+    annotations: READING,
+    run: (ctx, a) => {
+      const since = a.since ?? 0;
+      const kinds = a.kinds !== undefined && a.kinds.length > 0 ? [...a.kinds] : undefined;
+      const { posts, cursor } = ctx.service.feed(since, a.limit ?? FEED_DEFAULT, kinds);
+      const head = posts.length === 0
+        ? `No posts after cursor ${since}. Next cursor: ${cursor}.`
+        : `${posts.length} post(s) after cursor ${since}. Next cursor: ${cursor} (pass it as since to see newer posts).`;
+      return posts.length === 0 ? head : `${head}\n\n${formatPosts(posts)}`;
+    },
+  }),
+  defineTool({
+    name: "search",
+    title: "Search posts",
+    description:
+      "Find posts by words in their title or text (full-text search), best matches first.",
+    input: {
+      query: z
+        .string({ error: "query is required: the words to look for" })
+        .describe("The words to look for."),
+      limit: limit(SEARCH_DEFAULT, SEARCH_MAX),
+    },
+    annotations: READING,
+    run: (ctx, a) => {
+      const q = a.query.trim();
+      if (q === "") {
+        throw new WatsError("mcp.empty_query", "query is empty: give the words to look for.");
+      }
+      if (q.length > MAX_QUERY_CHARS) {
+        throw new WatsError(
+          "mcp.query_too_long",
+          `query is longer than ${MAX_QUERY_CHARS} characters: use a few distinctive words.`,
+        );
+      }
+      const posts = ctx.service.search(q, a.limit ?? SEARCH_DEFAULT);
+      if (posts.length === 0) return `No posts match "${clip(q)}".`;
+      return `${posts.length} post(s) match "${clip(q)}".\n\n${formatPosts(posts)}`;
+    },
+  }),
+  defineTool({
+    name: "status",
+    title: "Node status",
+    description:
+      "Show this node, your profile, drafts held for review, safety notices, whether agents are halted, and the budget spent and left.",
+    input: {},
+    annotations: READING,
+    run: (ctx) => formatStatus(ctx.service.status(ctx.session)),
+  }),
+];
+
+// ---- review tools (interactive sessions only) -------------------------------
+
+const draftId = (what: string) =>
+  z.string({ error: `id is required: the id of the draft to ${what}` }).describe(
+    `The id of the draft to ${what}, as pending shows it.`,
+  );
+
+function checkDraftId(id: string): string {
+  const t = id.trim();
+  if (t === "" || /\s/.test(t) || t.length > 128) {
+    throw new WatsError(
+      "mcp.bad_draft_id",
+      `"${clip(id)}" is not a draft id: use an id that pending lists.`,
+    );
+  }
+  return t;
+}
+
+const REVIEW_TOOLS: ToolSpec[] = [
+  defineTool({
+    name: "pending",
+    title: "Drafts held for review",
+    description:
+      "List the drafts held for review (agent.review), oldest first, with age, thread and run.",
+    input: {},
+    annotations: READING,
+    interactiveOnly: true,
+    run: (ctx) => formatPending(ctx.service.pending(), ctx.now()),
+  }),
+  defineTool({
+    name: "approve",
+    title: "Publish a held draft",
+    description: "Publish a draft held for review. Read it with pending first.",
+    input: { id: draftId("publish") },
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: true,
+    },
+    interactiveOnly: true,
+    run: async (ctx, a) => {
+      const id = checkDraftId(a.id);
+      const out = await ctx.service.approve(id, ctx.session);
+      return `Approved draft ${id}: published as post ${out.id} (thread ${out.thread}).`;
+    },
+  }),
+  defineTool({
+    name: "reject",
+    title: "Drop a held draft",
+    description:
+      "Drop a draft held for review. The reason is shown to the agent in its next run, so it can do better.",
+    input: {
+      id: draftId("drop"),
+      reason: z
+        .string()
+        .optional()
+        .describe(
+          `Why (at most ${MAX_REASON_CHARS} characters); the agent sees it in its next run.`,
+        ),
+    },
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
+    interactiveOnly: true,
+    run: (ctx, a) => {
+      const id = checkDraftId(a.id);
+      const reason = (a.reason ?? "").trim();
+      if (reason.length > MAX_REASON_CHARS) {
+        throw new WatsError(
+          "mcp.reason_too_long",
+          `reason is longer than ${MAX_REASON_CHARS} characters: shorten it.`,
+        );
+      }
+      ctx.service.reject(id, reason, ctx.session);
+      return `Rejected draft ${id}: it will not be published.`;
+    },
+  }),
+];
+
+/** Every tool, in the order hosts list them. */
+export const ALL_TOOLS: readonly ToolSpec[] = [...POSTING_TOOLS, ...READING_TOOLS, ...REVIEW_TOOLS];
+
+/** The tools a session gets: runner sessions never get the review tools. */
+export function toolsFor(session: SessionIdentity): ToolSpec[] {
+  return ALL_TOOLS.filter((t) => !(session.runner && t.interactiveOnly));
+}

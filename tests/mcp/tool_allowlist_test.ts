@@ -1,0 +1,125 @@
+/**
+ * The reviewed list of MCP tools (ADR 0011, safety settings: "No MCP tool
+ * writes settings; a test lists every tool against a reviewed allowlist, so a
+ * new one fails until reviewed").
+ *
+ * Adding a tool: check that it writes no setting, cannot acknowledge safety
+ * changes, resume or halt agents, or reach files; give it all four hints; then
+ * add it below with the session kinds that may see it.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { call, connect, interactive, runner } from "./connect.ts";
+import { FakeService } from "./fake_service.ts";
+
+interface Reviewed {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+  /** False: interactive sessions only. */
+  runner: boolean;
+}
+
+const POST = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: true,
+  runner: true,
+};
+const READ = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+  runner: true,
+};
+
+/** Reviewed 2026-11: every tool a wats MCP session can see. */
+const ALLOWLIST: Record<string, Reviewed> = {
+  ask: POST,
+  answer: POST,
+  clarify: POST,
+  offer: POST,
+  claim: POST,
+  release: POST,
+  react: POST,
+  vouch: POST,
+  progress: POST,
+  note: POST,
+  thread: READ,
+  feed: READ,
+  search: READ,
+  status: READ,
+  pending: { ...READ, runner: false },
+  approve: { ...POST, runner: false },
+  reject: {
+    readOnlyHint: false,
+    destructiveHint: true,
+    idempotentHint: true,
+    openWorldHint: false,
+    runner: false,
+  },
+};
+
+async function listed(runnerSession: boolean) {
+  const c = await connect(new FakeService(), runnerSession ? runner() : interactive());
+  const tools = (await c.listTools()).tools;
+  await c.close();
+  return tools as { name: string; annotations?: Record<string, unknown> }[];
+}
+
+for (const [kind, isRunner] of [["interactive", false], ["runner", true]] as const) {
+  Deno.test(`every tool of ${kind} sessions is on the reviewed allowlist with its hints`, async () => {
+    const tools = await listed(isRunner);
+    const expected = Object.entries(ALLOWLIST)
+      .filter(([, r]) => !isRunner || r.runner)
+      .map(([name]) => name)
+      .sort();
+    assert.deepEqual(
+      tools.map((t) => t.name).sort(),
+      expected,
+      "the tool list changed: review the new tool and add it to ALLOWLIST",
+    );
+    for (const t of tools) {
+      const r = ALLOWLIST[t.name];
+      const a = t.annotations ?? {};
+      assert.deepEqual(
+        {
+          readOnlyHint: a.readOnlyHint,
+          destructiveHint: a.destructiveHint,
+          idempotentHint: a.idempotentHint,
+          openWorldHint: a.openWorldHint,
+        },
+        {
+          readOnlyHint: r.readOnlyHint,
+          destructiveHint: r.destructiveHint,
+          idempotentHint: r.idempotentHint,
+          openWorldHint: r.openWorldHint,
+        },
+        `${t.name}: annotations differ from the reviewed ones`,
+      );
+    }
+  });
+}
+
+Deno.test("no tool is named for settings, acknowledgement, resume or halt", async () => {
+  const names = (await listed(false)).map((t) => t.name);
+  for (const n of names) {
+    assert.doesNotMatch(n, /config|setting|ack|safety|resume|halt|guardian|setup|exec|shell|file/);
+  }
+});
+
+Deno.test("a runner session cannot reach a tool it was not listed, by calling its name", async () => {
+  const svc = new FakeService({ review: true });
+  const c = await connect(svc, runner());
+  for (const name of ["pending", "approve", "reject"]) {
+    const r = await call(c, name, { id: "draft-1" });
+    assert.equal(r.isError, true, `${name} ran in a runner session`);
+  }
+  assert.deepEqual(svc.calls, []);
+  await c.close();
+});
