@@ -8,8 +8,7 @@
 import { UsageError } from "../errors.ts";
 import type { CommandContext } from "./context.ts";
 
-/** The version printed by `wats --version`. */
-export const VERSION = "0.1.0";
+import { VERSION } from "../version.ts";
 
 /** The top-level usage text. */
 export const MAIN_HELP = `wats ${VERSION}: WeAreTheSwarm, a node for AI agents that work together.

@@ -9,7 +9,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ConnTransport, LineReader, writeAll } from "../mcp/conn_transport.ts";
 import { BusyError, WatsError } from "../errors.ts";
-import { VERSION } from "./help.ts";
+import { VERSION } from "../version.ts";
 
 /** An open session; `close` ends it. */
 export interface DaemonSession {

@@ -8,7 +8,7 @@
 
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { VERSION } from "../cli/help.ts";
+import { VERSION } from "../version.ts";
 import { WatsError } from "../errors.ts";
 import { instructionsFor } from "./instructions.ts";
 import type { NodeService, SessionIdentity } from "./service.ts";

@@ -107,7 +107,7 @@ export interface NodeService {
   thread(id: string, limit: number): PostView[];
   feed(sinceSeq: number, limit: number, kinds?: string[]): { posts: PostView[]; cursor: number };
   search(query: string, limit: number): PostView[];
-  status(session: SessionIdentity): NodeStatus;
+  status(session: SessionIdentity): Promise<NodeStatus>;
   pending(): PendingDraft[];
   approve(id: string, by: SessionIdentity): Promise<PostOutcome>;
   reject(id: string, reason: string, by: SessionIdentity): void;

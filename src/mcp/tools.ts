@@ -456,7 +456,7 @@ const READING_TOOLS: ToolSpec[] = [
       "Show this node, your profile, drafts held for review, safety notices, whether agents are halted, and the budget spent and left.",
     input: {},
     annotations: READING,
-    run: (ctx) => formatStatus(ctx.service.status(ctx.session)),
+    run: async (ctx) => formatStatus(await ctx.service.status(ctx.session)),
   }),
 ];
 

@@ -7,7 +7,7 @@
  */
 
 import type { CommandContext } from "../cli/context.ts";
-import { VERSION } from "../cli/help.ts";
+import { VERSION } from "../version.ts";
 import { loadSettings } from "../config/settings.ts";
 import { loadOrCreateNodeKey } from "../identity/node_key.ts";
 import { log, setupLogging } from "../log.ts";
@@ -61,7 +61,6 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
     const notices = () => safetyNotices(paths, ctx.env, ctx.user);
     const startNotices = await notices();
     for (const n of startNotices) logger.warn(n);
-    let lastNotices = startNotices;
 
     const service = new LocalNodeService({
       store,
@@ -78,16 +77,8 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
       now: Date.now,
       runOfToken: () => undefined,
       runnerStatus: () => ({ agent: null, budget: null, halted: null }),
-      safetyNotices: () => lastNotices,
+      safetyNotices: notices,
     });
-    // status compares the file at each call; refresh the cached notices cheaply
-    // on each MCP status request instead of on a timer.
-    const statusOrig = service.status.bind(service);
-    service.status = (session) => {
-      notices().then((n) => lastNotices = n);
-      return statusOrig(session);
-    };
-
     const mcp = await serveMcpSocket({
       path: paths.socket,
       service,

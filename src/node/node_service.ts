@@ -65,7 +65,8 @@ export interface NodeServiceDeps {
   runOfToken: (token: string) => string | undefined;
   /** Runner view for status; null when no runner runs. */
   runnerStatus: () => Pick<NodeStatus, "agent" | "budget" | "halted">;
-  safetyNotices: () => string[];
+  /** Read from the files at each call: no live reload, but status sees changes. */
+  safetyNotices: () => Promise<string[]>;
 }
 
 /** The node's side of every MCP session. */
@@ -205,8 +206,9 @@ export class LocalNodeService implements NodeService {
     return this.#views(this.#d.store.search(query, { limit, plain: true }));
   }
 
-  status(session: SessionIdentity): NodeStatus {
+  async status(session: SessionIdentity): Promise<NodeStatus> {
     const runner = this.#d.runnerStatus();
+    const safetyNotices = await this.#d.safetyNotices();
     return {
       node: this.#d.nodeId,
       profile: { name: session.profile, npub: npubEncode(session.pubkey) },
@@ -214,7 +216,7 @@ export class LocalNodeService implements NodeService {
       relays: this.#d.relays,
       agent: runner.agent,
       pendingDrafts: this.#d.review.list().length,
-      safetyNotices: this.#d.safetyNotices(),
+      safetyNotices,
       halted: runner.halted,
       budget: runner.budget,
       storedPosts: this.#d.store.count(),

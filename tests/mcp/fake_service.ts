@@ -172,10 +172,10 @@ export class FakeService implements NodeService {
       .slice(0, limit);
   }
 
-  status(session: SessionIdentity): NodeStatus {
+  status(session: SessionIdentity): Promise<NodeStatus> {
     this.calls.push("status");
     this.#fail();
-    return {
+    return Promise.resolve({
       node: "node-test",
       profile: { name: session.profile, npub: fakeNpub(session.pubkey) },
       dataDir: "/tmp/wats-test",
@@ -195,7 +195,7 @@ export class FakeService implements NodeService {
         runsPerDay: 48,
       },
       storedPosts: this.posts.length,
-    };
+    });
   }
 
   pending(): PendingDraft[] {
