@@ -50,9 +50,7 @@ function defaultDataDir(env: DataDirEnv, os: string): string {
   if (!home) {
     throw new Error("Cannot find a data directory: HOME is not set; pass --data-dir DIR");
   }
-  return os === "darwin"
-    ? `${home}/Library/Application Support/wats`
-    : `${home}/.local/share/wats`;
+  return os === "darwin" ? `${home}/Library/Application Support/wats` : `${home}/.local/share/wats`;
 }
 
 /** All the paths of a data directory. */
