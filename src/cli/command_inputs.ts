@@ -8,6 +8,7 @@
  */
 
 import { loadSettings } from "../config/settings.ts";
+import { editFile, editorOf } from "./agent.ts";
 import { parseDaemonArgs } from "../node/daemon_args.ts";
 import type { CommandId, PermissionInputs } from "../safety/permissions.ts";
 import type { CommandInit } from "./context.ts";
@@ -23,6 +24,10 @@ const HARNESS_PROGRAMS: Record<string, string[]> = {
 /** Resolves the permission inputs of `id`. */
 export async function commandInputs(id: CommandId, init: CommandInit): Promise<PermissionInputs> {
   const base: PermissionInputs = { paths: init.paths, self: init.self };
+  if (id === "agent-edit") {
+    const draft = init.argv.find((a) => !a.startsWith("-")) ?? "";
+    return { ...base, editor: editorOf(init.env), editFile: editFile(init.env, draft) };
+  }
   if (id !== "daemon") return base;
   const args = parseDaemonArgs(init.argv);
   if (args.help) return base;

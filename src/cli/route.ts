@@ -69,6 +69,7 @@ const WORKERS: Record<CommandId, string> = {
   mcp: "mcp_worker.ts",
   "agent-read": "agent_worker.ts",
   "agent-decide": "agent_worker.ts",
+  "agent-edit": "agent_worker.ts",
   "config-read": "config_worker.ts",
   "config-write": "config_worker.ts",
   "config-ack": "config_worker.ts",
@@ -137,7 +138,8 @@ export function route(args: string[]): Route {
         // `wats config`, `wats agent --help`, `wats config frob`: the group's help.
         return make("help", [first, ...(sub !== undefined ? [sub] : [])], positional.slice(0, 2));
       }
-      return make(id, [first, sub!], positional.slice(0, 2));
+      const edits = id === "agent-decide" && sub === "approve" && rest.includes("--edit");
+      return make(edits ? "agent-edit" : id, [first, sub!], positional.slice(0, 2));
     }
     default:
       return make("help", [first], [positional[0]]);

@@ -109,6 +109,7 @@ export interface NodeService {
   search(query: string, limit: number): PostView[];
   status(session: SessionIdentity): Promise<NodeStatus>;
   pending(): PendingDraft[];
-  approve(id: string, by: SessionIdentity): Promise<PostOutcome>;
+  /** Publishes a held draft, with `text` instead of the draft's when given (an edit). */
+  approve(id: string, by: SessionIdentity, text?: string): Promise<PostOutcome>;
   reject(id: string, reason: string, by: SessionIdentity): void;
 }

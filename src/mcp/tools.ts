@@ -492,8 +492,17 @@ const REVIEW_TOOLS: ToolSpec[] = [
   defineTool({
     name: "approve",
     title: "Publish a held draft",
-    description: "Publish a draft held for review. Read it with pending first.",
-    input: { id: draftId("publish") },
+    description:
+      "Publish a draft held for review. Read it with pending first. Give text to publish an edited version instead.",
+    input: {
+      id: draftId("publish"),
+      text: z
+        .string()
+        .optional()
+        .describe(
+          "The text to publish instead of the draft's (an edit); leave out to publish it as is.",
+        ),
+    },
     annotations: {
       readOnlyHint: false,
       destructiveHint: false,
@@ -503,7 +512,8 @@ const REVIEW_TOOLS: ToolSpec[] = [
     interactiveOnly: true,
     run: async (ctx, a) => {
       const id = checkDraftId(a.id);
-      const out = await ctx.service.approve(id, ctx.session);
+      const text = a.text === undefined ? undefined : checkText(a.text);
+      const out = await ctx.service.approve(id, ctx.session, text);
       return `Approved draft ${id}: published as post ${out.id} (thread ${out.thread}).`;
     },
   }),

@@ -227,8 +227,11 @@ export class LocalNodeService implements NodeService {
     return this.#d.review.list();
   }
 
-  async approve(id: string, _by: SessionIdentity): Promise<PostOutcome> {
-    const draft = this.#d.review.take(id);
+  async approve(id: string, _by: SessionIdentity, text?: string): Promise<PostOutcome> {
+    const held = this.#d.review.get(id);
+    const draft = text === undefined ? held : { ...held, text };
+    this.#checkDraft(draft);
+    this.#d.review.take(id);
     const parent = draft.parent !== undefined ? this.#d.store.get(draft.parent) : undefined;
     return await this.#publish(draft.profile, draft, parent);
   }

@@ -18,6 +18,7 @@ export type CommandId =
   | "mcp"
   | "agent-read"
   | "agent-decide"
+  | "agent-edit"
   | "config-read"
   | "config-write"
   | "config-ack"
@@ -52,6 +53,9 @@ export interface PermissionInputs {
   relays?: string[];
   /** Daemon: the harness programs it may spawn (`claude`, `codex`, ACP commands). */
   harnesses?: string[];
+  /** `agent approve --edit`: the editor it runs and the one temp file it writes. */
+  editor?: string;
+  editFile?: string;
   /** Setup: the MCP host config files it reads and writes. */
   hostConfigs?: string[];
 }
@@ -125,6 +129,16 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
         read: unique([p.agentDir, ...sock.read]),
         write: sock.write,
         net: sock.net,
+      };
+    }
+    case "agent-edit": {
+      const sock = socketGrant(p.socket);
+      return {
+        ...NONE,
+        read: unique([p.agentDir, ...sock.read, ...(inputs.editFile ? [inputs.editFile] : [])]),
+        write: unique([...sock.write, ...(inputs.editFile ? [inputs.editFile] : [])]),
+        net: sock.net,
+        run: inputs.editor ? [inputs.editor] : [],
       };
     }
     case "config-read":

@@ -95,6 +95,23 @@ Deno.test("`wats agent approve/reject` only talks to the daemon: no file writes,
   }
 });
 
+Deno.test("`wats agent approve --edit` may run the editor and write its one temp file", async () => {
+  const f = await fixture();
+  try {
+    const inputs = { ...f.inputs, editor: "/bin/true", editFile: `${f.root}/draft.md` };
+    await expect("agent-edit", inputs, [
+      [{ op: "write", path: `${f.root}/draft.md` }, "ok"],
+      [{ op: "run", cmd: "/bin/true" }, "ok"],
+      [{ op: "connect", path: f.paths.socket }, "ok"],
+      [{ op: "write", path: `${f.root}/other.md` }, "NotCapable"],
+      [{ op: "write", path: f.paths.config }, "NotCapable"],
+      [{ op: "run", cmd: "git" }, "NotCapable"],
+    ]);
+  } finally {
+    await f.close();
+  }
+});
+
 Deno.test("`wats config get/list` reads config.toml and safety.json and writes nothing", async () => {
   const f = await fixture();
   try {
@@ -134,6 +151,7 @@ Deno.test("only the safety writers (config ack, first-start init) can write safe
       "mcp",
       "agent-read",
       "agent-decide",
+      "agent-edit",
       "config-read",
       "config-write",
       "config-ack",

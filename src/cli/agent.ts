@@ -1,0 +1,335 @@
+/**
+ * `wats agent`: observe the agent runner (runs, logs, attach) and review its
+ * held drafts (pending, approve, reject). Observing only reads transcripts;
+ * decisions go to the running daemon over the socket, which owns
+ * `agent/pending/` and publishes (DESIGN §2). Nothing here writes a file.
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { UsageError, WatsError } from "../errors.ts";
+import type { PendingDraft } from "../mcp/service.ts";
+import { budgetOf, renderRunsTable, TranscriptRenderer } from "../runner/render.ts";
+import { isRunId, Transcripts } from "../runner/transcripts.ts";
+import type { BudgetLimits } from "../runner/budget.ts";
+import type { CommandContext } from "./context.ts";
+import { callText, connectDaemon } from "./socket_client.ts";
+
+/** The usage text of `wats agent`. */
+export const AGENT_HELP = `Usage: wats agent runs
+       wats agent logs [-f] [--run ID]
+       wats agent attach
+       wats agent pending [show ID]
+       wats agent approve ID [--edit]
+       wats agent reject ID [--reason R]
+
+  runs       the agent's runs (oldest first) and the spend against the budget
+  logs       a run's transcript for humans: the newest, or --run ID; -f follows it
+  attach     follow the run in progress, and the ones after it, until Ctrl-C
+  pending    drafts held for review (agent.review): age, thread, what each answers
+  approve    publish a held draft (--edit opens $EDITOR on its text first)
+  reject     drop a held draft; --reason goes into the agent's next prompt
+
+approve and reject need the daemon running (it owns the queue and publishes).
+`;
+
+/** Where the daemon records the runner's budget limits for \`wats agent runs\`. */
+export const RUNNER_STATE_FILE = "runner.json";
+
+/** What the daemon records in agent/runner.json at start. */
+export interface RunnerStateFile {
+  runtime: string;
+  limits: BudgetLimits;
+  started_at: string;
+}
+
+/** How often `logs -f` and `attach` look for new lines. */
+const FOLLOW_MS = 250;
+
+/** Runs `wats agent …`. */
+export async function agentCommand(ctx: CommandContext): Promise<number> {
+  const sub = ctx.words[1];
+  if (ctx.argv.includes("--help") || ctx.argv.includes("-h")) {
+    console.log(AGENT_HELP);
+    return 0;
+  }
+  const transcripts = new Transcripts({
+    runsDir: ctx.paths.runsDir,
+    runsIndex: ctx.paths.runsIndex,
+  });
+  switch (sub) {
+    case "runs":
+      return runs(ctx, transcripts);
+    case "logs":
+      return await logs(ctx, transcripts);
+    case "attach":
+      return await attach(ctx, transcripts);
+    case "pending":
+      return pending(ctx);
+    case "approve":
+    case "reject":
+      return await decide(ctx, sub);
+    default:
+      throw new UsageError(`unknown command "wats agent ${sub}"`);
+  }
+}
+
+function runs(ctx: CommandContext, transcripts: Transcripts): number {
+  if (ctx.argv.length > 0) throw new UsageError(`unexpected argument "${ctx.argv[0]}"`);
+  const entries = transcripts.index();
+  const state = readRunnerState(ctx.paths.agentDir);
+  const budget = state ? budgetOf(entries, state.limits, Date.now()) : undefined;
+  console.log(renderRunsTable(entries, budget));
+  return 0;
+}
+
+async function logs(ctx: CommandContext, transcripts: Transcripts): Promise<number> {
+  const { values, positionals } = parse(ctx.argv, {
+    follow: { type: "boolean", short: "f" },
+    run: { type: "string" },
+  });
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const id = (values.run as string | undefined) ?? newest(transcripts);
+  if (id === undefined) {
+    console.log("no runs yet");
+    return 0;
+  }
+  if (!isRunId(id)) throw new UsageError(`"${id}" is not a run id: see \`wats agent runs\``);
+  await show(ctx, transcripts, id, values.follow === true);
+  return 0;
+}
+
+async function attach(ctx: CommandContext, transcripts: Transcripts): Promise<number> {
+  if (ctx.argv.length > 0) throw new UsageError(`unexpected argument "${ctx.argv[0]}"`);
+  const seen = new Set(transcripts.transcriptIds().filter((id) => finished(transcripts, id)));
+  let waiting = false;
+  while (!ctx.signal.aborted) {
+    const next = transcripts.transcriptIds().sort().find((id) => !seen.has(id));
+    if (next === undefined) {
+      if (!waiting) console.error("no run in progress: waiting for the next one (Ctrl-C to stop)");
+      waiting = true;
+      await sleep(FOLLOW_MS, ctx.signal);
+      continue;
+    }
+    waiting = false;
+    seen.add(next);
+    await show(ctx, transcripts, next, true);
+  }
+  return 0;
+}
+
+/** Prints a transcript; with `follow`, keeps printing until its footer or Ctrl-C. */
+async function show(ctx: CommandContext, transcripts: Transcripts, id: string, follow: boolean) {
+  const renderer = new TranscriptRenderer();
+  let printed = 0;
+  while (true) {
+    const lines = transcripts.read(id);
+    // The last line may still be being written: only take complete ones.
+    const complete = follow ? lines.slice(0, Math.max(printed, lines.length - 1)) : lines;
+    for (const line of complete.slice(printed)) {
+      for (const out of renderer.line(line)) console.log(out);
+    }
+    printed = Math.max(printed, complete.length);
+    const ended = lines.some((l) => l.includes('"type":"wats_end"'));
+    if (ended) {
+      for (const line of lines.slice(printed)) {
+        for (const out of renderer.line(line)) console.log(out);
+      }
+      return;
+    }
+    if (!follow || ctx.signal.aborted) return;
+    await sleep(FOLLOW_MS, ctx.signal);
+  }
+}
+
+function pending(ctx: CommandContext): number {
+  const [what, id, ...rest] = ctx.argv;
+  if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
+  const drafts = readDrafts(`${ctx.paths.pendingDir}`);
+  const now = Date.now();
+  if (what === undefined) {
+    if (drafts.length === 0) {
+      console.log("no drafts waiting for review");
+      return 0;
+    }
+    for (const d of drafts) {
+      const answers = d.parent ? `answers ${d.parent.slice(0, 12)}` : "new thread";
+      console.log(
+        `${d.id}  ${age(now, d.createdAt)}  ${d.kind.padEnd(8)} ${answers}  run ${
+          d.runId ?? "-"
+        }  ` +
+          oneLine(d.title ?? d.text, 60),
+      );
+    }
+    return 0;
+  }
+  if (what !== "show" || id === undefined) throw new UsageError("use `wats agent pending show ID`");
+  const d = drafts.find((x) => x.id === id);
+  if (!d) {
+    throw new WatsError("review.unknown", `no draft ${id} is waiting: see \`wats agent pending\``);
+  }
+  const parent =
+    (d as PendingDraft & { parentSummary?: { author: string; kind: string; text: string } })
+      .parentSummary;
+  console.log(`draft ${d.id} · ${d.kind} by ${d.profile} · ${age(now, d.createdAt)} old`);
+  console.log(`run     ${d.runId ?? "-"}`);
+  console.log(`thread  ${d.thread ?? "(new thread)"}`);
+  if (d.parent) {
+    console.log(
+      `answers ${d.parent}${parent ? ` (${parent.kind} by ${parent.author.slice(0, 16)}…)` : ""}`,
+    );
+    if (parent) console.log(indent(parent.text));
+  }
+  if (d.title) console.log(`title   ${d.title}`);
+  console.log("text:");
+  console.log(indent(d.text));
+  return 0;
+}
+
+async function decide(ctx: CommandContext, what: "approve" | "reject"): Promise<number> {
+  const { values, positionals } = parse(ctx.argv, {
+    edit: { type: "boolean" },
+    reason: { type: "string" },
+  });
+  const [id, extra] = positionals;
+  if (id === undefined) throw new UsageError(`give the draft id: wats agent ${what} ID`);
+  if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
+  if (what === "approve" && values.reason !== undefined) {
+    throw new UsageError("--reason goes with reject");
+  }
+  if (what === "reject" && values.edit) throw new UsageError("--edit goes with approve");
+  let text: string | undefined;
+  if (values.edit) text = await editDraft(ctx, id);
+  const session = await connectDaemon(ctx.paths.socket);
+  try {
+    const args = what === "approve"
+      ? { id, ...(text !== undefined ? { text } : {}) }
+      : { id, reason: (values.reason as string | undefined) ?? "" };
+    console.log(await callText(session, what, args));
+    return 0;
+  } finally {
+    await session.close();
+  }
+}
+
+/** Opens $VISUAL/$EDITOR on the draft's text in the one temp file this command may write. */
+async function editDraft(ctx: CommandContext, id: string): Promise<string> {
+  const d = readDrafts(ctx.paths.pendingDir).find((x) => x.id === id);
+  if (!d) {
+    throw new WatsError("review.unknown", `no draft ${id} is waiting: see \`wats agent pending\``);
+  }
+  const editor = editorOf(ctx.env);
+  const file = editFile(ctx.env, id);
+  await Deno.writeTextFile(file, d.text, { mode: 0o600 });
+  try {
+    const r = await new Deno.Command(editor, {
+      args: [file],
+      stdin: "inherit",
+      stdout: "inherit",
+      stderr: "inherit",
+    })
+      .output();
+    if (!r.success) {
+      throw new WatsError(
+        "review.editor",
+        `${editor} exited with code ${r.code}: the draft is unchanged`,
+      );
+    }
+    const text = await Deno.readTextFile(file);
+    if (text.trim() === "") {
+      throw new WatsError("review.empty", "the edited text is empty: the draft is unchanged");
+    }
+    return text.replace(/\n$/, "");
+  } finally {
+    await Deno.remove(file).catch(() => {});
+  }
+}
+
+/** The editor `approve --edit` runs. */
+export function editorOf(env: Record<string, string>): string {
+  return env.VISUAL || env.EDITOR || "vi";
+}
+
+/** The only file `approve --edit` may write. */
+export function editFile(env: Record<string, string>, id: string): string {
+  return `${(env.TMPDIR || "/tmp").replace(/\/$/, "")}/wats-draft-${
+    id.replace(/[^0-9a-f]/g, "")
+  }.md`;
+}
+
+function readDrafts(dir: string): PendingDraft[] {
+  let names: string[];
+  try {
+    names = [...Deno.readDirSync(dir)].filter((e) => e.isFile && e.name.endsWith(".json")).map((
+      e,
+    ) => e.name);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return [];
+    throw err;
+  }
+  const out: PendingDraft[] = [];
+  for (const name of names) {
+    try {
+      out.push(JSON.parse(Deno.readTextFileSync(`${dir}/${name}`)));
+    } catch (err) {
+      console.error(
+        `warning: ${dir}/${name} is unreadable (${(err as Error).message}): fix or remove it`,
+      );
+    }
+  }
+  return out.sort((a, b) => a.createdAt - b.createdAt);
+}
+
+function readRunnerState(agentDir: string): RunnerStateFile | undefined {
+  try {
+    return JSON.parse(Deno.readTextFileSync(`${agentDir}/${RUNNER_STATE_FILE}`));
+  } catch {
+    return undefined;
+  }
+}
+
+function newest(transcripts: Transcripts): string | undefined {
+  return transcripts.transcriptIds().sort().at(-1);
+}
+
+function finished(transcripts: Transcripts, id: string): boolean {
+  return transcripts.read(id).some((l) => l.includes('"type":"wats_end"'));
+}
+
+type Options = Record<string, { type: "string" | "boolean"; short?: string }>;
+
+function parse(argv: string[], options: Options) {
+  try {
+    const r = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    return { values: r.values as Record<string, string | boolean | undefined>, positionals: r.positionals };
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(t);
+      resolve();
+    }, { once: true });
+  });
+}
+
+function age(nowMs: number, createdAtS: number): string {
+  const s = Math.max(0, Math.round(nowMs / 1000 - createdAtS));
+  if (s < 120) return `${s}s`;
+  if (s < 7200) return `${Math.round(s / 60)}m`;
+  return `${Math.round(s / 3600)}h`;
+}
+
+function oneLine(s: string, max: number): string {
+  const t = s.replace(/\s+/g, " ").trim();
+  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
+}
+
+function indent(s: string): string {
+  return s.split("\n").map((l) => `    ${l}`).join("\n");
+}
