@@ -1,0 +1,148 @@
+/**
+ * The spend budget (ADR 0011, "Budget"): per UTC day and per UTC month, spend is
+ * the sum of the costs the harness reports; runs that report no cost count
+ * against `agent.max_runs_per_day` instead. A budget is reached when what was
+ * used is at least the limit (so a limit of 0 allows nothing); the runner then
+ * pauses until the window resets. The ledger is restored from the runs index at
+ * start, so spend survives a restart.
+ *
+ * @module
+ */
+
+/** The limits, from settings. */
+export interface BudgetLimits {
+  /** `agent.max_usd_per_day`. */
+  usdPerDay: number;
+  /** `agent.max_usd_per_month`. */
+  usdPerMonth: number;
+  /** `agent.max_runs_per_day`: runs per UTC day that report no cost. */
+  runsPerDay: number;
+}
+
+/** One finished run as the ledger counts it. */
+export interface SpendRecord {
+  /** When the run ended, ms since the epoch: the window it counts in. */
+  at: number;
+  /** The reported cost; absent when the harness reported none. */
+  costUsd?: number;
+}
+
+/** Why runs are paused, and until when. */
+export interface BudgetBlock {
+  window: "day" | "month";
+  /** What was reached, for the log and status. */
+  reason: string;
+  /** When the window resets (ms since the epoch, a UTC midnight). */
+  resetsAt: number;
+}
+
+/** The budget at one moment. */
+export interface BudgetState {
+  usdToday: number;
+  usdMonth: number;
+  /** Every run that ended today. */
+  runsToday: number;
+  /** Runs that ended today without a reported cost. */
+  runsWithoutCostToday: number;
+  /** What a run may still spend: the smaller of what is left today and this month (≥ 0). */
+  usdLeft: number;
+  limits: BudgetLimits;
+  /** Set when a budget is reached. */
+  blocked?: BudgetBlock;
+}
+
+/** Midnight UTC at the start of the day of `ms`. */
+export function utcDayStart(ms: number): number {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
+}
+
+/** Midnight UTC of the first day of the month of `ms`. */
+export function utcMonthStart(ms: number): number {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+}
+
+/** The next UTC midnight after `ms`. */
+export function nextUtcDay(ms: number): number {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1);
+}
+
+/** Midnight UTC of the first day of the next month after `ms`. */
+export function nextUtcMonth(ms: number): number {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+}
+
+/** Spend so far in the current day and month windows. */
+export class BudgetLedger {
+  readonly #limits: BudgetLimits;
+  #records: SpendRecord[] = [];
+
+  constructor(limits: BudgetLimits) {
+    this.#limits = limits;
+  }
+
+  /** Replaces the records with `records` (from the runs index at start). */
+  restore(records: readonly SpendRecord[]): void {
+    this.#records = [...records];
+  }
+
+  /** Counts one finished run. */
+  record(rec: SpendRecord): void {
+    this.#records.push(rec);
+  }
+
+  /** The budget at `now`. */
+  state(now: number): BudgetState {
+    const day = utcDayStart(now);
+    const month = utcMonthStart(now);
+    // Older records can never count again.
+    this.#records = this.#records.filter((r) => r.at >= month);
+    let usdToday = 0, usdMonth = 0, runsToday = 0, runsWithoutCostToday = 0;
+    for (const r of this.#records) {
+      if (r.at > now) continue;
+      const cost = r.costUsd ?? 0;
+      usdMonth += cost;
+      if (r.at >= day) {
+        usdToday += cost;
+        runsToday++;
+        if (r.costUsd === undefined) runsWithoutCostToday++;
+      }
+    }
+    const l = this.#limits;
+    const usdLeft = Math.max(0, Math.min(l.usdPerDay - usdToday, l.usdPerMonth - usdMonth));
+    let blocked: BudgetBlock | undefined;
+    if (usdMonth >= l.usdPerMonth) {
+      blocked = {
+        window: "month",
+        reason: `the monthly budget is spent (${usd(usdMonth)} of agent.max_usd_per_month = ${
+          usd(l.usdPerMonth)
+        })`,
+        resetsAt: nextUtcMonth(now),
+      };
+    } else if (usdToday >= l.usdPerDay) {
+      blocked = {
+        window: "day",
+        reason: `the daily budget is spent (${usd(usdToday)} of agent.max_usd_per_day = ${
+          usd(l.usdPerDay)
+        })`,
+        resetsAt: nextUtcDay(now),
+      };
+    } else if (runsWithoutCostToday >= l.runsPerDay) {
+      blocked = {
+        window: "day",
+        reason: `${runsWithoutCostToday} runs without a reported cost today ` +
+          `(agent.max_runs_per_day = ${l.runsPerDay})`,
+        resetsAt: nextUtcDay(now),
+      };
+    }
+    return { usdToday, usdMonth, runsToday, runsWithoutCostToday, usdLeft, limits: l, blocked };
+  }
+}
+
+/** `$1.23`; small amounts keep four decimals (`$0.0012`). */
+export function usd(n: number): string {
+  return n !== 0 && Math.abs(n) < 0.01 ? `$${n.toFixed(4)}` : `$${n.toFixed(2)}`;
+}

@@ -1,0 +1,93 @@
+/**
+ * The interface every harness implements (DESIGN §6): build the command of a run,
+ * and read the CLI's output lines into run events and a final result. Each
+ * harness is a file in `src/runner/harnesses/`. Building is pure: the runner
+ * writes the files a command needs, spawns it and deletes the files after.
+ *
+ * @module
+ */
+
+/** The program that starts `wats` itself, e.g. the compiled binary, or `deno run … main.ts`. */
+export interface SelfCommand {
+  command: string;
+  /** Arguments before the wats subcommand. */
+  args: string[];
+}
+
+/** What a harness needs to build one run's command. */
+export interface RunContext {
+  runId: string;
+  /** The filled HEARTBEAT prompt, written to stdin. */
+  prompt: string;
+  /** `agent.max_turns`. */
+  maxTurns: number;
+  /** What is left of the budget (the smaller of day and month). */
+  maxBudgetUsd: number;
+  /** The per-run token the daemon minted, passed to `wats mcp` through the MCP config. */
+  token?: string;
+  agentProfile: string;
+  dataDir: string;
+  /** The working directory (locked access: the empty `<data dir>/agent/run`). */
+  cwd: string;
+  /** Where generated files (the MCP config) go; not inside `cwd`. */
+  configDir: string;
+  selfCommand: SelfCommand;
+  /** A validated `--settings` file with deny rules (safety), when there is one. */
+  settingsFile?: string;
+}
+
+/** A file the command needs, written before the spawn and removed after the run. */
+export interface HarnessFile {
+  path: string;
+  text: string;
+  mode: number;
+}
+
+/** One process to run. */
+export interface HarnessCommand {
+  program: string;
+  args: string[];
+  /** Added to the inherited environment (never cleared: the user's login may live there). */
+  env: Record<string, string>;
+  cwd: string;
+  /** Written to stdin, which is then closed. */
+  stdin: string;
+  files: HarnessFile[];
+}
+
+/** What happened during a run, read from the CLI's output. */
+export type RunEvent =
+  | { type: "init"; mcpServers: { name: string; status: string }[]; tools: string[] }
+  | { type: "text"; text: string }
+  | { type: "tool_call"; id?: string; name: string; args: unknown }
+  | { type: "tool_result"; id?: string; text: string; isError: boolean }
+  | { type: "cost"; usd: number }
+  | { type: "turns"; turns: number }
+  | { type: "error"; message: string };
+
+/** How a run ended, as the harness judges it. */
+export interface RunResult {
+  ok: boolean;
+  error?: string;
+  /** Only when the CLI reported one. */
+  costUsd?: number;
+  turns?: number;
+}
+
+/** Reads one run's output; one parser per run. */
+export interface OutputParser {
+  /** One output line in, the events it holds out (none for lines it does not know). */
+  push(line: string): RunEvent[];
+  /** The verdict after the process exited with `exitCode` (null: killed by a signal). */
+  finish(exitCode: number | null): RunResult;
+}
+
+/** A coding agent CLI the runner can wake. */
+export interface Harness {
+  /** `claude`, as in `agent.runtime` and transcript headers. */
+  readonly name: string;
+  /** Builds the command of one run. Throws `ConfigError` on a setting it cannot use. */
+  command(ctx: RunContext): HarnessCommand;
+  /** A fresh parser for one run's output. */
+  parser(): OutputParser;
+}

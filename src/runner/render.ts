@@ -1,0 +1,183 @@
+/**
+ * Transcripts and the runs index for people: `wats agent logs` and `attach`
+ * show a run as assistant text, tool calls with their arguments and tool results
+ * truncated, with the `wats_run` header and `wats_end` footer summarised;
+ * `wats agent runs` shows the index as a table with the spend against the
+ * budget. Pure: lines in, text out.
+ *
+ * @module
+ */
+
+import { BudgetLedger, type BudgetLimits, type BudgetState, usd } from "./budget.ts";
+import type { OutputParser, RunEvent } from "./harness.ts";
+import { ClaudeStreamParser } from "./harnesses/claude.ts";
+import type { RunFooter, RunHeader, RunIndexEntry, SpendLine } from "./transcripts.ts";
+
+/** How many characters of a tool result to show. */
+export const RESULT_CHARS = 300;
+
+/** Parsers for the harnesses whose output the renderer understands. */
+const PARSERS: Record<string, () => OutputParser> = {
+  claude: () => new ClaudeStreamParser(),
+};
+
+/** Options of the renderer. */
+export interface RenderOptions {
+  /** Tool results longer than this are cut (300 when unset). */
+  resultChars?: number;
+}
+
+/**
+ * Renders a transcript line by line, so `logs -f` and `attach` can print lines
+ * as they are written. Lines the harness parser does not know are skipped;
+ * lines that are not JSON are shown as they are.
+ */
+export class TranscriptRenderer {
+  readonly #max: number;
+  #parser: OutputParser | undefined;
+
+  constructor(opts: RenderOptions = {}) {
+    this.#max = opts.resultChars ?? RESULT_CHARS;
+  }
+
+  /** The human lines for one transcript line (often none). */
+  line(raw: string): string[] {
+    const obj = parse(raw);
+    if (obj === undefined) return raw.trim() === "" ? [] : [raw];
+    if (obj.type === "wats_run") return this.#header(obj as unknown as RunHeader);
+    if (obj.type === "wats_end") return [footerLine(obj as unknown as RunFooter)];
+    if (this.#parser === undefined) return [];
+    return this.#parser.push(raw).flatMap((e) => this.#event(e));
+  }
+
+  #header(h: RunHeader): string[] {
+    this.#parser = PARSERS[h.harness]?.();
+    const parts = [
+      `run ${h.id}`,
+      h.trigger,
+      `${h.events.length} event(s)`,
+      `started ${shortTime(h.started_at)}`,
+      h.harness,
+    ];
+    if (h.max_turns !== undefined) parts.push(`max ${h.max_turns} turns`);
+    if (h.max_budget_usd !== undefined) parts.push(`budget ${usd(h.max_budget_usd)}`);
+    const out = [`── ${parts.join(" · ")}`];
+    if (h.events.length > 0) out.push(`   events: ${h.events.join(", ")}`);
+    if (h.feedback && h.feedback.length > 0) out.push(`   feedback: ${h.feedback.join(", ")}`);
+    return out;
+  }
+
+  #event(e: RunEvent): string[] {
+    switch (e.type) {
+      case "init": {
+        const servers = e.mcpServers.map((s) => `${s.name} ${s.status}`).join(", ") || "none";
+        return [`   mcp: ${servers} · ${e.tools.length} tool(s)`];
+      }
+      case "text":
+        return e.text.split("\n");
+      case "tool_call":
+        return [`→ ${e.name} ${JSON.stringify(e.args)}`];
+      case "tool_result":
+        return [
+          `← ${e.isError ? "error: " : ""}${
+            truncate(e.text.replace(/\s+/g, " ").trim(), this.#max)
+          }`,
+        ];
+      case "error":
+        return [`! ${e.message}`];
+      default:
+        return [];
+    }
+  }
+}
+
+/** Renders a whole transcript. */
+export function renderTranscript(lines: readonly string[], opts: RenderOptions = {}): string {
+  const r = new TranscriptRenderer(opts);
+  return lines.flatMap((l) => r.line(l)).join("\n");
+}
+
+function footerLine(f: RunFooter): string {
+  const parts = [
+    `end: ${f.status}`,
+    `exit ${f.exit_code ?? "-"}`,
+    duration(f.duration_ms),
+    `${f.turns ?? "?"} turn(s)`,
+    f.cost_usd !== undefined ? usd(f.cost_usd) : "no cost reported",
+  ];
+  return `── ${parts.join(" · ")}${f.error ? `\n   error: ${f.error}` : ""}`;
+}
+
+/** The budget at `now`, from `Transcripts.spend(now)`, for the table's last line. */
+export function budgetOf(
+  spend: readonly SpendLine[],
+  limits: BudgetLimits,
+  now: number,
+): BudgetState {
+  const l = new BudgetLedger(limits);
+  l.restore(spend);
+  return l.state(now);
+}
+
+/** `wats agent runs`: one row per run, oldest first, then the spend against the budget. */
+export function renderRunsTable(entries: readonly RunIndexEntry[], budget?: BudgetState): string {
+  const head = ["RUN", "STARTED (UTC)", "TRIGGER", "EVENTS", "STATUS", "DURATION", "TURNS", "COST"];
+  const rows = entries.map((e) => [
+    e.id,
+    shortTime(e.started_at),
+    e.trigger,
+    String(e.events),
+    e.status,
+    duration(e.duration_ms),
+    e.turns !== undefined ? String(e.turns) : "-",
+    e.cost_usd !== undefined ? usd(e.cost_usd) : "-",
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const fmt = (r: string[]) => r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd();
+  const lines = entries.length === 0 ? ["no runs yet"] : [fmt(head), ...rows.map(fmt)];
+  if (budget) {
+    const l = budget.limits;
+    lines.push(
+      "",
+      `spend today ${usd(budget.usdToday)} of ${usd(l.usdPerDay)} · this month ${
+        usd(budget.usdMonth)
+      } of ${
+        usd(l.usdPerMonth)
+      } · runs without a cost today ${budget.runsWithoutCostToday} of ${l.runsPerDay}`,
+    );
+    if (budget.blocked) {
+      lines.push(
+        `paused: ${budget.blocked.reason} until ${
+          shortTime(new Date(budget.blocked.resetsAt).toISOString())
+        }`,
+      );
+    }
+  }
+  return lines.join("\n");
+}
+
+function truncate(s: string, max: number): string {
+  return s.length <= max ? s : `${s.slice(0, max)}… (${s.length - max} more chars)`;
+}
+
+function duration(ms: number): string {
+  if (ms < 1000) return `${ms}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const m = Math.floor(ms / 60_000);
+  return `${m}m${Math.round((ms % 60_000) / 1000)}s`;
+}
+
+function shortTime(iso: string): string {
+  return iso.replace("T", " ").replace(/\.\d+Z$/, "").replace(/Z$/, "");
+}
+
+function parse(raw: string): Record<string, unknown> | undefined {
+  const t = raw.trim();
+  if (!t.startsWith("{")) return undefined;
+  try {
+    const v = JSON.parse(t);
+    return typeof v === "object" && v !== null ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * Which new posts concern the agent (ADR 0011, "When it wakes the agent").
+ *
+ * An event of interest is an `ask`, or a direct reply to one of the agent's posts
+ * (its parent's author is the agent, so answers to its clarify count; sibling
+ * answers in the same thread do not). Only actionable kinds wake it; feedback
+ * kinds replying to its posts are remembered for the next run's prompt. Never the
+ * agent's own posts; with `agent.ignore_local`, never the node's other profiles;
+ * only authors in `agent.allow` when that list is not empty. On top of the rules,
+ * `agent.wakes_per_author_per_hour` caps how often one author can wake it.
+ *
+ * @module
+ */
+
+import { ConfigError } from "../errors.ts";
+import { authorKeyHex } from "../config/schema.ts";
+import { type RunnerPost, threadOf } from "./ports.ts";
+
+/** Kinds that can wake the agent. */
+export const ACTIONABLE_KINDS: ReadonlySet<string> = new Set([
+  "ask",
+  "answer",
+  "clarify",
+  "offer",
+  "claim",
+  "release",
+]);
+
+/** Kinds that never wake it: listed in the next run's prompt when they reply to the agent. */
+export const FEEDBACK_KINDS: ReadonlySet<string> = new Set(["react", "vouch", "progress", "note"]);
+
+/** What the runner does with one new post. */
+export type WakeDecision =
+  | { action: "wake"; reason: string; thread: string }
+  | { action: "feedback"; reason: string; thread: string }
+  | { action: "ignore"; reason: string };
+
+/** What the rules need to know. */
+export interface WakeContext {
+  /** The agent profile's author key (hex). */
+  agentKey: string;
+  /** Every author key this node signs for (its profiles, past ones included). */
+  localAuthors: () => ReadonlySet<string>;
+  /** `agent.ignore_local`. */
+  ignoreLocal: boolean;
+  /** `agent.allow`, as hex (see `normalizeAllow`); empty: anyone. */
+  allow: ReadonlySet<string>;
+  /** Looks up a post's parent. */
+  get: (id: string) => Pick<RunnerPost, "author"> | undefined;
+}
+
+/**
+ * Turns `agent.allow` entries (npub or 64 hex) into lowercase hex keys.
+ *
+ * @throws {ConfigError} code `agent.allow` naming an entry that is neither.
+ */
+export function normalizeAllow(entries: readonly string[]): Set<string> {
+  const out = new Set<string>();
+  for (const e of entries) {
+    const hex = authorKeyHex(e.trim());
+    if (hex === undefined) {
+      throw new ConfigError(
+        "agent.allow",
+        `agent.allow: "${e}" is not an author key: use an npub1… or 64 hex characters`,
+      );
+    }
+    out.add(hex);
+  }
+  return out;
+}
+
+/** Applies the wake rules to one new post. Pure: the per-author cap is `WakeLimiter`. */
+export function classifyPost(post: RunnerPost, ctx: WakeContext): WakeDecision {
+  const short = post.id.slice(0, 12);
+  if (post.author === ctx.agentKey) {
+    return { action: "ignore", reason: `${post.kind} ${short} is the agent's own post` };
+  }
+  if (ctx.ignoreLocal && ctx.localAuthors().has(post.author)) {
+    return {
+      action: "ignore",
+      reason: `${post.kind} ${short} is by another profile of this node (agent.ignore_local)`,
+    };
+  }
+  if (ctx.allow.size > 0 && !ctx.allow.has(post.author)) {
+    return { action: "ignore", reason: `${post.kind} ${short} is by an author not in agent.allow` };
+  }
+  const parent = post.parent !== undefined ? ctx.get(post.parent) : undefined;
+  const repliesToAgent = parent !== undefined && parent.author === ctx.agentKey;
+  const thread = threadOf(post);
+  if (ACTIONABLE_KINDS.has(post.kind)) {
+    if (post.kind === "ask") return { action: "wake", reason: `new ask ${short}`, thread };
+    if (repliesToAgent) {
+      return {
+        action: "wake",
+        reason: `${post.kind} ${short} replies to the agent's post`,
+        thread,
+      };
+    }
+    return {
+      action: "ignore",
+      reason: `${post.kind} ${short} does not reply to the agent's posts`,
+    };
+  }
+  if (FEEDBACK_KINDS.has(post.kind)) {
+    if (repliesToAgent) {
+      return { action: "feedback", reason: `${post.kind} ${short} on the agent's post`, thread };
+    }
+    return { action: "ignore", reason: `${post.kind} ${short} is feedback on someone else's post` };
+  }
+  return { action: "ignore", reason: `${post.kind} ${short} never wakes the agent` };
+}
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * `agent.wakes_per_author_per_hour`: how many posts by one author may wake the
+ * agent in any sliding hour (0: unlimited). Counts only posts that woke it.
+ */
+export class WakeLimiter {
+  readonly #max: number;
+  readonly #wakes = new Map<string, number[]>();
+
+  constructor(maxPerHour: number) {
+    this.#max = maxPerHour;
+  }
+
+  /** Records a wake by `author` at `now` and returns true, or false when the cap is reached. */
+  take(author: string, now: number): boolean {
+    if (this.#max <= 0) return true;
+    const recent = (this.#wakes.get(author) ?? []).filter((t) => now - t < HOUR_MS);
+    if (recent.length >= this.#max) {
+      this.#wakes.set(author, recent);
+      return false;
+    }
+    recent.push(now);
+    this.#wakes.set(author, recent);
+    return true;
+  }
+}

@@ -1,0 +1,115 @@
+import assert from "node:assert/strict";
+import { budgetOf, renderRunsTable, renderTranscript } from "../../src/runner/render.ts";
+import type { RunIndexEntry } from "../../src/runner/transcripts.ts";
+import { assistant, init, RESULT_SUCCESS, toolResult } from "./claude_samples.ts";
+
+Deno.test("logs show assistant text, tool calls with arguments, truncated results, and summarise header and footer", () => {
+  const long = "x".repeat(1000);
+  const text = renderTranscript([
+    JSON.stringify({
+      type: "wats_run",
+      id: "20261015T120000123Z-a1b2c3",
+      trigger: "events",
+      events: ["e1", "e2"],
+      started_at: "2026-10-15T12:00:00.123Z",
+      harness: "claude",
+      max_turns: 10,
+      max_budget_usd: 1.5,
+    }),
+    init([{ name: "wats", status: "connected" }], ["mcp__wats__answer"]),
+    assistant("m1", { type: "text", text: "Reading the thread." }),
+    assistant("m1", {
+      type: "tool_use",
+      id: "t1",
+      name: "mcp__wats__answer",
+      input: { parent: "e1", text: "Use X." },
+    }),
+    toolResult("t1", long),
+    RESULT_SUCCESS,
+    JSON.stringify({
+      type: "wats_end",
+      status: "ok",
+      exit_code: 0,
+      duration_ms: 12_345,
+      turns: 2,
+      cost_usd: 0.001227,
+    }),
+  ]);
+  const lines = text.split("\n");
+  assert.equal(
+    lines[0],
+    "── run 20261015T120000123Z-a1b2c3 · events · 2 event(s) · started 2026-10-15 12:00:00 · claude · max 10 turns · budget $1.50",
+  );
+  assert.equal(lines[1], "   events: e1, e2");
+  assert.equal(lines[2], "   mcp: wats connected · 1 tool(s)");
+  assert.equal(lines[3], "Reading the thread.");
+  assert.equal(lines[4], '→ mcp__wats__answer {"parent":"e1","text":"Use X."}');
+  assert.equal(lines[5], `← ${"x".repeat(300)}… (700 more chars)`);
+  assert.equal(lines[6], "── end: ok · exit 0 · 12.3s · 2 turn(s) · $0.0012");
+  assert.equal(lines.length, 7);
+});
+
+Deno.test("a failed run's footer shows its error", () => {
+  const text = renderTranscript([
+    JSON.stringify({
+      type: "wats_end",
+      status: "timeout",
+      exit_code: null,
+      duration_ms: 600_000,
+      error: "timed out after agent.timeout = 10m",
+    }),
+  ]);
+  assert.equal(
+    text,
+    "── end: timeout · exit - · 10m0s · ? turn(s) · no cost reported\n   error: timed out after agent.timeout = 10m",
+  );
+});
+
+Deno.test("runs shows a table with the spend against the budget", () => {
+  const now = Date.UTC(2026, 9, 15, 13);
+  const entries: RunIndexEntry[] = [
+    {
+      id: "20261015T120000123Z-a1b2c3",
+      trigger: "events",
+      events: 2,
+      started_at: "2026-10-15T12:00:00.123Z",
+      ended_at: "2026-10-15T12:00:12.468Z",
+      harness: "claude",
+      status: "ok",
+      exit_code: 0,
+      duration_ms: 12_345,
+      turns: 3,
+      cost_usd: 0.25,
+    },
+    {
+      id: "20261015T124500000Z-00ff00",
+      trigger: "heartbeat",
+      events: 0,
+      started_at: "2026-10-15T12:45:00.000Z",
+      ended_at: "2026-10-15T12:55:00.000Z",
+      harness: "claude",
+      status: "timeout",
+      exit_code: null,
+      duration_ms: 600_000,
+    },
+  ];
+  const text = renderRunsTable(
+    entries,
+    budgetOf(entries.map((e) => ({ at: Date.parse(e.ended_at), costUsd: e.cost_usd })), {
+      usdPerDay: 2,
+      usdPerMonth: 20,
+      runsPerDay: 48,
+    }, now),
+  );
+  assert.equal(
+    text,
+    [
+      "RUN                         STARTED (UTC)        TRIGGER    EVENTS  STATUS   DURATION  TURNS  COST",
+      "20261015T120000123Z-a1b2c3  2026-10-15 12:00:00  events     2       ok       12.3s     3      $0.25",
+      "20261015T124500000Z-00ff00  2026-10-15 12:45:00  heartbeat  0       timeout  10m0s     -      -",
+      "",
+      "spend today $0.25 of $2.00 · this month $0.25 of $20.00 · runs without a cost today 1 of 48",
+    ].join("\n"),
+  );
+  assert.equal(renderRunsTable([]), "no runs yet");
+});

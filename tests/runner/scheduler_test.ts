@@ -1,0 +1,583 @@
+import assert from "node:assert/strict";
+import { defaultSettings } from "../../src/config/schema.ts";
+import {
+  CURSOR_META_KEY,
+  Runner,
+  type RunnerOptions,
+  type RunnerSettings,
+} from "../../src/runner/scheduler.ts";
+import { newRunId, Transcripts } from "../../src/runner/transcripts.ts";
+import {
+  AGENT,
+  BOB,
+  CAROL,
+  FakeHarness,
+  FakeSpawner,
+  FakeStore,
+  FakeTime,
+  MemoryLog,
+  PERSON,
+} from "./fakes.ts";
+
+const SEC = 1000;
+const MIN = 60 * SEC;
+const HOUR = 60 * MIN;
+/** 2026-10-15 12:00:00 UTC. */
+const T0 = Date.UTC(2026, 9, 15, 12);
+
+interface Rig {
+  runner: Runner;
+  time: FakeTime;
+  store: FakeStore;
+  spawner: FakeSpawner;
+  harness: FakeHarness;
+  log: MemoryLog;
+  transcripts: Transcripts;
+  tokens: string[];
+  ended: string[];
+  dir: string;
+  /** Stores a post and tells the runner, as Store.onInsert does. */
+  post(p: Parameters<FakeStore["add"]>[0]): ReturnType<FakeStore["add"]>;
+  cleanup(): void;
+}
+
+function rig(
+  settings: Partial<RunnerSettings> = {},
+  opts: { start?: number; transcriptsDir?: string } = {},
+): Rig {
+  const dir = opts.transcriptsDir ?? Deno.makeTempDirSync({ prefix: "wats-runner-sched-" });
+  const time = new FakeTime(opts.start ?? T0);
+  const store = new FakeStore();
+  const spawner = new FakeSpawner();
+  const harness = new FakeHarness();
+  const log = new MemoryLog();
+  const transcripts = new Transcripts({
+    runsDir: `${dir}/agent/runs`,
+    runsIndex: `${dir}/agent/runs.jsonl`,
+  });
+  const tokens: string[] = [];
+  const ended: string[] = [];
+  const all = {
+    ...defaultSettings(),
+    "agent.profile": "alice-agent",
+    "agent.every": 30 * SEC,
+    "agent.heartbeat": 0,
+    ...settings,
+  };
+  const o: RunnerOptions = {
+    clock: time,
+    timers: time,
+    log,
+    store,
+    harness,
+    spawn: spawner.spawn,
+    transcripts,
+    settings: all,
+    agentKey: AGENT,
+    user: "alice",
+    localAuthors: () => new Set([AGENT, PERSON]),
+    template: "{reasons}\n{cursor}\n{events}",
+    paths: { dataDir: dir, runDir: `${dir}/agent/run`, configDir: `${dir}/agent/run-config` },
+    selfCommand: { command: "wats", args: [] },
+    onRunStart: (id) => {
+      const t = `token-${id}`;
+      tokens.push(t);
+      return t;
+    },
+    onRunEnd: (e) => void ended.push(e.id),
+  };
+  const runner = new Runner(o);
+  return {
+    runner,
+    time,
+    store,
+    spawner,
+    harness,
+    log,
+    transcripts,
+    tokens,
+    ended,
+    dir,
+    post(p) {
+      const added = store.add(p);
+      runner.onPosts([added]);
+      return added;
+    },
+    cleanup: () => Deno.removeSync(dir, { recursive: true }),
+  };
+}
+
+Deno.test("debounce: events arriving in the agent.every window join one run", async () => {
+  const r = rig();
+  try {
+    r.runner.start();
+    const a = r.post({ author: BOB, kind: "ask" });
+    await r.time.advance(10 * SEC);
+    const b = r.post({ author: CAROL, kind: "ask" });
+    await r.time.advance(19 * SEC);
+    assert.equal(r.spawner.procs.length, 0, "still in the window");
+    await r.time.advance(1 * SEC);
+    assert.equal(r.spawner.procs.length, 1);
+    const prompt = r.spawner.last.request.stdin;
+    assert.ok(prompt.includes(a.id) && prompt.includes(b.id), prompt);
+    r.spawner.last.finish({ ok: true, costUsd: 0.1, turns: 2 });
+    await r.runner.whenIdle();
+    const [entry] = r.transcripts.index();
+    assert.equal(entry.trigger, "events");
+    assert.equal(entry.events, 2);
+    assert.equal(entry.status, "ok");
+    assert.equal(entry.cost_usd, 0.1);
+    assert.ok(r.log.matching("queued: new ask").length === 2);
+    await r.time.advance(HOUR);
+    assert.equal(r.spawner.procs.length, 1, "no further run without news");
+  } finally {
+    r.cleanup();
+  }
+});
+
+Deno.test("heartbeat: a run every agent.heartbeat even with nothing new", async () => {
+  const r = rig({ "agent.heartbeat": HOUR });
+  try {
+    r.runner.start();
+    await r.time.advance(HOUR - 1);
+    assert.equal(r.spawner.procs.length, 0);
+    await r.time.advance(1);
+    assert.equal(r.spawner.procs.length, 1);
+    assert.match(r.spawner.last.request.stdin, /heartbeat \(agent\.heartbeat = 1h\)/);
+    r.spawner.last.finish();
+    await r.runner.whenIdle();
+    assert.equal(r.transcripts.index()[0].trigger, "heartbeat");
+    await r.time.advance(HOUR);
+    assert.equal(r.spawner.procs.length, 2);
+  } finally {
+    r.cleanup();
+  }
+});
+
+Deno.test("ignored and feedback posts never start a run; feedback is listed in the next run's prompt", async () => {
+  const r = rig();
+  try {
+    r.runner.start();
+    const ask = r.post({ author: BOB, kind: "ask" });
+    await r.time.advance(30 * SEC);
+    const mine = r.store.reply(ask, AGENT, "answer");
+    r.runner.onPosts([mine]);
+    r.spawner.last.finish();
+    await r.runner.whenIdle();
+    const vouch = r.post({ author: CAROL, kind: "vouch", root: ask.id, parent: mine.id });
+    r.post({ author: CAROL, kind: "answer", root: ask.id, parent: ask.id }); // sibling answer
+    r.post({ author: PERSON, kind: "ask" }); // a local profile
+    await r.time.advance(HOUR);
+    assert.equal(r.spawner.procs.length, 1);
+    assert.ok(
+      r.log.lines.some((l) =>
+        l.level === "debug" && l.message.includes("does not reply to the agent")
+      ),
+    );
+    r.post({ author: BOB, kind: "ask" });
+    await r.time.advance(30 * SEC);
+    assert.equal(r.spawner.procs.length, 2);
+    assert.match(
+      r.spawner.last.request.stdin,
+      new RegExp(`Feedback on your posts[^]*${vouch.id}: vouch`),
+    );
+  } finally {
+    r.cleanup();
+  }
+});
+
+Deno.test("one run at a time: events during a run wait for the next run", async () => {
+  const r = rig();
+  try {
+    r.runner.start();
+    r.post({ author: BOB, kind: "ask" });
+    await r.time.advance(30 * SEC);
+    assert.equal(r.spawner.procs.length, 1);
+    assert.equal(r.runner.status().state, "running");
+    const late = r.post({ author: CAROL, kind: "ask" });
+    await r.time.advance(5 * MIN);
+    assert.equal(r.spawner.procs.length, 1, "no second run while one runs");
+    r.spawner.last.finish();
+    await r.runner.whenIdle();
+    await r.time.advance(0);
+    assert.equal(r.spawner.procs.length, 2, "the debounce had passed: the next run starts at once");
+    assert.ok(r.spawner.last.request.stdin.includes(late.id));
+  } finally {
+    r.cleanup();
+  }
+});
+
+Deno.test("agent.max_runs_per_hour skips a due run, logs the hourly cap, and runs when the hour allows", async () => {
+  const r = rig({ "agent.max_runs_per_hour": 2 });
+  try {
+    r.runner.start();
+    for (let i = 0; i < 2; i++) {
+      r.post({ author: BOB, kind: "ask" });
+      await r.time.advance(30 * SEC);
+      r.spawner.last.finish();
+      await r.runner.whenIdle();
+    }
+    assert.equal(r.spawner.procs.length, 2);
+    r.post({ author: BOB, kind: "ask" });
+    await r.time.advance(30 * SEC);
+    assert.equal(r.spawner.procs.length, 2);
+    assert.equal(r.log.matching("run skipped: hourly cap (agent.max_runs_per_hour = 2)").length, 1);
+    assert.equal(r.time.pending(), 1);
+    // The first run started at T0 + 30 s: it leaves the hour at T0 + 1 h 30 s.
+    await r.time.advanceTo(T0 + HOUR + 30 * SEC - 1);
+    assert.equal(r.spawner.procs.length, 2);
+    await r.time.advance(1);
+    assert.equal(r.spawner.procs.length, 3);
+  } finally {
+    r.cleanup();
+  }
+});
+
+Deno.test("agent.timeout kills the run and records it as timed out", async () => {
+  const r = rig({ "agent.timeout": 10 * MIN });
+  try {
+    r.runner.start();
+    r.post({ author: BOB, kind: "ask" });
+    await r.time.advance(30 * SEC);
+    const p = r.spawner.last;
+    p.lines.push('{"partial": true}');
+    await r.time.advance(10 * MIN - 1);
+    assert.equal(p.killed, 0);
+    await r.time.advance(1);
+    assert.equal(p.killed, 1);
+    await r.runner.whenIdle();
+    const [entry] = r.transcripts.index();
+    assert.equal(entry.status, "timeout");
+    assert.equal(entry.exit_code, null);
+    assert.equal(entry.error, "timed out after agent.timeout = 10m");
+    assert.equal(entry.duration_ms, 10 * MIN);
+    assert.deepEqual(r.ended, [entry.id]);
+    const lines = r.transcripts.read(entry.id);
+    assert.equal(lines[1], '{"partial": true}');
+  } finally {
+    r.cleanup();
+  }
+});
+
+Deno.test("a reached daily budget pauses runs until the next UTC day, logged once", async () => {
+  const r = rig({ "agent.max_usd_per_day": 1, "agent.heartbeat": HOUR });
+  try {
+    r.runner.start();
+    r.post({ author: BOB, kind: "ask" });
+    await r.time.advance(30 * SEC);
+    r.spawner.last.finish({ ok: true, costUsd: 1.2 });
+    await r.runner.whenIdle();
+    for (let i = 0; i < 3; i++) {
+      r.post({ author: BOB, kind: "ask" });
+      await r.time.advance(2 * HOUR);
+    }
+    assert.equal(r.spawner.procs.length, 1);
+    assert.equal(r.log.matching("agent runs paused").length, 1);
+    assert.match(
+      r.log.matching("agent runs paused")[0],
+      /daily budget is spent \(\$1\.20 of agent\.max_usd_per_day = \$1\.00\); they resume at 2026-10-16T00:00:00\.000Z/,
+    );
+    const st = r.runner.status();
+    assert.equal(st.state, "paused");
+    assert.equal(st.resumesAt, Date.UTC(2026, 9, 16));
+    assert.equal(r.time.pending(), 1, "one timer: the reset");
+    await r.time.advanceTo(Date.UTC(2026, 9, 16) - 1);
+    assert.equal(r.spawner.procs.length, 1);
+    await r.time.advance(1);
+    assert.equal(r.spawner.procs.length, 2, "the queued events run when the day resets");
+    assert.equal(r.log.matching("agent runs resumed").length, 1);
+    assert.equal(r.spawner.last.request.stdin.match(/: ask by/g)?.length, 3);
+  } finally {
+    r.cleanup();
+  }
+});
+
+Deno.test("a reached monthly budget pauses runs until the first of the next month", async () => {
+  const r = rig({ "agent.max_usd_per_day": 10, "agent.max_usd_per_month": 1.5 });
+  try {
+    r.runner.start();
+    r.post({ author: BOB, kind: "ask" });
+    await r.time.advance(30 * SEC);
+    r.spawner.last.finish({ ok: true, costUsd: 1.6 });
+    await r.runner.whenIdle();
+    r.post({ author: BOB, kind: "ask" });
+    await r.time.advance(30 * SEC);
+    assert.equal(r.runner.status().resumesAt, Date.UTC(2026, 10, 1));
+    assert.match(r.log.matching("agent runs paused")[0], /monthly budget/);
+    await r.time.advanceTo(Date.UTC(2026, 10, 1));
+    assert.equal(r.spawner.procs.length, 2);
+  } finally {
+    r.cleanup();
+  }
+});
+
+Deno.test("runs without a reported cost count against agent.max_runs_per_day", async () => {
+  const r = rig({ "agent.max_runs_per_day": 2 });
+  try {
+    r.runner.start();
+    for (let i = 0; i < 3; i++) {
+      r.post({ author: BOB, kind: "ask" });
+      await r.time.advance(30 * SEC);
+      if (r.spawner.procs.length === i + 1) {
+        r.spawner.last.finish({ ok: true }); // no cost
+        await r.runner.whenIdle();
+      }
+    }
+    assert.equal(r.spawner.procs.length, 2);
+    assert.match(
+      r.log.matching("agent runs paused")[0],
+      /2 runs without a reported cost today \(agent\.max_runs_per_day = 2\)/,
+    );
+    assert.equal(r.runner.status().budget.runsWithoutCostToday, 2);
+  } finally {
+    r.cleanup();
+  }
+});
+
+Deno.test("runs that report a cost do not count against agent.max_runs_per_day", async () => {
+  const r = rig({ "agent.max_runs_per_day": 1 });
+  try {
+    r.runner.start();
+    for (let i = 0; i < 3; i++) {
+      r.post({ author: BOB, kind: "ask" });
+      await r.time.advance(30 * SEC);
+      r.spawner.last.finish({ ok: true, costUsd: 0.01 });
+      await r.runner.whenIdle();
+    }
+    assert.equal(r.spawner.procs.length, 3);
+  } finally {
+    r.cleanup();
+  }
+});
+
+Deno.test("each run gets the budget left as its max budget, restored from the index after a restart", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "wats-runner-sched-" });
+  const first = rig({ "agent.max_usd_per_day": 2, "agent.max_usd_per_month": 20 }, {
+    transcriptsDir: dir,
+  });
+  first.runner.start();
+  first.post({ author: BOB, kind: "ask" });
+  await first.time.advance(30 * SEC);
+  assert.equal(first.harness.contexts[0].maxBudgetUsd, 2);
+  first.spawner.last.finish({ ok: true, costUsd: 0.5 });
+  await first.runner.whenIdle();
+  await first.runner.stop();
+
+  // A new daemon on the same data directory, later the same day.
+  const second = rig({ "agent.max_usd_per_day": 2, "agent.max_usd_per_month": 20 }, {
+    transcriptsDir: dir,
+    start: T0 + 2 * HOUR,
+  });
+  try {
+    second.runner.start();
+    assert.equal(second.runner.status().budget.usdToday, 0.5);
+    second.post({ author: BOB, kind: "ask" });
+    await second.time.advance(30 * SEC);
+    assert.equal(second.harness.contexts[0].maxBudgetUsd, 1.5);
+  } finally {
+    second.cleanup();
+  }
+});
+
+Deno.test("the max budget is the month's remainder when that is smaller than the day's", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "wats-runner-sched-" });
+  // Spend earlier this month, written to the index as a past run.
+  const t = new Transcripts({ runsDir: `${dir}/agent/runs`, runsIndex: `${dir}/agent/runs.jsonl` });
+  const past = Date.UTC(2026, 9, 3);
+  t.begin({
+    id: newRunId(past),
+    trigger: "events",
+    events: [],
+    started_at: new Date(past).toISOString(),
+    harness: "fake",
+  })
+    .end({ status: "ok", exit_code: 0, duration_ms: 1000, cost_usd: 19.25 }, past + 1000);
+  const r = rig({ "agent.max_usd_per_day": 2, "agent.max_usd_per_month": 20 }, {
+    transcriptsDir: dir,
+  });
+  try {
+    r.runner.start();
+    r.post({ author: BOB, kind: "ask" });
+    await r.time.advance(30 * SEC);
+    assert.equal(r.harness.contexts[0].maxBudgetUsd, 0.75);
+  } finally {
+    r.cleanup();
+  }
+});
+
+Deno.test("an idle runner holds at most one timer: its next deadline", async () => {
+  const quiet = rig();
+  try {
+    quiet.runner.start();
+    assert.equal(quiet.time.pending(), 0, "no heartbeat, nothing queued: no timer at all");
+  } finally {
+    quiet.cleanup();
+  }
+  const r = rig({ "agent.heartbeat": HOUR });
+  try {
+    r.runner.start();
+    assert.equal(r.time.pending(), 1);
+    assert.equal(r.time.nextAt(), T0 + HOUR);
+    r.post({ author: BOB, kind: "ask" });
+    assert.equal(r.time.pending(), 1);
+    assert.equal(r.time.nextAt(), T0 + 30 * SEC, "the debounce comes first");
+    r.post({ author: CAROL, kind: "ask" });
+    assert.equal(r.time.pending(), 1);
+    await r.time.advance(30 * SEC);
+    r.spawner.last.finish();
+    await r.runner.whenIdle();
+    assert.equal(r.time.pending(), 1);
+    assert.equal(r.time.nextAt(), T0 + 30 * SEC + HOUR, "the heartbeat counts from the last run");
+    assert.equal(r.runner.status().nextAt, T0 + 30 * SEC + HOUR);
+  } finally {
+    r.cleanup();
+  }
+});
+
+Deno.test("a looping thread is paused, logged once, and resumes when a third author posts", async () => {
+  const r = rig({ "agent.loop_max_exchanges": 4 });
+  try {
+    r.runner.start();
+    const ask = r.post({ author: BOB, kind: "ask" });
+    let last = ask;
+    // Turns: BOB (ask), AGENT, BOB, AGENT = 4 so far.
+    for (const who of [AGENT, BOB, AGENT]) {
+      last = r.store.reply(last, who, "answer");
+      r.runner.onPosts([last]);
+    }
+    await r.time.advance(30 * SEC);
+    assert.equal(r.spawner.procs.length, 1, "4 turns: not a loop yet");
+    r.spawner.last.finish();
+    await r.runner.whenIdle();
+    const fifth = r.post({ author: BOB, kind: "answer", root: ask.id, parent: last.id });
+    const sixth = r.post({ author: BOB, kind: "clarify", root: ask.id, parent: last.id });
+    await r.time.advance(HOUR);
+    assert.equal(r.spawner.procs.length, 1, "5 turns: paused");
+    assert.deepEqual(
+      r.log.matching("agent wake paused"),
+      [`agent wake paused: loop detected in thread ${ask.id} (agent.loop_max_exchanges = 4)`],
+    );
+    assert.deepEqual(r.runner.status().pausedThreads, [ask.id]);
+    assert.equal(r.runner.status().queued, 2, "its events stay queued");
+    assert.equal(r.time.pending(), 0, "nothing to wait for");
+    // A third author posts (a note that wakes nobody by itself).
+    r.post({ author: CAROL, kind: "note", root: ask.id, parent: ask.id });
+    await r.time.advance(30 * SEC);
+    assert.equal(r.spawner.procs.length, 2);
+    const prompt = r.spawner.last.request.stdin;
+    assert.ok(prompt.includes(fifth.id) && prompt.includes(sixth.id));
+    assert.equal(r.log.matching("agent wake paused").length, 1);
+  } finally {
+    r.cleanup();
+  }
+});
+
+Deno.test("agent.wakes_per_author_per_hour drops wakes beyond the cap", async () => {
+  const r = rig({ "agent.wakes_per_author_per_hour": 1 });
+  try {
+    r.runner.start();
+    const a = r.post({ author: BOB, kind: "ask" });
+    const b = r.post({ author: BOB, kind: "ask" });
+    await r.time.advance(30 * SEC);
+    const prompt = r.spawner.last.request.stdin;
+    assert.ok(prompt.includes(a.id));
+    assert.ok(!prompt.includes(b.id));
+    assert.equal(r.log.matching("agent.wakes_per_author_per_hour = 1").length, 1);
+  } finally {
+    r.cleanup();
+  }
+});
+
+Deno.test("each run gets a token from onRunStart, the cursor, and a transcript of its output", async () => {
+  const r = rig();
+  try {
+    r.runner.start();
+    r.store.add({ author: BOB, kind: "note" });
+    const ask = r.post({ author: BOB, kind: "ask" });
+    await r.time.advance(30 * SEC);
+    const ctx = r.harness.contexts[0];
+    assert.equal(ctx.token, r.tokens[0]);
+    assert.equal(ctx.maxTurns, 10);
+    assert.equal(ctx.agentProfile, "alice-agent");
+    assert.equal(ctx.cwd, `${r.dir}/agent/run`);
+    // First run: the cursor is just before the first event.
+    assert.match(
+      r.spawner.last.request.stdin,
+      new RegExp(`^- new ask ${ask.id.slice(0, 12)}\\n${ask.seq - 1}\\n`, "m"),
+    );
+    assert.equal(r.store.getMeta(CURSOR_META_KEY), String(r.store.maxSeq()));
+    r.spawner.last.lines.push('{"type":"assistant"}');
+    r.spawner.last.finish({ ok: false, error: "model said no" }, 1);
+    await r.runner.whenIdle();
+    const [entry] = r.transcripts.index();
+    assert.equal(entry.status, "error");
+    assert.equal(entry.error, "model said no");
+    const lines = r.transcripts.read(entry.id);
+    assert.equal(JSON.parse(lines[0]).type, "wats_run");
+    assert.deepEqual(JSON.parse(lines[0]).events, [ask.id]);
+    assert.equal(lines[1], '{"type":"assistant"}');
+    assert.equal(JSON.parse(lines.at(-1)!).type, "wats_end");
+    assert.deepEqual(r.ended, [entry.id]);
+  } finally {
+    r.cleanup();
+  }
+});
+
+Deno.test("stop kills the current run and records it as stopped; no run starts after", async () => {
+  const r = rig({ "agent.heartbeat": HOUR });
+  try {
+    r.runner.start();
+    r.post({ author: BOB, kind: "ask" });
+    await r.time.advance(30 * SEC);
+    await r.runner.stop();
+    assert.equal(r.spawner.last.killed, 1);
+    assert.equal(r.transcripts.index()[0].status, "stopped");
+    assert.equal(r.time.pending(), 0);
+    r.post({ author: BOB, kind: "ask" });
+    await r.time.advance(2 * HOUR);
+    assert.equal(r.spawner.procs.length, 1);
+    assert.equal(r.runner.status().state, "stopped");
+  } finally {
+    r.cleanup();
+  }
+});
+
+Deno.test("a halt cancels the current run and holds runs until resume", async () => {
+  const r = rig();
+  try {
+    r.runner.start();
+    r.post({ author: BOB, kind: "ask" });
+    await r.time.advance(30 * SEC);
+    r.runner.halt("halt by guardian");
+    await r.runner.whenIdle();
+    assert.equal(r.transcripts.index()[0].status, "halted");
+    r.post({ author: BOB, kind: "ask" });
+    await r.time.advance(HOUR);
+    assert.equal(r.spawner.procs.length, 1);
+    assert.equal(r.runner.status().state, "halted");
+    r.runner.resume();
+    await r.time.advance(0);
+    assert.equal(r.spawner.procs.length, 2);
+  } finally {
+    r.cleanup();
+  }
+});
+
+Deno.test("a harness that cannot build its command leaves an error transcript and the runner goes on", async () => {
+  const r = rig({ "agent.max_turns": 0 });
+  try {
+    r.harness.command = () => {
+      throw new Error("agent.max_turns is 0: it must be a whole number ≥ 1");
+    };
+    r.runner.start();
+    r.post({ author: BOB, kind: "ask" });
+    await r.time.advance(30 * SEC);
+    await r.runner.whenIdle();
+    const [entry] = r.transcripts.index();
+    assert.equal(entry.status, "error");
+    assert.match(entry.error!, /agent\.max_turns/);
+    assert.equal(r.runner.status().state, "idle");
+  } finally {
+    r.cleanup();
+  }
+});

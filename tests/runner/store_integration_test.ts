@@ -1,0 +1,77 @@
+import assert from "node:assert/strict";
+import { defaultSettings } from "../../src/config/schema.ts";
+import { log } from "../../src/log.ts";
+import { checkThread } from "../../src/runner/loop_detector.ts";
+import type { RunnerLog } from "../../src/runner/ports.ts";
+import { Runner } from "../../src/runner/scheduler.ts";
+import { Transcripts } from "../../src/runner/transcripts.ts";
+import { Store } from "../../src/store/store.ts";
+import { alice, bob, carol, post, reply, tempStore } from "../store/post_factory.ts";
+import { FakeHarness, FakeSpawner, FakeTime } from "./fakes.ts";
+
+Deno.test("a loop pause lives in the store: it holds after reopening, and a third author lifts it", async () => {
+  const { store, path, dir } = await tempStore();
+  let reopened: Store | undefined;
+  try {
+    const agent = alice.pubkey;
+    const ask = post(bob, "ask", "how?");
+    const events = [ask];
+    for (let i = 1; i < 31; i++) {
+      events.push(reply(i % 2 === 1 ? alice : bob, "answer", `turn ${i}`, events.at(-1)!));
+    }
+    store.insert(events);
+    assert.equal(checkThread(store, ask.id, agent, 30).paused, true);
+    store.close();
+    reopened = Store.open(path);
+    assert.equal(checkThread(reopened, ask.id, agent, 30).paused, true, "after a restart");
+    reopened.insert([reply(carol, "note", "you two are looping", ask)]);
+    assert.equal(checkThread(reopened, ask.id, agent, 30).paused, false);
+  } finally {
+    reopened?.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the runner takes the store's inserts and LogTape's logger as they are", async () => {
+  const { store, dir, cleanup } = await tempStore();
+  try {
+    const time = new FakeTime(Date.UTC(2026, 9, 15, 12));
+    const spawner = new FakeSpawner();
+    const logger: RunnerLog = log("runner");
+    const runner = new Runner({
+      clock: time,
+      timers: time,
+      log: logger,
+      store,
+      harness: new FakeHarness(),
+      spawn: spawner.spawn,
+      transcripts: new Transcripts({
+        runsDir: `${dir}/agent/runs`,
+        runsIndex: `${dir}/agent/runs.jsonl`,
+      }),
+      settings: { ...defaultSettings(), "agent.profile": "alice-agent" },
+      agentKey: alice.pubkey,
+      user: "alice",
+      localAuthors: () => store.localAuthors(),
+      template: "{events}",
+      paths: { dataDir: dir, runDir: `${dir}/agent/run`, configDir: `${dir}/agent/run-config` },
+      selfCommand: { command: "wats", args: [] },
+    });
+    store.onInsert((posts) => runner.onPosts(posts));
+    runner.start();
+    const ask = post(bob, "ask", "anyone?");
+    store.insert([ask, reply(carol, "answer", "sibling", ask)]);
+    await time.advance(30_000);
+    assert.equal(spawner.procs.length, 1);
+    assert.match(spawner.last.request.stdin, new RegExp(`${ask.id}: ask`));
+    assert.equal(
+      spawner.last.request.stdin.match(/: (ask|answer) by/g)?.length,
+      1,
+      "the sibling answer did not wake it",
+    );
+    spawner.last.finish({ ok: true, costUsd: 0.01 });
+    await runner.stop();
+  } finally {
+    await cleanup();
+  }
+});
