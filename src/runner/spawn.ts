@@ -109,8 +109,11 @@ export function spawnProcessGroup(req: SpawnRequest, opts: SpawnOptions = {}): R
   const signalGroup = (sig: Deno.Signal) => {
     try {
       Deno.kill(-pid, sig);
-    } catch {
-      // The group is gone already.
+    } catch (err) {
+      // Signalling a group needs unrestricted run permission in Deno, which the
+      // daemon's Worker does not hold: it is granted the `kill` program instead.
+      if (err instanceof Deno.errors.NotCapable) killGroupWithProgram(pid, sig);
+      // Otherwise the group is gone already.
     }
   };
   // Whatever the leader left in its group dies with it: a run's processes never
@@ -130,6 +133,22 @@ export function spawnProcessGroup(req: SpawnRequest, opts: SpawnOptions = {}): R
       status.then(() => clearTimeout(t));
     },
   };
+}
+
+/** The program the daemon may run to signal a process group (see `permissions.ts`). */
+export const KILL_PROGRAM = "kill";
+
+function killGroupWithProgram(pgid: number, sig: Deno.Signal): void {
+  try {
+    new Deno.Command(KILL_PROGRAM, {
+      args: ["-s", sig.replace(/^SIG/, ""), "--", `-${pgid}`],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).output().catch(() => {/* the group is gone already */});
+  } catch {
+    // No kill program, or not permitted: the leader still gets its own signal.
+  }
 }
 
 /** Splits a byte stream into lines. */

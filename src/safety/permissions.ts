@@ -107,7 +107,8 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
           ...(inputs.listen ? [inputs.listen] : []),
           ...(inputs.relays ?? []),
         ]),
-        run: unique([...(inputs.harnesses ?? []), "git"]),
+        // `kill` signals a run's whole process group on timeout or halt.
+        run: unique([...(inputs.harnesses ?? []), "git", "kill"]),
       };
     }
     case "mcp": {
