@@ -79,7 +79,8 @@ function runs(ctx: CommandContext, transcripts: Transcripts): number {
   if (ctx.argv.length > 0) throw new UsageError(`unexpected argument "${ctx.argv[0]}"`);
   const entries = transcripts.index();
   const state = readRunnerState(ctx.paths.agentDir);
-  const budget = state ? budgetOf(entries, state.limits, Date.now()) : undefined;
+  const now = Date.now();
+  const budget = state ? budgetOf(transcripts.spend(now), state.limits, now) : undefined;
   console.log(renderRunsTable(entries, budget));
   return 0;
 }
@@ -302,7 +303,10 @@ type Options = Record<string, { type: "string" | "boolean"; short?: string }>;
 function parse(argv: string[], options: Options) {
   try {
     const r = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
-    return { values: r.values as Record<string, string | boolean | undefined>, positionals: r.positionals };
+    return {
+      values: r.values as Record<string, string | boolean | undefined>,
+      positionals: r.positionals,
+    };
   } catch (err) {
     throw new UsageError((err as Error).message);
   }

@@ -35,6 +35,7 @@ export async function commandInputs(id: CommandId, init: CommandInit): Promise<P
   return {
     ...base,
     workdir: values["agent.workdir"] || undefined,
+    heartbeatFile: new URL("../../HEARTBEAT.md", import.meta.url).pathname,
     listen: values.listen || undefined,
     relays: values.infra.map(hostPortOf),
     harnesses: HARNESS_PROGRAMS[values["agent.runtime"]] ?? [],

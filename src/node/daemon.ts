@@ -22,6 +22,7 @@ import { nodeId } from "./node_id.ts";
 import { LocalNodeService } from "./node_service.ts";
 import { Profiles } from "./profiles.ts";
 import { ReviewQueue } from "./review_queue.ts";
+import { type AgentRunner, startAgentRunner } from "./agent_runner.ts";
 
 /** Runs the daemon until the context's signal aborts. */
 export async function daemonCommand(ctx: CommandContext): Promise<number> {
@@ -62,6 +63,7 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
     const startNotices = await notices();
     for (const n of startNotices) logger.warn(n);
 
+    let agentRunner: AgentRunner | undefined;
     const service = new LocalNodeService({
       store,
       profiles,
@@ -75,8 +77,8 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
       review,
       reviewOn: settings["agent.review"],
       now: Date.now,
-      runOfToken: () => undefined,
-      runnerStatus: () => ({ agent: null, budget: null, halted: null }),
+      runOfToken: (token) => agentRunner?.runOfToken(token),
+      runnerStatus: () => ({ agent: null, budget: null, ...agentRunner?.status(), halted: null }),
       safetyNotices: notices,
     });
     const mcp = await serveMcpSocket({
@@ -87,6 +89,23 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
     cleanups.unshift(() => mcp.close());
 
     const runtime = settings["agent.runtime"];
+    if (runtime !== "none") {
+      agentRunner = await startAgentRunner({
+        settings,
+        store,
+        paths,
+        self: ctx.self,
+        person,
+        agent,
+        review,
+        events,
+        log: log("runner"),
+        home: ctx.env.HOME ?? "",
+        cwd: ctx.cwd,
+        publishAnnounce: async (draft) => (await service.publishAs(agent.name, draft)).id,
+      });
+      cleanups.unshift(() => agentRunner?.stop());
+    }
     console.error(renderBanner({
       version: VERSION,
       nodeId: id,
@@ -96,9 +115,11 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
       ],
       dataDir: paths.dataDir,
       socket: paths.socket,
-      agent: runtime === "none"
-        ? (args.startedByMcp ? "no agent (started by wats mcp)" : "no agent")
-        : runtime,
+      agent: agentRunner
+        ? agentRunner.bannerLines.join("\n           ")
+        : args.startedByMcp
+        ? "no agent (started by wats mcp)"
+        : "no agent",
       relays: settings.infra,
       listen: settings.listen,
       notices: startNotices,

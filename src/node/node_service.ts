@@ -119,10 +119,15 @@ export class LocalNodeService implements NodeService {
       });
       return { id: pending.id, thread: pending.thread ?? pending.id, held: true };
     }
-    return await this.#publish(session.profile, draft, parent);
+    return await this.publishAs(session.profile, draft, parent);
   }
 
-  async #publish(profile: string, draft: PostDraft, parent?: StoredPost): Promise<PostOutcome> {
+  /**
+   * Signs and stores a post as `profile`, with no check of who may post which
+   * kind: the node's own posts (the runner's announce, a guardian's halt) and
+   * checked drafts come through here.
+   */
+  async publishAs(profile: string, draft: PostDraft, parent?: StoredPost): Promise<PostOutcome> {
     const key = this.#d.profiles.key(profile);
     const event = buildPost({
       kind: draft.kind as WatsKind,
@@ -233,7 +238,7 @@ export class LocalNodeService implements NodeService {
     this.#checkDraft(draft);
     this.#d.review.take(id);
     const parent = draft.parent !== undefined ? this.#d.store.get(draft.parent) : undefined;
-    return await this.#publish(draft.profile, draft, parent);
+    return await this.publishAs(draft.profile, draft, parent);
   }
 
   reject(id: string, reason: string, _by: SessionIdentity): void {

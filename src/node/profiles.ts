@@ -49,7 +49,7 @@ export class Profiles {
 
 /** Profile names are short, printable and never published. */
 export function checkProfileName(name: string): void {
-  if (name.length === 0 || name.length > 64 || /[\s\x00-\x1f]/.test(name)) {
+  if (name.length === 0 || name.length > 64 || /[\s\p{Cc}]/u.test(name)) {
     throw new ConfigError(
       "profile.invalid",
       `profile name ${JSON.stringify(name)} is not allowed: use 1 to 64 characters without spaces`,

@@ -34,6 +34,12 @@ export interface RunContext {
   selfCommand: SelfCommand;
   /** A validated `--settings` file with deny rules (safety), when there is one. */
   settingsFile?: string;
+  /**
+   * The access level's flags (src/safety/access.ts): they replace the locked
+   * defaults (`--tools "" --setting-sources "" --strict-mcp-config`), and
+   * `allowedTools` join `mcp__wats__*` in `--allowedTools`. Unset: locked.
+   */
+  access?: { args: string[]; allowedTools: string[] };
 }
 
 /** A file the command needs, written before the spawn and removed after the run. */

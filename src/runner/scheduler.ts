@@ -121,6 +121,14 @@ export interface RunnerOptions {
   selfCommand: SelfCommand;
   /** A validated `--settings` file of deny rules, passed to the harness. */
   settingsFile?: string;
+  /**
+   * Called before each run's command is built: the daemon writes and validates
+   * the run's deny-rules settings file and applies the access plan here. A
+   * throw fails the run with that message (no harness is started).
+   */
+  prepare?: (
+    ctx: RunContext,
+  ) => Promise<Partial<Pick<RunContext, "settingsFile" | "access" | "cwd">>>;
   /** Called as a run starts; returns the per-run token the daemon minted for it. */
   onRunStart?: (runId: string) => string | undefined;
   /** Called when a run has ended and is indexed (revoke its token here). */
@@ -581,6 +589,7 @@ export class Runner {
     let footer: Omit<RunFooter, "type">;
     let timedOut = false;
     try {
+      if (o.prepare) ctx = { ...ctx, ...(await o.prepare(ctx)) };
       cmd = o.harness.command(ctx);
       this.#fs.mkdir(ctx.cwd);
       for (const f of cmd.files) {
@@ -674,9 +683,10 @@ export class Runner {
         log.debug(`run ${runId}: tool ${ev.name}`, { run: runId, args: ev.args });
         break;
       case "init": {
-        const failed = ev.mcpServers.filter((s) => s.status === "failed").map((s) => s.name);
+        const failed = ev.mcpServers.filter((s) => s.status !== "connected");
         if (failed.length > 0) {
-          log.warn(`run ${runId}: MCP server ${failed.join(", ")} failed to start`);
+          const which = failed.map((s) => `${s.name} (${s.status})`).join(", ");
+          log.warn(`run ${runId}: MCP server ${which} did not connect`);
         }
         break;
       }

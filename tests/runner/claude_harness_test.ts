@@ -42,13 +42,13 @@ Deno.test("claude runs with exactly the locked-down flag list, the prompt on std
     "--verbose",
     "--mcp-config",
     "/home/alice/.local/share/wats/agent/run-config/20261015T120000123Z-a1b2c3.mcp.json",
-    "--strict-mcp-config",
     "--allowedTools",
     "mcp__wats__*",
     "--tools",
     "",
     "--setting-sources",
     "",
+    "--strict-mcp-config",
     "--max-turns",
     "10",
     "--max-budget-usd",
@@ -61,6 +61,27 @@ Deno.test("claude runs with exactly the locked-down flag list, the prompt on std
   assert.equal(cmd.files[0].path, cmd.args[5]);
   assert.equal(cmd.files[0].mode, 0o600);
   assert.deepEqual(JSON.parse(cmd.files[0].text), mcpConfig(ctx()));
+});
+
+Deno.test("workspace access replaces the locked flags and opens its scoped tools", () => {
+  const cmd = claudeHarness().command(ctx({
+    access: {
+      args: ["--tools", "Read,Edit,Skill", "--setting-sources", "project,local"],
+      allowedTools: ["Read(//work/**)", "Edit(//work/**)"],
+    },
+  }));
+  const at = cmd.args.indexOf("--allowedTools");
+  assert.deepEqual(cmd.args.slice(at, at + 8), [
+    "--allowedTools",
+    "mcp__wats__*",
+    "Read(//work/**)",
+    "Edit(//work/**)",
+    "--tools",
+    "Read,Edit,Skill",
+    "--setting-sources",
+    "project,local",
+  ]);
+  assert.ok(!cmd.args.includes("--strict-mcp-config"), "the workspace's own MCP servers may load");
 });
 
 Deno.test("the generated MCP config starts wats mcp as the agent profile with the run token", () => {
@@ -158,8 +179,18 @@ Deno.test("an MCP server that failed in init fails the run, although the CLI rep
     RESULT_SUCCESS,
   ], 0);
   assert.equal(result.ok, false);
-  assert.match(result.error!, /MCP server wats failed to start/);
+  assert.match(result.error!, /MCP server wats \(status "failed" in init\) did not connect/);
   assert.equal(result.costUsd, 0.001227, "its cost still counts");
+});
+
+Deno.test("an MCP server still pending in init fails the run: it had no tools (measured with 2.1.197)", () => {
+  const { result } = parseAll([
+    init([{ name: "wats", status: "pending" }], []),
+    assistant("msg_1", { type: "text", text: "I have no tools." }),
+    RESULT_SUCCESS,
+  ], 0);
+  assert.equal(result.ok, false);
+  assert.match(result.error!, /status "pending" in init/);
 });
 
 Deno.test("an API error is a failure: is_error decides, not subtype success", () => {

@@ -64,6 +64,8 @@ export interface MessageReply {
   stopReason?: "end_turn" | "tool_use" | "max_tokens" | "stop_sequence";
   /** Token counts to report; defaults are small non-zero numbers. */
   usage?: { input_tokens?: number; output_tokens?: number };
+  /** Wait this long before answering: a model that hangs (timeouts, cancellation). */
+  delayMs?: number;
 }
 
 /** A scripted API error (HTTP status with an Anthropic error body). */
@@ -205,6 +207,7 @@ export function startMockAnthropic(script: Script = {}): MockAnthropic {
     return { reply: typeof d === "function" ? d(body) : d, matched: "default" };
   };
 
+  const closing = new AbortController();
   const handler = async (request: Request): Promise<Response> => {
     const u = new URL(request.url);
     const rec: RecordedRequest = {
@@ -239,6 +242,16 @@ export function startMockAnthropic(script: Script = {}): MockAnthropic {
     if ("error" in reply) {
       return errorResponse(reply.error.status, reply.error.type, reply.error.message);
     }
+    if (reply.delayMs !== undefined) {
+      // A delayed reply ends early when the mock closes, so close() never waits it out.
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, reply.delayMs);
+        closing.signal.addEventListener("abort", () => {
+          clearTimeout(t);
+          r();
+        }, { once: true });
+      });
+    }
     const message = buildMessage(reply, body, `msg_mock_${ids()}`, () => `toolu_mock_${ids()}`);
     if (body.stream) {
       return new Response(sseBody(message), {
@@ -259,6 +272,7 @@ export function startMockAnthropic(script: Script = {}): MockAnthropic {
         !r.path.startsWith("/v1/messages/")
       ),
     close: async () => {
+      closing.abort();
       await server.shutdown();
     },
   };

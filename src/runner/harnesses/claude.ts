@@ -86,6 +86,19 @@ export function mcpConfigPath(ctx: RunContext): string {
   return `${ctx.configDir}/${ctx.runId}.mcp.json`;
 }
 
+/**
+ * Locked access: only the MCP tools exist (`--allowedTools` alone leaves the
+ * built-in tools available), the user's settings are not merged in, and no
+ * MCP server but the generated one loads (HARNESS_FACTS).
+ */
+export const LOCKED_ARGS: readonly string[] = [
+  "--tools",
+  "",
+  "--setting-sources",
+  "",
+  "--strict-mcp-config",
+];
+
 /** The argument list of a run, in order. */
 export function claudeArgs(ctx: RunContext): string[] {
   const args = [
@@ -95,13 +108,10 @@ export function claudeArgs(ctx: RunContext): string[] {
     "--verbose",
     "--mcp-config",
     mcpConfigPath(ctx),
-    "--strict-mcp-config",
     "--allowedTools",
     `mcp__${MCP_SERVER_NAME}__*`,
-    "--tools",
-    "",
-    "--setting-sources",
-    "",
+    ...(ctx.access?.allowedTools ?? []),
+    ...(ctx.access?.args ?? LOCKED_ARGS),
     "--max-turns",
     String(validateMaxTurns(ctx.maxTurns)),
     "--max-budget-usd",
@@ -161,7 +171,9 @@ export class ClaudeStreamParser implements OutputParser {
 
   finish(exitCode: number | null): RunResult {
     const r = this.#result;
-    const failed = this.#servers.filter((s) => s.status === "failed").map((s) => s.name);
+    // Only "connected" means the agent had its tools: a server still starting
+    // shows "pending" and the run goes on without it, reporting success.
+    const failed = this.#servers.filter((s) => s.status !== "connected");
     const costUsd = r && typeof r.total_cost_usd === "number" ? r.total_cost_usd : undefined;
     const turns = r && typeof r.num_turns === "number" ? r.num_turns : undefined;
     const extra = {
@@ -171,8 +183,9 @@ export class ClaudeStreamParser implements OutputParser {
     if (failed.length > 0) {
       return {
         ok: false,
-        error: `MCP server ${failed.join(", ")} failed to start (status "failed" in init): ` +
-          `the agent had no wats tools; check that \`wats mcp\` runs`,
+        error: `MCP server ${
+          failed.map((s) => `${s.name} (status "${s.status}" in init)`).join(", ")
+        } did not connect: the agent had no wats tools; check that \`wats mcp\` runs`,
         ...extra,
       };
     }

@@ -1,0 +1,749 @@
+/**
+ * MCP tool-call round trip (issue 3): how long one `tools/call` takes against a
+ * real daemon, as ratios to a raw unix-socket echo measured in the same run (the
+ * machines are shared and noisy, so absolute numbers mean little).
+ *
+ * Measured paths, interleaved in small blocks so load changes hit each alike:
+ *
+ * - `echo.xproc`  — a line echoed by a second `deno run` process: THE baseline
+ *   of the ratios, since the daemon is always another process;
+ * - `echo.inproc` — a line echoed by a server in this process (lower bound);
+ * - `echo.pump`   — the cross-process echo through a stdio byte-pump process:
+ *   the bridge's topology (pipe → process → socket) without any MCP;
+ * - `direct.*`    — MCP SDK Client over the socket (`connectDaemon`);
+ * - `bridge.*`    — MCP SDK Client + StdioClientTransport spawning `wats mcp`;
+ *
+ * for the tools `status`, `feed` (cheap reads) and `ask` (a write: sign, verify,
+ * insert). Diagnostics split the time: hand-written JSON-RPC on both paths
+ * (`raw.*`, no client SDK), the daemon's socket server with a stub service in a
+ * plain process (`raw.stubsock`), the daemon's real service and tools in this
+ * process over the SDK's in-memory transport (`inmem.real.*`) or with a stub
+ * service (`inmem.stub`), the service methods alone (`svc.*`), and the CPU each
+ * process spends per call (from /proc, Linux only).
+ *
+ * Run: deno run -A bench/mcp_roundtrip.ts [--calls 2000]
+ * (It starts itself again as the echo server, the pump and the stub server.)
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
+import { connectDaemon } from "../src/cli/socket_client.ts";
+import { dataPaths } from "../src/config/paths.ts";
+import { createMcpServer } from "../src/mcp/server.ts";
+import type { NodeService, NodeStatus, SessionIdentity } from "../src/mcp/service.ts";
+import { serveMcpSocket } from "../src/mcp/socket_server.ts";
+import { LocalNodeService } from "../src/node/node_service.ts";
+import { Profiles } from "../src/node/profiles.ts";
+import { ReviewQueue } from "../src/node/review_queue.ts";
+import { safetyNotices } from "../src/safety/notices.ts";
+import { Store } from "../src/store/store.ts";
+import { denoDir, startWats, tempDataDir, watsCommand } from "../tests/support/cli.ts";
+
+const SELF = fileURLToPath(import.meta.url);
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: {
+    calls: { type: "string", default: "2000" },
+    "echo-server": { type: "string" },
+    pump: { type: "string" },
+    "stub-server": { type: "string" },
+  },
+});
+
+// ---- helper process modes -----------------------------------------------------------
+
+async function writeAll(w: { write(p: Uint8Array): Promise<number> }, data: Uint8Array) {
+  let off = 0;
+  while (off < data.length) off += await w.write(data.subarray(off));
+}
+
+/** Echoes every byte back until the peer goes away. */
+async function echoConn(conn: Deno.Conn): Promise<void> {
+  const buf = new Uint8Array(64 * 1024);
+  try {
+    while (true) {
+      const n = await conn.read(buf);
+      if (n === null) break;
+      await writeAll(conn, buf.subarray(0, n));
+    }
+  } catch {
+    // The client went away.
+  }
+  conn.close();
+}
+
+/** `--pump PATH`: stdin → socket and socket → stdout, copied the way `wats mcp` copies. */
+async function pump(path: string): Promise<void> {
+  const conn = await Deno.connect({ transport: "unix", path });
+  const fromSocket = (async () => {
+    const buf = new Uint8Array(64 * 1024);
+    while (true) {
+      const n = await conn.read(buf);
+      if (n === null) return;
+      await writeAll(Deno.stdout, buf.subarray(0, n));
+    }
+  })();
+  const reader = Deno.stdin.readable.getReader();
+  while (true) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    await writeAll(conn, value);
+  }
+  await conn.closeWrite();
+  await fromSocket;
+}
+
+/** A node service that answers `status` from memory: the SDK's and transport's cost alone. */
+function stubService(): NodeService {
+  const status: NodeStatus = {
+    node: "0".repeat(16),
+    profile: { name: "bench", npub: "npub1" + "q".repeat(58) },
+    dataDir: "/tmp/wats-bench",
+    relays: [],
+    agent: null,
+    pendingDrafts: 0,
+    safetyNotices: [],
+    halted: null,
+    budget: null,
+    storedPosts: 0,
+  };
+  const unused = () => {
+    throw new Error("not used by the bench");
+  };
+  return {
+    authenticate: (hello) => ({
+      profile: hello.profile ?? "bench",
+      pubkey: "0".repeat(64),
+      runner: false,
+    }),
+    post: unused,
+    get: unused,
+    thread: unused,
+    feed: unused,
+    search: unused,
+    status: () => Promise.resolve(status),
+    pending: unused,
+    approve: unused,
+    reject: unused,
+  };
+}
+
+if (values["echo-server"] !== undefined) {
+  const listener = Deno.listen({ transport: "unix", path: values["echo-server"] });
+  await writeAll(Deno.stdout, enc.encode("ready\n"));
+  for await (const conn of listener) void echoConn(conn);
+  Deno.exit(0);
+}
+if (values["stub-server"] !== undefined) {
+  await serveMcpSocket({ path: values["stub-server"], service: stubService() });
+  await writeAll(Deno.stdout, enc.encode("ready\n"));
+  await new Promise(() => {}); // Serve until killed.
+}
+if (values.pump !== undefined) {
+  await pump(values.pump);
+  Deno.exit(0);
+}
+
+// ---- small clients --------------------------------------------------------------------
+
+/** Reads `\n`-terminated lines from a source of chunks. */
+class Lines {
+  #read: () => Promise<Uint8Array | null>;
+  #buf = new Uint8Array(0);
+
+  constructor(read: () => Promise<Uint8Array | null>) {
+    this.#read = read;
+  }
+
+  async next(): Promise<string | null> {
+    while (true) {
+      const nl = this.#buf.indexOf(10);
+      if (nl >= 0) {
+        const line = dec.decode(this.#buf.subarray(0, nl));
+        this.#buf = this.#buf.slice(nl + 1);
+        return line;
+      }
+      const chunk = await this.#read();
+      if (chunk === null) return null;
+      const next = new Uint8Array(this.#buf.length + chunk.length);
+      next.set(this.#buf);
+      next.set(chunk, this.#buf.length);
+      this.#buf = next;
+    }
+  }
+}
+
+/** Two ends of a byte stream: a socket, or a child's stdin and stdout. */
+interface Duplex {
+  write(p: Uint8Array): Promise<void>;
+  read(): Promise<Uint8Array | null>;
+  close(): void;
+}
+
+function socketDuplex(conn: Deno.Conn): Duplex {
+  const buf = new Uint8Array(64 * 1024);
+  return {
+    write: (p) => writeAll(conn, p),
+    read: async () => {
+      const n = await conn.read(buf);
+      return n === null ? null : buf.subarray(0, n);
+    },
+    close: () => conn.close(),
+  };
+}
+
+function childDuplex(child: Deno.ChildProcess): Duplex {
+  const w = child.stdin.getWriter();
+  const r = child.stdout.getReader();
+  return {
+    write: (p) => w.write(p),
+    read: async () => {
+      const { value, done } = await r.read();
+      return done ? null : value;
+    },
+    close: () => {
+      w.close().catch(() => {});
+      r.cancel().catch(() => {});
+    },
+  };
+}
+
+/** Sends `line` and waits until as many bytes came back. */
+async function echoOnce(d: Duplex, line: Uint8Array): Promise<void> {
+  await d.write(line);
+  let got = 0;
+  while (got < line.length) {
+    const chunk = await d.read();
+    if (chunk === null) throw new Error("the echo peer closed the connection");
+    got += chunk.length;
+  }
+}
+
+/** JSON-RPC written by hand, one line each way: no client SDK. */
+class RawRpc {
+  #d: Duplex;
+  #lines: Lines;
+  #id = 0;
+  /** Bytes of the last request and response lines, for the report. */
+  lastSizes = { request: 0, response: 0 };
+
+  constructor(d: Duplex) {
+    this.#d = d;
+    this.#lines = new Lines(() => d.read());
+  }
+
+  /** Says the wats hello on a raw socket and waits for the ready line. */
+  async hello(profile: string): Promise<void> {
+    await this.#d.write(enc.encode(JSON.stringify({ wats: "hello", profile }) + "\n"));
+    const answer = await this.#lines.next();
+    if (answer === null || JSON.parse(answer).wats !== "ready") {
+      throw new Error(`the daemon refused the session: ${answer}`);
+    }
+  }
+
+  async request(method: string, params: unknown): Promise<Record<string, unknown>> {
+    const id = ++this.#id;
+    const line = enc.encode(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
+    await this.#d.write(line);
+    while (true) {
+      const answer = await this.#lines.next();
+      if (answer === null) throw new Error(`the peer closed during ${method}`);
+      const msg = JSON.parse(answer);
+      if (msg.id !== id) continue;
+      if (msg.error) throw new Error(`${method}: ${JSON.stringify(msg.error)}`);
+      this.lastSizes = { request: line.length, response: answer.length + 1 };
+      return msg.result;
+    }
+  }
+
+  async initialize(): Promise<void> {
+    await this.request("initialize", {
+      protocolVersion: LATEST_PROTOCOL_VERSION,
+      capabilities: {},
+      clientInfo: { name: "bench-raw", version: "1" },
+    });
+    await this.#d.write(
+      enc.encode(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n"),
+    );
+  }
+
+  async callTool(name: string, args: Record<string, unknown>): Promise<void> {
+    const r = await this.request("tools/call", { name, arguments: args });
+    if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r.content)}`);
+  }
+
+  close(): void {
+    this.#d.close();
+  }
+}
+
+async function sdkCall(client: Client, name: string, args: Record<string, unknown>) {
+  const r = await client.callTool({ name, arguments: args });
+  if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r.content)}`);
+}
+
+/** The daemon's own service over a fresh store in `dir`, as daemon.ts builds it. */
+function localService(dir: string, profile: string) {
+  const paths = dataPaths(dir);
+  Deno.mkdirSync(paths.agentDir, { recursive: true });
+  const store = Store.open(paths.store);
+  const notices = () => safetyNotices(paths, {}, profile);
+  const service = new LocalNodeService({
+    store,
+    profiles: new Profiles(crypto.getRandomValues(new Uint8Array(32)), store),
+    nodeId: "0".repeat(16),
+    dataDir: paths.dataDir,
+    defaultProfile: profile,
+    agentProfile: `${profile}-agent`,
+    relays: [],
+    maxSkewMs: 600_000,
+    events: () => {},
+    review: new ReviewQueue({
+      dir: paths.pendingDir,
+      rejectionsFile: `${paths.agentDir}/rejections.jsonl`,
+      ttlMs: 86_400_000,
+      now: Date.now,
+    }),
+    reviewOn: false,
+    now: Date.now,
+    runOfToken: () => undefined,
+    runnerStatus: () => ({ agent: null, budget: null, halted: null }),
+    safetyNotices: notices,
+  });
+  return { service, store, notices };
+}
+
+// ---- statistics and CPU ---------------------------------------------------------------
+
+interface Summary {
+  p50: number;
+  p99: number;
+  mean: number;
+}
+
+function summarize(xs: number[]): Summary {
+  const s = [...xs].sort((a, b) => a - b);
+  const q = (f: number) => s[Math.min(s.length - 1, Math.floor(f * s.length))];
+  return { p50: q(0.5), p99: q(0.99), mean: xs.reduce((a, b) => a + b, 0) / xs.length };
+}
+
+/** CPU milliseconds (user + system, all threads) a process has used so far. */
+function cpuMs(pid: number | "self"): number {
+  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(f[11]) + Number(f[12])) * 10; // CLK_TCK is 100 on Linux.
+}
+
+// ---- the run ----------------------------------------------------------------------
+
+const calls = Number(values.calls);
+if (!Number.isInteger(calls) || calls < 100) {
+  throw new Error(`--calls must be a whole number of at least 100, not ${values.calls}`);
+}
+const BLOCK = 25;
+const WARMUP = 100;
+const PROFILE = "bench";
+const FEED = { since: 0, limit: 3 };
+const SEED_POSTS = 3;
+
+const tmp = await Deno.makeTempDir({ prefix: "wats-bench-rt-" });
+const dataDir = tempDataDir();
+const cleanups: Array<() => unknown> = [];
+const load0 = Deno.loadavg();
+const started = performance.now();
+
+function spawnSelf(args: string[], stdin: "null" | "piped"): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", SELF, ...args],
+    stdin,
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+}
+
+/** Spawns a helper mode of this script and waits for its "ready" line. */
+async function spawnReady(args: string[]): Promise<Deno.ChildProcess> {
+  const child = spawnSelf(args, "null");
+  cleanups.push(() => killChild(child));
+  const out = child.stdout.getReader();
+  const first = await new Lines(() => out.read().then((r) => r.done ? null : r.value)).next();
+  if (first !== "ready") throw new Error(`${args[0]} did not start`);
+  await out.cancel();
+  return child;
+}
+
+async function killChild(child: Deno.ChildProcess): Promise<void> {
+  try {
+    child.kill("SIGTERM");
+  } catch {
+    // Already gone.
+  }
+  await child.status;
+}
+
+try {
+  // ---- baselines: echo servers here, in another process, and behind a pump.
+  const inprocPath = `${tmp}/echo-in.sock`;
+  const inprocListener = Deno.listen({ transport: "unix", path: inprocPath });
+  cleanups.push(() => inprocListener.close());
+  (async () => {
+    for await (const conn of inprocListener) void echoConn(conn);
+  })().catch(() => {});
+  const xprocPath = `${tmp}/echo-x.sock`;
+  const echoChild = await spawnReady(["--echo-server", xprocPath]);
+  const pumpChild = spawnSelf(["--pump", xprocPath], "piped");
+  cleanups.push(() => killChild(pumpChild));
+  const inprocEcho = socketDuplex(await Deno.connect({ transport: "unix", path: inprocPath }));
+  const xprocEcho = socketDuplex(await Deno.connect({ transport: "unix", path: xprocPath }));
+  const pumpEcho = childDuplex(pumpChild);
+  cleanups.push(() => inprocEcho.close(), () => xprocEcho.close());
+
+  // ---- the daemon, with a few posts for `feed` to return.
+  const node = startWats(["--data-dir", dataDir, "node", "--agent", "none"]);
+  cleanups.push(() => node.stop());
+  await node.waitForLine((l) => l.includes('"event":"started"'));
+  const socket = `${dataDir}/mcp.sock`;
+
+  const direct = await connectDaemon(socket, PROFILE);
+  cleanups.push(() => direct.close());
+  for (let i = 0; i < SEED_POSTS; i++) {
+    await sdkCall(direct.client, "ask", {
+      title: `seed ${i}`,
+      text: `a seed post the feed calls read back (${i})`,
+    });
+  }
+
+  // ---- `wats mcp`, as an MCP host starts it and by hand.
+  const bridgeEnv = {
+    HOME: node.home,
+    PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+    DENO_DIR: denoDir(),
+    NO_COLOR: "1",
+  };
+  const bridgeArgs = [
+    ...watsCommand().slice(1),
+    "--data-dir",
+    dataDir,
+    "mcp",
+    "--profile",
+    PROFILE,
+  ];
+  const bridgeTransport = new StdioClientTransport({
+    command: watsCommand()[0],
+    args: bridgeArgs,
+    env: bridgeEnv,
+    stderr: "inherit",
+  });
+  const bridge = new Client({ name: "bench-bridge", version: "1" });
+  await bridge.connect(bridgeTransport);
+  cleanups.push(() => bridge.close());
+
+  const rawDirect = new RawRpc(
+    socketDuplex(await Deno.connect({ transport: "unix", path: socket })),
+  );
+  await rawDirect.hello(PROFILE);
+  await rawDirect.initialize();
+  cleanups.push(() => rawDirect.close());
+
+  const rawBridgeChild = new Deno.Command(watsCommand()[0], {
+    args: bridgeArgs,
+    env: bridgeEnv,
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const rawBridge = new RawRpc(childDuplex(rawBridgeChild));
+  cleanups.push(() => killChild(rawBridgeChild), () => rawBridge.close());
+  await rawBridge.initialize();
+
+  // ---- diagnostics: the daemon's socket server with a stub service, in a plain process;
+  // the daemon's real service and tools in this process, without socket or process hop.
+  const stubPath = `${tmp}/stub.sock`;
+  const stubChild = await spawnReady(["--stub-server", stubPath]);
+  const rawStub = new RawRpc(
+    socketDuplex(await Deno.connect({ transport: "unix", path: stubPath })),
+  );
+  await rawStub.hello(PROFILE);
+  await rawStub.initialize();
+  cleanups.push(() => rawStub.close());
+
+  const identity: SessionIdentity = { profile: PROFILE, pubkey: "0".repeat(64), runner: false };
+  const [stubClientT, stubServerT] = InMemoryTransport.createLinkedPair();
+  await createMcpServer(stubService(), identity).connect(stubServerT);
+  const inmemStub = new Client({ name: "bench-inmem-stub", version: "1" });
+  await inmemStub.connect(stubClientT);
+  cleanups.push(() => inmemStub.close());
+
+  const local = localService(`${tmp}/local`, PROFILE);
+  cleanups.push(() => local.store.close());
+  const localSession = local.service.authenticate({ wats: "hello", profile: PROFILE });
+  for (let i = 0; i < SEED_POSTS; i++) {
+    await local.service.post(localSession, {
+      kind: "ask",
+      title: `seed ${i}`,
+      text: `a seed post the feed calls read back (${i})`,
+    });
+  }
+  const [realClientT, realServerT] = InMemoryTransport.createLinkedPair();
+  await createMcpServer(local.service, localSession).connect(realServerT);
+  const inmemReal = new Client({ name: "bench-inmem-real", version: "1" });
+  await inmemReal.connect(realClientT);
+  cleanups.push(() => inmemReal.close());
+
+  // The echo line is a real `tools/call status` request line.
+  const echoLine = enc.encode(
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1000,
+      method: "tools/call",
+      params: { name: "status", arguments: {} },
+    }) + "\n",
+  );
+  const sizes: Record<string, { request: number; response: number }> = {};
+  for (const tool of ["status", "feed"]) {
+    await rawDirect.callTool(tool, tool === "feed" ? FEED : {});
+    sizes[tool] = rawDirect.lastSizes;
+  }
+  await rawDirect.callTool("ask", { title: "size probe", text: "a probe of the ask line sizes" });
+  sizes.ask = rawDirect.lastSizes;
+
+  let asks = 0;
+  const askArgs = (via: string) => ({
+    title: `bench ask ${via} ${++asks}`,
+    text: `round-trip bench question number ${asks}, posted ${via}`,
+  });
+
+  const paths: Array<[string, () => Promise<unknown>]> = [
+    ["echo.xproc", () => echoOnce(xprocEcho, echoLine)],
+    ["echo.inproc", () => echoOnce(inprocEcho, echoLine)],
+    ["echo.pump", () => echoOnce(pumpEcho, echoLine)],
+    ["direct.status", () => sdkCall(direct.client, "status", {})],
+    ["bridge.status", () => sdkCall(bridge, "status", {})],
+    ["direct.feed", () => sdkCall(direct.client, "feed", FEED)],
+    ["bridge.feed", () => sdkCall(bridge, "feed", FEED)],
+    ["direct.ask", () => sdkCall(direct.client, "ask", askArgs("direct"))],
+    ["bridge.ask", () => sdkCall(bridge, "ask", askArgs("bridge"))],
+    ["raw.direct.status", () => rawDirect.callTool("status", {})],
+    ["raw.bridge.status", () => rawBridge.callTool("status", {})],
+    ["raw.direct.feed", () => rawDirect.callTool("feed", FEED)],
+    ["raw.stubsock.status", () => rawStub.callTool("status", {})],
+    ["inmem.stub.status", () => sdkCall(inmemStub, "status", {})],
+    ["inmem.real.status", () => sdkCall(inmemReal, "status", {})],
+    ["inmem.real.feed", () => sdkCall(inmemReal, "feed", FEED)],
+    ["inmem.real.ask", () => sdkCall(inmemReal, "ask", askArgs("inmem"))],
+    ["svc.status", () => local.service.status(localSession)],
+    ["svc.safetyNotices", () => local.notices()],
+    ["svc.feed", () => Promise.resolve(local.service.feed(FEED.since, FEED.limit))],
+  ];
+
+  for (const [, fn] of paths) for (let i = 0; i < WARMUP; i++) await fn();
+  const samples = new Map<string, number[]>(paths.map(([name]) => [name, []]));
+  for (let done = 0; done < calls; done += BLOCK) {
+    const n = Math.min(BLOCK, calls - done);
+    for (const [name, fn] of paths) {
+      const out = samples.get(name)!;
+      for (let i = 0; i < n; i++) {
+        const t0 = performance.now();
+        await fn();
+        out.push(performance.now() - t0);
+      }
+    }
+  }
+
+  // ---- CPU per call: each path alone, back to back, read from /proc. Columns: this
+  // process, the middle process (pump or bridge) and the serving process.
+  const cpuCalls = Math.max(500, Math.floor(calls / 2));
+  const daemonPid = node.process.pid;
+  const bridgePid = bridgeTransport.pid ?? NaN;
+  const cpuPaths: Array<[string, number | null, number]> = [
+    ["echo.xproc", null, echoChild.pid],
+    ["echo.pump", pumpChild.pid, echoChild.pid],
+    ["raw.stubsock.status", null, stubChild.pid],
+    ["raw.direct.status", null, daemonPid],
+    ["direct.status", null, daemonPid],
+    ["raw.bridge.status", rawBridgeChild.pid, daemonPid],
+    ["bridge.status", bridgePid, daemonPid],
+    ["direct.feed", null, daemonPid],
+  ];
+  const cpu = new Map<string, { wall: number; client: number; middle: number; server: number }>();
+  for (const [name, middle, server] of cpuPaths) {
+    const fn = paths.find(([n]) => n === name)![1];
+    const c0 = cpuMs("self"), m0 = middle === null ? 0 : cpuMs(middle), s0 = cpuMs(server);
+    const t0 = performance.now();
+    for (let i = 0; i < cpuCalls; i++) await fn();
+    cpu.set(name, {
+      wall: (performance.now() - t0) / cpuCalls,
+      client: (cpuMs("self") - c0) / cpuCalls,
+      middle: middle === null ? 0 : (cpuMs(middle) - m0) / cpuCalls,
+      server: (cpuMs(server) - s0) / cpuCalls,
+    });
+  }
+
+  const expectedStored = SEED_POSTS + 1 + 2 * (WARMUP + calls);
+  const storedLines = () =>
+    node.stdoutLines.filter((l) => l.includes('"event":"post_stored"')).length;
+  // The event lines travel through a pipe: give the last ones a moment to arrive.
+  for (let waited = 0; storedLines() < expectedStored && waited < 10_000; waited += 50) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const stored = storedLines();
+
+  // ---- report ----------------------------------------------------------------------
+  const s = new Map([...samples].map(([k, v]) => [k, summarize(v)]));
+  const get = (k: string) => s.get(k)!;
+  const p = (k: string) => get(k).p50;
+  const num = (v: number, w = 8) => v.toFixed(3).padStart(w);
+  const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`.padStart(8);
+
+  console.log(
+    `MCP round trip: ${calls} calls per path, interleaved in blocks of ${BLOCK} after ${WARMUP} warm-up calls`,
+  );
+  console.log(
+    `load average ${load0.map((l) => l.toFixed(2)).join(" ")} before, ${
+      Deno.loadavg().map((l) => l.toFixed(2)).join(" ")
+    } after; ${Math.round((performance.now() - started) / 1000)} s`,
+  );
+  console.log(
+    `line bytes (request/response): echo ${echoLine.length}/${echoLine.length}, ` +
+      Object.entries(sizes).map(([k, v]) => `${k} ${v.request}/${v.response}`).join(", "),
+  );
+  console.log(`posts the daemon reported stored: ${stored} (expected ${expectedStored})`);
+  console.log("");
+  console.log(
+    `${"path".padEnd(20)} ${"p50 ms".padStart(8)} ${"p99 ms".padStart(8)} ${"mean ms".padStart(8)}`,
+  );
+  for (const [name] of paths) {
+    const v = get(name);
+    console.log(`${name.padEnd(20)} ${num(v.p50)} ${num(v.p99)} ${num(v.mean)}`);
+  }
+
+  const echo = get("echo.xproc");
+  console.log("");
+  console.log(`ratios to echo.xproc (the cross-process echo)        p50      p99`);
+  for (const tool of ["status", "feed", "ask"]) {
+    const d = get(`direct.${tool}`), b = get(`bridge.${tool}`);
+    console.log(
+      `  ${tool.padEnd(7)} direct/echo                     ${ratio(d.p50, echo.p50)} ${
+        ratio(d.p99, echo.p99)
+      }`,
+    );
+    console.log(
+      `  ${tool.padEnd(7)} bridge/echo                     ${ratio(b.p50, echo.p50)} ${
+        ratio(b.p99, echo.p99)
+      }`,
+    );
+    console.log(
+      `  ${tool.padEnd(7)} bridge/direct                   ${ratio(b.p50, d.p50)} ${
+        ratio(b.p99, d.p99)
+      }`,
+    );
+  }
+  console.log(`other baselines, p50 of bridge.status over:`);
+  console.log(
+    `  echo.inproc (same process, no hop)                 ${
+      ratio(p("bridge.status"), p("echo.inproc"))
+    }`,
+  );
+  console.log(
+    `  echo.pump (the bridge's topology, no MCP)          ${
+      ratio(p("bridge.status"), p("echo.pump"))
+    }`,
+  );
+
+  console.log("");
+  for (const tool of ["status", "feed"]) {
+    const r = p(`bridge.${tool}`) / echo.p50;
+    console.log(
+      `goal "bridge <= 3x the echo" (p50, echo.xproc), ${tool}: ${r.toFixed(2)}x, ${
+        r <= 3 ? "met" : "NOT met"
+      }`,
+    );
+  }
+
+  console.log("");
+  console.log("where the time of bridge.status goes (differences of p50s, ms):");
+  const rows: Array<[string, number]> = [
+    ["one cross-process hop, bare (echo.xproc)", p("echo.xproc")],
+    [
+      "daemon transport + SDK, stub service (raw.stubsock - echo.xproc)",
+      p("raw.stubsock.status") - p("echo.xproc"),
+    ],
+    ["  of which SDK client+server with no I/O (inmem.stub)", p("inmem.stub.status")],
+    [
+      "status handler (inmem.real.status - inmem.stub.status)",
+      p("inmem.real.status") - p("inmem.stub.status"),
+    ],
+    ["  service.status() alone (svc.status)", p("svc.status")],
+    ["  of which safetyNotices() (svc.safetyNotices)", p("svc.safetyNotices")],
+    [
+      "daemon's Worker etc. (raw.direct - raw.stubsock - handler)",
+      p("raw.direct.status") - p("raw.stubsock.status") -
+      (p("inmem.real.status") - p("inmem.stub.status")),
+    ],
+    [
+      "client SDK over the socket (direct - raw.direct)",
+      p("direct.status") - p("raw.direct.status"),
+    ],
+    [
+      "the bridge's extra hop (raw.bridge - raw.direct)",
+      p("raw.bridge.status") - p("raw.direct.status"),
+    ],
+    ["  a bare pump's extra hop (echo.pump - echo.xproc)", p("echo.pump") - p("echo.xproc")],
+    ["client SDK over stdio (bridge - raw.bridge)", p("bridge.status") - p("raw.bridge.status")],
+    ["total bridge.status", p("bridge.status")],
+  ];
+  for (const [label, v] of rows) console.log(`  ${label.padEnd(66)} ${num(v, 7)}`);
+  console.log("feed and ask (p50 ms):");
+  console.log(
+    `  ${"feed handler (inmem.real.feed - inmem.stub.status)".padEnd(66)} ${
+      num(p("inmem.real.feed") - p("inmem.stub.status"), 7)
+    }`,
+  );
+  console.log(`  ${"  service.feed() alone (svc.feed)".padEnd(66)} ${num(p("svc.feed"), 7)}`);
+  console.log(
+    `  ${"ask in process: sign + verify + insert + SDK (inmem.real.ask)".padEnd(66)} ${
+      num(p("inmem.real.ask"), 7)
+    }`,
+  );
+
+  console.log("");
+  console.log(`CPU per call, each path alone over ${cpuCalls} calls (ms; 10 ms tick resolution):`);
+  console.log(
+    `  ${"path".padEnd(20)} ${
+      ["wall", "client", "middle", "server"].map((h) => h.padStart(7)).join(" ")
+    }   (middle: pump or bridge; server: echo, stub or daemon)`,
+  );
+  for (const [name, c] of cpu) {
+    console.log(
+      `  ${name.padEnd(20)} ${
+        [c.wall, c.client, c.middle, c.server].map((v) => num(v, 7)).join(" ")
+      }`,
+    );
+  }
+
+  if (stored !== expectedStored) {
+    throw new Error(
+      `the daemon reported ${stored} stored posts, but ${expectedStored} were posted`,
+    );
+  }
+} finally {
+  for (const c of cleanups.reverse()) {
+    try {
+      await c();
+    } catch {
+      // Best effort: the rest must still be cleaned up.
+    }
+  }
+  await Deno.remove(tmp, { recursive: true }).catch(() => {});
+  await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+}

@@ -1,0 +1,147 @@
+/**
+ * The node's network side, composed: one ingest (validation and batched inserts) shared
+ * by a sync per relay in `infra` and, when `listen` is set, the node's own relay
+ * endpoint. With no relay and no listen address it starts nothing: a local-only node.
+ *
+ * Requires `--allow-net` on the listen address and on each relay's host and port.
+ *
+ * @module
+ */
+
+import type { Logger } from "@logtape/logtape";
+import { BusyError, ConfigError } from "../errors.ts";
+import type { EventSink } from "../node/events_out.ts";
+import type { Store } from "../store/store.ts";
+import { createIngest, type Ingest } from "./ingest.ts";
+import { type RelayServer, serveRelay } from "./relay_server.ts";
+import { type RelayStatus, type RelaySync, startRelaySync } from "./relay_sync.ts";
+
+/** The settings the network reads (from `infra`, `listen`, `net.max_skew`). */
+export interface NetworkSettings {
+  /** Relay URLs (ws:// or wss://); empty: no relay. */
+  infra: readonly string[];
+  /** `host:port` of the relay endpoint to serve; empty: none. */
+  listen: string;
+  /** How far in the future a post may be dated; also the catch-up overlap. */
+  maxSkewMs: number;
+}
+
+/** Options of {@linkcode startNetwork}. */
+export interface NetworkOptions {
+  settings: NetworkSettings;
+  store: Store;
+  /** The node's event stream (`post_stored`, `post_rejected`). */
+  events: EventSink;
+  log: Logger;
+  /** Milliseconds since the epoch. Default `Date.now`. */
+  now?: () => number;
+  /** Relay endpoint limits, for tests (see `serveRelay`). */
+  relayLimits?: { maxQueue?: number; stallMs?: number };
+  /** Reconnect delays, for tests (see `startRelaySync`). */
+  backoff?: { baseMs?: number; maxMs?: number };
+}
+
+/** What `status()` reports. */
+export interface NetworkStatus {
+  relays: RelayStatus[];
+  /** (event, relay) pairs not yet acknowledged. */
+  outbox: number;
+  /** The relay endpoint's port, when one is served. */
+  listenPort?: number;
+  /** Events refused so far, by reason code. */
+  rejected: Record<string, number>;
+}
+
+/** The running network side of a node. */
+export interface Network {
+  /** The shared ingest (also for any other door events come through). */
+  ingest: Ingest;
+  /** The port of the relay endpoint, when `listen` is set. */
+  relayPort?: number;
+  status(): NetworkStatus;
+  /** Stops the endpoint and every sync, and waits for events still being stored. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts syncing with `infra` and serving `listen`. Resolves once the endpoint
+ * listens (relays connect in the background).
+ *
+ * @throws {BusyError} code `net.listen` when the listen address cannot be bound.
+ * @throws {ConfigError} code `config.listen` when `listen` is not `host:port`.
+ */
+export async function startNetwork(opts: NetworkOptions): Promise<Network> {
+  const { settings, store, log } = opts;
+  const now = opts.now ?? Date.now;
+  const ingest = createIngest({
+    store,
+    events: opts.events,
+    log,
+    now,
+    maxSkewMs: settings.maxSkewMs,
+  });
+  let server: RelayServer | undefined;
+  if (settings.listen !== "") {
+    const { hostname, port } = parseListen(settings.listen);
+    try {
+      server = await serveRelay({ hostname, port, store, ingest, log, ...opts.relayLimits });
+    } catch (err) {
+      const inUse = err instanceof Deno.errors.AddrInUse;
+      throw new BusyError(
+        "net.listen",
+        `Cannot serve the relay endpoint on ${settings.listen}: ${(err as Error).message}. ` +
+          (inUse
+            ? "Another program (another wats node?) uses that port: stop it, or choose another with --listen or wats config set listen."
+            : "Check the listen setting (wats config get listen)."),
+        { cause: err },
+      );
+    }
+  }
+  const syncs: RelaySync[] = [...new Set(settings.infra)].map((url) =>
+    startRelaySync({
+      url,
+      store,
+      ingest,
+      log,
+      now,
+      maxSkewMs: settings.maxSkewMs,
+      backoffBaseMs: opts.backoff?.baseMs,
+      backoffMaxMs: opts.backoff?.maxMs,
+    })
+  );
+  let closing: Promise<void> | undefined;
+  return {
+    ingest,
+    ...(server ? { relayPort: server.port } : {}),
+    status: () => ({
+      relays: syncs.map((s) => s.status()),
+      outbox: store.outboxSize(),
+      ...(server ? { listenPort: server.port } : {}),
+      rejected: ingest.rejected(),
+    }),
+    close() {
+      closing ??= (async () => {
+        await Promise.all([...syncs.map((s) => s.close()), server?.close()]);
+        await ingest.settle();
+      })();
+      return closing;
+    },
+  };
+}
+
+/**
+ * Splits a `listen` value (`host:port`, `[v6]:port`) into hostname and port.
+ *
+ * @throws {ConfigError} code `config.listen` when it is not `host:port`.
+ */
+export function parseListen(listen: string): { hostname: string; port: number } {
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(listen.trim());
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || !(port >= 0 && port <= 65535)) {
+    throw new ConfigError(
+      "config.listen",
+      `listen must be host:port, such as "127.0.0.1:7447"; got "${listen}"`,
+    );
+  }
+  return { hostname: m[1] ?? m[2], port };
+}

@@ -1,0 +1,470 @@
+/**
+ * Syncing with one relay of `infra`: receive every wats post it has, and publish
+ * the node's own.
+ *
+ * On each connection:
+ *
+ * 1. a live subscription `{kinds: <wats kinds>, limit: 0}` opens first, so nothing
+ *    that arrives during the catch-up is missed;
+ * 2. the catch-up pages backwards from the newest event: `{kinds, since, until,
+ *    limit}`, each next page `until` the oldest `created_at` of the previous one
+ *    (inclusive: `created_at` has one-second resolution, so the same second is asked
+ *    again and the store drops what it already has). Relays cap what one REQ returns
+ *    (often below what is asked), so paging stops only when a page brings no event
+ *    this catch-up had not seen yet. `since` is the saved cursor minus an overlap of
+ *    `net.max_skew` (clocks differ; posts reach relays late);
+ * 3. after the last page, the cursor (the time the live subscription opened) is
+ *    saved with `store.setCursor`; while connected it moves forward with each
+ *    message received (at most one write a second);
+ * 4. the outbox (`store.outboxPending`) is published, a window of events at a time,
+ *    and each event leaves the outbox only when the relay answers `OK true` (or
+ *    `duplicate:`, or a permanent refusal, which is logged). New posts by the node's
+ *    own authors are published as the store inserts them.
+ *
+ * A lost connection is retried with capped exponential backoff and jitter. Nothing
+ * runs while idle: no ping, no poll; the only timer is the reconnect deadline (and
+ * a connect timeout while connecting).
+ *
+ * It uses the runtime's WebSocket client directly rather than nostr-tools' `Relay`:
+ * every event already goes through `validateEvent` in the ingest (the library would
+ * verify each signature a second time and cache the result on the object), and the
+ * paging, cursor, outbox and reconnect rules above need the raw messages (EOSE per
+ * page, OK per event) with no hidden ping timers or reconnect logic of its own.
+ *
+ * Requires `--allow-net` on the relay's host and port.
+ *
+ * @module
+ */
+
+import type { Logger } from "@logtape/logtape";
+import { NOSTR_KINDS } from "../posts/kinds.ts";
+import type { NostrEvent } from "../posts/post.ts";
+import type { Store, StoredPost } from "../store/store.ts";
+import type { Ingest, IngestResult } from "./ingest.ts";
+
+/** Options of {@linkcode startRelaySync}. */
+export interface RelaySyncOptions {
+  /** The relay's ws:// or wss:// URL, as written in `infra`. */
+  url: string;
+  store: Store;
+  ingest: Ingest;
+  log: Logger;
+  /** `net.max_skew`, also the catch-up overlap. */
+  maxSkewMs: number;
+  /** Milliseconds since the epoch (cursors). Default `Date.now`. */
+  now?: () => number;
+  /** A number in [0, 1) for the backoff's jitter. Default `Math.random`. */
+  random?: () => number;
+  /** The first reconnect delay. Default 1 s. */
+  backoffBaseMs?: number;
+  /** The longest reconnect delay. Default 60 s. */
+  backoffMaxMs?: number;
+  /** Give up a connection attempt after this long. Default 15 s. */
+  connectTimeoutMs?: number;
+  /** `limit` of each catch-up page. Default 1000. */
+  pageLimit?: number;
+  /** Events published and not yet answered, at most. Default 100. */
+  publishWindow?: number;
+}
+
+/** How one relay is doing. */
+export interface RelayStatus {
+  url: string;
+  connected: boolean;
+  /** True once the catch-up of the current connection finished. */
+  caughtUp: boolean;
+  /** The last problem with this relay, until the next successful catch-up. */
+  lastError?: string;
+}
+
+/** A running sync with one relay. */
+export interface RelaySync {
+  readonly url: string;
+  status(): RelayStatus;
+  /** Stops syncing: closes the connection, cancels the reconnect, removes listeners. */
+  close(): Promise<void>;
+}
+
+const LIVE = "wats-live";
+/** NIP-01 prefixes of an `OK false` that will not change on a retry. */
+const PERMANENT = ["invalid:", "blocked:", "pow:", "restricted:"];
+
+/**
+ * Starts syncing with one relay; returns at once (connecting happens in the
+ * background). Requires `--allow-net` on the relay's address.
+ */
+export function startRelaySync(opts: RelaySyncOptions): RelaySync {
+  return new Sync(opts);
+}
+
+interface Page {
+  subId: string;
+  until?: number;
+  received: number;
+  fresh: number;
+  oldest: number;
+  pending: Promise<IngestResult>[];
+}
+
+class Sync implements RelaySync {
+  readonly url: string;
+  readonly #o: RelaySyncOptions;
+  readonly #store: Store;
+  readonly #log: Logger;
+  readonly #now: () => number;
+  readonly #unlisten: () => void;
+  #ws: WebSocket | undefined;
+  #connected = false;
+  #caughtUp = false;
+  #lastError: string | undefined;
+  #attempt = 0;
+  #reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  #connectTimer: ReturnType<typeof setTimeout> | undefined;
+  #closed = false;
+  #closedSocket: Promise<void> = Promise.resolve();
+  // Per connection:
+  #page: Page | undefined;
+  #pageCount = 0;
+  #seen = new Set<string>();
+  #liveSince = 0;
+  #savedCursor = 0;
+  #inFlight = new Set<string>();
+  #deferred = new Set<string>();
+  #flushQueued = false;
+  #localAuthors = new Set<string>();
+
+  constructor(opts: RelaySyncOptions) {
+    this.url = opts.url;
+    this.#o = opts;
+    this.#store = opts.store;
+    this.#log = opts.log;
+    this.#now = opts.now ?? Date.now;
+    this.#unlisten = opts.store.onInsert((posts) => this.#onInsert(posts));
+    this.#connect();
+  }
+
+  status(): RelayStatus {
+    return {
+      url: this.url,
+      connected: this.#connected,
+      caughtUp: this.#caughtUp,
+      ...(this.#lastError !== undefined ? { lastError: this.#lastError } : {}),
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return await this.#closedSocket;
+    this.#closed = true;
+    this.#unlisten();
+    clearTimeout(this.#reconnectTimer);
+    clearTimeout(this.#connectTimer);
+    const ws = this.#ws;
+    if (ws && ws.readyState !== WebSocket.CLOSED) {
+      try {
+        ws.close(1000, "wats node stopping");
+      } catch {
+        // Already closing.
+      }
+    }
+    await this.#closedSocket;
+  }
+
+  // ---- connection -------------------------------------------------------------
+
+  #connect(): void {
+    if (this.#closed) return;
+    let ws: WebSocket;
+    try {
+      ws = new WebSocket(this.url);
+    } catch (err) {
+      // A malformed URL will not get better: no retry.
+      this.#lastError = `cannot connect: ${(err as Error).message}`;
+      this.#log.error("relay {url}: {error}; fix infra", { url: this.url, error: this.#lastError });
+      return;
+    }
+    this.#ws = ws;
+    let closedSocket!: () => void;
+    this.#closedSocket = new Promise((r) => closedSocket = r);
+    const timeoutMs = this.#o.connectTimeoutMs ?? 15_000;
+    this.#connectTimer = setTimeout(() => {
+      this.#lastError = `no connection within ${timeoutMs / 1000} s`;
+      try {
+        ws.close();
+      } catch {
+        // Closing anyway.
+      }
+    }, timeoutMs);
+    ws.onopen = () => {
+      clearTimeout(this.#connectTimer);
+      if (this.#closed) return;
+      this.#connected = true;
+      this.#log.info("connected to relay {url}", { url: this.url });
+      this.#startSession();
+    };
+    ws.onmessage = (e) => {
+      if (this.#ws !== ws) return;
+      try {
+        this.#receive(e.data);
+      } catch (err) {
+        this.#log.warn("relay {url}: cannot handle a message: {error}", {
+          url: this.url,
+          error: String(err),
+        });
+      }
+    };
+    ws.onerror = (e) => {
+      const msg = (e as ErrorEvent).message;
+      if (msg) this.#lastError = msg;
+    };
+    ws.onclose = (e) => {
+      clearTimeout(this.#connectTimer);
+      const was = this.#connected;
+      this.#endSession();
+      closedSocket();
+      if (this.#ws === ws) this.#ws = undefined;
+      if (this.#closed) return;
+      if (was) {
+        this.#lastError ??= `connection closed (${e.code}${e.reason ? ` ${e.reason}` : ""})`;
+        this.#log.warn("lost relay {url}: {error}", { url: this.url, error: this.#lastError });
+      }
+      this.#scheduleReconnect();
+    };
+  }
+
+  #scheduleReconnect(): void {
+    const base = this.#o.backoffBaseMs ?? 1_000;
+    const max = this.#o.backoffMaxMs ?? 60_000;
+    const full = Math.min(max, base * 2 ** Math.min(this.#attempt, 30));
+    // Half fixed, half random: many nodes that lost the same relay do not return at once.
+    const delay = full / 2 + (this.#o.random ?? Math.random)() * full / 2;
+    this.#attempt++;
+    this.#log.debug("reconnecting to {url} in {ms} ms", { url: this.url, ms: Math.round(delay) });
+    this.#reconnectTimer = setTimeout(() => {
+      this.#reconnectTimer = undefined;
+      this.#connect();
+    }, delay);
+  }
+
+  #send(msg: unknown[]): boolean {
+    const ws = this.#ws;
+    if (!ws || ws.readyState !== WebSocket.OPEN) return false;
+    ws.send(JSON.stringify(msg));
+    return true;
+  }
+
+  // ---- session: live subscription, catch-up, outbox ---------------------------
+
+  #startSession(): void {
+    this.#liveSince = Math.floor(this.#now() / 1000);
+    this.#savedCursor = this.#store.getCursor(this.url) ?? 0;
+    this.#seen = new Set();
+    this.#send(["REQ", LIVE, { kinds: NOSTR_KINDS, limit: 0 }]);
+    this.#requestPage(undefined);
+    this.#flushOutbox();
+  }
+
+  #endSession(): void {
+    this.#connected = false;
+    this.#caughtUp = false;
+    this.#page = undefined;
+    this.#seen = new Set();
+    this.#inFlight.clear();
+    this.#deferred.clear();
+  }
+
+  #since(): number | undefined {
+    const cursor = this.#store.getCursor(this.url);
+    if (cursor === undefined) return undefined;
+    const overlap = Math.max(1, Math.ceil(this.#o.maxSkewMs / 1000));
+    return Math.max(0, cursor - overlap);
+  }
+
+  #requestPage(until: number | undefined): void {
+    const subId = `wats-page-${++this.#pageCount}`;
+    const filter: Record<string, unknown> = {
+      kinds: NOSTR_KINDS,
+      limit: this.#o.pageLimit ?? 1000,
+    };
+    const since = this.#since();
+    if (since !== undefined) filter.since = since;
+    if (until !== undefined) filter.until = until;
+    this.#page = { subId, until, received: 0, fresh: 0, oldest: Infinity, pending: [] };
+    this.#send(["REQ", subId, filter]);
+  }
+
+  async #endPage(page: Page): Promise<void> {
+    this.#send(["CLOSE", page.subId]);
+    // The cursor moves only once the page's events are in the store.
+    await Promise.all(page.pending);
+    if (this.#page !== page || !this.#connected) return;
+    const limit = this.#o.pageLimit ?? 1000;
+    if (page.fresh > 0) {
+      this.#requestPage(page.oldest);
+      return;
+    }
+    if (page.received >= limit && page.until !== undefined) {
+      // A full page of one second, all seen: more events share that second than
+      // the relay returns at once. Skip the second rather than loop on it.
+      this.#log.warn(
+        "relay {url} holds more events dated {second} than it returns at once; some may be missed",
+        { url: this.url, second: page.until },
+      );
+      this.#requestPage(page.until - 1);
+      return;
+    }
+    this.#page = undefined;
+    this.#seen = new Set();
+    this.#caughtUp = true;
+    this.#attempt = 0;
+    this.#lastError = undefined;
+    this.#saveCursor(this.#liveSince, true);
+    this.#log.info("caught up with relay {url}", { url: this.url });
+  }
+
+  #saveCursor(seconds: number, force = false): void {
+    if (!force && seconds <= this.#savedCursor) return;
+    this.#savedCursor = seconds;
+    try {
+      this.#store.setCursor(this.url, seconds);
+    } catch (err) {
+      this.#log.warn("cannot save the cursor of {url}: {error}", {
+        url: this.url,
+        error: (err as Error).message,
+      });
+    }
+  }
+
+  #receive(data: unknown): void {
+    if (typeof data !== "string") return;
+    let msg: unknown;
+    try {
+      msg = JSON.parse(data);
+    } catch {
+      this.#log.debug("relay {url} sent something that is not JSON", { url: this.url });
+      return;
+    }
+    if (!Array.isArray(msg)) return;
+    // The live subscription has delivered everything up to this moment.
+    if (this.#caughtUp) this.#saveCursor(Math.floor(this.#now() / 1000));
+    const page = this.#page;
+    switch (msg[0]) {
+      case "EVENT": {
+        const [, subId, event] = msg;
+        if (subId === LIVE) {
+          this.#ingest(event);
+        } else if (page && subId === page.subId) {
+          page.received++;
+          const id = (event as NostrEvent | null)?.id;
+          if (typeof id === "string" && !this.#seen.has(id)) {
+            this.#seen.add(id);
+            page.fresh++;
+          }
+          const at = (event as NostrEvent | null)?.created_at;
+          if (typeof at === "number" && at < page.oldest) page.oldest = at;
+          page.pending.push(this.#ingest(event));
+        }
+        return;
+      }
+      case "EOSE":
+        if (page && msg[1] === page.subId) void this.#endPage(page);
+        return;
+      case "OK":
+        this.#ok(msg[1], msg[2], msg[3]);
+        return;
+      case "CLOSED":
+        if (msg[1] === LIVE || (page && msg[1] === page.subId)) {
+          this.#lastError = `relay closed subscription ${msg[1]}: ${String(msg[2] ?? "")}`;
+          this.#log.warn("relay {url}: {error}", { url: this.url, error: this.#lastError });
+          if (page && msg[1] === page.subId) this.#page = undefined;
+        }
+        return;
+      case "NOTICE":
+        this.#log.info("relay {url} says: {notice}", { url: this.url, notice: String(msg[1]) });
+        return;
+      default:
+        return;
+    }
+  }
+
+  #ingest(event: unknown): Promise<IngestResult> {
+    return this.#o.ingest(event, this.url);
+  }
+
+  // ---- publishing -----------------------------------------------------------
+
+  #onInsert(posts: StoredPost[]): void {
+    // Posts that came from the network are not republished.
+    if (this.#o.ingest.inserting) return;
+    const mine = posts.filter((p) => this.#isLocal(p.author));
+    if (mine.length === 0) return;
+    try {
+      // The outbox is what survives a restart; queuing again is a no-op.
+      for (const p of mine) this.#store.outboxAdd(p.id, [this.url]);
+    } catch (err) {
+      this.#log.warn("cannot queue a post for {url}: {error}", {
+        url: this.url,
+        error: (err as Error).message,
+      });
+    }
+    if (!this.#flushQueued) {
+      this.#flushQueued = true;
+      queueMicrotask(() => {
+        this.#flushQueued = false;
+        this.#flushOutbox();
+      });
+    }
+  }
+
+  #isLocal(author: string): boolean {
+    if (this.#localAuthors.has(author)) return true;
+    // A profile signed for since the last look: read the list again.
+    this.#localAuthors = this.#store.localAuthors();
+    return this.#localAuthors.has(author);
+  }
+
+  #flushOutbox(): void {
+    if (!this.#connected || this.#closed) return;
+    const window = this.#o.publishWindow ?? 100;
+    if (this.#inFlight.size >= window) return;
+    let pending: NostrEvent[];
+    try {
+      pending = this.#store.outboxPending(
+        this.url,
+        window + this.#inFlight.size + this.#deferred.size,
+      );
+    } catch (err) {
+      this.#log.warn("cannot read the outbox: {error}", { error: (err as Error).message });
+      return;
+    }
+    for (const event of pending) {
+      if (this.#inFlight.size >= window) break;
+      if (this.#inFlight.has(event.id) || this.#deferred.has(event.id)) continue;
+      if (!this.#send(["EVENT", event])) return;
+      this.#inFlight.add(event.id);
+    }
+  }
+
+  #ok(id: unknown, accepted: unknown, message: unknown): void {
+    if (typeof id !== "string" || !this.#inFlight.delete(id)) return;
+    const text = typeof message === "string" ? message : "";
+    if (accepted === true || text.startsWith("duplicate:")) {
+      this.#store.outboxAck(id, this.url);
+    } else if (PERMANENT.some((p) => text.startsWith(p))) {
+      this.#log.warn("relay {url} refused post {id} for good: {reason}; not retrying", {
+        url: this.url,
+        id,
+        reason: text,
+      });
+      this.#store.outboxAck(id, this.url);
+    } else {
+      // Rate limits, errors: try again on the next connection.
+      this.#log.info("relay {url} did not take post {id}: {reason}; retrying later", {
+        url: this.url,
+        id,
+        reason: text,
+      });
+      this.#deferred.add(id);
+    }
+    if (this.#inFlight.size < (this.#o.publishWindow ?? 100) / 2 + 1) this.#flushOutbox();
+  }
+}

@@ -1,0 +1,367 @@
+/**
+ * The heartbeat runner end to end (issue 4): a real daemon with the runner on,
+ * the real Claude Code CLI, and the scripted mock model. Each test starts its
+ * own daemon in a temp data dir with its own HOME.
+ */
+
+import assert from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { denoDir, type RunningWats, startWats, tempDataDir, watsCommand } from "../support/cli.ts";
+import { claudeBin, CLIS_DIR, requireCli } from "../support/clis.ts";
+import {
+  hasTool,
+  type MessagesRequest,
+  type MockAnthropic,
+  startMockAnthropic,
+  text,
+  textOf,
+  toolResultFor,
+  toolUse,
+} from "../support/mock_anthropic.ts";
+import { defaultSettings } from "../../src/config/schema.ts";
+import { Store } from "../../src/store/store.ts";
+import { Runner } from "../../src/runner/scheduler.ts";
+import { claudeHarness } from "../../src/runner/harnesses/claude.ts";
+import { spawnProcessGroup } from "../../src/runner/spawn.ts";
+import { Transcripts } from "../../src/runner/transcripts.ts";
+import { readHeartbeatTemplate } from "../../src/runner/prompt.ts";
+import { systemClock, systemTimers } from "../../src/runner/ports.ts";
+import { buildPost } from "../../src/posts/post.ts";
+import { deriveProfileKey } from "../../src/identity/profile_key.ts";
+import { dataPaths } from "../../src/config/paths.ts";
+
+const claude = requireCli("claude");
+
+/** The ids of the events a run's prompt lists, in order. */
+function eventIds(req: MessagesRequest): string[] {
+  const prompt = textOf(req.messages[0]?.content);
+  return [...prompt.matchAll(/^- ([0-9a-f]{64}): /gm)].map((m) => m[1]);
+}
+
+/** A mock model that answers the newest event it was woken for, then says it is done. */
+function answeringMock(delayMs?: number): MockAnthropic {
+  return startMockAnthropic({
+    rules: [
+      { when: toolResultFor("mcp__wats__answer"), reply: text("Answered.") },
+      {
+        when: hasTool("mcp__wats__answer"),
+        reply: (req) => {
+          const ids = eventIds(req);
+          if (ids.length === 0) return text("Nothing new.");
+          return {
+            ...toolUse("mcp__wats__answer", {
+              parent: ids.at(-1),
+              text: `Use journald (${ids.length}).`,
+            }),
+            ...(delayMs !== undefined ? { delayMs } : {}),
+          };
+        },
+      },
+    ],
+  });
+}
+
+/** Starts `wats node --agent claude` against the mock; settings through WATS_* variables. */
+async function startAgentNode(
+  dataDir: string,
+  mock: MockAnthropic,
+  settings: Record<string, string> = {},
+): Promise<RunningWats> {
+  const env: Record<string, string> = {
+    PATH: `${CLIS_DIR}/node_modules/.bin:${Deno.env.get("PATH")}`,
+    ANTHROPIC_BASE_URL: mock.url,
+    ANTHROPIC_API_KEY: "test-key",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    WATS_AGENT_EVERY: "0",
+    WATS_AGENT_HEARTBEAT: "0",
+    // The asker is a profile of the same node in these tests.
+    WATS_AGENT_IGNORE_LOCAL: "false",
+    ...settings,
+  };
+  const node = startWats([
+    "--data-dir",
+    dataDir,
+    "node",
+    "--agent",
+    "claude",
+    "--agent-profile",
+    "helper",
+  ], {
+    env,
+  });
+  await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+  return node;
+}
+
+async function mcpClient(dataDir: string, profile: string, home: string): Promise<Client> {
+  const [cmd, ...rest] = watsCommand();
+  const client = new Client({ name: `test-${profile}`, version: "1" });
+  await client.connect(
+    new StdioClientTransport({
+      command: cmd,
+      args: [...rest, "--data-dir", dataDir, "mcp", "--profile", profile],
+      env: { HOME: home, PATH: Deno.env.get("PATH") ?? "", DENO_DIR: denoDir(), NO_COLOR: "1" },
+      stderr: "pipe",
+    }),
+  );
+  return client;
+}
+
+async function call(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<string> {
+  const r = await client.callTool({ name, arguments: args });
+  const out = (r.content as Array<{ text?: string }>).map((c) => c.text ?? "").join("\n");
+  assert.ok(!r.isError, `${name} failed: ${out}`);
+  return out;
+}
+
+function idIn(s: string): string {
+  const m = s.match(/\b([0-9a-f]{64})\b/);
+  assert.ok(m, `no id in ${s}`);
+  return m[1];
+}
+
+async function waitFor(what: string, check: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function jsonLines(path: string): Record<string, unknown>[] {
+  return Deno.readTextFileSync(path).split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
+}
+
+const opts = { ignore: claude === null, sanitizeOps: false, sanitizeResources: false };
+
+Deno.test({
+  ...opts,
+  name:
+    "an ask wakes the agent, which answers in the asker's thread through wats mcp; the run is recorded and costed",
+  async fn() {
+    const dir = tempDataDir();
+    const mock = answeringMock();
+    const node = await startAgentNode(dir, mock);
+    const alice = await mcpClient(dir, "alice", node.home);
+    try {
+      const askId = idIn(
+        await call(alice, "ask", { title: "Logs", text: "logrotate or journald?" }),
+      );
+      const ended = JSON.parse(
+        await node.waitForLine((l) => l.includes('"event":"run_ended"'), 90_000),
+      );
+      assert.equal(ended.status, "ok", JSON.stringify(ended) + node.stderr());
+      assert.ok(ended.cost_usd > 0, "the CLI's cost is recorded");
+      const thread = await call(alice, "thread", { id: askId });
+      assert.match(thread, /Use journald \(1\)\./);
+      assert.match(thread, /answer · by npub1\w+ \(helper, this node\)/, thread);
+
+      const paths = dataPaths(dir);
+      const index = jsonLines(paths.runsIndex);
+      assert.equal(index.length, 1);
+      assert.equal(index[0].status, "ok");
+      assert.equal(index[0].trigger, "events");
+      const transcript = jsonLines(`${paths.runsDir}/${index[0].id}.jsonl`);
+      assert.equal(transcript[0].type, "wats_run");
+      assert.deepEqual(transcript[0].events, [askId]);
+      assert.ok(transcript.some((l) => l.type === "result"), "the CLI output is kept as is");
+      assert.equal(transcript.at(-1)!.type, "wats_end");
+
+      const status = await call(alice, "status");
+      assert.match(status, /budget today: \$0\.\d*[1-9]\d* of \$2\.00 spent/, status);
+      // The prompt went in on stdin and named the event.
+      assert.ok(mock.messages().some((r) => eventIds(r.body!).includes(askId)));
+    } finally {
+      await alice.close();
+      await node.stop();
+      await mock.close();
+    }
+  },
+});
+
+Deno.test({
+  ...opts,
+  name: "an exhausted day budget pauses the runner: no run, and the pause is logged once",
+  async fn() {
+    const dir = tempDataDir();
+    const mock = answeringMock();
+    const node = await startAgentNode(dir, mock, { WATS_AGENT_MAX_USD_PER_DAY: "0" });
+    const alice = await mcpClient(dir, "alice", node.home);
+    try {
+      await call(alice, "ask", { title: "Q", text: "Anyone?" });
+      await call(alice, "ask", { title: "Q2", text: "Anyone at all?" });
+      await waitFor("the pause log", () => /agent runs paused: /.test(node.stderr()));
+      await new Promise((r) => setTimeout(r, 1000));
+      assert.equal(node.stderr().match(/agent runs paused: /g)?.length, 1, node.stderr());
+      assert.ok(!node.stdoutLines.some((l) => l.includes('"event":"run_started"')));
+      assert.equal(mock.messages().length, 0, "no model call");
+    } finally {
+      await alice.close();
+      await node.stop();
+      await mock.close();
+    }
+  },
+});
+
+Deno.test({
+  ...opts,
+  name: "a run past agent.timeout is killed with its process group and recorded as timed out",
+  async fn() {
+    const dir = tempDataDir();
+    const mock = answeringMock(60_000);
+    const node = await startAgentNode(dir, mock, { WATS_AGENT_TIMEOUT: "3s" });
+    const alice = await mcpClient(dir, "alice", node.home);
+    try {
+      await call(alice, "ask", { title: "Slow", text: "This one hangs the model." });
+      const ended = JSON.parse(
+        await node.waitForLine((l) => l.includes('"event":"run_ended"'), 90_000),
+      );
+      assert.equal(ended.status, "timeout", JSON.stringify(ended));
+      assert.match(ended.error, /timed out after agent.timeout = 3s/);
+      // Nothing of the run survives it: no claude and no `wats mcp` of this data dir.
+      const ps = new TextDecoder().decode(
+        (await new Deno.Command("ps", { args: ["-eo", "args"], stdout: "piped" }).output()).stdout,
+      );
+      const left = ps.split("\n").filter((l) =>
+        l.includes(`${dir}/agent/run-config`) ||
+        l.includes(`mcp --profile helper --data-dir ${dir}`)
+      );
+      assert.deepEqual(left, []);
+    } finally {
+      await alice.close();
+      await node.stop();
+      await mock.close();
+    }
+  },
+});
+
+Deno.test({
+  ...opts,
+  name:
+    "an MCP server that does not start fails the run with the reason, though the CLI reports success",
+  async fn() {
+    const root = await Deno.makeTempDir({ prefix: "wats-runner-" });
+    const paths = dataPaths(`${root}/data`);
+    await Deno.mkdir(paths.agentDir, { recursive: true });
+    const store = Store.open(paths.store);
+    const mock = answeringMock();
+    const settings = {
+      ...defaultSettings(),
+      "agent.every": 0,
+      "agent.heartbeat": 0,
+      "agent.profile": "helper",
+    };
+    const secret = crypto.getRandomValues(new Uint8Array(32));
+    const agent = deriveProfileKey(secret, "helper");
+    const runner = new Runner({
+      clock: systemClock,
+      timers: systemTimers,
+      log: { debug() {}, info() {}, warn() {}, error() {} },
+      store,
+      harness: claudeHarness({ program: claudeBin() }),
+      spawn: (req) =>
+        spawnProcessGroup({
+          ...req,
+          env: {
+            ...req.env,
+            HOME: root,
+            ANTHROPIC_BASE_URL: mock.url,
+            ANTHROPIC_API_KEY: "test-key",
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+          },
+        }),
+      transcripts: new Transcripts({ runsDir: paths.runsDir, runsIndex: paths.runsIndex }),
+      settings,
+      agentKey: agent.pubkey,
+      user: "alice",
+      localAuthors: () => new Set([agent.pubkey]),
+      template: readHeartbeatTemplate(),
+      paths: {
+        dataDir: paths.dataDir,
+        runDir: paths.runDir,
+        configDir: `${paths.agentDir}/run-config`,
+      },
+      // `wats mcp` cannot start: the program does not exist.
+      selfCommand: { command: `${root}/no-such-wats`, args: [] },
+    });
+    const off = store.onInsert((posts) => runner.onPosts(posts));
+    runner.start();
+    try {
+      const asker = deriveProfileKey(secret, "bob");
+      store.insert([
+        buildPost({
+          kind: "ask",
+          text: "Anyone?",
+          title: "Q",
+          createdAt: Math.floor(Date.now() / 1000),
+        }, asker.secret),
+      ]);
+      await waitFor("the run", () => runner.status().lastRun !== undefined, 90_000);
+      const last = runner.status().lastRun!;
+      assert.equal(last.status, "error");
+      assert.match(
+        last.error!,
+        /MCP server wats \(status "(failed|pending)" in init\) did not connect/,
+      );
+    } finally {
+      off();
+      await runner.stop();
+      store.close();
+      await mock.close();
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  ...opts,
+  name:
+    "two authors answering each other are paused after agent.loop_max_exchanges turns, and a third author resumes them",
+  async fn() {
+    const dir = tempDataDir();
+    const mock = answeringMock();
+    const node = await startAgentNode(dir, mock, { WATS_AGENT_LOOP_MAX_EXCHANGES: "3" });
+    const bob = await mcpClient(dir, "bob", node.home);
+    const carol = await mcpClient(dir, "carol", node.home);
+    try {
+      const root = idIn(await call(bob, "ask", { title: "Loop", text: "Round 0" }));
+      let runs = 0;
+      for (let round = 1; round <= 2; round++) {
+        const answer = await node.waitForLine(
+          (l) => l.includes('"kind":"answer"') && l.includes('"post_stored"'),
+          90_000,
+        );
+        runs++;
+        await call(bob, "clarify", { parent: JSON.parse(answer).id, text: `Round ${round}` });
+      }
+      // bob, helper, bob, helper, bob: five turns > 3, so the last clarify waits.
+      await waitFor("the loop pause", () =>
+        node.stderr().includes(
+          `agent wake paused: loop detected in thread ${root} (agent.loop_max_exchanges = 3)`,
+        ), 90_000);
+      await node.waitForLine((l) => l.includes('"event":"run_ended"'), 90_000);
+      const before = node.stdoutLines.filter((l) => l.includes('"event":"run_started"')).length;
+      assert.equal(before, runs, node.stderr());
+      await call(carol, "note", { parent: root, text: "Let me step in." });
+      await waitFor(
+        "a run after the third author",
+        () => node.stdoutLines.filter((l) => l.includes('"event":"run_started"')).length > before,
+        90_000,
+      );
+      assert.match(
+        node.stderr(),
+        new RegExp(`agent wake resumed: a third author posted in thread ${root}`),
+      );
+    } finally {
+      await bob.close();
+      await carol.close();
+      await node.stop();
+      await mock.close();
+    }
+  },
+});
