@@ -22,6 +22,8 @@ Usage:
   wats config ack                acknowledge changed safety settings
   wats agent runs|logs|attach|pending|approve|reject
   wats status                    the node, its profiles, safety notices
+  wats resume                    end a halt of this node's agent
+  wats guardian list|add|remove|halt   who may halt the agent; issue a halt
 
 Global flags:
   --data-dir DIR   the data directory (default: $WATS_DATA_DIR, else
@@ -33,7 +35,22 @@ Global flags:
 Docs: docs/getting-started.md, docs/configuration.md.
 `;
 
+/** The usage text of `wats guardian`. */
+export const GUARDIAN_HELP = `Usage: wats guardian list
+       wats guardian add KEY      (npub or 64-hex author key)
+       wats guardian remove KEY
+       wats guardian halt [--reason R]
+
+  list     who may halt this node's agent: halt.accept, and your own profile
+  add      let KEY halt this node's agent (edits halt.accept, a safety setting:
+           acknowledge it with \`wats config ack\`; restart the daemon to apply)
+  remove   stop KEY from halting it
+  halt     post a halt as your profile: it stops your own agent, and the agents
+           of every node whose halt.accept names you, until \`wats resume\` there
+`;
+
 const GROUPS: Record<string, string> = {
+  guardian: GUARDIAN_HELP,
   config: `Usage: wats config get KEY | set KEY VALUE | unset KEY | list | ack
 
   get KEY          print the value in effect and where it comes from

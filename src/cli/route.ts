@@ -53,6 +53,12 @@ const SUBCOMMANDS: Record<string, Record<string, CommandId>> = {
     unset: "config-write",
     ack: "config-ack",
   },
+  guardian: {
+    list: "config-read",
+    add: "config-write",
+    remove: "config-write",
+    halt: "control",
+  },
   agent: {
     runs: "agent-read",
     logs: "agent-read",
@@ -76,6 +82,7 @@ const WORKERS: Record<CommandId, string> = {
   "safety-init": "safety_init_worker.ts",
   setup: "setup_worker.ts",
   status: "status_worker.ts",
+  control: "guardian_worker.ts",
 };
 
 /** The worker module file of a command. */
@@ -130,7 +137,10 @@ export function route(args: string[]): Route {
       return make(first, [first], [positional[0]]);
     case "help":
       return make("help", ["help"], [positional[0]]);
+    case "resume":
+      return make("control", ["resume"], [positional[0]]);
     case "config":
+    case "guardian":
     case "agent": {
       const sub = positional.length > 1 ? rest[positional[1]] : undefined;
       const id = sub !== undefined ? SUBCOMMANDS[first][sub] : undefined;
@@ -139,7 +149,8 @@ export function route(args: string[]): Route {
         return make("help", [first, ...(sub !== undefined ? [sub] : [])], positional.slice(0, 2));
       }
       const edits = id === "agent-decide" && sub === "approve" && rest.includes("--edit");
-      return make(edits ? "agent-edit" : id, [first, sub!], positional.slice(0, 2));
+      const r = make(edits ? "agent-edit" : id, [first, sub!], positional.slice(0, 2));
+      return first === "guardian" ? { ...r, worker: "guardian_worker.ts" } : r;
     }
     default:
       return make("help", [first], [positional[0]]);

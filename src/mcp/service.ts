@@ -25,6 +25,17 @@ export interface Hello {
   token?: string;
 }
 
+/**
+ * A one-shot request of a CLI command (`wats resume`, `wats guardian halt`)
+ * sent instead of a hello. It is not an MCP tool: no agent session can send
+ * it through MCP (the ADR keeps these commands out of the agent's reach).
+ */
+export interface ControlRequest {
+  wats: "control";
+  op: "resume" | "halt";
+  reason?: string;
+}
+
 /** A post as a tool shows it. */
 export interface PostView {
   id: string;

@@ -17,7 +17,7 @@
 import { BusyError, WatsError } from "../errors.ts";
 import { ConnTransport, LineReader, writeAll } from "./conn_transport.ts";
 import { createMcpServer, type McpLog } from "./server.ts";
-import type { Hello, NodeService, SessionIdentity } from "./service.ts";
+import type { ControlRequest, Hello, NodeService, SessionIdentity } from "./service.ts";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 
 /** How long a new connection may take to send its hello line. */
@@ -33,6 +33,8 @@ export interface ServeMcpSocketOptions {
   signal?: AbortSignal;
   /** Hello deadline in milliseconds (default {@linkcode HELLO_TIMEOUT_MS}). */
   helloTimeoutMs?: number;
+  /** Handles a control line (see `ControlRequest`); its answer goes back as one line. */
+  control?: (req: ControlRequest) => Promise<string>;
 }
 
 /** A running socket server. */
@@ -66,6 +68,17 @@ export async function serveMcpSocket(opts: ServeMcpSocketOptions): Promise<McpSo
     try {
       const hello = await withTimeout(reader.readLine(), helloTimeout);
       if (closing) throw new WatsError("mcp.closing", "the node is shutting down; try again");
+      const control = parseControl(hello);
+      if (control !== undefined) {
+        if (!opts.control) {
+          throw new WatsError("mcp.no_control", "this node takes no control requests");
+        }
+        const message = await opts.control(control);
+        await writeLine(conn, { wats: "done", message });
+        closeQuietly(conn);
+        conns.delete(conn);
+        return;
+      }
       identity = opts.service.authenticate(parseHello(hello));
       await writeLine(conn, { wats: "ready", profile: identity.profile });
     } catch (err) {
@@ -142,6 +155,29 @@ export async function serveMcpSocket(opts: ServeMcpSocketOptions): Promise<McpSo
   }
 
   return { close, sessions: () => sessions.size };
+}
+
+/** A control line, or undefined when the line is something else (a hello). */
+export function parseControl(line: string | null): ControlRequest | undefined {
+  if (line === null || !line.includes('"control"')) return undefined;
+  let v: Record<string, unknown>;
+  try {
+    v = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (v?.wats !== "control") return undefined;
+  if (v.op !== "resume" && v.op !== "halt") {
+    throw new WatsError("mcp.bad_control", `unknown control op ${JSON.stringify(v.op)}`);
+  }
+  if (v.reason !== undefined && typeof v.reason !== "string") {
+    throw new WatsError("mcp.bad_control", "reason must be a string");
+  }
+  return {
+    wats: "control",
+    op: v.op,
+    ...(typeof v.reason === "string" ? { reason: v.reason } : {}),
+  };
 }
 
 /** Reads the hello line; throws a `WatsError` saying what the first line must be. */

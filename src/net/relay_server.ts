@@ -106,8 +106,9 @@ export async function serveRelay(opts: RelayServerOptions): Promise<RelayServer>
     },
   }, (req, info) => {
     if (req.headers.get("upgrade")?.toLowerCase() !== "websocket") return infoResponse(req, limits);
-    const { socket, response } = Deno.upgradeWebSocket(req);
+    // Read before the upgrade: Deno 2.9 throws "Request closed" on it afterwards.
     const remote = info.remoteAddr as Deno.NetAddr;
+    const { socket, response } = Deno.upgradeWebSocket(req);
     const conn = new Connection(socket, `listen:${remote.hostname}:${remote.port}`, {
       store,
       ingest,

@@ -23,6 +23,9 @@ import { LocalNodeService } from "./node_service.ts";
 import { Profiles } from "./profiles.ts";
 import { ReviewQueue } from "./review_queue.ts";
 import { type AgentRunner, startAgentRunner } from "./agent_runner.ts";
+import { HaltState } from "./halt.ts";
+import type { ControlRequest } from "../mcp/service.ts";
+import { npubEncode } from "nostr-tools/nip19";
 
 /** Runs the daemon until the context's signal aborts. */
 export async function daemonCommand(ctx: CommandContext): Promise<number> {
@@ -63,6 +66,23 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
     const startNotices = await notices();
     for (const n of startNotices) logger.warn(n);
 
+    const halt = new HaltState({
+      meta: store,
+      accepted: [...settings["halt.accept"], person.pubkey],
+      agentKey: agent.pubkey,
+      now: Date.now,
+    });
+    const stopWatchingHalts = store.onInsert((posts) => {
+      const h = halt.onPosts(posts);
+      if (h) {
+        logger.warn("agent halted by {by}: {reason}", {
+          by: npubEncode(h.by),
+          reason: h.reason ?? "",
+        });
+        events({ event: "halted", id: h.id, by: h.by, reason: h.reason ?? "" });
+      }
+    });
+    cleanups.unshift(stopWatchingHalts);
     let agentRunner: AgentRunner | undefined;
     const service = new LocalNodeService({
       store,
@@ -78,17 +98,25 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
       reviewOn: settings["agent.review"],
       now: Date.now,
       runOfToken: (token) => agentRunner?.runOfToken(token),
-      runnerStatus: () => ({ agent: null, budget: null, ...agentRunner?.status(), halted: null }),
+      runnerStatus: () => {
+        const h = halt.current();
+        return {
+          agent: null,
+          budget: null,
+          ...agentRunner?.status(),
+          halted: h
+            ? { by: npubEncode(h.by), at: h.at, ...(h.reason ? { reason: h.reason } : {}) }
+            : null,
+        };
+      },
       safetyNotices: notices,
     });
-    const mcp = await serveMcpSocket({
-      path: paths.socket,
-      service,
-      log: (level, msg, fields) => logger[level === "warn" ? "warn" : level](msg, fields ?? {}),
-    });
-    cleanups.unshift(() => mcp.close());
 
     const runtime = settings["agent.runtime"];
+    const haltNow = halt.current();
+    if (haltNow) {
+      startNotices.push(`agent halted by ${npubEncode(haltNow.by)}: run \`wats resume\` to end it`);
+    }
     if (runtime !== "none") {
       agentRunner = await startAgentRunner({
         settings,
@@ -105,7 +133,27 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
         publishAnnounce: async (draft) => (await service.publishAs(agent.name, draft)).id,
       });
       cleanups.unshift(() => agentRunner?.stop());
+      halt.attach(agentRunner.runner);
     }
+    const control = async (req: ControlRequest): Promise<string> => {
+      if (req.op === "resume") {
+        const ended = halt.resume();
+        events({ event: "resumed" });
+        logger.info("agent runs resumed by `wats resume`");
+        return ended
+          ? `resumed: the halt ${ended.id.slice(0, 12)} no longer holds`
+          : "nothing was halted";
+      }
+      const out = await service.publishAs(person.name, { kind: "halt", text: req.reason ?? "" });
+      return `halt ${out.id} posted as ${person.name}`;
+    };
+    const mcp = await serveMcpSocket({
+      path: paths.socket,
+      service,
+      control,
+      log: (level, msg, fields) => logger[level === "warn" ? "warn" : level](msg, fields ?? {}),
+    });
+    cleanups.unshift(() => mcp.close());
     console.error(renderBanner({
       version: VERSION,
       nodeId: id,

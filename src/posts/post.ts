@@ -39,6 +39,8 @@ export interface PostDraft {
   parentAuthor?: string;
   /** Capability names, published as `t` tags `cap:<name>`. */
   caps?: string[];
+  /** Authors (hex pubkeys) the post addresses, as `p` tags: a halt's targets. */
+  mentions?: string[];
   /** Seconds since the epoch. */
   createdAt: number;
 }
@@ -104,6 +106,10 @@ export function buildPost(draft: PostDraft, secret: Uint8Array): NostrEvent {
       invalid(`parentAuthor must be a 64-hex pubkey, got "${parentAuthor}"`);
     }
     tags.push(["p", parentAuthor]);
+  }
+  for (const m of new Set(draft.mentions ?? [])) {
+    if (!isHex64(m)) invalid(`a mention must be a 64-hex pubkey, got "${m}"`);
+    if (m !== parentAuthor) tags.push(["p", m]);
   }
   if (draft.title) tags.push(["subject", draft.title]);
   for (const cap of new Set(draft.caps ?? [])) {

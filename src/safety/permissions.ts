@@ -24,7 +24,8 @@ export type CommandId =
   | "config-ack"
   | "safety-init"
   | "setup"
-  | "status";
+  | "status"
+  | "control";
 
 /** A Worker's `deno.permissions`, with lists only (never `true` for a path kind). */
 export interface PermissionSet {
@@ -157,6 +158,11 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
         write: unique([p.config, ...(inputs.hostConfigs ?? [])]),
         run: ["claude"],
       };
+    case "control": {
+      // `wats resume`, `wats guardian halt`: one line to the daemon, nothing else.
+      const sock = socketGrant(p.socket);
+      return { ...NONE, read: sock.read, write: sock.write, net: sock.net };
+    }
     case "status": {
       const sock = socketGrant(p.socket);
       return { ...NONE, read: unique([p.dataDir, ...sock.read]), write: sock.write, net: sock.net };

@@ -158,6 +158,7 @@ Deno.test("only the safety writers (config ack, first-start init) can write safe
       "safety-init",
       "setup",
       "status",
+      "control",
     ];
     for (const id of all) {
       const [got] = await probe(id, f.inputs, [{ op: "write", path: f.paths.safety }]);
@@ -223,6 +224,21 @@ Deno.test("`wats status` reads and connects, and writes nothing", async () => {
       [{ op: "connect", path: f.paths.socket }, "ok"],
       [{ op: "read", path: f.paths.config }, "ok"],
       [{ op: "write", path: f.paths.config }, "NotCapable"],
+      [{ op: "run", cmd: "git" }, "NotCapable"],
+    ]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("`wats resume` and `wats guardian halt` only send one line to the daemon", async () => {
+  const f = await fixture();
+  try {
+    await expect("control", f.inputs, [
+      [{ op: "connect", path: f.paths.socket }, "ok"],
+      [{ op: "read", path: f.paths.config }, "NotCapable"],
+      [{ op: "write", path: f.paths.config }, "NotCapable"],
+      [{ op: "write", path: f.paths.store }, "NotCapable"],
       [{ op: "run", cmd: "git" }, "NotCapable"],
     ]);
   } finally {

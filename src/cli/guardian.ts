@@ -1,0 +1,122 @@
+/**
+ * `wats resume` and `wats guardian`: who may halt this node's agent, and
+ * halting. A halt post from an accepted author stops new runs and cancels the
+ * current one until `wats resume` (src/node/halt.ts). These are CLI commands
+ * only: the daemon takes them as a control line on its socket, never as an MCP
+ * tool, and the agent's deny rules refuse `wats resume` and `wats guardian`.
+ *
+ * @module
+ */
+
+import { npubEncode } from "nostr-tools/nip19";
+import { loadSettings } from "../config/settings.ts";
+import { authorKeyHex } from "../config/schema.ts";
+import { UsageError, WatsError } from "../errors.ts";
+import type { ControlRequest } from "../mcp/service.ts";
+import { LineReader, writeAll } from "../mcp/conn_transport.ts";
+import { runConfig } from "./config.ts";
+import { GUARDIAN_HELP } from "./help.ts";
+import type { CommandContext } from "./context.ts";
+import { NoDaemonError } from "./socket_client.ts";
+
+/** The usage text of `wats resume`. */
+export const RESUME_HELP = `Usage: wats resume
+
+Ends a halt on this node: the agent runner starts runs again. Needs the daemon.
+`;
+
+/** Runs `wats resume`. */
+export async function resumeCommand(ctx: CommandContext): Promise<number> {
+  if (ctx.argv.includes("--help") || ctx.argv.includes("-h")) {
+    console.log(RESUME_HELP);
+    return 0;
+  }
+  if (ctx.argv.length > 0) throw new UsageError(`unexpected argument "${ctx.argv[0]}"`);
+  console.log(await sendControl(ctx.paths.socket, { wats: "control", op: "resume" }));
+  return 0;
+}
+
+/** Runs `wats guardian …`. */
+export async function guardianCommand(ctx: CommandContext): Promise<number> {
+  const sub = ctx.words[1];
+  if (ctx.argv.includes("--help") || ctx.argv.includes("-h") || sub === undefined) {
+    console.log(GUARDIAN_HELP);
+    return sub === undefined && !ctx.argv.includes("--help") && !ctx.argv.includes("-h") ? 2 : 0;
+  }
+  switch (sub) {
+    case "list": {
+      if (ctx.argv.length > 0) throw new UsageError(`unexpected argument "${ctx.argv[0]}"`);
+      const { values } = await loadSettings(ctx.paths, ctx.env, {}, ctx.user);
+      console.log(`your own profile (${values.profile}) may always halt your agent`);
+      if (values["halt.accept"].length === 0) console.log("halt.accept is empty: nobody else may");
+      for (const k of values["halt.accept"]) console.log(npubEncode(k));
+      return 0;
+    }
+    case "add":
+    case "remove": {
+      const [key, extra] = ctx.argv;
+      if (key === undefined || extra !== undefined) {
+        throw new UsageError(`use: wats guardian ${sub} KEY`);
+      }
+      const hex = authorKeyHex(key);
+      if (hex === undefined) {
+        throw new UsageError(`"${key}" is not an author key: give an npub1… or 64 hex characters`);
+      }
+      const { values } = await loadSettings(ctx.paths, ctx.env, {}, ctx.user);
+      const now = values["halt.accept"];
+      const next = sub === "add" ? [...new Set([...now, hex])] : now.filter((k) => k !== hex);
+      if (next.length === now.length) {
+        console.log(sub === "add" ? "already accepted" : "was not accepted");
+        return 0;
+      }
+      return await runConfig(
+        {
+          ...ctx,
+          words: ["config", "set"],
+          argv: ["halt.accept", next.map((k) => npubEncode(k)).join(",")],
+        },
+        { out: (s) => console.log(s), err: (s) => console.error(s) },
+      );
+    }
+    case "halt": {
+      const i = ctx.argv.indexOf("--reason");
+      const reason = i >= 0 ? ctx.argv[i + 1] : undefined;
+      const rest = i >= 0 ? [...ctx.argv.slice(0, i), ...ctx.argv.slice(i + 2)] : ctx.argv;
+      if (rest.length > 0 || (i >= 0 && reason === undefined)) {
+        throw new UsageError("use: wats guardian halt [--reason R]");
+      }
+      console.log(
+        await sendControl(ctx.paths.socket, { wats: "control", op: "halt", reason: reason ?? "" }),
+      );
+      return 0;
+    }
+    default:
+      throw new UsageError(`unknown command "wats guardian ${sub}"\n\n${GUARDIAN_HELP}`);
+  }
+}
+
+/** Sends one control line to the daemon and returns its answer. */
+async function sendControl(socket: string, req: ControlRequest): Promise<string> {
+  let conn: Deno.UnixConn;
+  try {
+    conn = await Deno.connect({ transport: "unix", path: socket });
+  } catch (err) {
+    throw new NoDaemonError(socket, err);
+  }
+  try {
+    await writeAll(conn, new TextEncoder().encode(JSON.stringify(req) + "\n"));
+    const line = await new LineReader(conn).readLine();
+    const answer = line ? JSON.parse(line) : null;
+    if (answer?.wats !== "done") {
+      throw new WatsError(
+        "daemon.refused",
+        `the daemon refused: ${answer?.message ?? "no answer"}`,
+      );
+    }
+    return answer.message as string;
+  } finally {
+    try {
+      conn.close();
+    } catch { /* closed by the daemon */ }
+  }
+}
