@@ -113,6 +113,16 @@ export class LocalNodeService implements NodeService {
         parent: draft.parent,
         thread: parent ? (parent.root ?? parent.id) : undefined,
         caps: draft.caps,
+        ...(parent
+          ? {
+            parentSummary: {
+              author: npubEncode(parent.author),
+              kind: parent.kind,
+              ...(parent.title ? { title: parent.title } : {}),
+              text: parent.text.slice(0, 2000),
+            },
+          }
+          : {}),
         profile: session.profile,
         runId: session.runId,
         createdAt: Math.floor(this.#d.now() / 1000),

@@ -15,6 +15,8 @@ import type { PendingDraft } from "../mcp/service.ts";
 /** A draft as held: what `PendingDraft` shows plus what publishing needs. */
 export interface HeldDraft extends PendingDraft {
   caps?: string[];
+  /** The post it answers, as it was when the draft was held (for `pending show`). */
+  parentSummary?: { author: string; kind: string; title?: string; text: string };
 }
 
 /** A rejection waiting to be told to the next run. */

@@ -591,7 +591,9 @@ export class Runner {
     try {
       if (o.prepare) ctx = { ...ctx, ...(await o.prepare(ctx)) };
       cmd = o.harness.command(ctx);
-      this.#fs.mkdir(ctx.cwd);
+      // Only the locked run directory is the runner's to create; a workspace
+      // is the user's folder, which the daemon may read but never write.
+      if (ctx.cwd === o.paths.runDir) this.#fs.mkdir(ctx.cwd);
       for (const f of cmd.files) {
         this.#fs.mkdir(f.path.slice(0, f.path.lastIndexOf("/")) || "/");
         this.#fs.writeFile(f.path, f.text, f.mode);
