@@ -9,6 +9,7 @@
 
 import { loadSettings } from "../config/settings.ts";
 import { editFile, editorOf } from "./agent.ts";
+import { codexConfigPath } from "./setup.ts";
 import { parseDaemonArgs } from "../node/daemon_args.ts";
 import type { CommandId, PermissionInputs } from "../safety/permissions.ts";
 import type { CommandInit } from "./context.ts";
@@ -27,6 +28,12 @@ export async function commandInputs(id: CommandId, init: CommandInit): Promise<P
   if (id === "agent-edit") {
     const draft = init.argv.find((a) => !a.startsWith("-")) ?? "";
     return { ...base, editor: editorOf(init.env), editFile: editFile(init.env, draft) };
+  }
+  if (id === "setup") {
+    // Codex's config.toml, or its folder when Codex has never run.
+    const file = codexConfigPath(init.env);
+    const dir = file.slice(0, file.lastIndexOf("/"));
+    return { ...base, hostConfigs: [exists(dir) ? file : dir] };
   }
   if (id !== "daemon") return base;
   const args = parseDaemonArgs(init.argv);
@@ -47,4 +54,13 @@ export function hostPortOf(url: string): string {
   const u = new URL(url);
   const port = u.port || (u.protocol === "wss:" ? "443" : "80");
   return `${u.hostname}:${port}`;
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -11,10 +11,11 @@
  * Deno's server WebSocket has no backpressure: `send` always buffers. So every
  * message to a client goes through that client's queue, written only while the
  * socket's `bufferedAmount` is low. The stored results of a REQ are written lazily
- * from the query's result; live events count against `maxQueue`: past it the
- * subscription that could not keep up is closed (`CLOSED` … `error: slow consumer`)
- * and its events are no longer queued. A client that reads nothing at all for
- * `stallMs` is disconnected.
+ * from the query's result. Live events count against `maxQueue`: a client that is
+ * already behind (messages waiting) and would go past it has the subscription that
+ * could not keep up closed (`CLOSED` … `error: slow consumer`), and its events are
+ * no longer queued. A client that reads nothing at all for `stallMs` is
+ * disconnected, and one that sends without reading its answers past twice the cap.
  *
  * Requires `--allow-net` on the listen address.
  *
@@ -212,11 +213,14 @@ class Connection {
   /** Queues each new post for the subscriptions it matches (store.onInsert). */
   live(posts: StoredPost[]): void {
     if (this.#closed) return;
+    // A client with nothing waiting kept up so far: it gets this whole burst (at most
+    // one ingest batch). The cap applies to a client that is already behind.
+    const behind = this.#queuedBytes > 0;
     for (const [subId, filters] of this.#subs) {
       for (const post of posts) {
         if (!matchFilters(filters, post.event)) continue;
         const msg = JSON.stringify(["EVENT", subId, post.event]);
-        if (this.#queuedBytes + msg.length > this.#d.limits.maxQueue) {
+        if (behind && this.#queuedBytes + msg.length > this.#d.limits.maxQueue) {
           this.#subs.delete(subId);
           this.#d.log.info("closed subscription {subId} of {source}: slow consumer", {
             subId,
@@ -225,7 +229,7 @@ class Connection {
           this.#send(["CLOSED", subId, "error: slow consumer: read faster or ask for less"]);
           break;
         }
-        this.#enqueue(msg);
+        this.#enqueue(msg, true);
       }
     }
   }
@@ -361,10 +365,10 @@ class Connection {
     this.#enqueue(JSON.stringify(msg));
   }
 
-  #enqueue(text: string): void {
+  #enqueue(text: string, live = false): void {
     if (this.#closed) return;
     // A client that sends without ever reading the answers: cut it off.
-    if (this.#queuedBytes > 2 * this.#d.limits.maxQueue) {
+    if (!live && this.#queuedBytes > 2 * this.#d.limits.maxQueue) {
       this.#d.log.info("disconnecting {source}: it does not read what it is sent", {
         source: this.source,
       });

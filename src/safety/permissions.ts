@@ -154,7 +154,7 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
     case "setup":
       return {
         ...NONE,
-        read: unique([p.config, ...(inputs.hostConfigs ?? [])]),
+        read: unique([p.config, p.safety, ...(inputs.hostConfigs ?? [])]),
         write: unique([p.config, ...(inputs.hostConfigs ?? [])]),
         run: ["claude"],
       };

@@ -1,0 +1,5 @@
+/** Worker: `wats setup …`. Permissions: "setup" in src/safety/permissions.ts. @module */
+import { serveCommand } from "../cli/worker_entry.ts";
+import { setupCommand } from "../cli/setup.ts";
+
+serveCommand(setupCommand);
