@@ -10,6 +10,7 @@
 import { loadSettings } from "../config/settings.ts";
 import { editFile, editorOf } from "./agent.ts";
 import { codexConfigPath } from "./setup.ts";
+import { notifierProgram } from "../node/notify.ts";
 import { parseDaemonArgs } from "../node/daemon_args.ts";
 import type { CommandId, PermissionInputs } from "../safety/permissions.ts";
 import type { CommandInit } from "./context.ts";
@@ -45,7 +46,10 @@ export async function commandInputs(id: CommandId, init: CommandInit): Promise<P
     heartbeatFile: new URL("../../HEARTBEAT.md", import.meta.url).pathname,
     listen: values.listen || undefined,
     relays: values.infra.map(hostPortOf),
-    harnesses: HARNESS_PROGRAMS[values["agent.runtime"]] ?? [],
+    harnesses: [
+      ...(HARNESS_PROGRAMS[values["agent.runtime"]] ?? []),
+      ...(values["agent.notify"] ? [notifierProgram(init.os)].filter((p): p is string => !!p) : []),
+    ],
   };
 }
 

@@ -24,6 +24,8 @@ import { Profiles } from "./profiles.ts";
 import { ReviewQueue } from "./review_queue.ts";
 import { type AgentRunner, startAgentRunner } from "./agent_runner.ts";
 import { HaltState } from "./halt.ts";
+import { desktopNotifier } from "./notify.ts";
+import { runCommand } from "../runner/spawn.ts";
 import type { ControlRequest } from "../mcp/service.ts";
 import { npubEncode } from "nostr-tools/nip19";
 
@@ -83,6 +85,9 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
       }
     });
     cleanups.unshift(stopWatchingHalts);
+    const notifier = settings["agent.notify"]
+      ? desktopNotifier({ os: ctx.os, run: runCommand, warn: (m) => logger.warn(m) })
+      : undefined;
     let agentRunner: AgentRunner | undefined;
     const service = new LocalNodeService({
       store,
@@ -96,6 +101,9 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
       events,
       review,
       reviewOn: settings["agent.review"],
+      onHeld: notifier
+        ? (d) => notifier.notify("wats: a draft waits for review", `${d.kind} ${d.id}: ${d.text.slice(0, 120)}`)
+        : undefined,
       now: Date.now,
       runOfToken: (token) => agentRunner?.runOfToken(token),
       runnerStatus: () => {

@@ -61,6 +61,8 @@ export interface NodeServiceDeps {
   /** True when agent.review holds the agent's posts. */
   reviewOn: boolean;
   now: () => number;
+  /** Called when a draft is held for review (agent.notify). */
+  onHeld?: (draft: PendingDraft) => void;
   /** The run a per-run token belongs to, if it is live. */
   runOfToken: (token: string) => string | undefined;
   /** Runner view for status; null when no runner runs. */
@@ -127,6 +129,7 @@ export class LocalNodeService implements NodeService {
         runId: session.runId,
         createdAt: Math.floor(this.#d.now() / 1000),
       });
+      this.#d.onHeld?.(pending);
       return { id: pending.id, thread: pending.thread ?? pending.id, held: true };
     }
     return await this.publishAs(session.profile, draft, parent);

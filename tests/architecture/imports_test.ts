@@ -41,7 +41,11 @@ const RULES: Array<[string, string, string]> = [
   ["src/store/store.ts", "src/runner/", "the store does not know the runner"],
   ["src/store/store.ts", "src/mcp/", "the store does not know MCP"],
   ["src/workers/agent_worker.ts", "src/runner/spawn.ts", "`wats agent` only reads transcripts"],
-  ["src/workers/agent_worker.ts", "src/runner/scheduler.ts", "`wats agent` only observes the runner"],
+  [
+    "src/workers/agent_worker.ts",
+    "src/runner/scheduler.ts",
+    "`wats agent` only observes the runner",
+  ],
   ["src/workers/agent_worker.ts", "src/store/", "`wats agent` has no grant on store.db"],
   ["src/workers/config_worker.ts", "src/node/", "`wats config` does not load the daemon"],
   ["src/workers/help_worker.ts", "src/node/", "help holds no permission and needs no daemon code"],

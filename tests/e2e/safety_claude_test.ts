@@ -240,7 +240,16 @@ Deno.test({
   async fn() {
     const dir = tempDataDir();
     const mock = answeringMock();
-    const node = await startAgentNode(dir, mock, { WATS_AGENT_REVIEW: "true" });
+    // agent.notify with a notify-send that records what it was asked to show.
+    const bin = await Deno.makeTempDir({ prefix: "wats-bin-" });
+    await Deno.writeTextFile(`${bin}/notify-send`, `#!/bin/sh\necho "$@" >> ${bin}/shown.txt\n`, {
+      mode: 0o755,
+    });
+    const node = await startAgentNode(dir, mock, {
+      WATS_AGENT_REVIEW: "true",
+      WATS_AGENT_NOTIFY: "true",
+      PATH: `${bin}:${CLIS_DIR}/node_modules/.bin:${Deno.env.get("PATH")}`,
+    });
     const alice = await mcpClient(dir, "alice", node.home);
     const wats = (...args: string[]) => runWats(["--data-dir", dir, ...args], { home: node.home });
     try {
@@ -258,6 +267,10 @@ Deno.test({
       const shown = await wats("agent", "pending", "show", draft);
       assert.match(shown.stdout, new RegExp(`answers ${ask1}`));
       assert.match(shown.stdout, /First question/, "the post it answers is shown");
+      assert.match(
+        await Deno.readTextFile(`${bin}/shown.txt`),
+        new RegExp(`a draft waits for review answer ${draft}`),
+      );
 
       const approved = await wats("agent", "approve", draft);
       assert.equal(approved.code, 0, approved.stderr);

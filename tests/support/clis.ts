@@ -178,3 +178,89 @@ export function inspectorBin(): { command: string[]; cwd: string } {
   if (problem !== null) throw new Error(problem);
   return { command: cliCommand("inspector"), cwd: cliCwd("inspector")! };
 }
+
+// ---- Node helper folders ----------------------------------------------------
+
+/**
+ * A Node program the tests run from its own folder under `tests/support/node/`,
+ * with its own package.json and package-lock.json (exact versions), installed
+ * there by prepare.ts with `npm ci`. Its own folder, because a package.json above
+ * a Deno script would switch Deno to node_modules mode.
+ */
+export interface NodeHelper {
+  /** The folder holding package.json, package-lock.json and the entry. */
+  readonly dir: string;
+  /** The entry file, relative to `dir`. */
+  readonly entry: string;
+  /** Node code (`node -e`) that exits 0 when the installed packages load. */
+  readonly probe: string;
+}
+
+/**
+ * Every Node helper, by name. `relay`: an independent Nostr relay
+ * (`@nostr-relay/core` 0.0.40 with its SQLite repository and `ws` 8; better-sqlite3
+ * forced to 12.x, the line that builds on Node 20), run as `node relay.mjs PORT
+ * [DB]`; it prints `{"port": N}` once it listens.
+ */
+export const NODE_HELPERS = {
+  relay: {
+    dir: `${REPO_ROOT}/tests/support/node/relay`,
+    entry: "relay.mjs",
+    probe: "new (require('better-sqlite3'))(':memory:').close(); require('@nostr-relay/core'); " +
+      "require('@nostr-relay/event-repository-sqlite'); require('@nostr-relay/validator'); " +
+      "require('ws')",
+  },
+} as const satisfies Record<string, NodeHelper>;
+
+/** The name of a Node helper. */
+export type NodeHelperName = keyof typeof NODE_HELPERS;
+
+/** The stamp prepare.ts writes inside a helper's node_modules after `npm ci` worked. */
+export function nodeHelperStamp(name: NodeHelperName): string {
+  return `${NODE_HELPERS[name].dir}/node_modules/.wats-installed.json`;
+}
+
+/** What the stamp must hold: the helper's package.json and lock file as they are now. */
+export function nodeHelperManifest(name: NodeHelperName): string {
+  const dir = NODE_HELPERS[name].dir;
+  return JSON.stringify({
+    packageJson: Deno.readTextFileSync(`${dir}/package.json`),
+    lock: Deno.readTextFileSync(`${dir}/package-lock.json`),
+  });
+}
+
+/** Why a Node helper cannot be used, or null when its install matches its lock file. */
+export function nodeHelperProblem(name: NodeHelperName): string | null {
+  let stamp: string;
+  try {
+    stamp = Deno.readTextFileSync(nodeHelperStamp(name));
+  } catch {
+    return `the ${name} helper's packages are not installed in ${
+      NODE_HELPERS[name].dir
+    }; ${PREPARE_HINT}`;
+  }
+  if (stamp !== nodeHelperManifest(name)) {
+    return `the ${name} helper's packages changed since they were installed; ${PREPARE_HINT}`;
+  }
+  return null;
+}
+
+/**
+ * The command (`node <entry>`) and folder of a Node helper, for a test that needs
+ * it. Like {@linkcode requireCli}: in CI a missing install throws; locally it
+ * prints why and returns null so the test can be skipped.
+ * Requires `--allow-read --allow-env`.
+ */
+export function requireNodeHelper(
+  name: NodeHelperName,
+  lookup: { ci?: boolean } = {},
+): { command: string[]; cwd: string } | null {
+  const problem = nodeHelperProblem(name);
+  const h: NodeHelper = NODE_HELPERS[name];
+  if (problem === null) return { command: ["node", `${h.dir}/${h.entry}`], cwd: h.dir };
+  if (lookup.ci ?? isCi()) {
+    throw new Error(`CI needs the ${name} helper: ${problem}; prepare.ts reports a failed install`);
+  }
+  warnOnce(`helper:${name}`, `skipping tests that need the ${name} helper: ${problem}`);
+  return null;
+}

@@ -1,7 +1,8 @@
 /**
  * Installs the pinned programs the end-to-end tests drive (see
- * {@linkcode PINNED_CLIS} in clis.ts) into `.cache/clis/`. `deno task test`
- * runs this before `deno test`.
+ * {@linkcode PINNED_CLIS} in clis.ts) into `.cache/clis/`, and the Node helper
+ * folders ({@linkcode NODE_HELPERS}: `npm ci` in each, from its lock file).
+ * `deno task test` runs this before `deno test`.
  *
  * Idempotent: a stamp file lists the installed versions; when it matches the
  * pinned list and every program answers its probe, nothing is done. In CI
@@ -21,6 +22,11 @@ import {
   cliProblem,
   CLIS_DIR,
   isCi,
+  NODE_HELPERS,
+  nodeHelperManifest,
+  type NodeHelperName,
+  nodeHelperProblem,
+  nodeHelperStamp,
   PINNED_CLIS,
   type PinnedCli,
   pinSpecs,
@@ -126,7 +132,53 @@ async function install(specs: string[]): Promise<void> {
   console.log(`prepare: npm install finished in ${secs} s`);
 }
 
+/**
+ * `npm ci` in a Node helper's folder (exact versions from its lock file), then its
+ * probe. Returns why it failed, or null when the helper is ready.
+ */
+async function prepareNodeHelper(name: NodeHelperName): Promise<string | null> {
+  if (nodeHelperProblem(name) === null) return null;
+  const h = NODE_HELPERS[name];
+  console.log(`prepare: npm ci in ${h.dir}`);
+  const started = performance.now();
+  // better-sqlite3 may compile its addon here (a couple of minutes on 2 cores).
+  const r = await run(["npm", "ci", "--no-audit", "--no-fund"], {
+    cwd: h.dir,
+    timeoutMs: 20 * 60_000,
+  });
+  const secs = ((performance.now() - started) / 1000).toFixed(1);
+  if (r.code !== 0) {
+    return `npm ci exited ${r.code} after ${secs} s: ${r.stderr.trim().slice(-2000)}`;
+  }
+  const p = await run(["node", "-e", h.probe], { cwd: h.dir, timeoutMs: 60_000 });
+  if (p.code !== 0) {
+    return `installed, but its packages do not load: ${
+      (p.stderr || p.stdout).trim().slice(0, 800)
+    }`;
+  }
+  Deno.writeTextFileSync(nodeHelperStamp(name), nodeHelperManifest(name));
+  console.log(`prepare: ${name} helper ready (${secs} s)`);
+  return null;
+}
+
 async function main(): Promise<number> {
+  const cliCode = await prepareClis();
+  const problems: string[] = [];
+  for (const name of Object.keys(NODE_HELPERS) as NodeHelperName[]) {
+    const p = await prepareNodeHelper(name);
+    if (p !== null) problems.push(`${name}: ${p}`);
+  }
+  if (problems.length === 0) return cliCode;
+  const message = `Node helpers not ready:\n  ${problems.join("\n  ")}`;
+  if (isCi()) {
+    console.error(`error: prepare: ${message}`);
+    return 1;
+  }
+  console.warn(`warning: prepare: ${message}\nThe tests that need them will be skipped.`);
+  return cliCode;
+}
+
+async function prepareClis(): Promise<number> {
   const ci = isCi();
   const specs = pinSpecs();
   const names = Object.keys(PINNED_CLIS) as CliName[];

@@ -1,0 +1,173 @@
+/**
+ * Several real daemons (`wats node` subprocesses with their own data dirs) on
+ * loopback: posts made through MCP on one machine reach the other, directly through
+ * a node's relay endpoint and through an independent relay, including after one
+ * of them was down.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import {
+  getDefaultEnvironment,
+  StdioClientTransport,
+} from "@modelcontextprotocol/sdk/client/stdio.js";
+import { denoDir, type RunningWats, startWats, tempDataDir, watsCommand } from "../support/cli.ts";
+import { waitFor } from "./net_support.ts";
+import { type NodeRelay, RELAY_HELPER, startNodeRelay } from "./node_relay.ts";
+
+/** A daemon under test and a way to post through MCP on it. */
+interface TestNode {
+  dataDir: string;
+  proc: RunningWats;
+  /** Calls an MCP posting tool through `wats mcp` and returns the new post's id. */
+  post(tool: string, args: Record<string, unknown>): Promise<string>;
+  /** Waits for the `post_stored` line of `id` and returns it parsed. */
+  stored(id: string): Promise<Record<string, unknown>>;
+  /** How many (event, relay) pairs wait in its outbox, read from its store. */
+  outbox(): number;
+  /** The saved catch-up cursor of `relay`, read from its store. */
+  cursor(relay: string): number | undefined;
+  stop(): Promise<void>;
+}
+
+async function startNode(args: string[], dataDir = tempDataDir()): Promise<TestNode> {
+  const proc = startWats(["node", ...args], { dataDir });
+  await proc.waitForLine((l) => l.includes('"event":"started"'));
+  const [cmd, ...rest] = watsCommand();
+  const transport = new StdioClientTransport({
+    command: cmd,
+    args: [...rest, "mcp"],
+    env: {
+      ...getDefaultEnvironment(),
+      HOME: proc.home,
+      DENO_DIR: denoDir(),
+      WATS_DATA_DIR: dataDir,
+      NO_COLOR: "1",
+    },
+    stderr: "pipe",
+  });
+  transport.stderr?.on("data", () => {});
+  const client = new Client({ name: "net-test", version: "0.0.0" });
+  await client.connect(transport);
+  const storeDb = `${dataDir}/store.db`;
+  const read = <T>(fn: (db: DatabaseSync) => T): T => {
+    const db = new DatabaseSync(storeDb, { readOnly: true });
+    try {
+      return fn(db);
+    } finally {
+      db.close();
+    }
+  };
+  return {
+    dataDir,
+    proc,
+    async post(tool, toolArgs) {
+      const r = await client.callTool({ name: tool, arguments: toolArgs });
+      const text = (r.content as { type: string; text: string }[])[0].text;
+      const m = /^Posted \w+ ([0-9a-f]{64})\./.exec(text);
+      assert.ok(m, `the ${tool} tool answered: ${text}`);
+      return m[1];
+    },
+    async stored(id) {
+      const line = await proc.waitForLine((l) =>
+        l.includes('"event":"post_stored"') && l.includes(id)
+      );
+      return JSON.parse(line);
+    },
+    outbox: () => read((db) => (db.prepare("SELECT count(*) AS n FROM outbox").get() as { n: number }).n),
+    cursor: (relay) =>
+      read((db) =>
+        (db.prepare("SELECT since FROM cursors WHERE relay = ?").get(relay) as
+          | { since: number }
+          | undefined)?.since
+      ),
+    async stop() {
+      await client.close();
+      const r = await proc.stop();
+      assert.equal(r.code, 0, `wats node exited ${r.code}:\n${r.stderr}`);
+    },
+  };
+}
+
+function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+Deno.test("a post on A reaches B through A's relay endpoint, and B's answer reaches A", async () => {
+  const port = freePort();
+  const url = `ws://127.0.0.1:${port}`;
+  const nodes: TestNode[] = [];
+  try {
+    const a = await startNode(["--listen", `127.0.0.1:${port}`]);
+    nodes.push(a);
+    const b = await startNode(["--infra", url]);
+    nodes.push(b);
+    const ask = await a.post("ask", { title: "Direct peering", text: "Can B see this?" });
+    const onB = await b.stored(ask);
+    assert.equal(onB.source, url);
+    assert.equal(onB.kind, "ask");
+    const answer = await b.post("answer", { parent: ask, text: "Yes, B sees it." });
+    const onA = await a.stored(answer);
+    assert.match(String(onA.source), /^listen:127\.0\.0\.1:\d+$/);
+    assert.equal(onA.kind, "answer");
+    await waitFor(() => b.outbox() === 0, "B's outbox to empty");
+  } finally {
+    for (const n of nodes.reverse()) await n.stop();
+  }
+});
+
+Deno.test({
+  name: "two daemons talk through an independent relay; one down catches up from its cursor",
+  ignore: RELAY_HELPER === null,
+  async fn() {
+    const relayDir = Deno.makeTempDirSync({ prefix: "wats-relay-" });
+    let relay: NodeRelay | undefined = await startNodeRelay({ db: `${relayDir}/relay.db` });
+    const url = relay.url;
+    const port = relay.port;
+    const nodes: TestNode[] = [];
+    try {
+      const a = await startNode(["--infra", url]);
+      nodes.push(a);
+      let b = await startNode(["--infra", url]);
+      nodes.push(b);
+
+      // (b) Both ways through the relay.
+      const ask = await a.post("ask", { title: "Through a relay", text: "Hello from A" });
+      assert.equal((await b.stored(ask)).source, url);
+      const answer = await b.post("answer", { parent: ask, text: "Hello from B" });
+      assert.equal((await a.stored(answer)).source, url);
+      await waitFor(() => a.outbox() === 0 && b.outbox() === 0, "both outboxes to empty");
+
+      // (c) B goes down, having saved where it was.
+      await waitFor(() => b.cursor(url) !== undefined, "B's cursor");
+      const bDir = b.dataDir;
+      await b.stop();
+      nodes.pop();
+
+      // The relay goes down too: A's posts wait in its outbox…
+      await relay.stop();
+      relay = undefined;
+      const missed1 = await a.post("ask", { title: "While B was away", text: "first" });
+      const missed2 = await a.post("note", { text: "second, a note" });
+      assert.equal(a.outbox(), 2);
+      // …until the relay is back and acknowledges them.
+      relay = await startNodeRelay({ port, db: `${relayDir}/relay.db` });
+      await waitFor(() => a.outbox() === 0, "A's outbox to empty after the relay is back");
+
+      // B comes back and catches up with what it missed.
+      b = await startNode(["--infra", url], bDir);
+      nodes.push(b);
+      for (const id of [missed1, missed2]) assert.equal((await b.stored(id)).source, url);
+    } finally {
+      for (const n of nodes.reverse()) await n.stop();
+      await relay?.stop();
+      Deno.removeSync(relayDir, { recursive: true });
+    }
+  },
+});

@@ -1,0 +1,164 @@
+/**
+ * Shared pieces of the network tests: temp stores, signed posts dated now, an event
+ * sink that records, a WebSocket client that reads NIP-01 messages in order, and a
+ * wait that polls a condition (with a generous safety limit, not a speed test).
+ *
+ * @module
+ */
+
+import { getLogger, type Logger } from "@logtape/logtape";
+import { deriveProfileKey, type ProfileKey } from "../../src/identity/profile_key.ts";
+import type { NodeEvent } from "../../src/node/events_out.ts";
+import type { WatsKind } from "../../src/posts/kinds.ts";
+import { buildPost, type NostrEvent, type PostDraft } from "../../src/posts/post.ts";
+import { Store } from "../../src/store/store.ts";
+
+const NODE_A = new Uint8Array(32).fill(7);
+const NODE_B = new Uint8Array(32).fill(9);
+/** An author of "node A". */
+export const alice: ProfileKey = deriveProfileKey(NODE_A, "alice");
+/** An author of "node B". */
+export const bob: ProfileKey = deriveProfileKey(NODE_B, "bob");
+
+/** The logger tests hand to the network code (no sink configured: silent). */
+export const testLog: Logger = getLogger(["wats", "net-test"]);
+
+/** Seconds since the epoch, now. */
+export function nowSec(): number {
+  return Math.floor(Date.now() / 1000);
+}
+
+/** A signed post dated now (or `createdAt`). */
+export function signed(
+  who: ProfileKey,
+  kind: WatsKind,
+  text: string,
+  more: Partial<PostDraft> = {},
+): NostrEvent {
+  return buildPost({ kind, text, createdAt: nowSec(), ...more }, who.secret);
+}
+
+/** A store in a new temp dir; `cleanup` closes it and removes the dir. */
+export function tempStore(): { store: Store; dir: string; path: string; cleanup: () => void } {
+  const dir = Deno.makeTempDirSync({ prefix: "wats-net-" });
+  const path = `${dir}/store.db`;
+  const store = Store.open(path);
+  return {
+    store,
+    dir,
+    path,
+    cleanup: () => {
+      store.close();
+      Deno.removeSync(dir, { recursive: true });
+    },
+  };
+}
+
+/** A node event as a plain record, for assertions. */
+export type SeenEvent = { event: string; [field: string]: unknown };
+
+/** An event sink that keeps what it is given. */
+export function recordingSink(): { sink: (e: NodeEvent) => void; seen: SeenEvent[] } {
+  const seen: SeenEvent[] = [];
+  return { sink: (e) => seen.push(e as SeenEvent), seen };
+}
+
+/**
+ * Polls `check` every 10 ms until it returns true. Throws, naming `what`, after
+ * `limitMs` (a safety net against a hang, default 60 s).
+ */
+export async function waitFor(
+  check: () => boolean,
+  what: string,
+  limitMs = 60_000,
+): Promise<void> {
+  const start = Date.now();
+  while (!check()) {
+    if (Date.now() - start > limitMs) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** A WebSocket client that keeps every NIP-01 message it receives, in order. */
+export interface WsClient {
+  /** Every message so far, parsed. */
+  messages: unknown[][];
+  send(msg: unknown): void;
+  sendRaw(text: string | Uint8Array): void;
+  /** Waits for the next unread message matching `match` and returns it. */
+  next(match: (m: unknown[]) => boolean, what?: string): Promise<unknown[]>;
+  close(): Promise<void>;
+}
+
+/** Opens a WebSocket to `url` and resolves once it is open. */
+export async function openWs(url: string): Promise<WsClient> {
+  const ws = new WebSocket(url);
+  const messages: unknown[][] = [];
+  let read = 0;
+  const closed = new Promise<void>((r) => ws.addEventListener("close", () => r()));
+  ws.onmessage = (e) => {
+    try {
+      messages.push(JSON.parse(e.data));
+    } catch {
+      messages.push(["(unparseable)", e.data]);
+    }
+  };
+  await new Promise<void>((resolve, reject) => {
+    ws.onopen = () => resolve();
+    ws.onerror = () => reject(new Error(`cannot connect to ${url}`));
+  });
+  return {
+    messages,
+    send: (msg) => ws.send(JSON.stringify(msg)),
+    sendRaw: (text) => ws.send(text),
+    async next(match, what = "a message") {
+      let found: unknown[] | undefined;
+      await waitFor(() => {
+        while (read < messages.length) {
+          const m = messages[read++];
+          if (match(m)) {
+            found = m;
+            return true;
+          }
+        }
+        return false;
+      }, `${what} from ${url}`);
+      return found!;
+    },
+    async close() {
+      if (ws.readyState !== WebSocket.CLOSED) ws.close();
+      await closed;
+    },
+  };
+}
+
+/** Publishes `events` over `client` and waits for every `OK`; returns them by id. */
+export async function publishAll(
+  client: WsClient,
+  events: readonly NostrEvent[],
+): Promise<Map<string, unknown[]>> {
+  const ids = new Set(events.map((e) => e.id));
+  const oks = new Map<string, unknown[]>();
+  for (const e of events) client.send(["EVENT", e]);
+  while (oks.size < ids.size) {
+    const m = await client.next((m) => m[0] === "OK" && ids.has(m[1] as string), "OK");
+    oks.set(m[1] as string, m);
+  }
+  return oks;
+}
+
+/** Sends a REQ and collects its stored events up to EOSE. */
+export async function fetchAll(
+  client: WsClient,
+  subId: string,
+  ...filters: Record<string, unknown>[]
+): Promise<NostrEvent[]> {
+  client.send(["REQ", subId, ...filters]);
+  const got: NostrEvent[] = [];
+  for (;;) {
+    const m = await client.next((m) => m[1] === subId, `answer to ${subId}`);
+    if (m[0] === "EOSE") return got;
+    if (m[0] === "EVENT") got.push(m[2] as NostrEvent);
+    if (m[0] === "CLOSED") throw new Error(`${subId} closed: ${m[2]}`);
+  }
+}

@@ -1,0 +1,298 @@
+import assert from "node:assert/strict";
+import { createIngest, type Ingest } from "../../src/net/ingest.ts";
+import { serveRelay } from "../../src/net/relay_server.ts";
+import { startRelaySync } from "../../src/net/relay_sync.ts";
+import type { NostrEvent } from "../../src/posts/post.ts";
+import type { Store } from "../../src/store/store.ts";
+import {
+  alice,
+  bob,
+  fetchAll,
+  nowSec,
+  openWs,
+  publishAll,
+  recordingSink,
+  signed,
+  tempStore,
+  testLog,
+  waitFor,
+} from "./net_support.ts";
+import { RELAY_HELPER, startNodeRelay } from "./node_relay.ts";
+
+const FAST_BACKOFF = { backoffBaseMs: 50, backoffMaxMs: 400 };
+
+function node(maxSkewMs = 10 * 60_000) {
+  const t = tempStore();
+  const rec = recordingSink();
+  const ingest = createIngest({
+    store: t.store,
+    events: rec.sink,
+    log: testLog,
+    now: Date.now,
+    maxSkewMs,
+  });
+  return { ...t, ...rec, ingest };
+}
+
+/** An ingest that counts the events handed to it. */
+function counting(inner: Ingest): { ingest: Ingest; calls: () => number } {
+  let n = 0;
+  const ingest = Object.defineProperties(
+    (input: unknown, source: string) => {
+      n++;
+      return inner(input, source);
+    },
+    {
+      rejected: { value: inner.rejected },
+      stored: { value: inner.stored },
+      settle: { value: inner.settle },
+      inserting: { get: () => inner.inserting },
+    },
+  ) as Ingest;
+  return { ingest, calls: () => n };
+}
+
+function localPost(store: Store, text: string): NostrEvent {
+  store.recordProfile("alice", alice.pubkey);
+  const e = signed(alice, "ask", text, { title: text });
+  store.insert([e]);
+  return e;
+}
+
+Deno.test({
+  name: "catch-up pages past the relay's 1,000-event cap, saves the cursor, then resumes from it",
+  ignore: RELAY_HELPER === null,
+  async fn() {
+    const relay = await startNodeRelay();
+    const b = node(60_000);
+    try {
+      // 1,250 posts, three per second, over the last ~7 minutes.
+      const t = nowSec();
+      const events = Array.from(
+        { length: 1250 },
+        (_, i) => signed(bob, "note", `n${i}`, { createdAt: t - Math.floor(i / 3) }),
+      );
+      const client = await openWs(relay.url);
+      const oks = await publishAll(client, events);
+      assert.ok([...oks.values()].every((m) => m[2] === true));
+
+      const sync = startRelaySync({
+        url: relay.url,
+        store: b.store,
+        ingest: b.ingest,
+        log: testLog,
+        maxSkewMs: 60_000,
+      });
+      await waitFor(() => sync.status().caughtUp, "the first catch-up");
+      assert.equal(b.store.count(), 1250);
+      const cursor = b.store.getCursor(relay.url);
+      assert.ok(cursor !== undefined && Math.abs(cursor - nowSec()) <= 5, `cursor ${cursor}`);
+      assert.ok(b.seen.every((e) => e.event === "post_stored" && e.source === relay.url));
+      await sync.close();
+
+      // While B is away, three more posts; B comes back and asks only from its cursor.
+      const later = [0, 1, 2].map((i) => signed(bob, "note", `later ${i}`));
+      await publishAll(client, later);
+      await client.close();
+      const { ingest, calls } = counting(b.ingest);
+      const again = startRelaySync({
+        url: relay.url,
+        store: b.store,
+        ingest,
+        log: testLog,
+        maxSkewMs: 60_000,
+      });
+      await waitFor(() => again.status().caughtUp, "the second catch-up");
+      assert.equal(b.store.count(), 1253);
+      // The cursor minus a 60 s overlap: the old posts are not fetched again.
+      assert.ok(calls() < 400, `${calls()} events fetched again`);
+      assert.ok(calls() >= 3);
+      await again.close();
+      await b.ingest.settle();
+    } finally {
+      await relay.stop();
+      b.cleanup();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "the outbox waits while the relay is down and empties once it acknowledges; new local posts follow",
+  ignore: RELAY_HELPER === null,
+  async fn() {
+    // Learn a free port, then leave it closed.
+    const probe = await startNodeRelay();
+    const port = probe.port;
+    await probe.stop();
+    const url = `ws://127.0.0.1:${port}`;
+    const a = node();
+    let relay: Awaited<ReturnType<typeof startNodeRelay>> | undefined;
+    const sync = startRelaySync({
+      url,
+      store: a.store,
+      ingest: a.ingest,
+      log: testLog,
+      maxSkewMs: 600_000,
+      ...FAST_BACKOFF,
+    });
+    try {
+      const first = localPost(a.store, "posted while the relay is down");
+      await waitFor(() => sync.status().lastError !== undefined, "a failed connection");
+      assert.equal(sync.status().connected, false);
+      assert.equal(a.store.outboxSize(), 1);
+
+      relay = await startNodeRelay({ port });
+      await waitFor(() => a.store.outboxSize() === 0, "the outbox to empty");
+      const client = await openWs(url);
+      assert.deepEqual((await fetchAll(client, "q1", { ids: [first.id] })).map((e) => e.id), [
+        first.id,
+      ]);
+
+      // A new local post goes out as it is stored; a post from the network does not.
+      const second = localPost(a.store, "posted while connected");
+      const foreign = signed(bob, "note", "someone else's");
+      assert.equal((await a.ingest(foreign, "elsewhere")).ok, true);
+      await waitFor(() => a.store.outboxSize() === 0, "the outbox to empty again");
+      // The relay stores what it acknowledged; ask until it answers with the post.
+      let found: NostrEvent[] = [];
+      for (let i = 0; found.length === 0; i++) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 20));
+        found = await fetchAll(client, `q2-${i}`, { ids: [second.id, foreign.id] });
+      }
+      assert.deepEqual(found.map((e) => e.id), [second.id]);
+      await client.close();
+    } finally {
+      await sync.close();
+      await a.ingest.settle();
+      await relay?.stop();
+      a.cleanup();
+    }
+  },
+});
+
+/**
+ * A scripted relay: it records what it receives and answers only what the test
+ * tells it to, so the test decides when (and whether) an event is acknowledged.
+ */
+async function scriptedRelay() {
+  const received: unknown[][] = [];
+  const sockets: WebSocket[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    const { socket, response } = Deno.upgradeWebSocket(req);
+    socket.onopen = () => sockets.push(socket);
+    socket.onmessage = (e) => {
+      const m = JSON.parse(e.data);
+      received.push(m);
+      // Subscriptions end at once: nothing stored here.
+      if (m[0] === "REQ") socket.send(JSON.stringify(["EOSE", m[1]]));
+    };
+    return response;
+  });
+  return {
+    url: `ws://127.0.0.1:${server.addr.port}`,
+    received,
+    events: () => received.filter((m) => m[0] === "EVENT").map((m) => m[1] as NostrEvent),
+    ok(id: string, accepted: boolean, message: string) {
+      sockets.at(-1)!.send(JSON.stringify(["OK", id, accepted, message]));
+    },
+    dropConnection() {
+      sockets.at(-1)!.close();
+    },
+    connections: () => sockets.length,
+    async close() {
+      for (const s of sockets) if (s.readyState === WebSocket.OPEN) s.close();
+      await server.shutdown();
+    },
+  };
+}
+
+Deno.test("an outbox event leaves only on OK true; a temporary refusal is retried after reconnect, a permanent one dropped", async () => {
+  const relay = await scriptedRelay();
+  const a = node();
+  a.store.recordProfile("alice", alice.pubkey);
+  const e1 = signed(alice, "ask", "one", { title: "one" });
+  const e2 = signed(alice, "ask", "two", { title: "two" });
+  a.store.insert([e1, e2]);
+  a.store.outboxAdd(e1.id, [relay.url]);
+  a.store.outboxAdd(e2.id, [relay.url]);
+  const sync = startRelaySync({
+    url: relay.url,
+    store: a.store,
+    ingest: a.ingest,
+    log: testLog,
+    maxSkewMs: 600_000,
+    ...FAST_BACKOFF,
+  });
+  try {
+    await waitFor(() => relay.events().length === 2, "both events at the relay");
+    // Received but not acknowledged: still queued.
+    assert.equal(a.store.outboxSize(), 2);
+    relay.ok(e1.id, true, "");
+    relay.ok(e2.id, false, "error: database busy");
+    await waitFor(() => a.store.outboxSize() === 1, "e1 acknowledged");
+    assert.deepEqual(a.store.outboxPending(relay.url, 10).map((e) => e.id), [e2.id]);
+    // Not re-sent on this connection…
+    assert.equal(relay.events().length, 2);
+    // …but after a reconnect.
+    relay.dropConnection();
+    await waitFor(() => relay.events().length === 3, "e2 sent again after reconnecting");
+    assert.equal(relay.events()[2].id, e2.id);
+    assert.equal(relay.connections(), 2);
+    relay.ok(e2.id, false, "invalid: this relay takes no wats posts");
+    await waitFor(() => a.store.outboxSize() === 0, "e2 dropped for good");
+  } finally {
+    await sync.close();
+    await relay.close();
+    a.cleanup();
+  }
+});
+
+Deno.test("two nodes peer directly: one serves the endpoint, the other syncs through it both ways", async () => {
+  const a = node();
+  const b = node();
+  const server = await serveRelay({
+    hostname: "127.0.0.1",
+    port: 0,
+    store: a.store,
+    ingest: a.ingest,
+    log: testLog,
+  });
+  const url = `ws://127.0.0.1:${server.port}`;
+  const sync = startRelaySync({
+    url,
+    store: b.store,
+    ingest: b.ingest,
+    log: testLog,
+    maxSkewMs: 600_000,
+  });
+  try {
+    await waitFor(() => sync.status().caughtUp, "B caught up with A");
+    // A's post reaches B live.
+    const ask = localPost(a.store, "From A");
+    await waitFor(() => b.store.has(ask.id), "A's ask on B");
+    assert.ok(b.seen.some((e) => e.event === "post_stored" && e.id === ask.id && e.source === url));
+    // B's answer reaches A through B's outbox, acknowledged.
+    b.store.recordProfile("bob", bob.pubkey);
+    const answer = signed(bob, "answer", "From B", {
+      root: ask.id,
+      parent: ask.id,
+      parentAuthor: alice.pubkey,
+    });
+    b.store.insert([answer]);
+    b.store.outboxAdd(answer.id, [url]);
+    await waitFor(() => a.store.has(answer.id) && b.store.outboxSize() === 0, "B's answer on A");
+    assert.ok(
+      a.seen.some((e) =>
+        e.event === "post_stored" && e.id === answer.id && String(e.source).startsWith("listen:")
+      ),
+    );
+    assert.deepEqual(sync.status(), { url, connected: true, caughtUp: true });
+  } finally {
+    await sync.close();
+    await server.close();
+    await Promise.all([a.ingest.settle(), b.ingest.settle()]);
+    a.cleanup();
+    b.cleanup();
+  }
+});
