@@ -60,6 +60,7 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
       rejectionsFile: `${paths.agentDir}/rejections.jsonl`,
       ttlMs: settings["agent.review_ttl"],
       now: Date.now,
+      warn: (m) => logger.warn(m),
     });
 
     // Safety detection: compare config.toml's values with the acknowledged ones

@@ -35,7 +35,19 @@ export class ReviewQueue {
   readonly #ttlMs: number;
   readonly #now: () => number;
 
-  constructor(opts: { dir: string; rejectionsFile: string; ttlMs: number; now: () => number }) {
+  readonly #warn: (message: string) => void;
+  readonly #warned = new Set<string>();
+
+  constructor(
+    opts: {
+      dir: string;
+      rejectionsFile: string;
+      ttlMs: number;
+      now: () => number;
+      warn?: (message: string) => void;
+    },
+  ) {
+    this.#warn = opts.warn ?? (() => {});
     this.#dir = opts.dir;
     this.#rejections = opts.rejectionsFile;
     this.#ttlMs = opts.ttlMs;
@@ -63,7 +75,16 @@ export class ReviewQueue {
       throw err;
     }
     for (const name of names) {
-      const d = this.#read(`${this.#dir}/${name}`);
+      let d: HeldDraft | undefined;
+      try {
+        d = this.#read(`${this.#dir}/${name}`);
+      } catch (err) {
+        // One damaged draft must not hide the others, nor break status: it
+        // stays on disk for the person, and is reported once.
+        if (!this.#warned.has(name)) this.#warn((err as Error).message);
+        this.#warned.add(name);
+        continue;
+      }
       if (d === undefined) continue;
       if (this.#now() - d.createdAt * 1000 > this.#ttlMs) {
         this.reject(d.id, `expired after agent.review_ttl without review`);
