@@ -103,7 +103,11 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
       review,
       reviewOn: settings["agent.review"],
       onHeld: notifier
-        ? (d) => notifier.notify("wats: a draft waits for review", `${d.kind} ${d.id}: ${d.text.slice(0, 120)}`)
+        ? (d) =>
+          notifier.notify(
+            "wats: a draft waits for review",
+            `${d.kind} ${d.id}: ${d.text.slice(0, 120)}`,
+          )
         : undefined,
       now: Date.now,
       runOfToken: (token) => agentRunner?.runOfToken(token),

@@ -44,7 +44,12 @@ export function desktopNotifier(opts: {
         (r) => {
           if (r.code !== 0) warnOnce(`${program} failed (exit ${r.code}): ${r.stderr.trim()}`);
         },
-        (err) => warnOnce(`${program} cannot run (${(err as Error).message}); install it or turn agent.notify off`),
+        (err) =>
+          warnOnce(
+            `${program} cannot run (${
+              (err as Error).message
+            }); install it or turn agent.notify off`,
+          ),
       );
     },
   };
