@@ -24,6 +24,7 @@ import { Profiles } from "./profiles.ts";
 import { ReviewQueue } from "./review_queue.ts";
 import { type AgentRunner, startAgentRunner } from "./agent_runner.ts";
 import { HaltState } from "./halt.ts";
+import { startNetwork } from "../net/network.ts";
 import { desktopNotifier } from "./notify.ts";
 import { runCommand } from "../runner/spawn.ts";
 import type { ControlRequest } from "../mcp/service.ts";
@@ -167,6 +168,17 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
       log: (level, msg, fields) => logger[level === "warn" ? "warn" : level](msg, fields ?? {}),
     });
     cleanups.unshift(() => mcp.close());
+    const network = await startNetwork({
+      settings: {
+        infra: settings.infra,
+        listen: settings.listen,
+        maxSkewMs: settings["net.max_skew"],
+      },
+      store,
+      events,
+      log: log("net"),
+    });
+    cleanups.unshift(() => network.close());
     console.error(renderBanner({
       version: VERSION,
       nodeId: id,

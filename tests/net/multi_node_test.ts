@@ -72,12 +72,13 @@ async function startNode(args: string[], dataDir = tempDataDir()): Promise<TestN
       return m[1];
     },
     async stored(id) {
-      const line = await proc.waitForLine((l) =>
-        l.includes('"event":"post_stored"') && l.includes(id)
-      );
+      const match = (l: string) => l.includes('"event":"post_stored"') && l.includes(id);
+      // Lines read while waiting for another post count too: arrival order is free.
+      const line = proc.stdoutLines.find(match) ?? await proc.waitForLine(match);
       return JSON.parse(line);
     },
-    outbox: () => read((db) => (db.prepare("SELECT count(*) AS n FROM outbox").get() as { n: number }).n),
+    outbox: () =>
+      read((db) => (db.prepare("SELECT count(*) AS n FROM outbox").get() as { n: number }).n),
     cursor: (relay) =>
       read((db) =>
         (db.prepare("SELECT since FROM cursors WHERE relay = ?").get(relay) as

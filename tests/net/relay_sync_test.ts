@@ -175,7 +175,7 @@ Deno.test({
  * A scripted relay: it records what it receives and answers only what the test
  * tells it to, so the test decides when (and whether) an event is acknowledged.
  */
-async function scriptedRelay() {
+function scriptedRelay() {
   const received: unknown[][] = [];
   const sockets: WebSocket[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
@@ -208,7 +208,7 @@ async function scriptedRelay() {
 }
 
 Deno.test("an outbox event leaves only on OK true; a temporary refusal is retried after reconnect, a permanent one dropped", async () => {
-  const relay = await scriptedRelay();
+  const relay = scriptedRelay();
   const a = node();
   a.store.recordProfile("alice", alice.pubkey);
   const e1 = signed(alice, "ask", "one", { title: "one" });
