@@ -153,6 +153,11 @@ export function route(args: string[]): Route {
       return first === "guardian" ? { ...r, worker: "guardian_worker.ts" } : r;
     }
     default:
+      // `wats --evry 5m`: the word follows a flag the router does not know, so
+      // it is that flag's value; the daemon's strict parser names the flag.
+      if (positional[0] > 0 && rest[positional[0] - 1].startsWith("-")) {
+        return make("daemon", [], []);
+      }
       return make("help", [first], [positional[0]]);
   }
 }

@@ -57,7 +57,12 @@ export function parseDaemonArgs(argv: string[]): DaemonArgs {
   try {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (err) {
-    throw new UsageError((err as Error).message.replace(/^Unknown option/, "unknown flag"));
+    const m = (err as Error).message.match(/^Unknown option '([^']+)'/);
+    throw new UsageError(
+      m
+        ? `unknown flag ${m[1]}: the daemon's flags are in \`wats --help\``
+        : (err as Error).message,
+    );
   }
   const [extra] = parsed.positionals.filter((p) => p !== "node");
   if (extra !== undefined) {

@@ -1,0 +1,83 @@
+/**
+ * The daemon as a user meets it (issue 2): the banner, `wats node`'s JSON
+ * lines, a clean stop on SIGINT/SIGTERM, and one daemon per data directory.
+ */
+
+import assert from "node:assert/strict";
+import { runWats, startWats, tempDataDir } from "../support/cli.ts";
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  Deno.test(`\`wats node\` prints its banner and JSON lines, and stops cleanly on ${signal}`, async () => {
+    const dir = tempDataDir();
+    const node = startWats(["--data-dir", dir, "node"]);
+    const started = JSON.parse(await node.waitForLine((l) => l.includes('"event":"started"')));
+    assert.match(started.node, /^[0-9a-f]{16}$/);
+    assert.equal(started.dataDir, dir);
+    assert.equal(started.socket, `${dir}/mcp.sock`);
+    assert.ok(await exists(`${dir}/mcp.sock`));
+    const banner = node.stderr();
+    assert.match(banner, new RegExp(`node ${started.node}`));
+    for (const [name, npub] of Object.entries(started.profiles as Record<string, string>)) {
+      assert.match(npub, /^npub1/);
+      assert.ok(banner.includes(`${name} ${npub}`), `banner lists ${name} with its npub`);
+    }
+    assert.match(banner, new RegExp(`data +${dir}`));
+    assert.match(banner, /agent +no agent/);
+    assert.match(banner, /network +local only/);
+    const end = await node.stop(signal);
+    assert.equal(end.code, 0, end.stderr);
+    assert.ok(node.stdoutLines.some((l) => l.includes('"event":"stopped"')));
+    assert.equal(await exists(`${dir}/mcp.sock`), false, "socket removed");
+    assert.equal(await exists(`${dir}/daemon.lock`), false, "lock released");
+    assert.equal(await exists(`${dir}/store.db`), true, "store kept");
+    assert.equal((await Deno.stat(`${dir}/node.key`)).mode! & 0o777, 0o600);
+  });
+}
+
+Deno.test("a second daemon on the same data directory exits with an error naming the running pid", async () => {
+  const dir = tempDataDir();
+  const first = startWats(["--data-dir", dir, "node"]);
+  try {
+    const started = JSON.parse(await first.waitForLine((l) => l.includes('"event":"started"')));
+    const second = await runWats(["--data-dir", dir]);
+    assert.equal(second.code, 1);
+    assert.equal(second.stdout, "");
+    assert.match(
+      second.stderr,
+      new RegExp(`another wats daemon \\(pid ${started.pid}\\) already runs`),
+    );
+  } finally {
+    await first.stop();
+  }
+});
+
+Deno.test("the node key survives restarts: the same node id and profile keys", async () => {
+  const dir = tempDataDir();
+  const ids: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const node = startWats(["--data-dir", dir, "node"]);
+    const s = JSON.parse(await node.waitForLine((l) => l.includes('"event":"started"')));
+    ids.push(`${s.node} ${JSON.stringify(s.profiles)}`);
+    await node.stop();
+  }
+  assert.equal(ids[0], ids[1]);
+});
+
+Deno.test("unknown daemon flags and bad flag values are usage errors that name them", async () => {
+  const bad = await runWats(["--data-dir", tempDataDir(), "--evry", "5m"]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--evry/);
+  const value = await runWats(["--data-dir", tempDataDir(), "--every", "soon"]);
+  assert.equal(value.code, 1);
+  assert.match(value.stderr, /--every/);
+  assert.match(value.stderr, /agent\.every/);
+});
