@@ -7,7 +7,14 @@
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { denoDir, type RunningWats, startWats, tempDataDir, watsCommand } from "../support/cli.ts";
+import {
+  denoDir,
+  type RunningWats,
+  runWats,
+  startWats,
+  tempDataDir,
+  watsCommand,
+} from "../support/cli.ts";
 import { claudeBin, CLIS_DIR, requireCli } from "../support/clis.ts";
 import {
   hasTool,
@@ -172,6 +179,20 @@ Deno.test({
       assert.ok(transcript.some((l) => l.type === "result"), "the CLI output is kept as is");
       assert.equal(transcript.at(-1)!.type, "wats_end");
 
+      // The CLI renders the same run for people.
+      const runs = await runWats(["--data-dir", dir, "agent", "runs"], { home: node.home });
+      assert.equal(runs.code, 0, runs.stderr);
+      assert.match(runs.stdout, new RegExp(`${index[0].id} .* events +1 +ok`));
+      assert.match(runs.stdout, /of \$2\.00/, "spend against the day's budget");
+      const logs = await runWats(["--data-dir", dir, "agent", "logs"], { home: node.home });
+      assert.equal(logs.code, 0, logs.stderr);
+      assert.match(logs.stdout, new RegExp(`run ${index[0].id}`));
+      assert.match(
+        logs.stdout,
+        /answer .*Use journald \(1\)\./,
+        "the tool call with its arguments",
+      );
+      assert.match(logs.stdout, /Answered\./, "the assistant's text");
       const status = await call(alice, "status");
       assert.match(status, /budget today: \$0\.\d*[1-9]\d* of \$2\.00 spent/, status);
       // The prompt went in on stdin and named the event.
