@@ -386,3 +386,30 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  ...opts,
+  name: "`wats agent attach` follows the run in progress as it happens, and stops on Ctrl-C",
+  async fn() {
+    const dir = tempDataDir();
+    const mock = answeringMock();
+    const node = await startAgentNode(dir, mock);
+    const attach = startWats(["--data-dir", dir, "agent", "attach"], { home: node.home });
+    const alice = await mcpClient(dir, "alice", node.home);
+    try {
+      await waitFor("attach to wait", () => attach.stderr().includes("no run in progress"));
+      await call(alice, "ask", { title: "Live", text: "Follow me" });
+      await attach.waitForLine((l) => l.startsWith("── run "), 90_000);
+      await attach.waitForLine((l) => /^→ mcp__wats__answer .*Use journald/.test(l), 90_000);
+      const footer = await attach.waitForLine((l) => l.startsWith("── end"), 90_000);
+      assert.match(footer, /^── end: ok · exit 0/);
+      const end = await attach.stop("SIGINT");
+      assert.equal(end.code, 0, end.stderr);
+    } finally {
+      await attach.stop();
+      await alice.close();
+      await node.stop();
+      await mock.close();
+    }
+  },
+});
