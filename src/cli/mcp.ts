@@ -13,6 +13,7 @@
  * @module
  */
 
+import { writeAllSync } from "./io.ts";
 import { type FlagValue, loadSettings } from "../config/settings.ts";
 import { UsageError } from "../errors.ts";
 import type { Command, CommandContext } from "./context.ts";
@@ -164,7 +165,12 @@ function realIO(ctx: CommandContext): BridgeIO {
     now: () => performance.now(),
     stdin: Deno.stdin.readable,
     stdout: Deno.stdout,
-    stderr: (line) => void Deno.stderr.write(encoder.encode(`${line}\n`)).catch(() => {}),
+    // Synchronous: the process may exit right after an error line.
+    stderr: (line) => {
+      try {
+        writeAllSync(Deno.stderr, encoder.encode(`${line}\n`));
+      } catch { /* stderr closed: nothing to tell */ }
+    },
   };
 }
 

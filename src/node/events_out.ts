@@ -6,6 +6,8 @@
  * @module
  */
 
+import { writeAllSync } from "../cli/io.ts";
+
 /** One line of `wats node`'s output. */
 export type NodeEvent =
   | {
@@ -28,7 +30,8 @@ export type EventSink = (e: NodeEvent) => void;
 export function jsonLinesSink(now: () => number = Date.now): EventSink {
   const enc = new TextEncoder();
   return (e) => {
-    Deno.stdout.writeSync(
+    writeAllSync(
+      Deno.stdout,
       enc.encode(JSON.stringify({ ts: new Date(now()).toISOString(), ...e }) + "\n"),
     );
   };
