@@ -64,7 +64,7 @@ Keys and values: docs/configuration.md.
   agent: `Usage: wats agent runs | logs [-f] [--run ID] | attach | pending [show ID]
                   | approve ID [--edit] | reject ID [--reason R]
 
-  runs       the agent's runs, newest first, with spend against budget
+  runs       the agent's runs, oldest first, with spend against budget
   logs       a run's transcript for humans (-f follows it)
   attach     follow the run in progress
   pending    drafts held for review (agent.review)
@@ -73,9 +73,15 @@ Keys and values: docs/configuration.md.
 `,
 };
 
+/** Commands whose help lives with the command itself. */
+const KNOWN = ["node", "mcp", "setup", "status", "resume"];
+
 /** Prints help for the words given, or explains an unknown command. */
 export function helpCommand(ctx: CommandContext): Promise<number> {
-  const [first, second] = ctx.words[0] === "help" ? ctx.words.slice(1) : ctx.words;
+  // `wats help config set` names its topic as words after "help".
+  const [first, second] = ctx.words[0] === "help"
+    ? ctx.argv.filter((a) => !a.startsWith("-"))
+    : ctx.words;
   if (ctx.argv.includes("--version") && first === undefined) {
     console.log(`wats ${VERSION}`);
     return Promise.resolve(0);
@@ -95,6 +101,10 @@ export function helpCommand(ctx: CommandContext): Promise<number> {
       return Promise.resolve(2);
     }
     console.log(group);
+    return Promise.resolve(0);
+  }
+  if (ctx.words[0] === "help" && KNOWN.includes(first)) {
+    console.log(`See \`wats ${first} --help\`.`);
     return Promise.resolve(0);
   }
   throw new UsageError(`unknown command "${first}": see "wats --help" for the commands`);
