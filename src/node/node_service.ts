@@ -17,7 +17,7 @@ import type {
   PostView,
   SessionIdentity,
 } from "../mcp/service.ts";
-import { buildPost } from "../posts/post.ts";
+import { signPost } from "../posts/post.ts";
 import { validateEvent } from "../posts/validate.ts";
 import type { Store, StoredPost } from "../store/store.ts";
 import type { EventSink } from "./events_out.ts";
@@ -142,7 +142,7 @@ export class LocalNodeService implements NodeService {
    */
   async publishAs(profile: string, draft: PostDraft, parent?: StoredPost): Promise<PostOutcome> {
     const key = this.#d.profiles.key(profile);
-    const event = buildPost({
+    const event = await signPost({
       kind: draft.kind as WatsKind,
       text: draft.text,
       title: draft.title,

@@ -10,6 +10,7 @@
  */
 
 import type { NostrEvent } from "nostr-tools/core";
+import { wasmSigner } from "./verify.ts";
 import { finalizeEvent } from "nostr-tools/pure";
 import { PostError } from "../errors.ts";
 import { isWatsKind, nostrKindOf, type WatsKind, watsKindOf } from "./kinds.ts";
@@ -79,6 +80,26 @@ export function isHex64(s: unknown): s is string {
  * (unknown kind, text over 32 KiB, a reply without its root, bad ids, too many tags).
  */
 export function buildPost(draft: PostDraft, secret: Uint8Array): NostrEvent {
+  return plain(finalizeEvent(postTemplate(draft), secret));
+}
+
+/**
+ * `buildPost`, signed with nostr-wasm when it loads (about 4× faster than the
+ * pure-JS signer, measured in bench/mcp_roundtrip.ts), else as `buildPost`.
+ */
+export async function signPost(draft: PostDraft, secret: Uint8Array): Promise<NostrEvent> {
+  const template = postTemplate(draft);
+  const nw = await wasmSigner();
+  if (!nw) return plain(finalizeEvent(template, secret));
+  const event = { ...template } as NostrEvent;
+  nw.finalizeEvent(event, secret);
+  return plain(event);
+}
+
+/** The unsigned event of a draft; throws `PostError` for anything validation would reject. */
+function postTemplate(
+  draft: PostDraft,
+): { kind: number; created_at: number; tags: string[][]; content: string } {
   if (!isWatsKind(draft.kind)) invalid(`unknown kind "${draft.kind}"`);
   if (!Number.isSafeInteger(draft.createdAt) || draft.createdAt < 0) {
     invalid(`createdAt must be whole seconds since the epoch, got ${draft.createdAt}`);
@@ -117,12 +138,14 @@ export function buildPost(draft: PostDraft, secret: Uint8Array): NostrEvent {
     tags.push(["t", CAP_PREFIX + cap]);
   }
   if (tags.length > MAX_TAGS) invalid(`${tags.length} tags; the limit is ${MAX_TAGS}`);
-  const signed = finalizeEvent(
-    { kind: nostrKindOf(draft.kind), created_at: draft.createdAt, tags, content: draft.text },
-    secret,
-  );
-  // A plain copy: nostr-tools marks its result as verified, and nothing downstream
-  // should ever rely on that mark.
+  return { kind: nostrKindOf(draft.kind), created_at: draft.createdAt, tags, content: draft.text };
+}
+
+/**
+ * A plain copy: nostr-tools marks its result as verified, and nothing downstream
+ * should ever rely on that mark.
+ */
+function plain(signed: NostrEvent): NostrEvent {
   return {
     id: signed.id,
     pubkey: signed.pubkey,

@@ -31,6 +31,11 @@ export async function initVerifier(): Promise<VerifyBackend> {
   return (await loadWasm()) ? "wasm" : "js";
 }
 
+/** The loaded nostr-wasm module, for signing; undefined when it cannot load. */
+export function wasmSigner(): Promise<Nostr | undefined> {
+  return loadWasm();
+}
+
 function loadWasm(): Promise<Nostr | undefined> {
   wasm ??= initNostrWasm().catch(() => undefined);
   return wasm;

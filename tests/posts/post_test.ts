@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { verifyEvent } from "nostr-tools/pure";
 import { deriveProfileKey } from "../../src/identity/profile_key.ts";
 import { PostError } from "../../src/errors.ts";
-import { buildPost, MAX_TEXT_BYTES, readPost } from "../../src/posts/post.ts";
+import { buildPost, MAX_TEXT_BYTES, readPost, signPost } from "../../src/posts/post.ts";
+import { validateEvent } from "../../src/posts/validate.ts";
 
 const alice = deriveProfileKey(new Uint8Array(32).fill(1), "alice");
 const bob = deriveProfileKey(new Uint8Array(32).fill(1), "bob");
@@ -129,4 +130,24 @@ Deno.test("readPost refuses events that are not wats posts", () => {
     () => readPost({ ...event, tags: [["e", "b".repeat(64), "", "reply"]] }),
     /reply without one marked root/,
   );
+});
+
+Deno.test("signPost (nostr-wasm) makes the same post as buildPost, and it validates", async () => {
+  const secret = crypto.getRandomValues(new Uint8Array(32));
+  const draft = {
+    kind: "answer" as const,
+    text: "Use journald.",
+    root: "a".repeat(64),
+    parent: "b".repeat(64),
+    parentAuthor: "c".repeat(64),
+    caps: ["debian"],
+    createdAt: 1_700_000_000,
+  };
+  const fast = await signPost(draft, secret);
+  const slow = buildPost(draft, secret);
+  assert.equal(fast.id, slow.id, "same content, same id");
+  assert.equal(fast.pubkey, slow.pubkey);
+  assert.deepEqual(fast.tags, slow.tags);
+  const v = await validateEvent(fast, { nowMs: 1_700_000_000_000, maxSkewMs: 600_000 });
+  assert.ok(v.ok, JSON.stringify(v));
 });
