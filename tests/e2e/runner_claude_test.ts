@@ -413,3 +413,62 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  ...opts,
+  name:
+    "two machines: alice asks on node A, node B's agent wakes through the network and answers, alice reads it on A",
+  async fn() {
+    const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (l.addr as Deno.NetAddr).port;
+    l.close();
+    const a = startWats(["--data-dir", tempDataDir(), "node", "--listen", `127.0.0.1:${port}`]);
+    await a.waitForLine((x) => x.includes('"event":"started"'));
+    const dirA = JSON.parse(a.stdoutLines[0]).dataDir as string;
+    const mock = answeringMock();
+    const dirB = tempDataDir();
+    // B keeps the default agent.ignore_local: alice is another machine's author.
+    const b = startWats(
+      ["--data-dir", dirB, "node", "--agent", "claude", "--infra", `ws://127.0.0.1:${port}`],
+      {
+        env: {
+          PATH: `${CLIS_DIR}/node_modules/.bin:${Deno.env.get("PATH")}`,
+          ANTHROPIC_BASE_URL: mock.url,
+          ANTHROPIC_API_KEY: "test-key",
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+          WATS_AGENT_EVERY: "0",
+          WATS_AGENT_HEARTBEAT: "0",
+        },
+      },
+    );
+    await b.waitForLine((x) => x.includes('"event":"started"'), 90_000);
+    const alice = await mcpClient(dirA, "alice", a.home);
+    try {
+      const askId = idIn(await call(alice, "ask", { title: "Across", text: "Which init system?" }));
+      const arrived = JSON.parse(
+        await b.waitForLine((x) => x.includes(askId) && x.includes("post_stored"), 60_000),
+      );
+      assert.equal(arrived.source, `ws://127.0.0.1:${port}`);
+      const ended = JSON.parse(
+        await b.waitForLine((x) => x.includes('"event":"run_ended"'), 90_000),
+      );
+      assert.equal(ended.status, "ok", JSON.stringify(ended) + b.stderr());
+      await a.waitForLine(
+        (x) => x.includes('"kind":"answer"') && x.includes("post_stored"),
+        60_000,
+      );
+      const thread = await call(alice, "thread", { id: askId });
+      assert.match(thread, /Use journald \(1\)\./);
+      assert.doesNotMatch(
+        thread,
+        /this node\)[^\n]*\n[^\n]*Use journald/,
+        "the answer is another node's",
+      );
+    } finally {
+      await alice.close();
+      await b.stop();
+      await a.stop();
+      await mock.close();
+    }
+  },
+});
