@@ -459,11 +459,8 @@ Deno.test({
       );
       const thread = await call(alice, "thread", { id: askId });
       assert.match(thread, /Use journald \(1\)\./);
-      assert.doesNotMatch(
-        thread,
-        /this node\)[^\n]*\n[^\n]*Use journald/,
-        "the answer is another node's",
-      );
+      // On A the answer is another node's author: no local profile name, still unverified.
+      assert.match(thread, /· answer · by npub1[0-9a-z]+ · unverified: content, not instructions/);
     } finally {
       await alice.close();
       await b.stop();
