@@ -5,11 +5,10 @@
  */
 
 import assert from "node:assert/strict";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { denoDir, type RunningWats, startWats, tempDataDir, watsCommand } from "../support/cli.ts";
 import { inspectorBin, requireCli } from "../support/clis.ts";
 import { runClaude } from "../support/claude.ts";
+import { call, idIn, mcpArgs, mcpClient, mcpEnv } from "../support/swarm.ts";
 import {
   hasTool,
   MOCK_MODEL,
@@ -21,51 +20,6 @@ import {
 
 const claude = requireCli("claude");
 const inspector = requireCli("inspector");
-
-/** The environment `wats mcp` children get: a throwaway HOME, the shared Deno cache. */
-function childEnv(home: string): Record<string, string> {
-  return {
-    HOME: home,
-    PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-    DENO_DIR: denoDir(),
-    NO_COLOR: "1",
-  };
-}
-
-function mcpArgs(dataDir: string, profile: string): string[] {
-  const [, ...rest] = watsCommand();
-  return [...rest, "--data-dir", dataDir, "mcp", "--profile", profile];
-}
-
-async function mcpClient(dataDir: string, profile: string, home: string): Promise<Client> {
-  const client = new Client({ name: `test-${profile}`, version: "1" });
-  await client.connect(
-    new StdioClientTransport({
-      command: watsCommand()[0],
-      args: mcpArgs(dataDir, profile),
-      env: childEnv(home),
-      stderr: "pipe",
-    }),
-  );
-  return client;
-}
-
-async function call(
-  client: Client,
-  name: string,
-  args: Record<string, unknown> = {},
-): Promise<string> {
-  const r = await client.callTool({ name, arguments: args });
-  const out = (r.content as Array<{ text?: string }>).map((c) => c.text ?? "").join("\n");
-  assert.ok(!r.isError, `${name} failed: ${out}`);
-  return out;
-}
-
-function idIn(text: string): string {
-  const m = text.match(/\b([0-9a-f]{64})\b/);
-  assert.ok(m, `no post id in: ${text}`);
-  return m[1];
-}
 
 async function startNode(dataDir: string, extra: string[] = []): Promise<RunningWats> {
   const node = startWats(["--data-dir", dataDir, "node", ...extra]);
@@ -127,7 +81,7 @@ Deno.test({
         const r = await new Deno.Command(command[0], {
           args: [...command.slice(1), watsCommand()[0], ...mcpArgs(dir, "inspector"), ...method],
           cwd,
-          env: childEnv(node.home),
+          env: mcpEnv(node.home),
           stdout: "piped",
           stderr: "piped",
         }).output();

@@ -5,27 +5,18 @@
  */
 
 import assert from "node:assert/strict";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { runWats, startWats, tempDataDir } from "../support/cli.ts";
+import { claudeBin, requireCli } from "../support/clis.ts";
 import {
-  denoDir,
-  type RunningWats,
-  runWats,
-  startWats,
-  tempDataDir,
-  watsCommand,
-} from "../support/cli.ts";
-import { claudeBin, CLIS_DIR, requireCli } from "../support/clis.ts";
-import {
-  hasTool,
-  type MessagesRequest,
-  type MockAnthropic,
-  startMockAnthropic,
-  text,
-  textOf,
-  toolResultFor,
-  toolUse,
-} from "../support/mock_anthropic.ts";
+  agentEnv,
+  answeringMock,
+  call,
+  eventIds,
+  idIn,
+  mcpClient,
+  startAgentNode,
+  waitFor,
+} from "../support/swarm.ts";
 import { defaultSettings } from "../../src/config/schema.ts";
 import { Store } from "../../src/store/store.ts";
 import { Runner } from "../../src/runner/scheduler.ts";
@@ -39,106 +30,6 @@ import { deriveProfileKey } from "../../src/identity/profile_key.ts";
 import { dataPaths } from "../../src/config/paths.ts";
 
 const claude = requireCli("claude");
-
-/** The ids of the events a run's prompt lists, in order. */
-function eventIds(req: MessagesRequest): string[] {
-  const prompt = textOf(req.messages[0]?.content);
-  return [...prompt.matchAll(/^- ([0-9a-f]{64}): /gm)].map((m) => m[1]);
-}
-
-/** A mock model that answers the newest event it was woken for, then says it is done. */
-function answeringMock(delayMs?: number): MockAnthropic {
-  return startMockAnthropic({
-    rules: [
-      { when: toolResultFor("mcp__wats__answer"), reply: text("Answered.") },
-      {
-        when: hasTool("mcp__wats__answer"),
-        reply: (req) => {
-          const ids = eventIds(req);
-          if (ids.length === 0) return text("Nothing new.");
-          return {
-            ...toolUse("mcp__wats__answer", {
-              parent: ids.at(-1),
-              text: `Use journald (${ids.length}).`,
-            }),
-            ...(delayMs !== undefined ? { delayMs } : {}),
-          };
-        },
-      },
-    ],
-  });
-}
-
-/** Starts `wats node --agent claude` against the mock; settings through WATS_* variables. */
-async function startAgentNode(
-  dataDir: string,
-  mock: MockAnthropic,
-  settings: Record<string, string> = {},
-): Promise<RunningWats> {
-  const env: Record<string, string> = {
-    PATH: `${CLIS_DIR}/node_modules/.bin:${Deno.env.get("PATH")}`,
-    ANTHROPIC_BASE_URL: mock.url,
-    ANTHROPIC_API_KEY: "test-key",
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-    WATS_AGENT_EVERY: "0",
-    WATS_AGENT_HEARTBEAT: "0",
-    // The asker is a profile of the same node in these tests.
-    WATS_AGENT_IGNORE_LOCAL: "false",
-    ...settings,
-  };
-  const node = startWats([
-    "--data-dir",
-    dataDir,
-    "node",
-    "--agent",
-    "claude",
-    "--agent-profile",
-    "helper",
-  ], {
-    env,
-  });
-  await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
-  return node;
-}
-
-async function mcpClient(dataDir: string, profile: string, home: string): Promise<Client> {
-  const [cmd, ...rest] = watsCommand();
-  const client = new Client({ name: `test-${profile}`, version: "1" });
-  await client.connect(
-    new StdioClientTransport({
-      command: cmd,
-      args: [...rest, "--data-dir", dataDir, "mcp", "--profile", profile],
-      env: { HOME: home, PATH: Deno.env.get("PATH") ?? "", DENO_DIR: denoDir(), NO_COLOR: "1" },
-      stderr: "pipe",
-    }),
-  );
-  return client;
-}
-
-async function call(
-  client: Client,
-  name: string,
-  args: Record<string, unknown> = {},
-): Promise<string> {
-  const r = await client.callTool({ name, arguments: args });
-  const out = (r.content as Array<{ text?: string }>).map((c) => c.text ?? "").join("\n");
-  assert.ok(!r.isError, `${name} failed: ${out}`);
-  return out;
-}
-
-function idIn(s: string): string {
-  const m = s.match(/\b([0-9a-f]{64})\b/);
-  assert.ok(m, `no id in ${s}`);
-  return m[1];
-}
-
-async function waitFor(what: string, check: () => boolean, timeoutMs = 60_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 function jsonLines(path: string): Record<string, unknown>[] {
   return Deno.readTextFileSync(path).split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
@@ -431,14 +322,7 @@ Deno.test({
     const b = startWats(
       ["--data-dir", dirB, "node", "--agent", "claude", "--infra", `ws://127.0.0.1:${port}`],
       {
-        env: {
-          PATH: `${CLIS_DIR}/node_modules/.bin:${Deno.env.get("PATH")}`,
-          ANTHROPIC_BASE_URL: mock.url,
-          ANTHROPIC_API_KEY: "test-key",
-          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-          WATS_AGENT_EVERY: "0",
-          WATS_AGENT_HEARTBEAT: "0",
-        },
+        env: agentEnv(mock),
       },
     );
     await b.waitForLine((x) => x.includes('"event":"started"'), 90_000);

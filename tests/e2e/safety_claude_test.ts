@@ -6,16 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import {
-  denoDir,
-  type RunningWats,
-  runWats,
-  startWats,
-  tempDataDir,
-  watsCommand,
-} from "../support/cli.ts";
+import { type RunningWats, runWats, tempDataDir } from "../support/cli.ts";
 import { CLIS_DIR, requireCli } from "../support/clis.ts";
 import {
   hasTool,
@@ -25,78 +16,21 @@ import {
   startMockAnthropic,
   text,
   textOf,
-  toolResultFor,
   toolUse,
 } from "../support/mock_anthropic.ts";
+import {
+  answeringMock,
+  call,
+  eventIds,
+  idIn,
+  mcpClient,
+  startAgentNode,
+} from "../support/swarm.ts";
 import { dataPaths } from "../../src/config/paths.ts";
 import { decode } from "nostr-tools/nip19";
 
 const claude = requireCli("claude");
 const opts = { ignore: claude === null, sanitizeOps: false, sanitizeResources: false };
-
-function claudeEnv(mock: MockAnthropic, settings: Record<string, string>): Record<string, string> {
-  return {
-    PATH: `${CLIS_DIR}/node_modules/.bin:${Deno.env.get("PATH")}`,
-    ANTHROPIC_BASE_URL: mock.url,
-    ANTHROPIC_API_KEY: "test-key",
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-    WATS_AGENT_EVERY: "0",
-    WATS_AGENT_HEARTBEAT: "0",
-    WATS_AGENT_IGNORE_LOCAL: "false",
-    ...settings,
-  };
-}
-
-async function startAgentNode(
-  dir: string,
-  mock: MockAnthropic,
-  settings: Record<string, string> = {},
-) {
-  const node = startWats([
-    "--data-dir",
-    dir,
-    "node",
-    "--agent",
-    "claude",
-    "--agent-profile",
-    "helper",
-  ], {
-    env: claudeEnv(mock, settings),
-  });
-  await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
-  return node;
-}
-
-async function mcpClient(dir: string, profile: string, home: string): Promise<Client> {
-  const [cmd, ...rest] = watsCommand();
-  const client = new Client({ name: `test-${profile}`, version: "1" });
-  await client.connect(
-    new StdioClientTransport({
-      command: cmd,
-      args: [...rest, "--data-dir", dir, "mcp", "--profile", profile],
-      env: { HOME: home, PATH: Deno.env.get("PATH") ?? "", DENO_DIR: denoDir(), NO_COLOR: "1" },
-      stderr: "pipe",
-    }),
-  );
-  return client;
-}
-
-async function call(
-  client: Client,
-  name: string,
-  args: Record<string, unknown> = {},
-): Promise<string> {
-  const r = await client.callTool({ name, arguments: args });
-  const out = (r.content as Array<{ text?: string }>).map((c) => c.text ?? "").join("\n");
-  assert.ok(!r.isError, `${name} failed: ${out}`);
-  return out;
-}
-
-function idIn(s: string): string {
-  const m = s.match(/\b([0-9a-f]{64})\b/);
-  assert.ok(m, `no id in ${s}`);
-  return m[1];
-}
 
 function toolResults(req: MessagesRequest) {
   return (req.messages ?? []).flatMap((m) =>
@@ -104,10 +38,6 @@ function toolResults(req: MessagesRequest) {
       ? m.content.filter((b) => b.type === "tool_result")
       : []
   );
-}
-
-function eventIds(req: MessagesRequest): string[] {
-  return [...textOf(req.messages[0]?.content).matchAll(/^- ([0-9a-f]{64}): /gm)].map((m) => m[1]);
 }
 
 function lastRunTranscript(dir: string): Record<string, unknown>[] {
@@ -214,25 +144,6 @@ Deno.test({
   },
 });
 
-/** A model that answers the newest event it was woken for. */
-function answeringMock(): MockAnthropic {
-  return startMockAnthropic({
-    rules: [
-      { when: toolResultFor("mcp__wats__answer"), reply: text("Done.") },
-      {
-        when: hasTool("mcp__wats__answer"),
-        reply: (req) => {
-          const ids = eventIds(req);
-          return ids.length === 0 ? text("Nothing new.") : toolUse("mcp__wats__answer", {
-            parent: ids.at(-1),
-            text: `Draft answer to ${ids.at(-1)!.slice(0, 8)}`,
-          });
-        },
-      },
-    ],
-  });
-}
-
 Deno.test({
   ...opts,
   name:
@@ -257,7 +168,7 @@ Deno.test({
       await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000);
       assert.doesNotMatch(
         await call(alice, "thread", { id: ask1 }),
-        /Draft answer/,
+        /Use journald/,
         "held, not stored",
       );
       const pending = await wats("agent", "pending");
@@ -276,7 +187,7 @@ Deno.test({
       assert.equal(approved.code, 0, approved.stderr);
       assert.match(
         await call(alice, "thread", { id: ask1 }),
-        /Draft answer/,
+        /Use journald/,
         "published after approval",
       );
 
