@@ -39,6 +39,9 @@ export function selfCommand(): string[] {
   ];
 }
 
+/** Signals this close together are one Ctrl-C delivered twice. */
+const DUPLICATE_SIGNAL_MS = 1000;
+
 /** Commands that create the data directory when it is missing. */
 const CREATES_DATA_DIR: ReadonlySet<CommandId> = new Set([
   "daemon",
@@ -108,16 +111,19 @@ export function runWorker(
     deno: { permissions },
   });
   return new Promise((resolve) => {
-    let signals = 0;
+    let firstSignalAt: number | undefined;
     const onSignal = (signal: "SIGINT" | "SIGTERM") => () => {
-      signals++;
-      if (signals > 1) {
-        // A second Ctrl-C means now.
-        cleanup();
-        resolve(130);
+      const now = performance.now();
+      if (firstSignalAt === undefined) {
+        firstSignalAt = now;
+        worker.postMessage({ type: "signal", signal } satisfies ToWorker);
         return;
       }
-      worker.postMessage({ type: "signal", signal } satisfies ToWorker);
+      // One Ctrl-C can arrive twice: from the terminal and forwarded by a
+      // parent such as `deno task`. A second one a moment later means now.
+      if (now - firstSignalAt < DUPLICATE_SIGNAL_MS) return;
+      cleanup();
+      resolve(130);
     };
     const onInt = onSignal("SIGINT");
     const onTerm = onSignal("SIGTERM");

@@ -4,7 +4,7 @@
  */
 
 import assert from "node:assert/strict";
-import { runWats, startWats, tempDataDir } from "../support/cli.ts";
+import { DENO_JSON, denoDir, runWats, startWats, tempDataDir } from "../support/cli.ts";
 
 async function exists(path: string): Promise<boolean> {
   try {
@@ -80,4 +80,35 @@ Deno.test("unknown daemon flags and bad flag values are usage errors that name t
   assert.equal(value.code, 1);
   assert.match(value.stderr, /--every/);
   assert.match(value.stderr, /agent\.every/);
+});
+
+Deno.test("Ctrl-C in a terminal running `deno task wats` stops the node cleanly, though the signal arrives twice", async () => {
+  const dir = tempDataDir();
+  const home = await Deno.makeTempDir({ prefix: "wats-home-" });
+  // A terminal signals the whole foreground process group, and `deno task`
+  // forwards the signal to its child as well.
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["task", "--quiet", "--config", DENO_JSON, "wats", "--data-dir", dir, "node"],
+    env: { HOME: home, DENO_DIR: denoDir(), PATH: Deno.env.get("PATH") ?? "", NO_COLOR: "1" },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    detached: true,
+  }).spawn();
+  const out = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes('"event":"started"')) {
+    const { value, done } = await out.read();
+    if (done) break;
+    text += value;
+  }
+  Deno.kill(-child.pid, "SIGINT");
+  while (!(await out.read()).done) { /* drain */ }
+  await child.status;
+  const err = new TextDecoder().decode(await new Response(child.stderr).arrayBuffer());
+  assert.match(err, /stopping on SIGINT/);
+  assert.equal(await exists(`${dir}/mcp.sock`), false, "socket removed");
+  assert.equal(await exists(`${dir}/daemon.lock`), false, "lock released");
+  await Deno.remove(home, { recursive: true });
 });
