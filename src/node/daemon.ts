@@ -1,34 +1,35 @@
 /**
  * The daemon: `wats` and `wats node`. It holds the data directory's lock, opens
- * the store, derives the profiles, serves MCP on mcp.sock and (later) runs the
- * agent runner, until SIGINT or SIGTERM. Stopping is not an error: exit 0.
+ * the store, derives the profiles, runs the agent runner when agent.runtime is
+ * set, serves MCP on mcp.sock and syncs with other nodes, until SIGINT or
+ * SIGTERM. Stopping is not an error: exit 0. This file only composes the parts.
  *
  * @module
  */
 
+import { npubEncode } from "nostr-tools/nip19";
 import type { CommandContext } from "../cli/context.ts";
-import { VERSION } from "../version.ts";
 import { loadSettings } from "../config/settings.ts";
 import { loadOrCreateNodeKey } from "../identity/node_key.ts";
 import { log, setupLogging } from "../log.ts";
+import type { ControlRequest } from "../mcp/service.ts";
 import { serveMcpSocket } from "../mcp/socket_server.ts";
+import { startNetwork } from "../net/network.ts";
+import { runCommand } from "../runner/spawn.ts";
 import { safetyNotices } from "../safety/notices.ts";
 import { Store } from "../store/store.ts";
+import { VERSION } from "../version.ts";
+import { type AgentRunner, startAgentRunner } from "./agent_runner.ts";
 import { renderBanner } from "./banner.ts";
 import { DAEMON_HELP, parseDaemonArgs } from "./daemon_args.ts";
 import { type EventSink, jsonLinesSink, noEvents } from "./events_out.ts";
+import { HaltState } from "./halt.ts";
 import { acquireDaemonLock } from "./lock.ts";
 import { nodeId } from "./node_id.ts";
 import { LocalNodeService } from "./node_service.ts";
+import { desktopNotifier } from "./notify.ts";
 import { Profiles } from "./profiles.ts";
 import { ReviewQueue } from "./review_queue.ts";
-import { type AgentRunner, startAgentRunner } from "./agent_runner.ts";
-import { HaltState } from "./halt.ts";
-import { startNetwork } from "../net/network.ts";
-import { desktopNotifier } from "./notify.ts";
-import { runCommand } from "../runner/spawn.ts";
-import type { ControlRequest } from "../mcp/service.ts";
-import { npubEncode } from "nostr-tools/nip19";
 
 /** Runs the daemon until the context's signal aborts. */
 export async function daemonCommand(ctx: CommandContext): Promise<number> {
