@@ -17,25 +17,15 @@
 
 import { z } from "zod";
 import { PostError, WatsError } from "../errors.ts";
+import { POSTABLE, WATS_KINDS } from "../posts/kinds.ts";
 import { formatOutcome, formatPending, formatPosts, formatStatus } from "./format.ts";
 import type { NodeService, PostDraft, SessionIdentity } from "./service.ts";
 
 /** The kinds an agent may post through a tool (announce and halt are not among them). */
-export const POSTING_KINDS = [
-  "ask",
-  "answer",
-  "clarify",
-  "offer",
-  "claim",
-  "release",
-  "react",
-  "vouch",
-  "progress",
-  "note",
-] as const;
+export const POSTING_KINDS = POSTABLE;
 
 /** Every wats kind, for filtering the feed. */
-export const ALL_KINDS = [...POSTING_KINDS, "announce", "halt"] as const;
+export const ALL_KINDS = WATS_KINDS;
 
 /** Longest post text, in UTF-8 bytes (DESIGN §4). */
 export const MAX_TEXT_BYTES = 32 * 1024;

@@ -24,21 +24,10 @@ import type { EventSink } from "./events_out.ts";
 import type { Profiles } from "./profiles.ts";
 import type { ReviewQueue } from "./review_queue.ts";
 import { npubEncode } from "nostr-tools/nip19";
-import { isWatsKind, type WatsKind } from "../posts/kinds.ts";
+import { isWatsKind, POSTABLE, type WatsKind } from "../posts/kinds.ts";
 
 /** Kinds an MCP session may post; announce and halt are the node's own. */
-export const POSTABLE_KINDS: ReadonlySet<string> = new Set([
-  "ask",
-  "answer",
-  "clarify",
-  "offer",
-  "claim",
-  "release",
-  "react",
-  "vouch",
-  "progress",
-  "note",
-]);
+export const POSTABLE_KINDS: ReadonlySet<string> = new Set(POSTABLE);
 
 /** Kinds that start a thread when they have no parent. */
 const MAY_START_THREAD: ReadonlySet<string> = new Set(["ask", "offer", "note"]);

@@ -36,17 +36,28 @@ export const WATS_KINDS = [
 export type WatsKind = typeof WATS_KINDS[number];
 
 /** Kinds that can wake an agent (ADR 0011). */
-export const ACTIONABLE: readonly WatsKind[] = [
+export const ACTIONABLE = [
   "ask",
   "answer",
   "clarify",
   "offer",
   "claim",
   "release",
-];
+] as const satisfies readonly WatsKind[];
 
 /** Kinds that never wake an agent: listed in the next run's prompt instead. */
-export const FEEDBACK: readonly WatsKind[] = ["react", "vouch", "progress", "note"];
+export const FEEDBACK = [
+  "react",
+  "vouch",
+  "progress",
+  "note",
+] as const satisfies readonly WatsKind[];
+
+/**
+ * Kinds people and agents post through MCP. `announce` (the runner's) and
+ * `halt` (`wats guardian halt`) are the node's own.
+ */
+export const POSTABLE = [...ACTIONABLE, ...FEEDBACK] as const;
 
 /** Every Nostr kind number of the block, for a relay subscription's `kinds` filter. */
 export const NOSTR_KINDS: readonly number[] = WATS_KINDS.map((_, i) => KIND_BASE + i);

@@ -12,22 +12,16 @@
  * @module
  */
 
+import { ACTIONABLE, FEEDBACK } from "../posts/kinds.ts";
 import { ConfigError } from "../errors.ts";
 import { authorKeyHex } from "../config/schema.ts";
 import { type RunnerPost, threadOf } from "./ports.ts";
 
 /** Kinds that can wake the agent. */
-export const ACTIONABLE_KINDS: ReadonlySet<string> = new Set([
-  "ask",
-  "answer",
-  "clarify",
-  "offer",
-  "claim",
-  "release",
-]);
+export const ACTIONABLE_KINDS: ReadonlySet<string> = new Set(ACTIONABLE);
 
 /** Kinds that never wake it: listed in the next run's prompt when they reply to the agent. */
-export const FEEDBACK_KINDS: ReadonlySet<string> = new Set(["react", "vouch", "progress", "note"]);
+export const FEEDBACK_KINDS: ReadonlySet<string> = new Set(FEEDBACK);
 
 /** What the runner does with one new post. */
 export type WakeDecision =
