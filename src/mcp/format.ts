@@ -97,7 +97,19 @@ export function formatStatus(s: NodeStatus): string {
     `node: ${s.node}`,
     `profile: ${s.profile.name} (${s.profile.npub})`,
     `data dir: ${s.dataDir}`,
-    `relays: ${s.relays.length > 0 ? s.relays.join(", ") : "none (local-only node)"}`,
+    ...(s.network && s.network.relays.length > 0
+      ? s.network.relays.map((r) =>
+        `relay: ${r.url} ${r.connected ? "connected" : "not connected"}${
+          !r.connected && r.lastError ? ` (${oneLine(r.lastError)})` : ""
+        }`
+      )
+      : [`relays: ${s.relays.length > 0 ? s.relays.join(", ") : "none (local-only node)"}`]),
+    ...(s.network?.listenPort !== undefined
+      ? [`relay endpoint: 127.0.0.1:${s.network.listenPort}`]
+      : []),
+    ...(s.network && s.network.outbox > 0
+      ? [`outbox: ${s.network.outbox} post(s) not yet acknowledged`]
+      : []),
     `agent: ${s.agent ? `${s.agent.runtime} as ${s.agent.profile}` : "not running"}`,
     `stored posts: ${s.storedPosts}`,
     `drafts held for review: ${s.pendingDrafts}`,

@@ -106,6 +106,12 @@ export interface NodeStatus {
     runsPerDay: number;
   } | null;
   storedPosts: number;
+  /** The network side: relay connections, the outbox, the relay endpoint. */
+  network?: {
+    relays: Array<{ url: string; connected: boolean; lastError?: string }>;
+    outbox: number;
+    listenPort?: number;
+  };
 }
 
 /** The node's side of every MCP session. Errors it throws are `WatsError`s

@@ -14,7 +14,7 @@ import { loadOrCreateNodeKey } from "../identity/node_key.ts";
 import { log, setupLogging } from "../log.ts";
 import type { ControlRequest } from "../mcp/service.ts";
 import { serveMcpSocket } from "../mcp/socket_server.ts";
-import { startNetwork } from "../net/network.ts";
+import { type Network, startNetwork } from "../net/network.ts";
 import { runCommand } from "../runner/spawn.ts";
 import { safetyNotices } from "../safety/notices.ts";
 import { Store } from "../store/store.ts";
@@ -92,6 +92,7 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
       ? desktopNotifier({ os: ctx.os, run: runCommand, warn: (m) => logger.warn(m) })
       : undefined;
     let agentRunner: AgentRunner | undefined;
+    let network: Network | undefined;
     const service = new LocalNodeService({
       store,
       profiles,
@@ -125,6 +126,7 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
         };
       },
       safetyNotices: notices,
+      networkStatus: () => network?.status(),
     });
 
     const runtime = settings["agent.runtime"];
@@ -169,7 +171,7 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
       log: (level, msg, fields) => logger[level === "warn" ? "warn" : level](msg, fields ?? {}),
     });
     cleanups.unshift(() => mcp.close());
-    const network = await startNetwork({
+    network = await startNetwork({
       settings: {
         infra: settings.infra,
         listen: settings.listen,
@@ -179,7 +181,7 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
       events,
       log: log("net"),
     });
-    cleanups.unshift(() => network.close());
+    cleanups.unshift(() => network?.close());
     console.error(renderBanner({
       version: VERSION,
       nodeId: id,

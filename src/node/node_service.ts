@@ -58,6 +58,8 @@ export interface NodeServiceDeps {
   runnerStatus: () => Pick<NodeStatus, "agent" | "budget" | "halted">;
   /** Read from the files at each call: no live reload, but status sees changes. */
   safetyNotices: () => Promise<string[]>;
+  /** The network's state, once it runs. */
+  networkStatus?: () => NodeStatus["network"];
 }
 
 /** The node's side of every MCP session. */
@@ -227,6 +229,7 @@ export class LocalNodeService implements NodeService {
       halted: runner.halted,
       budget: runner.budget,
       storedPosts: this.#d.store.count(),
+      ...(this.#d.networkStatus ? { network: this.#d.networkStatus() } : {}),
     };
   }
 

@@ -14,7 +14,14 @@ import {
   getDefaultEnvironment,
   StdioClientTransport,
 } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { denoDir, type RunningWats, startWats, tempDataDir, watsCommand } from "../support/cli.ts";
+import {
+  denoDir,
+  type RunningWats,
+  runWats,
+  startWats,
+  tempDataDir,
+  watsCommand,
+} from "../support/cli.ts";
 import { waitFor } from "./net_support.ts";
 import { type NodeRelay, RELAY_HELPER, startNodeRelay } from "./node_relay.ts";
 
@@ -118,6 +125,11 @@ Deno.test("a post on A reaches B through A's relay endpoint, and B's answer reac
     assert.match(String(onA.source), /^listen:127\.0\.0\.1:\d+$/);
     assert.equal(onA.kind, "answer");
     await waitFor(() => b.outbox() === 0, "B's outbox to empty");
+    // `wats status` tells each side how it is connected.
+    const statusOf = async (n: TestNode) =>
+      (await runWats(["--data-dir", n.dataDir, "status"], { home: n.proc.home })).stdout;
+    assert.match(await statusOf(b), new RegExp(`relay: ${url} connected`));
+    assert.match(await statusOf(a), new RegExp(`relay endpoint: 127\\.0\\.0\\.1:${port}`));
   } finally {
     for (const n of nodes.reverse()) await n.stop();
   }

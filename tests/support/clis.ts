@@ -40,6 +40,17 @@ export const PINNED_CLIS = {
     probe: ["--version"],
     node: false,
   },
+  // `bin/codex.js` is a Node launcher that runs the native binary of the
+  // platform package npm installed beside it (`@openai/codex-linux-x64`, …).
+  // 0.160–0.171 behave the same (HARNESS_FACTS.md); the harness runs the
+  // launcher, which forwards stdin, stdout and the exit code.
+  codex: {
+    pkg: "@openai/codex",
+    version: "0.171.0",
+    bin: "bin/codex.js",
+    probe: ["--version"],
+    node: true,
+  },
   // `build/index.js` is the CLI proper (`build/cli.js` is a launcher that reads
   // `--config` itself, so a target command carrying `--config` breaks). It loads
   // its package.json by a path checked against the cwd: run it inside `build/`.
