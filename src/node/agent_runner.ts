@@ -66,6 +66,14 @@ const SUPPORTED: ReadonlySet<string> = new Set(["claude"]);
 export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner> {
   const s = d.settings;
   const runtime = s["agent.runtime"];
+  if (runtime === "codex") {
+    throw new ConfigError(
+      "agent.runtime",
+      'agent.runtime = "codex" is not enabled in this version: Codex 0.171 runs its models with a ' +
+        "JavaScript exec tool that cannot be switched off, so a run could not be limited to the " +
+        'wats tools (docs/codex.md). Use "claude", or "none" to run the node without an agent.',
+    );
+  }
   if (!SUPPORTED.has(runtime)) {
     throw new ConfigError(
       "agent.runtime",

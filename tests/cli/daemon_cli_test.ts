@@ -112,3 +112,16 @@ Deno.test("Ctrl-C in a terminal running `deno task wats` stops the node cleanly,
   assert.equal(await exists(`${dir}/daemon.lock`), false, "lock released");
   await Deno.remove(home, { recursive: true });
 });
+
+Deno.test("--agent codex is refused with the reason and what to use instead; nothing is left running", async () => {
+  const dir = tempDataDir();
+  const r = await runWats(["--data-dir", dir, "--agent", "codex"]);
+  assert.equal(r.code, 1);
+  assert.equal(r.stdout, "");
+  assert.match(
+    r.stderr,
+    /agent\.runtime = "codex" is not enabled in this version: .*docs\/codex\.md.*Use "claude"/,
+  );
+  assert.equal(await exists(`${dir}/daemon.lock`), false, "the lock is released");
+  assert.equal(await exists(`${dir}/mcp.sock`), false);
+});

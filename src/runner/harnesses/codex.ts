@@ -1,0 +1,463 @@
+/**
+ * The Codex CLI harness (ADR 0011, "Codex (0.1.6)"; HARNESS_FACTS.md; docs/codex.md).
+ *
+ * A run is `codex exec --json --ephemeral` locked down to the wats tools:
+ * `--ignore-user-config` and `--ignore-rules` (the user's config.toml and
+ * execpolicy rules stay out; the login in `CODEX_HOME` still works), a
+ * read-only sandbox whatever `agent.access` says (Codex has no path deny
+ * rules, so nothing may be a writable root), `approval_policy="never"` (`exec`
+ * has no `-a`), the features of {@linkcode LOCKDOWN_FEATURES} this Codex knows
+ * switched off, web search off, `project_doc_max_bytes=0` (an `AGENTS.md` in the
+ * cwd would enter the prompt), no analytics, no update check.
+ *
+ * The wats MCP server is given with `-c mcp_servers.wats.*` overrides (TOML
+ * values): `required=true` (otherwise a server that fails to start is silent)
+ * and `default_tools_approval_mode="approve"` (otherwise un-annotated tools fail
+ * under approval never). Codex starts MCP servers with a filtered environment
+ * (HOME, PATH, LANG, SHELL, TERM), so the run token and the variables `wats mcp`
+ * may need are forwarded by name with `env_vars`: the token is set in Codex's
+ * own environment rather than in an `env={…}` override, which would put it on
+ * the command line for every user of the machine to read.
+ *
+ * The model provider is the user's Codex default (their `codex login`, or an
+ * API key in `CODEX_API_KEY`) unless the harness is given a provider: with
+ * `--ignore-user-config` the providers of the user's config.toml are not
+ * loaded, and `OPENAI_BASE_URL` is not honoured (measured), so a custom
+ * endpoint must come through {@linkcode CodexProvider}.
+ *
+ * Output (`--json`, one event a line): `turn.completed` ends a good run,
+ * `turn.failed` (after an `error` event) a failed one. Top-level `error` events
+ * and `error` items alone are warnings ("Reconnecting... 2/5", unknown model
+ * metadata). Exit code 0 does not mean the tools worked: a `mcp_tool_call` item
+ * with status `failed` is a tool error. A required MCP server that does not
+ * start makes Codex exit 1 before `thread.started`, with the reason on stderr
+ * only (the runner appends the stderr tail to the error). Codex reports tokens,
+ * never a cost: results carry no `costUsd`, so runs count against
+ * `agent.max_runs_per_day`. It has no turn limit either: `agent.max_turns` is not
+ * enforced, `agent.timeout` bounds a run.
+ *
+ * @module
+ */
+
+import { ConfigError } from "../../errors.ts";
+import type {
+  Harness,
+  HarnessCommand,
+  OutputParser,
+  RunContext,
+  RunEvent,
+  RunResult,
+} from "../harness.ts";
+import { LOCKDOWN_FEATURES } from "./codex_features.ts";
+
+/** The MCP server name: Codex offers its tools to the model in the namespace `mcp__wats`. */
+export const MCP_SERVER_NAME = "wats";
+
+/** The variable that carries the run token from Codex's environment to `wats mcp`. */
+export const RUN_TOKEN_VAR = "WATS_RUN_TOKEN";
+
+/**
+ * Variables forwarded by name to `wats mcp` when Codex has them: those the wats
+ * CLI reads (src/cli/context.ts `filterEnv`) beyond the five Codex always
+ * passes, and `DENO_DIR`, which a wats run from source (`deno run … main.ts`)
+ * needs to find its cache when HOME differs.
+ */
+export const FORWARDED_ENV: readonly string[] = [
+  "USER",
+  "LOGNAME",
+  "TMPDIR",
+  "XDG_DATA_HOME",
+  "XDG_CONFIG_HOME",
+  "NO_COLOR",
+  "DENO_DIR",
+];
+
+/** The `-c` overrides that close what `--disable` does not (HARNESS_FACTS.md). */
+export const LOCKED_CONFIG: readonly string[] = [
+  'web_search="disabled"',
+  "project_doc_max_bytes=0",
+  "analytics.enabled=false",
+  "check_for_update_on_startup=false",
+];
+
+/**
+ * A model provider for Codex to use instead of its default: an OpenAI-compatible
+ * Responses API (`wire_api = "responses"`) at `baseUrl`.
+ */
+export interface CodexProvider {
+  /** The provider id (a bare TOML key, not a built-in id such as `openai`). */
+  id: string;
+  /** Shown by Codex in messages; the id when unset. */
+  name?: string;
+  /** E.g. `https://example.test/v1`: Codex posts to `<baseUrl>/responses`. */
+  baseUrl: string;
+  /** The variable of Codex's environment holding the API key; none sent when unset. */
+  envKey?: string;
+  /** Codex's `request_max_retries`; its default when unset. */
+  requestMaxRetries?: number;
+  /** Codex's `stream_max_retries`; its default when unset. */
+  streamMaxRetries?: number;
+}
+
+/** Options of the Codex harness. */
+export interface CodexHarnessOptions {
+  /** The program; `codex` (found on PATH) when unset. */
+  program?: string;
+  /**
+   * The features to `--disable`: `lockdownDisables(await probe(program))`
+   * (codex_features.ts). Required, so that no run starts without the probe:
+   * an empty list leaves the shell on.
+   */
+  disable: readonly string[];
+  /** `-m`: the model slug; Codex's default when unset. */
+  model?: string;
+  /** A provider instead of Codex's default (its login). */
+  provider?: CodexProvider;
+  /** More variable names to forward to `wats mcp`, after {@linkcode FORWARDED_ENV}. */
+  forwardEnv?: readonly string[];
+}
+
+/** Built-in provider ids Codex refuses to have redefined. */
+const RESERVED_PROVIDER_IDS: ReadonlySet<string> = new Set(["openai", "ollama", "lmstudio"]);
+
+/**
+ * A TOML basic string: `"…"` with backslash, quote and control characters
+ * escaped. Codex parses each `-c` value as TOML and silently takes the raw text
+ * as a string when that fails, so quoting must be exact.
+ */
+export function tomlString(s: string): string {
+  let out = '"';
+  for (const ch of s) {
+    const c = ch.codePointAt(0)!;
+    if (ch === '"') out += '\\"';
+    else if (ch === "\\") out += "\\\\";
+    else if (c < 0x20 || c === 0x7f) out += `\\u${c.toString(16).padStart(4, "0")}`;
+    else out += ch;
+  }
+  return out + '"';
+}
+
+/** A TOML array of strings, e.g. `["a","b c"]`. */
+export function tomlStringArray(xs: readonly string[]): string {
+  return `[${xs.map(tomlString).join(",")}]`;
+}
+
+/** The `key=value` overrides that define the wats MCP server of a run. */
+export function mcpServerConfig(
+  ctx: RunContext,
+  forwardEnv: readonly string[] = [],
+): string[] {
+  const k = `mcp_servers.${MCP_SERVER_NAME}`;
+  const env = [
+    ...new Set([
+      ...(ctx.token !== undefined ? [RUN_TOKEN_VAR] : []),
+      ...FORWARDED_ENV,
+      ...forwardEnv,
+    ]),
+  ];
+  return [
+    `${k}.command=${tomlString(ctx.selfCommand.command)}`,
+    `${k}.args=${
+      tomlStringArray([
+        ...ctx.selfCommand.args,
+        "mcp",
+        "--profile",
+        ctx.agentProfile,
+        "--data-dir",
+        ctx.dataDir,
+      ])
+    }`,
+    `${k}.env_vars=${tomlStringArray(env)}`,
+    `${k}.required=true`,
+    `${k}.default_tools_approval_mode="approve"`,
+  ];
+}
+
+/**
+ * The `key=value` overrides that select `p` as the model provider.
+ *
+ * @throws {ConfigError} code `agent.codex_provider` on an id that is not a bare
+ *   TOML key or is a built-in id, a base URL that is not http(s), or a retry
+ *   count that is not a whole number ≥ 0.
+ */
+export function providerConfig(p: CodexProvider): string[] {
+  const bad = (msg: string) => new ConfigError("agent.codex_provider", msg);
+  if (!/^[A-Za-z0-9_-]+$/.test(p.id)) {
+    throw bad(`the Codex provider id "${p.id}" may hold only letters, digits, _ and -`);
+  }
+  if (RESERVED_PROVIDER_IDS.has(p.id)) {
+    throw bad(`"${p.id}" is a built-in Codex provider and cannot be redefined; choose another id`);
+  }
+  let url: URL;
+  try {
+    url = new URL(p.baseUrl);
+  } catch {
+    throw bad(`the Codex provider base URL "${p.baseUrl}" is not a URL (e.g. https://host/v1)`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw bad(`the Codex provider base URL "${p.baseUrl}" must start with http:// or https://`);
+  }
+  const k = `model_providers.${p.id}`;
+  const out = [
+    `model_provider=${tomlString(p.id)}`,
+    `${k}.name=${tomlString(p.name ?? p.id)}`,
+    `${k}.base_url=${tomlString(p.baseUrl)}`,
+    `${k}.wire_api="responses"`,
+  ];
+  if (p.envKey !== undefined) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(p.envKey)) {
+      throw bad(`the Codex provider key variable "${p.envKey}" is not a variable name`);
+    }
+    out.push(`${k}.env_key=${tomlString(p.envKey)}`);
+  }
+  for (
+    const [key, n] of [
+      ["request_max_retries", p.requestMaxRetries],
+      ["stream_max_retries", p.streamMaxRetries],
+    ] as const
+  ) {
+    if (n === undefined) continue;
+    if (!Number.isSafeInteger(n) || n < 0) {
+      throw bad(`${key} is ${n}: it must be a whole number ≥ 0`);
+    }
+    out.push(`${k}.${key}=${n}`);
+  }
+  return out;
+}
+
+/**
+ * The argument list of a run, in order; the prompt comes on stdin (`-`).
+ *
+ * @throws {ConfigError} on a provider it cannot use, or a feature to disable
+ *   that is not a lock-down feature (the list must come from the probe).
+ */
+export function codexArgs(ctx: RunContext, opts: CodexHarnessOptions): string[] {
+  for (const f of opts.disable) {
+    if (!LOCKDOWN_FEATURES.includes(f)) {
+      throw new ConfigError(
+        "agent.runtime",
+        `"${f}" is not a Codex lock-down feature; pass lockdownDisables(…) of the probe`,
+      );
+    }
+  }
+  const c = (kv: string) => ["-c", kv];
+  return [
+    "exec",
+    "--json",
+    "--ephemeral",
+    "--ignore-user-config",
+    "--ignore-rules",
+    "--skip-git-repo-check",
+    "-C",
+    ctx.cwd,
+    "-s",
+    "read-only",
+    ...c('approval_policy="never"'),
+    ...(opts.model !== undefined ? ["-m", opts.model] : []),
+    ...opts.disable.flatMap((f) => ["--disable", f]),
+    ...LOCKED_CONFIG.flatMap(c),
+    ...mcpServerConfig(ctx, opts.forwardEnv).flatMap(c),
+    ...(opts.provider !== undefined ? providerConfig(opts.provider).flatMap(c) : []),
+    "-",
+  ];
+}
+
+/** The Codex harness. */
+export function codexHarness(opts: CodexHarnessOptions): Harness {
+  const program = opts.program ?? "codex";
+  return {
+    name: "codex",
+    command(ctx: RunContext): HarnessCommand {
+      return {
+        program,
+        args: codexArgs(ctx, opts),
+        env: {
+          // Without it a failure ends stderr with a stack backtrace, and the
+          // runner's stderr tail would show frames instead of the reason.
+          RUST_BACKTRACE: "0",
+          ...(ctx.token !== undefined ? { [RUN_TOKEN_VAR]: ctx.token } : {}),
+        },
+        cwd: ctx.cwd,
+        stdin: ctx.prompt,
+        files: [],
+      };
+    },
+    parser: () => new CodexJsonParser(),
+  };
+}
+
+type Json = Record<string, unknown>;
+
+/**
+ * Reads `codex exec --json` output. Turns are the model replies it implies:
+ * one per completed tool call plus one per completed turn (a run that answers
+ * once counts 2, as Claude Code's `num_turns` does).
+ */
+export class CodexJsonParser implements OutputParser {
+  #started = false;
+  #completedTurns = 0;
+  #toolCalls = 0;
+  #failed: string | undefined;
+  #lastError: string | undefined;
+  #announced = new Set<string>();
+
+  push(line: string): RunEvent[] {
+    const e = parseObject(line);
+    if (e === undefined) return [];
+    switch (e.type) {
+      case "thread.started":
+        this.#started = true;
+        return [];
+      case "item.started":
+        return this.#itemStarted(objectOf(e.item));
+      case "item.completed":
+        return this.#itemCompleted(objectOf(e.item));
+      case "turn.completed":
+        this.#completedTurns++;
+        return [{ type: "turns", turns: this.#turns() }];
+      case "turn.failed": {
+        const message = messageOf(e.error) ?? this.#lastError ?? "the turn failed";
+        this.#failed = message;
+        return [{ type: "error", message }];
+      }
+      case "error":
+        // Alone it is a warning (a retry); turn.failed follows when it is not.
+        this.#lastError = typeof e.message === "string" ? e.message : this.#lastError;
+        return [];
+      default:
+        return [];
+    }
+  }
+
+  finish(exitCode: number | null): RunResult {
+    const turns = this.#turns();
+    const extra = this.#started ? { turns } : {};
+    if (this.#failed !== undefined) {
+      return { ok: false, error: `the model turn failed: ${this.#failed}`, ...extra };
+    }
+    if (exitCode === null) return { ok: false, error: "codex was killed before it finished" };
+    if (!this.#started) {
+      return {
+        ok: false,
+        error: `codex exited with code ${exitCode} before the session started ` +
+          `(a wats MCP server that did not start, a bad option or a missing login)`,
+      };
+    }
+    if (this.#completedTurns === 0) {
+      return {
+        ok: false,
+        error: `codex exited with code ${exitCode} before the turn completed` +
+          (this.#lastError !== undefined ? `: ${this.#lastError}` : ""),
+        ...extra,
+      };
+    }
+    if (exitCode !== 0) {
+      return { ok: false, error: `codex exited with code ${exitCode} after the turn`, ...extra };
+    }
+    return { ok: true, ...extra };
+  }
+
+  #turns(): number {
+    return this.#completedTurns + this.#toolCalls;
+  }
+
+  #itemStarted(item: Json | undefined): RunEvent[] {
+    if (item === undefined) return [];
+    const call = toolCallOf(item);
+    if (call === undefined) return [];
+    this.#announced.add(String(item.id));
+    return [call];
+  }
+
+  #itemCompleted(item: Json | undefined): RunEvent[] {
+    if (item === undefined) return [];
+    if (item.type === "agent_message" && typeof item.text === "string") {
+      return [{ type: "text", text: item.text }];
+    }
+    const call = toolCallOf(item);
+    if (call === undefined) return [];
+    this.#toolCalls++;
+    const out: RunEvent[] = this.#announced.delete(String(item.id)) ? [] : [call];
+    out.push(toolResultOf(item));
+    return out;
+  }
+}
+
+/** The tool call an item stands for, or undefined for items that are not calls. */
+function toolCallOf(item: Json): RunEvent | undefined {
+  const id = typeof item.id === "string" ? item.id : undefined;
+  switch (item.type) {
+    case "mcp_tool_call":
+      return {
+        type: "tool_call",
+        id,
+        name: `mcp__${String(item.server)}__${String(item.tool)}`,
+        args: item.arguments ?? {},
+      };
+    case "command_execution":
+      return { type: "tool_call", id, name: "shell", args: { command: item.command } };
+    case "file_change":
+    case "web_search": {
+      const { id: _id, type: _type, status: _status, ...args } = item;
+      return { type: "tool_call", id, name: String(item.type), args };
+    }
+    default:
+      return undefined;
+  }
+}
+
+function toolResultOf(item: Json): RunEvent {
+  const id = typeof item.id === "string" ? item.id : undefined;
+  if (item.type === "mcp_tool_call") {
+    const error = messageOf(item.error);
+    const text = error ?? resultText(item.result);
+    return {
+      type: "tool_result",
+      id,
+      text,
+      isError: error !== undefined || item.status !== "completed",
+    };
+  }
+  if (item.type === "command_execution") {
+    return {
+      type: "tool_result",
+      id,
+      text: typeof item.aggregated_output === "string" ? item.aggregated_output : "",
+      isError: item.status !== "completed" || item.exit_code !== 0,
+    };
+  }
+  return {
+    type: "tool_result",
+    id,
+    text: String(item.status ?? ""),
+    isError: item.status === "failed",
+  };
+}
+
+function resultText(result: unknown): string {
+  const r = objectOf(result);
+  if (r === undefined) return "";
+  if (!Array.isArray(r.content)) return JSON.stringify(r);
+  return (r.content as Json[]).map((c) => typeof c.text === "string" ? c.text : JSON.stringify(c))
+    .join("\n");
+}
+
+function messageOf(v: unknown): string | undefined {
+  if (typeof v === "string") return v;
+  const o = objectOf(v);
+  return o && typeof o.message === "string" ? o.message : undefined;
+}
+
+function objectOf(v: unknown): Json | undefined {
+  return typeof v === "object" && v !== null && !Array.isArray(v) ? v as Json : undefined;
+}
+
+function parseObject(line: string): Json | undefined {
+  const t = line.trim();
+  if (!t.startsWith("{")) return undefined;
+  try {
+    return objectOf(JSON.parse(t));
+  } catch {
+    return undefined;
+  }
+}

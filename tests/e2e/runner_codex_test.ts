@@ -1,0 +1,290 @@
+/**
+ * The Codex harness end to end: the real Codex CLI (pinned in
+ * tests/support/clis.ts) run by the heartbeat runner with the real process
+ * group spawn, against the scripted mock Responses API, its `wats mcp` talking
+ * to a real `wats node`. The runner is built in the test process (the daemon's
+ * `--agent codex` wiring is src/node/agent_runner.ts's), on the same data dir
+ * as the node, which stores and signs what the agent posts.
+ */
+
+import assert from "node:assert/strict";
+import { decode as decodeNip19 } from "nostr-tools/nip19";
+import { denoDir, startWats, tempDataDir } from "../support/cli.ts";
+import { cliPath, requireCli } from "../support/clis.ts";
+import {
+  callOutputFor,
+  functionCall,
+  hasTool,
+  MOCK_MODEL,
+  type MockOpenAI,
+  type ResponsesRequest,
+  startMockOpenAI,
+  text,
+  toolNames,
+  userText,
+} from "../support/mock_openai.ts";
+import { call, idIn, mcpClient, waitFor } from "../support/swarm.ts";
+import { defaultSettings } from "../../src/config/schema.ts";
+import { dataPaths } from "../../src/config/paths.ts";
+import { Store } from "../../src/store/store.ts";
+import { Runner } from "../../src/runner/scheduler.ts";
+import { codexHarness, type CodexProvider } from "../../src/runner/harnesses/codex.ts";
+import { codexFeatureProbe, lockdownDisables } from "../../src/runner/harnesses/codex_features.ts";
+import type { SelfCommand } from "../../src/runner/harness.ts";
+import type { CommandRunner } from "../../src/runner/spawn.ts";
+import { spawnProcessGroup } from "../../src/runner/spawn.ts";
+import { Transcripts } from "../../src/runner/transcripts.ts";
+import { readHeartbeatTemplate } from "../../src/runner/prompt.ts";
+import { systemClock, systemTimers } from "../../src/runner/ports.ts";
+import { buildPost } from "../../src/posts/post.ts";
+import { deriveProfileKey } from "../../src/identity/profile_key.ts";
+import { watsCommand } from "../support/cli.ts";
+
+const codex = requireCli("codex");
+const opts = { ignore: codex === null, sanitizeOps: false, sanitizeResources: false };
+
+/**
+ * What a locked run may offer the model: the wats tools and Codex's own MCP
+ * resource readers and user-input request (which has no user under `exec`).
+ * No shell, no patch tool, no sub-agents, no browser, no web search.
+ */
+const ALLOWED_TOOL =
+  /^(mcp__wats\/\w+|list_mcp_resources|list_mcp_resource_templates|read_mcp_resource|request_user_input)$/;
+
+/** The ids of the events a wake prompt lists. */
+function eventIds(req: ResponsesRequest): string[] {
+  return [...userText(req).matchAll(/^- ([0-9a-f]{64}): /gm)].map((m) => m[1]);
+}
+
+/** A mock model that answers the newest event with `Use journald (<n>).`, then says "Answered.". */
+function answeringMock(): MockOpenAI {
+  return startMockOpenAI({
+    rules: [
+      { when: callOutputFor("mcp__wats", "answer"), reply: text("Answered.") },
+      {
+        when: hasTool("mcp__wats", "answer"),
+        reply: (req) => {
+          const ids = eventIds(req);
+          if (ids.length === 0) return text("Nothing new.");
+          return functionCall("mcp__wats", "answer", {
+            parent: ids.at(-1),
+            text: `Use journald (${ids.length}).`,
+          });
+        },
+      },
+    ],
+  });
+}
+
+function provider(mock: MockOpenAI): CodexProvider {
+  return {
+    id: "wats_mock",
+    name: "wats mock",
+    baseUrl: `${mock.url}/v1`,
+    requestMaxRetries: 0,
+    streamMaxRetries: 0,
+  };
+}
+
+/** Codex's own state (CODEX_HOME) and HOME, per test; the shared Deno cache for `wats mcp`. */
+function codexEnv(root: string): Record<string, string> {
+  Deno.mkdirSync(`${root}/codex-home`, { recursive: true });
+  Deno.mkdirSync(`${root}/home`, { recursive: true });
+  return { CODEX_HOME: `${root}/codex-home`, HOME: `${root}/home`, DENO_DIR: denoDir() };
+}
+
+/** Runs short commands (the feature probe) in the test's Codex environment. */
+function commandRunner(env: Record<string, string>): CommandRunner {
+  return async (program, args) => {
+    const out = await new Deno.Command(program, { args, env, stdin: "null" }).output();
+    const dec = new TextDecoder();
+    return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  };
+}
+
+/** A runner on `dataDir` driving the real Codex as `profile`, runs on every event at once. */
+async function codexRunner(o: {
+  dataDir: string;
+  root: string;
+  store: Store;
+  mock: MockOpenAI;
+  agentKey: string;
+  profile: string;
+  selfCommand: SelfCommand;
+}): Promise<Runner> {
+  const paths = dataPaths(o.dataDir);
+  await Deno.mkdir(paths.agentDir, { recursive: true });
+  const env = codexEnv(o.root);
+  const program = cliPath("codex");
+  const known = await codexFeatureProbe(commandRunner(env))(program);
+  return new Runner({
+    clock: systemClock,
+    timers: systemTimers,
+    log: { debug() {}, info() {}, warn() {}, error() {} },
+    store: o.store,
+    harness: codexHarness({
+      program,
+      disable: lockdownDisables(known),
+      model: MOCK_MODEL,
+      provider: provider(o.mock),
+    }),
+    spawn: (req) => spawnProcessGroup({ ...req, env: { ...req.env, ...env } }),
+    transcripts: new Transcripts({ runsDir: paths.runsDir, runsIndex: paths.runsIndex }),
+    settings: {
+      ...defaultSettings(),
+      "agent.every": 0,
+      "agent.heartbeat": 0,
+      "agent.profile": o.profile,
+    },
+    agentKey: o.agentKey,
+    user: "alice",
+    localAuthors: () => new Set([o.agentKey]),
+    template: readHeartbeatTemplate(),
+    paths: {
+      dataDir: paths.dataDir,
+      runDir: paths.runDir,
+      configDir: `${paths.agentDir}/run-config`,
+    },
+    selfCommand: o.selfCommand,
+  });
+}
+
+function jsonLines(path: string): Record<string, unknown>[] {
+  return Deno.readTextFileSync(path).split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
+}
+
+Deno.test({
+  ...opts,
+  name:
+    "Codex, woken by an ask, answers through wats mcp: the answer is stored signed by the agent profile, the run is ok with no cost",
+  async fn() {
+    const dir = tempDataDir();
+    const root = await Deno.makeTempDir({ prefix: "wats-codex-" });
+    const mock = answeringMock();
+    const node = startWats(["--data-dir", dir, "node"]);
+    const started = JSON.parse(
+      await node.waitForLine((l) => l.includes('"event":"started"'), 90_000),
+    );
+    const profile = "user-agent";
+    const npub = started.profiles[profile] as string;
+    const agentKey = decodeNip19(npub).data as string;
+    const alice = await mcpClient(dir, "alice", node.home);
+    const store = Store.open(dataPaths(dir).store);
+    const [self, ...selfArgs] = watsCommand();
+    const runner = await codexRunner({
+      dataDir: dir,
+      root,
+      store,
+      mock,
+      agentKey,
+      profile,
+      selfCommand: { command: self, args: selfArgs },
+    });
+    runner.start();
+    try {
+      const askId = idIn(
+        await call(alice, "ask", { title: "Logs", text: "logrotate or journald?" }),
+      );
+      const ask = store.get(askId);
+      assert.ok(ask, "the node stored the ask");
+      runner.onPosts([ask]);
+      await waitFor("the run", () => runner.status().lastRun !== undefined, 120_000);
+      const last = runner.status().lastRun!;
+      console.log(`scripted Codex run: ${last.duration_ms} ms`);
+      assert.equal(last.status, "ok", JSON.stringify(last));
+      assert.equal(last.cost_usd, undefined, "Codex reports no cost");
+      assert.equal(last.turns, 2, "one tool call, one completed turn");
+
+      // The model was asked with the event in the prompt and only the locked tools.
+      const reqs = mock.responses();
+      assert.ok(reqs.length >= 2, `two model calls, got ${reqs.length}`);
+      const first = reqs[0].body!;
+      assert.deepEqual(eventIds(first), [askId]);
+      const offered = toolNames(first);
+      assert.ok(offered.includes("mcp__wats/answer"), offered.join(", "));
+      assert.deepEqual(
+        offered.filter((t) => !ALLOWED_TOOL.test(t)),
+        [],
+        "nothing but the wats tools",
+      );
+      // The answer's result went back to the model.
+      assert.ok(reqs.some((r) => callOutputFor("mcp__wats", "answer")(r.body!)));
+
+      // The tool call went through wats mcp into the node's store, signed by the agent.
+      const thread = await call(alice, "thread", { id: askId });
+      assert.match(thread, /Use journald \(1\)\./);
+      assert.match(thread, new RegExp(`answer · by ${npub} \\(${profile}, this node\\)`), thread);
+
+      // The transcript keeps Codex's output as is, with the completed MCP call.
+      const paths = dataPaths(dir);
+      const transcript = jsonLines(`${paths.runsDir}/${last.id}.jsonl`);
+      assert.equal(transcript[0].type, "wats_run");
+      assert.equal(transcript[0].harness, "codex");
+      const item = transcript.find((l) =>
+        l.type === "item.completed" && (l.item as Record<string, unknown>).type === "mcp_tool_call"
+      )?.item as Record<string, unknown> | undefined;
+      assert.equal(item?.tool, "answer");
+      assert.equal(item?.status, "completed");
+      assert.equal(transcript.at(-1)!.type, "wats_end");
+    } finally {
+      await runner.stop();
+      store.close();
+      await alice.close();
+      await node.stop();
+      await mock.close();
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  ...opts,
+  name:
+    "a wats MCP server that cannot start fails the Codex run with the reason, and no model call",
+  async fn() {
+    const root = await Deno.makeTempDir({ prefix: "wats-codex-" });
+    const paths = dataPaths(`${root}/data`);
+    await Deno.mkdir(paths.agentDir, { recursive: true });
+    const store = Store.open(paths.store);
+    const mock = answeringMock();
+    const secret = crypto.getRandomValues(new Uint8Array(32));
+    const agent = deriveProfileKey(secret, "helper");
+    const runner = await codexRunner({
+      dataDir: paths.dataDir,
+      root,
+      store,
+      mock,
+      agentKey: agent.pubkey,
+      profile: "helper",
+      // `wats mcp` cannot start: the program does not exist.
+      selfCommand: { command: `${root}/no-such-wats`, args: [] },
+    });
+    const off = store.onInsert((posts) => runner.onPosts(posts));
+    runner.start();
+    try {
+      const asker = deriveProfileKey(secret, "bob");
+      store.insert([
+        buildPost({
+          kind: "ask",
+          text: "Anyone?",
+          title: "Q",
+          createdAt: Math.floor(Date.now() / 1000),
+        }, asker.secret),
+      ]);
+      await waitFor("the run", () => runner.status().lastRun !== undefined, 120_000);
+      const last = runner.status().lastRun!;
+      assert.equal(last.status, "error");
+      assert.equal(last.exit_code, 1);
+      assert.match(last.error!, /exited with code 1 before the session started/);
+      assert.match(last.error!, /required MCP servers failed to initialize: wats/, last.error);
+      assert.doesNotMatch(last.error!, /Stack backtrace|<unknown>/, "the reason, not frames");
+      assert.equal(mock.responses().length, 0, "no model call without the wats tools");
+    } finally {
+      off();
+      await runner.stop();
+      store.close();
+      await mock.close();
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
