@@ -92,7 +92,8 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
       ? desktopNotifier({ os: ctx.os, run: runCommand, warn: (m) => logger.warn(m) })
       : undefined;
     let agentRunner: AgentRunner | undefined;
-    let network: Network | undefined;
+    // The network starts after the socket; status may ask for it before then.
+    const net: { current?: Network } = {};
     const service = new LocalNodeService({
       store,
       profiles,
@@ -126,7 +127,7 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
         };
       },
       safetyNotices: notices,
-      networkStatus: () => network?.status(),
+      networkStatus: () => net.current?.status(),
     });
 
     const runtime = settings["agent.runtime"];
@@ -171,7 +172,7 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
       log: (level, msg, fields) => logger[level === "warn" ? "warn" : level](msg, fields ?? {}),
     });
     cleanups.unshift(() => mcp.close());
-    network = await startNetwork({
+    const network = await startNetwork({
       settings: {
         infra: settings.infra,
         listen: settings.listen,
@@ -181,7 +182,8 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
       events,
       log: log("net"),
     });
-    cleanups.unshift(() => network?.close());
+    net.current = network;
+    cleanups.unshift(() => network.close());
     console.error(renderBanner({
       version: VERSION,
       nodeId: id,
