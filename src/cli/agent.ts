@@ -9,7 +9,8 @@
 
 import { parseArgs } from "node:util";
 import { UsageError, WatsError } from "../errors.ts";
-import type { PendingDraft } from "../mcp/service.ts";
+import { formatAge } from "../mcp/format.ts";
+import { type HeldDraft, ReviewQueue } from "../node/review_queue.ts";
 import { budgetOf, renderRunsTable, TranscriptRenderer } from "../runner/render.ts";
 import { isRunId, Transcripts } from "../runner/transcripts.ts";
 import type { BudgetLimits } from "../runner/budget.ts";
@@ -147,7 +148,7 @@ async function show(ctx: CommandContext, transcripts: Transcripts, id: string, f
 function pending(ctx: CommandContext): number {
   const [what, id, ...rest] = ctx.argv;
   if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
-  const drafts = readDrafts(`${ctx.paths.pendingDir}`);
+  const drafts = readDrafts(ctx);
   const now = Date.now();
   if (what === undefined) {
     if (drafts.length === 0) {
@@ -157,7 +158,7 @@ function pending(ctx: CommandContext): number {
     for (const d of drafts) {
       const answers = d.parent ? `answers ${d.parent.slice(0, 12)}` : "new thread";
       console.log(
-        `${d.id}  ${age(now, d.createdAt)}  ${d.kind.padEnd(8)} ${answers}  run ${
+        `${d.id}  ${formatAge(now / 1000 - d.createdAt)}  ${d.kind.padEnd(8)} ${answers}  run ${
           d.runId ?? "-"
         }  ` +
           oneLine(d.title ?? d.text, 60),
@@ -170,10 +171,10 @@ function pending(ctx: CommandContext): number {
   if (!d) {
     throw new WatsError("review.unknown", `no draft ${id} is waiting: see \`wats agent pending\``);
   }
-  const parent =
-    (d as PendingDraft & { parentSummary?: { author: string; kind: string; text: string } })
-      .parentSummary;
-  console.log(`draft ${d.id} · ${d.kind} by ${d.profile} · ${age(now, d.createdAt)} old`);
+  const parent = d.parentSummary;
+  console.log(
+    `draft ${d.id} · ${d.kind} by ${d.profile} · ${formatAge(now / 1000 - d.createdAt)} old`,
+  );
   console.log(`run     ${d.runId ?? "-"}`);
   console.log(`thread  ${d.thread ?? "(new thread)"}`);
   if (d.parent) {
@@ -216,7 +217,7 @@ async function decide(ctx: CommandContext, what: "approve" | "reject"): Promise<
 
 /** Opens $VISUAL/$EDITOR on the draft's text in the one temp file this command may write. */
 async function editDraft(ctx: CommandContext, id: string): Promise<string> {
-  const d = readDrafts(ctx.paths.pendingDir).find((x) => x.id === id);
+  const d = readDrafts(ctx).find((x) => x.id === id);
   if (!d) {
     throw new WatsError("review.unknown", `no draft ${id} is waiting: see \`wats agent pending\``);
   }
@@ -259,27 +260,15 @@ export function editFile(env: Record<string, string>, id: string): string {
   }.md`;
 }
 
-function readDrafts(dir: string): PendingDraft[] {
-  let names: string[];
-  try {
-    names = [...Deno.readDirSync(dir)].filter((e) => e.isFile && e.name.endsWith(".json")).map((
-      e,
-    ) => e.name);
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return [];
-    throw err;
-  }
-  const out: PendingDraft[] = [];
-  for (const name of names) {
-    try {
-      out.push(JSON.parse(Deno.readTextFileSync(`${dir}/${name}`)));
-    } catch (err) {
-      console.error(
-        `warning: ${dir}/${name} is unreadable (${(err as Error).message}): fix or remove it`,
-      );
-    }
-  }
-  return out.sort((a, b) => a.createdAt - b.createdAt);
+/** The drafts on disk, read only; a damaged one is named on stderr and skipped. */
+function readDrafts(ctx: CommandContext): HeldDraft[] {
+  return new ReviewQueue({
+    dir: ctx.paths.pendingDir,
+    rejectionsFile: `${ctx.paths.agentDir}/rejections.jsonl`,
+    ttlMs: Infinity,
+    now: Date.now,
+    warn: (m) => console.error(`warning: ${m}`),
+  }).read();
 }
 
 function readRunnerState(agentDir: string): RunnerStateFile | undefined {
@@ -320,13 +309,6 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
       resolve();
     }, { once: true });
   });
-}
-
-function age(nowMs: number, createdAtS: number): string {
-  const s = Math.max(0, Math.round(nowMs / 1000 - createdAtS));
-  if (s < 120) return `${s}s`;
-  if (s < 7200) return `${Math.round(s / 60)}m`;
-  return `${Math.round(s / 3600)}h`;
 }
 
 function oneLine(s: string, max: number): string {

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { pathExists } from "./io.ts";
 import { loadSettings } from "../config/settings.ts";
 import { editFile, editorOf } from "./agent.ts";
 import { codexConfigPath } from "./setup.ts";
@@ -34,7 +35,7 @@ export async function commandInputs(id: CommandId, init: CommandInit): Promise<P
     // Codex's config.toml, or its folder when Codex has never run.
     const file = codexConfigPath(init.env);
     const dir = file.slice(0, file.lastIndexOf("/"));
-    return { ...base, hostConfigs: [exists(dir) ? file : dir] };
+    return { ...base, hostConfigs: [pathExists(dir) ? file : dir] };
   }
   if (id !== "daemon") return base;
   const args = parseDaemonArgs(init.argv);
@@ -58,13 +59,4 @@ export function hostPortOf(url: string): string {
   const u = new URL(url);
   const port = u.port || (u.protocol === "wss:" ? "443" : "80");
   return `${u.hostname}:${port}`;
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

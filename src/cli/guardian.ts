@@ -11,13 +11,11 @@
 import { npubEncode } from "nostr-tools/nip19";
 import { loadSettings } from "../config/settings.ts";
 import { authorKeyHex } from "../config/schema.ts";
-import { UsageError, WatsError } from "../errors.ts";
-import type { ControlRequest } from "../mcp/service.ts";
-import { LineReader, writeAll } from "../mcp/conn_transport.ts";
+import { UsageError } from "../errors.ts";
 import { runConfig } from "./config.ts";
 import { GUARDIAN_HELP } from "./help.ts";
 import type { CommandContext } from "./context.ts";
-import { NoDaemonError } from "./socket_client.ts";
+import { sendControl } from "./socket_client.ts";
 
 /** The usage text of `wats resume`. */
 export const RESUME_HELP = `Usage: wats resume
@@ -92,31 +90,5 @@ export async function guardianCommand(ctx: CommandContext): Promise<number> {
     }
     default:
       throw new UsageError(`unknown command "wats guardian ${sub}"\n\n${GUARDIAN_HELP}`);
-  }
-}
-
-/** Sends one control line to the daemon and returns its answer. */
-async function sendControl(socket: string, req: ControlRequest): Promise<string> {
-  let conn: Deno.UnixConn;
-  try {
-    conn = await Deno.connect({ transport: "unix", path: socket });
-  } catch (err) {
-    throw new NoDaemonError(socket, err);
-  }
-  try {
-    await writeAll(conn, new TextEncoder().encode(JSON.stringify(req) + "\n"));
-    const line = await new LineReader(conn).readLine();
-    const answer = line ? JSON.parse(line) : null;
-    if (answer?.wats !== "done") {
-      throw new WatsError(
-        "daemon.refused",
-        `the daemon refused: ${answer?.message ?? "no answer"}`,
-      );
-    }
-    return answer.message as string;
-  } finally {
-    try {
-      conn.close();
-    } catch { /* closed by the daemon */ }
   }
 }

@@ -11,3 +11,13 @@ export function writeAllSync(file: { writeSync(p: Uint8Array): number }, bytes: 
   let off = 0;
   while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
 }
+
+/** True when something (file, folder, socket) is at `path`. Requires `--allow-read` on it. */
+export function pathExists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { pathExists } from "./io.ts";
 import { type DataPaths, dataPaths, resolveDataDir } from "../config/paths.ts";
 import {
   type CommandId,
@@ -86,7 +87,7 @@ export async function launch(args: string[]): Promise<number> {
   }
   // The daemon's very first start records the acknowledged safety values, in a
   // worker whose only write grant is safety.json (create-new semantics).
-  if (r.id === "daemon" && !exists(paths.safety) && !r.argv.some(isHelpFlag)) {
+  if (r.id === "daemon" && !pathExists(paths.safety) && !r.argv.some(isHelpFlag)) {
     const code = await runWorker(
       "safety-init",
       { ...init, argv: [], words: ["safety-init"] },
@@ -151,15 +152,6 @@ export function runWorker(
 
 function osUser(env: Record<string, string>): string {
   return env.USER || env.LOGNAME || env.USERNAME || "user";
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function isHelpFlag(a: string): boolean {

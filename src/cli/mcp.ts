@@ -13,6 +13,7 @@
  * @module
  */
 
+import { RUN_TOKEN_ENV } from "../mcp/service.ts";
 import { writeAllSync } from "./io.ts";
 import { type FlagValue, loadSettings } from "../config/settings.ts";
 import { UsageError } from "../errors.ts";
@@ -116,7 +117,7 @@ export const mcpCommand: Command = async (ctx: CommandContext): Promise<number> 
   const flags: Record<string, FlagValue> = {};
   if (args.profile !== undefined) flags.profile = { flag: "--profile", value: args.profile };
   const settings = await loadSettings(ctx.paths, ctx.env, flags, ctx.user);
-  const token = ctx.env.WATS_RUN_TOKEN;
+  const token = ctx.env[RUN_TOKEN_ENV];
   return await runBridge(
     {
       socket: ctx.paths.socket,

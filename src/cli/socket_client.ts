@@ -9,6 +9,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ConnTransport, LineReader, writeAll } from "../mcp/conn_transport.ts";
 import { BusyError, WatsError } from "../errors.ts";
+import type { ControlRequest } from "../mcp/service.ts";
 import { VERSION } from "../version.ts";
 
 /** An open session; `close` ends it. */
@@ -33,12 +34,7 @@ export class NoDaemonError extends BusyError {
  * Requires the socket grants (net `unix:<path>`, read, write).
  */
 export async function connectDaemon(socket: string, profile?: string): Promise<DaemonSession> {
-  let conn: Deno.UnixConn;
-  try {
-    conn = await Deno.connect({ transport: "unix", path: socket });
-  } catch (err) {
-    throw new NoDaemonError(socket, err);
-  }
+  const conn = await dialDaemon(socket);
   const reader = new LineReader(conn);
   const hello = { wats: "hello", ...(profile ? { profile } : {}) };
   await writeAll(conn, new TextEncoder().encode(JSON.stringify(hello) + "\n"));
@@ -67,4 +63,37 @@ export async function callText(
     .filter((c) => c.type === "text").map((c) => c.text ?? "").join("\n");
   if (r.isError) throw new WatsError(`tool.${name}`, text);
   return text;
+}
+
+/**
+ * Sends one control line (`wats resume`, `wats guardian halt`) and returns the
+ * daemon's answer. Requires the socket grants.
+ */
+export async function sendControl(socket: string, req: ControlRequest): Promise<string> {
+  const conn = await dialDaemon(socket);
+  try {
+    await writeAll(conn, new TextEncoder().encode(JSON.stringify(req) + "\n"));
+    const line = await new LineReader(conn).readLine();
+    const answer = line ? JSON.parse(line) : null;
+    if (answer?.wats !== "done") {
+      throw new WatsError(
+        "daemon.refused",
+        `the daemon refused: ${answer?.message ?? "no answer"}`,
+      );
+    }
+    return answer.message as string;
+  } finally {
+    try {
+      conn.close();
+    } catch { /* closed by the daemon */ }
+  }
+}
+
+/** Connects to mcp.sock, or says how to start the daemon. */
+async function dialDaemon(socket: string): Promise<Deno.UnixConn> {
+  try {
+    return await Deno.connect({ transport: "unix", path: socket });
+  } catch (err) {
+    throw new NoDaemonError(socket, err);
+  }
 }

@@ -75,7 +75,7 @@ export function formatPending(drafts: readonly PendingDraft[], now: number): str
     const meta = [
       `kind: ${d.kind}`,
       `by profile: ${oneLine(d.profile)}`,
-      `age: ${age(now - d.createdAt)}`,
+      `age: ${formatAge(now - d.createdAt)}`,
     ];
     if (d.thread !== undefined) meta.push(`thread: ${d.thread}`);
     if (d.parent !== undefined) meta.push(`answers: ${d.parent}`);
@@ -156,7 +156,8 @@ function usd(n: number): string {
   return n.toFixed(2);
 }
 
-function age(seconds: number): string {
+/** A duration in seconds as people read an age: `45s`, `12m`, `3h5m`, `2d4h`. */
+export function formatAge(seconds: number): string {
   const s = Math.max(0, Math.floor(seconds));
   if (s < 60) return `${s}s`;
   if (s < 3600) return `${Math.floor(s / 60)}m`;

@@ -6,6 +6,12 @@
  * @module
  */
 
+/** The name MCP hosts know the wats server by: tools appear as `mcp__wats__<tool>`. */
+export const MCP_SERVER_NAME = "wats";
+
+/** The variable that carries the runner's per-run token to `wats mcp`. */
+export const RUN_TOKEN_ENV = "WATS_RUN_TOKEN";
+
 /** Who a connection speaks for, decided by the daemon from the hello line. */
 export interface SessionIdentity {
   /** The profile name the session signs as. */

@@ -18,6 +18,7 @@
 import { z } from "zod";
 import { PostError, WatsError } from "../errors.ts";
 import { POSTABLE, WATS_KINDS } from "../posts/kinds.ts";
+import { MAX_TEXT_BYTES } from "../posts/post.ts";
 import { formatOutcome, formatPending, formatPosts, formatStatus } from "./format.ts";
 import type { NodeService, PostDraft, SessionIdentity } from "./service.ts";
 
@@ -28,7 +29,7 @@ export const POSTING_KINDS = POSTABLE;
 export const ALL_KINDS = WATS_KINDS;
 
 /** Longest post text, in UTF-8 bytes (DESIGN §4). */
-export const MAX_TEXT_BYTES = 32 * 1024;
+export { MAX_TEXT_BYTES };
 /** Longest title, in characters. */
 export const MAX_TITLE_CHARS = 200;
 /** Most capabilities on one post (each becomes a `cap:` tag; a post has ≤ 64 tags). */

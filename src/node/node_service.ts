@@ -17,7 +17,7 @@ import type {
   PostView,
   SessionIdentity,
 } from "../mcp/service.ts";
-import { signPost } from "../posts/post.ts";
+import { MAX_TEXT_BYTES, signPost } from "../posts/post.ts";
 import { validateEvent } from "../posts/validate.ts";
 import type { Store, StoredPost } from "../store/store.ts";
 import type { EventSink } from "./events_out.ts";
@@ -31,9 +31,6 @@ export const POSTABLE_KINDS: ReadonlySet<string> = new Set(POSTABLE);
 
 /** Kinds that start a thread when they have no parent. */
 const MAY_START_THREAD: ReadonlySet<string> = new Set(["ask", "offer", "note"]);
-
-/** The most text a post may carry, in UTF-8 bytes (DESIGN §4). */
-export const MAX_TEXT_BYTES = 32 * 1024;
 
 /** What the service needs from the rest of the daemon. */
 export interface NodeServiceDeps {

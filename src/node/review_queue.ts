@@ -66,6 +66,23 @@ export class ReviewQueue {
   /** Drafts waiting, oldest first; expired ones are dropped (and a rejection noted). */
   list(): HeldDraft[] {
     const out: HeldDraft[] = [];
+    for (const d of this.read()) {
+      if (this.#now() - d.createdAt * 1000 > this.#ttlMs) {
+        this.reject(d.id, `expired after agent.review_ttl without review`);
+        continue;
+      }
+      out.push(d);
+    }
+    return out;
+  }
+
+  /**
+   * Every draft on disk, oldest first, without changing anything: what
+   * `wats agent pending` shows (it may only read). Requires `--allow-read` on
+   * the pending folder.
+   */
+  read(): HeldDraft[] {
+    const out: HeldDraft[] = [];
     let names: string[];
     try {
       names = [...Deno.readDirSync(this.#dir)].filter((e) => e.isFile && e.name.endsWith(".json"))
@@ -85,12 +102,7 @@ export class ReviewQueue {
         this.#warned.add(name);
         continue;
       }
-      if (d === undefined) continue;
-      if (this.#now() - d.createdAt * 1000 > this.#ttlMs) {
-        this.reject(d.id, `expired after agent.review_ttl without review`);
-        continue;
-      }
-      out.push(d);
+      if (d !== undefined) out.push(d);
     }
     return out.sort((a, b) => a.createdAt - b.createdAt);
   }

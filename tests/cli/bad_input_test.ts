@@ -66,7 +66,7 @@ Deno.test("a truncated pending draft is named with what to do; the other drafts 
   const r = await runWats(["--data-dir", dir, "agent", "pending"]);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /bbbbbbbbbbbb .*A good answer/);
-  assert.match(r.stderr, /aaaaaaaaaaaa\.json is unreadable .*: fix or remove it/);
+  assert.match(r.stderr, /aaaaaaaaaaaa\.json is unreadable .*: fix or remove the file/);
   assert.equal(await Deno.readTextFile(`${paths.pendingDir}/aaaaaaaaaaaa.json`), '{"id":"aaaa');
 
   // The daemon's status still works and counts the readable draft.

@@ -21,6 +21,7 @@
  */
 
 import { ConfigError } from "../../errors.ts";
+import { MCP_SERVER_NAME, RUN_TOKEN_ENV } from "../../mcp/service.ts";
 import type {
   Harness,
   HarnessCommand,
@@ -36,8 +37,7 @@ export interface ClaudeHarnessOptions {
   program?: string;
 }
 
-/** The MCP server name: its tools reach the model as `mcp__wats__*`. */
-export const MCP_SERVER_NAME = "wats";
+export { MCP_SERVER_NAME } from "../../mcp/service.ts";
 
 /**
  * `agent.max_turns` as the CLI gets it. The CLI accepts anything for
@@ -75,7 +75,7 @@ export function mcpConfig(ctx: RunContext): { mcpServers: Record<string, unknown
           "--data-dir",
           ctx.dataDir,
         ],
-        env: ctx.token !== undefined ? { WATS_RUN_TOKEN: ctx.token } : {},
+        env: ctx.token !== undefined ? { [RUN_TOKEN_ENV]: ctx.token } : {},
       },
     },
   };

@@ -40,6 +40,7 @@
  */
 
 import { ConfigError } from "../../errors.ts";
+import { MCP_SERVER_NAME, RUN_TOKEN_ENV } from "../../mcp/service.ts";
 import type {
   Harness,
   HarnessCommand,
@@ -50,11 +51,10 @@ import type {
 } from "../harness.ts";
 import { LOCKDOWN_FEATURES } from "./codex_features.ts";
 
-/** The MCP server name: Codex offers its tools to the model in the namespace `mcp__wats`. */
-export const MCP_SERVER_NAME = "wats";
+export { MCP_SERVER_NAME } from "../../mcp/service.ts";
 
-/** The variable that carries the run token from Codex's environment to `wats mcp`. */
-export const RUN_TOKEN_VAR = "WATS_RUN_TOKEN";
+/** The variable that carries the run token (see `RUN_TOKEN_ENV`). */
+export const RUN_TOKEN_VAR = RUN_TOKEN_ENV;
 
 /**
  * Variables forwarded by name to `wats mcp` when Codex has them: those the wats
