@@ -25,7 +25,7 @@ import { claudeSettings, listDataEntries, writeClaudeSettings } from "../safety/
 import type { Store } from "../store/store.ts";
 import { RUNNER_STATE_FILE, type RunnerStateFile } from "../cli/agent.ts";
 import type { EventSink } from "./events_out.ts";
-import { encodeHex } from "./hex.ts";
+import { bytesToHex } from "@noble/hashes/utils.js";
 import type { ProfileKey } from "./profiles.ts";
 import type { ReviewQueue } from "./review_queue.ts";
 
@@ -160,7 +160,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
       };
     },
     onRunStart: (runId) => {
-      const token = encodeHex(crypto.getRandomValues(new Uint8Array(32)));
+      const token = bytesToHex(crypto.getRandomValues(new Uint8Array(32)));
       tokens.set(token, runId);
       d.events({ event: "run_started", run: runId });
       return token;

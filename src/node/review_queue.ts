@@ -8,7 +8,7 @@
  * @module
  */
 
-import { encodeHex } from "./hex.ts";
+import { bytesToHex } from "@noble/hashes/utils.js";
 import { PostError } from "../errors.ts";
 import type { PendingDraft } from "../mcp/service.ts";
 
@@ -57,7 +57,7 @@ export class ReviewQueue {
   /** Holds a draft and returns it with its id. */
   hold(draft: Omit<HeldDraft, "id">): HeldDraft {
     Deno.mkdirSync(this.#dir, { recursive: true, mode: 0o700 });
-    const id = encodeHex(crypto.getRandomValues(new Uint8Array(6)));
+    const id = bytesToHex(crypto.getRandomValues(new Uint8Array(6)));
     const held: HeldDraft = { id, ...draft };
     writeAtomically(`${this.#dir}/${id}.json`, JSON.stringify(held, null, 2) + "\n");
     return held;

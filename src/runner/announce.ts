@@ -10,6 +10,7 @@
  */
 
 import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex } from "@noble/hashes/utils.js";
 import type { MetaStore } from "./ports.ts";
 
 /** The meta key holding the hash of the last announce. */
@@ -37,11 +38,7 @@ export interface AnnouncePlan {
 /** A stable hash of (about, caps); caps compare as a set. */
 export function announceHash(about: string, caps: readonly string[]): string {
   const canonical = JSON.stringify([about.trim(), [...new Set(caps)].sort()]);
-  return Array.from(
-    sha256(new TextEncoder().encode(canonical)),
-    (b) => b.toString(16).padStart(2, "0"),
-  )
-    .join("");
+  return bytesToHex(sha256(new TextEncoder().encode(canonical)));
 }
 
 /** Decides whether to announce, from the settings and what was last announced. */
