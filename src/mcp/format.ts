@@ -11,6 +11,7 @@
  * @module
  */
 
+import { formatAge } from "../duration.ts";
 import { fenceBody, fenceLine, oneLine, UNVERIFIED_LABEL } from "../posts/fence.ts";
 import type { NodeStatus, PendingDraft, PostOutcome, PostView } from "./service.ts";
 
@@ -142,13 +143,4 @@ function isoSeconds(unixSeconds: number): string {
 
 function usd(n: number): string {
   return n.toFixed(2);
-}
-
-/** A duration in seconds as people read an age: `45s`, `12m`, `3h5m`, `2d4h`. */
-export function formatAge(seconds: number): string {
-  const s = Math.max(0, Math.floor(seconds));
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m`;
-  if (s < 86400) return `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60)}m`;
-  return `${Math.floor(s / 86400)}d${Math.floor((s % 86400) / 3600)}h`;
 }
