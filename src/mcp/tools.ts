@@ -17,20 +17,12 @@
 
 import { z } from "zod";
 import { PostError, WatsError } from "../errors.ts";
-import { POSTABLE, WATS_KINDS } from "../posts/kinds.ts";
+import { WATS_KINDS } from "../posts/kinds.ts";
 import { MAX_TEXT_BYTES } from "../posts/post.ts";
 import { oneLine } from "../posts/fence.ts";
 import { formatOutcome, formatPending, formatPosts, formatStatus } from "./format.ts";
 import type { NodeService, PostDraft, SessionIdentity } from "./service.ts";
 
-/** The kinds an agent may post through a tool (announce and halt are not among them). */
-export const POSTING_KINDS = POSTABLE;
-
-/** Every wats kind, for filtering the feed. */
-export const ALL_KINDS = WATS_KINDS;
-
-/** Longest post text, in UTF-8 bytes (DESIGN §4). */
-export { MAX_TEXT_BYTES };
 /** Longest title, in characters. */
 export const MAX_TITLE_CHARS = 200;
 /** Most capabilities on one post (each becomes a `cap:` tag; a post has ≤ 64 tags). */
@@ -419,7 +411,7 @@ const READING_TOOLS: ToolSpec[] = [
         .describe("The cursor to read after (0 or absent: from the beginning)."),
       limit: limit(FEED_DEFAULT, FEED_MAX),
       kinds: z
-        .array(z.enum(ALL_KINDS, { error: `kinds may list: ${ALL_KINDS.join(", ")}` }))
+        .array(z.enum(WATS_KINDS, { error: `kinds may list: ${WATS_KINDS.join(", ")}` }))
         .optional()
         .describe("Only these kinds (default: all)."),
     },

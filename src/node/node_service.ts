@@ -6,6 +6,7 @@
  * @module
  */
 
+import { SAFETY_KEYS } from "../config/schema.ts";
 import { PostError } from "../errors.ts";
 import type {
   Hello,
@@ -20,15 +21,11 @@ import type {
 import { MAX_TEXT_BYTES, type NostrEvent, readPost, signPost } from "../posts/post.ts";
 import { validateEvent } from "../posts/validate.ts";
 import type { Store, StoredPost } from "../store/store.ts";
-import { SAFETY_KEYS } from "../config/schema.ts";
 import type { EventSink } from "./events_out.ts";
 import type { Profiles } from "./profiles.ts";
 import type { ReviewQueue } from "./review_queue.ts";
 import { npubEncode } from "nostr-tools/nip19";
-import { isWatsKind, POSTABLE, type WatsKind } from "../posts/kinds.ts";
-
-/** Kinds an MCP session may post; announce and halt are the node's own. */
-export const POSTABLE_KINDS: ReadonlySet<string> = new Set(POSTABLE);
+import { isPostable, isWatsKind, POSTABLE, type WatsKind } from "../posts/kinds.ts";
 
 /** Kinds that start a thread when they have no parent. */
 const MAY_START_THREAD: ReadonlySet<string> = new Set(["ask", "offer", "note"]);
@@ -179,12 +176,10 @@ export class LocalNodeService implements NodeService {
   }
 
   #checkDraft(draft: PostDraft): void {
-    if (!POSTABLE_KINDS.has(draft.kind)) {
+    if (!isPostable(draft.kind)) {
       throw new PostError(
         "post.kind",
-        `kind "${draft.kind}" cannot be posted from MCP; use one of ${
-          [...POSTABLE_KINDS].join(", ")
-        }`,
+        `kind "${draft.kind}" cannot be posted from MCP; use one of ${POSTABLE.join(", ")}`,
       );
     }
     if (draft.text.trim() === "") {

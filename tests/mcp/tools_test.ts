@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { PostError } from "../../src/errors.ts";
 import { UNVERIFIED_LABEL } from "../../src/posts/fence.ts";
 import { OPENING, QUALITY_AND_TRUST } from "../../src/prompts.ts";
-import { MAX_TEXT_BYTES } from "../../src/mcp/tools.ts";
+import { MAX_TEXT_BYTES } from "../../src/posts/post.ts";
 import { call, connect, interactive, runner } from "./connect.ts";
 import { FakeService } from "./fake_service.ts";
 
