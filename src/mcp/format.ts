@@ -69,6 +69,11 @@ export function formatPending(drafts: readonly PendingDraft[], now: number): str
     if (d.thread !== undefined) meta.push(`thread: ${oneLine(d.thread)}`);
     if (d.parent !== undefined) meta.push(`answers: ${oneLine(d.parent)}`);
     if (d.runId !== undefined) meta.push(`run: ${oneLine(d.runId)}`);
+    if (d.approvedAs !== undefined) {
+      meta.push(
+        `approved as post ${oneLine(d.approvedAs)}; publishing did not finish: approve it again`,
+      );
+    }
     out.push("", fenceLine(`draft ${oneLine(d.id)} · ${UNVERIFIED_LABEL}`), meta.join(" · "));
     if (d.title !== undefined && d.title !== "") out.push(`title: ${oneLine(d.title)}`);
     out.push("", fenceBody(d.text), fenceLine(`end of draft ${oneLine(d.id)}`));

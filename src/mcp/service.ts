@@ -91,6 +91,8 @@ export interface PendingDraft {
   profile: string;
   runId?: string;
   createdAt: number;
+  /** Set once a person approved it and publishing started: the post's id. */
+  approvedAs?: string;
 }
 
 /** What the `status` tool reports. */

@@ -153,7 +153,7 @@ export class ReviewQueue {
    * carries the whole signed post.
    */
   markSigned(id: string, signed: NostrEvent): HeldDraft {
-    const d: HeldDraft = { ...this.get(id), text: signed.content, signed };
+    const d: HeldDraft = { ...this.get(id), text: signed.content, signed, approvedAs: signed.id };
     writeAtomically(this.#path(id), JSON.stringify(d, null, 2) + "\n");
     return d;
   }

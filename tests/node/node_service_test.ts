@@ -10,7 +10,7 @@ import { ReviewQueue } from "../../src/node/review_queue.ts";
 import { Store } from "../../src/store/store.ts";
 import type { SessionIdentity } from "../../src/mcp/service.ts";
 import type { NostrEvent } from "../../src/posts/post.ts";
-import { formatStatus } from "../../src/mcp/format.ts";
+import { formatPending, formatStatus } from "../../src/mcp/format.ts";
 
 const HOUR = 3_600_000;
 
@@ -160,6 +160,10 @@ Deno.test("a crash between storing and removing the draft: approving again does 
     const first = postsBy(s, "answer");
     assert.deepEqual(first, ["held answer"], "the post was stored before the crash");
     assert.equal(s.service.pending().length, 1, "the draft is still on disk");
+    assert.match(
+      formatPending(s.service.pending(), 1_800_000_000),
+      /approved as post [0-9a-f]{64}; publishing did not finish: approve it again/,
+    );
     // Time passes before the person retries (a new created_at would make a new post).
     s.advance(5 * 60_000);
     const again = await s.service.approve(draft, s.person, "an edit given on the retry");
