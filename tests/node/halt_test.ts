@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { HaltState } from "../../src/node/halt.ts";
-import type { StoredPost } from "../../src/store/store.ts";
+import { Store, type StoredPost } from "../../src/store/store.ts";
+import { buildPost } from "../../src/posts/post.ts";
+import { deriveProfileKey } from "../../src/identity/profile_key.ts";
 
 const GUARD = "a".repeat(64);
 const STRANGER = "b".repeat(64);
@@ -150,3 +152,39 @@ for (
     assert.equal(state.current(), null);
   });
 }
+
+Deno.test("with the real store: a guardian's halt signed hours 'before' the local resume still halts", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "wats-halt-" });
+  const store = Store.open(`${dir}/store.db`);
+  try {
+    const guardian = deriveProfileKey(new Uint8Array(32).fill(1), "guardian");
+    const agent = deriveProfileKey(new Uint8Array(32).fill(2), "agent");
+    const calls: string[] = [];
+    const nowS = 1_800_000_000;
+    const state = new HaltState({
+      meta: store,
+      accepted: [guardian.pubkey],
+      agentKey: agent.pubkey,
+      now: () => nowS * 1000,
+    });
+    state.attach({ halt: () => calls.push("halt"), resume: () => calls.push("resume") });
+    store.onInsert((posts) => void state.onPosts(posts));
+    const halt = (createdAt: number, text: string) =>
+      buildPost({ kind: "halt", text, createdAt }, guardian.secret);
+    store.insert([halt(nowS - 60, "first")]);
+    assert.equal(state.current()?.reason, "first");
+    state.resume();
+    // The guardian's clock is three hours behind: its new halt's created_at is
+    // earlier than the resume, but the store received it after.
+    store.insert([halt(nowS - 3 * 3600, "again, from a slow clock")]);
+    assert.equal(state.current()?.reason, "again, from a slow clock");
+    // A copy of the first halt arriving again is not stored twice and halts nothing.
+    state.resume();
+    store.insert([halt(nowS - 60, "first")]);
+    assert.equal(state.current(), null);
+    assert.deepEqual(calls, ["halt", "resume", "halt", "resume"]);
+  } finally {
+    store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
