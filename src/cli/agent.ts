@@ -9,7 +9,8 @@
 
 import { parseArgs } from "node:util";
 import { UsageError, WatsError } from "../errors.ts";
-import { formatAge } from "../mcp/format.ts";
+import { formatAge } from "../duration.ts";
+import { oneLine } from "../posts/fence.ts";
 import { type HeldDraft, ReviewQueue } from "../node/review_queue.ts";
 import { budgetOf, renderRunsTable, TranscriptRenderer } from "../runner/render.ts";
 import { isRunId, Transcripts } from "../runner/transcripts.ts";
@@ -161,7 +162,7 @@ function pending(ctx: CommandContext): number {
         `${d.id}  ${formatAge(now / 1000 - d.createdAt)}  ${d.kind.padEnd(8)} ${answers}  run ${
           d.runId ?? "-"
         }  ` +
-          oneLine(d.title ?? d.text, 60),
+          short(d.title ?? d.text, 60),
       );
     }
     return 0;
@@ -311,8 +312,9 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-function oneLine(s: string, max: number): string {
-  const t = s.replace(/\s+/g, " ").trim();
+/** A draft's title or text on one list line: made safe by `oneLine`, then cut to `max`. */
+function short(s: string, max: number): string {
+  const t = oneLine(s).replace(/\s+/g, " ");
   return t.length > max ? `${t.slice(0, max - 1)}…` : t;
 }
 

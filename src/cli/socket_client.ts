@@ -7,7 +7,8 @@
  */
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ConnTransport, LineReader, writeAll } from "../mcp/conn_transport.ts";
+import { ConnTransport, LineReader } from "../mcp/conn_transport.ts";
+import { writeAll } from "../io/write_all.ts";
 import { BusyError, WatsError } from "../errors.ts";
 import type { ControlRequest } from "../mcp/service.ts";
 import { VERSION } from "../version.ts";

@@ -6,8 +6,8 @@
  * @module
  */
 
+import { formatDuration } from "../duration.ts";
 import {
-  formatDuration,
   REMOVED_KEYS,
   removedKeyWarning,
   SCHEMA,

@@ -9,6 +9,7 @@
  */
 
 import { decode as decodeNip19 } from "nostr-tools/nip19";
+import { formatDuration } from "../duration.ts";
 
 /** The kinds of value a setting can hold. */
 export type SettingType =
@@ -358,21 +359,6 @@ export function parseDuration(text: string): number | undefined {
   let total = 0;
   for (const m of t.matchAll(/(\d+)(ms|s|m|h|d)/g)) total += Number(m[1]) * UNIT_MS[m[2]];
   return Number.isSafeInteger(total) ? total : undefined;
-}
-
-/** Writes milliseconds as a duration: `600000` → `10m`, `5400000` → `1h30m`, `0` → `0`. */
-export function formatDuration(ms: number): string {
-  if (ms === 0) return "0";
-  let rest = ms;
-  let out = "";
-  for (const [unit, size] of [["h", HOUR], ["m", MINUTE], ["s", 1000], ["ms", 1]] as const) {
-    const n = Math.floor(rest / size);
-    if (n > 0) {
-      out += `${n}${unit}`;
-      rest -= n * size;
-    }
-  }
-  return out;
 }
 
 // ------------------------------------------------------------------ codecs

@@ -10,6 +10,7 @@
 import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { writeAll } from "../io/write_all.ts";
 
 /** Longest JSON-RPC line accepted from a peer (a post is ≤ 32 KiB; this leaves room). */
 export const MAX_LINE_BYTES = 4 * 1024 * 1024;
@@ -69,11 +70,9 @@ export class LineReader {
   }
 }
 
-/** Writes every byte of `data`, however many calls the connection needs. */
-export async function writeAll(conn: Pick<ByteConn, "write">, data: Uint8Array): Promise<void> {
-  let off = 0;
-  while (off < data.length) off += await conn.write(data.subarray(off));
-}
+// Kept until src/mcp/socket_server.ts imports writeAll from src/io/write_all.ts
+// itself (another change owns that file); then this line goes.
+export { writeAll };
 
 /** The MCP transport of one accepted connection. */
 export class ConnTransport implements Transport {

@@ -91,16 +91,20 @@ export interface PendingDraft {
   profile: string;
   runId?: string;
   createdAt: number;
+  /** Set once a person approved it and publishing started: the post's id. */
+  approvedAs?: string;
 }
 
 /** What the `status` tool reports. */
 export interface NodeStatus {
   node: string;
   profile: { name: string; npub: string };
-  dataDir: string;
+  /** Where the node's files are; left out for runner sessions. */
+  dataDir?: string;
   relays: string[];
   agent: { runtime: string; profile: string } | null;
   pendingDrafts: number;
+  /** What differs from the acknowledged safety settings; for runner sessions, only which keys. */
   safetyNotices: string[];
   halted: { by: string; at: number; reason?: string } | null;
   budget: {
@@ -127,6 +131,10 @@ export interface NodeService {
   authenticate(hello: Hello): SessionIdentity;
   post(session: SessionIdentity, draft: PostDraft): Promise<PostOutcome>;
   get(id: string): PostView | undefined;
+  /**
+   * The thread whose root is `id`: the root (when stored) first, then its
+   * newest `limit` replies, oldest first.
+   */
   thread(id: string, limit: number): PostView[];
   feed(sinceSeq: number, limit: number, kinds?: string[]): { posts: PostView[]; cursor: number };
   search(query: string, limit: number): PostView[];

@@ -17,19 +17,12 @@
 
 import { z } from "zod";
 import { PostError, WatsError } from "../errors.ts";
-import { POSTABLE, WATS_KINDS } from "../posts/kinds.ts";
+import { WATS_KINDS } from "../posts/kinds.ts";
 import { MAX_TEXT_BYTES } from "../posts/post.ts";
+import { oneLine } from "../posts/fence.ts";
 import { formatOutcome, formatPending, formatPosts, formatStatus } from "./format.ts";
 import type { NodeService, PostDraft, SessionIdentity } from "./service.ts";
 
-/** The kinds an agent may post through a tool (announce and halt are not among them). */
-export const POSTING_KINDS = POSTABLE;
-
-/** Every wats kind, for filtering the feed. */
-export const ALL_KINDS = WATS_KINDS;
-
-/** Longest post text, in UTF-8 bytes (DESIGN §4). */
-export { MAX_TEXT_BYTES };
 /** Longest title, in characters. */
 export const MAX_TITLE_CHARS = 200;
 /** Most capabilities on one post (each becomes a `cap:` tag; a post has ≤ 64 tags). */
@@ -212,8 +205,10 @@ function checkCaps(values: string[] | undefined): string[] | undefined {
   return out;
 }
 
+/** A caller's value echoed in a message: one line, at most 80 characters. */
 function clip(s: string): string {
-  return s.length > 80 ? `${s.slice(0, 80)}…` : s;
+  const line = oneLine(s);
+  return line.length > 80 ? `${line.slice(0, 80)}…` : line;
 }
 
 async function publish(ctx: ToolContext, draft: PostDraft): Promise<string> {
@@ -363,12 +358,21 @@ const READING_TOOLS: ToolSpec[] = [
   defineTool({
     name: "thread",
     title: "Read a thread",
-    description: "Show a whole thread, oldest first, from the id of any post in it.",
+    description:
+      "Show a thread from the id of any post in it: its first post, then its newest replies (up to limit), oldest first. Says when older replies were left out.",
     input: {
       id: z
         .string({ error: "id is required: the id of any post in the thread" })
         .describe("The id of any post in the thread."),
-      limit: limit(THREAD_DEFAULT, THREAD_MAX),
+      limit: z
+        .number({ error: `limit must be a whole number from 1 to ${THREAD_MAX}` })
+        .int({ error: `limit must be a whole number from 1 to ${THREAD_MAX}` })
+        .min(1, { error: `limit must be at least 1` })
+        .max(THREAD_MAX, { error: `limit must be at most ${THREAD_MAX}` })
+        .optional()
+        .describe(
+          `How many replies at most, the newest (default ${THREAD_DEFAULT}, at most ${THREAD_MAX}); the first post is always shown.`,
+        ),
     },
     annotations: READING,
     run: (ctx, a) => {
@@ -376,9 +380,19 @@ const READING_TOOLS: ToolSpec[] = [
       const post = ctx.service.get(id)!;
       const root = post.root ?? post.id;
       const max = a.limit ?? THREAD_DEFAULT;
-      const posts = ctx.service.thread(root, max);
+      // One reply more than shown tells whether any were left out.
+      const got = ctx.service.thread(root, max + 1);
+      const first = got[0]?.id === root ? [got[0]] : [];
+      let replies = got.slice(first.length);
+      const cut = replies.length > max;
+      if (cut) replies = replies.slice(replies.length - max);
+      const posts = [...first, ...replies];
       const head = `Thread ${root}: ${posts.length} post(s)${
-        posts.length >= max ? ` (the first ${max}; pass a larger limit for more)` : ""
+        cut
+          ? ` (the first post and the newest ${max} replies; older replies were left out${
+            max < THREAD_MAX ? `: pass a larger limit, up to ${THREAD_MAX}, to see more` : ""
+          })`
+          : ""
       }.`;
       return posts.length === 0 ? head : `${head}\n\n${formatPosts(posts)}`;
     },
@@ -397,7 +411,7 @@ const READING_TOOLS: ToolSpec[] = [
         .describe("The cursor to read after (0 or absent: from the beginning)."),
       limit: limit(FEED_DEFAULT, FEED_MAX),
       kinds: z
-        .array(z.enum(ALL_KINDS, { error: `kinds may list: ${ALL_KINDS.join(", ")}` }))
+        .array(z.enum(WATS_KINDS, { error: `kinds may list: ${WATS_KINDS.join(", ")}` }))
         .optional()
         .describe("Only these kinds (default: all)."),
     },

@@ -4,14 +4,27 @@
  * `wats resume`. Accepted: the keys in `halt.accept`, and the node's own
  * person profile (a person may always halt their own agent). A halt with `p`
  * tags halts only the agents it names; one without halts every agent that
- * accepts its author. The state lives in the store, so it survives a restart;
- * a halt signed before the last resume (a late copy from a relay) is ignored.
+ * accepts its author. The state lives in the store, so it survives a restart.
+ *
+ * A halt and a resume are ordered by arrival: a halt the store received after
+ * the last `wats resume` (a higher store seq) holds, whatever its sender's
+ * clock says; one received before it was ended by it. A late copy of a halt
+ * already received is not stored again, so it cannot re-halt.
+ *
+ * A halt record that cannot be read is read as a halt, with a notice: when the
+ * node cannot tell, it stops the agent and lets the person decide.
  *
  * @module
  */
 
 import type { StoredPost } from "../store/store.ts";
 import type { MetaStore } from "../runner/ports.ts";
+
+/** What halting reads and writes in the store: its meta table, and the newest seq. */
+export interface HaltStore extends MetaStore {
+  /** The highest seq stored so far (0 when empty). */
+  maxSeq(): number;
+}
 
 /** The halt in force. */
 export interface HaltRecord {
@@ -22,10 +35,13 @@ export interface HaltRecord {
   /** Its created_at, seconds. */
   at: number;
   reason?: string;
+  /** True when the record in the store could not be read (`reason` says so). */
+  unreadable?: true;
 }
 
 const HALT_KEY = "halt.current";
-const RESUMED_KEY = "halt.resumed_at";
+/** The store's seq at the last `wats resume`: halts received after it hold. */
+const RESUMED_SEQ_KEY = "halt.resumed_seq";
 
 /** What halting acts on: the runner, when one runs. */
 export interface Haltable {
@@ -35,30 +51,43 @@ export interface Haltable {
 
 /** The node's halt state. */
 export class HaltState {
-  readonly #meta: MetaStore;
+  readonly #meta: HaltStore;
   readonly #accepted: ReadonlySet<string>;
   readonly #agentKey: string;
-  readonly #now: () => number;
+  readonly #warn: (message: string) => void;
   #target: Haltable | undefined;
+  #warnedUnreadable = false;
 
   constructor(
-    opts: { meta: MetaStore; accepted: Iterable<string>; agentKey: string; now: () => number },
+    opts: {
+      meta: HaltStore;
+      accepted: Iterable<string>;
+      agentKey: string;
+      /** Not read any more: halts are ordered by arrival, not by a clock. */
+      now?: () => number;
+      /** Told once when the halt record cannot be read. */
+      warn?: (message: string) => void;
+    },
   ) {
     this.#meta = opts.meta;
     this.#accepted = new Set(opts.accepted);
     this.#agentKey = opts.agentKey;
-    this.#now = opts.now;
+    this.#warn = opts.warn ?? (() => {});
   }
 
-  /** The halt in force, or null. */
+  /** The halt in force, or null. An unreadable record is a halt (see the module doc). */
   current(): HaltRecord | null {
     const raw = this.#meta.getMeta(HALT_KEY);
     if (raw === undefined || raw === "") return null;
-    try {
-      return JSON.parse(raw) as HaltRecord;
-    } catch {
-      return null;
+    const rec = parseRecord(raw);
+    if (rec !== undefined) return rec;
+    const reason =
+      `the halt record in the store is unreadable, so the agent stays halted: run \`wats resume\` once you have checked why`;
+    if (!this.#warnedUnreadable) {
+      this.#warn(`${reason} (record: ${JSON.stringify(raw.slice(0, 200))})`);
     }
+    this.#warnedUnreadable = true;
+    return { id: "", by: "", at: 0, reason, unreadable: true };
   }
 
   /** Connects the runner; a halt recorded before a restart applies at once. */
@@ -86,26 +115,55 @@ export class HaltState {
     return applied;
   }
 
-  /** True when `post` (a halt) is from an accepted author, for this agent, and not stale. */
-  applies(post: Pick<StoredPost, "author" | "createdAt" | "tags">): boolean {
+  /**
+   * True when `post` (a halt) is from an accepted author, for this agent, and
+   * arrived after the last resume.
+   */
+  applies(post: Pick<StoredPost, "author" | "seq" | "tags">): boolean {
     if (!this.#accepted.has(post.author)) return false;
     const targets = post.tags.filter((t) => t[0] === "p").map((t) => t[1]);
     if (targets.length > 0 && !targets.includes(this.#agentKey)) return false;
-    const resumedAt = Number(this.#meta.getMeta(RESUMED_KEY) ?? "0");
-    return post.createdAt > resumedAt;
+    const resumedSeq = Number(this.#meta.getMeta(RESUMED_SEQ_KEY) ?? "0");
+    // An unreadable mark must not let an old halt through nor block a new one:
+    // the halt holds (halting is the safe side).
+    return !(post.seq <= resumedSeq);
   }
 
   /** `wats resume`: ends the halt. Returns what it ended, or null when nothing was halted. */
   resume(): HaltRecord | null {
     const h = this.current();
     this.#meta.setMeta(HALT_KEY, "");
-    this.#meta.setMeta(RESUMED_KEY, String(Math.floor(this.#now() / 1000)));
+    this.#meta.setMeta(RESUMED_SEQ_KEY, String(this.#meta.maxSeq()));
+    this.#warnedUnreadable = false;
     this.#target?.resume();
     return h;
   }
 }
 
+/** A stored halt record, or undefined when it is not one. */
+function parseRecord(raw: string): HaltRecord | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  if (typeof v !== "object" || v === null) return undefined;
+  const r = v as Record<string, unknown>;
+  if (typeof r.id !== "string" || typeof r.by !== "string" || typeof r.at !== "number") {
+    return undefined;
+  }
+  if (r.reason !== undefined && typeof r.reason !== "string") return undefined;
+  return {
+    id: r.id,
+    by: r.by,
+    at: r.at,
+    ...(typeof r.reason === "string" ? { reason: r.reason } : {}),
+  };
+}
+
 function describe(h: HaltRecord): string {
+  if (h.unreadable) return h.reason ?? "the halt record is unreadable";
   return `halt ${h.id.slice(0, 12)} by ${h.by.slice(0, 12)}${h.reason ? `: ${h.reason}` : ""}; ` +
     "run `wats resume` to end it";
 }

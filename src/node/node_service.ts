@@ -6,6 +6,7 @@
  * @module
  */
 
+import { SAFETY_KEYS } from "../config/schema.ts";
 import { PostError } from "../errors.ts";
 import type {
   Hello,
@@ -17,17 +18,14 @@ import type {
   PostView,
   SessionIdentity,
 } from "../mcp/service.ts";
-import { MAX_TEXT_BYTES, signPost } from "../posts/post.ts";
+import { MAX_TEXT_BYTES, type NostrEvent, readPost, signPost } from "../posts/post.ts";
 import { validateEvent } from "../posts/validate.ts";
 import type { Store, StoredPost } from "../store/store.ts";
 import type { EventSink } from "./events_out.ts";
 import type { Profiles } from "./profiles.ts";
 import type { ReviewQueue } from "./review_queue.ts";
 import { npubEncode } from "nostr-tools/nip19";
-import { isWatsKind, POSTABLE, type WatsKind } from "../posts/kinds.ts";
-
-/** Kinds an MCP session may post; announce and halt are the node's own. */
-export const POSTABLE_KINDS: ReadonlySet<string> = new Set(POSTABLE);
+import { isPostable, isWatsKind, POSTABLE, type WatsKind } from "../posts/kinds.ts";
 
 /** Kinds that start a thread when they have no parent. */
 const MAY_START_THREAD: ReadonlySet<string> = new Set(["ask", "offer", "note"]);
@@ -62,6 +60,8 @@ export interface NodeServiceDeps {
 /** The node's side of every MCP session. */
 export class LocalNodeService implements NodeService {
   readonly #d: NodeServiceDeps;
+  /** Drafts whose approval is under way: a second approve must not sign another post. */
+  readonly #approving = new Set<string>();
 
   constructor(deps: NodeServiceDeps) {
     this.#d = deps;
@@ -129,6 +129,11 @@ export class LocalNodeService implements NodeService {
    * checked drafts come through here.
    */
   async publishAs(profile: string, draft: PostDraft, parent?: StoredPost): Promise<PostOutcome> {
+    return this.#store(await this.#sign(profile, draft, parent));
+  }
+
+  /** Signs `draft` as `profile` now, and checks the result as any received post is checked. */
+  async #sign(profile: string, draft: PostDraft, parent?: StoredPost): Promise<NostrEvent> {
     const key = this.#d.profiles.key(profile);
     const event = await signPost({
       kind: draft.kind as WatsKind,
@@ -145,28 +150,36 @@ export class LocalNodeService implements NodeService {
       maxSkewMs: this.#d.maxSkewMs,
     });
     if (!checked.ok) throw new PostError(`post.${checked.code}`, checked.reason);
-    const [result] = this.#d.store.insert([checked.event]);
+    return checked.event;
+  }
+
+  /**
+   * Stores a signed post and queues it for the relays. Storing the same event
+   * again changes nothing (the store keeps one post per id), so a retried
+   * approval cannot publish twice.
+   */
+  #store(event: NostrEvent): PostOutcome {
+    const post = readPost(event);
+    const [result] = this.#d.store.insert([event]);
     if (this.#d.relays.length > 0) this.#d.store.outboxAdd(event.id, this.#d.relays);
     if (result.seq !== undefined) {
       this.#d.events({
         event: "post_stored",
         id: event.id,
         seq: result.seq,
-        kind: draft.kind,
-        author: key.pubkey,
+        kind: post.kind,
+        author: event.pubkey,
         source: "local",
       });
     }
-    return { id: event.id, thread: parent ? (parent.root ?? parent.id) : event.id, held: false };
+    return { id: event.id, thread: post.root ?? event.id, held: false };
   }
 
   #checkDraft(draft: PostDraft): void {
-    if (!POSTABLE_KINDS.has(draft.kind)) {
+    if (!isPostable(draft.kind)) {
       throw new PostError(
         "post.kind",
-        `kind "${draft.kind}" cannot be posted from MCP; use one of ${
-          [...POSTABLE_KINDS].join(", ")
-        }`,
+        `kind "${draft.kind}" cannot be posted from MCP; use one of ${POSTABLE.join(", ")}`,
       );
     }
     if (draft.text.trim() === "") {
@@ -214,15 +227,17 @@ export class LocalNodeService implements NodeService {
 
   async status(session: SessionIdentity): Promise<NodeStatus> {
     const runner = this.#d.runnerStatus();
-    const safetyNotices = await this.#d.safetyNotices();
+    const notices = await this.#d.safetyNotices();
     return {
       node: this.#d.nodeId,
       profile: { name: session.profile, npub: npubEncode(session.pubkey) },
-      dataDir: this.#d.dataDir,
+      // A runner session reads neither where the node's files are nor how to
+      // acknowledge a change (ADR 0011 keeps `wats config ack` out of its reach).
+      ...(session.runner ? {} : { dataDir: this.#d.dataDir }),
       relays: this.#d.relays,
       agent: runner.agent,
       pendingDrafts: this.#d.review.list().length,
-      safetyNotices,
+      safetyNotices: session.runner ? toldNotices(notices) : notices,
       halted: runner.halted,
       budget: runner.budget,
       storedPosts: this.#d.store.count(),
@@ -234,17 +249,65 @@ export class LocalNodeService implements NodeService {
     return this.#d.review.list();
   }
 
-  async approve(id: string, _by: SessionIdentity, text?: string): Promise<PostOutcome> {
-    const held = this.#d.review.get(id);
-    const draft = text === undefined ? held : { ...held, text };
-    this.#checkDraft(draft);
-    this.#d.review.take(id);
-    const parent = draft.parent !== undefined ? this.#d.store.get(draft.parent) : undefined;
-    return await this.publishAs(draft.profile, draft, parent);
+  /**
+   * Publishes a held draft: signs it, records the signed post in the draft,
+   * stores it, then removes the draft (ReviewQueue's module doc says why in
+   * that order). Approving a draft whose publishing started stores the post
+   * recorded then, whatever `text` says.
+   */
+  async approve(id: string, by: SessionIdentity, text?: string): Promise<PostOutcome> {
+    this.#mayReview(by, "approve");
+    if (this.#approving.has(id)) {
+      throw new PostError("review.busy", `draft ${id} is being approved already`);
+    }
+    this.#approving.add(id);
+    try {
+      const held = this.#d.review.get(id);
+      let signed = held.signed;
+      if (signed !== undefined) {
+        // Recorded by an earlier attempt: checked again, as the file could have been changed.
+        const checked = await validateEvent(signed, {
+          nowMs: this.#d.now(),
+          maxSkewMs: this.#d.maxSkewMs,
+        });
+        if (!checked.ok) {
+          throw new PostError(
+            `review.${checked.code}`,
+            `draft ${id} holds a signed post that is not valid (${checked.reason}): remove the draft file`,
+          );
+        }
+        signed = checked.event;
+      } else {
+        const draft = text === undefined ? held : { ...held, text };
+        this.#checkDraft(draft);
+        const parent = draft.parent !== undefined ? this.#d.store.get(draft.parent) : undefined;
+        signed = await this.#sign(draft.profile, draft, parent);
+        this.#d.review.markSigned(id, signed);
+      }
+      const out = this.#store(signed);
+      this.#d.review.remove(id);
+      return out;
+    } finally {
+      this.#approving.delete(id);
+    }
   }
 
-  reject(id: string, reason: string, _by: SessionIdentity): void {
+  reject(id: string, reason: string, by: SessionIdentity): void {
+    this.#mayReview(by, "reject");
     this.#d.review.reject(id, reason);
+  }
+
+  /**
+   * Review is a person's decision. The tools are never offered to runner
+   * sessions; this refuses them here too, and any session of the agent profile.
+   */
+  #mayReview(by: SessionIdentity, what: "approve" | "reject"): void {
+    if (by.runner || by.profile === this.#d.agentProfile) {
+      throw new PostError(
+        "review.refused",
+        `the agent cannot ${what} drafts held for review: a person reviews them`,
+      );
+    }
   }
 
   /** pubkey → local profile name, read once per tool call. */
@@ -275,4 +338,28 @@ export class LocalNodeService implements NodeService {
       createdAt: p.createdAt,
     };
   }
+}
+
+/**
+ * The safety notices as a runner session reads them: which safety settings
+ * changed and that the person has been told, nothing about how to accept the
+ * change or where the files are.
+ */
+function toldNotices(notices: readonly string[]): string[] {
+  const changed = (n: string) => SAFETY_KEYS.find((k) => n.startsWith(`${k} changed `));
+  const keys = SAFETY_KEYS.filter((k) => notices.some((n) => changed(n) === k));
+  const out: string[] = [];
+  if (keys.length > 0) {
+    out.push(
+      `safety settings changed since the person last accepted them: ${
+        keys.join(", ")
+      }; the person has been told`,
+    );
+  }
+  if (notices.some((n) => changed(n) === undefined)) {
+    out.push(
+      "the safety settings could not be checked against the ones the person accepted; the person has been told",
+    );
+  }
+  return out;
 }

@@ -5,18 +5,34 @@
  * at approval. Rejection reasons wait in `agent/rejections.jsonl` for the next
  * run's prompt. Only the daemon writes here; the CLI asks it over the socket.
  *
+ * Approval publishes before it removes, and never twice: the signed post is
+ * written into the draft's file first (`signed`), then stored, then the file is
+ * removed. A crash or a failure anywhere in between leaves the draft with its
+ * signed post, and approving it again stores that same event, which the store
+ * takes once (a post's id is the hash of its content).
+ *
+ * Expiry (agent.review_ttl) applies on every read, approval included; a draft
+ * whose publishing has started is approved already and no longer expires.
+ *
  * @module
  */
 
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { PostError } from "../errors.ts";
 import type { PendingDraft } from "../mcp/service.ts";
+import type { NostrEvent } from "../posts/post.ts";
 
 /** A draft as held: what `PendingDraft` shows plus what publishing needs. */
 export interface HeldDraft extends PendingDraft {
   caps?: string[];
   /** The post it answers, as it was when the draft was held (for `pending show`). */
   parentSummary?: { author: string; kind: string; title?: string; text: string };
+  /**
+   * The post as signed when a person approved the draft, written before it is
+   * stored: approving again publishes this same event, so a retry after a
+   * crash or a failed store cannot publish a second post.
+   */
+  signed?: NostrEvent;
 }
 
 /** A rejection waiting to be told to the next run. */
@@ -66,22 +82,24 @@ export class ReviewQueue {
   /** Drafts waiting, oldest first; expired ones are dropped (and a rejection noted). */
   list(): HeldDraft[] {
     const out: HeldDraft[] = [];
-    for (const d of this.read()) {
-      if (this.#now() - d.createdAt * 1000 > this.#ttlMs) {
-        this.reject(d.id, `expired after agent.review_ttl without review`);
-        continue;
-      }
-      out.push(d);
+    for (const d of this.#all()) {
+      if (this.#expired(d)) this.#expire(d);
+      else out.push(d);
     }
     return out;
   }
 
   /**
-   * Every draft on disk, oldest first, without changing anything: what
-   * `wats agent pending` shows (it may only read). Requires `--allow-read` on
-   * the pending folder.
+   * The drafts waiting, oldest first, without changing anything: what
+   * `wats agent pending` shows (it may only read). Expired drafts are left out;
+   * the daemon drops them at its next read. Requires `--allow-read` on the
+   * pending folder.
    */
   read(): HeldDraft[] {
+    return this.#all().filter((d) => !this.#expired(d));
+  }
+
+  #all(): HeldDraft[] {
     const out: HeldDraft[] = [];
     let names: string[];
     try {
@@ -107,7 +125,10 @@ export class ReviewQueue {
     return out.sort((a, b) => a.createdAt - b.createdAt);
   }
 
-  /** The draft `id`, or a `PostError` saying how to find the right one. */
+  /**
+   * The draft `id`, or a `PostError` saying how to find the right one. An
+   * expired draft is dropped (the next run hears why) and reported as expired.
+   */
   get(id: string): HeldDraft {
     const d = this.#read(this.#path(id));
     if (d === undefined) {
@@ -116,28 +137,77 @@ export class ReviewQueue {
         `no draft ${id} is waiting: see \`wats agent pending\``,
       );
     }
+    if (this.#expired(d)) {
+      this.#expire(d);
+      throw new PostError(
+        "review.expired",
+        `draft ${id} expired after agent.review_ttl without review and was dropped`,
+      );
+    }
     return d;
   }
 
-  /** Removes and returns a draft, for publishing. */
-  take(id: string): HeldDraft {
-    const d = this.get(id);
-    Deno.removeSync(this.#path(id));
-    return d;
-  }
-
-  /** Replaces a draft's text (approve --edit). */
-  edit(id: string, text: string): HeldDraft {
-    const d = { ...this.get(id), text };
+  /**
+   * Records the post a person approved, before it is stored (see the module
+   * doc). Replaces the file atomically, so the draft is either as it was or
+   * carries the whole signed post.
+   */
+  markSigned(id: string, signed: NostrEvent): HeldDraft {
+    const d: HeldDraft = { ...this.get(id), text: signed.content, signed, approvedAs: signed.id };
     writeAtomically(this.#path(id), JSON.stringify(d, null, 2) + "\n");
     return d;
   }
 
-  /** Drops a draft and keeps the reason for the next run's prompt. */
+  /** Removes a draft once its post is stored. Removing one already gone is not an error. */
+  remove(id: string): void {
+    try {
+      Deno.removeSync(this.#path(id));
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound)) throw err;
+    }
+  }
+
+  /** Replaces a draft's text (approve --edit). */
+  edit(id: string, text: string): HeldDraft {
+    const d = { ...this.#unsigned(id), text };
+    writeAtomically(this.#path(id), JSON.stringify(d, null, 2) + "\n");
+    return d;
+  }
+
+  /**
+   * Drops a draft and keeps the reason for the next run's prompt. A draft whose
+   * publishing has started cannot be dropped: its post may be out already.
+   */
   reject(id: string, reason: string): void {
-    const d = this.take(id);
-    const r: Rejection = { id, kind: d.kind, text: d.text, reason, at: this.#now() };
+    this.#drop(this.#unsigned(id), reason);
+  }
+
+  #drop(d: HeldDraft, reason: string): void {
+    // The reason is kept before the file goes: a crash in between leaves the
+    // draft, never a draft dropped without its reason.
+    const r: Rejection = { id: d.id, kind: d.kind, text: d.text, reason, at: this.#now() };
     Deno.writeTextFileSync(this.#rejections, JSON.stringify(r) + "\n", { append: true });
+    this.remove(d.id);
+  }
+
+  #expired(d: HeldDraft): boolean {
+    return d.signed === undefined && this.#now() - d.createdAt * 1000 > this.#ttlMs;
+  }
+
+  #expire(d: HeldDraft): void {
+    this.#drop(d, "expired after agent.review_ttl without review");
+  }
+
+  /** The draft, refused once a person approved it and its publishing started. */
+  #unsigned(id: string): HeldDraft {
+    const d = this.get(id);
+    if (d.signed !== undefined) {
+      throw new PostError(
+        "review.publishing",
+        `draft ${id} was approved as post ${d.signed.id} and is being published: approve it again to finish`,
+      );
+    }
+    return d;
   }
 
   /** Rejections not yet told to a run; clears them. */

@@ -65,6 +65,7 @@ export const NOSTR_KINDS: readonly number[] = WATS_KINDS.map((_, i) => KIND_BASE
 const INDEX = new Map<string, number>(WATS_KINDS.map((k, i) => [k, i]));
 const ACTIONABLE_SET = new Set<string>(ACTIONABLE);
 const FEEDBACK_SET = new Set<string>(FEEDBACK);
+const POSTABLE_SET = new Set<string>(POSTABLE);
 
 /** True when `name` is a wats kind. */
 export function isWatsKind(name: string): name is WatsKind {
@@ -88,6 +89,11 @@ export function watsKindOf(n: number): WatsKind | undefined {
 /** True for the kinds that can wake an agent. */
 export function isActionable(kind: WatsKind): boolean {
   return ACTIONABLE_SET.has(kind);
+}
+
+/** True for the kinds an MCP session may post (`POSTABLE`). */
+export function isPostable(name: string): boolean {
+  return POSTABLE_SET.has(name);
 }
 
 /** True for the feedback kinds (react, vouch, progress, note). */

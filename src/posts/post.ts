@@ -80,7 +80,7 @@ export function isHex64(s: unknown): s is string {
  * (unknown kind, text over 32 KiB, a reply without its root, bad ids, too many tags).
  */
 export function buildPost(draft: PostDraft, secret: Uint8Array): NostrEvent {
-  return plain(finalizeEvent(postTemplate(draft), secret));
+  return plainEvent(finalizeEvent(postTemplate(draft), secret));
 }
 
 /**
@@ -90,10 +90,10 @@ export function buildPost(draft: PostDraft, secret: Uint8Array): NostrEvent {
 export async function signPost(draft: PostDraft, secret: Uint8Array): Promise<NostrEvent> {
   const template = postTemplate(draft);
   const nw = await wasmSigner();
-  if (!nw) return plain(finalizeEvent(template, secret));
+  if (!nw) return plainEvent(finalizeEvent(template, secret));
   const event = { ...template } as NostrEvent;
   nw.finalizeEvent(event, secret);
-  return plain(event);
+  return plainEvent(event);
 }
 
 /** The unsigned event of a draft; throws `PostError` for anything validation would reject. */
@@ -142,18 +142,19 @@ function postTemplate(
 }
 
 /**
- * A plain copy: nostr-tools marks its result as verified, and nothing downstream
- * should ever rely on that mark.
+ * A plain copy with the NIP-01 fields only: nostr-tools marks what it signs or
+ * verifies as verified, and nothing downstream should ever rely on that mark
+ * (nor store extra properties a peer sent).
  */
-function plain(signed: NostrEvent): NostrEvent {
+export function plainEvent(e: NostrEvent): NostrEvent {
   return {
-    id: signed.id,
-    pubkey: signed.pubkey,
-    created_at: signed.created_at,
-    kind: signed.kind,
-    tags: signed.tags,
-    content: signed.content,
-    sig: signed.sig,
+    id: e.id,
+    pubkey: e.pubkey,
+    created_at: e.created_at,
+    kind: e.kind,
+    tags: e.tags,
+    content: e.content,
+    sig: e.sig,
   };
 }
 

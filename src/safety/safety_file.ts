@@ -8,14 +8,9 @@
  * @module
  */
 
+import { formatDuration } from "../duration.ts";
 import { ConfigError } from "../errors.ts";
-import {
-  formatDuration,
-  SAFETY_KEYS,
-  SCHEMA,
-  type SettingKey,
-  type Settings,
-} from "../config/schema.ts";
+import { SAFETY_KEYS, SCHEMA, type SettingKey, type Settings } from "../config/schema.ts";
 
 /** The safety keys' values in the JSON form safety.json stores (durations as `10m`). */
 export type SafetyValues = Record<string, unknown>;

@@ -15,7 +15,7 @@ import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { Filter } from "nostr-tools/filter";
 import { StoreError } from "../errors.ts";
 import { type WatsKind, watsKindOf } from "../posts/kinds.ts";
-import { type NostrEvent, type Post, readPost } from "../posts/post.ts";
+import { type NostrEvent, plainEvent, type Post, readPost } from "../posts/post.ts";
 import { migrate } from "./schema.ts";
 
 /** A post as stored: its arrival order, whether it is grafted, and the raw event. */
@@ -618,19 +618,6 @@ function prepare(db: DatabaseSync) {
 function toPost(row: Row): StoredPost {
   const event = JSON.parse(row.raw) as NostrEvent;
   return { ...readPost(event), seq: row.seq, grafted: row.grafted === 1, event };
-}
-
-/** The NIP-01 fields only: no extra properties, no cached "verified" mark. */
-function plainEvent(e: NostrEvent): NostrEvent {
-  return {
-    id: e.id,
-    pubkey: e.pubkey,
-    created_at: e.created_at,
-    kind: e.kind,
-    tags: e.tags,
-    content: e.content,
-    sig: e.sig,
-  };
 }
 
 /** Each word quoted (FTS5 string syntax), all of them required. */

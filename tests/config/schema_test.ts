@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
+import { formatDuration } from "../../src/duration.ts";
 import {
   authorKeyHex,
   defaultSettings,
   envName,
-  formatDuration,
   formatValue,
   InvalidValue,
   parseDuration,

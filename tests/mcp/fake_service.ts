@@ -148,10 +148,13 @@ export class FakeService implements NodeService {
     return this.posts.find((p) => p.id === id);
   }
 
+  /** As the store answers: the root first, then the newest `limit` replies, oldest first. */
   thread(id: string, limit: number): PostView[] {
     this.calls.push("thread");
     this.#fail();
-    return this.posts.filter((p) => p.id === id || p.root === id).slice(0, limit);
+    const root = this.posts.filter((p) => p.id === id);
+    const replies = this.posts.filter((p) => p.root === id && p.id !== id);
+    return [...root, ...replies.slice(Math.max(0, replies.length - limit))];
   }
 
   feed(sinceSeq: number, limit: number, kinds?: string[]): { posts: PostView[]; cursor: number } {

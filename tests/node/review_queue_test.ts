@@ -24,13 +24,13 @@ async function queue(ttlMs = 24 * 3_600_000) {
   return { dir, q, draft, warnings, advance: (ms: number) => now += ms };
 }
 
-Deno.test("a held draft is listed, can be edited, and is gone once taken for publishing", async () => {
+Deno.test("a held draft is listed, can be edited, and is gone once removed", async () => {
   const { q, draft } = await queue();
   const held = q.hold(draft("first"));
   assert.match(held.id, /^[0-9a-f]{12}$/);
   assert.deepEqual(q.list().map((d) => d.text), ["first"]);
   assert.equal(q.edit(held.id, "edited").text, "edited");
-  assert.equal(q.take(held.id).text, "edited");
+  q.remove(held.id);
   assert.deepEqual(q.list(), []);
   assert.throws(() => q.get(held.id), /no draft .* is waiting: see `wats agent pending`/);
 });
@@ -71,4 +71,45 @@ Deno.test("a damaged draft is reported once, kept, and does not hide the others"
   assert.equal(warnings.length, 1);
   assert.match(warnings[0], /0123456789ab\.json is unreadable .*: fix or remove the file/);
   assert.equal(await Deno.readTextFile(`${dir}/pending/0123456789ab.json`), '{"id":');
+});
+
+Deno.test("expiry applies on every read: get, edit and the CLI's read, not only list", async () => {
+  const { q, draft, advance, dir } = await queue(60_000);
+  const a = q.hold(draft("old"));
+  const b = q.hold(draft("old too"));
+  advance(61_000);
+  assert.deepEqual(q.read(), [], "`wats agent pending` does not show expired drafts");
+  assert.ok(await Deno.stat(`${dir}/pending/${a.id}.json`), "read() changes nothing");
+  assert.throws(() => q.get(a.id), /draft [0-9a-f]{12} expired after agent\.review_ttl/);
+  assert.throws(() => q.edit(b.id, "new text"), /expired after agent\.review_ttl/);
+  assert.deepEqual(
+    q.drainRejections().map((r) => r.reason),
+    [
+      "expired after agent.review_ttl without review",
+      "expired after agent.review_ttl without review",
+    ],
+  );
+  assert.throws(() => q.get(a.id), /no draft .* is waiting/);
+});
+
+Deno.test("a draft whose publishing started cannot be rejected or edited, and does not expire", async () => {
+  const { q, draft, advance } = await queue(60_000);
+  const held = q.hold(draft("approved"));
+  const signed = {
+    id: "e".repeat(64),
+    pubkey: "f".repeat(64),
+    created_at: 1,
+    kind: 4471,
+    tags: [],
+    content: "approved",
+    sig: "0".repeat(128),
+  };
+  q.markSigned(held.id, signed);
+  assert.throws(() => q.reject(held.id, "no"), /was approved as post e{64} .*approve it again/);
+  assert.throws(() => q.edit(held.id, "x"), /approve it again to finish/);
+  advance(120_000);
+  assert.deepEqual(q.get(held.id).signed, signed, "an approved draft no longer expires");
+  q.remove(held.id);
+  q.remove(held.id);
+  assert.deepEqual(q.list(), []);
 });

@@ -1,0 +1,54 @@
+/**
+ * Durations as people read them: `10m`, `1h30m`, `2d4h`, `1s200ms`. The one
+ * home of duration formatting in wats: config values, ages of drafts and the
+ * length of runs all come through here, so one reading holds everywhere.
+ *
+ * @module
+ */
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/** How much of a duration to show. */
+export interface DurationStyle {
+  /**
+   * How many units to consider, from the largest one that is not zero
+   * (`2`: `3h5m` for 3 h 5 min 12 s). Default: all, which is exact.
+   */
+  units?: number;
+  /** Count whole days as `d` (default: hours go on, `48h`). */
+  days?: boolean;
+}
+
+/**
+ * Writes milliseconds as a duration of `d`/`h`/`m`/`s`/`ms` parts, leaving out
+ * the parts that are zero: `600000` → `10m`, `5400000` → `1h30m`, `0` → `0`.
+ * The default style is exact, so the config parser reads back the same value.
+ */
+export function formatDuration(ms: number, style: DurationStyle = {}): string {
+  let rest = Math.max(0, Math.floor(ms));
+  const sizes: Array<[string, number]> = [
+    ...(style.days ? [["d", DAY] as [string, number]] : []),
+    ["h", HOUR],
+    ["m", MINUTE],
+    ["s", SECOND],
+    ["ms", 1],
+  ];
+  let out = "";
+  let left = style.units ?? Infinity;
+  for (const [unit, size] of sizes) {
+    if (left <= 0) break;
+    const n = Math.floor(rest / size);
+    rest -= n * size;
+    if (n > 0) out += `${n}${unit}`;
+    if (out !== "") left--;
+  }
+  return out === "" ? "0" : out;
+}
+
+/** An age in whole seconds, as lists show it: `45s`, `12m30s`, `3h5m`, `2d4h`. */
+export function formatAge(seconds: number): string {
+  return formatDuration(Math.max(0, Math.floor(seconds)) * SECOND, { units: 2, days: true });
+}
