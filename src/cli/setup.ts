@@ -174,9 +174,11 @@ async function registerInCodex(
     await Deno.writeTextFile(path, text);
   }
   const had = (parseToml(before) as { mcp_servers?: Record<string, unknown> }).mcp_servers?.wats;
+  const verb = had === undefined ? "registered" : "updated";
   console.log(
-    `${had === undefined ? "registered" : "updated"} wats in Codex: [mcp_servers.wats] in ${path}: ` +
-      `${entry.command} ${entry.args.join(" ")}`,
+    `${verb} wats in Codex: [mcp_servers.wats] in ${path}: ${entry.command} ${
+      entry.args.join(" ")
+    }`,
   );
 }
 

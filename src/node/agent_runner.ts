@@ -12,6 +12,7 @@ import type { Settings } from "../config/schema.ts";
 import type { DataPaths } from "../config/paths.ts";
 import { ConfigError } from "../errors.ts";
 import type { NodeStatus } from "../mcp/service.ts";
+import { reportsCost } from "../runner/budget.ts";
 import { type AnnounceDraft, markAnnounced, planAnnounce } from "../runner/announce.ts";
 import { claudeHarness } from "../runner/harnesses/claude.ts";
 import { codexHarness } from "../runner/harnesses/codex.ts";
@@ -186,9 +187,9 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
 
   const budgetLine = () => {
     const b = runner.status().budget;
-    // Codex reports no cost: its runs count against agent.max_runs_per_day instead.
-    if (codex) {
-      return `runs ${b.runsWithoutCostToday} of ${limits.runsPerDay} today (no cost reported)`;
+    if (!reportsCost(runtime)) {
+      return `runs ${b.runsWithoutCostToday} of ${limits.runsPerDay} today ` +
+        `(${runtime} reports no cost: runs count against agent.max_runs_per_day)`;
     }
     return `budget $${b.usdToday.toFixed(2)} of $${limits.usdPerDay} today, ` +
       `$${b.usdMonth.toFixed(2)} of $${limits.usdPerMonth} this month`;
@@ -241,6 +242,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
           usdPerMonth: b.limits.usdPerMonth,
           runsToday: b.runsWithoutCostToday,
           runsPerDay: b.limits.runsPerDay,
+          ...(reportsCost(runtime) ? {} : { noCost: true }),
         },
       };
     },

@@ -154,7 +154,21 @@ async function lockedRun(model: string | undefined) {
     const status = await runWats(["--data-dir", dir, "status"], { home: h.home });
     assert.equal(status.code, 0, status.stderr);
     assert.match(status.stdout, /codex lock: self-check passed .*codex-cli 0\.171\.0/);
-    assert.match(status.stdout, /runs today: 1 of 48/);
+    // Codex reports no cost: the runs count, and no $0 is shown.
+    assert.match(
+      status.stdout,
+      /^budget: codex reports no cost; runs count against agent\.max_runs_per_day$/m,
+    );
+    assert.match(status.stdout, /^runs today: 1 of 48$/m);
+    assert.doesNotMatch(status.stdout, /\$/);
+    assert.match(node.stderr(), /codex as helper · runs 0 of 48 today \(codex reports no cost/);
+    const runs = await runWats(["--data-dir", dir, "agent", "runs"], { home: h.home });
+    assert.equal(runs.code, 0, runs.stderr);
+    assert.match(
+      runs.stdout,
+      /^runs today 1 of 48 \(codex reports no cost: runs count against agent\.max_runs_per_day\)$/m,
+    );
+    assert.doesNotMatch(runs.stdout, /\$/);
     return { first };
   } finally {
     await node.stop();
