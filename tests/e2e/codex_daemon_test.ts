@@ -339,3 +339,62 @@ esac
     }
   },
 });
+
+Deno.test({
+  ...opts,
+  name:
+    "the self-check refuses a Codex whose first request is in code mode (the catalog left out), naming the tools, on stderr and in `wats status`",
+  async fn() {
+    const dir = tempDataDir();
+    const h = homeWithSecret();
+    const bin = await Deno.makeTempDir({ prefix: "wats-codex-unlocked-" });
+    // The real Codex, but every `-c model_catalog_json=…` is dropped: the lock's catalog is lost.
+    await Deno.writeTextFile(
+      `${bin}/codex`,
+      `#!/bin/bash
+args=()
+while [ $# -gt 0 ]; do
+  if [ "$1" = "-c" ] && [[ "$2" == model_catalog_json=* ]]; then shift 2; continue; fi
+  args+=("$1"); shift
+done
+exec ${codex!.join(" ")} "\${args[@]}"
+`,
+      { mode: 0o755 },
+    );
+    const mock = answeringMock();
+    try {
+      const out = await runWats(
+        ["--data-dir", dir, "node", "--agent", "codex", "--agent-profile", "helper"],
+        {
+          home: h.home,
+          env: {
+            PATH: `${bin}:${Deno.env.get("PATH")}`,
+            CODEX_HOME: h.codexHome,
+            WATS_AGENT_CODEX_BASE_URL: `${mock.url}/v1`,
+            WATS_AGENT_CODEX_MODEL: "gpt-6.2-sol",
+          },
+        },
+      );
+      assert.notEqual(out.code, 0, out.stdout);
+      assert.match(
+        out.stderr,
+        /agent\.runtime = "codex" is refused: the Codex self-check found more than the wats tools/,
+        out.stderr,
+      );
+      assert.match(
+        out.stderr,
+        /additional_tools item \(.*functions\/exec.*spawn_agent.*\): code mode/,
+      );
+      assert.match(out.stderr, /x-openai-internal-codex-responses-lite/);
+      assert.equal(mock.requests.length, 0, "the check never reaches the configured endpoint");
+      assert.doesNotMatch(out.stdout, /"event":"started"/, "the node did not start");
+
+      const status = await runWats(["--data-dir", dir, "status"], { home: h.home });
+      assert.match(status.stdout, /codex lock: REFUSED .*model gpt-6\.2-sol.*functions\/exec/);
+    } finally {
+      await mock.close();
+      await Deno.remove(bin, { recursive: true });
+      await Deno.remove(h.home, { recursive: true });
+    }
+  },
+});
