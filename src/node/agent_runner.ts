@@ -162,7 +162,10 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
     prepare: async () => {
       const p = plan(await listDataEntries(d.paths.dataDir, d.paths.runDir));
       if (p.problems.length > 0) throw new ConfigError("agent.access", p.problems.join("; "));
-      if (p.level === "inherit") return { access: { args: [], allowedTools: [] }, cwd: p.cwd };
+      // Codex takes no deny rules: its sandbox stays read-only (docs/codex.md).
+      if (codex || p.level === "inherit") {
+        return { access: { args: [], allowedTools: [] }, cwd: p.cwd };
+      }
       const settingsFile = `${configDir}/claude-settings.json`;
       await writeClaudeSettings(settingsFile, claudeSettings(p.denyRules));
       return {
@@ -204,8 +207,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
         const token = bytesToHex(crypto.getRandomValues(new Uint8Array(32)));
         tokens.set(token, "codex-self-check");
         try {
-          const p = first;
-          if (p.cwd === d.paths.runDir) Deno.mkdirSync(p.cwd, { recursive: true });
+          if (first.cwd === d.paths.runDir) Deno.mkdirSync(first.cwd, { recursive: true });
           const { result, ran } = await codex.selfCheck({
             spawn: spawnProcessGroup,
             ctx: {
@@ -216,7 +218,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
               token,
               agentProfile: d.agent.name,
               dataDir: d.paths.dataDir,
-              cwd: p.cwd,
+              cwd: first.cwd,
               configDir,
               selfCommand,
             },

@@ -19,7 +19,7 @@ import {
   type CodexProvider,
   LOCKED_CONFIG,
 } from "./codex.ts";
-import { type CodexInstall, ensureCodexCatalog } from "./codex_catalog.ts";
+import { type CodexCatalog, type CodexInstall, ensureCodexCatalog } from "./codex_catalog.ts";
 import { codexFeatureProbe, lockdownDisables } from "./codex_features.ts";
 import {
   ensureSelfCheck,
@@ -43,11 +43,11 @@ export interface CodexRuntime {
   options: CodexHarnessOptions;
   install: CodexInstall;
   /** Runs the self-check unless a passed one covers this Codex and model. */
-  selfCheck(o: { ctx: RunContext; spawn: SpawnFn }): Promise<SelfCheckRun>;
+  selfCheck(o: { ctx: RunContext; spawn: SpawnFn }): Promise<SelfCheckOutcome>;
 }
 
 /** What {@linkcode CodexRuntime.selfCheck} did. */
-export interface SelfCheckRun {
+export interface SelfCheckOutcome {
   result: SelfCheckResult;
   /** False when a passed check on file was reused. */
   ran: boolean;
@@ -94,7 +94,7 @@ export async function prepareCodexRuntime(o: {
     throw new ConfigError("agent.runtime", error);
   };
   const provider = providerOf(o.settings);
-  let catalog, known;
+  let catalog: CodexCatalog, known: string[];
   try {
     catalog = await ensureCodexCatalog({ run: o.run, program, dir: o.dir });
     known = await codexFeatureProbe(o.run)(program);
