@@ -21,6 +21,9 @@
  * Needs the pinned Claude CLI (`deno run -A tests/support/prepare.ts`).
  *
  * Run: deno run -A bench/runner_overhead.ts [--runs 5]
+ *
+ * With `--agent codex` it measures Codex instead (bench/runner_overhead_codex.ts): the same
+ * comparison against `codex exec` run directly, and the lock's cost at daemon start.
  */
 
 import { parseArgs } from "node:util";
@@ -45,9 +48,19 @@ import {
 
 const { values } = parseArgs({
   args: Deno.args,
-  options: { runs: { type: "string", default: "5" } },
+  options: {
+    runs: { type: "string", default: "5" },
+    agent: { type: "string", default: "claude" },
+    starts: { type: "string", default: "3" },
+  },
 });
 const RUNS = Number(values.runs);
+
+if (values.agent === "codex") {
+  const { codexOverhead } = await import("./runner_overhead_codex.ts");
+  await codexOverhead(RUNS, Number(values.starts));
+  Deno.exit(0);
+}
 
 const problem = cliProblem("claude");
 if (problem !== null) {

@@ -14,7 +14,7 @@ import { oneLine } from "../posts/fence.ts";
 import { type HeldDraft, ReviewQueue } from "../node/review_queue.ts";
 import { budgetOf, renderRunsTable, TranscriptRenderer } from "../runner/render.ts";
 import { isRunId, Transcripts } from "../runner/transcripts.ts";
-import type { BudgetLimits } from "../runner/budget.ts";
+import { type BudgetLimits, reportsCost } from "../runner/budget.ts";
 import type { CommandContext } from "./context.ts";
 import { callText, connectDaemon } from "./socket_client.ts";
 
@@ -83,7 +83,8 @@ function runs(ctx: CommandContext, transcripts: Transcripts): number {
   const state = readRunnerState(ctx.paths.agentDir);
   const now = Date.now();
   const budget = state ? budgetOf(transcripts.spend(now), state.limits, now) : undefined;
-  console.log(renderRunsTable(entries, budget));
+  const noCost = state && !reportsCost(state.runtime) ? state.runtime : undefined;
+  console.log(renderRunsTable(entries, budget, noCost));
   return 0;
 }
 

@@ -47,6 +47,7 @@ export async function commandInputs(id: CommandId, init: CommandInit): Promise<P
     heartbeatFile: new URL("../../HEARTBEAT.md", import.meta.url).pathname,
     listen: values.listen || undefined,
     relays: values.infra.map(hostPortOf),
+    loopbackServer: values["agent.runtime"] === "codex",
     harnesses: [
       ...(HARNESS_PROGRAMS[values["agent.runtime"]] ?? []),
       ...(values["agent.notify"] ? [notifierProgram(init.os)].filter((p): p is string => !!p) : []),

@@ -1,12 +1,15 @@
 /**
  * `wats setup claude|codex|openclaw`: the persistent form of `--agent` (ADR
  * 0011). It registers `wats mcp --profile <you>` in the MCP host, and for
- * Claude writes `agent.runtime = "claude"` (and `agent.about`) to config.toml.
+ * Claude and Codex writes `agent.runtime` (and `agent.about`) to config.toml, so
+ * that a bare `wats` runs that agent. Codex's own config.toml is edited in
+ * place: only `[mcp_servers.wats]` changes, the rest stays byte for byte.
  *
  * @module
  */
 
 import { parseArgs } from "node:util";
+import { parse as parseToml } from "smol-toml";
 import { readConfigText } from "../config/config_file.ts";
 import { setKey } from "../config/edit.ts";
 import { loadSettings } from "../config/settings.ts";
@@ -19,19 +22,22 @@ import type { CommandContext } from "./context.ts";
 /** The usage text of `wats setup`. */
 export const SETUP_HELP =
   `Usage: wats setup claude [--mcp] [--agent] [--scope user|project] [--about TEXT]
-       wats setup codex [--mcp]
-       wats setup openclaw
+       wats setup codex [--mcp] [--agent] [--about TEXT]
+       wats setup openclaw [--profile NAME]
 
   claude     register wats in Claude Code (\`claude mcp add\`: wats mcp --profile <you>)
              and set agent.runtime = "claude" in config.toml, so a bare \`wats\` runs
              your agent; --mcp or --agent does only that part
-  codex      register wats in Codex (~/.codex/config.toml, or $CODEX_HOME) for your
-             interactive sessions; the Codex runner is not in this version
-  openclaw   print the OpenClaw agent entry for wats (allow wats-agent__* only)
+  codex      register wats in Codex ([mcp_servers.wats] in ~/.codex/config.toml, or
+             $CODEX_HOME) and set agent.runtime = "codex": a bare \`wats\` runs Codex
+             locked to the wats tools (docs/codex.md); --mcp or --agent: only that part
+  openclaw   print the OpenClaw agent entry for wats: its MCP server speaks as your
+             agent profile (tools wats-agent__*, nothing else allowed)
 
   --scope    where Claude Code keeps the entry: user (default) or project
   --about    describe your agent (agent.about): its first line is the title
              of the announce other agents see
+  --profile  openclaw: the profile the entry speaks as (default: agent.profile)
 `;
 
 /** Where Codex keeps its settings. */
@@ -51,6 +57,7 @@ export async function setupCommand(ctx: CommandContext): Promise<number> {
         agent: { type: "boolean" },
         scope: { type: "string" },
         about: { type: "string" },
+        profile: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -67,6 +74,11 @@ export async function setupCommand(ctx: CommandContext): Promise<number> {
     throw new UsageError(`name one MCP host: claude, codex or openclaw\n\n${SETUP_HELP}`);
   }
   const both = !v.mcp && !v.agent;
+  if (v.profile !== undefined && host !== "openclaw") {
+    throw new UsageError(
+      `--profile is for \`wats setup openclaw\`; ${host} sessions speak as your profile`,
+    );
+  }
   const { values } = await loadSettings(ctx.paths, ctx.env, {}, ctx.user);
   const self = { command: ctx.self[0], args: ctx.self.slice(1) };
   const entry = personEntry(self, values.profile, ctx.paths.dataDir);
@@ -86,47 +98,26 @@ export async function setupCommand(ctx: CommandContext): Promise<number> {
             }`,
         );
       }
-      if (v.agent || both) {
-        await set(ctx, "agent.runtime", "claude");
-        if (v.about !== undefined) await set(ctx, "agent.about", v.about);
-        else if (values["agent.about"] === "") {
-          console.log('Describe your agent: wats config set agent.about "…" (or --about)');
-        }
-        console.log("Start the node with `wats`: it runs your agent when actionable posts arrive.");
-      }
+      if (v.agent || both) await setRuntime(ctx, "claude", v.about, values["agent.about"]);
       return 0;
     }
     case "codex": {
-      if (v.agent) {
-        throw new WatsError(
-          "setup.codex_agent",
-          "the Codex runner is not in this version: `wats setup codex --mcp` registers wats for " +
-            "your interactive Codex sessions; for a runner use `wats setup claude`",
-        );
-      }
-      const path = codexConfigPath(ctx.env);
-      const before = (await readConfigText(path)) ?? "";
-      let text = setKey(before, "mcp_servers.wats.command", entry.command, path);
-      text = setKey(text, "mcp_servers.wats.args", entry.args, path);
-      if (text === before) {
-        console.log(`Codex already has wats (${path})`);
-        return 0;
-      }
-      try {
-        await Deno.writeTextFile(path, text);
-      } catch (err) {
-        // Codex has never run here: its folder is the one grant this command has.
-        if (!(err instanceof Deno.errors.NotFound)) throw err;
-        await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true, mode: 0o700 });
-        await Deno.writeTextFile(path, text);
-      }
-      console.log(`registered wats in Codex: [mcp_servers.wats] in ${path}`);
+      if (v.mcp || both) await registerInCodex(ctx, entry);
+      if (v.agent || both) await setRuntime(ctx, "codex", v.about, values["agent.about"]);
       return 0;
     }
-    case "openclaw":
+    case "openclaw": {
+      // OpenClaw runs an agent: its wats server speaks as the agent profile.
+      const agentEntry = personEntry(
+        self,
+        v.profile ?? values["agent.profile"],
+        ctx.paths.dataDir,
+      );
       console.log(JSON.stringify(
         {
-          mcp: { servers: { "wats-agent": { command: entry.command, args: entry.args } } },
+          mcp: {
+            servers: { "wats-agent": { command: agentEntry.command, args: agentEntry.args } },
+          },
           tools: {
             allow: ["wats-agent__*"],
             deny: ["exec", "process", "write", "edit", "apply_patch"],
@@ -137,9 +128,58 @@ export async function setupCommand(ctx: CommandContext): Promise<number> {
       ));
       console.error("Add this to your OpenClaw agent's configuration; wats does not edit it.");
       return 0;
+    }
     default:
       throw new UsageError(`unknown MCP host "${host}": use claude, codex or openclaw`);
   }
+}
+
+/** Sets `agent.runtime` (and `agent.about` when given), saying what changed. */
+async function setRuntime(
+  ctx: CommandContext,
+  runtime: "claude" | "codex",
+  about: string | undefined,
+  currentAbout: string,
+): Promise<void> {
+  await set(ctx, "agent.runtime", runtime);
+  if (about !== undefined) await set(ctx, "agent.about", about);
+  else if (currentAbout === "") {
+    console.log('Describe your agent: wats config set agent.about "…" (or --about)');
+  }
+  console.log("Start the node with `wats`: it runs your agent when actionable posts arrive.");
+}
+
+/**
+ * Adds or updates `[mcp_servers.wats]` in Codex's config.toml; every other byte stays.
+ * Requires read and write on that file (or its folder when Codex has never run).
+ */
+async function registerInCodex(
+  ctx: CommandContext,
+  entry: { command: string; args: string[] },
+): Promise<void> {
+  const path = codexConfigPath(ctx.env);
+  const before = (await readConfigText(path)) ?? "";
+  let text = setKey(before, "mcp_servers.wats.command", entry.command, path);
+  text = setKey(text, "mcp_servers.wats.args", entry.args, path);
+  if (text === before) {
+    console.log(`Codex already has wats (${path}); nothing changed`);
+    return;
+  }
+  try {
+    await Deno.writeTextFile(path, text);
+  } catch (err) {
+    // Codex has never run here: its folder is the one grant this command has.
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+    await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true, mode: 0o700 });
+    await Deno.writeTextFile(path, text);
+  }
+  const had = (parseToml(before) as { mcp_servers?: Record<string, unknown> }).mcp_servers?.wats;
+  const verb = had === undefined ? "registered" : "updated";
+  console.log(
+    `${verb} wats in Codex: [mcp_servers.wats] in ${path}: ${entry.command} ${
+      entry.args.join(" ")
+    }`,
+  );
 }
 
 async function set(ctx: CommandContext, key: string, value: string): Promise<void> {

@@ -10,13 +10,15 @@ import { UsageError } from "../errors.ts";
 import { safetyNotices } from "../safety/notices.ts";
 import type { CommandContext } from "./context.ts";
 import { callText, connectDaemon, NoDaemonError } from "./socket_client.ts";
+import { codexStateDir, selfCheckStatusLine } from "../runner/harnesses/codex_lock.ts";
 
 /** The usage text of `wats status`. */
 export const STATUS_HELP = `Usage: wats status [--data-dir DIR]
 
 Shows the running node: its id, profiles, data directory, agent runtime, budget
 spent and left, drafts waiting for review, halt state, and any safety setting
-changed since \`wats config ack\`. Exits 1 when no daemon runs.
+changed since \`wats config ack\`. With Codex, the result of the lock's self-check
+(docs/codex.md), also when no daemon runs. Exits 1 when no daemon runs.
 `;
 
 /** Runs `wats status`. */
@@ -33,12 +35,20 @@ export async function statusCommand(ctx: CommandContext): Promise<number> {
     if (!(err instanceof NoDaemonError)) throw err;
     console.log(`no daemon runs on ${ctx.paths.dataDir}: start it with \`wats\``);
     for (const n of await safetyNotices(ctx.paths, ctx.env, ctx.user)) console.log(`! ${n}`);
+    printCodexLock(ctx);
     return 1;
   }
   try {
     console.log(await callText(session, "status"));
+    printCodexLock(ctx);
     return 0;
   } finally {
     await session.close();
   }
+}
+
+/** The Codex lock's self-check result, when the daemon wrote one (docs/codex.md). */
+function printCodexLock(ctx: CommandContext): void {
+  const line = selfCheckStatusLine(codexStateDir(ctx.paths.agentDir));
+  if (line !== undefined) console.log(line);
 }

@@ -61,6 +61,9 @@ export interface Settings {
   "agent.caps": string[];
   "agent.loop_max_exchanges": number;
   "agent.wakes_per_author_per_hour": number;
+  "agent.codex_model": string;
+  "agent.codex_base_url": string;
+  "agent.codex_env_key": string;
   "halt.accept": string[];
 }
 
@@ -80,6 +83,8 @@ export interface SettingSpec<K extends SettingKey = SettingKey> {
   allowed?: readonly string[];
   /** int/number: the smallest allowed value; duration: the smallest in ms. */
   min?: number;
+  /** string: a pattern the text must match, and what it means (`must be …`). */
+  match?: { re: RegExp; requirement: string };
   /** list: what each item must be. */
   item?: "author-key" | "name";
   /** A safety setting: a change is flagged until `wats config ack` (ADR 0011). */
@@ -291,6 +296,34 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
     safety: true,
     description: "Cap on wakes caused by one author per hour; 0: unlimited.",
   },
+  "agent.codex_model": {
+    type: "string",
+    default: "",
+    defaultNote: "Codex's own default",
+    match: {
+      re: /^([A-Za-z0-9][A-Za-z0-9._:/-]*)?$/,
+      requirement: "must be a model slug or empty",
+    },
+    safety: false,
+    description: 'The Codex model (`-m`), e.g. "gpt-5.5"; empty: Codex\'s default.',
+  },
+  "agent.codex_base_url": {
+    type: "string",
+    default: "",
+    match: {
+      re: /^(https?:\/\/[^\s"\\]+)?$/,
+      requirement: "must be an http:// or https:// URL (e.g. https://host/v1) or empty",
+    },
+    safety: false,
+    description: "A Responses API URL for Codex instead of its default, e.g. https://host/v1.",
+  },
+  "agent.codex_env_key": {
+    type: "string",
+    default: "",
+    match: { re: /^([A-Za-z_][A-Za-z0-9_]*)?$/, requirement: "must be a variable name or empty" },
+    safety: false,
+    description: "The variable that holds the key for agent.codex_base_url (a name, not the key).",
+  },
   "halt.accept": {
     type: "list",
     item: "author-key",
@@ -377,7 +410,7 @@ export class InvalidValue extends Error {
 export function requirement(spec: SettingSpec): string {
   switch (spec.type) {
     case "string":
-      return "must be text";
+      return spec.match?.requirement ?? "must be text";
     case "bool":
       return "must be true or false";
     case "int":
@@ -419,7 +452,7 @@ export function fileHint(spec: SettingSpec): string {
 export function parseText(spec: SettingSpec, text: string, home?: string): SettingValue {
   switch (spec.type) {
     case "string":
-      return text;
+      return checkString(spec, text);
     case "bool": {
       const t = text.trim().toLowerCase();
       if (["true", "1", "yes", "on"].includes(t)) return true;
@@ -460,7 +493,7 @@ export function parseToml(spec: SettingSpec, value: unknown, home?: string): Set
   switch (spec.type) {
     case "string":
       if (typeof value !== "string") throw wrong();
-      return value;
+      return checkString(spec, value);
     case "bool":
       if (typeof value !== "boolean") throw wrong();
       return value;
@@ -486,6 +519,11 @@ export function parseToml(spec: SettingSpec, value: unknown, home?: string): Set
       if (typeof value !== "string") throw wrong();
       return checkPath(spec, value.trim(), home);
   }
+}
+
+function checkString(spec: SettingSpec, text: string): string {
+  if (spec.match && !spec.match.re.test(text)) throw new InvalidValue(requirement(spec));
+  return text;
 }
 
 function checkNumber(spec: SettingSpec, n: number): number {

@@ -120,7 +120,14 @@ export function formatStatus(s: NodeStatus): string {
   } else {
     lines.push("halted: no");
   }
-  if (s.budget) {
+  if (s.budget?.noCost) {
+    const b = s.budget;
+    lines.push(
+      `budget: ${s.agent?.runtime ?? "the agent"} reports no cost; runs count against ` +
+        `agent.max_runs_per_day`,
+      `runs today: ${b.runsToday} of ${b.runsPerDay}`,
+    );
+  } else if (s.budget) {
     const b = s.budget;
     lines.push(
       `budget today: $${usd(b.usdToday)} of $${usd(b.usdPerDay)} spent, $${

@@ -114,6 +114,8 @@ export interface NodeStatus {
     usdPerMonth: number;
     runsToday: number;
     runsPerDay: number;
+    /** The runtime reports no cost (Codex): only the runs count, against `runsPerDay`. */
+    noCost?: boolean;
   } | null;
   storedPosts: number;
   /** The network side: relay connections, the outbox, the relay endpoint. */

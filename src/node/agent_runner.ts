@@ -12,8 +12,12 @@ import type { Settings } from "../config/schema.ts";
 import type { DataPaths } from "../config/paths.ts";
 import { ConfigError } from "../errors.ts";
 import type { NodeStatus } from "../mcp/service.ts";
+import { reportsCost } from "../runner/budget.ts";
 import { type AnnounceDraft, markAnnounced, planAnnounce } from "../runner/announce.ts";
 import { claudeHarness } from "../runner/harnesses/claude.ts";
+import { codexHarness } from "../runner/harnesses/codex.ts";
+import { type CodexRuntime, prepareCodexRuntime } from "../runner/harnesses/codex_runtime.ts";
+import { codexStateDir } from "../runner/harnesses/codex_lock.ts";
 import { ensureClaudeRegistration, personEntry } from "../runner/harnesses/claude_registration.ts";
 import { type RunnerLog, systemClock, systemTimers } from "../runner/ports.ts";
 import { readHeartbeatTemplate } from "../runner/prompt.ts";
@@ -56,24 +60,21 @@ export interface AgentRunner {
   runOfToken(token: string): string | undefined;
   /** The runner's part of the MCP status. */
   status(): Pick<NodeStatus, "agent" | "budget">;
+  /**
+   * Starts the runner; the daemon calls it once mcp.sock serves. For Codex it first runs the
+   * lock's self-check (docs/codex.md), which needs the socket, and throws when it fails.
+   */
+  ready(): Promise<void>;
   stop(): Promise<void>;
 }
 
 /** Runtimes the runner can run today. */
-const SUPPORTED: ReadonlySet<string> = new Set(["claude"]);
+const SUPPORTED: ReadonlySet<string> = new Set(["claude", "codex"]);
 
 /** Builds and starts the runner. Throws a `ConfigError` the user can act on. */
 export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner> {
   const s = d.settings;
   const runtime = s["agent.runtime"];
-  if (runtime === "codex") {
-    throw new ConfigError(
-      "agent.runtime",
-      'agent.runtime = "codex" is not enabled in this version: Codex 0.171 runs its models with a ' +
-        "JavaScript exec tool that cannot be switched off, so a run could not be limited to the " +
-        'wats tools (docs/codex.md). Use "claude", or "none" to run the node without an agent.',
-    );
-  }
   if (!SUPPORTED.has(runtime)) {
     throw new ConfigError(
       "agent.runtime",
@@ -97,19 +98,30 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
     throw new ConfigError("agent.access", first.problems.join("\n"));
   }
 
+  // Codex: the locked catalog and the feature probe, or a refusal with the reason.
+  const codex: CodexRuntime | undefined = runtime === "codex"
+    ? await prepareCodexRuntime({
+      run: runCommand,
+      dir: codexStateDir(d.paths.agentDir),
+      settings: s,
+    })
+    : undefined;
+
   // ADR 0011: register wats in Claude Code when the entry is missing or
   // different, and say nothing otherwise.
   const selfCommand = { command: d.self[0], args: d.self.slice(1) };
-  try {
-    const r = await ensureClaudeRegistration({
-      run: runCommand,
-      entry: personEntry(selfCommand, d.person.name, d.paths.dataDir),
-    });
-    if (r.action !== "unchanged") {
-      d.log.info(`registered wats in Claude Code (${r.action}, scope ${r.scope})`);
+  if (runtime === "claude") {
+    try {
+      const r = await ensureClaudeRegistration({
+        run: runCommand,
+        entry: personEntry(selfCommand, d.person.name, d.paths.dataDir),
+      });
+      if (r.action !== "unchanged") {
+        d.log.info(`registered wats in Claude Code (${r.action}, scope ${r.scope})`);
+      }
+    } catch (err) {
+      d.log.warn(`could not register wats in Claude Code: ${(err as Error).message}`);
     }
-  } catch (err) {
-    d.log.warn(`could not register wats in Claude Code: ${(err as Error).message}`);
   }
 
   const announce = planAnnounce(s["agent.about"], s["agent.caps"], d.store);
@@ -135,7 +147,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
     timers: systemTimers,
     log: d.log,
     store: d.store,
-    harness: claudeHarness(),
+    harness: codex ? codexHarness(codex.options) : claudeHarness(),
     spawn: spawnProcessGroup,
     transcripts: new Transcripts({ runsDir: d.paths.runsDir, runsIndex: d.paths.runsIndex }),
     settings: s,
@@ -150,7 +162,10 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
     prepare: async () => {
       const p = plan(await listDataEntries(d.paths.dataDir, d.paths.runDir));
       if (p.problems.length > 0) throw new ConfigError("agent.access", p.problems.join("; "));
-      if (p.level === "inherit") return { access: { args: [], allowedTools: [] }, cwd: p.cwd };
+      // Codex takes no deny rules: its sandbox stays read-only (docs/codex.md).
+      if (codex || p.level === "inherit") {
+        return { access: { args: [], allowedTools: [] }, cwd: p.cwd };
+      }
       const settingsFile = `${configDir}/claude-settings.json`;
       await writeClaudeSettings(settingsFile, claudeSettings(p.denyRules));
       return {
@@ -172,10 +187,13 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
     rejections: () => d.review.drainRejections(),
   });
   const unsubscribe = d.store.onInsert((posts) => runner.onPosts(posts));
-  runner.start();
 
   const budgetLine = () => {
     const b = runner.status().budget;
+    if (!reportsCost(runtime)) {
+      return `runs ${b.runsWithoutCostToday} of ${limits.runsPerDay} today ` +
+        `(${runtime} reports no cost: runs count against agent.max_runs_per_day)`;
+    }
     return `budget $${b.usdToday.toFixed(2)} of $${limits.usdPerDay} today, ` +
       `$${b.usdMonth.toFixed(2)} of $${limits.usdPerMonth} this month`;
   };
@@ -183,6 +201,38 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
     runner,
     bannerLines: [`${runtime} as ${d.agent.name} · ${budgetLine()}`, ...first.bannerLines],
     runOfToken: (token) => tokens.get(token),
+    ready: async () => {
+      if (codex) {
+        // The self-check's `wats mcp` speaks as a runner session, like a run's.
+        const token = bytesToHex(crypto.getRandomValues(new Uint8Array(32)));
+        tokens.set(token, "codex-self-check");
+        try {
+          if (first.cwd === d.paths.runDir) Deno.mkdirSync(first.cwd, { recursive: true });
+          const { result, ran } = await codex.selfCheck({
+            spawn: spawnProcessGroup,
+            ctx: {
+              runId: "codex-self-check",
+              prompt: "",
+              maxTurns: s["agent.max_turns"],
+              maxBudgetUsd: 0,
+              token,
+              agentProfile: d.agent.name,
+              dataDir: d.paths.dataDir,
+              cwd: first.cwd,
+              configDir,
+              selfCommand,
+            },
+          });
+          d.log.info(
+            `Codex lock ${ran ? "checked" : "already checked"} for ${codex.install.version}: ` +
+              `the model sees only ${result.tools.join(", ")}`,
+          );
+        } finally {
+          tokens.delete(token);
+        }
+      }
+      runner.start();
+    },
     status: () => {
       const b = runner.status().budget;
       return {
@@ -194,6 +244,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
           usdPerMonth: b.limits.usdPerMonth,
           runsToday: b.runsWithoutCostToday,
           runsPerDay: b.limits.runsPerDay,
+          ...(reportsCost(runtime) ? {} : { noCost: true }),
         },
       };
     },

@@ -172,6 +172,8 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
       log: (level, msg, fields) => logger[level === "warn" ? "warn" : level](msg, fields ?? {}),
     });
     cleanups.unshift(() => mcp.close());
+    // The runner starts once the socket serves: Codex's self-check needs it.
+    await agentRunner?.ready();
     const network = await startNetwork({
       settings: {
         infra: settings.infra,

@@ -19,6 +19,15 @@ export interface BudgetLimits {
   runsPerDay: number;
 }
 
+/**
+ * Whether a runtime's harness reports what a run cost. Codex reports tokens, never a price, so
+ * its runs count against `agent.max_runs_per_day` only, and the banner, `wats status` and
+ * `wats agent runs` say so rather than show $0.
+ */
+export function reportsCost(runtime: string): boolean {
+  return runtime !== "codex";
+}
+
 /** One finished run as the ledger counts it. */
 export interface SpendRecord {
   /** When the run ended, ms since the epoch: the window it counts in. */

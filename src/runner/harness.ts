@@ -69,7 +69,12 @@ export type RunEvent =
   | { type: "tool_result"; id?: string; text: string; isError: boolean }
   | { type: "cost"; usd: number }
   | { type: "turns"; turns: number }
-  | { type: "error"; message: string };
+  | { type: "error"; message: string }
+  /**
+   * The harness saw something that must not go on (e.g. a Codex tool outside the lock): the
+   * runner kills the run at once, and the parser's verdict says why.
+   */
+  | { type: "stop"; reason: string };
 
 /** How a run ended, as the harness judges it. */
 export interface RunResult {

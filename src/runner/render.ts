@@ -120,7 +120,12 @@ export function budgetOf(
 }
 
 /** `wats agent runs`: one row per run, oldest first, then the spend against the budget. */
-export function renderRunsTable(entries: readonly RunIndexEntry[], budget?: BudgetState): string {
+export function renderRunsTable(
+  entries: readonly RunIndexEntry[],
+  budget?: BudgetState,
+  /** The runtime, when its harness reports no cost (Codex): then only runs are counted. */
+  noCostRuntime?: string,
+): string {
   const head = ["RUN", "STARTED (UTC)", "TRIGGER", "EVENTS", "STATUS", "DURATION", "TURNS", "COST"];
   const rows = entries.map((e) => [
     e.id,
@@ -135,7 +140,13 @@ export function renderRunsTable(entries: readonly RunIndexEntry[], budget?: Budg
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const fmt = (r: string[]) => r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd();
   const lines = entries.length === 0 ? ["no runs yet"] : [fmt(head), ...rows.map(fmt)];
-  if (budget) {
+  if (budget && noCostRuntime !== undefined) {
+    lines.push(
+      "",
+      `runs today ${budget.runsWithoutCostToday} of ${budget.limits.runsPerDay} ` +
+        `(${noCostRuntime} reports no cost: runs count against agent.max_runs_per_day)`,
+    );
+  } else if (budget) {
     const l = budget.limits;
     lines.push(
       "",
@@ -145,13 +156,13 @@ export function renderRunsTable(entries: readonly RunIndexEntry[], budget?: Budg
         usd(l.usdPerMonth)
       } · runs without a cost today ${budget.runsWithoutCostToday} of ${l.runsPerDay}`,
     );
-    if (budget.blocked) {
-      lines.push(
-        `paused: ${budget.blocked.reason} until ${
-          shortTime(new Date(budget.blocked.resetsAt).toISOString())
-        }`,
-      );
-    }
+  }
+  if (budget?.blocked) {
+    lines.push(
+      `paused: ${budget.blocked.reason} until ${
+        shortTime(new Date(budget.blocked.resetsAt).toISOString())
+      }`,
+    );
   }
   return lines.join("\n");
 }

@@ -618,7 +618,10 @@ export class Runner {
       const parser = o.harness.parser();
       for await (const line of proc.lines) {
         writer.line(line);
-        for (const ev of parser.push(line)) this.#logEvent(ctx.runId, ev);
+        for (const ev of parser.push(line)) {
+          this.#logEvent(ctx.runId, ev);
+          if (ev.type === "stop") proc.kill();
+        }
       }
       const st = await proc.status;
       o.timers.clearTimer(timeout);

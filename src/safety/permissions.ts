@@ -54,12 +54,20 @@ export interface PermissionInputs {
   relays?: string[];
   /** Daemon: the harness programs it may spawn (`claude`, `codex`, ACP commands). */
   harnesses?: string[];
+  /**
+   * Daemon with Codex: listen on an ephemeral loopback port (`127.0.0.1:0`), for the Codex
+   * lock's self-check server. It connects nowhere with it (docs/codex.md).
+   */
+  loopbackServer?: boolean;
   /** `agent approve --edit`: the editor it runs and the one temp file it writes. */
   editor?: string;
   editFile?: string;
   /** Setup: the MCP host config files it reads and writes. */
   hostConfigs?: string[];
 }
+
+/** The grant to listen on an ephemeral port of 127.0.0.1 (and to nothing else). */
+export const LOOPBACK_EPHEMERAL = "127.0.0.1:0";
 
 const NONE: PermissionSet = {
   read: [],
@@ -107,6 +115,7 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
           ...sock.net,
           ...(inputs.listen ? [inputs.listen] : []),
           ...(inputs.relays ?? []),
+          ...(inputs.loopbackServer ? [LOOPBACK_EPHEMERAL] : []),
         ]),
         // `kill` signals a run's whole process group on timeout or halt.
         run: unique([...(inputs.harnesses ?? []), "git", "kill"]),

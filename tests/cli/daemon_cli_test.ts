@@ -113,15 +113,14 @@ Deno.test("Ctrl-C in a terminal running `deno task wats` stops the node cleanly,
   await Deno.remove(home, { recursive: true });
 });
 
-Deno.test("--agent codex is refused with the reason and what to use instead; nothing is left running", async () => {
+Deno.test("--agent codex without a Codex on PATH is refused with the reason; nothing is left running", async () => {
   const dir = tempDataDir();
-  const r = await runWats(["--data-dir", dir, "--agent", "codex"]);
+  const r = await runWats(["--data-dir", dir, "--agent", "codex"], {
+    env: { PATH: "/nonexistent" },
+  });
   assert.equal(r.code, 1);
   assert.equal(r.stdout, "");
-  assert.match(
-    r.stderr,
-    /agent\.runtime = "codex" is not enabled in this version: .*docs\/codex\.md.*Use "claude"/,
-  );
+  assert.match(r.stderr, /agent\.runtime = "codex" is refused: .*codex.*not on PATH/);
   assert.equal(await exists(`${dir}/daemon.lock`), false, "the lock is released");
   assert.equal(await exists(`${dir}/mcp.sock`), false);
 });

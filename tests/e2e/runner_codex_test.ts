@@ -30,6 +30,7 @@ import { Store } from "../../src/store/store.ts";
 import { Runner } from "../../src/runner/scheduler.ts";
 import { codexHarness, type CodexProvider } from "../../src/runner/harnesses/codex.ts";
 import { codexFeatureProbe, lockdownDisables } from "../../src/runner/harnesses/codex_features.ts";
+import { ensureCodexCatalog } from "../../src/runner/harnesses/codex_catalog.ts";
 import type { SelfCommand } from "../../src/runner/harness.ts";
 import type { CommandRunner } from "../../src/runner/spawn.ts";
 import { spawnProcessGroup } from "../../src/runner/spawn.ts";
@@ -111,12 +112,20 @@ async function codexRunner(o: {
   agentKey: string;
   profile: string;
   selfCommand: SelfCommand;
+  /** Leave the shell on: a run that breaks the lock. */
+  shellOn?: boolean;
 }): Promise<Runner> {
   const paths = dataPaths(o.dataDir);
   await Deno.mkdir(paths.agentDir, { recursive: true });
   const env = codexEnv(o.root);
   const program = cliPath("codex");
   const known = await codexFeatureProbe(commandRunner(env))(program);
+  const catalog = await ensureCodexCatalog({
+    run: commandRunner(env),
+    program,
+    dir: `${paths.agentDir}/codex`,
+  });
+  const disable = lockdownDisables(known).filter((f) => !(o.shellOn && f === "shell_tool"));
   return new Runner({
     clock: systemClock,
     timers: systemTimers,
@@ -124,7 +133,8 @@ async function codexRunner(o: {
     store: o.store,
     harness: codexHarness({
       program,
-      disable: lockdownDisables(known),
+      catalog: catalog.path,
+      disable,
       model: MOCK_MODEL,
       provider: provider(o.mock),
     }),
@@ -279,6 +289,85 @@ Deno.test({
       assert.match(last.error!, /required MCP servers failed to initialize: wats/, last.error);
       assert.doesNotMatch(last.error!, /Stack backtrace|<unknown>/, "the reason, not frames");
       assert.equal(mock.responses().length, 0, "no model call without the wats tools");
+    } finally {
+      off();
+      await runner.stop();
+      store.close();
+      await mock.close();
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  ...opts,
+  name:
+    'a run whose event stream shows a shell command is stopped at once and recorded as failed with "lock broken"',
+  async fn() {
+    const root = await Deno.makeTempDir({ prefix: "wats-codex-" });
+    const paths = dataPaths(`${root}/data`);
+    await Deno.mkdir(paths.agentDir, { recursive: true });
+    const store = Store.open(paths.store);
+    // The model asks for a long shell command; its output must never come back.
+    // (With shell_tool on, Codex 0.171 offers it as `exec_command`.)
+    const mock = startMockOpenAI({
+      rules: [
+        {
+          when: (req) => req.input.some((i) => i.type === "function_call_output"),
+          reply: text("Done."),
+        },
+        {
+          when: hasTool(undefined, "exec_command"),
+          reply: functionCall(undefined, "exec_command", { cmd: "sleep 60" }),
+        },
+      ],
+    });
+    const secret = crypto.getRandomValues(new Uint8Array(32));
+    const agent = deriveProfileKey(secret, "helper");
+    const [self, ...selfArgs] = watsCommand();
+    const runner = await codexRunner({
+      dataDir: paths.dataDir,
+      root,
+      store,
+      mock,
+      agentKey: agent.pubkey,
+      profile: "helper",
+      selfCommand: { command: self, args: selfArgs },
+      shellOn: true,
+    });
+    const off = store.onInsert((posts) => runner.onPosts(posts));
+    runner.start();
+    try {
+      store.insert([
+        buildPost({
+          kind: "ask",
+          text: "Anyone?",
+          title: "Q",
+          createdAt: Math.floor(Date.now() / 1000),
+        }, deriveProfileKey(secret, "bob").secret),
+      ]);
+      await waitFor("the run", () => runner.status().lastRun !== undefined, 120_000);
+      const last = runner.status().lastRun!;
+      assert.equal(last.status, "error", JSON.stringify(last));
+      assert.match(
+        last.error!,
+        /^lock broken: Codex started a shell command \(.*sleep.*60/,
+        last.error,
+      );
+      // Stopped at the command's start: its result never reached the model.
+      assert.equal(mock.responses().length, 1, "no request after the shell command");
+      const transcript = jsonLines(`${paths.runsDir}/${last.id}.jsonl`);
+      assert.ok(transcript.some((l) =>
+        l.type === "item.started" &&
+        (l.item as Record<string, unknown>).type === "command_execution"
+      ));
+      assert.ok(
+        !transcript.some((l) =>
+          l.type === "item.completed" &&
+          (l.item as Record<string, unknown>).type === "command_execution"
+        ),
+        "the command did not complete",
+      );
     } finally {
       off();
       await runner.stop();

@@ -26,6 +26,9 @@ import {
 import type { RunContext, RunEvent } from "../../src/runner/harness.ts";
 import { ConfigError, HarnessError } from "../../src/errors.ts";
 
+/** A locked catalog's path (codex_catalog.ts). */
+const CATALOG = "/data/agent/codex/catalog-0123.json";
+
 function ctx(over: Partial<RunContext> = {}): RunContext {
   return {
     runId: "r1",
@@ -62,7 +65,10 @@ function overrides(args: string[]): Map<string, unknown> {
 // ---- the command -------------------------------------------------------------
 
 Deno.test("a run is codex exec --json --ephemeral, locked down, with the prompt on stdin", () => {
-  const cmd = codexHarness({ disable: ["shell_tool", "unbounded_connection_retries"] })
+  const cmd = codexHarness({
+    catalog: CATALOG,
+    disable: ["shell_tool", "unbounded_connection_retries"],
+  })
     .command(ctx());
   assert.equal(cmd.program, "codex");
   assert.equal(cmd.cwd, "/data/agent/run");
@@ -72,6 +78,7 @@ Deno.test("a run is codex exec --json --ephemeral, locked down, with the prompt 
     "exec",
     "--json",
     "--ephemeral",
+    "--strict-config",
     "--ignore-user-config",
     "--ignore-rules",
     "--skip-git-repo-check",
@@ -81,6 +88,8 @@ Deno.test("a run is codex exec --json --ephemeral, locked down, with the prompt 
     "read-only",
     "-c",
     'approval_policy="never"',
+    "-c",
+    'model_catalog_json="/data/agent/codex/catalog-0123.json"',
     "--disable",
     "shell_tool",
     "--disable",
@@ -108,7 +117,9 @@ Deno.test("a run is codex exec --json --ephemeral, locked down, with the prompt 
 });
 
 Deno.test("the run token travels in Codex's environment, never on the command line", () => {
-  const cmd = codexHarness({ disable: [] }).command(ctx({ token: "secret-token" }));
+  const cmd = codexHarness({ catalog: CATALOG, disable: [] }).command(
+    ctx({ token: "secret-token" }),
+  );
   assert.equal(cmd.env.WATS_RUN_TOKEN, "secret-token");
   assert.equal(cmd.env.RUST_BACKTRACE, "0", "a failure's stderr tail shows the reason");
   assert.ok(!cmd.args.some((a) => a.includes("secret-token")));
@@ -117,7 +128,7 @@ Deno.test("the run token travels in Codex's environment, never on the command li
 });
 
 Deno.test("without a token no token variable is set or forwarded", () => {
-  const cmd = codexHarness({ disable: [] }).command(ctx({ token: undefined }));
+  const cmd = codexHarness({ catalog: CATALOG, disable: [] }).command(ctx({ token: undefined }));
   assert.equal(cmd.env.WATS_RUN_TOKEN, undefined);
   const vars = overrides(cmd.args).get("mcp_servers.wats.env_vars") as string[];
   assert.ok(!vars.includes("WATS_RUN_TOKEN"));
@@ -127,7 +138,7 @@ Deno.test("without a token no token variable is set or forwarded", () => {
 Deno.test("the sandbox stays read-only and the access flags of Claude are not used", () => {
   const args = codexArgs(
     ctx({ access: { args: ["--tools", "Bash"], allowedTools: ["Bash"] }, settingsFile: "/s.json" }),
-    { disable: [] },
+    { catalog: CATALOG, disable: [] },
   );
   assert.equal(args[args.indexOf("-s") + 1], "read-only");
   assert.ok(!args.includes("--tools") && !args.includes("Bash") && !args.includes("/s.json"));
@@ -135,6 +146,7 @@ Deno.test("the sandbox stays read-only and the access flags of Claude are not us
 
 Deno.test("the model and extra forwarded variables are passed when given", () => {
   const args = codexArgs(ctx(), {
+    catalog: CATALOG,
     disable: [],
     model: "gpt-x",
     forwardEnv: ["MY_VAR", "DENO_DIR"],
@@ -147,7 +159,7 @@ Deno.test("the model and extra forwarded variables are passed when given", () =>
 
 Deno.test("a feature that is not in the lock-down list is refused", () => {
   assert.throws(
-    () => codexArgs(ctx(), { disable: ["shell_tool", "fast_mode"] }),
+    () => codexArgs(ctx(), { catalog: CATALOG, disable: ["shell_tool", "fast_mode"] }),
     (e) => e instanceof ConfigError && /fast_mode/.test(e.message),
   );
 });
@@ -188,6 +200,7 @@ Deno.test("paths with spaces, quotes, backslashes and control characters survive
 
 Deno.test("every -c value of a run parses as TOML (Codex would take a bad one as a raw string)", () => {
   const args = codexArgs(ctx({ dataDir: "/a b" }), {
+    catalog: "/a b/agent/codex/catalog.json",
     disable: [],
     provider: { id: "mine", baseUrl: "http://127.0.0.1:9/v1", envKey: "MY_KEY" },
   });
@@ -456,7 +469,7 @@ Deno.test("a completed turn with a non-zero exit code is not ok", () => {
   });
 });
 
-Deno.test("a shell command (if one ever runs) is shown as a tool call with its output", () => {
+Deno.test("a shell command (if one ever runs) is shown as a tool call and stops the run: the lock is broken", () => {
   const { events } = parseAll([
     '{"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"/bin/bash -lc \'cat /etc/hostname\'","aggregated_output":"","exit_code":null,"status":"in_progress"}}',
     '{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"/bin/bash -lc \'cat /etc/hostname\'","aggregated_output":"vm\\n","exit_code":0,"status":"completed"}}',
@@ -467,6 +480,13 @@ Deno.test("a shell command (if one ever runs) is shown as a tool call with its o
       id: "item_1",
       name: "shell",
       args: { command: "/bin/bash -lc 'cat /etc/hostname'" },
+    },
+    {
+      type: "stop",
+      reason:
+        "lock broken: Codex started a shell command (\"/bin/bash -lc 'cat /etc/hostname'\") " +
+        "(a command_execution item), which the locked run does not offer; the run was stopped. " +
+        "Check `wats status` and docs/codex.md",
     },
     { type: "tool_result", id: "item_1", text: "vm\n", isError: false },
   ]);

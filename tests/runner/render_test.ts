@@ -113,3 +113,30 @@ Deno.test("runs shows a table with the spend against the budget", () => {
   );
   assert.equal(renderRunsTable([]), "no runs yet");
 });
+
+Deno.test("for a runtime that reports no cost (Codex) the runs table counts runs and shows no $0", () => {
+  const now = Date.parse("2026-10-15T13:00:00Z");
+  const entries: RunIndexEntry[] = [{
+    id: "20261015T120000123Z-a1b2c3",
+    trigger: "events",
+    events: 1,
+    started_at: "2026-10-15T12:00:00.123Z",
+    ended_at: "2026-10-15T12:00:02.000Z",
+    harness: "codex",
+    status: "ok",
+    exit_code: 0,
+    duration_ms: 1877,
+    turns: 2,
+  }];
+  const budget = budgetOf([{ at: Date.parse(entries[0].ended_at) }], {
+    usdPerDay: 2,
+    usdPerMonth: 20,
+    runsPerDay: 48,
+  }, now);
+  const text = renderRunsTable(entries, budget, "codex");
+  assert.equal(
+    text.split("\n").at(-1),
+    "runs today 1 of 48 (codex reports no cost: runs count against agent.max_runs_per_day)",
+  );
+  assert.doesNotMatch(text, /\$/);
+});

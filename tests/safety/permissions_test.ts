@@ -201,6 +201,32 @@ Deno.test("the daemon writes its store, key, agent dir and socket, never config.
   }
 });
 
+Deno.test("a Codex daemon may listen on an ephemeral loopback port for its self-check, nothing more", async () => {
+  const f = await fixture();
+  try {
+    await Deno.remove(f.paths.socket).catch(() => {});
+    // A port something listens on, to prove the grant does not reach it.
+    const other = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (other.addr as Deno.NetAddr).port;
+    try {
+      const codex = { ...f.inputs, harnesses: ["codex"], loopbackServer: true };
+      await expect("daemon", codex, [
+        [{ op: "tcp-listen", hostname: "127.0.0.1", port: 0 }, "ok"],
+        [{ op: "tcp-listen", hostname: "127.0.0.1", port: 18123 }, "NotCapable"],
+        [{ op: "tcp-listen", hostname: "0.0.0.0", port: 0 }, "NotCapable"],
+        [{ op: "tcp", hostname: "127.0.0.1", port }, "NotCapable"],
+      ]);
+      await expect("daemon", { ...f.inputs, harnesses: ["claude"] }, [
+        [{ op: "tcp-listen", hostname: "127.0.0.1", port: 0 }, "NotCapable"],
+      ]);
+    } finally {
+      other.close();
+    }
+  } finally {
+    await f.close();
+  }
+});
+
 Deno.test("`wats mcp` connects to the socket and may start its own program, nothing else", async () => {
   const f = await fixture();
   try {

@@ -12,6 +12,7 @@ export type Probe =
   | { op: "connect"; path: string }
   | { op: "listen"; path: string }
   | { op: "tcp"; hostname: string; port: number }
+  | { op: "tcp-listen"; hostname: string; port: number }
   | { op: "env"; name: string };
 
 async function attempt(p: Probe): Promise<string> {
@@ -38,6 +39,9 @@ async function attempt(p: Probe): Promise<string> {
         break;
       case "tcp":
         (await Deno.connect({ hostname: p.hostname, port: p.port })).close();
+        break;
+      case "tcp-listen":
+        Deno.listen({ hostname: p.hostname, port: p.port }).close();
         break;
       case "env":
         Deno.env.get(p.name);

@@ -16,8 +16,11 @@
  * back in `input` followed by `{type: "function_call_output", call_id,
  * output}`. Model slugs Codex knows may move tools elsewhere (behind
  * `tool_search`, or inside a JavaScript `exec` tool listed in an
- * `additional_tools` input item); an unknown slug (e.g. {@linkcode MOCK_MODEL})
- * gets the plain namespaced functions, which is what these helpers read.
+ * `additional_tools` input item, with the header
+ * `x-openai-internal-codex-responses-lite`); an unknown slug (e.g.
+ * {@linkcode MOCK_MODEL}), and every slug under wats's locked model catalog
+ * (docs/codex.md), gets the plain namespaced functions, which is what these
+ * helpers read. Request headers are recorded too, for the code-mode header.
  *
  * ```ts
  * const mock = startMockOpenAI({

@@ -19,6 +19,14 @@
  * own environment rather than in an `env={…}` override, which would put it on
  * the command line for every user of the machine to read.
  *
+ * **The lock** (docs/codex.md): every run passes `-c model_catalog_json=<file>`, a catalog
+ * without code mode, sub-agents, patch or search tools (codex_catalog.ts), so whatever model is
+ * chosen the model sees only the wats tools; `--strict-config` makes Codex refuse a `-c` key it
+ * does not know instead of ignoring it. The daemon proves the lock once per Codex version with a
+ * self-check (codex_lock.ts). Should a run still show a shell command, a file change, a
+ * sub-agent or a web search in its event stream, the parser asks the runner to stop it at once
+ * and fails it with "lock broken: …".
+ *
  * The model provider is the user's Codex default (their `codex login`, or an
  * API key in `CODEX_API_KEY`) unless the harness is given a provider: with
  * `--ignore-user-config` the providers of the user's config.toml are not
@@ -99,10 +107,26 @@ export interface CodexProvider {
   streamMaxRetries?: number;
 }
 
+/**
+ * Event items that only exist when the lock is broken: a shell command, a patch, a sub-agent, a
+ * web search. A locked run offers none of these tools.
+ */
+export const LOCK_BREAKING_ITEMS: readonly string[] = [
+  "command_execution",
+  "file_change",
+  "collab_tool_call",
+  "web_search",
+];
+
 /** Options of the Codex harness. */
 export interface CodexHarnessOptions {
   /** The program; `codex` (found on PATH) when unset. */
   program?: string;
+  /**
+   * The locked model catalog (`ensureCodexCatalog(…).path`, codex_catalog.ts). Required: without
+   * it catalog models run in code mode.
+   */
+  catalog: string;
   /**
    * The features to `--disable`: `lockdownDisables(await probe(program))`
    * (codex_features.ts). Required, so that no run starts without the probe:
@@ -245,6 +269,7 @@ export function codexArgs(ctx: RunContext, opts: CodexHarnessOptions): string[] 
     "exec",
     "--json",
     "--ephemeral",
+    "--strict-config",
     "--ignore-user-config",
     "--ignore-rules",
     "--skip-git-repo-check",
@@ -253,6 +278,7 @@ export function codexArgs(ctx: RunContext, opts: CodexHarnessOptions): string[] 
     "-s",
     "read-only",
     ...c('approval_policy="never"'),
+    ...c(`model_catalog_json=${tomlString(opts.catalog)}`),
     ...(opts.model !== undefined ? ["-m", opts.model] : []),
     ...opts.disable.flatMap((f) => ["--disable", f]),
     ...LOCKED_CONFIG.flatMap(c),
@@ -300,6 +326,7 @@ export class CodexJsonParser implements OutputParser {
   #failed: string | undefined;
   #lastError: string | undefined;
   #announced = new Set<string>();
+  #lockBroken: string | undefined;
 
   push(line: string): RunEvent[] {
     const e = parseObject(line);
@@ -332,6 +359,7 @@ export class CodexJsonParser implements OutputParser {
   finish(exitCode: number | null): RunResult {
     const turns = this.#turns();
     const extra = this.#started ? { turns } : {};
+    if (this.#lockBroken !== undefined) return { ok: false, error: this.#lockBroken, ...extra };
     if (this.#failed !== undefined) {
       return { ok: false, error: `the model turn failed: ${this.#failed}`, ...extra };
     }
@@ -364,13 +392,35 @@ export class CodexJsonParser implements OutputParser {
   #itemStarted(item: Json | undefined): RunEvent[] {
     if (item === undefined) return [];
     const call = toolCallOf(item);
-    if (call === undefined) return [];
+    if (call === undefined) return this.#breach(item);
     this.#announced.add(String(item.id));
-    return [call];
+    return [call, ...this.#breach(item)];
+  }
+
+  /** A stop event the first time an item shows the lock broken. */
+  #breach(item: Json): RunEvent[] {
+    if (this.#lockBroken !== undefined || !LOCK_BREAKING_ITEMS.includes(String(item.type))) {
+      return [];
+    }
+    const what = item.type === "command_execution"
+      ? `a shell command (${JSON.stringify(item.command ?? "")})`
+      : item.type === "file_change"
+      ? "a file change"
+      : item.type === "collab_tool_call"
+      ? "a sub-agent"
+      : "a web search";
+    this.#lockBroken = `lock broken: Codex started ${what} (a ${item.type} item), which the ` +
+      `locked run does not offer; the run was stopped. Check \`wats status\` and docs/codex.md`;
+    return [{ type: "stop", reason: this.#lockBroken }];
   }
 
   #itemCompleted(item: Json | undefined): RunEvent[] {
     if (item === undefined) return [];
+    const breach = this.#breach(item);
+    if (breach.length > 0) {
+      const call = toolCallOf(item);
+      return call !== undefined ? [call, ...breach] : breach;
+    }
     if (item.type === "agent_message" && typeof item.text === "string") {
       return [{ type: "text", text: item.text }];
     }
