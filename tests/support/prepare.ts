@@ -32,6 +32,7 @@ import {
   pinSpecs,
   STAMP_FILE,
 } from "./clis.ts";
+import { prepareDebianTools } from "./debian_tools.ts";
 
 /** What one command printed and how it ended. */
 interface Ran {
@@ -168,8 +169,10 @@ async function main(): Promise<number> {
     const p = await prepareNodeHelper(name);
     if (p !== null) problems.push(`${name}: ${p}`);
   }
+  // shellcheck, systemd-analyze, python3-yaml (tests/support/debian_tools.ts).
+  problems.push(...await prepareDebianTools());
   if (problems.length === 0) return cliCode;
-  const message = `Node helpers not ready:\n  ${problems.join("\n  ")}`;
+  const message = `Test tools not ready:\n  ${problems.join("\n  ")}`;
   if (isCi()) {
     console.error(`error: prepare: ${message}`);
     return 1;
