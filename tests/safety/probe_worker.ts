@@ -12,7 +12,8 @@ export type Probe =
   | { op: "connect"; path: string }
   | { op: "listen"; path: string }
   | { op: "tcp"; hostname: string; port: number }
-  | { op: "env"; name: string };
+  | { op: "env"; name: string }
+  | { op: "uid" };
 
 async function attempt(p: Probe): Promise<string> {
   try {
@@ -41,6 +42,9 @@ async function attempt(p: Probe): Promise<string> {
         break;
       case "env":
         Deno.env.get(p.name);
+        break;
+      case "uid":
+        Deno.uid();
         break;
     }
     return "ok";
