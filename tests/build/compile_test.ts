@@ -9,7 +9,15 @@
 
 import assert from "node:assert/strict";
 import { workerModules } from "../../src/cli/route.ts";
-import { embeddedFiles, missingFiles, requiredFiles, ROOT, runtimeFiles } from "./embedded.ts";
+import {
+  compileMetadata,
+  embeddedFiles,
+  missingFiles,
+  requiredFiles,
+  ROOT,
+  runtimeFiles,
+} from "./embedded.ts";
+import { LAUNCHER_FLAGS } from "../../src/safety/permissions.ts";
 
 /** deno.json's compile task as arguments to `deno`, writing to `output`. */
 function compileArgs(output: string): string[] {
@@ -63,7 +71,18 @@ Deno.test({
       }).output();
       const text = new TextDecoder().decode(r.stdout) + new TextDecoder().decode(r.stderr);
       assert.ok(r.success, `compile failed:\n${text}`);
-      const embedded = embeddedFiles(await Deno.readFile(`${out}/wats`));
+      const binary = await Deno.readFile(`${out}/wats`);
+      const embedded = embeddedFiles(binary);
+
+      // Workers get their own permissions only with worker-options (deno.json's
+      // "unstable"); the binary holds the launcher's flags and no FFI.
+      const meta = compileMetadata(binary);
+      assert.ok(meta.unstable_config.features.includes("worker-options"));
+      for (const flag of LAUNCHER_FLAGS) {
+        const kind = flag.replace("--allow-", "allow_");
+        assert.deepEqual(meta.permissions[kind], [], `${flag} granted in full`);
+      }
+      assert.equal(meta.permissions.allow_ffi, null, "no FFI");
 
       const required = requiredFiles();
       assert.ok(required.includes("HEARTBEAT.md"));

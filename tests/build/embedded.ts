@@ -48,6 +48,21 @@ export function embeddedFiles(binary: Uint8Array): string[] {
   return out;
 }
 
+/**
+ * The compiled binary's metadata (Deno 2.9: JSON after the `d3n0l4nd` marker
+ * and its u64 length): the permissions and unstable features it runs with.
+ */
+export function compileMetadata(binary: Uint8Array): {
+  permissions: Record<string, unknown>;
+  unstable_config: { features: string[] };
+} {
+  const at = indexOf(binary, new TextEncoder().encode('{"argv":['));
+  if (at < 8) throw new Error("found no compile metadata in the binary: has the format changed?");
+  const view = new DataView(binary.buffer, binary.byteOffset, binary.byteLength);
+  const length = Number(view.getBigUint64(at - 8, true));
+  return JSON.parse(new TextDecoder().decode(binary.subarray(at, at + length)));
+}
+
 function indexOf(haystack: Uint8Array, needle: Uint8Array): number {
   const first = needle[0];
   for (let i = haystack.indexOf(first); i !== -1; i = haystack.indexOf(first, i + 1)) {
