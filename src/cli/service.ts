@@ -17,7 +17,6 @@
 import { HarnessError, UsageError, WatsError } from "../errors.ts";
 import { type CommandRunner, runCommand } from "../runner/spawn.ts";
 import type { CommandContext } from "./context.ts";
-import { VERSION } from "../version.ts";
 import { SERVICE_HELP } from "./help.ts";
 
 /** The systemd unit's name. */
@@ -120,7 +119,7 @@ export function systemdUnit(spec: ServiceSpec): string {
   const exec = serviceArgs(spec).map((w, i) => systemdQuote(w, i === 0 ? "program" : "argument"))
     .join(" ");
   const lines = [
-    `# Written by \`wats service install\` (wats ${VERSION}); \`wats service uninstall\` removes it.`,
+    "# Written by `wats service install`; `wats service uninstall` removes it.",
     "[Unit]",
     "Description=wats node (WeAreTheSwarm)",
     "",
@@ -160,9 +159,7 @@ export function launchdPlist(spec: ServiceSpec, log: string): string {
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
     '<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">',
-    `<!-- Written by \`wats service install\` (wats ${
-      xml(VERSION)
-    }); \`wats service uninstall\` removes it. -->`,
+    "<!-- Written by `wats service install`; `wats service uninstall` removes it. -->",
     '<plist version="1.0">',
     "<dict>",
     "\t<key>Label</key>",
