@@ -1,7 +1,8 @@
 /**
  * Installs the pinned programs the end-to-end tests drive (see
  * {@linkcode PINNED_CLIS} in clis.ts) into `.cache/clis/`, and the Node helper
- * folders ({@linkcode NODE_HELPERS}: `npm ci` in each, from its lock file).
+ * folders ({@linkcode NODE_HELPERS}: `npm ci` in each, from its lock file), and
+ * the Debian tools some tests run (debian_tools.ts: apt-get, only when missing).
  * `deno task test` runs this before `deno test`.
  *
  * Idempotent: a stamp file lists the installed versions; when it matches the
