@@ -12,6 +12,7 @@ import { loadSettings } from "../config/settings.ts";
 import { editFile, editorOf } from "./agent.ts";
 import { codexConfigPath } from "./setup.ts";
 import { notifierProgram } from "../node/notify.ts";
+import { serviceLayout } from "./service.ts";
 import { parseDaemonArgs } from "../node/daemon_args.ts";
 import type { CommandId, PermissionInputs } from "../safety/permissions.ts";
 import type { CommandInit } from "./context.ts";
@@ -36,6 +37,20 @@ export async function commandInputs(id: CommandId, init: CommandInit): Promise<P
     const file = codexConfigPath(init.env);
     const dir = file.slice(0, file.lastIndexOf("/"));
     return { ...base, hostConfigs: [pathExists(dir) ? file : dir] };
+  }
+  if (id === "service-install" || id === "service-uninstall" || id === "service-status") {
+    const l = serviceLayout(init.os, init.env, init.paths.dataDir);
+    return {
+      ...base,
+      service: {
+        file: l.file,
+        writable: pathExists(l.dir) ? l.file : l.dir,
+        enableLink: l.enableLink,
+        log: l.log,
+        manager: l.program,
+        needsUid: l.manager === "launchd",
+      },
+    };
   }
   if (id !== "daemon") return base;
   const args = parseDaemonArgs(init.argv);

@@ -8,7 +8,7 @@
 import { UsageError } from "../errors.ts";
 import type { CommandContext } from "./context.ts";
 
-import { VERSION } from "../version.ts";
+import { VERSION, versionText } from "../version.ts";
 
 /** The top-level usage text. */
 export const MAIN_HELP = `wats ${VERSION}: WeAreTheSwarm, a node for AI agents that work together.
@@ -24,13 +24,14 @@ Usage:
   wats status                    the node, its profiles, safety notices
   wats resume                    end a halt of this node's agent
   wats guardian list|add|remove|halt   who may halt the agent; issue a halt
+  wats service install|uninstall|status   keep the node running (systemd / launchd)
 
 Global flags:
   --data-dir DIR   the data directory (default: $WATS_DATA_DIR, else
                    $XDG_DATA_HOME/wats, else ~/.local/share/wats)
   --verbose, -v    show the cause of errors
   -h, --help       help for any command: wats COMMAND --help
-  --version        print the version
+  --version        print the version, the Deno it runs on and the git commit
 
 Docs: docs/getting-started.md, docs/configuration.md.
 `;
@@ -49,8 +50,22 @@ export const GUARDIAN_HELP = `Usage: wats guardian list
            of every node whose halt.accept names you, until \`wats resume\` there
 `;
 
+/** The usage text of `wats service` (src/cli/service.ts). */
+export const SERVICE_HELP = `Usage: wats service install | uninstall | status
+
+  install     write a service that runs \`wats\` (this data directory) whenever you
+              are logged in and restarts it when it fails: a systemd user unit
+              (Linux) or a launchd agent (macOS). Prints the file and the command
+              that starts it. Never needs root; running it again updates the file.
+  uninstall   stop the service and remove its files
+  status      what is installed, and what systemd / launchd say about it
+
+Logs: \`journalctl --user -u wats\` (Linux), <data dir>/wats.log (macOS).
+`;
+
 const GROUPS: Record<string, string> = {
   guardian: GUARDIAN_HELP,
+  service: SERVICE_HELP,
   config: `Usage: wats config get KEY | set KEY VALUE | unset KEY | list | ack
 
   get KEY          print the value in effect and where it comes from
@@ -83,7 +98,7 @@ export function helpCommand(ctx: CommandContext): Promise<number> {
     ? ctx.argv.filter((a) => !a.startsWith("-"))
     : ctx.words;
   if (ctx.argv.includes("--version") && first === undefined) {
-    console.log(`wats ${VERSION}`);
+    console.log(versionText().trimEnd());
     return Promise.resolve(0);
   }
   if (first === undefined) {

@@ -27,8 +27,9 @@ const CONFIG = new URL("../../deno.json", import.meta.url);
 /** The command that runs this program again, compiled or from source. */
 export function selfCommand(): string[] {
   const exec = Deno.execPath();
-  const compiled = !/\/deno(\.exe)?$/.test(exec);
-  if (compiled) return [exec];
+  // A compiled wats is its own program; from source, run main.ts with this deno
+  // (whatever its file is called).
+  if (Deno.build.standalone) return [exec];
   return [
     exec,
     "run",

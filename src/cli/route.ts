@@ -67,6 +67,11 @@ const SUBCOMMANDS: Record<string, Record<string, CommandId>> = {
     approve: "agent-decide",
     reject: "agent-decide",
   },
+  service: {
+    install: "service-install",
+    uninstall: "service-uninstall",
+    status: "service-status",
+  },
 };
 
 const WORKERS: Record<CommandId, string> = {
@@ -83,11 +88,22 @@ const WORKERS: Record<CommandId, string> = {
   setup: "setup_worker.ts",
   status: "status_worker.ts",
   control: "guardian_worker.ts",
+  "service-install": "service_worker.ts",
+  "service-uninstall": "service_worker.ts",
+  "service-status": "service_worker.ts",
 };
 
 /** The worker module file of a command. */
 export function workerOf(id: CommandId): string {
   return WORKERS[id];
+}
+
+/**
+ * Every worker module the launcher can start, relative to `src/workers/`. The
+ * compiled binary must embed each one (tests/build/compile_test.ts).
+ */
+export function workerModules(): string[] {
+  return [...new Set(Object.values(WORKERS))].sort();
 }
 
 /** Reads a command line into a route. Unknown words go to `help`, which explains. */
@@ -141,7 +157,8 @@ export function route(args: string[]): Route {
       return make("control", ["resume"], [positional[0]]);
     case "config":
     case "guardian":
-    case "agent": {
+    case "agent":
+    case "service": {
       const sub = positional.length > 1 ? rest[positional[1]] : undefined;
       const id = sub !== undefined ? SUBCOMMANDS[first][sub] : undefined;
       if (id === undefined) {

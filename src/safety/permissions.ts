@@ -25,7 +25,10 @@ export type CommandId =
   | "safety-init"
   | "setup"
   | "status"
-  | "control";
+  | "control"
+  | "service-install"
+  | "service-uninstall"
+  | "service-status";
 
 /** A Worker's `deno.permissions`, with lists only (never `true` for a path kind). */
 export interface PermissionSet {
@@ -34,7 +37,8 @@ export interface PermissionSet {
   net: string[];
   run: string[];
   env: false;
-  sys: false;
+  /** Only `wats service` on macOS asks for one: the user id (launchd's `gui/<uid>`). */
+  sys: false | Array<"uid">;
   ffi: false;
   import: false;
 }
@@ -64,6 +68,24 @@ export interface PermissionInputs {
   editFile?: string;
   /** Setup: the MCP host config files it reads and writes. */
   hostConfigs?: string[];
+  /** `wats service`: its unit file or plist and what else it touches (src/cli/service.ts). */
+  service?: ServiceGrant;
+}
+
+/** What `wats service` may touch, resolved from its layout. */
+export interface ServiceGrant {
+  /** The systemd unit or launchd plist. */
+  file: string;
+  /** The file, or its folder when that does not exist yet (install creates it). */
+  writable: string;
+  /** systemd: the `default.target.wants/` link, removed by uninstall if still there. */
+  enableLink?: string;
+  /** launchd: the log file install creates in the data dir. */
+  log?: string;
+  /** The manager status and uninstall ask: `systemctl` or `launchctl`. */
+  manager: string;
+  /** launchd's domain `gui/<uid>` needs the user id. */
+  needsUid: boolean;
 }
 
 /** The grant to listen on an ephemeral port of 127.0.0.1 (and to nothing else). */
@@ -175,6 +197,29 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
     case "status": {
       const sock = socketGrant(p.socket);
       return { ...NONE, read: unique([p.dataDir, ...sock.read]), write: sock.write, net: sock.net };
+    }
+    case "service-install": {
+      // Writes one file and runs nothing: starting it is the user's command.
+      const s = inputs.service;
+      if (s === undefined) return { ...NONE };
+      return {
+        ...NONE,
+        read: unique([s.file, ...(s.log ? [s.log] : [])]),
+        write: unique([s.writable, ...(s.log ? [s.log] : [])]),
+      };
+    }
+    case "service-uninstall":
+    case "service-status": {
+      const s = inputs.service;
+      if (s === undefined) return { ...NONE };
+      const uninstall = command === "service-uninstall";
+      return {
+        ...NONE,
+        read: [s.file],
+        write: uninstall ? unique([s.file, ...(s.enableLink ? [s.enableLink] : [])]) : [],
+        run: [s.manager],
+        sys: s.needsUid ? ["uid"] : false,
+      };
     }
   }
 }

@@ -49,6 +49,8 @@ const RULES: Array<[string, string, string]> = [
   ["src/workers/agent_worker.ts", "src/store/", "`wats agent` has no grant on store.db"],
   ["src/workers/config_worker.ts", "src/node/", "`wats config` does not load the daemon"],
   ["src/workers/help_worker.ts", "src/node/", "help holds no permission and needs no daemon code"],
+  ["src/workers/service_worker.ts", "src/node/", "`wats service` writes one file, no daemon code"],
+  ["src/workers/service_worker.ts", "src/store/", "`wats service` has no grant on store.db"],
 ];
 
 for (const [entry, forbidden, why] of RULES) {

@@ -285,6 +285,115 @@ Deno.test("help holds no permission at all", async () => {
   }
 });
 
+/** `wats service`'s grant for a fixture: a unit folder beside the data dir. */
+function serviceInputs(
+  f: Awaited<ReturnType<typeof fixture>>,
+  opts: { dirExists: boolean; launchd?: boolean },
+): PermissionInputs {
+  const dir = `${f.root}/units`;
+  if (opts.dirExists) Deno.mkdirSync(dir);
+  const file = `${dir}/wats.service`;
+  return {
+    ...f.inputs,
+    service: {
+      file,
+      writable: opts.dirExists ? file : dir,
+      enableLink: `${dir}/default.target.wants/wats.service`,
+      log: opts.launchd ? `${f.paths.dataDir}/wats.log` : undefined,
+      manager: "systemctl",
+      needsUid: opts.launchd ?? false,
+    },
+  };
+}
+
+Deno.test("`wats service install` writes its one unit file and runs nothing", async () => {
+  const f = await fixture();
+  try {
+    const inputs = serviceInputs(f, { dirExists: true });
+    const unit = inputs.service!.file;
+    await expect("service-install", inputs, [
+      [{ op: "write", path: unit }, "ok"],
+      [{ op: "read", path: unit }, "ok"],
+      [{ op: "write", path: `${f.root}/units/other.service` }, "NotCapable"],
+      [{ op: "read", path: f.paths.config }, "NotCapable"],
+      [{ op: "read", path: f.paths.nodeKey }, "NotCapable"],
+      [{ op: "run", cmd: "systemctl" }, "NotCapable"],
+      [{ op: "connect", path: f.paths.socket }, "NotCapable"],
+      [{ op: "uid" }, "NotCapable"],
+    ]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("`wats service install` may create the unit folder only when it does not exist", async () => {
+  const f = await fixture();
+  try {
+    const inputs = serviceInputs(f, { dirExists: false });
+    await expect("service-install", inputs, [
+      [{ op: "mkdir", path: `${f.root}/units` }, "ok"],
+      [{ op: "write", path: inputs.service!.file }, "ok"],
+      [{ op: "mkdir", path: `${f.root}/elsewhere` }, "NotCapable"],
+    ]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("`wats service install` on macOS also creates its log file in the data dir, nothing else there", async () => {
+  const f = await fixture();
+  try {
+    const inputs = serviceInputs(f, { dirExists: true, launchd: true });
+    await expect("service-install", inputs, [
+      [{ op: "write", path: `${f.paths.dataDir}/wats.log` }, "ok"],
+      [{ op: "write", path: f.paths.config }, "NotCapable"],
+      [{ op: "write", path: f.paths.store }, "NotCapable"],
+    ]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("`wats service uninstall` may run the manager and remove its unit and link, nothing else", async () => {
+  const f = await fixture();
+  try {
+    const inputs = serviceInputs(f, { dirExists: true });
+    await expect("service-uninstall", inputs, [
+      [{ op: "run", cmd: "systemctl" }, "ok"],
+      [{ op: "write", path: inputs.service!.file }, "ok"],
+      [{ op: "mkdir", path: inputs.service!.enableLink! }, "ok"],
+      [{ op: "write", path: `${f.root}/units/other.service` }, "NotCapable"],
+      [{ op: "run", cmd: "git" }, "NotCapable"],
+      [{ op: "read", path: f.paths.config }, "NotCapable"],
+      [{ op: "uid" }, "NotCapable"],
+    ]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("`wats service status` reads its unit and asks the manager; on macOS it may know the uid", async () => {
+  const f = await fixture();
+  try {
+    const inputs = serviceInputs(f, { dirExists: true });
+    await Deno.writeTextFile(inputs.service!.file, "x\n");
+    await expect("service-status", inputs, [
+      [{ op: "read", path: inputs.service!.file }, "ok"],
+      [{ op: "run", cmd: "systemctl" }, "ok"],
+      [{ op: "write", path: inputs.service!.file }, "NotCapable"],
+      [{ op: "read", path: f.paths.dataDir }, "NotCapable"],
+      [{ op: "run", cmd: "git" }, "NotCapable"],
+      [{ op: "uid" }, "NotCapable"],
+    ]);
+    await expect("service-status", serviceInputs(f, { dirExists: false, launchd: true }), [
+      [{ op: "uid" }, "ok"],
+      [{ op: "env", name: "HOME" }, "NotCapable"],
+    ]);
+  } finally {
+    await f.close();
+  }
+});
+
 Deno.test("deno.json's wats and compile tasks carry exactly the launcher's flags", async () => {
   const cfg = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", import.meta.url)));
   for (const task of ["wats", "compile"]) {

@@ -13,7 +13,8 @@ export type Probe =
   | { op: "listen"; path: string }
   | { op: "tcp"; hostname: string; port: number }
   | { op: "tcp-listen"; hostname: string; port: number }
-  | { op: "env"; name: string };
+  | { op: "env"; name: string }
+  | { op: "uid" };
 
 async function attempt(p: Probe): Promise<string> {
   try {
@@ -45,6 +46,9 @@ async function attempt(p: Probe): Promise<string> {
         break;
       case "env":
         Deno.env.get(p.name);
+        break;
+      case "uid":
+        Deno.uid();
         break;
     }
     return "ok";

@@ -1,7 +1,8 @@
 /**
  * Installs the pinned programs the end-to-end tests drive (see
  * {@linkcode PINNED_CLIS} in clis.ts) into `.cache/clis/`, and the Node helper
- * folders ({@linkcode NODE_HELPERS}: `npm ci` in each, from its lock file).
+ * folders ({@linkcode NODE_HELPERS}: `npm ci` in each, from its lock file), and
+ * the Debian tools some tests run (debian_tools.ts: apt-get, only when missing).
  * `deno task test` runs this before `deno test`.
  *
  * Idempotent: a stamp file lists the installed versions; when it matches the
@@ -32,6 +33,7 @@ import {
   pinSpecs,
   STAMP_FILE,
 } from "./clis.ts";
+import { prepareDebianTools } from "./debian_tools.ts";
 
 /** What one command printed and how it ended. */
 interface Ran {
@@ -168,8 +170,10 @@ async function main(): Promise<number> {
     const p = await prepareNodeHelper(name);
     if (p !== null) problems.push(`${name}: ${p}`);
   }
+  // shellcheck, systemd-analyze, python3-yaml (tests/support/debian_tools.ts).
+  problems.push(...await prepareDebianTools());
   if (problems.length === 0) return cliCode;
-  const message = `Node helpers not ready:\n  ${problems.join("\n  ")}`;
+  const message = `Test tools not ready:\n  ${problems.join("\n  ")}`;
   if (isCi()) {
     console.error(`error: prepare: ${message}`);
     return 1;
