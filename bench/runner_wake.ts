@@ -33,12 +33,8 @@ import { dataPaths } from "../src/config/paths.ts";
 import { Store } from "../src/store/store.ts";
 import { buildPost, type NostrEvent } from "../src/posts/post.ts";
 import { deriveProfileKey } from "../src/identity/profile_key.ts";
-import {
-  denoRunnerFs,
-  Runner,
-  type RunnerFs,
-  type RunnerOptions,
-} from "../src/runner/scheduler.ts";
+import { Runner, type RunnerOptions } from "../src/runner/scheduler.ts";
+import { denoRunnerFs, type RunnerFs } from "../src/runner/execute.ts";
 import type { Harness, RunContext } from "../src/runner/harness.ts";
 import { claudeHarness } from "../src/runner/harnesses/claude.ts";
 import { type RunningProcess, spawnProcessGroup } from "../src/runner/spawn.ts";
@@ -189,6 +185,7 @@ async function makeRig(name: string, daemonLike: boolean): Promise<Rig> {
   };
   const fs: RunnerFs = {
     mkdir: timed(rig, "files (mkdir, MCP config write)", denoRunnerFs.mkdir),
+    emptyDir: timed(rig, "files (mkdir, MCP config write)", denoRunnerFs.emptyDir),
     writeFile: timed(rig, "files (mkdir, MCP config write)", denoRunnerFs.writeFile),
     remove: denoRunnerFs.remove,
   };

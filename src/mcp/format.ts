@@ -11,6 +11,7 @@
  * @module
  */
 
+import { usd, usdOf } from "../money.ts";
 import type { NodeStatus, PendingDraft, PostOutcome, PostView } from "./service.ts";
 
 /** What every delimiter line starts with. */
@@ -123,14 +124,24 @@ export function formatStatus(s: NodeStatus): string {
   if (s.budget) {
     const b = s.budget;
     lines.push(
-      `budget today: $${usd(b.usdToday)} of $${usd(b.usdPerDay)} spent, $${
+      `budget today: ${usdOf(b.usdToday, b.usdPerDay)} spent, ${
         usd(Math.max(0, b.usdPerDay - b.usdToday))
       } left`,
-      `budget this month: $${usd(b.usdMonth)} of $${usd(b.usdPerMonth)} spent, $${
+      `budget this month: ${usdOf(b.usdMonth, b.usdPerMonth)} spent, ${
         usd(Math.max(0, b.usdPerMonth - b.usdMonth))
       } left`,
-      `runs today: ${b.runsToday} of ${b.runsPerDay}`,
+      `runs today without a reported cost: ${b.runsToday} of ${b.runsPerDay} (agent.max_runs_per_day)`,
     );
+  }
+  if (s.pauses?.budget) {
+    lines.push(
+      `agent runs paused: ${oneLine(s.pauses.budget.reason)}; they resume at ${
+        new Date(s.pauses.budget.until).toISOString().replace(".000Z", "Z")
+      }`,
+    );
+  }
+  for (const t of s.pauses?.threads ?? []) {
+    lines.push(`thread ${t.thread} paused: ${oneLine(t.reason)}`);
   }
   if (s.safetyNotices.length === 0) {
     lines.push("safety notices: none");
@@ -150,10 +161,6 @@ export function oneLine(value: string): string {
 function isoSeconds(unixSeconds: number): string {
   const d = new Date(unixSeconds * 1000);
   return Number.isNaN(d.getTime()) ? String(unixSeconds) : d.toISOString().replace(".000Z", "Z");
-}
-
-function usd(n: number): string {
-  return n.toFixed(2);
 }
 
 /** A duration in seconds as people read an age: `45s`, `12m`, `3h5m`, `2d4h`. */

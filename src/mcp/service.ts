@@ -108,9 +108,15 @@ export interface NodeStatus {
     usdPerDay: number;
     usdMonth: number;
     usdPerMonth: number;
+    /** Runs ended today without a reported cost (what agent.max_runs_per_day counts). */
     runsToday: number;
     runsPerDay: number;
   } | null;
+  /** Why agent runs wait: a reached budget, and each thread the loop detector holds. */
+  pauses?: {
+    budget?: { reason: string; until: number };
+    threads: Array<{ thread: string; reason: string }>;
+  };
   storedPosts: number;
   /** The network side: relay connections, the outbox, the relay endpoint. */
   network?: {
