@@ -15,8 +15,9 @@ import { callText, connectDaemon, NoDaemonError } from "./socket_client.ts";
 export const STATUS_HELP = `Usage: wats status [--data-dir DIR]
 
 Shows the running node: its id, profiles, data directory, agent runtime, budget
-spent and left, drafts waiting for review, halt state, and any safety setting
-changed since \`wats config ack\`. Exits 1 when no daemon runs.
+spent and left, why agent runs wait (a reached budget, threads the loop detector
+paused), drafts waiting for review, halt state, and any safety setting changed
+since \`wats config ack\`. Exits 1 when no daemon runs.
 `;
 
 /** Runs `wats status`. */

@@ -1,6 +1,6 @@
 /**
  * The heartbeat runner's core (ADR 0011): it hears every new post, decides which
- * ones wake the agent, and starts one run at a time within the limits.
+ * ones wake the agent, and when to start a run: one at a time, within the limits.
  *
  * - Events of interest (wake_rules.ts) are queued; the first one starts a
  *   debounce of `agent.every`, and everything queued meanwhile joins that run.
@@ -12,7 +12,13 @@
  * - The loop detector holds a thread's events while it is paused.
  * - Budgets (budget.ts): when one is reached the runner pauses until the window
  *   resets, logged once; each run gets what is left as `--max-budget-usd`.
- * - `agent.timeout` kills the run's whole process group.
+ * - What is owed to a future run (queued events, the events of the run in
+ *   progress, feedback) is kept in store meta and queued again at start; a
+ *   run that does not complete (interrupted, stopped, halted) gives its events
+ *   back, and only a completed run moves the feed cursor.
+ *
+ * Running one run (the spawn, `agent.timeout` killing its whole process group,
+ * the transcript) is execute.ts's.
  *
  * No polling: an idle runner holds at most one timer, set for its next deadline
  * (debounce end, heartbeat, hourly-cap release or budget reset). The clock,
