@@ -256,9 +256,15 @@ Deno.test({
           },
         }),
       );
+      const startAt = performance.now();
       node = startWats(["--data-dir", dir, "node"]);
       await node.waitForLine((l) => l.includes('"event":"started"'), 60_000);
       assert.deepEqual(await groupMembers(orphan.pid), []);
+      console.error(
+        `measured: the recorded group was gone when the new daemon said started, ${
+          (performance.now() - startAt).toFixed(0)
+        } ms after its spawn`,
+      );
       assert.match(
         node.stderr(),
         /ended run 20261015T120000000Z-abcdef left running by the previous daemon/,
