@@ -214,6 +214,55 @@ Deno.test({
 });
 
 Deno.test({
+  ...opts,
+  name:
+    "when the run's bridge cannot end it, the restarted daemon ends the claude group before it starts anything",
+  async fn() {
+    const dir = tempDataDir();
+    const mock = holdingMock();
+    const { node, alice, pgid } = await heldRun(dir, mock);
+    let node2: Awaited<ReturnType<typeof startAgentNode>> | undefined;
+    // The bridge is frozen: it cannot see the socket close (a bridge that
+    // crashed, or was never started, looks the same to the run).
+    const bridges = (await groupMembers(pgid)).filter((p) => p.includes(" mcp "));
+    for (const b of bridges) Deno.kill(Number(b.split(" ")[0]), "SIGSTOP");
+    try {
+      const killedAt = performance.now();
+      node.process.kill("SIGKILL");
+      await node.stop();
+      await alice.close().catch(() => {});
+      await new Promise((r) => setTimeout(r, 1000));
+      assert.ok(
+        (await groupMembers(pgid)).some((p) => p.includes("claude")),
+        "without its bridge, the run outlives its daemon",
+      );
+      node2 = await restart(dir, mock);
+      const left = await groupMembers(pgid);
+      console.error(
+        `measured: with its bridge frozen, the run's group lived until the restarted daemon ended it: ` +
+          `${left.length} process(es) left when it said started, ${
+            (performance.now() - killedAt).toFixed(0)
+          } ms after the SIGKILL`,
+      );
+      assert.deepEqual(left, []);
+      assert.match(
+        node2.stderr(),
+        /ended run \S+ left running by the previous daemon \(process group \d+, claude\)/,
+      );
+      const ended = JSON.parse(
+        await node2.waitForLine((l) => l.includes('"event":"run_ended"'), 90_000),
+      );
+      assert.equal(ended.status, "ok", JSON.stringify(ended) + node2.stderr());
+    } finally {
+      for (const p of await groupMembers(pgid)) Deno.kill(Number(p.split(" ")[0]), "SIGKILL");
+      await node2?.stop();
+      await node.stop();
+      await mock.close();
+    }
+  },
+});
+
+Deno.test({
   name:
     "a daemon that starts while a recorded run still lives ends that run's group before it starts",
   sanitizeOps: false,
