@@ -623,11 +623,12 @@ export class Runner {
     if (run.settled) return;
     run.settled = true;
     if (INCOMPLETE.has(status)) {
-      for (const q of run.queued) if (!this.#queue.has(q.post.id)) this.#queue.set(q.post.id, q);
+      const owed = run.queued.filter((q) => !this.#answered(q.post.id, q.thread));
+      for (const q of owed) if (!this.#queue.has(q.post.id)) this.#queue.set(q.post.id, q);
       for (const f of run.feedback) if (!this.#feedback.has(f.id)) this.#feedback.set(f.id, f);
-      if (run.queued.length > 0) {
+      if (owed.length > 0) {
         this.#o.log.info(
-          `run ${run.id} did not complete (${status}): its ${run.queued.length} event(s) wait for the next run`,
+          `run ${run.id} did not complete (${status}): its ${owed.length} event(s) wait for the next run`,
         );
       }
     } else {
@@ -694,6 +695,7 @@ export class Runner {
       // Classified again: the settings may have changed since it was queued.
       const d = classifyPost(post, ctx);
       if (d.action === "wake") {
+        if (this.#answered(post.id, d.thread)) continue;
         this.#queue.set(post.id, { post, reason: d.reason, thread: d.thread });
         events++;
       } else if (d.action === "feedback") {
@@ -711,6 +713,16 @@ export class Runner {
     for (const thread of new Set([...this.#queue.values()].map((q) => q.thread))) {
       this.#checkThread(thread);
     }
+  }
+
+  /**
+   * True when the agent already replied to post `id` (a run that did not
+   * complete may have answered before it was cut off): offering it again
+   * would make the agent answer twice.
+   */
+  #answered(id: string, thread: string): boolean {
+    return this.#o.store.threadNewest(thread, ANSWERED_LOOKBACK)
+      .some((p) => p.author === this.#o.agentKey && p.parent === id);
   }
 
   #classifyContext() {
@@ -731,6 +743,9 @@ export class Runner {
     }
   }
 }
+
+/** How many of a thread's newest posts are searched for the agent's reply to an event. */
+const ANSWERED_LOOKBACK = 200;
 
 /** The statuses of a run that did not complete: its events are offered to the next run. */
 const INCOMPLETE: ReadonlySet<RunStatus> = new Set(["interrupted", "stopped", "halted"]);

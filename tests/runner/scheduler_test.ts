@@ -809,3 +809,44 @@ Deno.test("files planted in the locked run directory are gone when the next run 
     r.cleanup();
   }
 });
+
+Deno.test("an event the agent answered before its run was cut off is not offered again", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "wats-runner-sched-" });
+  const first = rig({}, { transcriptsDir: dir });
+  try {
+    first.runner.start();
+    const ask1 = first.post({ author: BOB, kind: "ask" });
+    const ask2 = first.post({ author: CAROL, kind: "ask" });
+    await first.time.advance(30 * SEC);
+    // The agent answers ask1, then the node dies before the run ends.
+    first.post({ author: AGENT, kind: "answer", root: ask1.id, parent: ask1.id });
+
+    const second = rig({}, { transcriptsDir: dir, store: first.store, start: T0 + MIN });
+    second.runner.start();
+    assert.equal(second.runner.status().queued, 1);
+    await second.time.advance(30 * SEC);
+    const stdin = second.spawner.last.request.stdin;
+    assert.deepEqual(promptIds(stdin, [ask1.id, ask2.id]), [ask2.id]);
+    second.spawner.last.finish({ ok: true });
+    await second.runner.whenIdle();
+    await second.runner.stop();
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("a stopped run gives back only the events the agent did not answer", async () => {
+  const r = rig({ "agent.heartbeat": HOUR });
+  try {
+    r.runner.start();
+    const ask1 = r.post({ author: BOB, kind: "ask" });
+    const ask2 = r.post({ author: CAROL, kind: "ask" });
+    await r.time.advance(30 * SEC);
+    r.post({ author: AGENT, kind: "answer", root: ask2.id, parent: ask2.id });
+    await r.runner.stop();
+    assert.deepEqual(JSON.parse(r.store.getMeta(PENDING_META_KEY)!).events, [ask1.id]);
+    assert.equal(r.log.matching("its 1 event(s) wait for the next run").length, 1);
+  } finally {
+    r.cleanup();
+  }
+});
