@@ -20,7 +20,7 @@ import { type RunningWats, startWats, tempDataDir } from "../tests/support/cli.t
 import { cliProblem, CLIS_DIR } from "../tests/support/clis.ts";
 import { startMockAnthropic } from "../tests/support/mock_anthropic.ts";
 import { dataPaths } from "../src/config/paths.ts";
-import { RUNNER_STATE_FILE } from "../src/cli/agent.ts";
+import { RUNNER_STATE_FILE } from "../src/runner/state_file.ts";
 
 const { values } = parseArgs({
   args: Deno.args,

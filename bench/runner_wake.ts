@@ -19,7 +19,9 @@
  * - `wake.daemon`: the same plus what the daemon adds before every run
  *   (src/node/agent_runner.ts): `prepare` lists the data dir, plans the access
  *   level and writes the validated deny-rules settings file; `onRunStart` mints
- *   a run token.
+ *   a run token; the run in progress is recorded in agent/runner.json (after the
+ *   spawn, so outside the latency; its cost is printed as a part) and `ps`
+ *   tells the leader's start time.
  *
  * The store, transcripts, harness, file operations and `prepare` are wrapped
  * with timers, which split each wake into parts (printed as p50 per part).
@@ -33,12 +35,10 @@ import { dataPaths } from "../src/config/paths.ts";
 import { Store } from "../src/store/store.ts";
 import { buildPost, type NostrEvent } from "../src/posts/post.ts";
 import { deriveProfileKey } from "../src/identity/profile_key.ts";
-import {
-  denoRunnerFs,
-  Runner,
-  type RunnerFs,
-  type RunnerOptions,
-} from "../src/runner/scheduler.ts";
+import { Runner, type RunnerOptions } from "../src/runner/scheduler.ts";
+import { denoRunnerFs, type RunnerFs } from "../src/runner/execute.ts";
+import { processStartTime } from "../src/runner/orphan.ts";
+import { stateFileRecorder, writeRunnerState } from "../src/runner/state_file.ts";
 import type { Harness, RunContext } from "../src/runner/harness.ts";
 import { claudeHarness } from "../src/runner/harnesses/claude.ts";
 import { type RunningProcess, spawnProcessGroup } from "../src/runner/spawn.ts";
@@ -189,6 +189,7 @@ async function makeRig(name: string, daemonLike: boolean): Promise<Rig> {
   };
   const fs: RunnerFs = {
     mkdir: timed(rig, "files (mkdir, MCP config write)", denoRunnerFs.mkdir),
+    emptyDir: timed(rig, "files (mkdir, MCP config write)", denoRunnerFs.emptyDir),
     writeFile: timed(rig, "files (mkdir, MCP config write)", denoRunnerFs.writeFile),
     remove: denoRunnerFs.remove,
   };
@@ -261,6 +262,19 @@ async function makeRig(name: string, daemonLike: boolean): Promise<Rig> {
       Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0"))
         .join("");
     await Deno.mkdir(configDir, { recursive: true });
+    // The run in progress recorded in agent/runner.json, with its ps start time.
+    writeRunnerState(paths.agentDir, {
+      runtime: "claude",
+      limits: { usdPerDay: 2, usdPerMonth: 20, runsPerDay: 48 },
+      started_at: new Date().toISOString(),
+    });
+    const recorder = stateFileRecorder(paths.agentDir);
+    opts.recorder = {
+      started: timed(rig, "run record (after the spawn)", recorder.started),
+      alive: recorder.alive,
+      ended: timed(rig, "run record (after the spawn)", recorder.ended),
+    };
+    opts.identify = processStartTime;
   }
   rig.runner = new Runner(opts);
   store.onInsert((posts) => rig.runner.onPosts(posts));

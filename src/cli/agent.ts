@@ -14,7 +14,8 @@ import { oneLine } from "../posts/fence.ts";
 import { type HeldDraft, ReviewQueue } from "../node/review_queue.ts";
 import { budgetOf, renderRunsTable, TranscriptRenderer } from "../runner/render.ts";
 import { isRunId, Transcripts } from "../runner/transcripts.ts";
-import { type BudgetLimits, reportsCost } from "../runner/budget.ts";
+import { reportsCost } from "../runner/budget.ts";
+import { readRunnerState } from "../runner/state_file.ts";
 import type { CommandContext } from "./context.ts";
 import { callText, connectDaemon } from "./socket_client.ts";
 
@@ -35,16 +36,6 @@ export const AGENT_HELP = `Usage: wats agent runs
 
 approve and reject need the daemon running (it owns the queue and publishes).
 `;
-
-/** Where the daemon records the runner's budget limits for \`wats agent runs\`. */
-export const RUNNER_STATE_FILE = "runner.json";
-
-/** What the daemon records in agent/runner.json at start. */
-export interface RunnerStateFile {
-  runtime: string;
-  limits: BudgetLimits;
-  started_at: string;
-}
 
 /** How often `logs -f` and `attach` look for new lines. */
 const FOLLOW_MS = 250;
@@ -271,14 +262,6 @@ function readDrafts(ctx: CommandContext): HeldDraft[] {
     now: Date.now,
     warn: (m) => console.error(`warning: ${m}`),
   }).read();
-}
-
-function readRunnerState(agentDir: string): RunnerStateFile | undefined {
-  try {
-    return JSON.parse(Deno.readTextFileSync(`${agentDir}/${RUNNER_STATE_FILE}`));
-  } catch {
-    return undefined;
-  }
 }
 
 function newest(transcripts: Transcripts): string | undefined {

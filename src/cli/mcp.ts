@@ -7,6 +7,10 @@
  *
  * stdout carries MCP bytes only; everything else goes to stderr.
  *
+ * A runner session (its run token was accepted) that loses the node ends its
+ * own run: it kills its process group, which the runner created for that run
+ * alone, so a run never outlives its daemon (docs/runner.md, "Killing a run").
+ *
  * Requires read on the data dir, the socket grants (net `unix:<socket>`, read,
  * write) and run on this program's own executable.
  *
@@ -96,6 +100,8 @@ export interface BridgeIO {
   stdin: ReadableStream<Uint8Array>;
   stdout: { write(p: Uint8Array): Promise<number> };
   stderr(line: string): void;
+  /** Kills this process's own process group (a runner session whose node went away). */
+  endOwnGroup(): Promise<void>;
 }
 
 /** What the bridge needs to know. */
@@ -164,6 +170,15 @@ function realIO(ctx: CommandContext): BridgeIO {
         }, { once: true });
       }),
     now: () => performance.now(),
+    // `kill 0` signals the process group of `kill` itself, which is ours.
+    endOwnGroup: async () => {
+      await new Deno.Command("kill", {
+        args: ["-s", "KILL", "0"],
+        stdin: "null",
+        stdout: "null",
+        stderr: "null",
+      }).output();
+    },
     stdin: Deno.stdin.readable,
     stdout: Deno.stdout,
     // Synchronous: the process may exit right after an error line.
@@ -319,6 +334,14 @@ async function pump(conn: BridgeConn, opts: BridgeOptions, io: BridgeIO): Promis
   closeQuietly(conn);
   stdinReader.cancel().catch(() => {});
   if (stopped) return 0;
+  if (opts.token !== undefined) {
+    // A run without its node has no tools, no timeout and no budget over it.
+    io.stderr("wats mcp: the node went away during this run; ending the run's processes");
+    await io.endOwnGroup().catch((err) =>
+      io.stderr(`wats mcp: cannot end the run's processes: ${message(err)}`)
+    );
+    return 1;
+  }
   io.stderr(
     `wats mcp: the node closed the connection on ${opts.socket} (did it stop?). ` +
       `Start it again with \`wats --data-dir ${opts.dataDir}\`.`,

@@ -16,8 +16,9 @@ import { codexStateDir, selfCheckStatusLine } from "../runner/harnesses/codex_lo
 export const STATUS_HELP = `Usage: wats status [--data-dir DIR]
 
 Shows the running node: its id, profiles, data directory, agent runtime, budget
-spent and left, drafts waiting for review, halt state, and any safety setting
-changed since \`wats config ack\`. With Codex, the result of the lock's self-check
+spent and left, why agent runs wait (a reached budget, threads the loop detector
+paused), drafts waiting for review, halt state, and any safety setting changed
+since \`wats config ack\`. With Codex, the result of the lock's self-check
 (docs/codex.md), also when no daemon runs. Exits 1 when no daemon runs.
 `;
 

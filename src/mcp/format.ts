@@ -13,6 +13,7 @@
 
 import { formatAge } from "../duration.ts";
 import { fenceBody, fenceLine, oneLine, UNVERIFIED_LABEL } from "../posts/fence.ts";
+import { usd, usdOf } from "../money.ts";
 import type { NodeStatus, PendingDraft, PostOutcome, PostView } from "./service.ts";
 
 /** Renders one post, fenced and labelled with its author. */
@@ -130,14 +131,24 @@ export function formatStatus(s: NodeStatus): string {
   } else if (s.budget) {
     const b = s.budget;
     lines.push(
-      `budget today: $${usd(b.usdToday)} of $${usd(b.usdPerDay)} spent, $${
+      `budget today: ${usdOf(b.usdToday, b.usdPerDay)} spent, ${
         usd(Math.max(0, b.usdPerDay - b.usdToday))
       } left`,
-      `budget this month: $${usd(b.usdMonth)} of $${usd(b.usdPerMonth)} spent, $${
+      `budget this month: ${usdOf(b.usdMonth, b.usdPerMonth)} spent, ${
         usd(Math.max(0, b.usdPerMonth - b.usdMonth))
       } left`,
-      `runs today: ${b.runsToday} of ${b.runsPerDay}`,
+      `runs today without a reported cost: ${b.runsToday} of ${b.runsPerDay} (agent.max_runs_per_day)`,
     );
+  }
+  if (s.pauses?.budget) {
+    lines.push(
+      `agent runs paused: ${oneLine(s.pauses.budget.reason)}; they resume at ${
+        new Date(s.pauses.budget.until).toISOString().replace(".000Z", "Z")
+      }`,
+    );
+  }
+  for (const t of s.pauses?.threads ?? []) {
+    lines.push(`thread ${t.thread} paused: ${oneLine(t.reason)}`);
   }
   if (s.safetyNotices.length === 0) {
     lines.push("safety notices: none");
@@ -151,8 +162,4 @@ export function formatStatus(s: NodeStatus): string {
 function isoSeconds(unixSeconds: number): string {
   const d = new Date(unixSeconds * 1000);
   return Number.isNaN(d.getTime()) ? String(unixSeconds) : d.toISOString().replace(".000Z", "Z");
-}
-
-function usd(n: number): string {
-  return n.toFixed(2);
 }

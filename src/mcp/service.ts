@@ -112,11 +112,17 @@ export interface NodeStatus {
     usdPerDay: number;
     usdMonth: number;
     usdPerMonth: number;
+    /** Runs ended today without a reported cost (what agent.max_runs_per_day counts). */
     runsToday: number;
     runsPerDay: number;
     /** The runtime reports no cost (Codex): only the runs count, against `runsPerDay`. */
     noCost?: boolean;
   } | null;
+  /** Why agent runs wait: a reached budget, and each thread the loop detector holds. */
+  pauses?: {
+    budget?: { reason: string; until: number };
+    threads: Array<{ thread: string; reason: string }>;
+  };
   storedPosts: number;
   /** The network side: relay connections, the outbox, the relay endpoint. */
   network?: {

@@ -9,6 +9,7 @@
  */
 
 import type { Settings } from "../config/schema.ts";
+import { usdOf } from "../money.ts";
 import type { DataPaths } from "../config/paths.ts";
 import { ConfigError } from "../errors.ts";
 import type { NodeStatus } from "../mcp/service.ts";
@@ -24,10 +25,16 @@ import { readHeartbeatTemplate } from "../runner/prompt.ts";
 import { Runner } from "../runner/scheduler.ts";
 import { runCommand, spawnProcessGroup } from "../runner/spawn.ts";
 import { Transcripts } from "../runner/transcripts.ts";
+import { processStartTime } from "../runner/orphan.ts";
+import {
+  readRunnerState,
+  type RunnerStateFile,
+  stateFileRecorder,
+  writeRunnerState,
+} from "../runner/state_file.ts";
 import { type AccessPlan, planAccess } from "../safety/access.ts";
 import { claudeSettings, listDataEntries, writeClaudeSettings } from "../safety/claude_settings.ts";
 import type { Store } from "../store/store.ts";
-import { RUNNER_STATE_FILE, type RunnerStateFile } from "../cli/agent.ts";
 import type { EventSink } from "./events_out.ts";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import type { ProfileKey } from "./profiles.ts";
@@ -54,12 +61,12 @@ export interface AgentRunnerDeps {
 /** The running runner, as the daemon sees it. */
 export interface AgentRunner {
   runner: Runner;
-  /** Lines for the banner: runtime, access level, budget. */
-  bannerLines: string[];
+  /** Lines for the banner: runtime, budget and pauses, access level. Call it after `ready()`. */
+  bannerLines(): string[];
   /** The run whose MCP session presents `token`, while that run lasts. */
   runOfToken(token: string): string | undefined;
   /** The runner's part of the MCP status. */
-  status(): Pick<NodeStatus, "agent" | "budget">;
+  status(): Pick<NodeStatus, "agent" | "budget" | "pauses">;
   /**
    * Starts the runner; the daemon calls it once mcp.sock serves. For Codex it first runs the
    * lock's self-check (docs/codex.md), which needs the socket, and throws when it fails.
@@ -138,8 +145,11 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
     runsPerDay: s["agent.max_runs_per_day"],
   };
   Deno.mkdirSync(configDir, { recursive: true, mode: 0o700 });
+  // The run a previous daemon left (ended at start by endPreviousRun): when
+  // it was last seen alive dates its transcript's end.
+  const left = readRunnerState(d.paths.agentDir)?.run;
   const state: RunnerStateFile = { runtime, limits, started_at: new Date().toISOString() };
-  Deno.writeTextFileSync(`${d.paths.agentDir}/${RUNNER_STATE_FILE}`, JSON.stringify(state) + "\n");
+  writeRunnerState(d.paths.agentDir, state);
 
   const tokens = new Map<string, string>();
   const runner = new Runner({
@@ -185,6 +195,9 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
       d.events({ event: "run_ended", ...entry, run: entry.id });
     },
     rejections: () => d.review.drainRejections(),
+    recorder: stateFileRecorder(d.paths.agentDir),
+    identify: processStartTime,
+    lastSeen: (id) => left?.id === id ? Date.parse(left.ended_at ?? left.alive_at) : undefined,
   });
   const unsubscribe = d.store.onInsert((posts) => runner.onPosts(posts));
 
@@ -194,12 +207,37 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
       return `runs ${b.runsWithoutCostToday} of ${limits.runsPerDay} today ` +
         `(${runtime} reports no cost: runs count against agent.max_runs_per_day)`;
     }
-    return `budget $${b.usdToday.toFixed(2)} of $${limits.usdPerDay} today, ` +
-      `$${b.usdMonth.toFixed(2)} of $${limits.usdPerMonth} this month`;
+    return `budget ${usdOf(b.usdToday, limits.usdPerDay)} today, ` +
+      `${usdOf(b.usdMonth, limits.usdPerMonth)} this month`;
+  };
+  const pauses = () => {
+    const st = runner.status();
+    return {
+      ...(st.state === "paused" && st.reason !== undefined && st.resumesAt !== undefined
+        ? { budget: { reason: st.reason, until: st.resumesAt } }
+        : {}),
+      threads: st.pausedThreads,
+    };
+  };
+  // After ready(): the runner knows its spend and its paused threads only once started.
+  const bannerLines = () => {
+    const now = pauses();
+    return [
+      `${runtime} as ${d.agent.name} · ${budgetLine()}`,
+      ...(now.budget
+        ? [
+          `paused: ${now.budget.reason}; runs resume at ${
+            new Date(now.budget.until).toISOString()
+          }`,
+        ]
+        : []),
+      ...now.threads.map((t) => `thread ${t.thread} paused: ${t.reason}`),
+      ...first.bannerLines,
+    ];
   };
   return {
     runner,
-    bannerLines: [`${runtime} as ${d.agent.name} · ${budgetLine()}`, ...first.bannerLines],
+    bannerLines,
     runOfToken: (token) => tokens.get(token),
     ready: async () => {
       if (codex) {
@@ -236,6 +274,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
     status: () => {
       const b = runner.status().budget;
       return {
+        pauses: pauses(),
         agent: { runtime, profile: d.agent.name },
         budget: {
           usdToday: b.usdToday,

@@ -15,6 +15,7 @@ import { log, setupLogging } from "../log.ts";
 import type { ControlRequest } from "../mcp/service.ts";
 import { serveMcpSocket } from "../mcp/socket_server.ts";
 import { type Network, startNetwork } from "../net/network.ts";
+import { endPreviousRun } from "../runner/orphan.ts";
 import { runCommand } from "../runner/spawn.ts";
 import { safetyNotices } from "../safety/notices.ts";
 import { Store } from "../store/store.ts";
@@ -49,6 +50,8 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
   const lock = await acquireDaemonLock(paths.lock, paths.socket, Deno.pid);
   const cleanups: Array<() => void | Promise<void>> = [() => lock.release()];
   try {
+    // Before anything else runs: a run the previous daemon left must not live on.
+    await endPreviousRun(paths.agentDir, log("runner"));
     const secret = await loadOrCreateNodeKey(paths.nodeKey);
     const store = Store.open(paths.store);
     cleanups.unshift(() => store.close());
@@ -196,7 +199,7 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
       dataDir: paths.dataDir,
       socket: paths.socket,
       agent: agentRunner
-        ? agentRunner.bannerLines.join("\n           ")
+        ? agentRunner.bannerLines().join("\n           ")
         : args.startedByMcp
         ? "no agent (started by wats mcp)"
         : "no agent",
@@ -215,6 +218,9 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
 
     await abortPromise(ctx.signal);
     logger.info("stopping on {signal}", { signal: String(ctx.signal.reason) });
+    // The run first, while its MCP session still has a node: a runner session
+    // that loses the node ends its run itself, which would not read as stopped.
+    await agentRunner?.stop();
     events({ event: "stopped", reason: String(ctx.signal.reason ?? "signal") });
     return 0;
   } finally {

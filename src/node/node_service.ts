@@ -50,7 +50,7 @@ export interface NodeServiceDeps {
   /** The run a per-run token belongs to, if it is live. */
   runOfToken: (token: string) => string | undefined;
   /** Runner view for status; null when no runner runs. */
-  runnerStatus: () => Pick<NodeStatus, "agent" | "budget" | "halted">;
+  runnerStatus: () => Pick<NodeStatus, "agent" | "budget" | "halted" | "pauses">;
   /** Read from the files at each call: no live reload, but status sees changes. */
   safetyNotices: () => Promise<string[]>;
   /** The network's state, once it runs. */
@@ -240,6 +240,7 @@ export class LocalNodeService implements NodeService {
       safetyNotices: session.runner ? toldNotices(notices) : notices,
       halted: runner.halted,
       budget: runner.budget,
+      ...(runner.pauses ? { pauses: runner.pauses } : {}),
       storedPosts: this.#d.store.count(),
       ...(this.#d.networkStatus ? { network: this.#d.networkStatus() } : {}),
     };

@@ -9,6 +9,8 @@
  * @module
  */
 
+import { usdPair } from "../money.ts";
+
 /** The limits, from settings. */
 export interface BudgetLimits {
   /** `agent.max_usd_per_day`. */
@@ -124,19 +126,17 @@ export class BudgetLedger {
     const usdLeft = Math.max(0, Math.min(l.usdPerDay - usdToday, l.usdPerMonth - usdMonth));
     let blocked: BudgetBlock | undefined;
     if (usdMonth >= l.usdPerMonth) {
+      const [used, limit] = usdPair(usdMonth, l.usdPerMonth);
       blocked = {
         window: "month",
-        reason: `the monthly budget is spent (${usd(usdMonth)} of agent.max_usd_per_month = ${
-          usd(l.usdPerMonth)
-        })`,
+        reason: `the monthly budget is spent (${used} of agent.max_usd_per_month = ${limit})`,
         resetsAt: nextUtcMonth(now),
       };
     } else if (usdToday >= l.usdPerDay) {
+      const [used, limit] = usdPair(usdToday, l.usdPerDay);
       blocked = {
         window: "day",
-        reason: `the daily budget is spent (${usd(usdToday)} of agent.max_usd_per_day = ${
-          usd(l.usdPerDay)
-        })`,
+        reason: `the daily budget is spent (${used} of agent.max_usd_per_day = ${limit})`,
         resetsAt: nextUtcDay(now),
       };
     } else if (runsWithoutCostToday >= l.runsPerDay) {
@@ -149,9 +149,4 @@ export class BudgetLedger {
     }
     return { usdToday, usdMonth, runsToday, runsWithoutCostToday, usdLeft, limits: l, blocked };
   }
-}
-
-/** `$1.23`; small amounts keep four decimals (`$0.0012`). */
-export function usd(n: number): string {
-  return n !== 0 && Math.abs(n) < 0.01 ? `$${n.toFixed(4)}` : `$${n.toFixed(2)}`;
 }

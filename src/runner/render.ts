@@ -8,7 +8,8 @@
  * @module
  */
 
-import { BudgetLedger, type BudgetLimits, type BudgetState, usd } from "./budget.ts";
+import { usd, usdOf } from "../money.ts";
+import { BudgetLedger, type BudgetLimits, type BudgetState } from "./budget.ts";
 import type { OutputParser, RunEvent } from "./harness.ts";
 import { ClaudeStreamParser } from "./harnesses/claude.ts";
 import type { RunFooter, RunHeader, RunIndexEntry, SpendLine } from "./transcripts.ts";
@@ -150,10 +151,8 @@ export function renderRunsTable(
     const l = budget.limits;
     lines.push(
       "",
-      `spend today ${usd(budget.usdToday)} of ${usd(l.usdPerDay)} · this month ${
-        usd(budget.usdMonth)
-      } of ${
-        usd(l.usdPerMonth)
+      `spend today ${usdOf(budget.usdToday, l.usdPerDay)} · this month ${
+        usdOf(budget.usdMonth, l.usdPerMonth)
       } · runs without a cost today ${budget.runsWithoutCostToday} of ${l.runsPerDay}`,
     );
   }

@@ -1,6 +1,6 @@
 /**
  * The heartbeat runner's core (ADR 0011): it hears every new post, decides which
- * ones wake the agent, and starts one run at a time within the limits.
+ * ones wake the agent, and when to start a run: one at a time, within the limits.
  *
  * - Events of interest (wake_rules.ts) are queued; the first one starts a
  *   debounce of `agent.every`, and everything queued meanwhile joins that run.
@@ -12,7 +12,13 @@
  * - The loop detector holds a thread's events while it is paused.
  * - Budgets (budget.ts): when one is reached the runner pauses until the window
  *   resets, logged once; each run gets what is left as `--max-budget-usd`.
- * - `agent.timeout` kills the run's whole process group.
+ * - What is owed to a future run (queued events, the events of the run in
+ *   progress, feedback) is kept in store meta and queued again at start; a
+ *   run that does not complete (interrupted, stopped, halted) gives its events
+ *   back, and only a completed run moves the feed cursor.
+ *
+ * Running one run (the spawn, `agent.timeout` killing its whole process group,
+ * the transcript) is execute.ts's.
  *
  * No polling: an idle runner holds at most one timer, set for its next deadline
  * (debounce end, heartbeat, hourly-cap release or budget reset). The clock,
@@ -22,8 +28,10 @@
  */
 
 import type { Settings } from "../config/schema.ts";
-import { BudgetLedger, type BudgetState, usd } from "./budget.ts";
-import type { Harness, HarnessCommand, RunContext, RunEvent, SelfCommand } from "./harness.ts";
+import { usd, usdOf } from "../money.ts";
+import { BudgetLedger, type BudgetState } from "./budget.ts";
+import { denoRunnerFs, executeRun, formatMs, type RunnerFs } from "./execute.ts";
+import type { Harness, RunContext, SelfCommand } from "./harness.ts";
 import { checkThread, loopPausedMessage } from "./loop_detector.ts";
 import {
   type Clock,
@@ -41,16 +49,15 @@ import {
   type PromptRejection,
 } from "./prompt.ts";
 import type { RunningProcess, SpawnFn } from "./spawn.ts";
+import type { RunRecorder } from "./state_file.ts";
 import {
   DEFAULT_RETENTION,
   newRunId,
   type Retention,
-  type RunFooter,
   type RunIndexEntry,
   type RunStatus,
   type RunTrigger,
   type Transcripts,
-  type TranscriptWriter,
 } from "./transcripts.ts";
 import { classifyPost, normalizeAllow, WakeLimiter } from "./wake_rules.ts";
 
@@ -73,28 +80,11 @@ export type RunnerSettings = Pick<
   | "agent.wakes_per_author_per_hour"
 >;
 
-/** The meta key of the feed cursor given to the next run. */
+/** The meta key of the feed cursor given to the next run (moved by completed runs only). */
 export const CURSOR_META_KEY = "runner.cursor";
 
-/** The file operations a run needs (its generated files, its empty directory). */
-export interface RunnerFs {
-  mkdir(path: string): void;
-  writeFile(path: string, text: string, mode: number): void;
-  remove(path: string): void;
-}
-
-/** Real file operations. Requires `--allow-write` on the agent directory. */
-export const denoRunnerFs: RunnerFs = {
-  mkdir: (path) => Deno.mkdirSync(path, { recursive: true, mode: 0o700 }),
-  writeFile: (path, text, mode) => Deno.writeTextFileSync(path, text, { mode }),
-  remove: (path) => {
-    try {
-      Deno.removeSync(path);
-    } catch (err) {
-      if (!(err instanceof Deno.errors.NotFound)) throw err;
-    }
-  },
-};
+/** The meta key of what is owed to a future run: queued events and feedback (JSON). */
+export const PENDING_META_KEY = "runner.pending";
 
 /** Everything the runner is given. */
 export interface RunnerOptions {
@@ -136,6 +126,15 @@ export interface RunnerOptions {
   /** Review rejections not yet told to a run; drained at each run start. */
   rejections?: () => PromptRejection[];
   fs?: RunnerFs;
+  /** Where the run in progress is recorded (its process group, alive each second). */
+  recorder?: RunRecorder;
+  /** The start time `ps` gives a pid, recorded so a reused pid is never taken for the run. */
+  identify?: (pid: number) => Promise<string | undefined>;
+  /**
+   * When a run a previous daemon left unfinished was last seen alive (ms), if
+   * known: its recorded duration ends there rather than at its last output.
+   */
+  lastSeen?: (runId: string) => number | undefined;
   retention?: Retention;
   random?: () => number;
 }
@@ -158,8 +157,8 @@ export interface RunnerStatus {
   current?: CurrentRun;
   /** Queued events, paused threads' included. */
   queued: number;
-  /** Threads the loop detector holds. */
-  pausedThreads: string[];
+  /** Threads the loop detector holds, with why. */
+  pausedThreads: Array<{ thread: string; reason: string }>;
   /** Feedback posts waiting for the next run. */
   feedback: number;
   /** The next deadline the runner waits for, if any. */
@@ -176,6 +175,10 @@ interface Queued {
 }
 
 interface Active extends CurrentRun {
+  /** The events and feedback it was given, owed back if it does not complete. */
+  queued: Queued[];
+  feedback: PromptFeedback[];
+  settled?: boolean;
   kill: (why: RunStatus) => void;
   done: Promise<void>;
 }
@@ -193,7 +196,7 @@ export class Runner {
   readonly #queue = new Map<string, Queued>();
   readonly #feedback = new Map<string, PromptFeedback>();
   /** Threads held by the loop detector (only those holding queued events). */
-  readonly #paused = new Set<string>();
+  readonly #paused = new Map<string, string>();
   #runStarts: number[] = [];
   #debounceAt: number | undefined;
   #heartbeatAt: number | undefined;
@@ -227,7 +230,7 @@ export class Runner {
     if (this.#state !== "new") return;
     const now = this.#o.clock.now();
     const t = this.#o.transcripts;
-    for (const id of t.recoverInterrupted(now)) {
+    for (const id of t.recoverInterrupted(now, this.#o.lastSeen)) {
       this.#o.log.warn(`run ${id} was interrupted by a restart; recorded as interrupted`);
     }
     this.#prune(now);
@@ -237,7 +240,9 @@ export class Runner {
     this.#lastRun = entries.at(-1);
     const hb = this.#s["agent.heartbeat"];
     this.#heartbeatAt = hb > 0 ? now + hb : undefined;
+    this.#restore();
     this.#state = "started";
+    this.#armDebounce(now);
     this.#schedule();
   }
 
@@ -280,13 +285,8 @@ export class Runner {
   onPosts(posts: readonly RunnerPost[]): void {
     const now = this.#o.clock.now();
     const check = new Set<string>();
-    const ctx = {
-      agentKey: this.#o.agentKey,
-      localAuthors: this.#o.localAuthors,
-      ignoreLocal: this.#s["agent.ignore_local"],
-      allow: this.#allow,
-      get: (id: string) => this.#o.store.get(id),
-    };
+    const ctx = this.#classifyContext();
+    const before = this.#queue.size + this.#feedback.size;
     for (const post of posts) {
       const thread = threadOf(post);
       // Any post in a held thread may be the third author that releases it.
@@ -316,6 +316,7 @@ export class Runner {
       }
     }
     for (const thread of check) this.#checkThread(thread);
+    if (this.#queue.size + this.#feedback.size !== before) this.#persist();
     this.#armDebounce(now);
     this.#schedule();
   }
@@ -327,7 +328,7 @@ export class Runner {
     const cur = this.#current;
     const base = {
       queued: this.#queue.size,
-      pausedThreads: [...this.#paused],
+      pausedThreads: [...this.#paused].map(([thread, reason]) => ({ thread, reason })),
       feedback: this.#feedback.size,
       budget,
       ...(this.#lastRun ? { lastRun: this.#lastRun } : {}),
@@ -362,7 +363,11 @@ export class Runner {
     }
     const v = checkThread(this.#o.store, thread, this.#o.agentKey, max);
     if (v.paused && !this.#paused.has(thread)) {
-      this.#paused.add(thread);
+      this.#paused.set(
+        thread,
+        `loop detected: ${v.turns} turns between the agent and one other author ` +
+          `(agent.loop_max_exchanges = ${max}); a post by a third author resumes it`,
+      );
       this.#o.log.info(loopPausedMessage(thread, max), { thread, turns: v.turns, other: v.other });
     } else if (!v.paused && this.#paused.has(thread)) {
       this.#paused.delete(thread);
@@ -494,7 +499,9 @@ export class Runner {
       : Number.isFinite(firstSeq)
       ? firstSeq - 1
       : 0;
-    o.store.setMeta(CURSOR_META_KEY, String(Math.max(cursor, o.store.maxSeq())));
+    // The cursor moves when this run completes, not now: a run that does not
+    // complete leaves it (and its events) for the next one.
+    const cursorAfter = Math.max(cursor, o.store.maxSeq());
 
     const budget = this.#ledger.state(now);
     const rejections = o.rejections?.() ?? [];
@@ -545,6 +552,8 @@ export class Runner {
       trigger,
       startedAt: now,
       events: events.length,
+      queued: events,
+      feedback,
       kill: (why) => {
         killWith ??= why;
         proc?.kill();
@@ -563,11 +572,24 @@ export class Runner {
       max_turns: this.#s["agent.max_turns"],
       max_budget_usd: budget.usdLeft,
     };
-    active.done = this.#execute(ctx, header, (p) => {
-      proc = p;
-      if (killWith !== undefined) p.kill();
-    }, () => killWith)
-      .catch((err) => o.log.error(`run ${id} could not be recorded: ${(err as Error).message}`))
+    const control = {
+      started: (p: RunningProcess) => {
+        proc = p;
+        if (killWith !== undefined) p.kill();
+      },
+      killedWith: () => killWith,
+    };
+    active.done = (async () => {
+      const writer = o.transcripts.begin(header);
+      const footer = await executeRun(this.#executeDeps(), ctx, writer, control);
+      const entry = writer.end(footer, o.clock.now());
+      this.#settle(active, footer.status, cursorAfter);
+      this.#ended(entry);
+    })()
+      .catch((err) => {
+        this.#settle(active, "error", cursorAfter);
+        o.log.error(`run ${id} could not be recorded: ${(err as Error).message}`);
+      })
       .finally(() => {
         this.#current = undefined;
         this.#armDebounce(o.clock.now());
@@ -575,103 +597,57 @@ export class Runner {
       });
   }
 
-  async #execute(
-    ctx: RunContext,
-    header: Parameters<RunnerOptions["transcripts"]["begin"]>[0],
-    started: (p: RunningProcess) => void,
-    killedWith: () => RunStatus | undefined,
-  ): Promise<void> {
+  #executeDeps() {
     const o = this.#o;
-    const startedAt = o.clock.now();
-    const writer: TranscriptWriter = o.transcripts.begin(header);
-    let cmd: HarnessCommand | undefined;
-    let timeout: unknown;
-    let footer: Omit<RunFooter, "type">;
-    let timedOut = false;
-    try {
-      if (o.prepare) ctx = { ...ctx, ...(await o.prepare(ctx)) };
-      cmd = o.harness.command(ctx);
-      // Only the locked run directory is the runner's to create; a workspace
-      // is the user's folder, which the daemon may read but never write.
-      if (ctx.cwd === o.paths.runDir) this.#fs.mkdir(ctx.cwd);
-      for (const f of cmd.files) {
-        this.#fs.mkdir(f.path.slice(0, f.path.lastIndexOf("/")) || "/");
-        this.#fs.writeFile(f.path, f.text, f.mode);
-      }
-      const proc = o.spawn({
-        program: cmd.program,
-        args: cmd.args,
-        env: cmd.env,
-        cwd: cmd.cwd,
-        stdin: cmd.stdin,
-      });
-      started(proc);
-      timeout = o.timers.setTimer(this.#s["agent.timeout"], () => {
-        timedOut = true;
-        o.log.warn(
-          `run ${ctx.runId} timed out after agent.timeout = ${
-            formatMs(this.#s["agent.timeout"])
-          }; killing it`,
+    return {
+      clock: o.clock,
+      timers: o.timers,
+      log: o.log,
+      harness: o.harness,
+      spawn: o.spawn,
+      fs: this.#fs,
+      runDir: o.paths.runDir,
+      timeoutMs: this.#s["agent.timeout"],
+      prepare: o.prepare,
+      recorder: o.recorder,
+      identify: o.identify,
+    };
+  }
+
+  /**
+   * After a run: a completed run moves the cursor past what it was given and
+   * its events are done; the events of a run that did not complete (the node
+   * stopped, a halt) go back to the queue for the next run.
+   */
+  #settle(run: Active, status: RunStatus, cursorAfter: number): void {
+    if (run.settled) return;
+    run.settled = true;
+    if (INCOMPLETE.has(status)) {
+      const owed = run.queued.filter((q) => !this.#answered(q.post.id, q.thread));
+      for (const q of owed) if (!this.#queue.has(q.post.id)) this.#queue.set(q.post.id, q);
+      for (const f of run.feedback) if (!this.#feedback.has(f.id)) this.#feedback.set(f.id, f);
+      if (owed.length > 0) {
+        this.#o.log.info(
+          `run ${run.id} did not complete (${status}): its ${owed.length} event(s) wait for the next run`,
         );
-        proc.kill();
-      });
-      const parser = o.harness.parser();
-      for await (const line of proc.lines) {
-        writer.line(line);
-        for (const ev of parser.push(line)) {
-          this.#logEvent(ctx.runId, ev);
-          if (ev.type === "stop") proc.kill();
-        }
       }
-      const st = await proc.status;
-      o.timers.clearTimer(timeout);
-      timeout = undefined;
-      const result = parser.finish(st.code);
-      const killed = timedOut ? "timeout" : killedWith();
-      const status: RunStatus = killed ?? (result.ok ? "ok" : "error");
-      let error = result.error;
-      if (killed === "timeout") {
-        error = `timed out after agent.timeout = ${formatMs(this.#s["agent.timeout"])}`;
-      } else if (killed !== undefined) error = `the run was ${killed}`;
-      else if (!result.ok && st.code !== 0 && proc.stderrTail().trim() !== "") {
-        error = `${error ?? "failed"} (stderr: ${proc.stderrTail().trim().slice(-500)})`;
-      }
-      footer = {
-        status,
-        exit_code: st.code,
-        duration_ms: o.clock.now() - startedAt,
-        ...(result.turns !== undefined ? { turns: result.turns } : {}),
-        ...(result.costUsd !== undefined ? { cost_usd: result.costUsd } : {}),
-        ...(status !== "ok" && error !== undefined ? { error } : {}),
-      };
-    } catch (err) {
-      footer = {
-        status: killedWith() ?? "error",
-        exit_code: null,
-        duration_ms: o.clock.now() - startedAt,
-        error: (err as Error).message,
-      };
-    } finally {
-      if (timeout !== undefined) o.timers.clearTimer(timeout);
-      for (const f of cmd?.files ?? []) {
-        try {
-          this.#fs.remove(f.path);
-        } catch (err) {
-          o.log.warn(`cannot remove ${f.path}: ${(err as Error).message}`);
-        }
-      }
+    } else {
+      this.#o.store.setMeta(CURSOR_META_KEY, String(cursorAfter));
     }
-    const endedAt = o.clock.now();
-    const entry = writer.end(footer, endedAt);
+    this.#current = undefined;
+    this.#persist();
+  }
+
+  #ended(entry: RunIndexEntry): void {
+    const o = this.#o;
+    const endedAt = Date.parse(entry.ended_at);
     this.#lastRun = entry;
     this.#ledger.record({ at: endedAt, costUsd: entry.cost_usd });
     const b = this.#ledger.state(endedAt);
     const cost = entry.cost_usd !== undefined ? usd(entry.cost_usd) : "no cost reported";
     const line = `run ${entry.id} ended: ${entry.status} in ${formatMs(entry.duration_ms)}, ` +
-      `${entry.turns ?? "?"} turn(s), ${cost}; today ${usd(b.usdToday)} of ${
-        usd(b.limits.usdPerDay)
-      }, ` +
-      `month ${usd(b.usdMonth)} of ${usd(b.limits.usdPerMonth)}`;
+      `${entry.turns ?? "?"} turn(s), ${cost}; today ${usdOf(b.usdToday, b.limits.usdPerDay)}, ` +
+      `month ${usdOf(b.usdMonth, b.limits.usdPerMonth)}`;
     if (entry.status === "ok") o.log.info(line, { run: entry.id });
     else o.log.warn(`${line}: ${entry.error ?? ""}`, { run: entry.id });
     try {
@@ -681,26 +657,82 @@ export class Runner {
     }
   }
 
-  #logEvent(runId: string, ev: RunEvent): void {
-    const log = this.#o.log;
-    switch (ev.type) {
-      case "tool_call":
-        log.debug(`run ${runId}: tool ${ev.name}`, { run: runId, args: ev.args });
-        break;
-      case "init": {
-        const failed = ev.mcpServers.filter((s) => s.status !== "connected");
-        if (failed.length > 0) {
-          const which = failed.map((s) => `${s.name} (${s.status})`).join(", ");
-          log.warn(`run ${runId}: MCP server ${which} did not connect`);
-        }
-        break;
-      }
-      case "error":
-        log.debug(`run ${runId}: ${ev.message}`, { run: runId });
-        break;
-      default:
-        break;
+  // ---------------------------------------------------------- persistence
+
+  /**
+   * Saves what is owed to a future run: the queued events (paused threads'
+   * included), those of the run in progress, and the feedback not yet told.
+   */
+  #persist(): void {
+    const cur = this.#current;
+    const events = new Set([...this.#queue.keys(), ...(cur?.queued.map((q) => q.post.id) ?? [])]);
+    const feedback = new Set([...this.#feedback.keys(), ...(cur?.feedback.map((f) => f.id) ?? [])]);
+    const state: PendingState = { events: [...events], feedback: [...feedback] };
+    try {
+      this.#o.store.setMeta(PENDING_META_KEY, JSON.stringify(state));
+    } catch (err) {
+      this.#o.log.warn(`cannot save the runner's queue: ${(err as Error).message}`);
     }
+  }
+
+  /** Queues again what a previous daemon owed a run (see `#persist`). */
+  #restore(): void {
+    const o = this.#o;
+    let state: PendingState;
+    try {
+      const v = JSON.parse(o.store.getMeta(PENDING_META_KEY) ?? "null");
+      if (!v || !Array.isArray(v.events) || !Array.isArray(v.feedback)) return;
+      state = v as PendingState;
+    } catch {
+      o.log.warn(`the runner's saved queue (${PENDING_META_KEY}) does not parse; it is dropped`);
+      return;
+    }
+    const ctx = this.#classifyContext();
+    let events = 0;
+    for (const id of [...state.events, ...state.feedback]) {
+      const post = typeof id === "string" ? o.store.get(id) : undefined;
+      if (!post) continue;
+      // Classified again: the settings may have changed since it was queued.
+      const d = classifyPost(post, ctx);
+      if (d.action === "wake") {
+        if (this.#answered(post.id, d.thread)) continue;
+        this.#queue.set(post.id, { post, reason: d.reason, thread: d.thread });
+        events++;
+      } else if (d.action === "feedback") {
+        this.#feedback.set(post.id, {
+          id: post.id,
+          kind: post.kind,
+          author: post.author,
+          parent: post.parent ?? threadOf(post),
+        });
+      }
+    }
+    if (events > 0) {
+      o.log.info(`${events} event(s) not handled before the restart wait for the next run`);
+    }
+    for (const thread of new Set([...this.#queue.values()].map((q) => q.thread))) {
+      this.#checkThread(thread);
+    }
+  }
+
+  /**
+   * True when the agent already replied to post `id` (a run that did not
+   * complete may have answered before it was cut off): offering it again
+   * would make the agent answer twice.
+   */
+  #answered(id: string, thread: string): boolean {
+    return this.#o.store.threadNewest(thread, ANSWERED_LOOKBACK)
+      .some((p) => p.author === this.#o.agentKey && p.parent === id);
+  }
+
+  #classifyContext() {
+    return {
+      agentKey: this.#o.agentKey,
+      localAuthors: this.#o.localAuthors,
+      ignoreLocal: this.#s["agent.ignore_local"],
+      allow: this.#allow,
+      get: (id: string) => this.#o.store.get(id),
+    };
   }
 
   #prune(now: number): void {
@@ -712,11 +744,14 @@ export class Runner {
   }
 }
 
-/** `90000` → `1m30s`; `0` → `0`. */
-export function formatMs(ms: number): string {
-  if (ms <= 0) return "0";
-  if (ms < 1000) return `${ms}ms`;
-  const s = Math.round(ms / 1000);
-  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), r = s % 60;
-  return (h ? `${h}h` : "") + (m ? `${m}m` : "") + (r || (!h && !m) ? `${r}s` : "");
+/** How many of a thread's newest posts are searched for the agent's reply to an event. */
+const ANSWERED_LOOKBACK = 200;
+
+/** The statuses of a run that did not complete: its events are offered to the next run. */
+const INCOMPLETE: ReadonlySet<RunStatus> = new Set(["interrupted", "stopped", "halted"]);
+
+/** What `#persist` saves. */
+interface PendingState {
+  events: string[];
+  feedback: string[];
 }

@@ -35,6 +35,8 @@ export interface ProcessStatus {
 
 /** A started process. */
 export interface RunningProcess {
+  /** Its pid, which is also its process group's id. */
+  pid: number;
   /** Its stdout, line by line (without the newline), until EOF. */
   lines: AsyncIterable<string>;
   /** Resolves when the process exits. */
@@ -106,21 +108,13 @@ export function spawnProcessGroup(req: SpawnRequest, opts: SpawnOptions = {}): R
     } catch { /* the stream ends with the process */ }
   })();
 
-  const signalGroup = (sig: Deno.Signal) => {
-    try {
-      Deno.kill(-pid, sig);
-    } catch (err) {
-      // Signalling a group needs unrestricted run permission in Deno, which the
-      // daemon's Worker does not hold: it is granted the `kill` program instead.
-      if (err instanceof Deno.errors.NotCapable) killGroupWithProgram(pid, sig);
-      // Otherwise the group is gone already.
-    }
-  };
+  const signalGroup = (sig: Deno.Signal) => signalProcessGroup(pid, sig);
   // Whatever the leader left in its group dies with it: a run's processes never
   // outlive the run, and no straggler keeps stdout open.
   status.then(() => signalGroup("SIGKILL"));
   let killing = false;
   return {
+    pid,
     lines: readLines(child.stdout),
     status,
     stderrTail: () => tail,
@@ -138,16 +132,33 @@ export function spawnProcessGroup(req: SpawnRequest, opts: SpawnOptions = {}): R
 /** The program the daemon may run to signal a process group (see `permissions.ts`). */
 export const KILL_PROGRAM = "kill";
 
-function killGroupWithProgram(pgid: number, sig: Deno.Signal): void {
+/**
+ * Sends `sig` to process group `pgid`; resolves when it was sent (or the group
+ * was gone). Requires `--allow-run` (unrestricted, or the `kill` program).
+ */
+export function signalProcessGroup(pgid: number, sig: Deno.Signal): Promise<void> {
   try {
-    new Deno.Command(KILL_PROGRAM, {
+    Deno.kill(-pgid, sig);
+    return Promise.resolve();
+  } catch (err) {
+    // Signalling a group needs unrestricted run permission in Deno, which the
+    // daemon's Worker does not hold: it is granted the `kill` program instead.
+    if (err instanceof Deno.errors.NotCapable) return killGroupWithProgram(pgid, sig);
+    // Otherwise the group is gone already.
+    return Promise.resolve();
+  }
+}
+
+async function killGroupWithProgram(pgid: number, sig: Deno.Signal): Promise<void> {
+  try {
+    await new Deno.Command(KILL_PROGRAM, {
       args: ["-s", sig.replace(/^SIG/, ""), "--", `-${pgid}`],
       stdin: "null",
       stdout: "null",
       stderr: "null",
-    }).output().catch(() => {/* the group is gone already */});
+    }).output();
   } catch {
-    // No kill program, or not permitted: the leader still gets its own signal.
+    // No kill program, or not permitted, or the group is gone already.
   }
 }
 

@@ -250,9 +250,14 @@ export class Transcripts {
   /**
    * Closes the transcripts of runs a previous daemon left unfinished (it crashed
    * or was killed): adds an `interrupted` footer and indexes them, so their
-   * runs count against the budget. Returns their ids.
+   * runs count against the budget. Returns their ids. A run ends when it was
+   * last seen alive (`lastSeen`, from the runner's state file), else at its
+   * transcript's last write, whichever is later.
    */
-  recoverInterrupted(nowMs: number): string[] {
+  recoverInterrupted(
+    nowMs: number,
+    lastSeen: (id: string) => number | undefined = () => undefined,
+  ): string[] {
     const indexed = new Set(this.index().map((e) => e.id));
     const recovered: string[] = [];
     for (const id of this.transcriptIds()) {
@@ -267,6 +272,8 @@ export class Transcripts {
       try {
         endedAt = Deno.statSync(this.path(id)).mtime?.getTime() ?? nowMs;
       } catch { /* keep now */ }
+      const seen = lastSeen(id);
+      if (seen !== undefined && seen > endedAt) endedAt = Math.min(seen, nowMs);
       let footer: Omit<RunFooter, "type">;
       if (last?.type === "wats_end") {
         // Ended but not indexed: the index line was lost; index it as it was.

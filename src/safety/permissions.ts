@@ -139,8 +139,10 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
           ...(inputs.relays ?? []),
           ...(inputs.loopbackServer ? [LOOPBACK_EPHEMERAL] : []),
         ]),
-        // `kill` signals a run's whole process group on timeout or halt.
-        run: unique([...(inputs.harnesses ?? []), "git", "kill"]),
+        // `kill` signals a run's whole process group on timeout or halt; `ps`
+        // tells whether a run a crashed daemon left still runs (never /proc,
+        // whose <pid>/root would open every file).
+        run: unique([...(inputs.harnesses ?? []), "git", "kill", "ps"]),
       };
     }
     case "mcp": {
@@ -150,7 +152,9 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
         read: unique([p.dataDir, ...sock.read]),
         write: sock.write,
         net: sock.net,
-        run: inputs.self.length > 0 ? [inputs.self[0]] : [],
+        // `kill`: a runner session whose daemon went away ends its own run's
+        // process group (src/cli/mcp.ts).
+        run: unique([...(inputs.self.length > 0 ? [inputs.self[0]] : []), "kill"]),
       };
     }
     case "agent-read":

@@ -112,6 +112,21 @@ Deno.test({
       assert.equal(node.stderr().match(/agent runs paused: /g)?.length, 1, node.stderr());
       assert.ok(!node.stdoutLines.some((l) => l.includes('"event":"run_started"')));
       assert.equal(mock.messages().length, 0, "no model call");
+      // The banner and `wats status` say why, not only the log.
+      assert.match(
+        node.stderr(),
+        /^ +paused: the daily budget is spent \(\$0\.00 of agent\.max_usd_per_day = \$0\.00\); runs resume at /m,
+      );
+      const st = await runWats(["--data-dir", dir, "status"], { home: node.home });
+      assert.equal(st.code, 0, st.stderr);
+      assert.match(
+        st.stdout,
+        /^agent runs paused: the daily budget is spent \(\$0\.00 of agent\.max_usd_per_day = \$0\.00\); they resume at \d{4}-\d\d-\d\dT00:00:00Z$/m,
+      );
+      assert.match(
+        st.stdout,
+        /^runs today without a reported cost: 0 of 48 \(agent\.max_runs_per_day\)$/m,
+      );
     } finally {
       await alice.close();
       await node.stop();
@@ -258,6 +273,15 @@ Deno.test({
         ), 90_000);
       await node.waitForLine((l) => l.includes('"event":"run_ended"'), 90_000);
       const before = node.stdoutLines.filter((l) => l.includes('"event":"run_started"')).length;
+      const st = await runWats(["--data-dir", dir, "status"], { home: node.home });
+      assert.match(
+        st.stdout,
+        new RegExp(
+          `^thread ${root} paused: loop detected: \\d+ turns between the agent and one other author \\(agent\\.loop_max_exchanges = 3\\); a post by a third author resumes it$`,
+          "m",
+        ),
+        st.stdout,
+      );
       assert.equal(before, runs, node.stderr());
       await call(carol, "note", { parent: root, text: "Let me step in." });
       await waitFor(

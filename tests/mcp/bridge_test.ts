@@ -59,6 +59,7 @@ function fakeIO(over: Partial<BridgeIO> & { stdinText?: string } = {}) {
   const stderr: string[] = [];
   const stdout: Uint8Array[] = [];
   let starts = 0;
+  let groupEnds = 0;
   const io: BridgeIO = {
     connect: absent,
     startNode: () => {
@@ -81,9 +82,20 @@ function fakeIO(over: Partial<BridgeIO> & { stdinText?: string } = {}) {
       },
     },
     stderr: (line) => stderr.push(line),
+    endOwnGroup: () => {
+      groupEnds++;
+      return Promise.resolve();
+    },
     ...over,
   };
-  return { io, stderr, stdout, starts: () => starts, clock: () => clock };
+  return {
+    io,
+    stderr,
+    stdout,
+    starts: () => starts,
+    clock: () => clock,
+    groupEnds: () => groupEnds,
+  };
 }
 
 /**
@@ -173,6 +185,25 @@ Deno.test("a node that goes away mid-session makes the bridge exit 1 and say so"
   });
   assert.equal(await runBridge(OPTS, w.io), 1);
   assert.match(w.stderr[0], /the node closed the connection on \/d\/mcp\.sock/);
+  assert.equal(w.groupEnds(), 0, "a person's session never kills its host");
+});
+
+Deno.test("a runner session whose node goes away ends its run's process group", async () => {
+  const { conn } = scriptedConn('{"wats":"ready","profile":"helper"}', "", true);
+  const w = fakeIO({
+    connect: () => Promise.resolve(conn),
+    stdin: new ReadableStream<Uint8Array>({ start() {} }),
+  });
+  assert.equal(await runBridge({ ...OPTS, token: "t".repeat(64) }, w.io), 1);
+  assert.equal(w.groupEnds(), 1);
+  assert.match(w.stderr[0], /the node went away during this run; ending the run's processes/);
+});
+
+Deno.test("a runner session whose host ends normally leaves its group alone", async () => {
+  const { conn } = scriptedConn('{"wats":"ready","profile":"helper"}');
+  const w = fakeIO({ connect: () => Promise.resolve(conn) });
+  assert.equal(await runBridge({ ...OPTS, token: "t".repeat(64) }, w.io), 0);
+  assert.equal(w.groupEnds(), 0);
 });
 
 Deno.test("a socket error other than absence is reported, and no node is started", async () => {

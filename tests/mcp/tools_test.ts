@@ -257,7 +257,7 @@ Deno.test("status shows the profile, safety notices, halt state and the budget l
   assert.match(r.text, /^profile: alice \(npub1/m);
   assert.match(r.text, /^halted: no$/m);
   assert.match(r.text, /^budget today: \$0\.50 of \$2\.00 spent, \$1\.50 left$/m);
-  assert.match(r.text, /^runs today: 4 of 48$/m);
+  assert.match(r.text, /^runs today without a reported cost: 4 of 48 \(agent.max_runs_per_day\)$/m);
   assert.match(r.text, /agent\.review changed from true to false/);
   await c.close();
 });

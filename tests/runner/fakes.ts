@@ -194,11 +194,16 @@ class LineQueue implements AsyncIterable<string> {
 }
 
 /** A process the test drives: emit lines, then exit. */
+let fakePid = 100_000;
+
 export class FakeProcess implements RunningProcess {
+  readonly pid: number = ++fakePid;
   readonly request: SpawnRequest;
   readonly lines: LineQueue = new LineQueue();
   readonly status: Promise<ProcessStatus>;
   killed = 0;
+  /** False: a kill only counts; the test ends the process (a slow death). */
+  exitOnKill = true;
   #resolve!: (s: ProcessStatus) => void;
   #done = false;
 
@@ -213,7 +218,7 @@ export class FakeProcess implements RunningProcess {
 
   kill(): void {
     this.killed++;
-    this.exit(null, "SIGTERM");
+    if (this.exitOnKill) this.exit(null, "SIGTERM");
   }
 
   /** Ends with the fake harness's result line: `ok`, a cost, turns. */

@@ -172,6 +172,36 @@ Deno.test("a transcript left open by a crash is closed as interrupted and indexe
   }
 });
 
+Deno.test("an interrupted run lasts until it was last seen alive, not until its last output line", () => {
+  const { t, dir } = tempTranscripts();
+  try {
+    // Started 8 s ago by the wall clock; its one output line was written now
+    // (the file's mtime), a second after the start in the run's own terms.
+    const start = Date.now() - 8_000;
+    const id = newRunId(start);
+    const w = t.begin({
+      id,
+      trigger: "events",
+      events: ["x"],
+      started_at: new Date(start).toISOString(),
+      harness: "claude",
+    });
+    w.line('{"type":"system","subtype":"init"}');
+    const written = Deno.statSync(t.path(id)).mtime!.getTime();
+    Deno.utimeSync(t.path(id), (start + 800) / 1000, (start + 800) / 1000);
+    assert.deepEqual(
+      t.recoverInterrupted(written + 60_000, (x) => x === id ? start + 8_000 : undefined),
+      [id],
+    );
+    const entry = t.index()[0];
+    assert.equal(entry.status, "interrupted");
+    assert.equal(entry.duration_ms, 8_000);
+    assert.equal(entry.ended_at, new Date(start + 8_000).toISOString());
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
 Deno.test("spend of runs retention removed still counts for this month's budget", () => {
   const { t, dir } = tempTranscripts();
   try {

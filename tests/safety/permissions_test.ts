@@ -189,6 +189,9 @@ Deno.test("the daemon writes its store, key, agent dir and socket, never config.
       [{ op: "write", path: `${f.paths.dataDir}/other.txt` }, "NotCapable"],
       [{ op: "write", path: f.outside }, "NotCapable"],
       [{ op: "read", path: f.outside }, "NotCapable"],
+      [{ op: "run", cmd: "kill" }, "ok"],
+      [{ op: "run", cmd: "ps" }, "ok"],
+      [{ op: "read", path: "/proc/self/stat" }, "NotCapable"],
       [{ op: "run", cmd: "sh" }, "NotCapable"],
       [{ op: "tcp", hostname: "127.0.0.1", port: 10 }, "NotCapable"],
       [{ op: "env", name: "HOME" }, "NotCapable"],
@@ -227,12 +230,14 @@ Deno.test("a Codex daemon may listen on an ephemeral loopback port for its self-
   }
 });
 
-Deno.test("`wats mcp` connects to the socket and may start its own program, nothing else", async () => {
+Deno.test("`wats mcp` connects to the socket and may start its own program and kill, nothing else", async () => {
   const f = await fixture();
   try {
     await expect("mcp", f.inputs, [
       [{ op: "connect", path: f.paths.socket }, "ok"],
       [{ op: "run", cmd: "/bin/true" }, "ok"],
+      [{ op: "run", cmd: "kill" }, "ok"],
+      [{ op: "run", cmd: "ps" }, "NotCapable"],
       [{ op: "run", cmd: "git" }, "NotCapable"],
       [{ op: "write", path: f.paths.config }, "NotCapable"],
       [{ op: "write", path: `${f.paths.agentDir}/x` }, "NotCapable"],

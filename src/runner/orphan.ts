@@ -1,0 +1,120 @@
+/**
+ * Ending a run a previous daemon left behind. A daemon killed during a run
+ * (SIGKILL, a crash, the machine's OOM killer) cannot end the run's process
+ * group; the run's own `wats mcp` bridge ends it when the daemon's socket
+ * closes (src/cli/mcp.ts), and this is the second line: the next daemon, before
+ * it starts anything, reads the run recorded in the state file (state_file.ts)
+ * and kills its process group if it still runs.
+ *
+ * A pid can be reused, so the group is killed only when its leader is still
+ * the recorded process: `ps` shows it leading its own process group, with the
+ * start time recorded at the spawn and the recorded program in its command
+ * line. `ps` rather than /proc: reading /proc would let the daemon read any
+ * file through /proc/<pid>/root, which its permissions must not allow.
+ *
+ * Requires `--allow-run` for `ps` and `kill`, and read/write on the agent directory.
+ *
+ * @module
+ */
+
+import type { RunnerLog } from "./ports.ts";
+import { signalProcessGroup } from "./spawn.ts";
+import { readRunnerState, type RunRecord, writeRunnerState } from "./state_file.ts";
+
+/** The program that describes a process. */
+export const PS_PROGRAM = "ps";
+
+/** What `ps` says about one process. */
+export interface ProcessInfo {
+  pgid: number;
+  /** Its start time, UTC, as `ps -o lstart` prints it. */
+  lstart: string;
+  /** Its command line. */
+  args: string;
+}
+
+/**
+ * Describes process `pid` with `ps` (in UTC and the C locale, so two daemons
+ * read the same start time); undefined when no such process runs (a zombie,
+ * dead but not yet reaped, runs no more).
+ */
+export async function describeProcess(pid: number): Promise<ProcessInfo | undefined> {
+  const out = await new Deno.Command(PS_PROGRAM, {
+    args: ["-o", "pgid=", "-o", "stat=", "-o", "lstart=", "-o", "args=", "-p", String(pid)],
+    env: { TZ: "UTC", LC_ALL: "C" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const line = new TextDecoder().decode(out.stdout).split("\n").find((l) => l.trim() !== "");
+  if (!out.success || line === undefined) return undefined;
+  // `  1234 Ss Mon Nov 30 16:15:23 2026 claude -p …`: the start time is five words.
+  const words = line.trim().split(/\s+/);
+  const pgid = Number(words[0]);
+  if (!Number.isInteger(pgid) || words.length < 7 || words[1].startsWith("Z")) return undefined;
+  return { pgid, lstart: words.slice(2, 7).join(" "), args: words.slice(7).join(" ") };
+}
+
+/** The start time of `pid` for the run record (see `RunnerOptions.identify`). */
+export async function processStartTime(pid: number): Promise<string | undefined> {
+  return (await describeProcess(pid))?.lstart;
+}
+
+/** True when `info` is the recorded run's leader (not a process that reused its pid). */
+export function isRecordedLeader(run: RunRecord, info: ProcessInfo | undefined): boolean {
+  if (info === undefined || run.lstart === undefined) return false;
+  const program = run.program.slice(run.program.lastIndexOf("/") + 1);
+  return info.pgid === run.pgid && info.lstart === run.lstart && info.args.includes(program);
+}
+
+/** What `endPreviousRun` found. */
+export type PreviousRun =
+  | { outcome: "none" }
+  | { outcome: "gone"; run: RunRecord }
+  | { outcome: "ended"; run: RunRecord }
+  | { outcome: "other"; run: RunRecord; reason: string };
+
+/** How long to wait for a killed group's leader to be gone. */
+const GONE_MS = 3000;
+
+/**
+ * Ends the process group of the run the state file in `agentDir` records, if
+ * its leader still runs and is that run's process. Logs what it did; marks
+ * the record `ended_at` when it killed it (the run was alive until then).
+ */
+export async function endPreviousRun(
+  agentDir: string,
+  log: RunnerLog,
+  now: () => number = Date.now,
+): Promise<PreviousRun> {
+  const state = readRunnerState(agentDir);
+  const run = state?.run;
+  if (!state || !run) return { outcome: "none" };
+  let info: ProcessInfo | undefined;
+  try {
+    info = await describeProcess(run.pgid);
+  } catch (err) {
+    const reason = `cannot run ${PS_PROGRAM}: ${(err as Error).message}`;
+    log.warn(
+      `cannot check whether run ${run.id} (process group ${run.pgid}) still runs: ${reason}`,
+    );
+    return { outcome: "other", run, reason };
+  }
+  if (info === undefined) return { outcome: "gone", run };
+  if (!isRecordedLeader(run, info)) {
+    const reason = `pid ${run.pgid} is now another process (${info.args.slice(0, 80)})`;
+    log.info(`run ${run.id} left by the previous daemon is gone; ${reason}, left alone`);
+    return { outcome: "other", run, reason };
+  }
+  await signalProcessGroup(run.pgid, "SIGKILL");
+  const until = now() + GONE_MS;
+  while (now() < until && isRecordedLeader(run, await describeProcess(run.pgid))) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  log.warn(
+    `ended run ${run.id} left running by the previous daemon (process group ${run.pgid}, ${run.program})`,
+  );
+  const ended = { ...run, ended_at: new Date(now()).toISOString() };
+  writeRunnerState(agentDir, { ...state, run: ended });
+  return { outcome: "ended", run: ended };
+}

@@ -1,0 +1,327 @@
+/**
+ * A daemon killed during a run (issue 8, items 1-3), with real daemons, the
+ * real Claude Code CLI and the scripted mock model. The mock holds its first
+ * reply, so the run is in progress when the daemon gets SIGKILL; then:
+ *
+ * - without a restart, the run's process group must end by itself (its
+ *   `wats mcp` bridge ends it when the daemon's socket closes);
+ * - with a restart, the group is gone, the interrupted ask wakes the agent
+ *   again and is answered exactly once, and the interrupted run's recorded
+ *   duration is how long it ran;
+ * - a daemon that starts while a recorded run still lives ends it first.
+ *
+ * Each test prints how long the orphaned group lived after the SIGKILL.
+ */
+
+import assert from "node:assert/strict";
+import { startWats, tempDataDir } from "../support/cli.ts";
+import { requireCli } from "../support/clis.ts";
+import {
+  hasTool,
+  startMockAnthropic,
+  text,
+  toolResultFor,
+  toolUse,
+} from "../support/mock_anthropic.ts";
+import { call, eventIds, idIn, mcpClient, startAgentNode, waitFor } from "../support/swarm.ts";
+import { dataPaths } from "../../src/config/paths.ts";
+import { readRunnerState } from "../../src/runner/state_file.ts";
+import { spawnProcessGroup } from "../../src/runner/spawn.ts";
+
+const claude = requireCli("claude");
+const opts = { ignore: claude === null, sanitizeOps: false, sanitizeResources: false };
+
+/**
+ * A model that answers the newest event, except that its first answer is held
+ * (ten minutes: the test kills the daemon long before).
+ */
+function holdingMock() {
+  let calls = 0;
+  return startMockAnthropic({
+    rules: [
+      { when: toolResultFor("mcp__wats__answer"), reply: text("Answered.") },
+      {
+        when: hasTool("mcp__wats__answer"),
+        reply: (req) => {
+          const ids = eventIds(req);
+          if (ids.length === 0) return text("Nothing new.");
+          calls++;
+          return {
+            ...toolUse("mcp__wats__answer", { parent: ids.at(-1), text: "Use journald." }),
+            ...(calls === 1 ? { delayMs: 600_000 } : {}),
+          };
+        },
+      },
+    ],
+  });
+}
+
+/** The living processes of process group `pgid` (zombies are dead, only not reaped yet). */
+async function groupMembers(pgid: number): Promise<string[]> {
+  const out = await new Deno.Command("ps", {
+    args: ["-eo", "pid=,pgid=,stat=,args="],
+    stdout: "piped",
+  }).output();
+  return new TextDecoder().decode(out.stdout).split("\n")
+    .map((l) => l.trim().split(/\s+/))
+    .filter((w) => w.length > 3 && Number(w[1]) === pgid && !w[2].startsWith("Z"))
+    .map((w) => `${w[0]} ${w.slice(3).join(" ")}`);
+}
+
+/** The process group of the `claude` running for data dir `dir` (found by its MCP config path). */
+async function claudeGroup(dir: string): Promise<number | undefined> {
+  const out = await new Deno.Command("ps", { args: ["-eo", "pgid=,args="], stdout: "piped" })
+    .output();
+  const line = new TextDecoder().decode(out.stdout).split("\n")
+    .find((l) => l.includes(`${dir}/agent/run-config/`) && !l.includes(" mcp "));
+  return line === undefined ? undefined : Number(line.trim().split(/\s+/)[0]);
+}
+
+/** Starts a held run: an ask, the run started, its first model call waiting. */
+async function heldRun(dir: string, mock: ReturnType<typeof holdingMock>) {
+  const node = await startAgentNode(dir, mock);
+  const alice = await mcpClient(dir, "alice", node.home);
+  const askId = idIn(await call(alice, "ask", { title: "Logs", text: "logrotate or journald?" }));
+  await node.waitForLine((l) => l.includes('"event":"run_started"'), 90_000);
+  await waitFor("the held model call", () => mock.messages().some((r) => r.matched === 1), 90_000);
+  const pgid = await claudeGroup(dir);
+  assert.ok(pgid !== undefined, "claude runs");
+  const members = await groupMembers(pgid);
+  assert.ok(members.some((p) => p.includes(" mcp ")), `wats mcp is in its group: ${members}`);
+  return { node, alice, askId, pgid };
+}
+
+/** Polls until group `pgid` is empty; returns how long it took (ms), or null after 30 s. */
+async function groupGone(pgid: number, since: number): Promise<number | null> {
+  while (performance.now() - since < 30_000) {
+    if ((await groupMembers(pgid)).length === 0) return performance.now() - since;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return null;
+}
+
+/**
+ * Starts the daemon again. A restart right after SIGKILL may be refused for a
+ * few seconds while the dead daemon's lock looks held (issue 8, item 4, not
+ * this test's subject): try again until it starts.
+ */
+async function restart(dir: string, mock: ReturnType<typeof holdingMock>) {
+  const until = Date.now() + 30_000;
+  for (;;) {
+    try {
+      return await startAgentNode(dir, mock);
+    } catch (err) {
+      if (!/already runs on this data directory/.test(String(err)) || Date.now() > until) throw err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
+Deno.test({
+  ...opts,
+  name: "a run whose daemon gets SIGKILL ends on its own, without a restart",
+  async fn() {
+    const dir = tempDataDir();
+    const mock = holdingMock();
+    const { node, alice, pgid } = await heldRun(dir, mock);
+    try {
+      const killedAt = performance.now();
+      node.process.kill("SIGKILL");
+      await node.stop();
+      const lived = await groupGone(pgid, killedAt);
+      console.error(
+        `measured: the run's process group lived ${
+          lived?.toFixed(0)
+        } ms after SIGKILL of its daemon (no restart)`,
+      );
+      assert.notEqual(lived, null, `still running: ${(await groupMembers(pgid)).join("; ")}`);
+    } finally {
+      await alice.close().catch(() => {});
+      await node.stop();
+      for (const p of await groupMembers(pgid)) Deno.kill(Number(p.split(" ")[0]), "SIGKILL");
+      await mock.close();
+    }
+  },
+});
+
+Deno.test({
+  ...opts,
+  name:
+    "after SIGKILL during a run and a restart, the run's group is gone and the interrupted ask is answered exactly once",
+  async fn() {
+    const dir = tempDataDir();
+    const mock = holdingMock();
+    const { node, alice, askId, pgid } = await heldRun(dir, mock);
+    let node2: Awaited<ReturnType<typeof startAgentNode>> | undefined;
+    let bob: Awaited<ReturnType<typeof mcpClient>> | undefined;
+    try {
+      // The run as recorded for the next daemon: its group and program.
+      const run = readRunnerState(dataPaths(dir).agentDir)?.run;
+      assert.equal(run?.pgid, pgid, "the run's process group is recorded");
+      assert.equal(run?.program, "claude");
+      // The run goes on a while without output (the model is thinking): its
+      // recorded duration must still cover this time.
+      await new Promise((r) => setTimeout(r, 3000));
+      const killedAt = performance.now();
+      const killedWall = Date.now();
+      node.process.kill("SIGKILL");
+      await node.stop();
+      await alice.close().catch(() => {});
+      node2 = await restart(dir, mock);
+      const members = await groupMembers(pgid);
+      console.error(
+        `measured: ${members.length} process(es) of the run's group left when the restarted daemon said started, ` +
+          `${(performance.now() - killedAt).toFixed(0)} ms after the SIGKILL`,
+      );
+      assert.deepEqual(members, [], "the restarted daemon runs beside no orphan");
+
+      const ended = JSON.parse(
+        await node2.waitForLine((l) => l.includes('"event":"run_ended"'), 90_000),
+      );
+      assert.equal(ended.status, "ok", JSON.stringify(ended) + node2.stderr());
+      assert.match(
+        node2.stderr(),
+        /1 event\(s\) not handled before the restart wait for the next run/,
+      );
+
+      bob = await mcpClient(dir, "bob", node2.home);
+      const thread = await call(bob, "thread", { id: askId });
+      assert.equal(thread.match(/Use journald\./g)?.length, 1, thread);
+      // No second wake for the same ask.
+      await new Promise((r) => setTimeout(r, 3000));
+      assert.equal(
+        node2.stdoutLines.filter((l) => l.includes('"event":"run_started"')).length,
+        1,
+        node2.stderr(),
+      );
+
+      const index = Deno.readTextFileSync(dataPaths(dir).runsIndex).trim().split("\n")
+        .map((l) => JSON.parse(l));
+      assert.deepEqual(index.map((e) => e.status), ["interrupted", "ok"]);
+      // The interrupted run lasted until its daemon died, not until its last output.
+      const ran = killedWall - Date.parse(index[0].started_at);
+      assert.ok(
+        index[0].duration_ms >= ran - 1000,
+        `recorded ${index[0].duration_ms} ms; it ran ${ran} ms until its daemon died`,
+      );
+    } finally {
+      await bob?.close().catch(() => {});
+      await node2?.stop();
+      await node.stop();
+      await mock.close();
+    }
+  },
+});
+
+Deno.test({
+  ...opts,
+  name:
+    "when the run's bridge cannot end it, the restarted daemon ends the claude group before it starts anything",
+  async fn() {
+    const dir = tempDataDir();
+    const mock = holdingMock();
+    const { node, alice, pgid } = await heldRun(dir, mock);
+    let node2: Awaited<ReturnType<typeof startAgentNode>> | undefined;
+    // The bridge is frozen: it cannot see the socket close (a bridge that
+    // crashed, or was never started, looks the same to the run).
+    const bridges = (await groupMembers(pgid)).filter((p) => p.includes(" mcp "));
+    for (const b of bridges) Deno.kill(Number(b.split(" ")[0]), "SIGSTOP");
+    try {
+      const killedAt = performance.now();
+      node.process.kill("SIGKILL");
+      await node.stop();
+      await alice.close().catch(() => {});
+      await new Promise((r) => setTimeout(r, 1000));
+      assert.ok(
+        (await groupMembers(pgid)).some((p) => p.includes("claude")),
+        "without its bridge, the run outlives its daemon",
+      );
+      node2 = await restart(dir, mock);
+      const left = await groupMembers(pgid);
+      console.error(
+        `measured: with its bridge frozen, the run's group lived until the restarted daemon ended it: ` +
+          `${left.length} process(es) left when it said started, ${
+            (performance.now() - killedAt).toFixed(0)
+          } ms after the SIGKILL`,
+      );
+      assert.deepEqual(left, []);
+      assert.match(
+        node2.stderr(),
+        /ended run \S+ left running by the previous daemon \(process group \d+, claude\)/,
+      );
+      const ended = JSON.parse(
+        await node2.waitForLine((l) => l.includes('"event":"run_ended"'), 90_000),
+      );
+      assert.equal(ended.status, "ok", JSON.stringify(ended) + node2.stderr());
+    } finally {
+      for (const p of await groupMembers(pgid)) Deno.kill(Number(p.split(" ")[0]), "SIGKILL");
+      await node2?.stop();
+      await node.stop();
+      await mock.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "a daemon that starts while a recorded run still lives ends that run's group before it starts",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dir = tempDataDir();
+    const paths = dataPaths(dir);
+    Deno.mkdirSync(paths.agentDir, { recursive: true });
+    // A run's group as a crashed daemon would leave it, with a bridge that did not end it.
+    const orphan = spawnProcessGroup({
+      program: "sh",
+      args: ["-c", "sleep 300 & sleep 300"],
+      env: {},
+      cwd: "/",
+      stdin: "",
+    });
+    let node: ReturnType<typeof startWats> | undefined;
+    try {
+      const now = new Date().toISOString();
+      const ps = await new Deno.Command("ps", {
+        args: ["-o", "lstart=", "-p", String(orphan.pid)],
+        env: { TZ: "UTC", LC_ALL: "C" },
+        stdout: "piped",
+      }).output();
+      // What a daemon records in agent/runner.json during a run.
+      Deno.writeTextFileSync(
+        `${paths.agentDir}/runner.json`,
+        JSON.stringify({
+          runtime: "claude",
+          limits: { usdPerDay: 2, usdPerMonth: 20, runsPerDay: 48 },
+          started_at: now,
+          run: {
+            id: "20261015T120000000Z-abcdef",
+            pgid: orphan.pid,
+            program: "sh",
+            args: ["-c", "sleep 300 & sleep 300"],
+            lstart: new TextDecoder().decode(ps.stdout).trim(),
+            started_at: now,
+            alive_at: now,
+          },
+        }),
+      );
+      const startAt = performance.now();
+      node = startWats(["--data-dir", dir, "node"]);
+      await node.waitForLine((l) => l.includes('"event":"started"'), 60_000);
+      assert.deepEqual(await groupMembers(orphan.pid), []);
+      console.error(
+        `measured: the recorded group was gone when the new daemon said started, ${
+          (performance.now() - startAt).toFixed(0)
+        } ms after its spawn`,
+      );
+      assert.match(
+        node.stderr(),
+        /ended run 20261015T120000000Z-abcdef left running by the previous daemon/,
+      );
+    } finally {
+      await node?.stop();
+      orphan.kill();
+      await orphan.status;
+    }
+  },
+});

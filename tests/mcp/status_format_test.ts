@@ -1,0 +1,67 @@
+/**
+ * What the status tool (and so `wats status`) says about the runner's pauses
+ * and money (issue 8, item 20).
+ */
+
+import assert from "node:assert/strict";
+import { formatStatus } from "../../src/mcp/format.ts";
+import type { NodeStatus } from "../../src/mcp/service.ts";
+
+function status(over: Partial<NodeStatus> = {}): NodeStatus {
+  return {
+    node: "node-test",
+    profile: { name: "alice", npub: "npub1alice" },
+    dataDir: "/tmp/wats-test",
+    relays: [],
+    agent: { runtime: "claude", profile: "helper" },
+    pendingDrafts: 0,
+    safetyNotices: [],
+    halted: null,
+    budget: {
+      usdToday: 0.051,
+      usdPerDay: 0.05,
+      usdMonth: 0.018,
+      usdPerMonth: 20,
+      runsToday: 3,
+      runsPerDay: 48,
+    },
+    storedPosts: 0,
+    ...over,
+  };
+}
+
+Deno.test("status shows money to the cent's fraction that matters, and spend over its limit as over", () => {
+  const text = formatStatus(status());
+  assert.match(text, /^budget today: \$0\.051 of \$0\.05 spent, \$0\.00 left$/m);
+  assert.match(text, /^budget this month: \$0\.018 of \$20\.00 spent, \$19\.98 left$/m);
+});
+
+Deno.test("status says runs today counts only runs without a reported cost", () => {
+  assert.match(
+    formatStatus(status()),
+    /^runs today without a reported cost: 3 of 48 \(agent\.max_runs_per_day\)$/m,
+  );
+});
+
+Deno.test("status shows a budget pause and each loop-paused thread with its reason", () => {
+  const until = Date.UTC(2026, 9, 16);
+  const text = formatStatus(status({
+    pauses: {
+      budget: {
+        reason: "the daily budget is spent ($0.051 of agent.max_usd_per_day = $0.05)",
+        until,
+      },
+      threads: [
+        { thread: "a".repeat(64), reason: "loop detected: 31 turns" },
+        { thread: "b".repeat(64), reason: "loop detected: 40 turns" },
+      ],
+    },
+  }));
+  assert.match(
+    text,
+    /^agent runs paused: the daily budget is spent \(\$0\.051 of agent\.max_usd_per_day = \$0\.05\); they resume at 2026-10-16T00:00:00Z$/m,
+  );
+  assert.match(text, new RegExp(`^thread ${"a".repeat(64)} paused: loop detected: 31 turns$`, "m"));
+  assert.match(text, new RegExp(`^thread ${"b".repeat(64)} paused: loop detected: 40 turns$`, "m"));
+  assert.doesNotMatch(formatStatus(status()), /paused/);
+});
