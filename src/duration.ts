@@ -9,6 +9,8 @@
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
+/** One hour in milliseconds: the window of the hourly caps. */
+export const HOUR_MS = HOUR;
 const DAY = 24 * HOUR;
 
 /** How much of a duration to show. */
@@ -51,4 +53,15 @@ export function formatDuration(ms: number, style: DurationStyle = {}): string {
 /** An age in whole seconds, as lists show it: `45s`, `12m30s`, `3h5m`, `2d4h`. */
 export function formatAge(seconds: number): string {
   return formatDuration(Math.max(0, Math.floor(seconds)) * SECOND, { units: 2, days: true });
+}
+
+/**
+ * How long something took, as run lists show it: `850ms`, `12.3s`, `4m5s`,
+ * `2h3m`. Tenths of a second matter for short runs; seconds stop mattering
+ * past an hour.
+ */
+export function formatElapsed(ms: number): string {
+  if (ms < SECOND) return `${Math.max(0, Math.round(ms))}ms`;
+  if (ms < MINUTE) return `${(ms / SECOND).toFixed(1)}s`;
+  return formatDuration(Math.round(ms / SECOND) * SECOND, { units: 2 });
 }

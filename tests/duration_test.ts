@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { formatAge, formatDuration } from "../src/duration.ts";
+import { formatAge, formatDuration, formatElapsed } from "../src/duration.ts";
 
 Deno.test("an exact duration reads back as the config value it came from", () => {
   assert.equal(formatDuration(3_723_004), "1h2m3s4ms");
@@ -26,4 +26,12 @@ Deno.test("ages as the review queue shows them", () => {
   assert.equal(formatAge(750), "12m30s");
   assert.equal(formatAge(3 * 3600 + 5 * 60 + 7), "3h5m");
   assert.equal(formatAge(-3), "0");
+});
+
+Deno.test("elapsed time shows tenths under a minute and two units above", () => {
+  assert.equal(formatElapsed(850), "850ms");
+  assert.equal(formatElapsed(12_345), "12.3s");
+  assert.equal(formatElapsed(245_400), "4m5s");
+  assert.equal(formatElapsed(600_000), "10m");
+  assert.equal(formatElapsed(7_384_000), "2h3m");
 });

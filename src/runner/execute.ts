@@ -20,6 +20,7 @@ import type { Clock, RunnerLog, Timers } from "./ports.ts";
 import type { RunningProcess, SpawnFn } from "./spawn.ts";
 import type { RunRecorder } from "./state_file.ts";
 import type { RunFooter, RunStatus, TranscriptWriter } from "./transcripts.ts";
+import { formatDuration } from "../duration.ts";
 
 /** The file operations a run needs (its generated files, its empty directory). */
 export interface RunnerFs {
@@ -137,7 +138,9 @@ export async function executeRun(
     timeout = d.timers.setTimer(d.timeoutMs, () => {
       timedOut = true;
       d.log.warn(
-        `run ${ctx.runId} timed out after agent.timeout = ${formatMs(d.timeoutMs)}; killing it`,
+        `run ${ctx.runId} timed out after agent.timeout = ${
+          formatDuration(d.timeoutMs)
+        }; killing it`,
       );
       p.kill();
     });
@@ -172,7 +175,7 @@ export async function executeRun(
     const status: RunStatus = killed ?? (result.ok ? "ok" : "error");
     let error = result.error;
     if (killed === "timeout") {
-      error = `timed out after agent.timeout = ${formatMs(d.timeoutMs)}`;
+      error = `timed out after agent.timeout = ${formatDuration(d.timeoutMs)}`;
     } else if (killed !== undefined) error = `the run was ${killed}`;
     else if (!result.ok && st.code !== 0 && p.stderrTail().trim() !== "") {
       error = `${error ?? "failed"} (stderr: ${p.stderrTail().trim().slice(-500)})`;
@@ -266,13 +269,4 @@ function logEvent(log: RunnerLog, runId: string, ev: RunEvent): void {
     default:
       break;
   }
-}
-
-/** `90000` → `1m30s`; `0` → `0`. */
-export function formatMs(ms: number): string {
-  if (ms <= 0) return "0";
-  if (ms < 1000) return `${ms}ms`;
-  const s = Math.round(ms / 1000);
-  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), r = s % 60;
-  return (h ? `${h}h` : "") + (m ? `${m}m` : "") + (r || (!h && !m) ? `${r}s` : "");
 }

@@ -13,6 +13,7 @@ import { BudgetLedger, type BudgetLimits, type BudgetState } from "./budget.ts";
 import type { OutputParser, RunEvent } from "./harness.ts";
 import { ClaudeStreamParser } from "./harnesses/claude.ts";
 import type { RunFooter, RunHeader, RunIndexEntry, SpendLine } from "./transcripts.ts";
+import { formatElapsed } from "../duration.ts";
 
 /** How many characters of a tool result to show. */
 export const RESULT_CHARS = 300;
@@ -102,7 +103,7 @@ function footerLine(f: RunFooter): string {
   const parts = [
     `end: ${f.status}`,
     `exit ${f.exit_code ?? "-"}`,
-    duration(f.duration_ms),
+    formatElapsed(f.duration_ms),
     `${f.turns ?? "?"} turn(s)`,
     f.cost_usd !== undefined ? usd(f.cost_usd) : "no cost reported",
   ];
@@ -134,7 +135,7 @@ export function renderRunsTable(
     e.trigger,
     String(e.events),
     e.status,
-    duration(e.duration_ms),
+    formatElapsed(e.duration_ms),
     e.turns !== undefined ? String(e.turns) : "-",
     e.cost_usd !== undefined ? usd(e.cost_usd) : "-",
   ]);
@@ -168,13 +169,6 @@ export function renderRunsTable(
 
 function truncate(s: string, max: number): string {
   return s.length <= max ? s : `${s.slice(0, max)}… (${s.length - max} more chars)`;
-}
-
-function duration(ms: number): string {
-  if (ms < 1000) return `${ms}ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
-  const m = Math.floor(ms / 60_000);
-  return `${m}m${Math.round((ms % 60_000) / 1000)}s`;
 }
 
 function shortTime(iso: string): string {

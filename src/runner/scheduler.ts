@@ -30,7 +30,7 @@
 import type { Settings } from "../config/schema.ts";
 import { usd, usdOf } from "../money.ts";
 import { BudgetLedger, type BudgetState } from "./budget.ts";
-import { denoRunnerFs, executeRun, formatMs, type RunnerFs } from "./execute.ts";
+import { denoRunnerFs, executeRun, type RunnerFs } from "./execute.ts";
 import type { Harness, RunContext, SelfCommand } from "./harness.ts";
 import { checkThread, loopPausedMessage } from "./loop_detector.ts";
 import {
@@ -60,6 +60,7 @@ import {
   type Transcripts,
 } from "./transcripts.ts";
 import { classifyPost, normalizeAllow, WakeLimiter } from "./wake_rules.ts";
+import { formatDuration, formatElapsed, HOUR_MS } from "../duration.ts";
 
 /** The settings the runner reads (values as the daemon started with: no live reload). */
 export type RunnerSettings = Pick<
@@ -182,8 +183,6 @@ interface Active extends CurrentRun {
   kill: (why: RunStatus) => void;
   done: Promise<void>;
 }
-
-const HOUR_MS = 3_600_000;
 
 /** The heartbeat runner. */
 export class Runner {
@@ -514,7 +513,7 @@ export class Runner {
       reason: q.reason,
     }));
     const reasons = trigger === "heartbeat"
-      ? [`heartbeat (agent.heartbeat = ${formatMs(hb)})`]
+      ? [`heartbeat (agent.heartbeat = ${formatDuration(hb)})`]
       : [...new Set(events.map((q) => q.reason))];
     if (trigger === "heartbeat" && events.length > 0) reasons.push(`${events.length} new event(s)`);
     const prompt = buildPrompt(o.template, {
@@ -645,7 +644,7 @@ export class Runner {
     this.#ledger.record({ at: endedAt, costUsd: entry.cost_usd });
     const b = this.#ledger.state(endedAt);
     const cost = entry.cost_usd !== undefined ? usd(entry.cost_usd) : "no cost reported";
-    const line = `run ${entry.id} ended: ${entry.status} in ${formatMs(entry.duration_ms)}, ` +
+    const line = `run ${entry.id} ended: ${entry.status} in ${formatElapsed(entry.duration_ms)}, ` +
       `${entry.turns ?? "?"} turn(s), ${cost}; today ${usdOf(b.usdToday, b.limits.usdPerDay)}, ` +
       `month ${usdOf(b.usdMonth, b.limits.usdPerMonth)}`;
     if (entry.status === "ok") o.log.info(line, { run: entry.id });

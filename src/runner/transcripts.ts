@@ -12,6 +12,7 @@
  */
 
 import { WatsError } from "../errors.ts";
+import { writeAllSync } from "../io/write_all.ts";
 
 /** How a run ended. */
 export type RunStatus = "ok" | "error" | "timeout" | "stopped" | "halted" | "interrupted";
@@ -181,7 +182,7 @@ export class Transcripts {
       mode: 0o600,
     });
     const enc = new TextEncoder();
-    const write = (s: string) => writeAll(file, enc.encode(s.endsWith("\n") ? s : s + "\n"));
+    const write = (s: string) => writeAllSync(file, enc.encode(s.endsWith("\n") ? s : s + "\n"));
     const full: RunHeader = { type: "wats_run", ...header };
     write(JSON.stringify(full));
     let open = true;
@@ -417,9 +418,4 @@ function readOrEmpty(path: string): string {
     if (err instanceof Deno.errors.NotFound) return "";
     throw err;
   }
-}
-
-function writeAll(file: Deno.FsFile, bytes: Uint8Array): void {
-  let off = 0;
-  while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
 }

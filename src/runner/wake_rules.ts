@@ -16,6 +16,7 @@ import { ACTIONABLE, FEEDBACK } from "../posts/kinds.ts";
 import { ConfigError } from "../errors.ts";
 import { authorKeyHex } from "../config/schema.ts";
 import { type RunnerPost, threadOf } from "./ports.ts";
+import { HOUR_MS } from "../duration.ts";
 
 /** Kinds that can wake the agent. */
 export const ACTIONABLE_KINDS: ReadonlySet<string> = new Set(ACTIONABLE);
@@ -103,8 +104,6 @@ export function classifyPost(post: RunnerPost, ctx: WakeContext): WakeDecision {
   }
   return { action: "ignore", reason: `${post.kind} ${short} never wakes the agent` };
 }
-
-const HOUR_MS = 3_600_000;
 
 /**
  * `agent.wakes_per_author_per_hour`: how many posts by one author may wake the

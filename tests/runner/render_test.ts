@@ -61,7 +61,7 @@ Deno.test("a failed run's footer shows its error", () => {
   ]);
   assert.equal(
     text,
-    "── end: timeout · exit - · 10m0s · ? turn(s) · no cost reported\n   error: timed out after agent.timeout = 10m",
+    "── end: timeout · exit - · 10m · ? turn(s) · no cost reported\n   error: timed out after agent.timeout = 10m",
   );
 });
 
@@ -106,7 +106,7 @@ Deno.test("runs shows a table with the spend against the budget", () => {
     [
       "RUN                         STARTED (UTC)        TRIGGER    EVENTS  STATUS   DURATION  TURNS  COST",
       "20261015T120000123Z-a1b2c3  2026-10-15 12:00:00  events     2       ok       12.3s     3      $0.25",
-      "20261015T124500000Z-00ff00  2026-10-15 12:45:00  heartbeat  0       timeout  10m0s     -      -",
+      "20261015T124500000Z-00ff00  2026-10-15 12:45:00  heartbeat  0       timeout  10m       -      -",
       "",
       "spend today $0.25 of $2.00 · this month $0.25 of $20.00 · runs without a cost today 1 of 48",
     ].join("\n"),

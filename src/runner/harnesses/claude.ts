@@ -37,8 +37,6 @@ export interface ClaudeHarnessOptions {
   program?: string;
 }
 
-export { MCP_SERVER_NAME } from "../../mcp/service.ts";
-
 /**
  * `agent.max_turns` as the CLI gets it. The CLI accepts anything for
  * `--max-turns` (even `abc`), so wats checks it.

@@ -59,11 +59,6 @@ import type {
 } from "../harness.ts";
 import { LOCKDOWN_FEATURES } from "./codex_features.ts";
 
-export { MCP_SERVER_NAME } from "../../mcp/service.ts";
-
-/** The variable that carries the run token (see `RUN_TOKEN_ENV`). */
-export const RUN_TOKEN_VAR = RUN_TOKEN_ENV;
-
 /**
  * Variables forwarded by name to `wats mcp` when Codex has them: those the wats
  * CLI reads (src/cli/context.ts `filterEnv`) beyond the five Codex always
@@ -174,7 +169,7 @@ export function mcpServerConfig(
   const k = `mcp_servers.${MCP_SERVER_NAME}`;
   const env = [
     ...new Set([
-      ...(ctx.token !== undefined ? [RUN_TOKEN_VAR] : []),
+      ...(ctx.token !== undefined ? [RUN_TOKEN_ENV] : []),
       ...FORWARDED_ENV,
       ...forwardEnv,
     ]),
@@ -301,7 +296,7 @@ export function codexHarness(opts: CodexHarnessOptions): Harness {
           // Without it a failure ends stderr with a stack backtrace, and the
           // runner's stderr tail would show frames instead of the reason.
           RUST_BACKTRACE: "0",
-          ...(ctx.token !== undefined ? { [RUN_TOKEN_VAR]: ctx.token } : {}),
+          ...(ctx.token !== undefined ? { [RUN_TOKEN_ENV]: ctx.token } : {}),
         },
         cwd: ctx.cwd,
         stdin: ctx.prompt,
