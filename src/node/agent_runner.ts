@@ -16,7 +16,7 @@ import { type AnnounceDraft, markAnnounced, planAnnounce } from "../runner/annou
 import { claudeHarness } from "../runner/harnesses/claude.ts";
 import { ensureClaudeRegistration, personEntry } from "../runner/harnesses/claude_registration.ts";
 import { type RunnerLog, systemClock, systemTimers } from "../runner/ports.ts";
-import { readHeartbeatTemplate } from "../runner/prompt.ts";
+import { type PostReader, readHeartbeatTemplate } from "../runner/prompt.ts";
 import { Runner } from "../runner/scheduler.ts";
 import { runCommand, spawnProcessGroup } from "../runner/spawn.ts";
 import { Transcripts } from "../runner/transcripts.ts";
@@ -45,6 +45,8 @@ export interface AgentRunnerDeps {
   cwd: string;
   /** Publishes the runner's announce as the agent (the one post wats makes for it). */
   publishAnnounce: (draft: AnnounceDraft) => Promise<string>;
+  /** Posts as the MCP tools show them (the node's `NodeService`), for the wake prompt. */
+  posts?: PostReader;
 }
 
 /** The running runner, as the daemon sees it. */
@@ -170,6 +172,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
       d.events({ event: "run_ended", ...entry, run: entry.id });
     },
     rejections: () => d.review.drainRejections(),
+    posts: d.posts,
   });
   const unsubscribe = d.store.onInsert((posts) => runner.onPosts(posts));
   runner.start();

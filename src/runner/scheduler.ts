@@ -36,6 +36,7 @@ import {
 } from "./ports.ts";
 import {
   buildPrompt,
+  type PostReader,
   type PromptEvent,
   type PromptFeedback,
   type PromptRejection,
@@ -135,6 +136,8 @@ export interface RunnerOptions {
   onRunEnd?: (entry: RunIndexEntry) => void;
   /** Review rejections not yet told to a run; drained at each run start. */
   rejections?: () => PromptRejection[];
+  /** Reads the events' threads into the prompt; without it the prompt lists ids only. */
+  posts?: PostReader;
   fs?: RunnerFs;
   retention?: Retention;
   random?: () => number;
@@ -519,6 +522,7 @@ export class Runner {
       events: promptEvents,
       feedback,
       rejections,
+      posts: o.posts,
     });
     const ctx: RunContext = {
       runId: id,
