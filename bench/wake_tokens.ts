@@ -242,7 +242,9 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: "five asks",
-    env: { WATS_AGENT_EVERY: "3s" },
+    // One call a turn: the old way needs 11 turns (5 × thread + answer, then
+    // the end), past the default agent.max_turns of 10.
+    env: { WATS_AGENT_EVERY: "3s", WATS_AGENT_MAX_TURNS: "20" },
     trigger: async (c) => {
       const alice = await mcpClient(c.dir, "alice", c.home);
       for (let i = 1; i <= 5; i++) {
