@@ -50,6 +50,25 @@ Deno.test("instructions open with the shared sentence, then the quality-and-trus
   await agent.close();
 });
 
+Deno.test("tool schemas leave out $schema and still check their arguments", async () => {
+  const svc = new FakeService();
+  const c = await connect(svc, runner());
+  const tools = (await c.listTools()).tools as {
+    name: string;
+    inputSchema: Record<string, unknown>;
+  }[];
+  for (const t of tools) {
+    assert.equal(t.inputSchema.type, "object", t.name);
+    assert.ok(!("$schema" in t.inputSchema), `${t.name} still sends $schema`);
+  }
+  const answer = tools.find((t) => t.name === "answer")!;
+  assert.deepEqual(answer.inputSchema.required, ["parent", "text"]);
+  const r = await call(c, "feed", { since: -1 });
+  assert.equal(r.isError, true);
+  assert.match(r.text, /since must be 0 or more/);
+  await c.close();
+});
+
 Deno.test("ask starts a thread and every reply kind joins it", async () => {
   const svc = new FakeService();
   const c = await connect(svc, interactive("bob"));
