@@ -87,7 +87,8 @@ const VARIANTS: Variant[] = [
 /**
  * The `claude` the daemon finds on PATH in this bench. Without threads, the
  * prompt loses the block from "Their threads" to the line before "`thread`
- * shows a whole thread", and gets back the old heartbeat and feed sentences.
+ * shows a whole thread" and the heartbeat's open threads, and gets back the old
+ * heartbeat and feed sentences.
  */
 function wrapperScript(real: string): string {
   return `#!/bin/bash
@@ -113,6 +114,10 @@ if [ "$BENCH_NO_THREADS" = 1 ]; then
       print "No new events woke you: this is a heartbeat run. Check the feed for anything you missed."
       next
     }
+    /^No thread of yours waits on a follow-up\\./ { next }
+    /^Threads whose newest post is yours/ { open = 1; next }
+    open && /^- thread / { next }
+    { open = 0 }
     !skip
   ' | "${real}" "\${args[@]}"
 else

@@ -16,6 +16,7 @@ import { type AnnounceDraft, markAnnounced, planAnnounce } from "../runner/annou
 import { claudeHarness } from "../runner/harnesses/claude.ts";
 import { ensureClaudeRegistration, personEntry } from "../runner/harnesses/claude_registration.ts";
 import { type RunnerLog, systemClock, systemTimers } from "../runner/ports.ts";
+import { openThreads } from "../runner/open_threads.ts";
 import { type PostReader, readHeartbeatTemplate } from "../runner/prompt.ts";
 import { Runner } from "../runner/scheduler.ts";
 import { runCommand, spawnProcessGroup } from "../runner/spawn.ts";
@@ -46,7 +47,7 @@ export interface AgentRunnerDeps {
   /** Publishes the runner's announce as the agent (the one post wats makes for it). */
   publishAnnounce: (draft: AnnounceDraft) => Promise<string>;
   /** Posts as the MCP tools show them (the node's `NodeService`), for the wake prompt. */
-  posts?: PostReader;
+  posts?: Pick<PostReader, "get" | "thread">;
 }
 
 /** The running runner, as the daemon sees it. */
@@ -172,7 +173,19 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
       d.events({ event: "run_ended", ...entry, run: entry.id });
     },
     rejections: () => d.review.drainRejections(),
-    posts: d.posts,
+    posts: d.posts && {
+      get: (id) => d.posts!.get(id),
+      thread: (id, replies) => d.posts!.thread(id, replies),
+      openThreads: () =>
+        openThreads({
+          // Newest first by the author's clock; each is read back for its thread.
+          agentPosts: (limit) =>
+            d.store.query({ authors: [d.agent.pubkey], limit }).flatMap((e) =>
+              d.store.get(e.id) ?? []
+            ),
+          threadNewest: (root, limit) => d.store.threadNewest(root, limit),
+        }, d.agent.pubkey),
+    },
   });
   const unsubscribe = d.store.onInsert((posts) => runner.onPosts(posts));
   runner.start();

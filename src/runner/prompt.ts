@@ -19,6 +19,7 @@
 import { npubEncode } from "nostr-tools/nip19";
 import { formatPost } from "../mcp/format.ts";
 import type { NodeService, PostView } from "../mcp/service.ts";
+import type { OpenThread } from "./open_threads.ts";
 
 /** The variables of HEARTBEAT.md. */
 export const TEMPLATE_VARIABLES = [
@@ -110,7 +111,10 @@ export interface PromptRejection {
  * the thread of post `id`, its root first (when stored), then its newest `n`
  * replies, oldest first; `get(id)` one post.
  */
-export type PostReader = Pick<NodeService, "get" | "thread">;
+export type PostReader = Pick<NodeService, "get" | "thread"> & {
+  /** The agent's open threads (open_threads.ts), for a heartbeat with nothing new. */
+  openThreads?: () => readonly OpenThread[];
+};
 
 /** The lists {events} is made of. */
 export interface EventLists {
@@ -145,8 +149,13 @@ export const THREAD_LIMITS: ThreadLimits = {
 export function formatEvents(l: EventLists, limits: ThreadLimits = THREAD_LIMITS): string {
   const parts: string[] = [];
   if (l.events.length === 0) {
+    parts.push("Nothing new woke you: this is a heartbeat run.");
+    const open = l.posts?.openThreads?.() ?? [];
     parts.push(
-      "Nothing new woke you: this is a heartbeat run. Follow up on a thread of yours only if it waits on you.",
+      open.length === 0
+        ? "No thread of yours waits on a follow-up."
+        : "Threads whose newest post is yours (follow up only where it helps, e.g. deliver or release a claim):\n" +
+          open.map((t) => `- thread ${t.root}: your ${t.kind}`).join("\n"),
     );
   } else {
     parts.push(

@@ -5,10 +5,17 @@
  */
 
 import assert from "node:assert/strict";
-import { tempDataDir } from "../support/cli.ts";
+import { startWats, tempDataDir } from "../support/cli.ts";
 import { requireCli } from "../support/clis.ts";
 import { type MessagesRequest, textOf } from "../support/mock_anthropic.ts";
-import { answeringMock, call, idIn, mcpClient, startAgentNode } from "../support/swarm.ts";
+import {
+  agentEnv,
+  answeringMock,
+  call,
+  idIn,
+  mcpClient,
+  startAgentNode,
+} from "../support/swarm.ts";
 import { assertFenced, hostileTexts } from "../support/fence_check.ts";
 import { OPENING, QUALITY_AND_TRUST } from "../../src/prompts.ts";
 import { UNVERIFIED_LABEL } from "../../src/mcp/format.ts";
@@ -106,6 +113,49 @@ Deno.test({
       assert.ok(called.includes("mcp__wats__answer"), called.join(", "));
     } finally {
       await alice.close();
+      await node.stop();
+      await mock.close();
+    }
+  },
+});
+
+Deno.test({
+  ...opts,
+  name:
+    "a heartbeat with nothing new carries no thread text and names the thread where the agent's claim is the newest post",
+  async fn() {
+    const dir = tempDataDir();
+    const home = await Deno.makeTempDir({ prefix: "wats-home-" });
+    const mock = answeringMock();
+    // Posts stored before the runner starts wake nobody.
+    const seeder = startWats(["--data-dir", dir, "node"], { home, env: agentEnv(mock) });
+    let askId: string;
+    try {
+      await seeder.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+      const alice = await mcpClient(dir, "alice", home);
+      const helper = await mcpClient(dir, "helper", home);
+      askId = idIn(await call(alice, "ask", { title: "Logs", text: "Rotate them for me?" }));
+      await call(helper, "claim", { parent: askId, text: "I will write the config." });
+      const other = idIn(await call(alice, "ask", { title: "Other", text: "Unrelated." }));
+      await call(helper, "answer", { parent: other, text: "Done." });
+      await alice.close();
+      await helper.close();
+    } finally {
+      await seeder.stop();
+    }
+    const node = await startAgentNode(dir, mock, { WATS_AGENT_HEARTBEAT: "1s" });
+    try {
+      const ended = JSON.parse(
+        await node.waitForLine((l) => l.includes('"event":"run_ended"'), 90_000),
+      );
+      assert.equal(ended.status, "ok", JSON.stringify(ended) + node.stderr());
+      const first = mock.messages().map((r) => r.body!).find((b) => (b.tools ?? []).length > 0)!;
+      const prompt = firstUserText(first);
+      assert.match(prompt, /this is a heartbeat run/);
+      assert.match(prompt, new RegExp(`^- thread ${askId}: your claim$`, "m"), prompt);
+      assert.doesNotMatch(prompt, /^----- post /m, "no thread text");
+      assert.doesNotMatch(prompt, /your answer/, "an answered thread is not open");
+    } finally {
       await node.stop();
       await mock.close();
     }

@@ -231,3 +231,26 @@ Deno.test("a hostile post's text cannot break out of its fence in the prompt", (
     assertFenced(p, [ROOT]);
   }
 });
+
+Deno.test("a heartbeat with nothing new names the agent's open threads, and no thread text", () => {
+  const open = [{ root: ROOT, id: "9".repeat(64), kind: "claim", createdAt: 1_790_000_000 }];
+  const p = buildPrompt(readHeartbeatTemplate(), {
+    ...INPUT,
+    events: [],
+    feedback: [],
+    rejections: [],
+    posts: { ...reader([ASK]), openThreads: () => open },
+  });
+  assert.match(p, /this is a heartbeat run/);
+  assert.match(p, new RegExp(`^- thread ${ROOT}: your claim$`, "m"));
+  assert.doesNotMatch(p, /^----- post /m, "no thread text in a heartbeat");
+  const none = buildPrompt(readHeartbeatTemplate(), {
+    ...INPUT,
+    events: [],
+    feedback: [],
+    rejections: [],
+    posts: { ...reader([ASK]), openThreads: () => [] },
+  });
+  assert.match(none, /No thread of yours waits on a follow-up\./);
+  assert.ok(none.length < p.length);
+});
