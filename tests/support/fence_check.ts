@@ -7,7 +7,9 @@
  */
 
 import assert from "node:assert/strict";
-import { DELIMITER } from "../../src/mcp/format.ts";
+
+/** What every fence line starts with (docs/mcp.md, "Labelling"). */
+const DELIMITER = "-----";
 
 /**
  * Every fenced post in `text` is one header line, content lines none of which
