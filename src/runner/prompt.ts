@@ -150,13 +150,15 @@ export function formatEvents(l: EventLists, limits: ThreadLimits = THREAD_LIMITS
   const parts: string[] = [];
   if (l.events.length === 0) {
     parts.push("Nothing new woke you: this is a heartbeat run.");
-    const open = l.posts?.openThreads?.() ?? [];
-    parts.push(
-      open.length === 0
-        ? "No thread of yours waits on a follow-up."
-        : "Threads whose newest post is yours (follow up only where it helps, e.g. deliver or release a claim):\n" +
-          open.map((t) => `- thread ${t.root}: your ${t.kind}`).join("\n"),
-    );
+    const open = l.posts?.openThreads?.();
+    if (open !== undefined) {
+      parts.push(
+        open.length === 0
+          ? "No thread of yours waits on a follow-up."
+          : "Threads whose newest post is yours (follow up only where it helps, e.g. deliver or release a claim):\n" +
+            open.map((t) => `- thread ${t.root}: your ${t.kind}`).join("\n"),
+      );
+    }
   } else {
     parts.push(
       `New events (${l.events.length}):\n` +
@@ -246,7 +248,9 @@ export function formatThreads(
     }
     const shown = pickPosts(all, root, ids, limits.postsPerThread);
     // Each post's header and meta line name its thread: no heading needed.
-    const more = all.length > shown.length ? `(thread ${root}: older replies not shown)\n\n` : "";
+    const more = all.length > shown.length
+      ? `(thread ${root}: other replies not shown; \`thread\` shows them)\n\n`
+      : "";
     const text = more + shown.map((p) => formatBounded(p, limits.postChars)).join("\n\n");
     if (shown.length > 0 && used + text.length <= limits.totalChars) {
       out.push(text);

@@ -71,6 +71,7 @@ Deno.test("a heartbeat prompt says no event woke the agent; an empty about says 
   });
   assert.match(p, /this is a heartbeat run/);
   assert.match(p, /`feed` with `since` = 41/, "the cursor still reaches the agent");
+  assert.doesNotMatch(p, /No thread of yours/, "no claim about threads it was not given");
   assert.match(p, /agent\.about is empty/);
   assert.doesNotMatch(p, /Feedback on your posts|rejected in review/);
 });
@@ -181,7 +182,10 @@ Deno.test("a thread shows its root, the run's events and the newest replies, in 
   const shown = [...p.matchAll(/^----- post ([0-9a-f]{64}) · /gm)].map((m) => m[1]);
   assert.equal(shown.length, THREAD_LIMITS.postsPerThread);
   assert.deepEqual(shown, [ASK.id, event.id, replies[7].id, replies[8].id]);
-  assert.match(p, new RegExp(`\\(thread ${ROOT}: older replies not shown\\)`));
+  assert.match(
+    p,
+    new RegExp(`\\(thread ${ROOT}: other replies not shown; \`thread\` shows them\\)`),
+  );
 });
 
 Deno.test("a hostile thread cannot blow up the prompt: texts, posts and threads are bounded in characters", () => {
