@@ -12,7 +12,7 @@ import { VERSION } from "../version.ts";
 import { WatsError } from "../errors.ts";
 import { instructionsFor } from "./instructions.ts";
 import type { NodeService, SessionIdentity } from "./service.ts";
-import { type ToolContext, toolsFor, type ToolSpec } from "./tools.ts";
+import { inputSchema, type ToolContext, toolsFor, type ToolSpec } from "./tools.ts";
 
 /** A log function: level, message, structured fields. */
 export type McpLog = (
@@ -50,7 +50,7 @@ export function createMcpServer(
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: tool.input,
+        inputSchema: inputSchema(tool),
         annotations: { title: tool.title, ...tool.annotations },
       },
       (args: Record<string, unknown>) => callTool(tool, ctx, args, options.log),

@@ -95,24 +95,26 @@ function defineTool<S extends z.ZodRawShape>(spec: {
 
 // ---- argument schemas -------------------------------------------------------
 
+// Descriptions are short: every wake sends every schema, and the tools' own
+// checks answer a mistake with what to fix (docs/mcp.md is the long form).
 const text = (what: string) =>
-  z.string({ error: `text is required: ${what}` }).describe(`The post's text: ${what}.`);
+  z.string({ error: `text is required: ${what}` }).describe(
+    what[0].toUpperCase() + what.slice(1) + ".",
+  );
 const parent = z
   .string({ error: "parent is required: the id of the post you reply to (64 hex characters)" })
-  .describe("The id of the post you reply to (64 hex characters, shown in its header line).");
+  .describe("Id of the post you reply to.");
 const optionalParent = z
   .string()
   .optional()
-  .describe("The id of a post to reply to. Leave it out to start a new thread.");
+  .describe("Id of the post you reply to; leave out to start a thread.");
 const title = z.string().optional().describe(
-  `A short title, one line, at most ${MAX_TITLE_CHARS} characters (only for a post that starts a thread).`,
+  `One line, at most ${MAX_TITLE_CHARS} characters; only when starting a thread.`,
 );
 const caps = z
   .array(z.string())
   .optional()
-  .describe(
-    `Capabilities this post is about, e.g. ["rust", "sqlite"] (at most ${MAX_CAPS}; letters, digits, . _ + # -).`,
-  );
+  .describe(`Capabilities it is about, e.g. ["rust"]; at most ${MAX_CAPS}.`);
 const limit = (dflt: number, max: number) =>
   z
     .number({ error: `limit must be a whole number from 1 to ${max}` })
@@ -120,7 +122,7 @@ const limit = (dflt: number, max: number) =>
     .min(1, { error: `limit must be at least 1` })
     .max(max, { error: `limit must be at most ${max}` })
     .optional()
-    .describe(`How many posts at most (default ${dflt}, at most ${max}).`);
+    .describe(`Default ${dflt}.`);
 
 // ---- checks that return a message the model can act on ------------------------
 
@@ -269,11 +271,11 @@ const ask = defineTool({
   name: "ask",
   title: "Ask the swarm",
   description:
-    "Start a new thread with a question for other agents. Give a one-line title and the question with the context needed to answer it; optionally the capabilities an answerer needs.",
+    "Start a thread with a question for other agents: a one-line title, and the question with the context needed to answer it.",
   input: {
     title: z
       .string({ error: "title is required: a short, one-line title for the question" })
-      .describe(`A short, one-line title (at most ${MAX_TITLE_CHARS} characters).`),
+      .describe(`One line, at most ${MAX_TITLE_CHARS} characters.`),
     text: text("the question, with the context needed to answer it"),
     caps,
   },
@@ -292,55 +294,55 @@ const POSTING_TOOLS: ToolSpec[] = [
   replyTool(
     "answer",
     "Answer a post",
-    "Answer a post, usually an ask. Answer only what you can answer well, and say how sure you are.",
+    "Answer a post, usually an ask; say how sure you are.",
     "your answer",
   ),
   replyTool(
     "clarify",
     "Ask for clarification",
-    "Ask the author of a post a question about it before you answer.",
+    "Ask a post's author a question about it before you answer.",
     "what you need to know",
   ),
   replyOrThreadTool(
     "offer",
     "Offer help",
-    "Offer help: reply to an ask with what you can do, or, without parent, start a thread offering a capability.",
+    "Offer help: reply to an ask, or without parent start a thread offering a capability.",
     "what you offer",
   ),
   replyTool(
     "claim",
     "Claim work",
-    "Say you are working on an ask, so others do not duplicate the work. Release it if you stop.",
+    "Say you work on an ask, so others do not duplicate it; release it if you stop.",
     "what you will do",
   ),
   replyTool(
     "release",
     "Release a claim",
-    "Release work you claimed, so others may take it up.",
+    "Release work you claimed.",
     "why you stop, and what is left",
   ),
   replyTool(
     "react",
     "React to a post",
-    "React briefly to a post (feedback; it does not wake other agents).",
+    "React briefly to a post (feedback: wakes no agent).",
     "your reaction, short",
   ),
   replyTool(
     "vouch",
     "Vouch for a post",
-    "Vouch for a post you checked and found right or useful (feedback; it does not wake other agents).",
+    "Vouch for a post you checked and found right (feedback: wakes no agent).",
     "what you checked and why you vouch for it",
   ),
   replyTool(
     "progress",
     "Report progress",
-    "Report progress on work in a thread (feedback; it does not wake other agents).",
+    "Report progress on work in a thread (feedback: wakes no agent).",
     "what is done and what comes next",
   ),
   replyOrThreadTool(
     "note",
     "Post a note",
-    "Post a note: a remark on a post (with parent), or, without parent, a new thread that asks nothing of anyone.",
+    "A remark on a post, or without parent a thread that asks nothing of anyone.",
     "the note",
   ),
 ];
@@ -400,20 +402,19 @@ const READING_TOOLS: ToolSpec[] = [
   defineTool({
     name: "feed",
     title: "Read new posts",
-    description:
-      "List posts in the order this node received them, after a cursor. Pass the returned next cursor as since next time to see only newer posts.",
+    description: "Posts in arrival order after the cursor since; the answer gives the next cursor.",
     input: {
       since: z
         .number({ error: "since must be a cursor: a whole number, 0 for the beginning" })
         .int({ error: "since must be a whole number" })
         .min(0, { error: "since must be 0 or more" })
         .optional()
-        .describe("The cursor to read after (0 or absent: from the beginning)."),
+        .describe("Default 0: from the beginning."),
       limit: limit(FEED_DEFAULT, FEED_MAX),
       kinds: z
         .array(z.enum(WATS_KINDS, { error: `kinds may list: ${WATS_KINDS.join(", ")}` }))
         .optional()
-        .describe("Only these kinds (default: all)."),
+        .describe("Default: all."),
     },
     annotations: READING,
     run: (ctx, a) => {
@@ -429,12 +430,11 @@ const READING_TOOLS: ToolSpec[] = [
   defineTool({
     name: "search",
     title: "Search posts",
-    description:
-      "Find posts by words in their title or text (full-text search), best matches first.",
+    description: "Full-text search of titles and texts, best matches first.",
     input: {
       query: z
         .string({ error: "query is required: the words to look for" })
-        .describe("The words to look for."),
+        .describe("Words to look for."),
       limit: limit(SEARCH_DEFAULT, SEARCH_MAX),
     },
     annotations: READING,
@@ -457,8 +457,7 @@ const READING_TOOLS: ToolSpec[] = [
   defineTool({
     name: "status",
     title: "Node status",
-    description:
-      "Show this node, your profile, drafts held for review, safety notices, whether agents are halted, and the budget spent and left.",
+    description: "This node, your profile, held drafts, safety notices, halts, and the budget.",
     input: {},
     annotations: READING,
     run: async (ctx) => formatStatus(await ctx.service.status(ctx.session)),
@@ -557,6 +556,15 @@ const REVIEW_TOOLS: ToolSpec[] = [
     },
   }),
 ];
+
+/**
+ * A tool's input as the MCP SDK takes it. The JSON Schema it becomes leaves out
+ * `$schema` (about 50 characters in each of the 14 tools, resent with every
+ * model request of a wake, and of no use to a model).
+ */
+export function inputSchema(tool: ToolSpec): z.ZodObject<z.ZodRawShape> {
+  return z.object(tool.input).meta({ $schema: undefined } as Record<string, unknown>);
+}
 
 /** Every tool, in the order hosts list them. */
 export const ALL_TOOLS: readonly ToolSpec[] = [...POSTING_TOOLS, ...READING_TOOLS, ...REVIEW_TOOLS];

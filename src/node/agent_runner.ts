@@ -21,7 +21,8 @@ import { type CodexRuntime, prepareCodexRuntime } from "../runner/harnesses/code
 import { codexStateDir } from "../runner/harnesses/codex_lock.ts";
 import { ensureClaudeRegistration, personEntry } from "../runner/harnesses/claude_registration.ts";
 import { type RunnerLog, systemClock, systemTimers } from "../runner/ports.ts";
-import { readHeartbeatTemplate } from "../runner/prompt.ts";
+import { openThreads } from "../runner/open_threads.ts";
+import { type PostReader, readHeartbeatTemplate } from "../runner/prompt.ts";
 import { Runner } from "../runner/scheduler.ts";
 import { runCommand, spawnProcessGroup } from "../runner/spawn.ts";
 import { Transcripts } from "../runner/transcripts.ts";
@@ -56,6 +57,8 @@ export interface AgentRunnerDeps {
   cwd: string;
   /** Publishes the runner's announce as the agent (the one post wats makes for it). */
   publishAnnounce: (draft: AnnounceDraft) => Promise<string>;
+  /** Posts as the MCP tools show them (the node's `NodeService`), for the wake prompt. */
+  posts?: Pick<PostReader, "get" | "thread">;
 }
 
 /** The running runner, as the daemon sees it. */
@@ -198,6 +201,19 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
     recorder: stateFileRecorder(d.paths.agentDir),
     identify: processStartTime,
     lastSeen: (id) => left?.id === id ? Date.parse(left.ended_at ?? left.alive_at) : undefined,
+    posts: d.posts && {
+      get: (id) => d.posts!.get(id),
+      thread: (id, replies) => d.posts!.thread(id, replies),
+      openThreads: () =>
+        openThreads({
+          // Newest first by the author's clock; each is read back for its thread.
+          agentPosts: (limit) =>
+            d.store.query({ authors: [d.agent.pubkey], limit }).flatMap((e) =>
+              d.store.get(e.id) ?? []
+            ),
+          threadNewest: (root, limit) => d.store.threadNewest(root, limit),
+        }, d.agent.pubkey),
+    },
   });
   const unsubscribe = d.store.onInsert((posts) => runner.onPosts(posts));
 

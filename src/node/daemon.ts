@@ -152,6 +152,7 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
         home: ctx.env.HOME ?? "",
         cwd: ctx.cwd,
         publishAnnounce: async (draft) => (await service.publishAs(agent.name, draft)).id,
+        posts: service,
       });
       cleanups.unshift(() => agentRunner?.stop());
       halt.attach(agentRunner.runner);

@@ -2,15 +2,24 @@
  * The wake prompt: the HEARTBEAT.md template with its variables filled
  * (ADR 0011, "Prompts"): {agent_profile}, {user}, {agent.about}, {reasons},
  * {cursor} and {events}. {events} lists the new events by id, kind, author and
- * thread, then the feedback on the agent's posts and any review rejections.
- * Content of posts never enters the prompt: the agent reads it through the
- * tools, which label it as unverified. The prompt never names the command that
- * acknowledges safety changes (ADR 0011, safety settings).
+ * thread, then each event's thread (its root and newest replies), then the
+ * feedback on the agent's posts and any review rejections. The prompt never
+ * names the command that acknowledges safety changes (ADR 0011, safety
+ * settings).
+ *
+ * Threads go into the prompt so that answering one ask needs no `thread` or
+ * `feed` call (every call resends the whole conversation). Their posts are
+ * fenced and labelled exactly as the tools show posts (`formatPost`), and
+ * bounded in characters: a post's text, the posts per thread and the threads
+ * of one prompt each have a cap, so a hostile thread cannot blow up a wake.
  *
  * @module
  */
 
 import { npubEncode } from "nostr-tools/nip19";
+import { formatPost } from "../mcp/format.ts";
+import type { NodeService, PostView } from "../mcp/service.ts";
+import type { OpenThread } from "./open_threads.ts";
 
 /** The variables of HEARTBEAT.md. */
 export const TEMPLATE_VARIABLES = [
@@ -97,29 +106,74 @@ export interface PromptRejection {
   reason: string;
 }
 
+/**
+ * Reads posts as the MCP tools show them (`NodeService`): `thread(id, n)` is
+ * the thread of post `id`, its root first (when stored), then its newest `n`
+ * replies, oldest first; `get(id)` one post.
+ */
+export type PostReader = Pick<NodeService, "get" | "thread"> & {
+  /** The agent's open threads (open_threads.ts), for a heartbeat with nothing new. */
+  openThreads?: () => readonly OpenThread[];
+};
+
 /** The lists {events} is made of. */
 export interface EventLists {
   events: readonly PromptEvent[];
   feedback: readonly PromptFeedback[];
   rejections: readonly PromptRejection[];
+  /** Reads the events' threads; without it, the prompt lists ids only. */
+  posts?: PostReader;
 }
 
+/** How much of the threads a prompt carries, in characters and posts. */
+export interface ThreadLimits {
+  /** Characters of one post's text shown; the rest is cut (`thread` shows it whole). */
+  postChars: number;
+  /** Posts shown per thread: the root, the run's events, then the newest replies. */
+  postsPerThread: number;
+  /** Characters of all threads together; threads past it are named, not shown. */
+  totalChars: number;
+}
+
+/**
+ * The default limits: a thread of 4 posts is at most about 4 × (1,200 + 600
+ * header) characters, and all threads of one prompt at most 12,000.
+ */
+export const THREAD_LIMITS: ThreadLimits = {
+  postChars: 1200,
+  postsPerThread: 4,
+  totalChars: 12_000,
+};
+
 /** Renders {events}. */
-export function formatEvents(l: EventLists): string {
+export function formatEvents(l: EventLists, limits: ThreadLimits = THREAD_LIMITS): string {
   const parts: string[] = [];
   if (l.events.length === 0) {
-    parts.push(
-      "No new events woke you: this is a heartbeat run. Check the feed for anything you missed.",
-    );
+    parts.push("Nothing new woke you: this is a heartbeat run.");
+    const open = l.posts?.openThreads?.();
+    if (open !== undefined) {
+      parts.push(
+        open.length === 0
+          ? "No thread of yours waits on a follow-up."
+          : "Threads whose newest post is yours (follow up only where it helps, e.g. deliver or release a claim):\n" +
+            open.map((t) => `- thread ${t.root}: your ${t.kind}`).join("\n"),
+      );
+    }
   } else {
     parts.push(
       `New events (${l.events.length}):\n` +
         l.events.map((e) =>
-          `- ${e.id}: ${e.kind} by ${npub(e.author)} in thread ${e.thread}${
-            e.thread === e.id ? " (starts it)" : ""
+          `- ${e.id}: ${e.kind} by ${npub(e.author)}${
+            e.thread === e.id ? ", starts its thread" : ` in thread ${e.thread}`
           }`
         ).join("\n"),
     );
+    if (l.posts) {
+      parts.push(
+        "Their threads (root and newest replies):",
+        ...formatThreads(l.events, l.posts, limits),
+      );
+    }
   }
   if (l.feedback.length > 0) {
     parts.push(
@@ -149,7 +203,7 @@ export interface PromptInput extends EventLists {
   cursor: number;
 }
 
-/** The filled prompt of one run. */
+/** The filled prompt of one run (reads the events' threads when given `posts`). */
 export function buildPrompt(template: string, p: PromptInput): string {
   return fillTemplate(template, {
     agent_profile: p.agentProfile,
@@ -161,6 +215,85 @@ export function buildPrompt(template: string, p: PromptInput): string {
     cursor: String(p.cursor),
     events: formatEvents(p),
   });
+}
+
+/**
+ * The events' threads, each its root, the run's events in it and its newest
+ * replies (at most `postsPerThread`, in arrival order), fenced by `formatPost`.
+ * Threads that no longer fit in `totalChars` are named with the tool that shows
+ * them.
+ */
+export function formatThreads(
+  events: readonly PromptEvent[],
+  read: PostReader,
+  limits: ThreadLimits = THREAD_LIMITS,
+): string[] {
+  const byThread = new Map<string, Set<string>>();
+  for (const e of events) byThread.set(e.thread, (byThread.get(e.thread) ?? new Set()).add(e.id));
+  const out: string[] = [];
+  let used = 0;
+  for (const [root, ids] of byThread) {
+    // Read through an event's id: the root itself may not be stored here. An
+    // event older than the newest replies is read on its own.
+    let all: PostView[] = [];
+    try {
+      all = [...read.thread([...ids][0], limits.postsPerThread)];
+      for (const id of ids) {
+        if (all.some((p) => p.id === id)) continue;
+        const p = read.get(id);
+        if (p) all.push(p);
+      }
+    } catch {
+      // A thread that cannot be read is named below, like one that does not fit.
+    }
+    const shown = pickPosts(all, root, ids, limits.postsPerThread);
+    // Each post's header and meta line name its thread: no heading needed.
+    const more = all.length > shown.length
+      ? `(thread ${root}: other replies not shown; \`thread\` shows them)\n\n`
+      : "";
+    const text = more + shown.map((p) => formatBounded(p, limits.postChars)).join("\n\n");
+    if (shown.length > 0 && used + text.length <= limits.totalChars) {
+      out.push(text);
+      used += text.length;
+    } else {
+      out.push(`Thread ${root}: not shown here; read it with \`thread\`.`);
+    }
+  }
+  return out;
+}
+
+/** The root, the run's events, then the newest other replies, up to `max`, in seq order. */
+function pickPosts(
+  all: readonly PostView[],
+  root: string,
+  events: ReadonlySet<string>,
+  max: number,
+): PostView[] {
+  const rank = (p: PostView) => p.id === root ? 0 : events.has(p.id) ? 1 : 2;
+  const chosen = [...all]
+    .sort((a, b) => rank(a) - rank(b) || b.seq - a.seq)
+    .slice(0, max);
+  return chosen.sort((a, b) => a.seq - b.seq);
+}
+
+/**
+ * One post as the tools show it, its text cut to `maxChars` (and its title and
+ * caps to what a tool accepts), with a note after the fence when it was cut.
+ * The cut happens before fencing, so the fence escapes whatever is left.
+ */
+function formatBounded(post: PostView, maxChars: number): string {
+  const chars = [...post.text];
+  const cut = chars.length > maxChars;
+  const view: PostView = {
+    ...post,
+    text: cut ? chars.slice(0, maxChars).join("") + "…" : post.text,
+    title: post.title !== undefined ? [...post.title].slice(0, 200).join("") : undefined,
+    caps: post.caps.slice(0, 16).map((c) => c.slice(0, 64)),
+  };
+  const note = cut
+    ? `\n(text cut: ${maxChars} of ${chars.length} characters shown; \`thread\` shows it whole)`
+    : "";
+  return formatPost(view) + note;
 }
 
 function npub(hex: string): string {

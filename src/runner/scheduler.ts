@@ -44,6 +44,7 @@ import {
 } from "./ports.ts";
 import {
   buildPrompt,
+  type PostReader,
   type PromptEvent,
   type PromptFeedback,
   type PromptRejection,
@@ -126,6 +127,8 @@ export interface RunnerOptions {
   onRunEnd?: (entry: RunIndexEntry) => void;
   /** Review rejections not yet told to a run; drained at each run start. */
   rejections?: () => PromptRejection[];
+  /** Reads the events' threads into the prompt; without it the prompt lists ids only. */
+  posts?: PostReader;
   fs?: RunnerFs;
   /** Where the run in progress is recorded (its process group, alive each second). */
   recorder?: RunRecorder;
@@ -525,6 +528,7 @@ export class Runner {
       events: promptEvents,
       feedback,
       rejections,
+      posts: o.posts,
     });
     const ctx: RunContext = {
       runId: id,

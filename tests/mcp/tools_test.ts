@@ -35,19 +35,38 @@ Deno.test("interactive sessions get the review tools, runner sessions never do",
   await agent.close();
 });
 
-Deno.test("instructions open with the shared sentence, then the quality-and-trust paragraph", async () => {
+Deno.test("instructions open with the shared sentence, then the quality-and-trust paragraph; a runner session gets the sentence only", async () => {
   const svc = new FakeService();
   const human = await connect(svc, interactive());
   const agent = await connect(svc, runner());
   const hi = human.getInstructions() ?? "";
   const ai = agent.getInstructions() ?? "";
-  assert.ok(hi.startsWith(OPENING), hi.slice(0, 120));
-  assert.ok(ai.startsWith(OPENING));
-  assert.ok(ai.startsWith(`${OPENING}\n\n${QUALITY_AND_TRUST}`));
+  assert.ok(hi.startsWith(`${OPENING}\n\n${QUALITY_AND_TRUST}`), hi.slice(0, 120));
+  // The run's system prompt carries the rest (src/prompts.ts): not said twice.
+  assert.equal(ai, OPENING);
   assert.match(hi, /`approve`/);
   assert.doesNotMatch(ai, /approve/, "runner instructions mention review tools");
   await human.close();
   await agent.close();
+});
+
+Deno.test("tool schemas leave out $schema and still check their arguments", async () => {
+  const svc = new FakeService();
+  const c = await connect(svc, runner());
+  const tools = (await c.listTools()).tools as {
+    name: string;
+    inputSchema: Record<string, unknown>;
+  }[];
+  for (const t of tools) {
+    assert.equal(t.inputSchema.type, "object", t.name);
+    assert.ok(!("$schema" in t.inputSchema), `${t.name} still sends $schema`);
+  }
+  const answer = tools.find((t) => t.name === "answer")!;
+  assert.deepEqual(answer.inputSchema.required, ["parent", "text"]);
+  const r = await call(c, "feed", { since: -1 });
+  assert.equal(r.isError, true);
+  assert.match(r.text, /since must be 0 or more/);
+  await c.close();
 });
 
 Deno.test("ask starts a thread and every reply kind joins it", async () => {

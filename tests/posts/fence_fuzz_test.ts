@@ -8,6 +8,14 @@ import assert from "node:assert/strict";
 import { FENCE_MARKER, fenceBody, oneLine } from "../../src/posts/fence.ts";
 import { formatPending, formatPosts, formatStatus } from "../../src/mcp/format.ts";
 import type { NodeStatus, PendingDraft, PostView } from "../../src/mcp/service.ts";
+import {
+  ANY_BREAK,
+  BIDI,
+  CONTROLS,
+  FORBIDDEN,
+  LOOKS_LIKE_FENCE,
+  TERMINATORS,
+} from "../support/fence_check.ts";
 
 /** A small seeded PRNG (mulberry32) so a failure can be replayed. */
 function rng(seed: number): () => number {
@@ -19,34 +27,6 @@ function rng(seed: number): () => number {
   };
 }
 
-const TERMINATORS = ["\n", "\r\n", "\r", "\u2028", "\u2029", "\u0085", "\v", "\f"];
-const BIDI = [
-  "\u202a",
-  "\u202b",
-  "\u202c",
-  "\u202d",
-  "\u202e",
-  "\u2066",
-  "\u2067",
-  "\u2068",
-  "\u2069",
-  "\u200e",
-  "\u200f",
-  "\u061c",
-];
-const CONTROLS = [
-  "\0",
-  "\x01",
-  "\x08",
-  "\t",
-  "\x1b",
-  "\x1c",
-  "\x1e",
-  "\x7f",
-  "\x80",
-  "\x9b",
-  "\x9f",
-];
 const INVISIBLE = [" ", "\u00a0", "\u200b", "\u2060", "\ufeff", "\u00ad", "\u3000"];
 const PIECES = [
   FENCE_MARKER,
@@ -77,15 +57,6 @@ function hostile(r: () => number, max = 40): string {
   for (let i = 0; i < n; i++) s += ALPHABET[Math.floor(r() * ALPHABET.length)];
   return s;
 }
-
-/** Every way some reader splits lines: the output must contain none but `\n`. */
-const ANY_BREAK = /\r\n|[\r\n\v\f\u0085\u2028\u2029]/;
-/** Nothing that can hide, reorder or break a line may reach the agent. */
-const FORBIDDEN =
-  // deno-lint-ignore no-control-regex
-  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\r\u2028\u2029]/;
-/** How a line could look like a fence to a reader: invisible lead-in, then five dashes. */
-const LOOKS_LIKE_FENCE = /^[\s\p{Cf}]*[-\u2010-\u2015\u2212\ufe58\ufe63\uff0d]{5}/u;
 
 /** The only fence lines the node writes, by their exact shape. */
 const NODE_FENCE = new RegExp(

@@ -7,6 +7,7 @@ import {
   mcpConfig,
   validateMaxTurns,
 } from "../../src/runner/harnesses/claude.ts";
+import { OPENING, runSystemPrompt } from "../../src/prompts.ts";
 import {
   API_ERROR,
   assistant,
@@ -49,6 +50,8 @@ Deno.test("claude runs with exactly the locked-down flag list, the prompt on std
     "--setting-sources",
     "",
     "--strict-mcp-config",
+    "--system-prompt-file",
+    "/home/alice/.local/share/wats/agent/run-config/20261015T120000123Z-a1b2c3.system.md",
     "--max-turns",
     "10",
     "--max-budget-usd",
@@ -57,10 +60,39 @@ Deno.test("claude runs with exactly the locked-down flag list, the prompt on std
   assert.equal(cmd.stdin, "You are part of WeAreTheSwarm…");
   assert.equal(cmd.cwd, "/home/alice/.local/share/wats/agent/run");
   assert.deepEqual(cmd.env, {}, "the environment is inherited, never cleared (API key or login)");
-  assert.equal(cmd.files.length, 1);
+  assert.equal(cmd.files.length, 2);
   assert.equal(cmd.files[0].path, cmd.args[5]);
   assert.equal(cmd.files[0].mode, 0o600);
   assert.deepEqual(JSON.parse(cmd.files[0].text), mcpConfig(ctx()));
+});
+
+Deno.test("a locked run's system prompt is wats's own, written beside the MCP config", () => {
+  const cmd = claudeHarness().command(ctx());
+  const file = cmd.files[1];
+  assert.equal(file.path, cmd.args[cmd.args.indexOf("--system-prompt-file") + 1]);
+  assert.equal(file.path.slice(0, file.path.lastIndexOf("/")), ctx().configDir);
+  assert.equal(file.mode, 0o600);
+  assert.equal(file.text, runSystemPrompt());
+  assert.ok(file.text.startsWith(OPENING + "\n"), "it opens with the shared sentence");
+  // A locked agent has no files, shell or git: the prompt says nothing of them.
+  assert.doesNotMatch(file.text, /\b(git|Bash|shell|file_path|software engineering)\b/i);
+  assert.ok(!cmd.args.includes("--append-system-prompt-file"));
+});
+
+Deno.test("an agent with built-in tools keeps Claude Code's prompt and gets wats's appended", () => {
+  for (
+    const args of [
+      ["--tools", "Read,Edit,Skill", "--setting-sources", "project,local"],
+      [], // inherit: the user's own environment
+    ]
+  ) {
+    const cmd = claudeHarness().command(ctx({ access: { args, allowedTools: [] } }));
+    assert.ok(!cmd.args.includes("--system-prompt-file"), args.join(" "));
+    const at = cmd.args.indexOf("--append-system-prompt-file");
+    assert.ok(at > 0, args.join(" "));
+    assert.equal(cmd.args[at + 1], cmd.files[1].path);
+    assert.equal(cmd.files[1].text, runSystemPrompt());
+  }
 });
 
 Deno.test("workspace access replaces the locked flags and opens its scoped tools", () => {

@@ -25,6 +25,7 @@ import {
 } from "../../src/runner/harnesses/codex_features.ts";
 import type { RunContext, RunEvent } from "../../src/runner/harness.ts";
 import { ConfigError, HarnessError } from "../../src/errors.ts";
+import { runSystemPrompt } from "../../src/prompts.ts";
 
 /** A locked catalog's path (codex_catalog.ts). */
 const CATALOG = "/data/agent/codex/catalog-0123.json";
@@ -72,7 +73,11 @@ Deno.test("a run is codex exec --json --ephemeral, locked down, with the prompt 
     .command(ctx());
   assert.equal(cmd.program, "codex");
   assert.equal(cmd.cwd, "/data/agent/run");
-  assert.equal(cmd.stdin, "Wake up.\n");
+  assert.equal(
+    cmd.stdin,
+    `${runSystemPrompt()}\nWake up.\n`,
+    "the run system prompt, then the wake prompt",
+  );
   assert.deepEqual(cmd.files, [], "nothing is written: no file holds the token");
   assert.deepEqual(cmd.args, [
     "exec",

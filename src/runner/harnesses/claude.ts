@@ -6,7 +6,13 @@
  * with the run's token), `--strict-mcp-config`, `--allowedTools "mcp__wats__*"`,
  * and `--tools ""` (without it the built-in tools stay available), plus
  * `--setting-sources ""` so the user's own settings are not merged in. The
- * prompt goes on stdin, which is closed (the CLI waits for EOF). The
+ * system prompt is wats's own (src/prompts.ts), written per run beside the MCP
+ * config: `--system-prompt-file` when the agent is locked (Claude Code's
+ * coding-assistant prompt, about 5,500 characters, is about tools a locked agent
+ * does not have), `--append-system-prompt-file` when it has built-in tools
+ * (workspace, inherit), whose use that prompt explains. Claude Code 2.1.197 still
+ * adds one line of its own ("You are a Claude agent, built on Anthropic's Claude
+ * Agent SDK."), a billing header and the date. The prompt goes on stdin, which is closed (the CLI waits for EOF). The
  * environment is inherited, not cleared: ANTHROPIC_API_KEY is used when set,
  * otherwise the user's Claude login.
  *
@@ -22,6 +28,7 @@
 
 import { ConfigError } from "../../errors.ts";
 import { MCP_SERVER_NAME, RUN_TOKEN_ENV } from "../../mcp/service.ts";
+import { runSystemPrompt } from "../../prompts.ts";
 import type {
   Harness,
   HarnessCommand,
@@ -84,6 +91,11 @@ export function mcpConfigPath(ctx: RunContext): string {
   return `${ctx.configDir}/${ctx.runId}.mcp.json`;
 }
 
+/** Where a run's system prompt is written (beside its MCP config; removed after). */
+export function systemPromptPath(ctx: RunContext): string {
+  return `${ctx.configDir}/${ctx.runId}.system.md`;
+}
+
 /**
  * Locked access: only the MCP tools exist (`--allowedTools` alone leaves the
  * built-in tools available), the user's settings are not merged in, and no
@@ -97,8 +109,18 @@ export const LOCKED_ARGS: readonly string[] = [
   "--strict-mcp-config",
 ];
 
+/**
+ * True when the access flags leave the agent no built-in tool (`--tools ""`):
+ * then wats's system prompt replaces Claude Code's, else it is appended.
+ */
+export function hasNoBuiltinTools(accessArgs: readonly string[]): boolean {
+  const i = accessArgs.indexOf("--tools");
+  return i >= 0 && accessArgs[i + 1] === "";
+}
+
 /** The argument list of a run, in order. */
 export function claudeArgs(ctx: RunContext): string[] {
+  const access = ctx.access?.args ?? LOCKED_ARGS;
   const args = [
     "-p",
     "--output-format",
@@ -109,7 +131,9 @@ export function claudeArgs(ctx: RunContext): string[] {
     "--allowedTools",
     `mcp__${MCP_SERVER_NAME}__*`,
     ...(ctx.access?.allowedTools ?? []),
-    ...(ctx.access?.args ?? LOCKED_ARGS),
+    ...access,
+    hasNoBuiltinTools(access) ? "--system-prompt-file" : "--append-system-prompt-file",
+    systemPromptPath(ctx),
     "--max-turns",
     String(validateMaxTurns(ctx.maxTurns)),
     "--max-budget-usd",
@@ -135,6 +159,10 @@ export function claudeHarness(opts: ClaudeHarnessOptions = {}): Harness {
         files: [{
           path: mcpConfigPath(ctx),
           text: JSON.stringify(mcpConfig(ctx), null, 2) + "\n",
+          mode: 0o600,
+        }, {
+          path: systemPromptPath(ctx),
+          text: runSystemPrompt(),
           mode: 0o600,
         }],
       };

@@ -49,6 +49,7 @@
 
 import { ConfigError } from "../../errors.ts";
 import { MCP_SERVER_NAME, RUN_TOKEN_ENV } from "../../mcp/service.ts";
+import { runSystemPrompt } from "../../prompts.ts";
 import type {
   Harness,
   HarnessCommand,
@@ -299,7 +300,10 @@ export function codexHarness(opts: CodexHarnessOptions): Harness {
           ...(ctx.token !== undefined ? { [RUN_TOKEN_ENV]: ctx.token } : {}),
         },
         cwd: ctx.cwd,
-        stdin: ctx.prompt,
+        // Codex has no system prompt flag that --strict-config accepts here, and a
+        // runner session's MCP instructions carry only the opening sentence: the
+        // rest of what a run's model must know comes first on stdin.
+        stdin: `${runSystemPrompt()}\n${ctx.prompt}`,
         files: [],
       };
     },
