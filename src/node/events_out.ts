@@ -1,41 +1,10 @@
 /**
- * `wats node` prints one JSON line on stdout for each thing that happens, for
- * scripts: started, post_stored, post_rejected, stopped (and, later, runner
- * events). The bare daemon prints none.
+ * The event contract moved to src/events.ts so src/net can share it without
+ * importing src/node. Kept only because src/node/agent_runner.ts (rewritten by
+ * the runner split, issue 8 item 16) still imports it from here: point that
+ * import at ../events.ts and delete this file.
  *
  * @module
  */
 
-import { writeAllSync } from "../cli/io.ts";
-
-/** One line of `wats node`'s output. */
-export type NodeEvent =
-  | {
-    event: "started";
-    node: string;
-    dataDir: string;
-    socket: string;
-    profiles: Record<string, string>;
-    pid: number;
-  }
-  | { event: "post_stored"; id: string; seq: number; kind: string; author: string; source: string }
-  | { event: "post_rejected"; id?: string; code: string; reason: string; source: string }
-  | { event: "stopped"; reason: string }
-  | { event: string; [field: string]: unknown };
-
-/** Where node events go. */
-export type EventSink = (e: NodeEvent) => void;
-
-/** A sink that writes JSON lines to stdout with a timestamp. */
-export function jsonLinesSink(now: () => number = Date.now): EventSink {
-  const enc = new TextEncoder();
-  return (e) => {
-    writeAllSync(
-      Deno.stdout,
-      enc.encode(JSON.stringify({ ts: new Date(now()).toISOString(), ...e }) + "\n"),
-    );
-  };
-}
-
-/** A sink that drops everything: the bare daemon. */
-export const noEvents: EventSink = () => {};
+export type { EventSink, NodeEvent } from "../events.ts";
