@@ -73,7 +73,7 @@ async function takeLock(paths: DataPaths, startedByMcp: boolean): Promise<Daemon
     }
     const lock = await acquireDaemonLock(paths.lock, Deno.pid, { waitMs: TAKEOVER_WAIT_MS });
     console.error(
-      `wats: took over from the node \`wats mcp\` had started in the background${
+      `wats: took over from the background node that \`wats mcp\` started${
         holder ? ` (pid ${holder})` : ""
       }; it has stopped`,
     );

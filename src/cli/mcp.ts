@@ -3,7 +3,9 @@
  * Code, Codex, OpenClaw). It connects to the daemon's `mcp.sock`, says which
  * profile it speaks for (and the runner's per-run token from `WATS_RUN_TOKEN`),
  * then passes bytes both ways. When no daemon answers it starts one in the
- * background with `--agent none`, so a node started this way never runs agents.
+ * background with `--agent none`, so a node started this way never runs agents
+ * (it stops once idle, and a foreground `wats` takes over from it: src/node/idle.ts,
+ * src/cli/daemon.ts).
  *
  * stdout carries MCP bytes only; everything else goes to stderr.
  *
@@ -24,7 +26,8 @@ export const MCP_HELP = `Usage: wats mcp [--profile P]
 
 The stdio entry point for MCP hosts (Claude Code, Codex, OpenClaw): it connects
 to the running node through <data dir>/mcp.sock and passes MCP messages both
-ways. When no node runs, it starts one in the background that never runs agents.
+ways. When no node runs, it starts one in the background that never runs agents
+and stops after 10 minutes with no session; \`wats\` takes over from it.
 
 Options:
   --profile P   the profile this session posts as (default: the profile

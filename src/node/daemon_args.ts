@@ -45,7 +45,9 @@ Flags:
   --data-dir DIR                  the data directory
   -h, --help                      this help
 
-Stop it with Ctrl-C or SIGTERM. Settings: wats config list; docs/configuration.md.
+Stop it with Ctrl-C or SIGTERM. A node that \`wats mcp\` started in the background
+stops for it (one line says so); any other node already running is an error.
+Settings: wats config list; docs/configuration.md.
 `;
 
 /** Parses the daemon's flags. */

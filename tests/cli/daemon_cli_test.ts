@@ -173,7 +173,7 @@ Deno.test("a foreground `wats` takes over from a node `wats mcp` started, and sa
     assert.notEqual(fg.pid, bg.pid);
     const said = foreground.stderr().split("\n").filter((l) => l.includes("took over"));
     assert.deepEqual(said, [
-      `wats: took over from the node \`wats mcp\` had started in the background (pid ${bg.pid}); it has stopped`,
+      `wats: took over from the background node that \`wats mcp\` started (pid ${bg.pid}); it has stopped`,
     ]);
     const old = await background.stop();
     assert.equal(old.code, 0, old.stderr);

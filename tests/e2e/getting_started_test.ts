@@ -79,7 +79,7 @@ Deno.test({
       }, 90_000);
       const said = started.stderr().split("\n").filter((l) => l.includes("took over"));
       assert.deepEqual(said, [
-        `wats: took over from the node \`wats mcp\` had started in the background (pid ${background}); it has stopped`,
+        `wats: took over from the background node that \`wats mcp\` started (pid ${background}); it has stopped`,
       ]);
       await waitFor("the background node to end", () => !alive(background), 30_000);
       assert.equal(lockPid(dataDir), started.process.pid);
