@@ -17,7 +17,7 @@ import { DAEMON_HELP, parseDaemonArgs } from "../node/daemon_args.ts";
 import { acquireDaemonLock, type DaemonLock, lockHolder } from "../node/lock.ts";
 import type { CommandContext } from "./context.ts";
 import { writeAllSync } from "./io.ts";
-import { sendControl } from "./socket_client.ts";
+import { NoDaemonError, sendControl } from "./socket_client.ts";
 
 /** How long a foreground `wats` waits for a background node it asked to stop. */
 export const TAKEOVER_WAIT_MS = 15_000;
@@ -34,7 +34,7 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
   const events: EventSink = ctx.words[0] === "node" ? jsonLinesSink() : noEvents;
   const resolved = await loadSettings(ctx.paths, ctx.env, args.flags, ctx.user);
   for (const w of resolved.warnings) logger.warn(w);
-  const lock = await takeLock(ctx.paths, args.startedByMcp);
+  const lock = await takeDaemonLock(args.startedByMcp, realLockPorts(ctx.paths));
   return await runNode({
     lock,
     paths: ctx.paths,
@@ -51,34 +51,75 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
   });
 }
 
+/** How often to ask again while the holder has the lock but no socket yet (it is starting). */
+const ASK_AGAIN_MS = 100;
+
+/** What taking the lock touches; injected so tests can replace it. */
+export interface LockPorts {
+  /** Takes the lock, waiting up to `waitMs` for it; throws `BusyError` "daemon.running". */
+  acquire(waitMs: number): Promise<DaemonLock>;
+  /** The pid in the lock file. */
+  holder(): number | undefined;
+  /** Sends the `takeover` control line; throws `NoDaemonError` when nothing answers. */
+  askToStop(): Promise<void>;
+  sleep(ms: number): Promise<void>;
+  now(): number;
+  /** Prints one line for the person who started the daemon. */
+  say(line: string): void;
+}
+
 /**
  * Takes the daemon lock. When another node holds it, a foreground daemon asks
  * it over mcp.sock to make way: a node that `wats mcp` started in the
- * background agrees and stops; any other refuses, and the start fails naming
- * it. A node started by `wats mcp` never takes over. Requires the lock and
- * socket grants.
+ * background agrees and stops, and this one waits for the lock and says so; any
+ * other node refuses, and the start fails naming it. A holder that is still
+ * starting (lock taken, socket not yet open) is asked again until it answers.
+ * A node started by `wats mcp` never takes over.
  */
-async function takeLock(paths: DataPaths, startedByMcp: boolean): Promise<DaemonLock> {
-  try {
-    return await acquireDaemonLock(paths.lock, Deno.pid);
-  } catch (busy) {
-    if (startedByMcp || !(busy instanceof BusyError) || busy.code !== "daemon.running") throw busy;
-    const holder = lockHolder(paths.lock);
+export async function takeDaemonLock(startedByMcp: boolean, ports: LockPorts): Promise<DaemonLock> {
+  const deadline = ports.now() + TAKEOVER_WAIT_MS;
+  while (true) {
     try {
-      await sendControl(paths.socket, { wats: "control", op: "takeover" });
-    } catch {
-      // A foreground node refused, or the holder does not answer (yet): the
-      // lock error says what to do.
-      throw busy;
+      return await ports.acquire(0);
+    } catch (busy) {
+      if (startedByMcp || !(busy instanceof BusyError) || busy.code !== "daemon.running") {
+        throw busy;
+      }
+      const holder = ports.holder();
+      try {
+        await ports.askToStop();
+      } catch (err) {
+        if (err instanceof NoDaemonError && ports.now() < deadline) {
+          await ports.sleep(ASK_AGAIN_MS);
+          continue;
+        }
+        // A foreground node refused, or the holder never answered: the lock
+        // error names it and says what to do.
+        throw busy;
+      }
+      const lock = await ports.acquire(TAKEOVER_WAIT_MS);
+      ports.say(
+        `wats: took over from the background node that \`wats mcp\` started${
+          holder ? ` (pid ${holder})` : ""
+        }; it has stopped`,
+      );
+      return lock;
     }
-    const lock = await acquireDaemonLock(paths.lock, Deno.pid, { waitMs: TAKEOVER_WAIT_MS });
-    console.error(
-      `wats: took over from the background node that \`wats mcp\` started${
-        holder ? ` (pid ${holder})` : ""
-      }; it has stopped`,
-    );
-    return lock;
   }
+}
+
+/** The real lock file, socket and clock. Requires the lock and socket grants. */
+function realLockPorts(paths: DataPaths): LockPorts {
+  return {
+    acquire: (waitMs) => acquireDaemonLock(paths.lock, Deno.pid, { waitMs }),
+    holder: () => lockHolder(paths.lock),
+    askToStop: async () => {
+      await sendControl(paths.socket, { wats: "control", op: "takeover" });
+    },
+    sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+    now: () => performance.now(),
+    say: (line) => console.error(line),
+  };
 }
 
 /** A sink that writes JSON lines to stdout with a timestamp: `wats node`. */
