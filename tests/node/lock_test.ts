@@ -79,7 +79,8 @@ Deno.test("a process killed with SIGKILL holds no lock", async () => {
       `const f = Deno.openSync(${
         JSON.stringify(path)
       }, { read: true, write: true, create: true });` +
-      `f.lockSync(true); console.log("locked"); await new Promise(() => {});`,
+      // An interval keeps it running (a never-settling await would end it).
+      `f.lockSync(true); console.log("locked"); setInterval(() => {}, 60_000);`,
     ],
     stdout: "piped",
   }).spawn();
