@@ -223,7 +223,8 @@ Deno.test("a node `wats mcp` started stops on its own once no MCP session is ope
 
 Deno.test("an open MCP session keeps a node `wats mcp` started running past its idle time", async () => {
   const dir = tempDataDir();
-  const node = startWats(["--data-dir", dir, "node", "--started-by-mcp", "--mcp-idle", "2s"]);
+  // Long enough that a loaded machine still says hello before it runs out.
+  const node = startWats(["--data-dir", dir, "node", "--started-by-mcp", "--mcp-idle", "5s"]);
   try {
     await node.waitForLine((l) => l.includes('"event":"started"'));
     const conn = await Deno.connect({ transport: "unix", path: `${dir}/mcp.sock` });
@@ -232,7 +233,7 @@ Deno.test("an open MCP session keeps a node `wats mcp` started running past its 
     const n = await conn.read(buf);
     assert.match(new TextDecoder().decode(buf.subarray(0, n ?? 0)), /"wats":"ready"/);
     // Past the idle time with the session open: still running.
-    await new Promise((r) => setTimeout(r, 4_000));
+    await new Promise((r) => setTimeout(r, 7_000));
     assert.ok(!node.stdoutLines.some((l) => l.includes('"event":"stopped"')), node.stderr());
     conn.close();
     const stopped = JSON.parse(await node.waitForLine((l) => l.includes('"event":"stopped"')));
