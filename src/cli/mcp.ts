@@ -285,6 +285,7 @@ async function reach(opts: BridgeOptions, io: BridgeIO): Promise<BridgeConn | nu
  * node `wats mcp` started), the bridge moves to the new node: it replays the
  * host's MCP handshake there, drops the new node's answer to it (the host has
  * had one), and carries on. Requests in flight at that moment get no answer.
+ * A runner session (one with a run token) never moves: it ends with its node.
  */
 async function pump(first: BridgeConn, opts: BridgeOptions, io: BridgeIO): Promise<number> {
   let conn = first;
@@ -317,7 +318,9 @@ async function pump(first: BridgeConn, opts: BridgeOptions, io: BridgeIO): Promi
         }
         continue;
       }
-      if (stopped || hostDone || !handshake.complete()) return;
+      // A run's session (it has a run token) ends with its node: the token
+      // means nothing to another node, and a run must not outlive its daemon.
+      if (stopped || hostDone || opts.token !== undefined || !handshake.complete()) return;
       const gone = conn;
       io.stderr(
         `wats mcp: the node on ${opts.socket} went away; waiting up to ${
@@ -355,7 +358,7 @@ async function pump(first: BridgeConn, opts: BridgeOptions, io: BridgeIO): Promi
           } catch {
             // The node went away while we wrote: without a handshake to
             // replay, fromNode reports it; else wait for the new node.
-            if (!handshake.complete()) return;
+            if (!handshake.complete() || opts.token !== undefined) return;
             if (conn === target) await waitFor;
             if (lost || stopped) return;
           }

@@ -306,6 +306,26 @@ Deno.test("when the node goes away mid-session and none takes its place, the bri
   assert.equal(w.starts(), 0, "no node is started while waiting for a replacement");
 });
 
+Deno.test("a runner session (with a run token) ends with its node: it waits for no other", async () => {
+  const old = drivenConn();
+  let connects = 0;
+  let host!: ReadableStreamDefaultController<Uint8Array>;
+  const w = fakeIO({
+    connect: () => connects++ === 0 ? Promise.resolve(old.conn) : absent(),
+    stdin: new ReadableStream<Uint8Array>({ start: (c) => void (host = c) }),
+  });
+  old.send('{"wats":"ready","profile":"alice-agent"}');
+  const bridge = runBridge({ ...OPTS, token: "run-token" }, w.io);
+  host.enqueue(enc.encode('{"jsonrpc":"2.0","id":0,"method":"initialize"}\n'));
+  host.enqueue(enc.encode('{"jsonrpc":"2.0","method":"notifications/initialized"}\n'));
+  await until(() => old.written.some((l) => l.includes("initialized")));
+  old.hangUp();
+  assert.equal(await bridge, 1);
+  assert.equal(connects, 1, "no attempt to reach another node");
+  assert.equal(w.clock(), 0, "no wait");
+  assert.match(w.stderr.at(-1)!, /the node closed the connection on \/d\/mcp\.sock/);
+});
+
 Deno.test("a socket error other than absence is reported, and no node is started", async () => {
   const w = fakeIO({ connect: () => Promise.reject(new Deno.errors.PermissionDenied("denied")) });
   assert.equal(await runBridge(OPTS, w.io), 1);
