@@ -8,6 +8,7 @@
  */
 
 import { pathExists } from "./io.ts";
+import { WatsError } from "../errors.ts";
 import { type DataPaths, dataPaths, resolveDataDir } from "../config/paths.ts";
 import {
   type CommandId,
@@ -77,11 +78,9 @@ export async function launch(args: string[]): Promise<number> {
     stdoutIsTerminal: Deno.stdout.isTerminal(),
     verbose: r.verbose,
   };
-  if (CREATES_DATA_DIR.has(r.id)) {
-    Deno.mkdirSync(paths.dataDir, { recursive: true, mode: 0o700 });
-  }
   let inputs: PermissionInputs;
   try {
+    if (CREATES_DATA_DIR.has(r.id)) prepareDataDir(paths.dataDir);
     inputs = await commandInputs(r.id, init);
   } catch (err) {
     return reportError(err, r.verbose);
@@ -149,6 +148,42 @@ export function runWorker(
     };
     worker.postMessage({ type: "run", init } satisfies ToWorker);
   });
+}
+
+/**
+ * Creates the data directory when missing and checks that files can be made
+ * in it, so a read-only or misplaced directory is one clear error before any
+ * command starts, not a failure halfway through.
+ */
+function prepareDataDir(dir: string): void {
+  const elsewhere = "or choose a writable one with --data-dir DIR or WATS_DATA_DIR";
+  try {
+    Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw new WatsError(
+      "data_dir.create",
+      `cannot create the data directory ${dir} (${
+        reason(err)
+      }): check the folders above it, ${elsewhere}`,
+      { cause: err },
+    );
+  }
+  try {
+    Deno.removeSync(Deno.makeTempFileSync({ dir, prefix: ".wats-write-check-" }));
+  } catch (err) {
+    throw new WatsError(
+      "data_dir.unwritable",
+      `cannot write in the data directory ${dir} (${reason(err)}): make it writable ` +
+        `(chmod u+rwx ${dir}), ${elsewhere}`,
+      { cause: err },
+    );
+  }
+}
+
+/** The OS's words for a failure, without Deno's call details. */
+function reason(err: unknown): string {
+  const m = err instanceof Error ? err.message : String(err);
+  return m.split(" (os error")[0].trim();
 }
 
 function osUser(env: Record<string, string>): string {

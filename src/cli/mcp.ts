@@ -3,7 +3,9 @@
  * Code, Codex, OpenClaw). It connects to the daemon's `mcp.sock`, says which
  * profile it speaks for (and the runner's per-run token from `WATS_RUN_TOKEN`),
  * then passes bytes both ways. When no daemon answers it starts one in the
- * background with `--agent none`, so a node started this way never runs agents.
+ * background with `--agent none`, so a node started this way never runs agents
+ * (it stops once idle, and a foreground `wats` takes over from it: src/node/idle.ts,
+ * src/cli/daemon.ts).
  *
  * stdout carries MCP bytes only; everything else goes to stderr.
  *
@@ -18,7 +20,7 @@
  */
 
 import { RUN_TOKEN_ENV } from "../mcp/service.ts";
-import { writeAllSync } from "./io.ts";
+import { writeAll, writeAllSync } from "../io/write_all.ts";
 import { type FlagValue, loadSettings } from "../config/settings.ts";
 import { UsageError } from "../errors.ts";
 import type { Command, CommandContext } from "./context.ts";
@@ -28,7 +30,8 @@ export const MCP_HELP = `Usage: wats mcp [--profile P]
 
 The stdio entry point for MCP hosts (Claude Code, Codex, OpenClaw): it connects
 to the running node through <data dir>/mcp.sock and passes MCP messages both
-ways. When no node runs, it starts one in the background that never runs agents.
+ways. When no node runs, it starts one in the background that never runs agents
+and stops after 10 minutes with no session; \`wats\` takes over from it.
 
 Options:
   --profile P   the profile this session posts as (default: the profile
@@ -198,6 +201,12 @@ function realIO(ctx: CommandContext): BridgeIO {
 export async function runBridge(opts: BridgeOptions, io: BridgeIO): Promise<number> {
   const conn = await reach(opts, io);
   if (conn === null) return 1;
+  if (!(await greet(conn, opts, io))) return 1;
+  return await pump(conn, opts, io);
+}
+
+/** Says hello and waits for `ready`; false (the connection closed) after saying why. */
+async function greet(conn: BridgeConn, opts: BridgeOptions, io: BridgeIO): Promise<boolean> {
   const hello = {
     wats: "hello",
     profile: opts.profile,
@@ -214,14 +223,14 @@ export async function runBridge(opts: BridgeOptions, io: BridgeIO): Promise<numb
           : `wats mcp: the node at ${opts.socket} did not answer the hello; is it a wats node of this version? Restart it with \`wats\`.`,
       );
       closeQuietly(conn);
-      return 1;
+      return false;
     }
   } catch (err) {
     io.stderr(`wats mcp: the connection to ${opts.socket} failed during hello: ${message(err)}`);
     closeQuietly(conn);
-    return 1;
+    return false;
   }
-  return await pump(conn, opts, io);
+  return true;
 }
 
 /** Connects to the node's socket, starting a node when none listens; null after saying why. */
@@ -284,9 +293,23 @@ async function reach(opts: BridgeOptions, io: BridgeIO): Promise<BridgeConn | nu
   return null;
 }
 
-/** Passes bytes stdin → socket and socket → stdout until either side ends. */
-async function pump(conn: BridgeConn, opts: BridgeOptions, io: BridgeIO): Promise<number> {
+/**
+ * Passes bytes stdin → socket and socket → stdout until either side ends. When
+ * the node goes away mid-session and another takes its place on the socket
+ * within {@linkcode START_TIMEOUT_MS} (a foreground `wats` taking over from a
+ * node `wats mcp` started), the bridge moves to the new node: it replays the
+ * host's MCP handshake there, drops the new node's answer to it (the host has
+ * had one), and carries on. Requests in flight at that moment get no answer.
+ * A runner session (one with a run token) never moves: it ends with its node.
+ */
+async function pump(first: BridgeConn, opts: BridgeOptions, io: BridgeIO): Promise<number> {
+  let conn = first;
   let stopped = false;
+  let hostDone = false;
+  let lost = false;
+  const handshake = new Handshake();
+  // Resolves when `conn` changes or is lost for good; host bytes wait on it.
+  let switched = Promise.withResolvers<void>();
   const onAbort = () => {
     stopped = true;
     closeQuietly(conn);
@@ -295,14 +318,42 @@ async function pump(conn: BridgeConn, opts: BridgeOptions, io: BridgeIO): Promis
 
   const fromNode = (async () => {
     const buf = new Uint8Array(64 * 1024);
-    try {
-      while (true) {
-        const n = await conn.read(buf);
-        if (n === null) return;
-        await writeAll(io.stdout, buf.subarray(0, n));
+    while (true) {
+      let n: number | null;
+      try {
+        n = await conn.read(buf);
+      } catch {
+        n = null; // closed under us (stop, or the node went away)
       }
-    } catch {
-      // The connection was closed under us (stop, or the node went away).
+      if (n !== null) {
+        try {
+          await writeAll(io.stdout, buf.subarray(0, n));
+        } catch {
+          return; // the host is gone
+        }
+        continue;
+      }
+      // A run's session (it has a run token) ends with its node: the token
+      // means nothing to another node, and a run must not outlive its daemon.
+      if (stopped || hostDone || opts.token !== undefined || !handshake.complete()) return;
+      const gone = conn;
+      io.stderr(
+        `wats mcp: the node on ${opts.socket} went away; waiting up to ${
+          START_TIMEOUT_MS / 1000
+        } s for the node that takes its place`,
+      );
+      const next = await takeOver(handshake, opts, io);
+      closeQuietly(gone);
+      const done = switched;
+      switched = Promise.withResolvers<void>();
+      if (next === null) {
+        lost = true;
+        done.resolve();
+        return;
+      }
+      conn = next;
+      done.resolve();
+      io.stderr(`wats mcp: moved to the new node on ${opts.socket}`);
     }
   })();
 
@@ -312,20 +363,35 @@ async function pump(conn: BridgeConn, opts: BridgeOptions, io: BridgeIO): Promis
       while (true) {
         const { value, done } = await stdinReader.read();
         if (done) return;
-        await writeAll(conn, value);
+        handshake.see(value);
+        while (true) {
+          const target = conn;
+          const waitFor = switched.promise;
+          try {
+            await writeAll(target, value);
+            break;
+          } catch {
+            // The node went away while we wrote: without a handshake to
+            // replay, fromNode reports it; else wait for the new node.
+            if (!handshake.complete() || opts.token !== undefined) return;
+            if (conn === target) await waitFor;
+            if (lost || stopped) return;
+          }
+        }
       }
     } catch {
-      // The node went away while we wrote; fromNode reports it.
+      // stdin failed: the host is gone.
     }
   })();
 
-  const first = await Promise.race([
+  const firstDone = await Promise.race([
     fromHost.then(() => "host" as const),
     fromNode.then(() => "node" as const),
   ]);
   opts.signal?.removeEventListener("abort", onAbort);
-  if (first === "host" && !stopped) {
+  if (firstDone === "host" && !stopped && !lost) {
     // The host is done: let the node see the end and flush what it still sends.
+    hostDone = true;
     await conn.closeWrite().catch(() => {});
     await withDeadline(fromNode, DRAIN_MS, io).catch(() => {});
     closeQuietly(conn);
@@ -343,10 +409,102 @@ async function pump(conn: BridgeConn, opts: BridgeOptions, io: BridgeIO): Promis
     return 1;
   }
   io.stderr(
-    `wats mcp: the node closed the connection on ${opts.socket} (did it stop?). ` +
-      `Start it again with \`wats --data-dir ${opts.dataDir}\`.`,
+    lost
+      ? `wats mcp: no node took the place of the one on ${opts.socket}. ` +
+        `Start it again with \`wats --data-dir ${opts.dataDir}\`.`
+      : `wats mcp: the node closed the connection on ${opts.socket} (did it stop?). ` +
+        `Start it again with \`wats --data-dir ${opts.dataDir}\`.`,
   );
   return 1;
+}
+
+/**
+ * Waits for a node to listen on the socket again (without starting one), then
+ * opens a session there and replays the host's handshake. Null when none comes
+ * in time or the new node will not take the session.
+ */
+async function takeOver(
+  handshake: Handshake,
+  opts: BridgeOptions,
+  io: BridgeIO,
+): Promise<BridgeConn | null> {
+  const deadline = io.now() + START_TIMEOUT_MS;
+  let wait = 25;
+  while (!opts.signal?.aborted && io.now() < deadline) {
+    await io.sleep(wait);
+    wait = Math.min(wait * 2, 500);
+    let conn: BridgeConn;
+    try {
+      conn = await io.connect(opts.socket);
+    } catch (err) {
+      if (isAbsent(err)) continue;
+      io.stderr(`wats mcp: cannot connect to ${opts.socket}: ${message(err)}`);
+      return null;
+    }
+    if (!(await greet(conn, opts, io))) return null;
+    try {
+      const enc = new TextEncoder();
+      await writeAll(conn, enc.encode(handshake.initialize + "\n"));
+      while (true) {
+        const line = await withDeadline(readLineBytewise(conn, MAX_LINE), HELLO_TIMEOUT_MS, io);
+        if (line === null) throw new Error("the new node closed the connection");
+        if (parseReply(line)?.id === handshake.initializeId) break;
+      }
+      await writeAll(conn, enc.encode(handshake.initialized + "\n"));
+      return conn;
+    } catch (err) {
+      io.stderr(
+        `wats mcp: the new node on ${opts.socket} did not take the session: ${message(err)}`,
+      );
+      closeQuietly(conn);
+      return null;
+    }
+  }
+  return null;
+}
+
+/** The longest line the bridge reads itself (the answer to `initialize` carries the instructions). */
+const MAX_LINE = 4 * 1024 * 1024;
+
+/**
+ * The host's MCP handshake (the `initialize` request and the `initialized`
+ * notification), seen on the way through and kept to replay to a new node.
+ */
+class Handshake {
+  initialize?: string;
+  initializeId?: unknown;
+  initialized?: string;
+  #text = "";
+  #decoder = new TextDecoder();
+  #looking = true;
+
+  /** Looks at bytes from the host until the handshake has gone by. */
+  see(bytes: Uint8Array): void {
+    if (!this.#looking) return;
+    this.#text += this.#decoder.decode(bytes, { stream: true });
+    let nl: number;
+    while ((nl = this.#text.indexOf("\n")) >= 0) {
+      const line = this.#text.slice(0, nl).replace(/\r$/, "");
+      this.#text = this.#text.slice(nl + 1);
+      const msg = parseReply(line) as { method?: unknown; id?: unknown } | null;
+      if (msg?.method === "initialize" && msg.id !== undefined) {
+        this.initialize = line;
+        this.initializeId = msg.id;
+      } else if (msg?.method === "notifications/initialized") {
+        this.initialized = line;
+      }
+      if (this.complete()) break;
+    }
+    // Seen, or not MCP as we know it: stop looking (and keep nothing).
+    if (this.complete() || this.#text.length > MAX_LINE) {
+      this.#looking = false;
+      this.#text = "";
+    }
+  }
+
+  complete(): boolean {
+    return this.initialize !== undefined && this.initialized !== undefined;
+  }
 }
 
 /** Reads one line a byte at a time, so no byte after it is taken from the stream. */
@@ -363,7 +521,7 @@ async function readLineBytewise(conn: BridgeConn, max = 64 * 1024): Promise<stri
   return null;
 }
 
-function parseReply(line: string): { wats?: string; message?: string } | null {
+function parseReply(line: string): { wats?: string; message?: string; id?: unknown } | null {
   try {
     const v = JSON.parse(line);
     return typeof v === "object" && v !== null ? v : null;
@@ -374,14 +532,6 @@ function parseReply(line: string): { wats?: string; message?: string } | null {
 
 function isAbsent(err: unknown): boolean {
   return err instanceof Deno.errors.NotFound || err instanceof Deno.errors.ConnectionRefused;
-}
-
-async function writeAll(
-  w: { write(p: Uint8Array): Promise<number> },
-  data: Uint8Array,
-): Promise<void> {
-  let off = 0;
-  while (off < data.length) off += await w.write(data.subarray(off));
 }
 
 async function withDeadline<T>(p: Promise<T>, ms: number, io: BridgeIO): Promise<T> {

@@ -70,10 +70,6 @@ export class LineReader {
   }
 }
 
-// Kept until src/mcp/socket_server.ts imports writeAll from src/io/write_all.ts
-// itself (another change owns that file); then this line goes.
-export { writeAll };
-
 /** The MCP transport of one accepted connection. */
 export class ConnTransport implements Transport {
   onclose?: () => void;

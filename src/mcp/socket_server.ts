@@ -15,7 +15,8 @@
  */
 
 import { BusyError, WatsError } from "../errors.ts";
-import { ConnTransport, LineReader, writeAll } from "./conn_transport.ts";
+import { writeAll } from "../io/write_all.ts";
+import { ConnTransport, LineReader } from "./conn_transport.ts";
 import { createMcpServer, type McpLog } from "./server.ts";
 import type { ControlRequest, Hello, NodeService, SessionIdentity } from "./service.ts";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -34,8 +35,17 @@ export interface ServeMcpSocketOptions {
   /** Hello deadline in milliseconds (default {@linkcode HELLO_TIMEOUT_MS}). */
   helloTimeoutMs?: number;
   /** Handles a control line (see `ControlRequest`); its answer goes back as one line. */
-  control?: (req: ControlRequest) => Promise<string>;
+  control?: (req: ControlRequest) => Promise<ControlAnswer>;
+  /** Told the number of open MCP sessions each time one opens or closes. */
+  onSessions?: (open: number) => void;
 }
+
+/**
+ * What a control handler answers: the message, and optionally what to do once
+ * the answer is written (a node that stops must not close the socket before
+ * the asker has read why).
+ */
+export type ControlAnswer = string | { message: string; afterAnswer: () => void };
 
 /** A running socket server. */
 export interface McpSocketServer {
@@ -73,10 +83,12 @@ export async function serveMcpSocket(opts: ServeMcpSocketOptions): Promise<McpSo
         if (!opts.control) {
           throw new WatsError("mcp.no_control", "this node takes no control requests");
         }
-        const message = await opts.control(control);
-        await writeLine(conn, { wats: "done", message });
+        const answer = await opts.control(control);
+        const message = typeof answer === "string" ? answer : answer.message;
+        await writeLine(conn, { wats: "done", message }).catch(() => {});
         closeQuietly(conn);
         conns.delete(conn);
+        if (typeof answer !== "string") answer.afterAnswer();
         return;
       }
       identity = opts.service.authenticate(parseHello(hello));
@@ -99,12 +111,14 @@ export async function serveMcpSocket(opts: ServeMcpSocketOptions): Promise<McpSo
     const transport = new ConnTransport(conn, reader);
     const server = createMcpServer(opts.service, identity, { log });
     transport.onclose = () => {
-      sessions.delete(transport);
+      if (!sessions.delete(transport)) return;
+      opts.onSessions?.(sessions.size);
       log("debug", "mcp session closed", { profile: identity.profile });
     };
     server.server.onerror = (err: Error) =>
       log("debug", "mcp session error", { error: err.message });
     sessions.set(transport, server);
+    opts.onSessions?.(sessions.size);
     log("info", "mcp session opened", {
       profile: identity.profile,
       runner: identity.runner,
@@ -167,7 +181,7 @@ export function parseControl(line: string | null): ControlRequest | undefined {
     return undefined;
   }
   if (v?.wats !== "control") return undefined;
-  if (v.op !== "resume" && v.op !== "halt") {
+  if (v.op !== "resume" && v.op !== "halt" && v.op !== "takeover") {
     throw new WatsError("mcp.bad_control", `unknown control op ${JSON.stringify(v.op)}`);
   }
   if (v.reason !== undefined && typeof v.reason !== "string") {

@@ -15,7 +15,7 @@
  */
 
 import type { Logger } from "@logtape/logtape";
-import type { EventSink } from "../node/events_out.ts";
+import type { EventSink } from "../events.ts";
 import { watsKindOf } from "../posts/kinds.ts";
 import type { NostrEvent } from "../posts/post.ts";
 import { type RejectCode, validateEvent } from "../posts/validate.ts";

@@ -36,7 +36,7 @@ import {
 import { type AccessPlan, planAccess } from "../safety/access.ts";
 import { claudeSettings, listDataEntries, writeClaudeSettings } from "../safety/claude_settings.ts";
 import type { Store } from "../store/store.ts";
-import type { EventSink } from "./events_out.ts";
+import type { EventSink } from "../events.ts";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import type { ProfileKey } from "./profiles.ts";
 import type { ReviewQueue } from "./review_queue.ts";

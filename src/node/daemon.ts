@@ -1,19 +1,24 @@
 /**
- * The daemon: `wats` and `wats node`. It holds the data directory's lock, opens
- * the store, derives the profiles, runs the agent runner when agent.runtime is
- * set, serves MCP on mcp.sock and syncs with other nodes, until SIGINT or
- * SIGTERM. Stopping is not an error: exit 0. This file only composes the parts.
+ * The node: given the data directory's lock and its settings, it opens the
+ * store, derives the profiles, runs the agent runner when agent.runtime is set,
+ * serves MCP on mcp.sock and syncs with other nodes, until its signal aborts,
+ * a foreground `wats` takes over (a node started by `wats mcp` only), or such a
+ * node has had no MCP session for a while. This file only composes the parts;
+ * the command around it (`wats`, `wats node`) is src/cli/daemon.ts.
  *
  * @module
  */
 
 import { npubEncode } from "nostr-tools/nip19";
-import type { CommandContext } from "../cli/context.ts";
-import { loadSettings } from "../config/settings.ts";
+import type { DataPaths } from "../config/paths.ts";
+import type { Settings } from "../config/schema.ts";
+import { formatDuration } from "../duration.ts";
+import { WatsError } from "../errors.ts";
+import type { EventSink } from "../events.ts";
 import { loadOrCreateNodeKey } from "../identity/node_key.ts";
-import { log, setupLogging } from "../log.ts";
+import { log } from "../log.ts";
 import type { ControlRequest } from "../mcp/service.ts";
-import { serveMcpSocket } from "../mcp/socket_server.ts";
+import { type ControlAnswer, serveMcpSocket } from "../mcp/socket_server.ts";
 import { type Network, startNetwork } from "../net/network.ts";
 import { endPreviousRun } from "../runner/orphan.ts";
 import { runCommand } from "../runner/spawn.ts";
@@ -22,33 +27,56 @@ import { Store } from "../store/store.ts";
 import { VERSION } from "../version.ts";
 import { type AgentRunner, startAgentRunner } from "./agent_runner.ts";
 import { renderBanner } from "./banner.ts";
-import { DAEMON_HELP, parseDaemonArgs } from "./daemon_args.ts";
-import { type EventSink, jsonLinesSink, noEvents } from "./events_out.ts";
 import { HaltState } from "./halt.ts";
-import { acquireDaemonLock } from "./lock.ts";
+import { MCP_NODE_IDLE_MS, watchIdle } from "./idle.ts";
+import type { DaemonLock } from "./lock.ts";
 import { nodeId } from "./node_id.ts";
 import { LocalNodeService } from "./node_service.ts";
 import { desktopNotifier } from "./notify.ts";
 import { Profiles } from "./profiles.ts";
 import { ReviewQueue } from "./review_queue.ts";
 
-/** Runs the daemon until the context's signal aborts. */
-export async function daemonCommand(ctx: CommandContext): Promise<number> {
-  const args = parseDaemonArgs(ctx.argv);
-  if (args.help) {
-    console.log(DAEMON_HELP);
-    return 0;
-  }
-  await setupLogging(args.logLevel);
-  const logger = log("node");
-  const events: EventSink = ctx.words[0] === "node" ? jsonLinesSink() : noEvents;
-  const resolved = await loadSettings(ctx.paths, ctx.env, args.flags, ctx.user);
-  for (const w of resolved.warnings) logger.warn(w);
-  const settings = resolved.values;
-  const paths = ctx.paths;
+/** What the node needs from the command that runs it. */
+export interface NodeOptions {
+  /** The data directory's lock, already taken; the node releases it when it stops. */
+  lock: DaemonLock;
+  paths: DataPaths;
+  settings: Settings;
+  /** Where events go (`wats node`: JSON lines on stdout). */
+  events: EventSink;
+  /** The filtered environment, the OS user and OS, for safety notices and notifications. */
+  env: Record<string, string>;
+  user: string;
+  os: string;
+  /** The command that runs this program again (the runner's MCP entry). */
+  self: string[];
+  cwd: string;
+  /** Started in the background by `wats mcp`: a foreground `wats` may take over. */
+  startedByMcp: boolean;
+  /** A node started by `wats mcp` stops after this long with no MCP session (default {@linkcode MCP_NODE_IDLE_MS}). */
+  idleStopMs?: number;
+  /** Aborts on SIGINT/SIGTERM. */
+  signal: AbortSignal;
+}
 
-  const lock = await acquireDaemonLock(paths.lock, paths.socket, Deno.pid);
-  const cleanups: Array<() => void | Promise<void>> = [() => lock.release()];
+/** Why a node stopped when no signal stopped it. */
+const TAKEOVER = "takeover";
+const IDLE = "idle";
+
+/** Runs the node until it is told to stop; resolves with the exit code (0). */
+export async function runNode(opts: NodeOptions): Promise<number> {
+  const { lock, paths, settings, events } = opts;
+  const idleStopMs = opts.idleStopMs ?? MCP_NODE_IDLE_MS;
+  const logger = log("node");
+  // Every way to stop (signal, takeover, idle) aborts this one.
+  const stop = new AbortController();
+  const onSignal = () => stop.abort(opts.signal.reason);
+  if (opts.signal.aborted) onSignal();
+  else opts.signal.addEventListener("abort", onSignal, { once: true });
+  const cleanups: Array<() => void | Promise<void>> = [
+    () => lock.release(),
+    () => opts.signal.removeEventListener("abort", onSignal),
+  ];
   try {
     // Before anything else runs: a run the previous daemon left must not live on.
     await endPreviousRun(paths.agentDir, log("runner"));
@@ -70,7 +98,7 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
 
     // Safety detection: compare config.toml's values with the acknowledged ones
     // at start, and again at every status call (no live reload).
-    const notices = () => safetyNotices(paths, ctx.env, ctx.user);
+    const notices = () => safetyNotices(paths, opts.env, opts.user);
     const startNotices = await notices();
     for (const n of startNotices) logger.warn(n);
 
@@ -78,7 +106,10 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
       meta: store,
       accepted: [...settings["halt.accept"], person.pubkey],
       agentKey: agent.pubkey,
-      now: Date.now,
+      warn: (message) =>
+        logger.warn(
+          `the halt record cannot be read, so agent runs stay halted until \`wats resume\`: ${message}`,
+        ),
     });
     const stopWatchingHalts = store.onInsert((posts) => {
       const h = halt.onPosts(posts);
@@ -92,7 +123,7 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
     });
     cleanups.unshift(stopWatchingHalts);
     const notifier = settings["agent.notify"]
-      ? desktopNotifier({ os: ctx.os, run: runCommand, warn: (m) => logger.warn(m) })
+      ? desktopNotifier({ os: opts.os, run: runCommand, warn: (m) => logger.warn(m) })
       : undefined;
     let agentRunner: AgentRunner | undefined;
     // The network starts after the socket; status may ask for it before then.
@@ -143,21 +174,35 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
         settings,
         store,
         paths,
-        self: ctx.self,
+        self: opts.self,
         person,
         agent,
         review,
         events,
         log: log("runner"),
-        home: ctx.env.HOME ?? "",
-        cwd: ctx.cwd,
+        home: opts.env.HOME ?? "",
+        cwd: opts.cwd,
         publishAnnounce: async (draft) => (await service.publishAs(agent.name, draft)).id,
         posts: service,
       });
       cleanups.unshift(() => agentRunner?.stop());
       halt.attach(agentRunner.runner);
     }
-    const control = async (req: ControlRequest): Promise<string> => {
+    const control = async (req: ControlRequest): Promise<ControlAnswer> => {
+      if (req.op === "takeover") {
+        if (!opts.startedByMcp) {
+          throw new WatsError(
+            "daemon.foreground",
+            `this node (pid ${Deno.pid}) was started in the foreground, not by \`wats mcp\`; ` +
+              "it is not taken over: stop it first",
+          );
+        }
+        logger.info("a foreground wats takes over; stopping");
+        return {
+          message: `the node started by \`wats mcp\` (pid ${Deno.pid}) stops`,
+          afterAnswer: () => stop.abort(TAKEOVER),
+        };
+      }
       if (req.op === "resume") {
         const ended = halt.resume();
         events({ event: "resumed" });
@@ -169,10 +214,13 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
       const out = await service.publishAs(person.name, { kind: "halt", text: req.reason ?? "" });
       return `halt ${out.id} posted as ${person.name}`;
     };
+    const idle = opts.startedByMcp ? watchIdle(idleStopMs, () => stop.abort(IDLE)) : undefined;
+    if (idle) cleanups.unshift(() => idle.stop());
     const mcp = await serveMcpSocket({
       path: paths.socket,
       service,
       control,
+      onSessions: (open) => idle?.sessions(open),
       log: (level, msg, fields) => logger[level === "warn" ? "warn" : level](msg, fields ?? {}),
     });
     cleanups.unshift(() => mcp.close());
@@ -201,7 +249,7 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
       socket: paths.socket,
       agent: agentRunner
         ? agentRunner.bannerLines().join("\n           ")
-        : args.startedByMcp
+        : opts.startedByMcp
         ? "no agent (started by wats mcp)"
         : "no agent",
       relays: settings.infra,
@@ -217,12 +265,18 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
       pid: Deno.pid,
     });
 
-    await abortPromise(ctx.signal);
-    logger.info("stopping on {signal}", { signal: String(ctx.signal.reason) });
+    await abortPromise(stop.signal);
+    const reason = String(stop.signal.reason ?? "signal");
+    if (reason === TAKEOVER) logger.info("stopping: a foreground wats takes over");
+    else if (reason === IDLE) {
+      logger.info("stopping: no MCP session for {idle}", {
+        idle: formatDuration(idleStopMs),
+      });
+    } else logger.info("stopping on {signal}", { signal: reason });
     // The run first, while its MCP session still has a node: a runner session
     // that loses the node ends its run itself, which would not read as stopped.
     await agentRunner?.stop();
-    events({ event: "stopped", reason: String(ctx.signal.reason ?? "signal") });
+    events({ event: "stopped", reason });
     return 0;
   } finally {
     for (const c of cleanups) {

@@ -8,14 +8,17 @@
 import { parseArgs } from "node:util";
 import { UsageError } from "../errors.ts";
 import { DAEMON_FLAGS, type FlagValue } from "../config/settings.ts";
+import { parseDuration } from "../config/schema.ts";
 
 /** The daemon's parsed command line. */
 export interface DaemonArgs {
   help: boolean;
   /** Settings given as flags, by key. */
   flags: Record<string, FlagValue>;
-  /** Started in the background by `wats mcp`: never runs agents. */
+  /** Started in the background by `wats mcp`: never runs agents, stops when idle. */
   startedByMcp: boolean;
+  /** `--mcp-idle`: how long a node started by `wats mcp` waits with no MCP session. */
+  idleStopMs?: number;
   logLevel: "debug" | "info" | "warning" | "error";
 }
 
@@ -42,7 +45,9 @@ Flags:
   --data-dir DIR                  the data directory
   -h, --help                      this help
 
-Stop it with Ctrl-C or SIGTERM. Settings: wats config list; docs/configuration.md.
+Stop it with Ctrl-C or SIGTERM. A node that \`wats mcp\` started in the background
+stops for it (one line says so); any other node already running is an error.
+Settings: wats config list; docs/configuration.md.
 `;
 
 /** Parses the daemon's flags. */
@@ -50,6 +55,9 @@ export function parseDaemonArgs(argv: string[]): DaemonArgs {
   const options: Record<string, { type: "string" | "boolean"; short?: string }> = {
     help: { type: "boolean", short: "h" },
     "started-by-mcp": { type: "boolean" },
+    // Not in the help: how long a node started by `wats mcp` waits for a
+    // session before it stops. Tests set it short instead of waiting 10 min.
+    "mcp-idle": { type: "string" },
     "log-level": { type: "string" },
   };
   for (const flag of Object.keys(DAEMON_FLAGS)) options[flag] = { type: "string" };
@@ -88,10 +96,21 @@ export function parseDaemonArgs(argv: string[]): DaemonArgs {
     // whatever the flags or config say (ADR 0011).
     flags["agent.runtime"] = { flag: "--started-by-mcp", value: "none" };
   }
+  let idleStopMs: number | undefined;
+  const idle = values["mcp-idle"];
+  if (typeof idle === "string") {
+    if (!startedByMcp) throw new UsageError("--mcp-idle is only for a node started by `wats mcp`");
+    const ms = parseDuration(idle);
+    if (ms === undefined || ms <= 0) {
+      throw new UsageError(`--mcp-idle ${idle} is not a duration such as 30s or 10m`);
+    }
+    idleStopMs = ms;
+  }
   return {
     help: values.help === true,
     flags,
     startedByMcp,
+    ...(idleStopMs !== undefined ? { idleStopMs } : {}),
     logLevel: level as DaemonArgs["logLevel"],
   };
 }

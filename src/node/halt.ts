@@ -63,8 +63,6 @@ export class HaltState {
       meta: HaltStore;
       accepted: Iterable<string>;
       agentKey: string;
-      /** Not read any more: halts are ordered by arrival, not by a clock. */
-      now?: () => number;
       /** Told once when the halt record cannot be read. */
       warn?: (message: string) => void;
     },

@@ -21,7 +21,7 @@ import type {
 import { MAX_TEXT_BYTES, type NostrEvent, readPost, signPost } from "../posts/post.ts";
 import { validateEvent } from "../posts/validate.ts";
 import type { Store, StoredPost } from "../store/store.ts";
-import type { EventSink } from "./events_out.ts";
+import type { EventSink } from "../events.ts";
 import type { Profiles } from "./profiles.ts";
 import type { ReviewQueue } from "./review_queue.ts";
 import { npubEncode } from "nostr-tools/nip19";

@@ -1,5 +1,5 @@
 /** Worker: the daemon (`wats`, `wats node`). Permissions: "daemon" in src/safety/permissions.ts. @module */
 import { serveCommand } from "../cli/worker_entry.ts";
-import { daemonCommand } from "../node/daemon.ts";
+import { daemonCommand } from "../cli/daemon.ts";
 
 serveCommand(daemonCommand);

@@ -1,7 +1,9 @@
 /**
  * Imports follow permissions (STYLE.md rule 2): modules that parse untrusted
  * input or run with narrow grants must not pull in code that spawns processes
- * or writes settings. Reads the module graph with `deno info --json`.
+ * or writes settings. Imports run down the layers (STYLE.md rule 11): cli →
+ * node → runner/net/mcp → store/posts/config. Reads the module graph with
+ * `deno info --json`.
  */
 
 import { ok } from "node:assert/strict";
@@ -81,5 +83,74 @@ Deno.test("nothing under src/mcp, src/store, src/posts, src/identity or src/conf
         `${dir}/${e.name} spawns a process`,
       );
     }
+  }
+});
+
+/** Every import edge between this repository's modules under src/, type-only imports included. */
+async function srcEdges(): Promise<Array<[string, string]>> {
+  const files: string[] = [];
+  const walk = async (dir: string) => {
+    for await (const e of Deno.readDir(new URL(dir, root))) {
+      if (e.isDirectory) await walk(`${dir}/${e.name}`);
+      else if (e.isFile && e.name.endsWith(".ts")) files.push(`${dir}/${e.name}`);
+    }
+  };
+  await walk("src");
+  // One entry importing every module, so one `deno info` sees the whole graph.
+  const entry = await Deno.makeTempFile({ suffix: ".ts" });
+  try {
+    await Deno.writeTextFile(
+      entry,
+      files.map((f) => `import type {} from "${new URL(f, root).href}";`).join("\n"),
+    );
+    const r = await new Deno.Command(Deno.execPath(), {
+      args: ["info", "--json", "--config", new URL("deno.json", root).pathname, entry],
+      cwd: root.pathname,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    ok(r.success, new TextDecoder().decode(r.stderr));
+    const info = JSON.parse(new TextDecoder().decode(r.stdout));
+    const local = (s: string | undefined) =>
+      s?.startsWith(root.href) ? s.slice(root.href.length) : undefined;
+    const edges: Array<[string, string]> = [];
+    for (const m of info.modules as Array<{ specifier: string; dependencies?: unknown[] }>) {
+      const from = local(m.specifier);
+      if (!from) continue;
+      for (const d of (m.dependencies ?? []) as Array<Record<string, { specifier?: string }>>) {
+        for (const to of [local(d.code?.specifier), local(d.type?.specifier)]) {
+          if (to) edges.push([from, to]);
+        }
+      }
+    }
+    return edges;
+  } finally {
+    await Deno.remove(entry);
+  }
+}
+
+/** [importing folder, forbidden folder, why]: no module of the first imports one of the second. */
+const LAYERS: Array<[string, string, string]> = [
+  [
+    "src/node/",
+    "src/cli/",
+    "the node is composed by the CLI, not the other way round; shared contracts live below both",
+  ],
+  [
+    "src/net/",
+    "src/node/",
+    "the network is a part the node composes; the event contract is src/events.ts",
+  ],
+];
+
+Deno.test("imports run down the layers: src/node does not import src/cli, src/net does not import src/node", async () => {
+  const edges = await srcEdges();
+  ok(edges.length > 0, "the module graph has edges");
+  for (const [from, forbidden, why] of LAYERS) {
+    const bad = edges.filter(([a, b]) => a.startsWith(from) && b.startsWith(forbidden));
+    ok(
+      bad.length === 0,
+      `${bad.map(([a, b]) => `${a} imports ${b}`).join("; ")}: ${why}`,
+    );
   }
 });

@@ -124,3 +124,127 @@ Deno.test("--agent codex without a Codex on PATH is refused with the reason; not
   assert.equal(await exists(`${dir}/daemon.lock`), false, "the lock is released");
   assert.equal(await exists(`${dir}/mcp.sock`), false);
 });
+
+function alive(pid: number): boolean {
+  try {
+    Deno.kill(pid, "SIGCONT");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test("a daemon killed with SIGKILL is replaced at once: its lock dies with it", async () => {
+  const dir = tempDataDir();
+  const first = startWats(["--data-dir", dir, "node"]);
+  const started = JSON.parse(await first.waitForLine((l) => l.includes('"event":"started"')));
+  first.process.kill("SIGKILL");
+  await first.stop();
+  // The crashed daemon leaves its lock file (naming its pid) and its socket behind.
+  assert.equal((await Deno.readTextFile(`${dir}/daemon.lock`)).trim(), String(started.pid));
+  const second = startWats(["--data-dir", dir, "node"]);
+  try {
+    // Started, not refused: a refusal ends the process and closes stdout first.
+    const again = JSON.parse(await second.waitForLine((l) => l.includes('"event":"started"')));
+    assert.notEqual(again.pid, started.pid);
+    assert.equal((await Deno.readTextFile(`${dir}/daemon.lock`)).trim(), String(again.pid));
+    // And a live daemon still refuses a second one.
+    const third = await runWats(["--data-dir", dir]);
+    assert.equal(third.code, 1);
+    assert.match(
+      third.stderr,
+      new RegExp(`another wats daemon \\(pid ${again.pid}\\) already runs`),
+    );
+  } finally {
+    const end = await second.stop();
+    assert.equal(end.code, 0, end.stderr);
+  }
+});
+
+Deno.test("a foreground `wats` takes over from a node `wats mcp` started, and says so in one line", async () => {
+  const dir = tempDataDir();
+  // What `wats mcp` starts when no node runs.
+  const background = startWats(["--data-dir", dir, "node", "--agent", "none", "--started-by-mcp"]);
+  const bg = JSON.parse(await background.waitForLine((l) => l.includes('"event":"started"')));
+  const foreground = startWats(["--data-dir", dir, "node"]);
+  try {
+    const fg = JSON.parse(await foreground.waitForLine((l) => l.includes('"event":"started"')));
+    assert.notEqual(fg.pid, bg.pid);
+    const said = foreground.stderr().split("\n").filter((l) => l.includes("took over"));
+    assert.deepEqual(said, [
+      `wats: took over from the background node that \`wats mcp\` started (pid ${bg.pid}); it has stopped`,
+    ]);
+    const old = await background.stop();
+    assert.equal(old.code, 0, old.stderr);
+    const stopped = background.stdoutLines.find((l) => l.includes('"event":"stopped"'));
+    assert.equal(JSON.parse(stopped!).reason, "takeover");
+    assert.equal((await Deno.readTextFile(`${dir}/daemon.lock`)).trim(), String(fg.pid));
+    assert.ok(await exists(`${dir}/mcp.sock`), "the new node serves the socket");
+  } finally {
+    await background.stop();
+    const end = await foreground.stop();
+    assert.equal(end.code, 0, end.stderr);
+  }
+});
+
+Deno.test("a foreground daemon is never taken over: the second `wats` fails and the first keeps running", async () => {
+  const dir = tempDataDir();
+  const first = startWats(["--data-dir", dir, "node"]);
+  try {
+    const started = JSON.parse(await first.waitForLine((l) => l.includes('"event":"started"')));
+    const second = await runWats(["--data-dir", dir, "node"]);
+    assert.equal(second.code, 1);
+    assert.match(second.stderr, new RegExp(`another wats daemon \\(pid ${started.pid}\\)`));
+    assert.doesNotMatch(second.stderr, /took over/);
+    assert.ok(alive(started.pid));
+    assert.ok(!first.stdoutLines.some((l) => l.includes('"event":"stopped"')));
+    const status = await runWats(["--data-dir", dir, "status"], { home: first.home });
+    assert.equal(status.code, 0, status.stderr);
+  } finally {
+    const end = await first.stop();
+    assert.equal(end.code, 0, end.stderr);
+  }
+});
+
+Deno.test("a node `wats mcp` started stops on its own once no MCP session is open for its idle time", async () => {
+  const dir = tempDataDir();
+  // 10 minutes in real use; short here.
+  const node = startWats(["--data-dir", dir, "node", "--started-by-mcp", "--mcp-idle", "1s"]);
+  await node.waitForLine((l) => l.includes('"event":"started"'));
+  const stopped = JSON.parse(await node.waitForLine((l) => l.includes('"event":"stopped"')));
+  assert.equal(stopped.reason, "idle");
+  const end = await node.stop();
+  assert.equal(end.code, 0, end.stderr);
+  assert.match(end.stderr, /stopping: no MCP session for 1s/);
+  assert.equal(await exists(`${dir}/daemon.lock`), false, "lock released");
+  assert.equal(await exists(`${dir}/mcp.sock`), false, "socket removed");
+});
+
+Deno.test("an open MCP session keeps a node `wats mcp` started running past its idle time", async () => {
+  const dir = tempDataDir();
+  // Long enough that a loaded machine still says hello before it runs out.
+  const node = startWats(["--data-dir", dir, "node", "--started-by-mcp", "--mcp-idle", "5s"]);
+  try {
+    await node.waitForLine((l) => l.includes('"event":"started"'));
+    const conn = await Deno.connect({ transport: "unix", path: `${dir}/mcp.sock` });
+    await conn.write(new TextEncoder().encode('{"wats":"hello","profile":"alice"}\n'));
+    const buf = new Uint8Array(256);
+    const n = await conn.read(buf);
+    assert.match(new TextDecoder().decode(buf.subarray(0, n ?? 0)), /"wats":"ready"/);
+    // Past the idle time with the session open: still running.
+    await new Promise((r) => setTimeout(r, 7_000));
+    assert.ok(!node.stdoutLines.some((l) => l.includes('"event":"stopped"')), node.stderr());
+    conn.close();
+    const stopped = JSON.parse(await node.waitForLine((l) => l.includes('"event":"stopped"')));
+    assert.equal(stopped.reason, "idle");
+  } finally {
+    const end = await node.stop();
+    assert.equal(end.code, 0, end.stderr);
+  }
+});
+
+Deno.test("--mcp-idle is only for a node `wats mcp` started", async () => {
+  const r = await runWats(["--data-dir", tempDataDir(), "--mcp-idle", "1s"]);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /--mcp-idle is only for a node started by `wats mcp`/);
+});

@@ -233,3 +233,38 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "an MCP session through `wats mcp` carries on when a foreground `wats` takes over from the node it started",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const dir = tempDataDir();
+    const home = await Deno.makeTempDir({ prefix: "wats-home-" });
+    // No node runs: `wats mcp` starts one in the background.
+    const client = await mcpClient(dir, "carol", home);
+    let node: RunningWats | undefined;
+    try {
+      const asked = idIn(await call(client, "ask", { title: "Before", text: "asked before" }));
+      const background = Number((await Deno.readTextFile(`${dir}/daemon.lock`)).trim());
+      node = await startNode(dir);
+      assert.match(node.stderr(), new RegExp(`took over .*\\(pid ${background}\\)`));
+      // The same session, now served by the foreground node.
+      const thread = await call(client, "thread", { id: asked });
+      assert.ok(thread.includes("asked before"), thread);
+      const status = await call(client, "status");
+      assert.ok(status.includes(dir), status);
+      assert.equal(
+        (await Deno.readTextFile(`${dir}/daemon.lock`)).trim(),
+        String(node.process.pid),
+      );
+    } finally {
+      await client.close();
+      const end = node ? await node.stop() : undefined;
+      assert.equal(end?.code, 0, end?.stderr);
+      await Deno.remove(dir, { recursive: true });
+      await Deno.remove(home, { recursive: true });
+    }
+  },
+});

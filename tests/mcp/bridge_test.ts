@@ -126,6 +126,16 @@ function scriptedConn(reply: string | null, after = "", hangUp = false) {
   return { conn, written };
 }
 
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let off = 0;
+  for (const p of parts) {
+    out.set(p, off);
+    off += p.length;
+  }
+  return out;
+}
+
 const OPTS = { socket: "/d/mcp.sock", dataDir: "/d", profile: "alice" };
 
 Deno.test("with no node, a started node that stops makes the bridge exit 1 and say what to do", async () => {
@@ -204,6 +214,147 @@ Deno.test("a runner session whose host ends normally leaves its group alone", as
   const w = fakeIO({ connect: () => Promise.resolve(conn) });
   assert.equal(await runBridge({ ...OPTS, token: "t".repeat(64) }, w.io), 0);
   assert.equal(w.groupEnds(), 0);
+});
+
+/** A node connection a test drives: what the bridge wrote, and lines to send back. */
+function drivenConn() {
+  const written: string[] = [];
+  const queue: Uint8Array[] = [];
+  let wake: (() => void) | undefined;
+  let closed = false;
+  const conn: BridgeConn = {
+    async read(p) {
+      while (queue.length === 0 && !closed) await new Promise<void>((r) => wake = r);
+      if (queue.length === 0) return null;
+      const head = queue[0];
+      const n = Math.min(p.length, head.length);
+      p.set(head.subarray(0, n));
+      if (n === head.length) queue.shift();
+      else queue[0] = head.slice(n);
+      return n;
+    },
+    write(p) {
+      if (closed) return Promise.reject(new Deno.errors.BrokenPipe("closed"));
+      written.push(dec.decode(p));
+      return Promise.resolve(p.length);
+    },
+    // As the real node does, it ends the session when the bridge half-closes.
+    closeWrite: () => Promise.resolve(conn.close()),
+    close: () => {
+      closed = true;
+      wake?.();
+    },
+  };
+  return {
+    conn,
+    written,
+    send(line: string) {
+      queue.push(enc.encode(line + "\n"));
+      wake?.();
+    },
+    /** The node goes away. */
+    hangUp: () => conn.close(),
+  };
+}
+
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; !check(); i++) {
+    if (i > 2_000) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
+Deno.test("when the node goes away mid-session and another takes its place, the bridge replays the handshake there and carries on", async () => {
+  const init = '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}';
+  const initialized = '{"jsonrpc":"2.0","method":"notifications/initialized"}';
+  const list = '{"jsonrpc":"2.0","id":1,"method":"tools/list"}';
+  const old = drivenConn();
+  const next = drivenConn();
+  const conns = [old, next];
+  let connects = 0;
+  let host!: ReadableStreamDefaultController<Uint8Array>;
+  const w = fakeIO({
+    // The first connect finds the old node; then none while it is replaced.
+    connect: () => {
+      connects++;
+      if (connects === 1) return Promise.resolve(old.conn);
+      if (connects < 4) return absent();
+      return Promise.resolve(conns[1].conn);
+    },
+    stdin: new ReadableStream<Uint8Array>({ start: (c) => void (host = c) }),
+  });
+  old.send('{"wats":"ready","profile":"alice"}');
+  next.send('{"wats":"ready","profile":"alice"}');
+  const bridge = runBridge(OPTS, w.io);
+  host.enqueue(enc.encode(init + "\n"));
+  await until(() => old.written.some((l) => l.includes('"initialize"')));
+  old.send('{"jsonrpc":"2.0","id":0,"result":{"from":"old"}}');
+  host.enqueue(enc.encode(initialized + "\n"));
+  await until(() => old.written.some((l) => l.includes("initialized")));
+  old.hangUp();
+  // The new node gets the hello, then the replayed initialize; it answers.
+  await until(() => next.written.some((l) => l.includes('"initialize"')));
+  next.send('{"jsonrpc":"2.0","id":0,"result":{"from":"new"}}');
+  await until(() => next.written.some((l) => l.includes("initialized")));
+  host.enqueue(enc.encode(list + "\n"));
+  await until(() => next.written.some((l) => l.includes("tools/list")));
+  next.send('{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}');
+  await until(() => dec.decode(concat(w.stdout)).includes('"id":1'));
+  host.close();
+  assert.equal(await bridge, 0);
+
+  const toHost = dec.decode(concat(w.stdout));
+  assert.equal(toHost.match(/"id":0/g)?.length, 1, "the host saw one answer to initialize");
+  assert.ok(toHost.includes('"from":"old"') && !toHost.includes('"from":"new"'));
+  assert.ok(toHost.includes('"tools":[]'));
+  assert.deepEqual(next.written.join("").trimEnd().split("\n"), [
+    '{"wats":"hello","profile":"alice"}',
+    init,
+    initialized,
+    list,
+  ]);
+  assert.match(w.stderr.join("\n"), /went away; waiting up to 15 s/);
+  assert.match(w.stderr.join("\n"), /moved to the new node on \/d\/mcp\.sock/);
+});
+
+Deno.test("when the node goes away mid-session and none takes its place, the bridge exits 1 and says so", async () => {
+  const old = drivenConn();
+  let connects = 0;
+  let host!: ReadableStreamDefaultController<Uint8Array>;
+  const w = fakeIO({
+    connect: () => connects++ === 0 ? Promise.resolve(old.conn) : absent(),
+    stdin: new ReadableStream<Uint8Array>({ start: (c) => void (host = c) }),
+  });
+  old.send('{"wats":"ready","profile":"alice"}');
+  const bridge = runBridge(OPTS, w.io);
+  host.enqueue(enc.encode('{"jsonrpc":"2.0","id":0,"method":"initialize"}\n'));
+  host.enqueue(enc.encode('{"jsonrpc":"2.0","method":"notifications/initialized"}\n'));
+  await until(() => old.written.some((l) => l.includes("initialized")));
+  old.hangUp();
+  assert.equal(await bridge, 1);
+  assert.ok(w.clock() >= 15_000, "it waited the whole start-up time");
+  assert.match(w.stderr.at(-1)!, /no node took the place of the one on \/d\/mcp\.sock/);
+  assert.equal(w.starts(), 0, "no node is started while waiting for a replacement");
+});
+
+Deno.test("a runner session (with a run token) ends with its node: it waits for no other", async () => {
+  const old = drivenConn();
+  let connects = 0;
+  let host!: ReadableStreamDefaultController<Uint8Array>;
+  const w = fakeIO({
+    connect: () => connects++ === 0 ? Promise.resolve(old.conn) : absent(),
+    stdin: new ReadableStream<Uint8Array>({ start: (c) => void (host = c) }),
+  });
+  old.send('{"wats":"ready","profile":"alice-agent"}');
+  const bridge = runBridge({ ...OPTS, token: "run-token" }, w.io);
+  host.enqueue(enc.encode('{"jsonrpc":"2.0","id":0,"method":"initialize"}\n'));
+  host.enqueue(enc.encode('{"jsonrpc":"2.0","method":"notifications/initialized"}\n'));
+  await until(() => old.written.some((l) => l.includes("initialized")));
+  old.hangUp();
+  assert.equal(await bridge, 1);
+  assert.equal(connects, 1, "no attempt to reach another node");
+  assert.equal(w.clock(), 0, "no wait");
+  assert.match(w.stderr.at(-1)!, /the node closed the connection on \/d\/mcp\.sock/);
 });
 
 Deno.test("a socket error other than absence is reported, and no node is started", async () => {

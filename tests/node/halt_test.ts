@@ -165,7 +165,6 @@ Deno.test("with the real store: a guardian's halt signed hours 'before' the loca
       meta: store,
       accepted: [guardian.pubkey],
       agentKey: agent.pubkey,
-      now: () => nowS * 1000,
     });
     state.attach({ halt: () => calls.push("halt"), resume: () => calls.push("resume") });
     store.onInsert((posts) => void state.onPosts(posts));

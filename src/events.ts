@@ -1,14 +1,14 @@
 /**
- * `wats node` prints one JSON line on stdout for each thing that happens, for
- * scripts: started, post_stored, post_rejected, stopped (and, later, runner
- * events). The bare daemon prints none.
+ * The node's event stream: one record for each thing that happens (a post
+ * stored or rejected, a run started or ended, a halt). The node, the network
+ * and the runner emit them into an {@linkcode EventSink}; the command decides
+ * where they go (`wats node` prints them as JSON lines, the bare daemon drops
+ * them). This contract lives below src/node and src/net so both can share it.
  *
  * @module
  */
 
-import { writeAllSync } from "../cli/io.ts";
-
-/** One line of `wats node`'s output. */
+/** One event. */
 export type NodeEvent =
   | {
     event: "started";
@@ -25,17 +25,6 @@ export type NodeEvent =
 
 /** Where node events go. */
 export type EventSink = (e: NodeEvent) => void;
-
-/** A sink that writes JSON lines to stdout with a timestamp. */
-export function jsonLinesSink(now: () => number = Date.now): EventSink {
-  const enc = new TextEncoder();
-  return (e) => {
-    writeAllSync(
-      Deno.stdout,
-      enc.encode(JSON.stringify({ ts: new Date(now()).toISOString(), ...e }) + "\n"),
-    );
-  };
-}
 
 /** A sink that drops everything: the bare daemon. */
 export const noEvents: EventSink = () => {};

@@ -1,0 +1,88 @@
+/**
+ * What the node's takeover and idle stop need from the socket server: a
+ * control answer that acts only once it is written, and the count of open MCP
+ * sessions as it changes.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { ConnTransport, LineReader } from "../../src/mcp/conn_transport.ts";
+import { parseControl, serveMcpSocket } from "../../src/mcp/socket_server.ts";
+import { FakeService } from "./fake_service.ts";
+
+const enc = new TextEncoder();
+
+async function tempSocket(): Promise<string> {
+  return `${await Deno.makeTempDir({ prefix: "wats-mcp-" })}/mcp.sock`;
+}
+
+async function until(what: string, cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(cond(), `never happened: ${what}`);
+}
+
+Deno.test("a takeover control line is read as one", () => {
+  assert.deepEqual(parseControl('{"wats":"control","op":"takeover"}'), {
+    wats: "control",
+    op: "takeover",
+  });
+});
+
+Deno.test("a control answer is written before its follow-up runs, even when the follow-up closes the server", async () => {
+  const path = await tempSocket();
+  const steps: string[] = [];
+  const server = await serveMcpSocket({
+    path,
+    service: new FakeService(),
+    control: (req) =>
+      Promise.resolve({
+        message: `${req.op}: stopping`,
+        afterAnswer: () => {
+          steps.push("after");
+          void server.close();
+        },
+      }),
+  });
+  const conn = await Deno.connect({ transport: "unix", path });
+  await conn.write(enc.encode('{"wats":"control","op":"takeover"}\n'));
+  const line = await new LineReader(conn).readLine();
+  assert.deepEqual(JSON.parse(line!), { wats: "done", message: "takeover: stopping" });
+  await until("the follow-up", () => steps.includes("after"));
+  conn.close();
+  await server.close();
+});
+
+Deno.test("the server reports the number of open MCP sessions as they open and close", async () => {
+  const path = await tempSocket();
+  const counts: number[] = [];
+  const server = await serveMcpSocket({
+    path,
+    service: new FakeService(),
+    onSessions: (n) => counts.push(n),
+  });
+  const open = async () => {
+    const conn = await Deno.connect({ transport: "unix", path });
+    await conn.write(enc.encode('{"wats":"hello","profile":"bob"}\n'));
+    const reader = new LineReader(conn);
+    assert.match((await reader.readLine())!, /"ready"/);
+    const client = new Client({ name: "t", version: "0" });
+    await client.connect(new ConnTransport(conn, reader));
+    return client;
+  };
+  const a = await open();
+  const b = await open();
+  await until("two sessions", () => counts.at(-1) === 2);
+  // A control line is not a session.
+  const c = await Deno.connect({ transport: "unix", path });
+  await c.write(enc.encode('{"wats":"control","op":"resume"}\n'));
+  await new LineReader(c).readLine();
+  c.close();
+  await a.close();
+  await until("one left", () => counts.at(-1) === 1);
+  await b.close();
+  await until("none left", () => counts.at(-1) === 0);
+  assert.deepEqual(counts, [1, 2, 1, 0]);
+  await server.close();
+});
