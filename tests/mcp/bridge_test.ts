@@ -354,7 +354,8 @@ Deno.test("a runner session (with a run token) ends with its node: it waits for 
   assert.equal(await bridge, 1);
   assert.equal(connects, 1, "no attempt to reach another node");
   assert.equal(w.clock(), 0, "no wait");
-  assert.match(w.stderr.at(-1)!, /the node closed the connection on \/d\/mcp\.sock/);
+  assert.match(w.stderr.at(-1)!, /the node went away during this run; ending the run's processes/);
+  assert.equal(w.groupEnds(), 1, "the run's processes are ended instead");
 });
 
 Deno.test("a socket error other than absence is reported, and no node is started", async () => {
