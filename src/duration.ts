@@ -65,3 +65,18 @@ export function formatElapsed(ms: number): string {
   if (ms < MINUTE) return `${(ms / SECOND).toFixed(1)}s`;
   return formatDuration(Math.round(ms / SECOND) * SECOND, { units: 2 });
 }
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: SECOND, m: MINUTE, h: HOUR, d: DAY };
+
+/**
+ * Parses a duration such as `0`, `500ms`, `90s`, `10m`, `1h30m` or `7d` into
+ * milliseconds; `undefined` when the text is not one.
+ */
+export function parseDuration(text: string): number | undefined {
+  const t = text.trim();
+  if (t === "0") return 0;
+  if (!/^(\d+(ms|s|m|h|d))+$/.test(t)) return undefined;
+  let total = 0;
+  for (const m of t.matchAll(/(\d+)(ms|s|m|h|d)/g)) total += Number(m[1]) * UNIT_MS[m[2]];
+  return Number.isSafeInteger(total) ? total : undefined;
+}

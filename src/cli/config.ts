@@ -12,16 +12,13 @@ import { ConfigError, UsageError } from "../errors.ts";
 import { parseDocument, readConfigText, showToml, writeConfigText } from "../config/config_file.ts";
 import { hasKey, setKey, unsetKey } from "../config/edit.ts";
 import {
-  formatValue,
-  InvalidValue,
   isSettingKey,
   REMOVED_KEYS,
   SCHEMA,
   SETTING_KEYS,
   type SettingKey,
-  suggestKeys,
-  textToToml,
 } from "../config/schema.ts";
+import { formatValue, InvalidValue, suggestKeys, textToToml } from "../config/codecs.ts";
 import {
   DAEMON_FLAGS,
   flagsToKeys,

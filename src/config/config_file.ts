@@ -10,17 +10,14 @@
 import { parse as parseTomlText, TomlError } from "smol-toml";
 import { ConfigError } from "../errors.ts";
 import {
-  fileHint,
-  InvalidValue,
   isSettingKey,
-  parseToml,
   PASSTHROUGH_TABLES,
   REMOVED_KEYS,
   removedKeyWarning,
   SCHEMA,
   type Settings,
-  suggestKeys,
 } from "./schema.ts";
+import { fileHint, InvalidValue, parseToml, suggestKeys } from "./codecs.ts";
 
 /** What config.toml holds once validated. */
 export interface ConfigFile {

@@ -14,14 +14,13 @@ import { findKeyLine, parseConfigText, readConfigText } from "./config_file.ts";
 import {
   defaultSettings,
   envName,
-  InvalidValue,
   isSettingKey,
-  parseText,
   SCHEMA,
   SETTING_KEYS,
   type SettingKey,
   type Settings,
 } from "./schema.ts";
+import { InvalidValue, parseText } from "./codecs.ts";
 
 /** Where a value in effect comes from. */
 export type SettingSource = "flag" | "env" | "file" | "default";

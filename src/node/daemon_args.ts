@@ -8,7 +8,7 @@
 import { parseArgs } from "node:util";
 import { UsageError } from "../errors.ts";
 import { DAEMON_FLAGS, type FlagValue } from "../config/settings.ts";
-import { parseDuration } from "../config/schema.ts";
+import { parseDuration } from "../duration.ts";
 
 /** The daemon's parsed command line. */
 export interface DaemonArgs {

@@ -1,19 +1,21 @@
 import assert from "node:assert/strict";
 import { formatDuration } from "../../src/duration.ts";
 import {
-  authorKeyHex,
   defaultSettings,
   envName,
-  formatValue,
-  InvalidValue,
-  parseDuration,
-  parseText,
-  parseToml,
   SAFETY_KEYS,
   SCHEMA,
   SETTING_KEYS,
-  textToToml,
 } from "../../src/config/schema.ts";
+import {
+  authorKeyHex,
+  formatValue,
+  InvalidValue,
+  parseText,
+  parseToml,
+  textToToml,
+} from "../../src/config/codecs.ts";
+import { parseDuration } from "../../src/duration.ts";
 
 const HEX = "7e7e9c42a91bfef19fa929e5fda1b72e0ebc1a4c1141673e2794234d86addf4e";
 const NPUB = "npub10elfcs4fr0l0r8af98jlmgdh9c8tcxjvz9qkw038js35mp4dma8qzvjptg";

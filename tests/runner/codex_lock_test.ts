@@ -30,7 +30,8 @@ import {
 } from "../../src/runner/spawn.ts";
 import type { Harness, RunContext } from "../../src/runner/harness.ts";
 import { ConfigError, HarnessError } from "../../src/errors.ts";
-import { parseText, SCHEMA } from "../../src/config/schema.ts";
+import { SCHEMA } from "../../src/config/schema.ts";
+import { parseText } from "../../src/config/codecs.ts";
 
 /** Two entries as Codex 0.171 bundles them (the fields the lock touches, and one it keeps). */
 const BUNDLED = {
