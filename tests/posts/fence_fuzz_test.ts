@@ -16,16 +16,7 @@ import {
   LOOKS_LIKE_FENCE,
   TERMINATORS,
 } from "../support/fence_check.ts";
-
-/** A small seeded PRNG (mulberry32) so a failure can be replayed. */
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as rng } from "../support/seeded_random.ts";
 
 const INVISIBLE = [" ", "\u00a0", "\u200b", "\u2060", "\ufeff", "\u00ad", "\u3000"];
 const PIECES = [

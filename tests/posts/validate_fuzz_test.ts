@@ -2,20 +2,11 @@ import assert from "node:assert/strict";
 import { deriveProfileKey } from "../../src/identity/profile_key.ts";
 import { buildPost } from "../../src/posts/post.ts";
 import { validateEvent } from "../../src/posts/validate.ts";
+import { seededRandom as rng } from "../support/seeded_random.ts";
 
 const NOW_MS = 1_790_000_000_000;
 const OPTS = { nowMs: NOW_MS, maxSkewMs: 600_000 };
 const key = deriveProfileKey(new Uint8Array(32).fill(3), "fuzz");
-
-/** A small seeded PRNG (mulberry32) so a failure can be replayed. */
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function junk(r: () => number, depth = 0): unknown {
   const pick = Math.floor(r() * (depth > 3 ? 6 : 9));
