@@ -55,6 +55,8 @@ export interface PermissionInputs {
   heartbeatFile?: string;
   /** Daemon: `host:port` of `listen` when set. `wats ui`: the address it serves. */
   listen?: string;
+  /** `wats ui`: the folder of its static files (src/ui/assets, embedded when compiled). */
+  uiAssets?: string;
   /** Daemon: `host:port` of each relay in `infra`. */
   relays?: string[];
   /** Daemon: the harness programs it may spawn (`claude`, `codex`, ACP commands). */
@@ -209,7 +211,7 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
       const sock = socketGrant(p.socket);
       return {
         ...NONE,
-        read: unique([p.dataDir, ...sock.read]),
+        read: unique([p.dataDir, ...sock.read, ...(inputs.uiAssets ? [inputs.uiAssets] : [])]),
         write: sock.write,
         net: unique([...sock.net, ...(inputs.listen ? [inputs.listen] : [])]),
       };

@@ -130,7 +130,9 @@ export function sessionCookie(s: UiSession): string {
 /**
  * The headers every answer carries: a strict CSP (scripts, styles and images
  * only from this server; no inline script; no framing), no caching of pages
- * that hold the node's data, no referrer (the login URL holds the token). No
+ * that hold the node's data, a referrer only to this same origin (the login URL
+ * holds the token; `no-referrer` would make Chromium send `Origin: null` on
+ * the forms' POSTs, which the Origin check refuses). No
  * `Access-Control-*` header is ever sent: other origins may not read answers.
  */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
@@ -139,7 +141,7 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
     "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   "x-content-type-options": "nosniff",
   "x-frame-options": "DENY",
-  "referrer-policy": "no-referrer",
+  "referrer-policy": "same-origin",
   "cache-control": "no-store",
   "cross-origin-opener-policy": "same-origin",
   "cross-origin-resource-policy": "same-origin",

@@ -1,14 +1,14 @@
 /**
  * The dashboard's HTTP handler: the gate first (src/ui/security.ts), then the
  * pages and the four operations, each sent to the daemon as the CLI sends it.
- * Assets are files beside this module, read by URL so that `deno compile`
- * embeds them (deno.json's compile task includes src/ui/assets).
+ * Assets are the files of src/ui/assets.ts, read once and kept.
  *
  * @module
  */
 
 import { WatsError } from "../errors.ts";
 import { chartData } from "./charts.ts";
+import { ASSETS } from "./assets.ts";
 import {
   haltPage,
   messagePage,
@@ -30,16 +30,6 @@ import {
 } from "./security.ts";
 import type { UiSource } from "./source.ts";
 import { NoDaemonError } from "../cli/socket_client.ts";
-
-const ASSETS_DIR = new URL("./assets/", import.meta.url);
-
-/** The files served under `/assets/`, with their types. */
-const ASSETS: Readonly<Record<string, string>> = {
-  "style.css": "text/css; charset=utf-8",
-  "dashboard.js": "text/javascript; charset=utf-8",
-  "uPlot.iife.min.js": "text/javascript; charset=utf-8",
-  "uPlot.min.css": "text/css; charset=utf-8",
-};
 
 /** Posts per page of the feed. */
 export const POSTS_PAGE = 50;
@@ -68,15 +58,15 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
     if (bad) return refuse(bad.reason);
     if (req.method === "GET" && url.pathname.startsWith("/assets/")) {
       const name = url.pathname.slice("/assets/".length);
-      const type = ASSETS[name];
-      if (type === undefined) return page(messagePage("Not found", "no such file"), 404);
+      const asset = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
+      if (asset === undefined) return page(messagePage("Not found", "no such file"), 404);
       let body = assets.get(name);
       if (body === undefined) {
-        body = await Deno.readFile(new URL(name, ASSETS_DIR));
+        body = await Deno.readFile(asset.url);
         assets.set(name, body);
       }
       return new Response(body as BodyInit, {
-        headers: { ...SECURITY_HEADERS, "content-type": type },
+        headers: { ...SECURITY_HEADERS, "content-type": asset.type },
       });
     }
     if (req.method === "GET" && url.pathname === "/login") {

@@ -266,11 +266,16 @@ Deno.test("`wats status` reads and connects, and writes nothing", async () => {
 Deno.test("`wats ui` reads, connects and serves its one address, and writes nothing", async () => {
   const f = await fixture();
   try {
-    const inputs = { ...f.inputs, listen: "127.0.0.1:47448" };
+    const assets = `${f.root}/assets`;
+    await Deno.mkdir(assets);
+    await Deno.writeTextFile(`${assets}/style.css`, "x\n");
+    const inputs = { ...f.inputs, listen: "127.0.0.1:47448", uiAssets: assets };
     await expect("ui", inputs, [
       [{ op: "connect", path: f.paths.socket }, "ok"],
       [{ op: "read", path: `${f.paths.runsDir}/r1.jsonl` }, "ok"],
       [{ op: "read", path: f.paths.config }, "ok"],
+      [{ op: "read", path: `${assets}/style.css` }, "ok"],
+      [{ op: "write", path: `${assets}/style.css` }, "NotCapable"],
       [{ op: "tcp-listen", hostname: "127.0.0.1", port: 47448 }, "ok"],
       [{ op: "tcp-listen", hostname: "127.0.0.1", port: 47449 }, "NotCapable"],
       [{ op: "tcp-listen", hostname: "0.0.0.0", port: 47448 }, "NotCapable"],
