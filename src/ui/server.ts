@@ -34,7 +34,7 @@ import { NoDaemonError } from "../cli/socket_client.ts";
 /** Posts per page of the feed. */
 export const POSTS_PAGE = 50;
 /** Runs per page of the runs list. */
-export const RUNS_PAGE = 100;
+export const RUNS_PAGE = 50;
 
 /** What the handler needs. */
 export interface UiServerOptions {

@@ -65,6 +65,8 @@ export class DaemonSource implements UiSource {
   readonly #paths: DataPaths;
   readonly #transcripts: Transcripts;
   #session: Promise<DaemonSession> | undefined;
+  #runs: { key: string; value: RunIndexEntry[] } | undefined;
+  #ids: { key: string; value: string[] } | undefined;
 
   constructor(paths: DataPaths) {
     this.#paths = paths;
@@ -103,11 +105,16 @@ export class DaemonSource implements UiSource {
   }
 
   runs(): RunIndexEntry[] {
-    return this.#transcripts.index();
+    // The runner appends to the index; unchanged size and mtime mean the same runs.
+    const key = statKey(this.#paths.runsIndex);
+    if (this.#runs?.key !== key) this.#runs = { key, value: this.#transcripts.index() };
+    return this.#runs.value;
   }
 
   transcriptIds(): string[] {
-    return this.#transcripts.transcriptIds();
+    const key = statKey(this.#paths.runsDir);
+    if (this.#ids?.key !== key) this.#ids = { key, value: this.#transcripts.transcriptIds() };
+    return this.#ids.value;
   }
 
   transcript(id: string): string[] {
@@ -166,5 +173,15 @@ export class DaemonSource implements UiSource {
       if (this.#session === s) this.#session = undefined;
     });
     return s;
+  }
+}
+
+/** Size and modification time of `path` ("" when absent): what a cached read depends on. */
+function statKey(path: string): string {
+  try {
+    const st = Deno.statSync(path);
+    return `${st.size}:${st.mtime?.getTime() ?? 0}`;
+  } catch {
+    return "";
   }
 }
