@@ -31,7 +31,9 @@ daemon as \`wats agent approve/reject\`, \`wats guardian halt\` and \`wats resum
                        refused unless named here, and then served with a warning:
                        anyone who can reach it may try the login.
 
-Ctrl-C stops it. It writes no file. Docs: docs/ui.md.
+Ctrl-C stops it. It writes no file and opens no browser: the login URL would
+be readable on the opener's command line by any process of yours, the agent's
+too (docs/decisions/ui.md). Docs: docs/ui.md.
 `;
 
 /** Where `wats ui` listens, and whether the user named it on the command line. */

@@ -42,6 +42,13 @@ Deno.test("`wats ui --listen` naming a non-loopback address warns before it serv
   }
 });
 
+Deno.test("`wats ui --help` prints its usage and exits 0", async () => {
+  const r = await runWats(["--data-dir", tempDataDir(), "ui", "--help"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^Usage: wats ui \[--listen HOST:PORT\]/);
+  assert.match(r.stdout, /opens no browser/);
+});
+
 Deno.test("`wats ui` rejects an address it cannot read as HOST:PORT", async () => {
   const r = await runWats(["--data-dir", tempDataDir(), "ui", "--listen", "7448"]);
   assert.equal(r.code, 2);
