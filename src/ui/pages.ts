@@ -405,13 +405,13 @@ ${
 // ---------------------------------------------------------------- halt
 
 /** Halt the agents now, or resume them. */
-export function haltPage(ctx: PageContext, status: NodeStatus | null): string {
+export function haltPage(ctx: PageContext, status: NodeStatus | null, now: number): string {
   const halted = status?.halted;
   const state = status === null
     ? "<p>No daemon runs.</p>"
     : halted
     ? `<p id="halt-state" class="notice error">Halted ${
-      esc(formatAge(Date.now() / 1000 - halted.at))
+      esc(formatAge(now / 1000 - halted.at))
     } ago${halted.reason ? `: ${esc(halted.reason)}` : ""}.</p>`
     : `<p id="halt-state">The agent runs.</p>`;
   const body = `<h1>Halt</h1>${state}

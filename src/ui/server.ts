@@ -149,7 +149,7 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
       return page(runPage(ctx, id, source.transcript(id)));
     }
     if (path === "/review") return page(reviewPage(ctx, source.drafts(), now()));
-    if (path === "/halt") return page(haltPage(ctx, await source.status()));
+    if (path === "/halt") return page(haltPage(ctx, await source.status(), now()));
     return page(messagePage("Not found", `no page ${path}`), 404);
   }
 

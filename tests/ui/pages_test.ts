@@ -1,7 +1,7 @@
 /** What the pages render from data: escaping of others' content, and the chart's buckets. */
 
 import assert from "node:assert/strict";
-import { postsPage } from "../../src/ui/pages.ts";
+import { postsPage, runPage } from "../../src/ui/pages.ts";
 import { chartData } from "../../src/ui/charts.ts";
 import type { PostView } from "../../src/mcp/service.ts";
 import type { RunIndexEntry } from "../../src/runner/transcripts.ts";
@@ -57,4 +57,29 @@ Deno.test("spend and runs are bucketed per UTC day for 30 days and per hour for 
   assert.equal(c.hours.t.length, 24);
   assert.equal(c.hours.runs[23], 2);
   assert.equal(c.hours.runs[12], 1, "01:00 is 11 hours before 12:00");
+});
+
+Deno.test("a run still going reloads itself until its end line arrives (live follow)", () => {
+  const header = JSON.stringify({
+    type: "wats_run",
+    id: "r",
+    trigger: "events",
+    events: [],
+    started_at: "2026-11-30T00:00:00Z",
+    harness: "claude",
+  });
+  const call = JSON.stringify({
+    type: "assistant",
+    message: {
+      content: [{ type: "tool_use", id: "t1", name: "mcp__wats__feed", input: { limit: 5 } }],
+    },
+  });
+  const going = runPage({ csrf: "t" }, "r", [header, call]);
+  assert.match(going, /<meta http-equiv="refresh" content="2">/);
+  assert.match(going, /id="run-live"/);
+  assert.match(going, /mcp__wats__feed/);
+  const end = JSON.stringify({ type: "wats_end", status: "ok", exit_code: 0, duration_ms: 5 });
+  const done = runPage({ csrf: "t" }, "r", [header, call, end]);
+  assert.doesNotMatch(done, /http-equiv="refresh"/);
+  assert.match(done, /id="run-end"[^>]*>end: ok/);
 });
