@@ -14,6 +14,8 @@ import { codexConfigPath } from "./setup.ts";
 import { notifierProgram } from "../node/notify.ts";
 import { serviceLayout } from "./service.ts";
 import { parseDaemonArgs } from "../node/daemon_args.ts";
+import { parseUiArgs, resolveUiListen } from "./ui.ts";
+import { ASSETS_DIR } from "../ui/assets.ts";
 import type { CommandId, PermissionInputs } from "../safety/permissions.ts";
 import type { CommandInit } from "./context.ts";
 
@@ -51,6 +53,10 @@ export async function commandInputs(id: CommandId, init: CommandInit): Promise<P
         needsUid: l.manager === "launchd",
       },
     };
+  }
+  if (id === "ui") {
+    if (parseUiArgs(init.argv).help) return base;
+    return { ...base, listen: (await resolveUiListen(init)).hostPort, uiAssets: ASSETS_DIR };
   }
   if (id !== "daemon") return base;
   const args = parseDaemonArgs(init.argv);

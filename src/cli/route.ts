@@ -87,6 +87,7 @@ const WORKERS: Record<CommandId, string> = {
   "safety-init": "safety_init_worker.ts",
   setup: "setup_worker.ts",
   status: "status_worker.ts",
+  ui: "ui_worker.ts",
   control: "guardian_worker.ts",
   "service-install": "service_worker.ts",
   "service-uninstall": "service_worker.ts",
@@ -150,6 +151,7 @@ export function route(args: string[]): Route {
     case "mcp":
     case "setup":
     case "status":
+    case "ui":
       return make(first, [first], [positional[0]]);
     case "help":
       return make("help", ["help"], [positional[0]]);

@@ -31,13 +31,22 @@ export class NoDaemonError extends BusyError {
 }
 
 /**
- * Opens an MCP session with the daemon as `profile`.
+ * Opens an MCP session with the daemon as `profile`. With `data`, tool results
+ * also carry `structuredContent` (`wats ui` reads it; see {@linkcode callData}).
  * Requires the socket grants (net `unix:<path>`, read, write).
  */
-export async function connectDaemon(socket: string, profile?: string): Promise<DaemonSession> {
+export async function connectDaemon(
+  socket: string,
+  profile?: string,
+  opts: { data?: boolean } = {},
+): Promise<DaemonSession> {
   const conn = await dialDaemon(socket);
   const reader = new LineReader(conn);
-  const hello = { wats: "hello", ...(profile ? { profile } : {}) };
+  const hello = {
+    wats: "hello",
+    ...(profile ? { profile } : {}),
+    ...(opts.data ? { data: true } : {}),
+  };
   await writeAll(conn, new TextEncoder().encode(JSON.stringify(hello) + "\n"));
   const answer = await reader.readLine();
   const parsed = answer ? JSON.parse(answer) : null;
@@ -64,6 +73,24 @@ export async function callText(
     .filter((c) => c.type === "text").map((c) => c.text ?? "").join("\n");
   if (r.isError) throw new WatsError(`tool.${name}`, text);
   return text;
+}
+
+/**
+ * Calls a tool of a session opened with `data` and returns its structured
+ * result; a tool error becomes a `WatsError`.
+ */
+export async function callData<T>(
+  session: DaemonSession,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<T> {
+  const r = await session.client.callTool({ name, arguments: args });
+  if (r.isError || r.structuredContent === undefined) {
+    const text = (r.content as Array<{ type: string; text?: string }>)
+      .filter((c) => c.type === "text").map((c) => c.text ?? "").join("\n");
+    throw new WatsError(`tool.${name}`, r.isError ? text : `${name} returned no data: ${text}`);
+  }
+  return r.structuredContent as T;
 }
 
 /**

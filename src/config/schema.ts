@@ -35,6 +35,7 @@ export interface Settings {
   "profile": string;
   "infra": string[];
   "listen": string;
+  "ui.listen": string;
   "net.max_skew": number;
   "agent.runtime": AgentRuntime;
   "agent.profile": string;
@@ -130,6 +131,13 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
     safety: false,
     description: 'Serve a relay endpoint on host:port (e.g. "127.0.0.1:7447"); empty: off.',
     flags: ["--listen"],
+  },
+  "ui.listen": {
+    type: "address",
+    default: "127.0.0.1:7448",
+    safety: false,
+    description:
+      "Where `wats ui` serves the dashboard (host:port; `wats ui --listen` overrides it).",
   },
   "net.max_skew": {
     type: "duration",

@@ -67,8 +67,12 @@ async function callTool(
   log: McpLog | undefined,
 ): Promise<CallToolResult> {
   try {
-    const text = await tool.run(ctx, args);
-    return { content: [{ type: "text", text }] };
+    const out = await tool.run(ctx, args);
+    if (typeof out === "string") return { content: [{ type: "text", text: out }] };
+    return {
+      content: [{ type: "text", text: out.text }],
+      ...(ctx.session.data ? { structuredContent: out.data } : {}),
+    };
   } catch (err) {
     if (err instanceof WatsError) {
       return { content: [{ type: "text", text: err.message }], isError: true };

@@ -22,6 +22,12 @@ export interface SessionIdentity {
   runner: boolean;
   /** The run id the token belongs to, for runner sessions. */
   runId?: string;
+  /**
+   * True when the client asked for data (`wats ui`): tool results then carry
+   * `structuredContent` beside their text. Never for runner sessions, so what
+   * an agent reads stays the fenced text.
+   */
+  data?: boolean;
 }
 
 /** The first line a client sends on mcp.sock, before MCP starts. */
@@ -29,6 +35,8 @@ export interface Hello {
   wats: "hello";
   profile?: string;
   token?: string;
+  /** Ask for `structuredContent` in tool results (`wats ui`); ignored for runner sessions. */
+  data?: boolean;
 }
 
 /**

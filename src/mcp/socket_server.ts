@@ -91,7 +91,9 @@ export async function serveMcpSocket(opts: ServeMcpSocketOptions): Promise<McpSo
         if (typeof answer !== "string") answer.afterAnswer();
         return;
       }
-      identity = opts.service.authenticate(parseHello(hello));
+      const parsed = parseHello(hello);
+      identity = opts.service.authenticate(parsed);
+      if (parsed.data === true && !identity.runner) identity = { ...identity, data: true };
       await writeLine(conn, { wats: "ready", profile: identity.profile });
     } catch (err) {
       const message = err instanceof WatsError
@@ -211,7 +213,7 @@ export function parseHello(line: string | null): Hello {
   ) {
     throw new WatsError("mcp.bad_hello", expected);
   }
-  const v = value as { profile?: unknown; token?: unknown };
+  const v = value as { profile?: unknown; token?: unknown; data?: unknown };
   if (v.profile !== undefined && typeof v.profile !== "string") {
     throw new WatsError("mcp.bad_hello", `profile must be a string: ${expected}`);
   }
@@ -222,6 +224,7 @@ export function parseHello(line: string | null): Hello {
     wats: "hello",
     ...(v.profile !== undefined ? { profile: v.profile } : {}),
     ...(v.token !== undefined ? { token: v.token } : {}),
+    ...(v.data === true ? { data: true } : {}),
   };
 }
 

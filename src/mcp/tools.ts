@@ -64,6 +64,15 @@ export interface ToolContext {
   now(): number;
 }
 
+/**
+ * A reading tool's result: the text a model reads, and the same as data for a
+ * client that asked for it in its hello (`wats ui`).
+ */
+export interface ToolOutput {
+  text: string;
+  data: Record<string, unknown>;
+}
+
 /** One tool: its contract (name, schema, hints) and its handler. */
 export interface ToolSpec {
   name: string;
@@ -74,7 +83,10 @@ export interface ToolSpec {
   /** Only interactive sessions get it; runner sessions never do. */
   interactiveOnly: boolean;
   /** Returns the text shown to the model; throws a `WatsError` for a fixable mistake. */
-  run(ctx: ToolContext, args: Record<string, unknown>): Promise<string> | string;
+  run(
+    ctx: ToolContext,
+    args: Record<string, unknown>,
+  ): Promise<string | ToolOutput> | string | ToolOutput;
 }
 
 function defineTool<S extends z.ZodRawShape>(spec: {
@@ -84,7 +96,10 @@ function defineTool<S extends z.ZodRawShape>(spec: {
   input: S;
   annotations: ToolHints;
   interactiveOnly?: boolean;
-  run(ctx: ToolContext, args: z.infer<z.ZodObject<S>>): Promise<string> | string;
+  run(
+    ctx: ToolContext,
+    args: z.infer<z.ZodObject<S>>,
+  ): Promise<string | ToolOutput> | string | ToolOutput;
 }): ToolSpec {
   return {
     ...spec,
@@ -396,7 +411,8 @@ const READING_TOOLS: ToolSpec[] = [
           })`
           : ""
       }.`;
-      return posts.length === 0 ? head : `${head}\n\n${formatPosts(posts)}`;
+      const text = posts.length === 0 ? head : `${head}\n\n${formatPosts(posts)}`;
+      return { text, data: { root, posts, cut } };
     },
   }),
   defineTool({
@@ -424,7 +440,8 @@ const READING_TOOLS: ToolSpec[] = [
       const head = posts.length === 0
         ? `No posts after cursor ${since}. Next cursor: ${cursor}.`
         : `${posts.length} post(s) after cursor ${since}. Next cursor: ${cursor} (pass it as since to see newer posts).`;
-      return posts.length === 0 ? head : `${head}\n\n${formatPosts(posts)}`;
+      const text = posts.length === 0 ? head : `${head}\n\n${formatPosts(posts)}`;
+      return { text, data: { posts, cursor } };
     },
   }),
   defineTool({
@@ -450,8 +467,10 @@ const READING_TOOLS: ToolSpec[] = [
         );
       }
       const posts = ctx.service.search(q, a.limit ?? SEARCH_DEFAULT);
-      if (posts.length === 0) return `No posts match "${clip(q)}".`;
-      return `${posts.length} post(s) match "${clip(q)}".\n\n${formatPosts(posts)}`;
+      const text = posts.length === 0
+        ? `No posts match "${clip(q)}".`
+        : `${posts.length} post(s) match "${clip(q)}".\n\n${formatPosts(posts)}`;
+      return { text, data: { posts } };
     },
   }),
   defineTool({
@@ -460,7 +479,10 @@ const READING_TOOLS: ToolSpec[] = [
     description: "This node, your profile, held drafts, safety notices, halts, and the budget.",
     input: {},
     annotations: READING,
-    run: async (ctx) => formatStatus(await ctx.service.status(ctx.session)),
+    run: async (ctx) => {
+      const status = await ctx.service.status(ctx.session);
+      return { text: formatStatus(status), data: { ...status } };
+    },
   }),
 ];
 
@@ -491,7 +513,10 @@ const REVIEW_TOOLS: ToolSpec[] = [
     input: {},
     annotations: READING,
     interactiveOnly: true,
-    run: (ctx) => formatPending(ctx.service.pending(), ctx.now()),
+    run: (ctx) => {
+      const drafts = ctx.service.pending();
+      return { text: formatPending(drafts, ctx.now()), data: { drafts } };
+    },
   }),
   defineTool({
     name: "approve",

@@ -25,6 +25,7 @@ export type CommandId =
   | "safety-init"
   | "setup"
   | "status"
+  | "ui"
   | "control"
   | "service-install"
   | "service-uninstall"
@@ -52,8 +53,10 @@ export interface PermissionInputs {
   workdir?: string;
   /** Daemon: the HEARTBEAT.md it fills, when outside the data dir. */
   heartbeatFile?: string;
-  /** Daemon: `host:port` of `listen` when set. */
+  /** Daemon: `host:port` of `listen` when set. `wats ui`: the address it serves. */
   listen?: string;
+  /** `wats ui`: the folder of its static files (src/ui/assets, embedded when compiled). */
+  uiAssets?: string;
   /** Daemon: `host:port` of each relay in `infra`. */
   relays?: string[];
   /** Daemon: the harness programs it may spawn (`claude`, `codex`, ACP commands). */
@@ -201,6 +204,17 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
     case "status": {
       const sock = socketGrant(p.socket);
       return { ...NONE, read: unique([p.dataDir, ...sock.read]), write: sock.write, net: sock.net };
+    }
+    case "ui": {
+      // A client of the socket like `status`, plus the one address it serves.
+      // It writes no file: the socket's write grant is what connecting takes.
+      const sock = socketGrant(p.socket);
+      return {
+        ...NONE,
+        read: unique([p.dataDir, ...sock.read, ...(inputs.uiAssets ? [inputs.uiAssets] : [])]),
+        write: sock.write,
+        net: unique([...sock.net, ...(inputs.listen ? [inputs.listen] : [])]),
+      };
     }
     case "service-install": {
       // Writes one file and runs nothing: starting it is the user's command.

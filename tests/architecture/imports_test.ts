@@ -53,6 +53,9 @@ const RULES: Array<[string, string, string]> = [
   ["src/workers/help_worker.ts", "src/node/", "help holds no permission and needs no daemon code"],
   ["src/workers/service_worker.ts", "src/node/", "`wats service` writes one file, no daemon code"],
   ["src/workers/service_worker.ts", "src/store/", "`wats service` has no grant on store.db"],
+  ["src/workers/ui_worker.ts", "src/runner/spawn.ts", "`wats ui` runs no program"],
+  ["src/workers/ui_worker.ts", "src/runner/scheduler.ts", "`wats ui` only observes the runner"],
+  ["src/workers/ui_worker.ts", "src/store/", "`wats ui` reads posts only through the daemon"],
 ];
 
 for (const [entry, forbidden, why] of RULES) {
@@ -71,9 +74,9 @@ for (const [entry, forbidden, why] of RULES) {
 }
 
 /** Source folders whose files must not spawn processes at all. */
-const NO_SPAWN_DIRS = ["src/mcp", "src/store", "src/posts", "src/identity", "src/config"];
+const NO_SPAWN_DIRS = ["src/mcp", "src/store", "src/posts", "src/identity", "src/config", "src/ui"];
 
-Deno.test("nothing under src/mcp, src/store, src/posts, src/identity or src/config spawns a process", async () => {
+Deno.test("nothing under src/mcp, src/store, src/posts, src/identity, src/config or src/ui spawns a process", async () => {
   for (const dir of NO_SPAWN_DIRS) {
     for await (const e of Deno.readDir(new URL(dir, root))) {
       if (!e.isFile || !e.name.endsWith(".ts")) continue;

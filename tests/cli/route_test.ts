@@ -38,6 +38,13 @@ Deno.test("each subcommand gets its own permission set", () => {
   assert.equal(r("guardian halt").worker, "guardian_worker.ts");
   assert.equal(r("resume").id, "control");
   assert.equal(r("mcp --profile p").id, "mcp");
+  assert.deepEqual(r("ui --listen 127.0.0.1:9000"), {
+    id: "ui",
+    worker: "ui_worker.ts",
+    words: ["ui"],
+    argv: ["--listen", "127.0.0.1:9000"],
+    dataDir: undefined,
+  });
 });
 
 Deno.test("help, versions and unknown words go to the help worker, which holds no permission", () => {

@@ -82,6 +82,32 @@ Deno.test("a runner token makes a runner session without review tools", async ()
   await Deno.remove(dir, { recursive: true });
 });
 
+Deno.test("a hello asking for data gets structuredContent beside the text; a runner session never does", async () => {
+  const { dir, path } = await tempSocket();
+  const svc = new FakeService({ tokens: { "tok-123": "run-9" } });
+  const server = await serveMcpSocket({ path, service: svc });
+  const plain = await sdkClient(path, { profile: "bob" });
+  const data = await sdkClient(path, { profile: "bob", data: true });
+  const runner = await sdkClient(path, { token: "tok-123", data: true });
+  try {
+    const a = await plain.callTool({ name: "status", arguments: {} });
+    assert.equal(a.structuredContent, undefined);
+    const b = await data.callTool({ name: "status", arguments: {} });
+    assert.equal(textOf(b), textOf(a), "the text is the same");
+    assert.equal((b.structuredContent as { profile: { name: string } }).profile.name, "bob");
+    const feed = await data.callTool({ name: "feed", arguments: {} });
+    assert.ok(Array.isArray((feed.structuredContent as { posts: unknown[] }).posts));
+    const r = await runner.callTool({ name: "feed", arguments: {} });
+    assert.equal(r.structuredContent, undefined, "an agent reads only the fenced text");
+  } finally {
+    await plain.close();
+    await data.close();
+    await runner.close();
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("a refused hello gets one error line saying why, then the connection closes", async () => {
   const { dir, path } = await tempSocket();
   const svc = new FakeService({ tokens: { good: "run-1" } });

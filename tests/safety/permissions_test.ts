@@ -158,6 +158,7 @@ Deno.test("only the safety writers (config ack, first-start init) can write safe
       "safety-init",
       "setup",
       "status",
+      "ui",
       "control",
     ];
     for (const id of all) {
@@ -256,6 +257,36 @@ Deno.test("`wats status` reads and connects, and writes nothing", async () => {
       [{ op: "read", path: f.paths.config }, "ok"],
       [{ op: "write", path: f.paths.config }, "NotCapable"],
       [{ op: "run", cmd: "git" }, "NotCapable"],
+    ]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("`wats ui` reads, connects and serves its one address, and writes nothing", async () => {
+  const f = await fixture();
+  try {
+    const assets = `${f.root}/assets`;
+    await Deno.mkdir(assets);
+    await Deno.writeTextFile(`${assets}/style.css`, "x\n");
+    const inputs = { ...f.inputs, listen: "127.0.0.1:47448", uiAssets: assets };
+    await expect("ui", inputs, [
+      [{ op: "connect", path: f.paths.socket }, "ok"],
+      [{ op: "read", path: `${f.paths.runsDir}/r1.jsonl` }, "ok"],
+      [{ op: "read", path: f.paths.config }, "ok"],
+      [{ op: "read", path: `${assets}/style.css` }, "ok"],
+      [{ op: "write", path: `${assets}/style.css` }, "NotCapable"],
+      [{ op: "tcp-listen", hostname: "127.0.0.1", port: 47448 }, "ok"],
+      [{ op: "tcp-listen", hostname: "127.0.0.1", port: 47449 }, "NotCapable"],
+      [{ op: "tcp-listen", hostname: "0.0.0.0", port: 47448 }, "NotCapable"],
+      [{ op: "tcp", hostname: "127.0.0.1", port: 47447 }, "NotCapable"],
+      [{ op: "write", path: f.paths.config }, "NotCapable"],
+      [{ op: "write", path: f.paths.store }, "NotCapable"],
+      [{ op: "write", path: `${f.paths.runsDir}/r1.jsonl` }, "NotCapable"],
+      [{ op: "write", path: `${f.paths.dataDir}/ui.token` }, "NotCapable"],
+      [{ op: "read", path: f.outside }, "NotCapable"],
+      [{ op: "run", cmd: "xdg-open" }, "NotCapable"],
+      [{ op: "env", name: "HOME" }, "NotCapable"],
     ]);
   } finally {
     await f.close();

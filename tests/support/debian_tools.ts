@@ -1,7 +1,8 @@
 /**
  * Programs from Debian's packages that some tests run: shellcheck (install.sh),
- * systemd-analyze (the `wats service` unit) and Python's YAML parser (the
- * workflow files). `prepare.ts` installs the missing ones with apt-get when it
+ * systemd-analyze (the `wats service` unit), Python's YAML parser (the
+ * workflow files) and Chromium (the `wats ui` dashboard in a real browser,
+ * tests/ui/browser_test.ts). `prepare.ts` installs the missing ones with apt-get when it
  * runs as root (as CI does); {@linkcode requireTool} then behaves like
  * `requireCli`: in CI a missing program fails the test, locally the test is
  * skipped with a printed reason.
@@ -22,6 +23,7 @@ export const DEBIAN_TOOLS = {
   shellcheck: { pkg: "shellcheck", command: ["shellcheck", "--version"] },
   "systemd-analyze": { pkg: "systemd", command: ["systemd-analyze", "--version"] },
   "python3-yaml": { pkg: "python3-yaml", command: ["/usr/bin/python3", "-c", "import yaml"] },
+  chromium: { pkg: "chromium", command: ["chromium", "--version"] },
 } as const satisfies Record<string, DebianTool>;
 
 /** A tool's name. */

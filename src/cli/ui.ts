@@ -1,0 +1,146 @@
+/**
+ * `wats ui`: the local web dashboard (docs/ui.md). A client of the daemon's
+ * socket like `wats status`: it reads the agent's files, speaks to the daemon
+ * over mcp.sock, listens on one address, and writes no file. It prints the
+ * login URL with a one-time token, which exists only in this process's memory
+ * and on the terminal (docs/decisions/ui.md).
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { UsageError, WatsError } from "../errors.ts";
+import { loadSettings } from "../config/settings.ts";
+import type { CommandContext, CommandInit } from "./context.ts";
+import { Gate, isLoopbackHost } from "../ui/security.ts";
+import { DaemonSource } from "../ui/source.ts";
+import { uiHandler } from "../ui/server.ts";
+
+/** The usage text of `wats ui`. */
+export const UI_HELP = `Usage: wats ui [--listen HOST:PORT] [--data-dir DIR]
+
+Serves a dashboard of the running node on a loopback address (default
+127.0.0.1:7448, or ui.listen in config.toml) and prints its login URL with a
+one-time token: open it in a browser on this machine. Pages: overview (node,
+relays, agent, halt, safety notices, budget and a chart of spend and runs),
+posts (feed, threads, search), runs (list, transcripts, live follow), review
+(approve, edit then approve, reject with a reason) and halt/resume, through the
+daemon as \`wats agent approve/reject\`, \`wats guardian halt\` and \`wats resume\` do.
+
+  --listen HOST:PORT   where to serve. An address that is not loopback is
+                       refused unless named here, and then served with a warning:
+                       anyone who can reach it may try the login.
+
+Ctrl-C stops it. It writes no file and opens no browser: the login URL would
+be readable on the opener's command line by any process of yours, the agent's
+too (docs/decisions/ui.md). Docs: docs/ui.md.
+`;
+
+/** Where `wats ui` listens, and whether the user named it on the command line. */
+export interface UiListen {
+  hostname: string;
+  port: number;
+  /** `host:port`, as the net permission and the Host header name it. */
+  hostPort: string;
+  explicit: boolean;
+}
+
+/** Reads `wats ui`'s own flags. */
+export function parseUiArgs(argv: string[]): { help: boolean; listen?: string } {
+  try {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      options: { listen: { type: "string" }, help: { type: "boolean", short: "h" } },
+      allowPositionals: true,
+      strict: true,
+    });
+    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+    return { help: values.help === true, ...(values.listen ? { listen: values.listen } : {}) };
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    throw new UsageError((err as Error).message);
+  }
+}
+
+/**
+ * The address to serve: `--listen`, else `ui.listen`. One that is not loopback
+ * is refused unless `--listen` names it. Requires read of config.toml.
+ */
+export async function resolveUiListen(init: CommandInit): Promise<UiListen> {
+  const args = parseUiArgs(init.argv);
+  const explicit = args.listen !== undefined;
+  const text = args.listen ??
+    (await loadSettings(init.paths, init.env, {}, init.user)).values["ui.listen"];
+  const m = text.match(/^(\[[0-9a-fA-F:]+\]|[^:]+):(\d{1,5})$/);
+  const port = m ? Number(m[2]) : NaN;
+  if (!m || port < 1 || port > 65535) {
+    throw new UsageError(
+      `"${text}" is not an address to listen on: use HOST:PORT such as 127.0.0.1:7448`,
+    );
+  }
+  const hostname = m[1].replace(/^\[|\]$/g, "");
+  if (!isLoopbackHost(hostname) && !explicit) {
+    throw new WatsError(
+      "ui.not_loopback",
+      `ui.listen is ${text}, which is not a loopback address: the dashboard serves 127.0.0.1 ` +
+        `unless you name another address with \`wats ui --listen ${text}\``,
+    );
+  }
+  return { hostname, port, hostPort: `${m[1]}:${port}`, explicit };
+}
+
+/** Runs `wats ui` until Ctrl-C. */
+export async function uiCommand(ctx: CommandContext): Promise<number> {
+  if (parseUiArgs(ctx.argv).help) {
+    console.log(UI_HELP);
+    return 0;
+  }
+  const listen = await resolveUiListen(ctx);
+  if (!isLoopbackHost(listen.hostname)) {
+    console.error(
+      `warning: serving the dashboard on ${listen.hostPort}, which is not loopback: anyone who ` +
+        `can reach it may try the login; the token is all that stands in the way`,
+    );
+  }
+  const gate = new Gate(listen.hostPort);
+  const source = new DaemonSource(ctx.paths);
+  const handler = uiHandler({
+    gate,
+    source,
+    access: async () =>
+      (await loadSettings(ctx.paths, ctx.env, {}, ctx.user)).values["agent.access"],
+  });
+  let server: Deno.HttpServer;
+  try {
+    server = Deno.serve({
+      hostname: listen.hostname,
+      port: listen.port,
+      signal: ctx.signal,
+      onListen: () => {},
+    }, handler);
+  } catch (err) {
+    if (err instanceof Deno.errors.AddrInUse) {
+      throw new WatsError(
+        "ui.port_busy",
+        `${listen.hostPort} is in use (another \`wats ui\`?): stop it, or pass --listen 127.0.0.1:PORT`,
+        { cause: err },
+      );
+    }
+    throw err;
+  }
+  const up = await source.status().catch(() => null);
+  if (up === null) {
+    console.error(
+      `no daemon runs on ${ctx.paths.dataDir}: start it with \`wats\`; the dashboard says so too`,
+    );
+  }
+  // The token goes to the terminal only: never to a log (docs/decisions/ui.md).
+  console.log(`wats ui: open http://${listen.hostPort}/login?token=${gate.token}`);
+  console.log("(the link works once; Ctrl-C stops the dashboard)");
+  try {
+    await server.finished;
+  } finally {
+    await source.close();
+  }
+  return 0;
+}

@@ -1,0 +1,164 @@
+/**
+ * The dashboard's gate (docs/ui.md, docs/decisions/ui.md). An agent with a
+ * shell may run on the same machine, so every request must show, before any
+ * page is rendered or any operation reaches the daemon:
+ *
+ * - a session: a one-time login token (printed by `wats ui`, held only in its
+ *   memory) is exchanged once for an HttpOnly SameSite=Strict cookie;
+ * - a Host header naming the address served (DNS rebinding: a page of another
+ *   site resolved to 127.0.0.1 sends its own name);
+ * - on a state-changing request, an Origin of that same address and the
+ *   session's CSRF token.
+ *
+ * A request failing any of these gets 403 and changes nothing. Pure except for
+ * the random source: the server and the tests share it.
+ *
+ * @module
+ */
+
+/** The cookie that carries the session. */
+export const SESSION_COOKIE = "wats_session";
+
+/** The form field that carries the CSRF token. */
+export const CSRF_FIELD = "csrf";
+
+/** What a refused request is told (never which secret was wrong). */
+export interface Refusal {
+  status: 403;
+  reason: string;
+}
+
+/** One browser's session. */
+export interface UiSession {
+  id: string;
+  csrf: string;
+}
+
+/** 32 random bytes as hex. */
+export function randomToken(): string {
+  const b = crypto.getRandomValues(new Uint8Array(32));
+  return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+}
+
+/** Compares two secrets in time independent of where they differ. */
+export function sameSecret(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}
+
+/**
+ * The login token and the sessions it opened. The token works once: a second
+ * use (a copied URL, a shoulder-surfed terminal) is refused.
+ */
+export class Gate {
+  readonly #token: string;
+  #used = false;
+  readonly #sessions = new Map<string, UiSession>();
+  readonly #hosts: ReadonlySet<string>;
+  readonly #origins: ReadonlySet<string>;
+
+  /** `hostPort` is the address served, as `Host` must name it (`127.0.0.1:7448`). */
+  constructor(hostPort: string, token: string = randomToken()) {
+    this.#token = token;
+    const hosts = new Set([hostPort]);
+    const port = hostPort.slice(hostPort.lastIndexOf(":") + 1);
+    // `localhost` names the same loopback address, and browsers send it as typed.
+    if (isLoopbackHost(hostPort.slice(0, hostPort.lastIndexOf(":")))) {
+      hosts.add(`localhost:${port}`);
+    }
+    this.#hosts = hosts;
+    this.#origins = new Set([...hosts].map((h) => `http://${h}`));
+  }
+
+  /** The one-time login token (printed in the URL, never logged). */
+  get token(): string {
+    return this.#token;
+  }
+
+  /** Checks the Host header; every request goes through this first. */
+  checkHost(req: Request): Refusal | null {
+    const host = req.headers.get("host");
+    if (host === null || !this.#hosts.has(host.toLowerCase())) {
+      return {
+        status: 403,
+        reason: "this dashboard answers only on the address `wats ui` printed",
+      };
+    }
+    return null;
+  }
+
+  /** Exchanges the login token for a new session; null when the token is wrong or used. */
+  login(token: string | null): UiSession | null {
+    if (token === null || this.#used || !sameSecret(token, this.#token)) return null;
+    this.#used = true;
+    const s = { id: randomToken(), csrf: randomToken() };
+    this.#sessions.set(s.id, s);
+    return s;
+  }
+
+  /** The request's session, from its cookie. */
+  session(req: Request): UiSession | null {
+    const id = cookieOf(req, SESSION_COOKIE);
+    if (id === null) return null;
+    for (const [k, s] of this.#sessions) if (sameSecret(k, id)) return s;
+    return null;
+  }
+
+  /**
+   * Checks a state-changing request: its Origin must be the address served, and
+   * `csrf` (the form's field) the session's token.
+   */
+  checkChange(req: Request, session: UiSession, csrf: string | null): Refusal | null {
+    const origin = req.headers.get("origin");
+    if (origin === null || !this.#origins.has(origin.toLowerCase())) {
+      return { status: 403, reason: "a change must come from this dashboard's own pages" };
+    }
+    if (csrf === null || !sameSecret(csrf, session.csrf)) {
+      return { status: 403, reason: "the form is stale or foreign: reload the page and try again" };
+    }
+    return null;
+  }
+}
+
+/** The `Set-Cookie` value of a session. */
+export function sessionCookie(s: UiSession): string {
+  return `${SESSION_COOKIE}=${s.id}; Path=/; HttpOnly; SameSite=Strict`;
+}
+
+/**
+ * The headers every answer carries: a strict CSP (scripts, styles and images
+ * only from this server; no inline script; no framing), no caching of pages
+ * that hold the node's data, a referrer only to this same origin (the login URL
+ * holds the token; `no-referrer` would make Chromium send `Origin: null` on
+ * the forms' POSTs, which the Origin check refuses). No
+ * `Access-Control-*` header is ever sent: other origins may not read answers.
+ */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
+    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "referrer-policy": "same-origin",
+  "cache-control": "no-store",
+  "cross-origin-opener-policy": "same-origin",
+  "cross-origin-resource-policy": "same-origin",
+};
+
+function cookieOf(req: Request, name: string): string | null {
+  const header = req.headers.get("cookie");
+  if (header === null) return null;
+  for (const part of header.split(";")) {
+    const eq = part.indexOf("=");
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return null;
+}
+
+/** True for 127.0.0.0/8, ::1 and `localhost`. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
+  return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}

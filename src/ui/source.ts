@@ -1,0 +1,187 @@
+/**
+ * Where the dashboard's data comes from: the running daemon over mcp.sock (its
+ * status, posts, and every operation — approve, reject, halt, resume — exactly
+ * as `wats agent approve/reject`, `wats guardian halt` and `wats resume` send
+ * them), and the agent's files in the data dir (runs, transcripts, held
+ * drafts), read only. Nothing here writes a file.
+ *
+ * @module
+ */
+
+import type { DataPaths } from "../config/paths.ts";
+import type { NodeStatus, PostView } from "../mcp/service.ts";
+import { type HeldDraft, ReviewQueue } from "../node/review_queue.ts";
+import { type RunIndexEntry, Transcripts } from "../runner/transcripts.ts";
+import {
+  callData,
+  callText,
+  connectDaemon,
+  type DaemonSession,
+  NoDaemonError,
+  sendControl,
+} from "../cli/socket_client.ts";
+
+/** A page of the feed, newest first. */
+export interface PostsPage {
+  posts: PostView[];
+  /** The seq to pass as `before` for the next (older) page; absent on the last page. */
+  older?: number;
+  /** The newest seq in the store. */
+  newest: number;
+}
+
+/** A thread as the daemon shows it. */
+export interface ThreadView {
+  root: string;
+  posts: PostView[];
+  /** True when older replies were left out. */
+  cut: boolean;
+}
+
+/** What the dashboard reads and asks. */
+export interface UiSource {
+  /** The node's status; null when no daemon answers. */
+  status(): Promise<NodeStatus | null>;
+  posts(before: number | undefined, limit: number): Promise<PostsPage>;
+  search(query: string, limit: number): Promise<PostView[]>;
+  thread(id: string): Promise<ThreadView>;
+  runs(): RunIndexEntry[];
+  /** The ids of every transcript on disk, finished or not. */
+  transcriptIds(): string[];
+  transcript(id: string): string[];
+  drafts(): HeldDraft[];
+  approve(id: string, text?: string): Promise<string>;
+  reject(id: string, reason: string): Promise<string>;
+  halt(reason: string): Promise<string>;
+  resume(): Promise<string>;
+}
+
+/**
+ * The real source: one MCP session with the daemon, opened when first needed
+ * and opened again after the daemon restarted. Requires the socket grants and
+ * read of the agent dir.
+ */
+export class DaemonSource implements UiSource {
+  readonly #paths: DataPaths;
+  readonly #transcripts: Transcripts;
+  #session: Promise<DaemonSession> | undefined;
+  #runs: { key: string; value: RunIndexEntry[] } | undefined;
+  #ids: { key: string; value: string[] } | undefined;
+
+  constructor(paths: DataPaths) {
+    this.#paths = paths;
+    this.#transcripts = new Transcripts({ runsDir: paths.runsDir, runsIndex: paths.runsIndex });
+  }
+
+  async status(): Promise<NodeStatus | null> {
+    try {
+      return await this.#call<NodeStatus>("status", {});
+    } catch (err) {
+      if (err instanceof NoDaemonError) return null;
+      throw err;
+    }
+  }
+
+  async posts(before: number | undefined, limit: number): Promise<PostsPage> {
+    // The feed tool pages upward from a cursor; a page ending at `before` starts
+    // `limit` seqs below it (seqs only grow, so a gap only shortens a page).
+    const newest = (await this.#call<{ cursor: number }>("feed", {
+      since: Number.MAX_SAFE_INTEGER,
+      limit: 1,
+    })).cursor;
+    const top = Math.min(before ?? newest + 1, newest + 1);
+    const since = Math.max(0, top - 1 - limit);
+    const got = await this.#call<{ posts: PostView[] }>("feed", { since, limit });
+    const posts = got.posts.filter((p) => p.seq < top).reverse();
+    return { posts, newest, ...(since > 0 ? { older: since + 1 } : {}) };
+  }
+
+  async search(query: string, limit: number): Promise<PostView[]> {
+    return (await this.#call<{ posts: PostView[] }>("search", { query, limit })).posts;
+  }
+
+  thread(id: string): Promise<ThreadView> {
+    return this.#call<ThreadView>("thread", { id });
+  }
+
+  runs(): RunIndexEntry[] {
+    // The runner appends to the index; unchanged size and mtime mean the same runs.
+    const key = statKey(this.#paths.runsIndex);
+    if (this.#runs?.key !== key) this.#runs = { key, value: this.#transcripts.index() };
+    return this.#runs.value;
+  }
+
+  transcriptIds(): string[] {
+    const key = statKey(this.#paths.runsDir);
+    if (this.#ids?.key !== key) this.#ids = { key, value: this.#transcripts.transcriptIds() };
+    return this.#ids.value;
+  }
+
+  transcript(id: string): string[] {
+    return this.#transcripts.read(id);
+  }
+
+  drafts(): HeldDraft[] {
+    return new ReviewQueue({
+      dir: this.#paths.pendingDir,
+      rejectionsFile: `${this.#paths.agentDir}/rejections.jsonl`,
+      ttlMs: Infinity,
+      now: Date.now,
+      warn: () => {},
+    }).read();
+  }
+
+  async approve(id: string, text?: string): Promise<string> {
+    const s = await this.#open();
+    return await callText(s, "approve", { id, ...(text !== undefined ? { text } : {}) });
+  }
+
+  async reject(id: string, reason: string): Promise<string> {
+    return await callText(await this.#open(), "reject", { id, reason });
+  }
+
+  halt(reason: string): Promise<string> {
+    return sendControl(this.#paths.socket, { wats: "control", op: "halt", reason });
+  }
+
+  resume(): Promise<string> {
+    return sendControl(this.#paths.socket, { wats: "control", op: "resume" });
+  }
+
+  /** Ends the session with the daemon. */
+  async close(): Promise<void> {
+    const s = this.#session;
+    this.#session = undefined;
+    if (s) await (await s.catch(() => undefined))?.close().catch(() => {});
+  }
+
+  async #call<T>(name: string, args: Record<string, unknown>): Promise<T> {
+    try {
+      return await callData<T>(await this.#open(), name, args);
+    } catch (err) {
+      if (!(err instanceof Error) || err.name === "WatsError") throw err;
+      // The daemon restarted under us: one new session, then give up.
+      await this.close();
+      return await callData<T>(await this.#open(), name, args);
+    }
+  }
+
+  #open(): Promise<DaemonSession> {
+    this.#session ??= connectDaemon(this.#paths.socket, undefined, { data: true });
+    const s = this.#session;
+    s.catch(() => {
+      if (this.#session === s) this.#session = undefined;
+    });
+    return s;
+  }
+}
+
+/** Size and modification time of `path` ("" when absent): what a cached read depends on. */
+function statKey(path: string): string {
+  try {
+    const st = Deno.statSync(path);
+    return `${st.size}:${st.mtime?.getTime() ?? 0}`;
+  } catch {
+    return "";
+  }
+}

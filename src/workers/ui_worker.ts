@@ -1,0 +1,5 @@
+/** Worker: `wats ui`. Permissions: "ui" in src/safety/permissions.ts. @module */
+import { serveCommand } from "../cli/worker_entry.ts";
+import { uiCommand } from "../cli/ui.ts";
+
+serveCommand(uiCommand);

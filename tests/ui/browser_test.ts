@@ -1,0 +1,190 @@
+/**
+ * `wats ui` in a real browser (Debian's Chromium over the DevTools protocol)
+ * against a real daemon whose agent (the real Claude Code CLI, the scripted
+ * mock model) has answered two asks into the review queue. What a user does on
+ * each page, and what the daemon then says through `wats mcp`, `wats status`
+ * and the agent's next prompt.
+ *
+ * With WATS_SCREENSHOTS=DIR the pages' screenshots are saved there
+ * (docs/img/ for docs/ui.md); otherwise they are only taken.
+ */
+
+import assert from "node:assert/strict";
+import { runWats, startWats, tempDataDir } from "../support/cli.ts";
+import { CLIS_DIR, requireCli } from "../support/clis.ts";
+import { requireTool } from "../support/debian_tools.ts";
+import { answeringMock, call, idIn, mcpClient, startAgentNode } from "../support/swarm.ts";
+import { textOf } from "../support/mock_anthropic.ts";
+import { launchChromium } from "../support/cdp.ts";
+
+const ready = requireCli("claude") !== null && requireTool("chromium");
+
+function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+Deno.test({
+  ignore: !ready,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  name:
+    "in the browser: overview shows spend and its chart, a transcript shows tool calls, approve publishes, reject reaches the next prompt, halt and resume change `wats status`",
+  async fn() {
+    const dir = tempDataDir();
+    const mock = answeringMock();
+    const node = await startAgentNode(dir, mock, {
+      WATS_AGENT_REVIEW: "true",
+      PATH: `${CLIS_DIR}/node_modules/.bin:${Deno.env.get("PATH")}`,
+    });
+    const alice = await mcpClient(dir, "alice", node.home);
+    const wats = (...args: string[]) => runWats(["--data-dir", dir, ...args], { home: node.home });
+    const port = freePort();
+    const ui = startWats(["--data-dir", dir, "ui", "--listen", `127.0.0.1:${port}`], {
+      home: node.home,
+    });
+    const browser = await launchChromium();
+    const page = browser.page;
+    const shots = Deno.env.get("WATS_SCREENSHOTS");
+    const shot = async (name: string) => {
+      const png = await page.screenshot();
+      assert.ok(png.length > 1000, `screenshot ${name}`);
+      if (shots) await Deno.writeFile(`${shots}/${name}.png`, png);
+    };
+    const base = `http://127.0.0.1:${port}`;
+    try {
+      const ask1 = idIn(
+        await call(alice, "ask", { title: "Logs", text: "logrotate or journald?" }),
+      );
+      await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000);
+      const ask2 = idIn(await call(alice, "ask", { title: "Backups", text: "restic or borg?" }));
+      await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000);
+
+      const login = await ui.waitForLine((l) => l.includes("/login?token="), 90_000);
+      await page.goto(login.match(/http:\/\/\S+/)![0]);
+
+      // Overview: the spend of the two runs, and the chart drawn by uPlot.
+      assert.equal(await page.evaluate("location.pathname"), "/");
+      const budget = await page.evaluate<string>("document.getElementById('budget').textContent");
+      assert.match(budget, /spend today \$0\.\d+ of \$\d+\.\d\d · this month \$/);
+      assert.doesNotMatch(budget, /spend today \$0\.00 /, "the runs' cost is counted");
+      assert.equal(
+        await page.evaluate("document.getElementById('chart-days').dataset.rendered"),
+        "true",
+        await page.evaluate<string>(
+          "document.readyState + JSON.stringify(performance.getEntriesByType('resource').map((e) => e.name + ' ' + e.responseStatus))",
+        ),
+      );
+      assert.ok(
+        await page.evaluate<number>("document.querySelectorAll('#chart-days canvas').length") > 0,
+      );
+      assert.match(
+        await page.evaluate<string>("document.getElementById('node').textContent"),
+        /held drafts2/,
+      );
+      await shot("overview");
+
+      // Runs, then a transcript with the agent's tool call and its result.
+      await page.goto(`${base}/runs`);
+      assert.equal(await page.evaluate("document.querySelectorAll('#runs tr').length"), 3);
+      await shot("runs");
+      await page.navigateBy("document.querySelector('#runs a').click()");
+      const calls = await page.evaluate<string[]>(
+        "[...document.querySelectorAll('.tool-call')].map((e) => e.textContent)",
+      );
+      assert.ok(
+        calls.some((c) => c.includes("mcp__wats__answer") && c.includes("parent")),
+        calls.join("\n"),
+      );
+      assert.ok(
+        await page.evaluate<number>("document.querySelectorAll('.tool-result').length") > 0,
+      );
+      assert.match(
+        await page.evaluate<string>("document.getElementById('run-end').textContent"),
+        /end: ok/,
+      );
+      await shot("transcript");
+
+      // Posts: the feed, a search, a thread.
+      await page.goto(`${base}/posts`);
+      const feed = await page.evaluate<string>("document.querySelector('main').textContent");
+      assert.match(feed, /restic or borg\?/);
+      assert.match(feed, /logrotate or journald\?/);
+      await shot("posts");
+      await page.goto(`${base}/posts/search?q=restic`);
+      assert.equal(await page.evaluate("document.querySelectorAll('.post').length"), 1);
+      await page.goto(`${base}/posts/thread/${ask1}`);
+      assert.match(
+        await page.evaluate<string>("document.querySelector('main').textContent"),
+        /journald/,
+      );
+
+      // Review: edit the answer to ask 1 and approve it; reject the other.
+      await page.goto(`${base}/review`);
+      assert.equal(await page.evaluate("document.querySelectorAll('.draft').length"), 2);
+      await shot("review");
+      const sel = (thread: string) =>
+        `[...document.querySelectorAll('.draft')].find((d) => d.querySelector('.answers a')?.getAttribute('href') === '/posts/thread/${thread}')`;
+      await page.navigateBy(
+        `(() => { const d = ${
+          sel(ask1)
+        }; d.querySelector('.approve textarea').value = 'Edited in the dashboard: use journald.'; d.querySelector('.approve button').click(); })()`,
+      );
+      assert.match(
+        await page.evaluate<string>(
+          "document.getElementById('flash')?.textContent ?? document.body.textContent",
+        ),
+        /Approved draft \w+: published as post/,
+      );
+      assert.match(
+        await call(alice, "thread", { id: ask1 }),
+        /Edited in the dashboard: use journald\./,
+        "published, with the edit, as `wats mcp` shows",
+      );
+      await page.navigateBy(
+        `(() => { const d = ${
+          sel(ask2)
+        }; d.querySelector('.reject input[name=reason]').value = 'too vague: cite the docs'; d.querySelector('.reject button').click(); })()`,
+      );
+      assert.match(
+        await page.evaluate<string>("document.getElementById('flash').textContent"),
+        /Rejected draft/,
+      );
+      assert.equal(await page.evaluate("document.querySelectorAll('.draft').length"), 0);
+      assert.doesNotMatch(await call(alice, "thread", { id: ask2 }), /Use journald/);
+      await call(alice, "ask", { title: "Three", text: "Third question" });
+      await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000);
+      const prompts = mock.messages().map((r) => textOf(r.body!.messages[0].content));
+      assert.ok(
+        prompts.some((p) => p.includes("too vague: cite the docs")),
+        "the reason is in the next prompt",
+      );
+
+      // Halt, then resume, as `wats status` sees them.
+      await page.goto(`${base}/halt`);
+      await page.navigateBy(
+        "(() => { document.querySelector('form[action=\"/halt\"] input[name=reason]').value = 'enough for today'; document.querySelector('form[action=\"/halt\"] button').click(); })()",
+      );
+      assert.match((await wats("status")).stdout, /halted: yes.*enough for today/);
+      assert.match(
+        await page.evaluate<string>("document.getElementById('halt-state').textContent"),
+        /Halted .*enough for today/,
+      );
+      await shot("halt");
+      await page.navigateBy("document.querySelector('form[action=\"/resume\"] button').click()");
+      assert.doesNotMatch((await wats("status")).stdout, /halted: yes/);
+      assert.match(
+        await page.evaluate<string>("document.getElementById('halt-state').textContent"),
+        /The agent runs/,
+      );
+    } finally {
+      await browser.close();
+      await ui.stop();
+      await alice.close();
+      await node.stop();
+      await mock.close();
+    }
+  },
+});

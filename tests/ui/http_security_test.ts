@@ -1,0 +1,263 @@
+/**
+ * The dashboard's gate at the HTTP level: a real server on 127.0.0.1, raw
+ * requests (so Host and Origin say what a hostile page would make them say),
+ * and a source that records every operation. Each refused request must get
+ * 403 and reach no operation.
+ */
+
+import assert from "node:assert/strict";
+import { Gate } from "../../src/ui/security.ts";
+import { uiHandler } from "../../src/ui/server.ts";
+import type { UiSource } from "../../src/ui/source.ts";
+import type { NodeStatus } from "../../src/mcp/service.ts";
+import type { HeldDraft } from "../../src/node/review_queue.ts";
+
+const STATUS: NodeStatus = {
+  node: "n1",
+  profile: { name: "alice", npub: "npub1alice" },
+  relays: [],
+  agent: { runtime: "claude", profile: "helper" },
+  pendingDrafts: 1,
+  safetyNotices: [],
+  halted: null,
+  budget: null,
+  storedPosts: 0,
+};
+
+const DRAFT: HeldDraft = {
+  id: "d1",
+  kind: "answer",
+  text: "held text",
+  profile: "helper",
+  createdAt: 0,
+};
+
+/** A source that records what was asked of it. */
+function recordingSource(): UiSource & { calls: string[] } {
+  const calls: string[] = [];
+  const op = (name: string) => (...args: unknown[]) => {
+    calls.push(`${name} ${JSON.stringify(args)}`);
+    return Promise.resolve(`${name} done`);
+  };
+  return {
+    calls,
+    status: () => Promise.resolve(STATUS),
+    posts: () => Promise.resolve({ posts: [], newest: 0 }),
+    search: () => Promise.resolve([]),
+    thread: (id) => Promise.resolve({ root: id, posts: [], cut: false }),
+    runs: () => [],
+    transcriptIds: () => [],
+    transcript: () => [],
+    drafts: () => [DRAFT],
+    approve: op("approve"),
+    reject: op("reject"),
+    halt: op("halt"),
+    resume: op("resume"),
+  };
+}
+
+interface Raw {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** One HTTP/1.1 request over a fresh TCP connection, headers exactly as given. */
+async function raw(port: number, lines: string[], body = ""): Promise<Raw> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  try {
+    const head = [...lines, `content-length: ${new TextEncoder().encode(body).length}`];
+    const text = `${head.join("\r\n")}\r\nconnection: close\r\n\r\n${body}`;
+    await conn.write(new TextEncoder().encode(text));
+    const chunks: Uint8Array[] = [];
+    const buf = new Uint8Array(65536);
+    while (true) {
+      const n = await conn.read(buf);
+      if (n === null) break;
+      chunks.push(buf.slice(0, n));
+    }
+    const all = new TextDecoder().decode(
+      chunks.reduce((a, b) => new Uint8Array([...a, ...b]), new Uint8Array()),
+    );
+    const [headPart, ...rest] = all.split("\r\n\r\n");
+    const [statusLine, ...headerLines] = headPart.split("\r\n");
+    const headers: Record<string, string> = {};
+    for (const h of headerLines) {
+      const i = h.indexOf(":");
+      headers[h.slice(0, i).toLowerCase()] = h.slice(i + 1).trim();
+    }
+    return { status: Number(statusLine.split(" ")[1]), headers, body: rest.join("\r\n\r\n") };
+  } finally {
+    try {
+      conn.close();
+    } catch { /* closed by the server */ }
+  }
+}
+
+async function withServer(
+  fn: (s: {
+    port: number;
+    host: string;
+    gate: Gate;
+    source: ReturnType<typeof recordingSource>;
+  }) => Promise<void>,
+) {
+  const source = recordingSource();
+  // The Host the gate expects names the port, known once the server listens.
+  const handlers: Array<(r: Request) => Promise<Response>> = [];
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    (r) => handlers[0](r),
+  );
+  const port = server.addr.port;
+  const host = `127.0.0.1:${port}`;
+  const gate = new Gate(host);
+  handlers.push(uiHandler({ gate, source }));
+  try {
+    await fn({ port, host, gate, source });
+  } finally {
+    await server.shutdown();
+  }
+}
+
+/** Logs in with the token; returns the cookie and the page's CSRF token. */
+async function login(port: number, host: string, gate: Gate) {
+  const r = await raw(port, [`GET /login?token=${gate.token} HTTP/1.1`, `host: ${host}`]);
+  assert.equal(r.status, 303);
+  const cookie = r.headers["set-cookie"].split(";")[0];
+  const page = await raw(port, ["GET /halt HTTP/1.1", `host: ${host}`, `cookie: ${cookie}`]);
+  assert.equal(page.status, 200);
+  const csrf = page.body.match(/name="csrf" value="([0-9a-f]+)"/)![1];
+  return { cookie, csrf };
+}
+
+function post(host: string, path: string, extra: string[]): string[] {
+  return [
+    `POST ${path} HTTP/1.1`,
+    `host: ${host}`,
+    "content-type: application/x-www-form-urlencoded",
+    ...extra,
+  ];
+}
+
+Deno.test("the login token opens an HttpOnly SameSite=Strict session once, and pages carry a strict CSP and no CORS", async () => {
+  await withServer(async ({ port, host, gate }) => {
+    const r = await raw(port, [`GET /login?token=${gate.token} HTTP/1.1`, `host: ${host}`]);
+    assert.equal(r.status, 303);
+    assert.match(
+      r.headers["set-cookie"],
+      /^wats_session=[0-9a-f]{64}; Path=\/; HttpOnly; SameSite=Strict$/,
+    );
+    const cookie = r.headers["set-cookie"].split(";")[0];
+    const page = await raw(port, [
+      "GET / HTTP/1.1",
+      `host: ${host}`,
+      `cookie: ${cookie}`,
+      "origin: http://evil.example",
+    ]);
+    assert.equal(page.status, 200);
+    assert.match(page.headers["content-security-policy"], /default-src 'none'; script-src 'self'/);
+    assert.equal(page.headers["x-frame-options"], "DENY");
+    assert.ok(
+      !Object.keys(page.headers).some((h) => h.startsWith("access-control-")),
+      "no CORS header",
+    );
+    assert.ok(!page.body.includes(gate.token), "the token is not in the page");
+    const again = await raw(port, [`GET /login?token=${gate.token} HTTP/1.1`, `host: ${host}`]);
+    assert.equal(again.status, 403, "the token works once");
+    assert.equal(again.headers["set-cookie"], undefined);
+  });
+});
+
+Deno.test("no session, a wrong token or a foreign Host get 403 and no page", async () => {
+  await withServer(async ({ port, host, gate }) => {
+    const none = await raw(port, ["GET / HTTP/1.1", `host: ${host}`]);
+    assert.equal(none.status, 403);
+    assert.doesNotMatch(none.body, /n1|alice/);
+    const wrongToken = await raw(port, [
+      `GET /login?token=${"0".repeat(64)} HTTP/1.1`,
+      `host: ${host}`,
+    ]);
+    assert.equal(wrongToken.status, 403);
+    assert.equal(wrongToken.headers["set-cookie"], undefined);
+    const wrongCookie = await raw(port, [
+      "GET / HTTP/1.1",
+      `host: ${host}`,
+      `cookie: wats_session=${"1".repeat(64)}`,
+    ]);
+    assert.equal(wrongCookie.status, 403);
+    // DNS rebinding: evil.example resolved to 127.0.0.1 sends its own name.
+    const rebound = await raw(port, [
+      `GET /login?token=${gate.token} HTTP/1.1`,
+      `host: evil.example:${port}`,
+    ]);
+    assert.equal(rebound.status, 403);
+    assert.equal(rebound.headers["set-cookie"], undefined);
+    // The refused attempt did not spend the token.
+    const { cookie } = await login(port, host, gate);
+    const foreignHost = await raw(port, [
+      "GET / HTTP/1.1",
+      `host: evil.example`,
+      `cookie: ${cookie}`,
+    ]);
+    assert.equal(foreignHost.status, 403);
+    assert.doesNotMatch(foreignHost.body, /n1|alice/);
+  });
+});
+
+Deno.test("a POST without the session, from a foreign Origin or without the CSRF token gets 403 and changes nothing", async () => {
+  await withServer(async ({ port, host, gate, source }) => {
+    const { cookie, csrf } = await login(port, host, gate);
+    const origin = `origin: http://${host}`;
+    const cases: Array<[string, string[], string]> = [
+      ["no session", [origin], `csrf=${csrf}&reason=x`],
+      [
+        "foreign origin",
+        [`cookie: ${cookie}`, "origin: http://evil.example"],
+        `csrf=${csrf}&reason=x`,
+      ],
+      ["no origin", [`cookie: ${cookie}`], `csrf=${csrf}&reason=x`],
+      ["no csrf", [`cookie: ${cookie}`, origin], "reason=x"],
+      ["wrong csrf", [`cookie: ${cookie}`, origin], `csrf=${"2".repeat(64)}&reason=x`],
+    ];
+    for (const path of ["/halt", "/resume", "/review/d1/approve", "/review/d1/reject"]) {
+      for (const [what, extra, body] of cases) {
+        const r = await raw(port, post(host, path, extra), body);
+        assert.equal(r.status, 403, `${what} on ${path}`);
+      }
+      const foreignHost = await raw(
+        port,
+        post(`evil.example:${port}`, path, [
+          `cookie: ${cookie}`,
+          `origin: http://evil.example:${port}`,
+        ]),
+        `csrf=${csrf}`,
+      );
+      assert.equal(foreignHost.status, 403, `foreign host on ${path}`);
+    }
+    assert.deepEqual(source.calls, [], "no operation reached the daemon");
+    // The same request with everything right goes through.
+    const ok = await raw(
+      port,
+      post(host, "/halt", [`cookie: ${cookie}`, origin]),
+      `csrf=${csrf}&reason=stop`,
+    );
+    assert.equal(ok.status, 303);
+    assert.deepEqual(source.calls, ['halt ["stop"]']);
+  });
+});
+
+Deno.test("approve sends the edited text only when it was changed; reject sends its reason", async () => {
+  await withServer(async ({ port, host, gate, source }) => {
+    const { cookie, csrf } = await login(port, host, gate);
+    const h = [`cookie: ${cookie}`, `origin: http://${host}`];
+    await raw(port, post(host, "/review/d1/approve", h), `csrf=${csrf}&text=held+text`);
+    await raw(port, post(host, "/review/d1/approve", h), `csrf=${csrf}&text=better+text`);
+    await raw(port, post(host, "/review/d1/reject", h), `csrf=${csrf}&reason=too+long`);
+    assert.deepEqual(source.calls, [
+      'approve ["d1",null]',
+      'approve ["d1","better text"]',
+      'reject ["d1","too long"]',
+    ]);
+  });
+});
