@@ -16,7 +16,7 @@ import { createIngest, type Ingest } from "./ingest.ts";
 import { type RelayServer, serveRelay } from "./relay_server.ts";
 import { type RelayStatus, type RelaySync, startRelaySync } from "./relay_sync.ts";
 
-/** The settings the network reads (from `infra`, `listen`, `net.max_skew`). */
+/** The settings the network reads (`infra`, `listen`, `net.max_skew`, `net.max_connections`). */
 export interface NetworkSettings {
   /** Relay URLs (ws:// or wss://); empty: no relay. */
   infra: readonly string[];
@@ -24,6 +24,8 @@ export interface NetworkSettings {
   listen: string;
   /** How far in the future a post may be dated; also the catch-up overlap. */
   maxSkewMs: number;
+  /** `net.max_connections`: clients of the relay endpoint at once. Default 256. */
+  maxConnections?: number;
 }
 
 /** Options of {@linkcode startNetwork}. */
@@ -36,7 +38,7 @@ export interface NetworkOptions {
   /** Milliseconds since the epoch. Default `Date.now`. */
   now?: () => number;
   /** Relay endpoint limits, for tests (see `serveRelay`). */
-  relayLimits?: { maxQueue?: number; stallMs?: number };
+  relayLimits?: { maxQueue?: number; maxTotalQueue?: number; stallMs?: number };
   /** Reconnect delays, for tests (see `startRelaySync`). */
   backoff?: { baseMs?: number; maxMs?: number };
 }
@@ -84,7 +86,15 @@ export async function startNetwork(opts: NetworkOptions): Promise<Network> {
   if (settings.listen !== "") {
     const { hostname, port } = parseListen(settings.listen);
     try {
-      server = await serveRelay({ hostname, port, store, ingest, log, ...opts.relayLimits });
+      server = await serveRelay({
+        hostname,
+        port,
+        store,
+        ingest,
+        log,
+        maxConnections: settings.maxConnections,
+        ...opts.relayLimits,
+      });
     } catch (err) {
       const inUse = err instanceof Deno.errors.AddrInUse;
       throw new BusyError(

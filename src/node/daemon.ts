@@ -177,6 +177,7 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
         infra: settings.infra,
         listen: settings.listen,
         maxSkewMs: settings["net.max_skew"],
+        maxConnections: settings["net.max_connections"],
       },
       store,
       events,
