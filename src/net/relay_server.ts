@@ -15,7 +15,7 @@
  * it, never built whole. Per connection, `maxQueue` bytes may wait (queue, answer
  * page and socket together): a client already behind that a live event would take
  * past it has that subscription closed (`CLOSED` … `error: slow consumer`). Past
- * `maxTotalQueue` for all clients together, the slowest (most waiting) are
+ * `maxTotalQueue` for all clients together, the slowest readers are
  * disconnected. A client that reads nothing for `stallMs` is disconnected, and one
  * that sends without reading its answers past twice the cap. At most
  * `maxConnections` clients at once; more get HTTP 503.
@@ -49,8 +49,9 @@ export interface RelayServerOptions {
    */
   maxQueue?: number;
   /**
-   * Bytes all clients together may have waiting; past it, the client with the most
-   * waiting is disconnected, then the next, until under. Default 64 MiB.
+   * Bytes all clients together may have waiting; past it, the slowest reader (of
+   * those with something waiting, the one whose socket took nothing for the longest)
+   * is disconnected, then the next, until under. Default 64 MiB.
    */
   maxTotalQueue?: number;
   /** Clients connected at once (`net.max_connections`); more get HTTP 503. Default 256. */
@@ -127,13 +128,16 @@ export async function serveRelay(opts: RelayServerOptions): Promise<RelayServer>
     for (const c of conns) total += c.buffered();
     return total;
   };
-  // Memory stays bounded whatever the clients do: past the total cap, the clients
-  // with the most waiting (the slowest readers) go first.
+  // Memory stays bounded whatever the clients do: past the total cap, the slowest
+  // readers go first: those whose socket has taken nothing for the longest.
   const trim = () => {
     let total = buffered();
     while (total > limits.maxTotalQueue) {
       let worst: Connection | undefined;
-      for (const c of conns) if (!worst || c.buffered() > worst.buffered()) worst = c;
+      for (const c of conns) {
+        if (c.buffered() === 0) continue;
+        if (!worst || c.lastMoved < worst.lastMoved) worst = c;
+      }
       if (!worst) return;
       total -= worst.buffered();
       log.info("disconnecting {source}: the slowest reader while clients hold too much", {
@@ -423,6 +427,10 @@ class Connection {
   #answers = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #lastMoved = performance.now();
+  /** When its socket last took a message (`performance.now()`). */
+  get lastMoved(): number {
+    return this.#lastMoved;
+  }
   /** The delay before the pump looks at the socket again. */
   #wait = PUMP_MS;
   #closed = false;
