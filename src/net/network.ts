@@ -15,6 +15,7 @@ import type { Store } from "../store/store.ts";
 import { createIngest, type Ingest } from "./ingest.ts";
 import { type RelayServer, serveRelay } from "./relay_server.ts";
 import { type RelayStatus, type RelaySync, startRelaySync } from "./relay_sync.ts";
+import { createVerifyPool } from "./verify_pool.ts";
 
 /** The settings the network reads (`infra`, `listen`, `net.max_skew`, `net.max_connections`). */
 export interface NetworkSettings {
@@ -39,6 +40,8 @@ export interface NetworkOptions {
   now?: () => number;
   /** Relay endpoint limits, for tests (see `serveRelay`). */
   relayLimits?: { maxQueue?: number; maxTotalQueue?: number; stallMs?: number };
+  /** Signature-check workers; 0: check on this thread. Default: one per core. */
+  verifyWorkers?: number;
   /** Reconnect delays, for tests (see `startRelaySync`). */
   backoff?: { baseMs?: number; maxMs?: number };
 }
@@ -52,6 +55,8 @@ export interface NetworkStatus {
   listenPort?: number;
   /** Events refused so far, by reason code. */
   rejected: Record<string, number>;
+  /** Workers checking signatures (0: on the daemon's thread). */
+  verifyWorkers: number;
 }
 
 /** The running network side of a node. */
@@ -75,12 +80,20 @@ export interface Network {
 export async function startNetwork(opts: NetworkOptions): Promise<Network> {
   const { settings, store, log } = opts;
   const now = opts.now ?? Date.now;
+  const serving = settings.listen !== "" || settings.infra.length > 0;
+  // Signatures are checked off this thread, in parallel (only when events can come).
+  const pool = serving && opts.verifyWorkers !== 0
+    ? createVerifyPool(opts.verifyWorkers, (message) => {
+      log.warn("{message}; checking signatures on the daemon's thread instead", { message });
+    })
+    : undefined;
   const ingest = createIngest({
     store,
     events: opts.events,
     log,
     now,
     maxSkewMs: settings.maxSkewMs,
+    verify: pool?.verify,
   });
   let server: RelayServer | undefined;
   if (settings.listen !== "") {
@@ -128,11 +141,13 @@ export async function startNetwork(opts: NetworkOptions): Promise<Network> {
       outbox: store.outboxSize(),
       ...(server ? { listenPort: server.port } : {}),
       rejected: ingest.rejected(),
+      verifyWorkers: pool?.size ?? 0,
     }),
     close() {
       closing ??= (async () => {
         await Promise.all([...syncs.map((s) => s.close()), server?.close()]);
         await ingest.settle();
+        pool?.close();
       })();
       return closing;
     },

@@ -49,6 +49,12 @@ const RULES: Array<[string, string, string]> = [
   ["src/workers/agent_worker.ts", "src/store/", "`wats agent` has no grant on store.db"],
   ["src/workers/config_worker.ts", "src/node/", "`wats config` does not load the daemon"],
   ["src/workers/help_worker.ts", "src/node/", "help holds no permission and needs no daemon code"],
+  [
+    "src/workers/verify_worker.ts",
+    "src/store/",
+    "the verify worker holds no permission and only checks signatures",
+  ],
+  ["src/workers/verify_worker.ts", "src/net/", "the verify worker gets events, not connections"],
 ];
 
 for (const [entry, forbidden, why] of RULES) {
