@@ -140,8 +140,7 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
     default: 256,
     min: 1,
     safety: false,
-    description:
-      "Most clients connected at once to the relay endpoint (listen); more are refused.",
+    description: "Most clients connected at once to the relay endpoint (listen); more are refused.",
   },
   "agent.runtime": {
     type: "enum",
