@@ -64,7 +64,7 @@ export interface RelayServerOptions {
   maxLimit?: number;
   /** Disconnect a client whose queue has not moved for this long. Default 60 s. */
   stallMs?: number;
-  /** Characters per second of stored answers, all clients together. Default 16 Mi. */
+  /** Characters per second of stored answers, all clients together. Default 4 Mi. */
   answerRate?: number;
 }
 
@@ -86,7 +86,7 @@ export interface RelayServer {
 
 const DEFAULT_MAX_QUEUE = 4 * 1024 * 1024;
 const DEFAULT_MAX_TOTAL_QUEUE = 64 * 1024 * 1024;
-const DEFAULT_ANSWER_RATE = 16 * 1024 * 1024;
+const DEFAULT_ANSWER_RATE = 4 * 1024 * 1024;
 /** Write to the socket only while less than this is buffered in it. */
 const HIGH_WATER = 32 * 1024;
 /** Stored events read from the store at a time for a REQ's answer. */
