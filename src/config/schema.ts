@@ -37,6 +37,7 @@ export interface Settings {
   "listen": string;
   "ui.listen": string;
   "net.max_skew": number;
+  "net.max_connections": number;
   "agent.runtime": AgentRuntime;
   "agent.profile": string;
   "agent.every": number;
@@ -144,6 +145,13 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
     default: 10 * MINUTE,
     safety: false,
     description: "Reject posts dated further than this in the future.",
+  },
+  "net.max_connections": {
+    type: "int",
+    default: 256,
+    min: 1,
+    safety: false,
+    description: "Most clients connected at once to the relay endpoint (listen); more are refused.",
   },
   "agent.runtime": {
     type: "enum",

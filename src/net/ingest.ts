@@ -20,6 +20,7 @@ import { watsKindOf } from "../posts/kinds.ts";
 import type { NostrEvent } from "../posts/post.ts";
 import { type RejectCode, validateEvent } from "../posts/validate.ts";
 import type { InsertResult, Store } from "../store/store.ts";
+import type { Verifier } from "./verify_pool.ts";
 
 /** The most events one store transaction takes. */
 export const MAX_BATCH = 500;
@@ -69,6 +70,8 @@ export interface IngestOptions {
   now: () => number;
   /** `net.max_skew`: how far in the future `created_at` may be. */
   maxSkewMs: number;
+  /** Checks ids and signatures (a worker pool); default: on this thread. */
+  verify?: Verifier;
 }
 
 interface Waiting {
@@ -176,7 +179,11 @@ export function createIngest(opts: IngestOptions): Ingest {
     } catch (err) {
       return reject(source, id, "store", `could not read the store: ${(err as Error).message}`);
     }
-    const checked = await validateEvent(input, { nowMs: opts.now(), maxSkewMs: opts.maxSkewMs });
+    const checked = await validateEvent(input, {
+      nowMs: opts.now(),
+      maxSkewMs: opts.maxSkewMs,
+      verify: opts.verify,
+    });
     if (!checked.ok) return reject(source, id, checked.code, checked.reason);
     return new Promise<IngestResult>((resolve) => {
       queue.push({ event: checked.event, source, resolve });

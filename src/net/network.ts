@@ -15,8 +15,9 @@ import type { Store } from "../store/store.ts";
 import { createIngest, type Ingest } from "./ingest.ts";
 import { type RelayServer, serveRelay } from "./relay_server.ts";
 import { type RelayStatus, type RelaySync, startRelaySync } from "./relay_sync.ts";
+import { createVerifyPool } from "./verify_pool.ts";
 
-/** The settings the network reads (from `infra`, `listen`, `net.max_skew`). */
+/** The settings the network reads (`infra`, `listen`, `net.max_skew`, `net.max_connections`). */
 export interface NetworkSettings {
   /** Relay URLs (ws:// or wss://); empty: no relay. */
   infra: readonly string[];
@@ -24,6 +25,8 @@ export interface NetworkSettings {
   listen: string;
   /** How far in the future a post may be dated; also the catch-up overlap. */
   maxSkewMs: number;
+  /** `net.max_connections`: clients of the relay endpoint at once. Default 256. */
+  maxConnections?: number;
 }
 
 /** Options of {@linkcode startNetwork}. */
@@ -36,7 +39,9 @@ export interface NetworkOptions {
   /** Milliseconds since the epoch. Default `Date.now`. */
   now?: () => number;
   /** Relay endpoint limits, for tests (see `serveRelay`). */
-  relayLimits?: { maxQueue?: number; stallMs?: number };
+  relayLimits?: { maxQueue?: number; maxTotalQueue?: number; stallMs?: number };
+  /** Signature-check workers; 0: check on this thread. Default: one per core. */
+  verifyWorkers?: number;
   /** Reconnect delays, for tests (see `startRelaySync`). */
   backoff?: { baseMs?: number; maxMs?: number };
 }
@@ -50,6 +55,8 @@ export interface NetworkStatus {
   listenPort?: number;
   /** Events refused so far, by reason code. */
   rejected: Record<string, number>;
+  /** Workers checking signatures (0: on the daemon's thread). */
+  verifyWorkers: number;
 }
 
 /** The running network side of a node. */
@@ -73,18 +80,34 @@ export interface Network {
 export async function startNetwork(opts: NetworkOptions): Promise<Network> {
   const { settings, store, log } = opts;
   const now = opts.now ?? Date.now;
+  const serving = settings.listen !== "" || settings.infra.length > 0;
+  // Signatures are checked off this thread, in parallel (only when events can come).
+  const pool = serving && opts.verifyWorkers !== 0
+    ? createVerifyPool(opts.verifyWorkers, (message) => {
+      log.warn("{message}; checking signatures on the daemon's thread instead", { message });
+    })
+    : undefined;
   const ingest = createIngest({
     store,
     events: opts.events,
     log,
     now,
     maxSkewMs: settings.maxSkewMs,
+    verify: pool?.verify,
   });
   let server: RelayServer | undefined;
   if (settings.listen !== "") {
     const { hostname, port } = parseListen(settings.listen);
     try {
-      server = await serveRelay({ hostname, port, store, ingest, log, ...opts.relayLimits });
+      server = await serveRelay({
+        hostname,
+        port,
+        store,
+        ingest,
+        log,
+        maxConnections: settings.maxConnections,
+        ...opts.relayLimits,
+      });
     } catch (err) {
       const inUse = err instanceof Deno.errors.AddrInUse;
       throw new BusyError(
@@ -118,11 +141,13 @@ export async function startNetwork(opts: NetworkOptions): Promise<Network> {
       outbox: store.outboxSize(),
       ...(server ? { listenPort: server.port } : {}),
       rejected: ingest.rejected(),
+      verifyWorkers: pool?.size ?? 0,
     }),
     close() {
       closing ??= (async () => {
         await Promise.all([...syncs.map((s) => s.close()), server?.close()]);
         await ingest.settle();
+        pool?.close();
       })();
       return closing;
     },

@@ -8,14 +8,17 @@
  *   event that matches, as the store inserts it (`store.onInsert`);
  * - `CLOSE` ends a subscription; anything unreadable gets a `NOTICE`.
  *
- * Deno's server WebSocket has no backpressure: `send` always buffers. So every
- * message to a client goes through that client's queue, written only while the
- * socket's `bufferedAmount` is low. The stored results of a REQ are written lazily
- * from the query's result. Live events count against `maxQueue`: a client that is
- * already behind (messages waiting) and would go past it has the subscription that
- * could not keep up closed (`CLOSED` … `error: slow consumer`), and its events are
- * no longer queued. A client that reads nothing at all for `stallMs` is
- * disconnected, and one that sends without reading its answers past twice the cap.
+ * Memory stays bounded whatever clients do. Deno's server WebSocket has no
+ * backpressure (`send` always buffers), so every message to a client goes through
+ * that client's queue, written only while the socket's `bufferedAmount` is low. The
+ * stored answer of a REQ is read from the store a page at a time as the socket takes
+ * it, never built whole. Per connection, `maxQueue` bytes may wait (queue, answer
+ * page and socket together): a client already behind that a live event would take
+ * past it has that subscription closed (`CLOSED` … `error: slow consumer`). Past
+ * `maxTotalQueue` for all clients together, the slowest readers are
+ * disconnected. A client that reads nothing for `stallMs` is disconnected, and one
+ * that sends without reading its answers past twice the cap. At most
+ * `maxConnections` clients at once; more get HTTP 503.
  *
  * Requires `--allow-net` on the listen address.
  *
@@ -25,8 +28,9 @@
 import type { Logger } from "@logtape/logtape";
 import { type Filter, matchFilters } from "nostr-tools/filter";
 import { StoreError } from "../errors.ts";
+import { nostrKindOf, type WatsKind } from "../posts/kinds.ts";
 import { MAX_EVENT_BYTES, MAX_TAGS, MAX_TEXT_BYTES, type NostrEvent } from "../posts/post.ts";
-import type { Store, StoredPost } from "../store/store.ts";
+import type { RawEvent, Store, StoredPost } from "../store/store.ts";
 import type { Ingest } from "./ingest.ts";
 
 /** Options of {@linkcode serveRelay}. */
@@ -39,10 +43,19 @@ export interface RelayServerOptions {
   ingest: Ingest;
   log: Logger;
   /**
-   * Bytes of messages one client may have waiting before a live subscription of
-   * its that needs more is closed as a slow consumer. Default 4 MiB.
+   * Bytes one client may have waiting (its queue, the page of a stored answer being
+   * written, and what its socket holds) before a live subscription of its that needs
+   * more is closed as a slow consumer. Default 4 MiB.
    */
   maxQueue?: number;
+  /**
+   * Bytes all clients together may have waiting; past it, the slowest reader (of
+   * those with something waiting, the one whose socket took nothing for the longest)
+   * is disconnected, then the next, until under. Default 64 MiB.
+   */
+  maxTotalQueue?: number;
+  /** Clients connected at once (`net.max_connections`); more get HTTP 503. Default 256. */
+  maxConnections?: number;
   /** Open subscriptions per connection. Default 20. */
   maxSubscriptions?: number;
   /** Filters per REQ. Default 10. */
@@ -51,6 +64,8 @@ export interface RelayServerOptions {
   maxLimit?: number;
   /** Disconnect a client whose queue has not moved for this long. Default 60 s. */
   stallMs?: number;
+  /** Characters per second of stored answers, all clients together. Default 4 Mi. */
+  answerRate?: number;
 }
 
 /** A running relay endpoint. */
@@ -60,15 +75,28 @@ export interface RelayServer {
   readonly hostname: string;
   /** How many WebSocket clients are connected. */
   connections(): number;
+  /**
+   * Bytes held for clients now, all connections together: queued messages, pages of
+   * stored answers being written, and what the sockets hold.
+   */
+  buffered(): number;
   /** Stops listening, closes every connection and waits until the server is down. */
   close(): Promise<void>;
 }
 
 const DEFAULT_MAX_QUEUE = 4 * 1024 * 1024;
+const DEFAULT_MAX_TOTAL_QUEUE = 64 * 1024 * 1024;
+const DEFAULT_ANSWER_RATE = 4 * 1024 * 1024;
 /** Write to the socket only while less than this is buffered in it. */
-const HIGH_WATER = 256 * 1024;
-/** How often a client's queue is looked at while it waits for the socket. */
+const HIGH_WATER = 32 * 1024;
+/** Stored events read from the store at a time for a REQ's answer. */
+const PAGE = 16;
+/** Stored answers one connection may have waiting. */
+const MAX_ANSWERS = 4;
+/** How often a client's queue is looked at while it waits for the socket: at first… */
 const PUMP_MS = 20;
+/** …and at the least, for a client that has not read for a while. */
+const MAX_PUMP_MS = 1_000;
 /** Longer messages are refused unread (an event is at most 64 KiB serialised). */
 const MAX_MESSAGE_CHARS = 4 * MAX_EVENT_BYTES;
 const MAX_SUB_ID_CHARS = 64;
@@ -81,6 +109,8 @@ const MAX_SUB_ID_CHARS = 64;
 export async function serveRelay(opts: RelayServerOptions): Promise<RelayServer> {
   const limits: Limits = {
     maxQueue: opts.maxQueue ?? DEFAULT_MAX_QUEUE,
+    maxTotalQueue: opts.maxTotalQueue ?? DEFAULT_MAX_TOTAL_QUEUE,
+    maxConnections: opts.maxConnections ?? 256,
     maxSubscriptions: opts.maxSubscriptions ?? 20,
     maxFilters: opts.maxFilters ?? 10,
     maxLimit: opts.maxLimit ?? 500,
@@ -88,10 +118,39 @@ export async function serveRelay(opts: RelayServerOptions): Promise<RelayServer>
   };
   const { store, ingest, log } = opts;
   const conns = new Set<Connection>();
+  const answerRate = new Rate(opts.answerRate ?? DEFAULT_ANSWER_RATE);
+  /** Upgraded sockets not yet closed (open ones and those still opening). */
+  let sockets = 0;
   const abort = new AbortController();
+
+  const buffered = () => {
+    let total = 0;
+    for (const c of conns) total += c.buffered();
+    return total;
+  };
+  // Memory stays bounded whatever the clients do: past the total cap, the slowest
+  // readers go first: those whose socket has taken nothing for the longest.
+  const trim = () => {
+    let total = buffered();
+    while (total > limits.maxTotalQueue) {
+      let worst: Connection | undefined;
+      for (const c of conns) {
+        if (c.buffered() === 0) continue;
+        if (!worst || c.lastMoved < worst.lastMoved) worst = c;
+      }
+      if (!worst) return;
+      total -= worst.buffered();
+      log.info("disconnecting {source}: the slowest reader while clients hold too much", {
+        source: worst.source,
+      });
+      conns.delete(worst);
+      worst.shutdown(1008, "slow consumer");
+    }
+  };
 
   const unlisten = store.onInsert((posts) => {
     for (const c of conns) c.live(posts);
+    trim();
   });
 
   let listening!: (addr: Deno.NetAddr) => void;
@@ -109,15 +168,23 @@ export async function serveRelay(opts: RelayServerOptions): Promise<RelayServer>
     if (req.headers.get("upgrade")?.toLowerCase() !== "websocket") return infoResponse(req, limits);
     // Read before the upgrade: Deno 2.9 throws "Request closed" on it afterwards.
     const remote = info.remoteAddr as Deno.NetAddr;
+    const source = `listen:${remote.hostname}:${remote.port}`;
+    if (sockets >= limits.maxConnections) {
+      log.info("refused {source}: {max} clients already connected (net.max_connections)", {
+        source,
+        max: limits.maxConnections,
+      });
+      return new Response(
+        `error: this relay endpoint already has ${limits.maxConnections} clients; try again later\n`,
+        { status: 503, headers: { "retry-after": "10" } },
+      );
+    }
     const { socket, response } = Deno.upgradeWebSocket(req);
-    const conn = new Connection(socket, `listen:${remote.hostname}:${remote.port}`, {
-      store,
-      ingest,
-      log,
-      limits,
-    });
+    sockets++;
+    const conn = new Connection(socket, source, { store, ingest, log, limits, trim, answerRate });
     socket.onopen = () => conns.add(conn);
     socket.onclose = () => {
+      sockets--;
       conns.delete(conn);
       conn.dispose();
     };
@@ -141,6 +208,7 @@ export async function serveRelay(opts: RelayServerOptions): Promise<RelayServer>
     port: addr.port,
     hostname: addr.hostname,
     connections: () => conns.size,
+    buffered,
     close() {
       closing ??= (async () => {
         unlisten();
@@ -156,6 +224,8 @@ export async function serveRelay(opts: RelayServerOptions): Promise<RelayServer>
 
 interface Limits {
   maxQueue: number;
+  maxTotalQueue: number;
+  maxConnections: number;
   maxSubscriptions: number;
   maxFilters: number;
   maxLimit: number;
@@ -167,34 +237,214 @@ interface Deps {
   ingest: Ingest;
   log: Logger;
   limits: Limits;
+  /** Disconnects the slowest clients while all of them hold too much. */
+  trim: () => void;
+  /** Shared by every connection's stored answers. */
+  answerRate: Rate;
 }
 
-/** The stored answer of a REQ, written one event at a time as the socket allows. */
-interface History {
-  subId: string;
-  events: NostrEvent[];
-  next: number;
+/**
+ * A token bucket of characters per second. Stored answers of all clients together
+ * are read from the store no faster than this: a crowd of clients that ask for
+ * everything and never read cannot make the node churn through hundreds of MiB
+ * (what the kernel's socket buffers take before any backpressure shows).
+ */
+class Rate {
+  readonly #perMs: number;
+  readonly #burst: number;
+  #tokens: number;
+  #at = performance.now();
+
+  constructor(perSecond: number) {
+    this.#perMs = perSecond / 1000;
+    this.#burst = perSecond / 10;
+    this.#tokens = this.#burst;
+  }
+
+  /** Whether there is budget left now. */
+  ok(): boolean {
+    const now = performance.now();
+    this.#tokens = Math.min(this.#burst, this.#tokens + (now - this.#at) * this.#perMs);
+    this.#at = now;
+    return this.#tokens > 0;
+  }
+
+  spend(n: number): void {
+    this.#tokens -= n;
+  }
 }
 
-type Item = string | History;
+/** An open subscription: its filters for live events. */
+interface Sub {
+  filters: Filter[];
+}
+
+/**
+ * The stored answer of a REQ, read from the store a page at a time as the socket
+ * takes it: never built whole. Each filter is paged backwards by `created_at`
+ * (inclusive `until`, skipping the ids already sent of that second), up to its limit.
+ * An event that an earlier filter of the same REQ already covered is not sent again;
+ * what each finished filter covered is kept as a date and the ids of that one second,
+ * not as a list of everything sent.
+ */
+class Answer {
+  readonly subId: string;
+  readonly sub: Sub;
+  readonly #filters: Filter[];
+  /** Whether each filter can match anything stored (long tag names are not indexed). */
+  readonly #indexed: boolean[];
+  readonly #maxLimit: number;
+  readonly #subIdJson: string;
+  readonly #done: Covered[] = [];
+  #at = 0;
+  #left: number;
+  #exhausted = false;
+  #until: number | undefined;
+  #sentAtUntil = new Set<string>();
+  #page: string[] = [];
+  /** Characters of the page not yet written. */
+  bytes = 0;
+  /** Characters read from the store so far (sent or not). */
+  read = 0;
+
+  constructor(subId: string, sub: Sub, filters: Filter[], indexed: boolean[], maxLimit: number) {
+    this.subId = subId;
+    this.sub = sub;
+    this.#filters = filters;
+    this.#indexed = indexed;
+    this.#maxLimit = maxLimit;
+    this.#subIdJson = JSON.stringify(subId);
+    this.#left = this.#limitOf(0);
+    this.#until = filters[0].until;
+  }
+
+  /** The next message to write: an EVENT, or undefined once the answer is complete. */
+  next(store: Store): string | undefined {
+    if (this.#page.length === 0) this.#fill(store);
+    const text = this.#page.shift();
+    if (text !== undefined) this.bytes -= text.length;
+    return text;
+  }
+
+  #limitOf(i: number): number {
+    const asked = this.#filters[i]?.limit;
+    return Math.min(this.#maxLimit, asked === undefined ? this.#maxLimit : Math.floor(asked));
+  }
+
+  /** Whether an earlier filter of this REQ sent `row` already. */
+  #covered(row: RawEvent): boolean {
+    let event: NostrEvent | undefined;
+    return this.#done.some((d) => {
+      if (
+        !(d.all || row.createdAt > d.until! ||
+          (row.createdAt === d.until && d.idsAtUntil.has(row.id)))
+      ) return false;
+      const f = d.filter;
+      if (f.ids && !f.ids.includes(row.id)) return false;
+      if (f.authors && !f.authors.includes(row.pubkey)) return false;
+      if (f.kinds && !f.kinds.includes(nostrKindOf(row.kind as WatsKind))) return false;
+      if (f.since !== undefined && row.createdAt < f.since) return false;
+      if (f.until !== undefined && row.createdAt > f.until) return false;
+      if (!Object.keys(f).some((k) => k.startsWith("#"))) return true;
+      // Only a filter on tags needs the event itself.
+      event ??= JSON.parse(row.raw) as NostrEvent;
+      return matchFilters([f], event);
+    });
+  }
+
+  #fill(store: Store): void {
+    while (this.#at < this.#filters.length) {
+      if (this.#left > 0) {
+        const ask = Math.min(PAGE, this.#left);
+        const limit = ask + this.#sentAtUntil.size;
+        const rows = store.queryRaw(
+          { ...this.#filters[this.#at], until: this.#until, limit },
+          { maxLimit: limit },
+        );
+        let fresh = 0;
+        for (const e of rows) {
+          this.read += e.raw.length;
+          if (this.#sentAtUntil.has(e.id) || this.#left === 0) continue;
+          fresh++;
+          this.#left--;
+          if (this.#until === undefined || e.createdAt < this.#until) {
+            this.#until = e.createdAt;
+            this.#sentAtUntil = new Set();
+          }
+          this.#sentAtUntil.add(e.id);
+          if (this.#covered(e)) continue;
+          // The stored text as it is: no parse and serialise per event.
+          const text = `["EVENT",${this.#subIdJson},${e.raw}]`;
+          this.#page.push(text);
+          this.bytes += text.length;
+        }
+        if (rows.length < limit || fresh === 0) {
+          this.#left = 0;
+          this.#exhausted = true;
+        }
+        if (this.#page.length > 0) return;
+        continue;
+      }
+      if (this.#indexed[this.#at]) {
+        this.#done.push({
+          filter: this.#filters[this.#at],
+          all: this.#exhausted || this.#until === undefined,
+          until: this.#until,
+          idsAtUntil: this.#sentAtUntil,
+        });
+      }
+      this.#at++;
+      this.#left = this.#limitOf(this.#at);
+      this.#exhausted = false;
+      this.#until = this.#filters[this.#at]?.until;
+      this.#sentAtUntil = new Set();
+    }
+  }
+}
+
+/** What a finished filter of a stored answer sent: every match, or those down to a date. */
+interface Covered {
+  filter: Filter;
+  /** Every stored match (the filter ran out before its limit). */
+  all: boolean;
+  /** Else: the matches after this `created_at`… */
+  until: number | undefined;
+  /** …and these of that second. */
+  idsAtUntil: Set<string>;
+}
+
+type Item = string | Answer;
 
 /** One WebSocket client: its subscriptions and its send queue. */
 class Connection {
   readonly source: string;
   readonly #socket: WebSocket;
   readonly #d: Deps;
-  readonly #subs = new Map<string, Filter[]>();
+  readonly #subs = new Map<string, Sub>();
   #queue: Item[] = [];
+  /** Characters waiting in `#queue`, the pages of stored answers included. */
   #queuedBytes = 0;
-  #histories = 0;
+  #answers = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #lastMoved = performance.now();
+  /** When its socket last took a message (`performance.now()`). */
+  get lastMoved(): number {
+    return this.#lastMoved;
+  }
+  /** The delay before the pump looks at the socket again. */
+  #wait = PUMP_MS;
   #closed = false;
 
   constructor(socket: WebSocket, source: string, deps: Deps) {
     this.#socket = socket;
     this.source = source;
     this.#d = deps;
+  }
+
+  /** Bytes held for this client: its queue and what its socket has not sent yet. */
+  buffered(): number {
+    if (this.#closed) return 0;
+    return this.#queuedBytes + this.#socket.bufferedAmount;
   }
 
   /** Handles one incoming message; never throws. */
@@ -208,19 +458,21 @@ class Connection {
       });
       this.#send(["NOTICE", "error: the relay failed on this message"]);
     }
+    this.#d.trim();
   }
 
   /** Queues each new post for the subscriptions it matches (store.onInsert). */
   live(posts: StoredPost[]): void {
     if (this.#closed) return;
     // A client with nothing waiting kept up so far: it gets this whole burst (at most
-    // one ingest batch). The cap applies to a client that is already behind.
-    const behind = this.#queuedBytes > 0;
-    for (const [subId, filters] of this.#subs) {
+    // one ingest batch; the total cap still holds). The cap applies to a client that
+    // is already behind.
+    const behind = this.#queue.length > 0;
+    for (const [subId, sub] of this.#subs) {
       for (const post of posts) {
-        if (!matchFilters(filters, post.event)) continue;
+        if (!matchFilters(sub.filters, post.event)) continue;
         const msg = JSON.stringify(["EVENT", subId, post.event]);
-        if (behind && this.#queuedBytes + msg.length > this.#d.limits.maxQueue) {
+        if (behind && this.buffered() + msg.length > this.#d.limits.maxQueue) {
           this.#subs.delete(subId);
           this.#d.log.info("closed subscription {subId} of {source}: slow consumer", {
             subId,
@@ -328,36 +580,44 @@ class Connection {
         `rate-limited: at most ${limits.maxSubscriptions} subscriptions; CLOSE one first`,
       );
     }
-    if (this.#histories >= 4 || this.#queuedBytes > limits.maxQueue) {
+    if (this.#answers >= MAX_ANSWERS || this.buffered() > limits.maxQueue) {
       return closed("rate-limited: too many answers waiting to be read; read them first");
     }
-    const filters: Filter[] = [];
-    const found = new Map<string, NostrEvent>();
+    const queried: Filter[] = [];
+    const indexed: boolean[] = [];
+    const live: Filter[] = [];
     for (const f of rawFilters) {
       if (typeof f !== "object" || f === null || Array.isArray(f)) {
         return closed("invalid: a filter is a JSON object");
       }
       const filter = f as Filter;
       if (filter.search !== undefined) return closed("unsupported: search (NIP-50)");
+      const limit = filter.limit;
+      if (limit !== undefined && (typeof limit !== "number" || !(limit >= 0))) {
+        return closed("invalid: Filter field limit must be a number ≥ 0");
+      }
       try {
-        for (const e of store.query(filter, { maxLimit: limits.maxLimit })) found.set(e.id, e);
+        // Checks the filter's shape without reading anything.
+        store.query({ ...filter, limit: 0 });
       } catch (err) {
         if (err instanceof StoreError && err.code === "store.bad_filter") {
           return closed(`invalid: ${err.message}`);
         }
         throw err;
       }
+      queried.push(filter);
       // Tags with longer names are not indexed: such a filter matches nothing.
-      if (Object.keys(filter).some((k) => k.startsWith("#") && k.length !== 2)) continue;
-      filters.push(filter);
+      const matches = !Object.keys(filter).some((k) => k.startsWith("#") && k.length !== 2);
+      indexed.push(matches);
+      if (matches) live.push(filter);
     }
-    const events = [...found.values()].sort((a, b) =>
-      b.created_at - a.created_at || (a.id < b.id ? -1 : 1)
-    );
-    // Registered in the same turn as the query: no insert can fall in between.
-    this.#subs.set(subId, filters);
-    this.#histories++;
-    this.#queue.push({ subId, events, next: 0 });
+    const sub: Sub = { filters: live };
+    const answer = new Answer(subId, sub, queried, indexed, limits.maxLimit);
+    this.#subs.set(subId, sub);
+    this.#answers++;
+    this.#queue.push(answer);
+    // Registered before any page is read: a post inserted meanwhile comes live, and
+    // may also come in the stored answer (twice, never not at all).
     this.#pump();
   }
 
@@ -368,7 +628,7 @@ class Connection {
   #enqueue(text: string, live = false): void {
     if (this.#closed) return;
     // A client that sends without ever reading the answers: cut it off.
-    if (!live && this.#queuedBytes > 2 * this.#d.limits.maxQueue) {
+    if (!live && this.buffered() > 2 * this.#d.limits.maxQueue) {
       this.#d.log.info("disconnecting {source}: it does not read what it is sent", {
         source: this.source,
       });
@@ -380,8 +640,10 @@ class Connection {
     this.#pump();
   }
 
+  /** Writes while the socket takes it, then looks again later. */
   #pump(): void {
     if (this.#closed) return;
+    const { store } = this.#d;
     if (this.#socket.readyState !== WebSocket.OPEN) {
       if (this.#socket.readyState === WebSocket.CONNECTING) this.#later();
       return;
@@ -389,22 +651,29 @@ class Connection {
     let moved = false;
     while (this.#queue.length > 0 && this.#socket.bufferedAmount < HIGH_WATER) {
       const head = this.#queue[0];
-      let text: string;
+      let text: string | undefined;
       if (typeof head === "string") {
         this.#queue.shift();
         this.#queuedBytes -= head.length;
         text = head;
-      } else if (!this.#subs.has(head.subId)) {
-        // Closed before its stored answer was read: drop the rest of it.
+      } else if (this.#subs.get(head.subId) !== head.sub) {
+        // Closed or replaced before its stored answer was read: drop the rest of it.
         this.#queue.shift();
-        this.#histories--;
+        this.#queuedBytes -= head.bytes;
+        this.#answers--;
         continue;
-      } else if (head.next < head.events.length) {
-        text = JSON.stringify(["EVENT", head.subId, head.events[head.next++]]);
       } else {
-        this.#queue.shift();
-        this.#histories--;
-        text = JSON.stringify(["EOSE", head.subId]);
+        // A new page is read only within the shared rate.
+        if (head.bytes === 0 && !this.#d.answerRate.ok()) break;
+        const [before, read] = [head.bytes, head.read];
+        text = head.next(store);
+        this.#queuedBytes += head.bytes - before;
+        this.#d.answerRate.spend(head.read - read);
+        if (text === undefined) {
+          this.#queue.shift();
+          this.#answers--;
+          text = JSON.stringify(["EOSE", head.subId]);
+        }
       }
       try {
         this.#socket.send(text);
@@ -425,15 +694,18 @@ class Connection {
       this.shutdown(1008, "slow consumer");
       return;
     }
-    this.#later();
+    // A socket that took something is likely draining: look again at once. One that
+    // took nothing is looked at less and less often (a stalled client costs little).
+    this.#wait = moved ? 1 : Math.min(MAX_PUMP_MS, Math.max(PUMP_MS, this.#wait * 2));
+    this.#later(this.#wait);
   }
 
-  #later(): void {
+  #later(ms = PUMP_MS): void {
     if (this.#timer !== undefined) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       this.#pump();
-    }, PUMP_MS);
+    }, ms);
   }
 }
 

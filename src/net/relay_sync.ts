@@ -25,7 +25,8 @@
  * runs while idle: no ping, no poll; the only timer is the reconnect deadline (and
  * a connect timeout while connecting).
  *
- * It uses the runtime's WebSocket client directly rather than nostr-tools' `Relay`:
+ * It speaks the raw protocol over `WsClient` (ws_client.ts: the runtime's WebSocket
+ * client holds back messages over 1 KiB for ~40 ms), rather than nostr-tools' `Relay`:
  * every event already goes through `validateEvent` in the ingest (the library would
  * verify each signature a second time and cache the result on the object), and the
  * paging, cursor, outbox and reconnect rules above need the raw messages (EOSE per
@@ -41,6 +42,7 @@ import { NOSTR_KINDS } from "../posts/kinds.ts";
 import type { NostrEvent } from "../posts/post.ts";
 import type { Store, StoredPost } from "../store/store.ts";
 import type { Ingest, IngestResult } from "./ingest.ts";
+import { CLOSED, OPEN, WsClient } from "./ws_client.ts";
 
 /** Options of {@linkcode startRelaySync}. */
 export interface RelaySyncOptions {
@@ -113,7 +115,7 @@ class Sync implements RelaySync {
   readonly #log: Logger;
   readonly #now: () => number;
   readonly #unlisten: () => void;
-  #ws: WebSocket | undefined;
+  #ws: WsClient | undefined;
   #connected = false;
   #caughtUp = false;
   #lastError: string | undefined;
@@ -159,7 +161,7 @@ class Sync implements RelaySync {
     clearTimeout(this.#reconnectTimer);
     clearTimeout(this.#connectTimer);
     const ws = this.#ws;
-    if (ws && ws.readyState !== WebSocket.CLOSED) {
+    if (ws && ws.readyState !== CLOSED) {
       try {
         ws.close(1000, "wats node stopping");
       } catch {
@@ -173,9 +175,9 @@ class Sync implements RelaySync {
 
   #connect(): void {
     if (this.#closed) return;
-    let ws: WebSocket;
+    let ws: WsClient;
     try {
-      ws = new WebSocket(this.url);
+      ws = new WsClient(this.url);
     } catch (err) {
       // A malformed URL will not get better: no retry.
       this.#lastError = `cannot connect: ${(err as Error).message}`;
@@ -213,7 +215,7 @@ class Sync implements RelaySync {
       }
     };
     ws.onerror = (e) => {
-      const msg = (e as ErrorEvent).message;
+      const msg = e.message;
       if (msg) this.#lastError = msg;
     };
     ws.onclose = (e) => {
@@ -247,7 +249,7 @@ class Sync implements RelaySync {
 
   #send(msg: unknown[]): boolean {
     const ws = this.#ws;
-    if (!ws || ws.readyState !== WebSocket.OPEN) return false;
+    if (!ws || ws.readyState !== OPEN) return false;
     ws.send(JSON.stringify(msg));
     return true;
   }

@@ -231,6 +231,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
         infra: settings.infra,
         listen: settings.listen,
         maxSkewMs: settings["net.max_skew"],
+        maxConnections: settings["net.max_connections"],
       },
       store,
       events,

@@ -15,7 +15,7 @@
 import type { NostrEvent } from "nostr-tools/core";
 import { KIND_BASE, WATS_KINDS, watsKindOf } from "./kinds.ts";
 import { isHex64, MAX_EVENT_BYTES, MAX_TAGS, MAX_TEXT_BYTES, threadLinks } from "./post.ts";
-import { serializeEvent, type VerifyBackend, verifyEvent } from "./verify.ts";
+import { serializeEvent, type VerifyBackend, verifyEvent, type VerifyResult } from "./verify.ts";
 
 /** Why an event was rejected; stable names, used in counters and logs. */
 export type RejectCode =
@@ -53,6 +53,11 @@ export interface ValidateOptions {
   maxSkewMs: number;
   /** Signature backend; `"wasm"` (default) falls back to JS when wasm cannot load. */
   backend?: VerifyBackend;
+  /**
+   * Checks id and signature instead of `verifyEvent` on this thread (the ingest's
+   * worker pool). It gets the fresh copy, never the input.
+   */
+  verify?: (event: NostrEvent) => Promise<VerifyResult>;
 }
 
 const HEX128 = /^[0-9a-f]{128}$/;
@@ -88,7 +93,7 @@ export async function validateEvent(input: unknown, opts: ValidateOptions): Prom
     return reject("malformed", `cannot read the event: ${describe(err)}`);
   }
   try {
-    const result = await verifyEvent(copy, opts.backend);
+    const result = opts.verify ? await opts.verify(copy) : await verifyEvent(copy, opts.backend);
     if (result === "bad_id") return reject("bad_id", "id is not the sha256 of the event");
     if (result === "bad_sig") {
       return reject("bad_sig", "the signature does not match pubkey and id");

@@ -9,7 +9,9 @@
  * @module
  */
 
+import { fileURLToPath } from "node:url";
 import type { DataPaths } from "../config/paths.ts";
+import { VERIFY_WORKER_SOURCES } from "../workers/verify_worker_url.ts";
 
 /** The commands, each one Worker with its own permission set. */
 export type CommandId =
@@ -125,6 +127,8 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
           ...(inputs.workdir ? [inputs.workdir] : []),
           ...(inputs.heartbeatFile ? [inputs.heartbeatFile] : []),
           ...sock.read,
+          // The signature-check workers' module, to start them (they hold no permission).
+          ...VERIFY_WORKER_SOURCES.map((u) => fileURLToPath(u)),
         ]),
         // Never config.toml, never safety.json: the agent's own daemon cannot
         // rewrite the settings that hold the agent in check.

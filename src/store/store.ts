@@ -77,6 +77,18 @@ export interface StoreOptions {
   onListenerError?: (err: unknown) => void;
 }
 
+/** A stored event as its JSON text, from {@linkcode Store.queryRaw}. */
+export interface RawEvent {
+  id: string;
+  createdAt: number;
+  /** The author's public key (hex). */
+  pubkey: string;
+  /** The wats kind name. */
+  kind: string;
+  /** The event's JSON (the NIP-01 fields only). */
+  raw: string;
+}
+
 /** The most rows one query returns; larger limits are lowered to it. */
 export const MAX_QUERY_LIMIT = 10_000;
 
@@ -333,6 +345,16 @@ export class Store {
    * @throws {StoreError} code `store.bad_filter` for a filter of the wrong shape.
    */
   query(filter: Filter, opts: { maxLimit?: number } = {}): NostrEvent[] {
+    return this.queryRaw(filter, opts).map((r) => JSON.parse(r.raw) as NostrEvent);
+  }
+
+  /**
+   * `query`, with each event as its stored JSON text (with its id and `created_at`)
+   * rather than parsed: for the relay endpoint, which only sends it on.
+   *
+   * @throws {StoreError} code `store.bad_filter` for a filter of the wrong shape.
+   */
+  queryRaw(filter: Filter, opts: { maxLimit?: number } = {}): RawEvent[] {
     this.#open();
     const where: string[] = [];
     const params: (string | number)[] = [];
@@ -347,7 +369,8 @@ export class Store {
       params.push(JSON.stringify(list("ids", filter.ids)));
     }
     if (filter.authors !== undefined) {
-      where.push("e.author IN (SELECT value FROM json_each(?))");
+      // `+` keeps SQLite on the created_at index (see the ORDER BY below).
+      where.push("+e.author IN (SELECT value FROM json_each(?))");
       params.push(JSON.stringify(list("authors", filter.authors)));
     }
     if (filter.kinds !== undefined) {
@@ -355,7 +378,7 @@ export class Store {
         throw new StoreError("store.bad_filter", "Filter field kinds must be a list of numbers");
       }
       const names = filter.kinds.map(watsKindOf).filter((k) => k !== undefined);
-      where.push("e.kind IN (SELECT value FROM json_each(?))");
+      where.push("+e.kind IN (SELECT value FROM json_each(?))");
       params.push(JSON.stringify(names));
     }
     for (const key of ["since", "until"] as const) {
@@ -384,10 +407,14 @@ export class Store {
     }
     const limit = Math.min(max, asked === undefined ? max : Math.floor(asked));
     if (limit === 0) return [];
-    const sql = `SELECT e.raw FROM events e ${where.length ? "WHERE " + where.join(" AND ") : ""}
-      ORDER BY e.created_at DESC, e.seq DESC LIMIT ?`;
-    const rows = this.#statement(sql).all(...params, limit) as { raw: string }[];
-    return rows.map((r) => JSON.parse(r.raw) as NostrEvent);
+    // Walking events_created backwards stops after `limit` rows; the kind or author
+    // index instead sorts every match first (150 ms for a page of 32 over 10,000
+    // posts, 0.1 ms this way), and the relay endpoint reads its answers page by page.
+    const sql = `SELECT e.id, e.created_at AS createdAt, e.author AS pubkey, e.kind, e.raw
+      FROM events e ${
+      where.length ? "WHERE " + where.join(" AND ") : ""
+    } ORDER BY e.created_at DESC, e.seq DESC LIMIT ?`;
+    return this.#statement(sql).all(...params, limit) as unknown as RawEvent[];
   }
 
   /** The largest seq stored, 0 when empty. */

@@ -56,6 +56,12 @@ const RULES: Array<[string, string, string]> = [
   ["src/workers/ui_worker.ts", "src/runner/spawn.ts", "`wats ui` runs no program"],
   ["src/workers/ui_worker.ts", "src/runner/scheduler.ts", "`wats ui` only observes the runner"],
   ["src/workers/ui_worker.ts", "src/store/", "`wats ui` reads posts only through the daemon"],
+  [
+    "src/workers/verify_worker.ts",
+    "src/store/",
+    "the verify worker holds no permission and only checks signatures",
+  ],
+  ["src/workers/verify_worker.ts", "src/net/", "the verify worker gets events, not connections"],
 ];
 
 for (const [entry, forbidden, why] of RULES) {

@@ -130,6 +130,8 @@ Deno.test("a post on A reaches B through A's relay endpoint, and B's answer reac
       (await runWats(["--data-dir", n.dataDir, "status"], { home: n.proc.home })).stdout;
     assert.match(await statusOf(b), new RegExp(`relay: ${url} connected`));
     assert.match(await statusOf(a), new RegExp(`relay endpoint: 127\\.0\\.0\\.1:${port}`));
+    // Both checked the other's posts in their verify workers, started from the daemon.
+    for (const n of nodes) assert.doesNotMatch(n.proc.stderr(), /verify worker|cannot start/);
   } finally {
     for (const n of nodes.reverse()) await n.stop();
   }

@@ -162,3 +162,79 @@ export async function fetchAll(
     if (m[0] === "CLOSED") throw new Error(`${subId} closed: ${m[2]}`);
   }
 }
+
+/** A WebSocket client on a raw TCP connection: it reads only when told to. */
+export async function lazyClient(port: number) {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  const enc = new TextEncoder();
+  await conn.write(enc.encode(
+    "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+  ));
+  let buf = new Uint8Array(0);
+  const fill = async (): Promise<boolean> => {
+    const chunk = new Uint8Array(64 * 1024);
+    const n = await conn.read(chunk);
+    if (n === null) return false;
+    const next = new Uint8Array(buf.length + n);
+    next.set(buf);
+    next.set(chunk.subarray(0, n), buf.length);
+    buf = next;
+    return true;
+  };
+  // The handshake's answer.
+  for (;;) {
+    const text = new TextDecoder().decode(buf);
+    const end = text.indexOf("\r\n\r\n");
+    if (end >= 0) {
+      if (!/^HTTP\/1\.1 101/.test(text)) throw new Error(`no upgrade: ${text.slice(0, 80)}`);
+      buf = buf.slice(end + 4);
+      break;
+    }
+    if (!await fill()) throw new Error("closed during the handshake");
+  }
+  return {
+    /** Sends one masked text frame. */
+    async send(msg: unknown) {
+      const payload = enc.encode(JSON.stringify(msg));
+      const mask = crypto.getRandomValues(new Uint8Array(4));
+      const len = payload.length;
+      const head = len < 126 ? [0x81, 0x80 | len] : [0x81, 0x80 | 126, len >> 8, len & 255];
+      const frame = new Uint8Array(head.length + 4 + len);
+      frame.set(head);
+      frame.set(mask, head.length);
+      for (let i = 0; i < len; i++) frame[head.length + 4 + i] = payload[i] ^ mask[i % 4];
+      await conn.write(frame);
+    },
+    /** Reads text frames until `stop` says so or the connection ends. */
+    async readUntil(stop: (m: unknown[]) => boolean): Promise<unknown[][]> {
+      const out: unknown[][] = [];
+      for (;;) {
+        while (buf.length >= 2) {
+          let len = buf[1] & 127;
+          let at = 2;
+          if (len === 126) {
+            if (buf.length < 4) break;
+            len = (buf[2] << 8) | buf[3];
+            at = 4;
+          } else if (len === 127) {
+            if (buf.length < 10) break;
+            len = Number(new DataView(buf.buffer, buf.byteOffset + 2, 8).getBigUint64(0));
+            at = 10;
+          }
+          if (buf.length < at + len) break;
+          const opcode = buf[0] & 15;
+          const body = buf.slice(at, at + len);
+          buf = buf.slice(at + len);
+          if (opcode === 8) return out;
+          if (opcode !== 1) continue;
+          const m = JSON.parse(new TextDecoder().decode(body));
+          out.push(m);
+          if (stop(m)) return out;
+        }
+        if (!await fill()) return out;
+      }
+    },
+    close: () => conn.close(),
+  };
+}

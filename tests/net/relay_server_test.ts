@@ -9,6 +9,7 @@ import {
   alice,
   bob,
   fetchAll,
+  lazyClient,
   nowSec,
   openWs,
   recordingSink,
@@ -18,7 +19,14 @@ import {
   waitFor,
 } from "./net_support.ts";
 
-async function setup(limits: { maxQueue?: number; stallMs?: number } = {}) {
+async function setup(
+  limits: {
+    maxQueue?: number;
+    maxTotalQueue?: number;
+    maxLimit?: number;
+    stallMs?: number;
+  } = {},
+) {
   const t = tempStore();
   const rec = recordingSink();
   const ingest = createIngest({
@@ -198,82 +206,6 @@ Deno.test("a nostr-tools subscription sees history, EOSE and then live posts", a
 
 // ---- a client that does not read -------------------------------------------
 
-/** A WebSocket client on a raw TCP connection: it reads only when told to. */
-async function lazyClient(port: number) {
-  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-  const enc = new TextEncoder();
-  await conn.write(enc.encode(
-    "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
-      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
-  ));
-  let buf = new Uint8Array(0);
-  const fill = async (): Promise<boolean> => {
-    const chunk = new Uint8Array(64 * 1024);
-    const n = await conn.read(chunk);
-    if (n === null) return false;
-    const next = new Uint8Array(buf.length + n);
-    next.set(buf);
-    next.set(chunk.subarray(0, n), buf.length);
-    buf = next;
-    return true;
-  };
-  // The handshake's answer.
-  for (;;) {
-    const text = new TextDecoder().decode(buf);
-    const end = text.indexOf("\r\n\r\n");
-    if (end >= 0) {
-      assert.match(text, /^HTTP\/1\.1 101/);
-      buf = buf.slice(end + 4);
-      break;
-    }
-    if (!await fill()) throw new Error("closed during the handshake");
-  }
-  return {
-    /** Sends one masked text frame. */
-    async send(msg: unknown) {
-      const payload = enc.encode(JSON.stringify(msg));
-      const mask = crypto.getRandomValues(new Uint8Array(4));
-      const len = payload.length;
-      const head = len < 126 ? [0x81, 0x80 | len] : [0x81, 0x80 | 126, len >> 8, len & 255];
-      const frame = new Uint8Array(head.length + 4 + len);
-      frame.set(head);
-      frame.set(mask, head.length);
-      for (let i = 0; i < len; i++) frame[head.length + 4 + i] = payload[i] ^ mask[i % 4];
-      await conn.write(frame);
-    },
-    /** Reads text frames until `stop` says so or the connection ends. */
-    async readUntil(stop: (m: unknown[]) => boolean): Promise<unknown[][]> {
-      const out: unknown[][] = [];
-      for (;;) {
-        while (buf.length >= 2) {
-          let len = buf[1] & 127;
-          let at = 2;
-          if (len === 126) {
-            if (buf.length < 4) break;
-            len = (buf[2] << 8) | buf[3];
-            at = 4;
-          } else if (len === 127) {
-            if (buf.length < 10) break;
-            len = Number(new DataView(buf.buffer, buf.byteOffset + 2, 8).getBigUint64(0));
-            at = 10;
-          }
-          if (buf.length < at + len) break;
-          const opcode = buf[0] & 15;
-          const body = buf.slice(at, at + len);
-          buf = buf.slice(at + len);
-          if (opcode === 8) return out;
-          if (opcode !== 1) continue;
-          const m = JSON.parse(new TextDecoder().decode(body));
-          out.push(m);
-          if (stop(m)) return out;
-        }
-        if (!await fill()) return out;
-      }
-    },
-    close: () => conn.close(),
-  };
-}
-
 Deno.test("a subscriber that does not read is cut off with CLOSED, not buffered forever", async () => {
   const maxQueue = 512 * 1024;
   const s = await setup({ maxQueue });
@@ -314,6 +246,163 @@ Deno.test("a subscriber that does not read is cut off with CLOSED, not buffered 
     assert.ok(!rest.some((m) => m[1] === "firehose"));
   } finally {
     lazy.close();
+    await healthy.close();
+    await s.cleanup();
+  }
+});
+
+Deno.test("a client that asks for all history and never reads: the server holds no more than its cap", async () => {
+  const maxQueue = 1024 * 1024;
+  const s = await setup({ maxQueue, maxLimit: 1000 });
+  // 600 posts of ~24 KiB (14 MiB): far more than the cap and the kernel's buffers.
+  const text = "y".repeat(24 * 1024);
+  const t = nowSec();
+  for (let i = 0; i < 600; i += 50) {
+    s.store.insert(
+      Array.from(
+        { length: 50 },
+        (_, j) => signed(alice, "note", `${i + j} ${text}`, { createdAt: t - 600 + i + j }),
+      ),
+    );
+  }
+  const lazy = await lazyClient(s.server.port);
+  try {
+    await lazy.send(["REQ", "all", { kinds: [...NOSTR_KINDS], limit: 1000 }]);
+    // Watch the server's own count while the client reads nothing.
+    let most = 0;
+    let last = -1;
+    let still = 0;
+    await waitFor(() => {
+      const now = s.server.buffered();
+      most = Math.max(most, now);
+      still = now === last && now > 0 ? still + 1 : 0;
+      last = now;
+      return still >= 50; // half a second without change: the answer waits for the client
+    }, "the server to stop writing to the lazy client");
+    assert.ok(most <= maxQueue, `the server held ${most} bytes for one client (cap ${maxQueue})`);
+    // Once the client reads, the whole answer comes, newest first, then EOSE.
+    const got = await lazy.readUntil((m) => m[0] === "EOSE");
+    const events = got.filter((m) => m[0] === "EVENT").map((m) => m[2] as NostrEvent);
+    assert.equal(events.length, 600);
+    assert.equal(new Set(events.map((e) => e.id)).size, 600);
+    assert.ok(events.every((e, i) => i === 0 || events[i - 1].created_at >= e.created_at));
+  } finally {
+    lazy.close();
+    await s.cleanup();
+  }
+});
+
+Deno.test("a stored answer read page by page: many posts in one second, overlapping filters, limits", async () => {
+  const s = await setup();
+  const reader = await openWs(s.url);
+  try {
+    const t = nowSec() - 100;
+    // 150 posts of the same second (several pages), 30 an hour older.
+    const same = Array.from(
+      { length: 150 },
+      (_, i) => signed(alice, "note", `same ${i}`, { createdAt: t }),
+    );
+    const older = Array.from(
+      { length: 30 },
+      (_, i) => signed(bob, "note", `older ${i}`, { createdAt: t - 3600 - i }),
+    );
+    s.store.insert([...same, ...older]);
+    const all = await fetchAll(reader, "all", { kinds: [...NOSTR_KINDS] });
+    assert.equal(all.length, 180);
+    assert.equal(new Set(all.map((e) => e.id)).size, 180);
+    // Two filters that overlap: each event once.
+    const both = await fetchAll(reader, "both", { authors: [alice.pubkey] }, {
+      kinds: [...NOSTR_KINDS],
+    });
+    assert.equal(both.length, 180);
+    assert.equal(new Set(both.map((e) => e.id)).size, 180);
+    // A filter's limit holds across pages.
+    const some = await fetchAll(reader, "some", { kinds: [...NOSTR_KINDS], limit: 70 });
+    assert.equal(some.length, 70);
+    assert.equal(new Set(some.map((e) => e.id)).size, 70);
+    const sinceOlder = await fetchAll(reader, "old", { until: t - 1 });
+    assert.deepEqual(sinceOlder.map((e) => e.content), older.map((e) => e.content));
+  } finally {
+    await reader.close();
+    await s.cleanup();
+  }
+});
+
+Deno.test("the 257th connection is refused (net.max_connections, default 256)", async () => {
+  const s = await setup();
+  const lazies: Awaited<ReturnType<typeof lazyClient>>[] = [];
+  try {
+    for (let i = 0; i < 256; i++) lazies.push(await lazyClient(s.server.port));
+    await waitFor(() => s.server.connections() === 256, "256 connections");
+    await assert.rejects(openWs(s.url), /cannot connect/);
+    const refused = await fetch(`http://127.0.0.1:${s.server.port}/`, {
+      headers: {
+        upgrade: "websocket",
+        connection: "Upgrade",
+        "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+        "sec-websocket-version": "13",
+      },
+    });
+    assert.equal(refused.status, 503);
+    assert.match(await refused.text(), /^error: this relay endpoint already has 256 clients/);
+    // One leaves: a new client gets in.
+    lazies.pop()!.close();
+    await waitFor(() => s.server.connections() === 255, "one connection closed");
+    const ws = await openWs(s.url);
+    await ws.close();
+  } finally {
+    for (const l of lazies) l.close();
+    await s.cleanup();
+  }
+});
+
+Deno.test("the 21st subscription of a connection is refused with CLOSED", async () => {
+  const s = await setup();
+  const reader = await openWs(s.url);
+  try {
+    for (let i = 0; i < 20; i++) await fetchAll(reader, `s${i}`, { kinds: [...NOSTR_KINDS] });
+    reader.send(["REQ", "s20", { kinds: [...NOSTR_KINDS] }]);
+    const closed = await reader.next((m) => m[1] === "s20", "an answer to s20");
+    assert.equal(closed[0], "CLOSED");
+    assert.match(String(closed[2]), /^rate-limited: at most 20 subscriptions/);
+    // After a CLOSE, there is room again.
+    reader.send(["CLOSE", "s0"]);
+    assert.deepEqual(await fetchAll(reader, "s20", { kinds: [...NOSTR_KINDS] }), []);
+  } finally {
+    await reader.close();
+    await s.cleanup();
+  }
+});
+
+Deno.test("past the total cap, the slowest clients are disconnected and the readers keep up", async () => {
+  const maxTotalQueue = 1024 * 1024;
+  const s = await setup({ maxTotalQueue });
+  const lazies = [await lazyClient(s.server.port), await lazyClient(s.server.port)];
+  const healthy = await openWs(s.url);
+  try {
+    for (const l of lazies) await l.send(["REQ", "firehose", { kinds: [...NOSTR_KINDS] }]);
+    healthy.send(["REQ", "watch", { kinds: [...NOSTR_KINDS], limit: 0 }]);
+    await healthy.next((m) => m[0] === "EOSE", "EOSE");
+    await waitFor(() => s.server.connections() === 3, "three connections");
+    const text = "z".repeat(24 * 1024);
+    let most = 0;
+    const total = 400;
+    for (let i = 0; i < total; i += 10) {
+      s.store.insert(
+        Array.from({ length: 10 }, (_, j) => signed(alice, "note", `${i + j} ${text}`)),
+      );
+      most = Math.max(most, s.server.buffered());
+      await new Promise((r) => setTimeout(r, 40));
+    }
+    await waitFor(() => s.server.connections() === 1, "the two lazy clients disconnected");
+    // Never more than the cap plus the one burst that went past it.
+    assert.ok(most <= maxTotalQueue + 10 * (text.length + 500), `held ${most} bytes`);
+    await waitFor(
+      () => healthy.messages.filter((m) => m[0] === "EVENT").length === total,
+      "every event on the healthy client",
+    );
+  } finally {
+    for (const l of lazies) l.close();
     await healthy.close();
     await s.cleanup();
   }

@@ -4,6 +4,8 @@
  */
 
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { VERIFY_WORKER_URL } from "../../src/workers/verify_worker_url.ts";
 import { dataPaths } from "../../src/config/paths.ts";
 import {
   type CommandId,
@@ -193,6 +195,12 @@ Deno.test("the daemon writes its store, key, agent dir and socket, never config.
       [{ op: "run", cmd: "kill" }, "ok"],
       [{ op: "run", cmd: "ps" }, "ok"],
       [{ op: "read", path: "/proc/self/stat" }, "NotCapable"],
+      // The verify workers' module, to start them; not the code beside it.
+      [{ op: "read", path: fileURLToPath(VERIFY_WORKER_URL) }, "ok"],
+      [
+        { op: "read", path: fileURLToPath(new URL("help_worker.ts", VERIFY_WORKER_URL)) },
+        "NotCapable",
+      ],
       [{ op: "run", cmd: "sh" }, "NotCapable"],
       [{ op: "tcp", hostname: "127.0.0.1", port: 10 }, "NotCapable"],
       [{ op: "env", name: "HOME" }, "NotCapable"],

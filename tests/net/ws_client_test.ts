@@ -1,0 +1,145 @@
+import assert from "node:assert/strict";
+import { CLOSED, WsClient } from "../../src/net/ws_client.ts";
+import { waitFor } from "./net_support.ts";
+
+/** Opens a client and collects what it receives. */
+async function open(url: string) {
+  const ws = new WsClient(url);
+  const got: string[] = [];
+  const closes: { code: number; reason: string }[] = [];
+  const errors: string[] = [];
+  ws.onmessage = (e) => got.push(e.data);
+  ws.onclose = (e) => closes.push(e);
+  ws.onerror = (e) => errors.push(e.message);
+  await new Promise<void>((resolve, reject) => {
+    ws.onopen = () => resolve();
+    ws.onclose = (e) => reject(new Error(`closed (${e.code}) ${errors.join("; ")}`));
+  });
+  ws.onclose = (e) => closes.push(e);
+  return { ws, got, closes, errors };
+}
+
+Deno.test("WsClient exchanges text messages of every length class with Deno.serve", async () => {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    const { socket, response } = Deno.upgradeWebSocket(req);
+    socket.onmessage = (e) => socket.send(`echo:${e.data}`);
+    return response;
+  });
+  try {
+    const c = await open(`ws://127.0.0.1:${server.addr.port}/some/path?x=1`);
+    const texts = [0, 1, 125, 126, 1024, 1025, 4096, 65535, 65536, 200_000].map((n) =>
+      "é".repeat(n >> 1) + "a".repeat(n & 1)
+    );
+    for (const t of texts) c.ws.send(t);
+    await waitFor(() => c.got.length === texts.length, "every echo");
+    assert.deepEqual(c.got, texts.map((t) => `echo:${t}`));
+    c.ws.close(1000, "done");
+    await waitFor(() => c.closes.length === 1, "the close");
+    assert.equal(c.closes[0].code, 1000);
+    assert.equal(c.ws.readyState, CLOSED);
+  } finally {
+    await server.shutdown();
+  }
+});
+
+/** A TCP server that completes the handshake and hands back the connection. */
+function rawServer() {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const accepted = (async () => {
+    const conn = await listener.accept();
+    const buf = new Uint8Array(4096);
+    let head = "";
+    while (!head.includes("\r\n\r\n")) {
+      const n = await conn.read(buf);
+      if (n === null) throw new Error("no handshake");
+      head += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    const key = head.match(/sec-websocket-key:\s*(\S+)/i)![1];
+    const digest = new Uint8Array(
+      await crypto.subtle.digest(
+        "SHA-1",
+        new TextEncoder().encode(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"),
+      ),
+    );
+    await conn.write(new TextEncoder().encode(
+      "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+        `Sec-WebSocket-Accept: ${btoa(String.fromCharCode(...digest))}\r\n\r\n`,
+    ));
+    return conn;
+  })();
+  return { port: (listener.addr as Deno.NetAddr).port, accepted, listener };
+}
+
+Deno.test("a message over 1 KiB leaves in one write: the peer's first read holds the whole frame", async () => {
+  // Deno's own WebSocket client writes the header and the payload of such a frame
+  // separately with Nagle on, and the payload then waits ~40 ms for the peer's
+  // delayed ACK: here the first read would hold only the 8-byte header.
+  const raw = rawServer();
+  const c = await open(`ws://127.0.0.1:${raw.port}`);
+  const conn = await raw.accepted;
+  try {
+    for (const size of [1025, 4096, 60_000]) {
+      c.ws.send("p".repeat(size));
+      const buf = new Uint8Array(128 * 1024);
+      const n = (await conn.read(buf))!;
+      assert.equal(n, size + 8, `first read of a ${size}-byte message`);
+    }
+  } finally {
+    c.ws.close();
+    conn.close();
+    raw.listener.close();
+  }
+});
+
+Deno.test("WsClient answers ping with pong, joins fragments and reports the server's close", async () => {
+  const raw = rawServer();
+  const c = await open(`ws://127.0.0.1:${raw.port}`);
+  const conn = await raw.accepted;
+  try {
+    const enc = new TextEncoder();
+    const f = (byte0: number, payload: Uint8Array) =>
+      new Uint8Array([byte0, payload.length, ...payload]);
+    // A text message in two fragments with a ping between them.
+    await conn.write(f(0x01, enc.encode("hel")));
+    await conn.write(f(0x89, enc.encode("are you there")));
+    await conn.write(f(0x80, enc.encode("lo")));
+    const buf = new Uint8Array(1024);
+    const n = (await conn.read(buf))!;
+    assert.equal(buf[0], 0x8a, "a pong");
+    assert.equal(buf[1] & 0x80, 0x80, "masked, as from a client");
+    const len = buf[1] & 127;
+    const mask = buf.subarray(2, 6);
+    const body = buf.subarray(6, 6 + len).map((b, i) => b ^ mask[i & 3]);
+    assert.equal(new TextDecoder().decode(body), "are you there");
+    assert.equal(n, 6 + len);
+    await waitFor(() => c.got.length === 1, "the message");
+    assert.deepEqual(c.got, ["hello"]);
+    // The server closes with 1001 "bye": the client answers and reports it.
+    await conn.write(new Uint8Array([0x88, 5, 0x03, 0xe9, ...enc.encode("bye")]));
+    await waitFor(() => c.closes.length === 1, "the close");
+    assert.deepEqual(c.closes[0], { code: 1001, reason: "bye" });
+    const m = (await conn.read(buf))!;
+    assert.equal(buf[0], 0x88, "the client's close frame");
+    assert.ok(m >= 8);
+  } finally {
+    conn.close();
+    raw.listener.close();
+  }
+});
+
+Deno.test("WsClient fails cleanly on a refused handshake and on a closed port", async () => {
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () => new Response("no", { status: 503 }),
+  );
+  try {
+    await assert.rejects(open(`ws://127.0.0.1:${server.addr.port}`), /503/);
+  } finally {
+    await server.shutdown();
+  }
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  await assert.rejects(open(`ws://127.0.0.1:${port}`), /closed \(1006\)/);
+  assert.throws(() => new WsClient("http://example.com/"), /not a ws:\/\/ or wss:\/\/ URL/);
+});
