@@ -18,7 +18,7 @@
 import type { NostrEvent } from "../posts/post.ts";
 import { verifyEvent, type VerifyResult } from "../posts/verify.ts";
 import type { VerifyAnswer, VerifyRequest } from "../workers/verify_worker.ts";
-import { VERIFY_WORKER_URL } from "../workers/verify_worker_url.ts";
+import { VERIFY_WORKER_URL } from "./verify_worker_url.ts";
 
 /** Events per message to a worker, at most. */
 const MAX_BATCH = 256;

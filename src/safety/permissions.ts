@@ -11,7 +11,7 @@
 
 import { fileURLToPath } from "node:url";
 import type { DataPaths } from "../config/paths.ts";
-import { VERIFY_WORKER_SOURCES } from "../workers/verify_worker_url.ts";
+import { VERIFY_WORKER_SOURCES } from "../net/verify_worker_url.ts";
 
 /** The commands, each one Worker with its own permission set. */
 export type CommandId =

@@ -18,6 +18,7 @@ import {
   runtimeFiles,
 } from "./embedded.ts";
 import { LAUNCHER_FLAGS } from "../../src/safety/permissions.ts";
+import { VERIFY_WORKER_URL } from "../../src/net/verify_worker_url.ts";
 
 /** deno.json's compile task as arguments to `deno`, writing to `output`. */
 function compileArgs(output: string): string[] {
@@ -114,8 +115,14 @@ Deno.test("every worker of the route table is a module in the folder the launche
   for (const w of workerModules()) {
     assert.ok(Deno.statSync(`${ROOT}src/workers/${w}`).isFile, `${w} is in the route table`);
   }
+  // Beside the commands' workers, the one worker the daemon starts itself.
+  const internal = VERIFY_WORKER_URL.pathname.split("/").pop()!;
   const onDisk = [...Deno.readDirSync(`${ROOT}src/workers`)].map((e) => e.name).sort();
-  assert.deepEqual(onDisk, workerModules(), "a worker module no command routes to");
+  assert.deepEqual(
+    onDisk,
+    [...workerModules(), internal].sort(),
+    "a worker module no command routes to and the daemon does not start",
+  );
 });
 
 Deno.test("the release workflow compiles with exactly deno.json's compile flags", () => {

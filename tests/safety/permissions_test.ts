@@ -5,7 +5,7 @@
 
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { VERIFY_WORKER_URL } from "../../src/workers/verify_worker_url.ts";
+import { VERIFY_WORKER_URL } from "../../src/net/verify_worker_url.ts";
 import { dataPaths } from "../../src/config/paths.ts";
 import {
   type CommandId,
