@@ -2,7 +2,7 @@
  * The texts a model reads about wats, in one home:
  *
  * - the sentence that opens both the MCP server instructions and the shipped
- *   HEARTBEAT.md (ADR 0011, "Prompts"), and the quality-and-trust paragraph;
+ *   HEARTBEAT.md (docs/decisions/runner.md, "Prompts"), and the quality-and-trust paragraph;
  * - how the tools fit together, which interactive MCP sessions get in the
  *   server instructions and runner sessions get in the run's system prompt;
  * - the run's system prompt (`runSystemPrompt`), written per run beside the

@@ -2,7 +2,7 @@
  * `wats agent`: observe the agent runner (runs, logs, attach) and review its
  * held drafts (pending, approve, reject). Observing only reads transcripts;
  * decisions go to the running daemon over the socket, which owns
- * `agent/pending/` and publishes (DESIGN §2). Nothing here writes a file.
+ * `agent/pending/` and publishes (docs/architecture.md §2). Nothing here writes a file.
  *
  * @module
  */

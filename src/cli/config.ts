@@ -1,7 +1,7 @@
 /**
  * `wats config get|list|set|unset|ack`: reading and editing config.toml, and
  * acknowledging the safety settings in safety.json. Each subcommand runs in a
- * Worker with its own grants (DESIGN §2): get/list read config.toml and
+ * Worker with its own grants (docs/architecture.md §2): get/list read config.toml and
  * safety.json; set/unset also write config.toml; ack writes safety.json only.
  *
  * @module

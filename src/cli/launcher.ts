@@ -1,7 +1,7 @@
 /**
  * The launcher: reads the command line, resolves the data directory and the
  * paths the command needs, and runs the command's module in a Worker holding
- * exactly that command's permissions (DESIGN §2). It then only relays signals
+ * exactly that command's permissions (docs/architecture.md §2). It then only relays signals
  * and the exit code.
  *
  * @module

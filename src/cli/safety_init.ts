@@ -1,6 +1,6 @@
 /**
  * The daemon's very first start records the acknowledged safety values
- * (ADR 0011: "the first run records them silently"). The launcher runs this in
+ * (docs/decisions/runner.md: "the first run records them silently"). The launcher runs this in
  * a Worker whose only write grant is safety.json, before the daemon's own
  * Worker, which may not write that file at all.
  *

@@ -1,6 +1,6 @@
 /**
  * Where a node keeps its files. The data directory is the contract between the
- * daemon, `wats mcp` and the CLI (DESIGN §3); every path below derives from it.
+ * daemon, `wats mcp` and the CLI (docs/architecture.md §3); every path below derives from it.
  *
  * @module
  */

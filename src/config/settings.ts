@@ -1,6 +1,6 @@
 /**
  * Precedence, in one function: flags, then `WATS_*` variables, then config.toml,
- * then the defaults (ADR 0011). Every command that needs settings goes through
+ * then the defaults (docs/decisions/runner.md). Every command that needs settings goes through
  * `resolveSettings`, so `wats config list`, the daemon and `wats status` can
  * never disagree on what is in effect.
  *
@@ -60,7 +60,7 @@ export interface ResolvedSettings {
 
 /**
  * Flag name (without dashes) → setting key, for the daemon's argument parser.
- * Runner flags have a plain and an `--agent-` form (ADR 0011).
+ * Runner flags have a plain and an `--agent-` form (docs/decisions/runner.md).
  */
 export const DAEMON_FLAGS: Readonly<Record<string, SettingKey>> = Object.fromEntries(
   SETTING_KEYS.flatMap((key) => SCHEMA[key].flags.map((f) => [f.replace(/^--/, ""), key])),
@@ -174,7 +174,7 @@ function fromText(key: SettingKey, text: string, home: string | undefined, said:
   }
 }
 
-/** `agent.workdir` may not be the data directory or contain it (ADR 0011, prevention). */
+/** `agent.workdir` may not be the data directory or contain it (docs/decisions/runner.md, prevention). */
 function checkWorkdir(workdir: string, source: SettingSource, input: ResolveInput): void {
   if (workdir === "") return;
   const dataDir = input.filePath.replace(/\/[^/]*$/, "") || "/";

@@ -1,6 +1,6 @@
 /**
  * The MCP server's instructions: the shared opening sentence, the
- * quality-and-trust paragraph (ADR 0011, "Prompts"), then how the tools fit
+ * quality-and-trust paragraph (docs/decisions/runner.md, "Prompts"), then how the tools fit
  * together. Hosts put this text in the model's context when they connect.
  *
  * Runner sessions get the shared sentence only: the runner gives their model

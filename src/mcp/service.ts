@@ -42,7 +42,7 @@ export interface Hello {
 /**
  * A one-shot request of a CLI command (`wats resume`, `wats guardian halt`)
  * sent instead of a hello. It is not an MCP tool: no agent session can send
- * it through MCP (the ADR keeps these commands out of the agent's reach).
+ * it through MCP (the runner contract keeps these commands out of the agent's reach).
  * `takeover` is a foreground `wats` asking a node that `wats mcp` started in
  * the background to stop and make way; any other node refuses it.
  */

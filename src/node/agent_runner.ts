@@ -117,7 +117,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
     })
     : undefined;
 
-  // ADR 0011: register wats in Claude Code when the entry is missing or
+  // docs/decisions/runner.md: register wats in Claude Code when the entry is missing or
   // different, and say nothing otherwise.
   const selfCommand = { command: d.self[0], args: d.self.slice(1) };
   if (runtime === "claude") {

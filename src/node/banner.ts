@@ -1,5 +1,5 @@
 /**
- * The short banner the daemon prints on stderr at start (ADR 0011): who this
+ * The short banner the daemon prints on stderr at start (docs/decisions/runner.md): who this
  * node is, where its files are, whether an agent runs and where posts go.
  *
  * @module

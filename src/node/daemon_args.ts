@@ -93,7 +93,7 @@ export function parseDaemonArgs(argv: string[]): DaemonArgs {
   const startedByMcp = values["started-by-mcp"] === true;
   if (startedByMcp) {
     // A node started in the background by `wats mcp` never runs agents,
-    // whatever the flags or config say (ADR 0011).
+    // whatever the flags or config say (docs/decisions/runner.md).
     flags["agent.runtime"] = { flag: "--started-by-mcp", value: "none" };
   }
   let idleStopMs: number | undefined;

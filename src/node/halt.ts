@@ -1,5 +1,5 @@
 /**
- * Halting this node's agent (ADR 0011 safety, DESIGN §7). A `halt` post from
+ * Halting this node's agent (docs/decisions/runner.md safety, docs/safety.md). A `halt` post from
  * an accepted author stops new runs and cancels the current one until
  * `wats resume`. Accepted: the keys in `halt.accept`, and the node's own
  * person profile (a person may always halt their own agent). A halt with `p`

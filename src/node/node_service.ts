@@ -232,7 +232,7 @@ export class LocalNodeService implements NodeService {
       node: this.#d.nodeId,
       profile: { name: session.profile, npub: npubEncode(session.pubkey) },
       // A runner session reads neither where the node's files are nor how to
-      // acknowledge a change (ADR 0011 keeps `wats config ack` out of its reach).
+      // acknowledge a change (docs/decisions/runner.md keeps `wats config ack` out of its reach).
       ...(session.runner ? {} : { dataDir: this.#d.dataDir }),
       relays: this.#d.relays,
       agent: runner.agent,

@@ -1,6 +1,6 @@
 /**
  * The node's authors: each profile name seeds a key derived from the node
- * secret (DESIGN §4). The node records every profile it signs for, so it can
+ * secret (docs/protocol.md). The node records every profile it signs for, so it can
  * tell its own profiles' posts apart (`agent.ignore_local`).
  *
  * @module

@@ -1,5 +1,5 @@
 /**
- * The review queue (agent.review, ADR 0011): drafts by the agent wait in
+ * The review queue (agent.review, docs/decisions/runner.md): drafts by the agent wait in
  * `<data dir>/agent/pending/<id>.json` until a person approves or rejects them.
  * Drafts are kept unsigned so `approve --edit` can change them; the node signs
  * at approval. Rejection reasons wait in `agent/rejections.jsonl` for the next

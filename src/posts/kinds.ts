@@ -35,7 +35,7 @@ export const WATS_KINDS = [
 /** A wats kind name. */
 export type WatsKind = typeof WATS_KINDS[number];
 
-/** Kinds that can wake an agent (ADR 0011). */
+/** Kinds that can wake an agent (docs/decisions/runner.md). */
 export const ACTIONABLE = [
   "ask",
   "answer",

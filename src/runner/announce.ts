@@ -1,5 +1,5 @@
 /**
- * The agent's announce (ADR 0011, "Role and announce"): on first start, and
+ * The agent's announce (docs/decisions/runner.md, "Role and announce"): on first start, and
  * whenever `agent.about` or `agent.caps` change, the runner posts an announce
  * from the agent profile: title = the first line of about, text = about, tags =
  * the caps as `cap:*`. The node warns when about is empty (and then announces

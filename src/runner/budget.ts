@@ -1,5 +1,5 @@
 /**
- * The spend budget (ADR 0011, "Budget"): per UTC day and per UTC month, spend is
+ * The spend budget (docs/decisions/runner.md, "Budget"): per UTC day and per UTC month, spend is
  * the sum of the costs the harness reports; runs that report no cost count
  * against `agent.max_runs_per_day` instead. A budget is reached when what was
  * used is at least the limit (so a limit of 0 allows nothing); the runner then

@@ -1,5 +1,5 @@
 /**
- * The loop detector (ADR 0011, addendum of 2026-10-18), to the letter.
+ * The loop detector (docs/decisions/runner.md, addendum of 2026-10-18), to the letter.
  *
  * Before an event wakes the agent, read the newest events of its thread from the
  * store (root and replies, grafted replies left out, newest first by seq) and
@@ -87,7 +87,7 @@ export function checkThread(
 /** The most events read from one thread (the store's query cap). */
 const MAX_READ = 10_000;
 
-/** The log line of a paused thread, exactly as the ADR writes it. */
+/** The log line of a paused thread, exactly as the runner contract writes it. */
 export function loopPausedMessage(thread: string, maxExchanges: number): string {
   return `agent wake paused: loop detected in thread ${thread} (agent.loop_max_exchanges = ${maxExchanges})`;
 }

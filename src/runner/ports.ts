@@ -2,7 +2,7 @@
  * The runner's view of the world: the few things it reads from the store, and
  * the clock, timers and logger it is given. Everything the runner does over time
  * goes through these, so its timing is tested with a fake clock, not with sleeps
- * (STYLE rule 7). `Store` (src/store/store.ts) satisfies `RunnerStore`
+ * (docs/architecture.md §8). `Store` (src/store/store.ts) satisfies `RunnerStore`
  * structurally; LogTape's `Logger` satisfies `RunnerLog`.
  *
  * @module

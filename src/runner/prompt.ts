@@ -1,10 +1,10 @@
 /**
  * The wake prompt: the HEARTBEAT.md template with its variables filled
- * (ADR 0011, "Prompts"): {agent_profile}, {user}, {agent.about}, {reasons},
+ * (docs/decisions/runner.md, "Prompts"): {agent_profile}, {user}, {agent.about}, {reasons},
  * {cursor} and {events}. {events} lists the new events by id, kind, author and
  * thread, then each event's thread (its root and newest replies), then the
  * feedback on the agent's posts and any review rejections. The prompt never
- * names the command that acknowledges safety changes (ADR 0011, safety
+ * names the command that acknowledges safety changes (docs/decisions/runner.md, safety
  * settings).
  *
  * Threads go into the prompt so that answering one ask needs no `thread` or

@@ -1,5 +1,5 @@
 /**
- * The heartbeat runner's core (ADR 0011): it hears every new post, decides which
+ * The heartbeat runner's core (docs/decisions/runner.md): it hears every new post, decides which
  * ones wake the agent, and when to start a run: one at a time, within the limits.
  *
  * - Events of interest (wake_rules.ts) are queued; the first one starts a

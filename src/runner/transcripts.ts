@@ -1,5 +1,5 @@
 /**
- * Run transcripts (ADR 0011, "Observability"): each run leaves
+ * Run transcripts (docs/decisions/runner.md, "Observability"): each run leaves
  * `<data dir>/agent/runs/<id>.jsonl` = a `wats_run` header line, then the CLI's
  * output lines as they came, then a `wats_end` footer. The index
  * `agent/runs.jsonl` has one line per finished run (the header's summary and the
@@ -74,7 +74,7 @@ export interface Retention {
   maxAgeMs: number;
 }
 
-/** ADR 0011: the newest 200 runs, at most 30 days. */
+/** docs/decisions/runner.md: the newest 200 runs, at most 30 days. */
 export const DEFAULT_RETENTION: Retention = { runs: 200, maxAgeMs: 30 * 24 * 3_600_000 };
 
 const RUN_ID = /^\d{8}T\d{9}Z-[0-9a-f]{6}$/;

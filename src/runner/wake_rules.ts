@@ -1,5 +1,5 @@
 /**
- * Which new posts concern the agent (ADR 0011, "When it wakes the agent").
+ * Which new posts concern the agent (docs/decisions/runner.md, "When it wakes the agent").
  *
  * An event of interest is an `ask`, or a direct reply to one of the agent's posts
  * (its parent's author is the agent, so answers to its clarify count; sibling

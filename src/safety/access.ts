@@ -1,5 +1,5 @@
 /**
- * The access levels of ADR 0011 as a plan for one Claude Code run: where it
+ * The access levels of docs/decisions/runner.md as a plan for one Claude Code run: where it
  * runs, which flags open or close what, which deny rules apply, what the banner
  * says, and what is wrong with the settings.
  *
@@ -187,7 +187,7 @@ function workspacePlan(input: AccessInput, workdir: string, problems: string[]):
   const tools = input.tools.map(parseTool);
   for (const t of tools) if (t.problem) problems.push(t.problem);
   const names = [...new Set(tools.filter((t) => !t.problem).map((t) => t.name))];
-  // Skills are part of what workspace opens (ADR 0011); they reach the model
+  // Skills are part of what workspace opens (docs/decisions/runner.md); they reach the model
   // through the Skill tool.
   const withSkill = names.includes("Skill") ? names : [...names, "Skill"];
   const scope = `/${workdir}/**`;

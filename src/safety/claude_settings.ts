@@ -1,5 +1,5 @@
 /**
- * The prevention side of ADR 0011's safety settings for Claude Code: the
+ * The prevention side of the runner contract's (docs/decisions/runner.md) safety settings for Claude Code: the
  * `permissions.deny` rules of the `--settings` file a run gets at `locked` and
  * `workspace` access, the check of that file, and the writer the runner calls
  * before every run.
@@ -8,7 +8,7 @@
  * what keeps it in check (config.toml, safety.json, `wats resume`…). The deny
  * rules make that impossible by default; detection (safety.json) catches the
  * rest. Claude Code silently ignores a settings file that is bad JSON or has the
- * wrong shape (HARNESS_FACTS), so {@linkcode writeClaudeSettings} refuses to
+ * wrong shape (docs/harness_facts.md), so {@linkcode writeClaudeSettings} refuses to
  * write one that {@linkcode validateClaudeSettings} finds fault with.
  *
  * Path rules use Claude Code's syntax: in `Edit(...)`/`Write(...)`/`Read(...)`
@@ -54,7 +54,7 @@ export interface ClaudeSettings {
 /**
  * The entries of DataPaths (relative to the data dir) that are denied even before
  * they exist, so an agent cannot plant one. Directories end with `/`. config.toml
- * and safety.json are the ADR's; the others are the node's own files: the secret,
+ * and safety.json are the runner contract's; the others are the node's own files: the secret,
  * the store and SQLite's side files (a planted hot journal would be replayed into
  * the store), the socket, the lock, the worktrees and the agent's records.
  */
@@ -90,7 +90,7 @@ export const DENIED_WATS_COMMANDS: readonly string[] = [
 
 /**
  * The `permissions.deny` rules for a run at `locked` or `workspace` access, in a
- * stable order without duplicates (ADR 0011, "Safety settings"):
+ * stable order without duplicates (docs/decisions/runner.md, "Safety settings"):
  *
  * - `Edit`/`Write` on every entry of the data directory except those on the path
  *   to the run directory when it lies inside (so the run directory stays writable
@@ -106,7 +106,7 @@ export const DENIED_WATS_COMMANDS: readonly string[] = [
  *   `Bash(*wats guardian*)`, `Bash(*wats setup*)`.
  * - `Bash(*..*)` when the workspace (`workdir`, else the run directory) lies inside
  *   the data directory: from there a relative path reaches everything.
- * - `Read` on node.key (beyond the ADR's list, see docs/safety.md): the secret
+ * - `Read` on node.key (beyond the runner contract's list, see docs/safety.md): the secret
  *   every profile key derives from.
  */
 export function denyRules(input: DenyInput): string[] {

@@ -1,5 +1,5 @@
 /**
- * Every command's Deno permissions, declared once as data (DESIGN §2).
+ * Every command's Deno permissions, declared once as data (docs/architecture.md §2).
  *
  * The launcher runs each command in a Worker granted exactly the set this module
  * returns, and the tests assert `NotCapable` one step outside it. A path-list

@@ -1,5 +1,5 @@
 /**
- * safety.json: the acknowledged values of the safety settings (ADR 0011,
+ * safety.json: the acknowledged values of the safety settings (docs/decisions/runner.md,
  * detection). It holds values, not a hash, so a notice can say what changed.
  * `acknowledge` is the only function in wats that writes the file; it runs in
  * `wats config ack` and, once, at the daemon's first start (create-new), each in

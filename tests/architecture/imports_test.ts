@@ -1,7 +1,7 @@
 /**
- * Imports follow permissions (STYLE.md rule 2): modules that parse untrusted
+ * Imports follow permissions (docs/architecture.md §8): modules that parse untrusted
  * input or run with narrow grants must not pull in code that spawns processes
- * or writes settings. Imports run down the layers (STYLE.md rule 11): cli →
+ * or writes settings. Imports run down the layers (docs/architecture.md §8): cli →
  * node → runner/net/mcp → store/posts/config. Reads the module graph with
  * `deno info --json`.
  */

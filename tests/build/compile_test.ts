@@ -2,7 +2,7 @@
  * `deno task compile` must embed everything the launcher loads at run time: a
  * Worker's module is loaded by URL, so one missing from the binary fails only
  * when that command runs. The runtime base cannot be downloaded here, so the
- * compile uses this deno as DENORT_BIN (DESIGN §1): it completes and writes the
+ * compile uses this deno as DENORT_BIN (docs/getting-started.md, "Building the binary"): it completes and writes the
  * embedded file system, though that output does not run standalone. What must
  * be embedded comes from the code (tests/build/embedded.ts), not from a list.
  */

@@ -30,7 +30,7 @@ function requirementOf(fn: () => unknown): string {
   assert.fail("expected the value to be refused");
 }
 
-Deno.test("defaults are the ones ADR 0011 decided", () => {
+Deno.test("defaults are the ones docs/decisions/runner.md decided", () => {
   const d = defaultSettings();
   assert.equal(d["agent.runtime"], "none");
   assert.equal(d["agent.every"], 30_000);

@@ -145,7 +145,7 @@ Deno.test("harnesses and checkouts tables pass through to their owners", () => {
   });
 });
 
-Deno.test("removed thread_backoff keys load with exactly one warning each, in ADR wording", () => {
+Deno.test("removed thread_backoff keys load with exactly one warning each, in the runner contract's wording", () => {
   const r = resolve({
     fileText: '[agent]\nthread_backoff = "1m"\nthread_backoff_max = "1h"\nmax_turns = 3\n',
   });

@@ -21,7 +21,7 @@ import {
 
 const claude = requireCli("claude");
 
-/** The flags the runner uses to allow only MCP tools (HARNESS_FACTS). */
+/** The flags the runner uses to allow only MCP tools (docs/harness_facts.md). */
 function lockedDownArgs(mcpConfig: string): string[] {
   return [
     "-p",

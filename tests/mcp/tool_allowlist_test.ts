@@ -1,5 +1,5 @@
 /**
- * The reviewed list of MCP tools (ADR 0011, safety settings: "No MCP tool
+ * The reviewed list of MCP tools (docs/decisions/runner.md, safety settings: "No MCP tool
  * writes settings; a test lists every tool against a reviewed allowlist, so a
  * new one fails until reviewed").
  *

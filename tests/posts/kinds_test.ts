@@ -43,7 +43,7 @@ Deno.test("numbers outside the block are not wats kinds", () => {
   assert.throws(() => nostrKindOf("bogus" as never), /Unknown wats kind/);
 });
 
-Deno.test("actionable and feedback kinds are the ADR's lists; announce and halt are neither", () => {
+Deno.test("actionable and feedback kinds are the runner contract's lists; announce and halt are neither", () => {
   assert.deepEqual([...ACTIONABLE], ["ask", "answer", "clarify", "offer", "claim", "release"]);
   assert.deepEqual([...FEEDBACK], ["react", "vouch", "progress", "note"]);
   for (const k of ["announce", "halt"] as const) {

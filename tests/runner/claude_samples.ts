@@ -1,7 +1,7 @@
 /**
  * stream-json lines of Claude Code 2.1.197, recorded against the scripted mock
  * model (tests/support/mock_anthropic.ts) and trimmed of fields the runner does
- * not read (slash_commands, skills, usage details). See HARNESS_FACTS.md.
+ * not read (slash_commands, skills, usage details). See docs/harness_facts.md.
  *
  * @module
  */
@@ -103,7 +103,7 @@ export const RESULT_SUCCESS = JSON.stringify({
   uuid: "e43433c4-8bfb-4640-af8d-9c9ee98c7b1c",
 });
 
-/** An API error: subtype success, is_error true (the CLI exited 1 here; HARNESS_FACTS saw 0). */
+/** An API error: subtype success, is_error true (the CLI exited 1 here; docs/harness_facts.md saw 0). */
 export const API_ERROR = [
   JSON.stringify({
     type: "assistant",

@@ -89,7 +89,7 @@ Deno.test("loop detector reads further back in long threads of multi-post turns"
   assert.equal(checkThread(store, root.id, AGENT, 30).paused, true);
 });
 
-Deno.test("loop pause message is the ADR's text", () => {
+Deno.test("loop pause message is the runner contract's text", () => {
   assert.equal(
     loopPausedMessage("abc", 30),
     "agent wake paused: loop detected in thread abc (agent.loop_max_exchanges = 30)",

@@ -1,5 +1,5 @@
 /**
- * Proves each command's permission set (DESIGN §2) from both sides: what the
+ * Proves each command's permission set (docs/architecture.md §2) from both sides: what the
  * command needs works, and one step outside it is `NotCapable`.
  */
 

@@ -30,7 +30,7 @@ export interface PinnedCli {
 
 /**
  * Every pinned program, by the name tests use. Versions are exact; see
- * /work/shared/HARNESS_FACTS.md for why these (newer Claude Code needs Node 22).
+ * docs/harness_facts.md for why these (newer Claude Code needs Node 22).
  */
 export const PINNED_CLIS = {
   claude: {
@@ -42,7 +42,7 @@ export const PINNED_CLIS = {
   },
   // `bin/codex.js` is a Node launcher that runs the native binary of the
   // platform package npm installed beside it (`@openai/codex-linux-x64`, …).
-  // 0.160–0.171 behave the same (HARNESS_FACTS.md); the harness runs the
+  // 0.160–0.171 behave the same (docs/harness_facts.md); the harness runs the
   // launcher, which forwards stdin, stdout and the exit code.
   codex: {
     pkg: "@openai/codex",

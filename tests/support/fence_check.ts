@@ -1,5 +1,5 @@
 /**
- * Checks that posts shown to a model stay inside their fences (DESIGN §5): a
+ * Checks that posts shown to a model stay inside their fences (docs/mcp.md): a
  * checker for any text that holds fenced posts (a tool's answer, a wake
  * prompt), and hostile post texts to feed it.
  *

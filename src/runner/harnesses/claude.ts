@@ -1,5 +1,5 @@
 /**
- * The Claude Code harness (ADR 0011, "What a run is"; HARNESS_FACTS.md).
+ * The Claude Code harness (docs/decisions/runner.md, "What a run is"; docs/harness_facts.md).
  *
  * A run is `claude -p --output-format stream-json --verbose` with a generated
  * MCP config holding only the wats server (`wats mcp --profile <agent profile>`,
@@ -99,7 +99,7 @@ export function systemPromptPath(ctx: RunContext): string {
 /**
  * Locked access: only the MCP tools exist (`--allowedTools` alone leaves the
  * built-in tools available), the user's settings are not merged in, and no
- * MCP server but the generated one loads (HARNESS_FACTS).
+ * MCP server but the generated one loads (docs/harness_facts.md).
  */
 export const LOCKED_ARGS: readonly string[] = [
   "--tools",

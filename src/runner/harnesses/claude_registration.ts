@@ -1,5 +1,5 @@
 /**
- * Registering wats in the user's Claude Code (ADR 0011: `--agent claude`
+ * Registering wats in the user's Claude Code (docs/decisions/runner.md: `--agent claude`
  * registers wats when the entry is missing or different, silently otherwise).
  * The entry is `wats mcp --profile <person>`: interactive sessions speak as the
  * person; runner sessions get their own generated config instead.

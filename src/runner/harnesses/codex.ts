@@ -1,5 +1,5 @@
 /**
- * The Codex CLI harness (ADR 0011, "Codex (0.1.6)"; HARNESS_FACTS.md; docs/codex.md).
+ * The Codex CLI harness (docs/decisions/runner.md, "Codex (0.1.6)"; docs/harness_facts.md; docs/codex.md).
  *
  * A run is `codex exec --json --ephemeral` locked down to the wats tools:
  * `--ignore-user-config` and `--ignore-rules` (the user's config.toml and
@@ -76,7 +76,7 @@ export const FORWARDED_ENV: readonly string[] = [
   "DENO_DIR",
 ];
 
-/** The `-c` overrides that close what `--disable` does not (HARNESS_FACTS.md). */
+/** The `-c` overrides that close what `--disable` does not (docs/harness_facts.md). */
 export const LOCKED_CONFIG: readonly string[] = [
   'web_search="disabled"',
   "project_doc_max_bytes=0",

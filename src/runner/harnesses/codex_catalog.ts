@@ -1,6 +1,6 @@
 /**
  * The model catalog that takes code mode away from every Codex model (docs/codex.md, "The lock";
- * HARNESS_FACTS.md, "Codex code mode and the model catalog").
+ * docs/harness_facts.md, "Codex code mode and the model catalog").
  *
  * Codex's catalog entry for a model decides its tools: 13 of the 14 bundled models run in
  * `code_mode_only` (a JavaScript `exec` tool, sub-agents), and that wins over `--disable`. A

@@ -1,5 +1,5 @@
 /**
- * Which Codex features a run switches off (ADR 0011, Codex; HARNESS_FACTS.md).
+ * Which Codex features a run switches off (docs/decisions/runner.md, Codex; docs/harness_facts.md).
  *
  * A locked run disables the shell, the browser, apps, computer use, plugins,
  * sub-agents and the like with `--disable NAME`. But `--disable` with a name

@@ -5,7 +5,7 @@
  * a scripted Responses server on 127.0.0.1 that answers "ok", and reads the first request Codex
  * sends: it may offer `list_mcp_resources`, `list_mcp_resource_templates`, `read_mcp_resource`,
  * `request_user_input` and the `mcp__wats` namespace, and nothing else; an `additional_tools`
- * input item or the responses-lite header means code mode (HARNESS_FACTS.md). Anything beyond
+ * input item or the responses-lite header means code mode (docs/harness_facts.md). Anything beyond
  * refuses the runtime, naming the tool.
  *
  * The result goes to `<data>/agent/codex/self-check.json` (next to the catalog), which
