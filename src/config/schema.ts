@@ -64,6 +64,9 @@ export interface Settings {
   "agent.codex_model": string;
   "agent.codex_base_url": string;
   "agent.codex_env_key": string;
+  "agent.checkouts": string[];
+  "policy.allow": string[];
+  "policy.deny": string[];
   "halt.accept": string[];
 }
 
@@ -86,7 +89,7 @@ export interface SettingSpec<K extends SettingKey = SettingKey> {
   /** string: a pattern the text must match, and what it means (`must be …`). */
   match?: { re: RegExp; requirement: string };
   /** list: what each item must be. */
-  item?: "author-key" | "name";
+  item?: "author-key" | "name" | "rule";
   /** A safety setting: a change is flagged until `wats config ack` (ADR 0011). */
   safety: boolean;
   /** One line for `config list --help` and docs/configuration.md. */
@@ -324,6 +327,28 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
     safety: false,
     description: "The variable that holds the key for agent.codex_base_url (a name, not the key).",
   },
+  "agent.checkouts": {
+    type: "list",
+    item: "name",
+    default: [],
+    safety: true,
+    description: "The [checkouts.NAME] the agent's coding agents may work in; empty: all of them.",
+  },
+  "policy.allow": {
+    type: "list",
+    item: "rule",
+    default: [],
+    safety: true,
+    description: "Coding agents' permission requests to allow, as `HARNESS/KIND(PATH GLOB)` " +
+      "(docs/acp.md).",
+  },
+  "policy.deny": {
+    type: "list",
+    item: "rule",
+    default: [],
+    safety: true,
+    description: "Coding agents' permission requests to refuse; deny beats allow.",
+  },
   "halt.accept": {
     type: "list",
     item: "author-key",
@@ -362,6 +387,12 @@ export function removedKeyWarning(key: string): string {
 export function isSettingKey(key: string): key is SettingKey {
   return Object.hasOwn(ROWS, key);
 }
+
+/**
+ * A policy rule: `HARNESS/KIND` or `HARNESS/KIND(GLOB)`, `*` for any harness or
+ * kind (src/acp/policy.ts reads it).
+ */
+export const POLICY_RULE = /^([a-z][a-z0-9_-]*|\*)\/([a-z_]+|\*)(\([^,()]+\))?$/;
 
 /** Tables of config.toml owned by other modules (DESIGN §9), passed through unvalidated. */
 export const PASSTHROUGH_TABLES: readonly string[] = ["harnesses", "checkouts"];
@@ -426,6 +457,9 @@ export function requirement(spec: SettingSpec): string {
     case "list":
       return spec.item === "author-key"
         ? "must be a list of author keys (npub1… or 64 hex characters)"
+        : spec.item === "rule"
+        ? "must be a list of rules such as claude/edit(src/**) (HARNESS/KIND, an optional " +
+          "(PATH GLOB), * for any; no commas)"
         : "must be a list of names (no commas or spaces)";
     case "address":
       return 'must be host:port, such as "127.0.0.1:7447", or empty for off';
@@ -563,6 +597,14 @@ function checkList(spec: SettingSpec, items: string[]): string[] {
       if (hex === undefined) throw new InvalidValue(`${requirement(spec)}; "${item}" is not one`);
       return hex;
     });
+  }
+  if (spec.item === "rule") {
+    for (const item of items) {
+      if (!POLICY_RULE.test(item)) {
+        throw new InvalidValue(`${requirement(spec)}; "${item}" is not one`);
+      }
+    }
+    return items;
   }
   for (const item of items) {
     if (item === "" || /[\s,]/.test(item)) {
