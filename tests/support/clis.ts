@@ -63,6 +63,16 @@ export const PINNED_CLIS = {
     node: true,
     cwd: "build",
   },
+  // The ACP adapter for Claude (issue 10). It runs its own bundled Claude Code
+  // (2.1.318 via @anthropic-ai/claude-agent-sdk), not the `claude` above; run it
+  // with `node dist/index.js` (HARNESS_FACTS.md, "ACP agents").
+  "claude-acp": {
+    pkg: "@agentclientprotocol/claude-agent-acp",
+    version: "0.101.0",
+    bin: "dist/index.js",
+    probe: ["--version"],
+    node: true,
+  },
 } as const satisfies Record<string, PinnedCli>;
 
 /** The name of a pinned program. */
