@@ -44,7 +44,7 @@ export function createMcpServer(
     session,
     now: options.now ?? (() => Math.floor(Date.now() / 1000)),
   };
-  for (const tool of toolsFor(session)) {
+  for (const tool of toolsFor(session, service.codingAgents)) {
     server.registerTool(
       tool.name,
       {

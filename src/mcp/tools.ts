@@ -16,6 +16,7 @@
  */
 
 import { z } from "zod";
+import { type CodingAgents, harnessTools } from "../acp/tool.ts";
 import { PostError, WatsError } from "../errors.ts";
 import { WATS_KINDS } from "../posts/kinds.ts";
 import { MAX_TEXT_BYTES } from "../posts/post.ts";
@@ -561,7 +562,14 @@ const REVIEW_TOOLS: ToolSpec[] = [
 /** Every tool, in the order hosts list them. */
 export const ALL_TOOLS: readonly ToolSpec[] = [...POSTING_TOOLS, ...READING_TOOLS, ...REVIEW_TOOLS];
 
-/** The tools a session gets: runner sessions never get the review tools. */
-export function toolsFor(session: SessionIdentity): ToolSpec[] {
-  return ALL_TOOLS.filter((t) => !(session.runner && t.interactiveOnly));
+/**
+ * The tools a session gets: runner sessions never get the review tools; both
+ * get one tool per enabled coding-agent harness (named after it; the daemon
+ * refuses a harness named like a wats tool).
+ */
+export function toolsFor(session: SessionIdentity, agents?: CodingAgents): ToolSpec[] {
+  return [
+    ...ALL_TOOLS.filter((t) => !(session.runner && t.interactiveOnly)),
+    ...harnessTools(agents),
+  ];
 }
