@@ -94,7 +94,10 @@ export class AcpAgent {
 
   private constructor(harness: HarnessConfig, cwd: string, env: Record<string, string>) {
     this.harness = harness;
-    const merged: Record<string, string> = { ...env, ...harness.env };
+    const merged: Record<string, string> = {};
+    // wats's own variables are none of the coding agent's business.
+    for (const [k, v] of Object.entries(env)) if (!k.startsWith("WATS_")) merged[k] = v;
+    Object.assign(merged, harness.env);
     delete merged.IS_SANDBOX;
     this.#child = new Deno.Command(harness.command, {
       args: harness.args,

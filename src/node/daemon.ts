@@ -10,6 +10,8 @@
 import { npubEncode } from "nostr-tools/nip19";
 import type { CommandContext } from "../cli/context.ts";
 import { loadSettings } from "../config/settings.ts";
+import { acpLayerFor } from "../acp/setup.ts";
+import { ALL_TOOLS } from "../mcp/tools.ts";
 import { loadOrCreateNodeKey } from "../identity/node_key.ts";
 import { log, setupLogging } from "../log.ts";
 import type { ControlRequest } from "../mcp/service.ts";
@@ -97,7 +99,18 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
     let agentRunner: AgentRunner | undefined;
     // The network starts after the socket; status may ask for it before then.
     const net: { current?: Network } = {};
+    // Coding agents over ACP (docs/acp.md): one MCP tool per enabled harness.
+    const codingAgents = acpLayerFor({
+      acp: resolved.acp,
+      settings,
+      paths,
+      env: ctx.env,
+      reserved: ALL_TOOLS.map((t) => t.name),
+      onEvent: (e) => events({ ...e, event: e.type }),
+    });
+    if (codingAgents) cleanups.unshift(() => codingAgents.close());
     const service = new LocalNodeService({
+      codingAgents,
       store,
       profiles,
       nodeId: id,

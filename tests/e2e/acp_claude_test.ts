@@ -11,6 +11,8 @@ import { makePolicy } from "../../src/acp/policy.ts";
 import { git } from "../../src/acp/worktrees.ts";
 import type { HarnessConfig } from "../../src/config/acp_tables.ts";
 import { requireCli } from "../support/clis.ts";
+import { startWats } from "../support/cli.ts";
+import { mcpClient } from "../support/swarm.ts";
 import {
   type MessagesRequest,
   type Reply,
@@ -277,6 +279,78 @@ Deno.test({
       assert.deepEqual(allowed, [], JSON.stringify(allowed));
     } finally {
       await acpLayer.close();
+      await mock.close();
+      Deno.removeSync(f.root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "the daemon serves a claude tool that calls the coding agent within its permission set",
+  ...opts,
+  async fn() {
+    const f = await fixture();
+    const wt = `${f.data}/worktrees/claude/app/alice/_/notes`;
+    const mock = startMockAnthropic({
+      rules: [
+        { when: toolResultFor("Write"), reply: text("Wrote notes.txt.") },
+        {
+          when: lastUserContains("TASK-D"),
+          reply: toolUse("Write", { file_path: `${wt}/notes.txt`, content: "from the daemon\n" }),
+        },
+      ],
+    });
+    // A fresh node: it makes its own key and safety.json.
+    Deno.removeSync(`${f.data}/node.key`);
+    Deno.removeSync(`${f.data}/safety.json`);
+    // Everything the daemon needs comes from config.toml: its worker sees no other variable.
+    Deno.writeTextFileSync(
+      `${f.data}/config.toml`,
+      [
+        "[harnesses.claude]",
+        'command = "node"',
+        `args = [${JSON.stringify(acp![1])}]`,
+        `env = { ANTHROPIC_BASE_URL = "${mock.url}", ANTHROPIC_API_KEY = "test-key", ` +
+        `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1", CLAUDE_CONFIG_DIR = "${f.home}/.claude" }`,
+        "",
+        "[checkouts.app]",
+        `path = "${f.repo}"`,
+        'base = "main"',
+        "",
+        "[policy]",
+        'allow = ["claude/edit(notes.txt)"]',
+        "",
+      ].join("\n"),
+    );
+    const node = startWats(["--data-dir", f.data, "node"], { env: { IS_SANDBOX: "1" } });
+    let client: Awaited<ReturnType<typeof mcpClient>> | undefined;
+    try {
+      await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+      client = await mcpClient(f.data, "alice", f.home);
+      const tools = (await client.listTools()).tools.map((t: { name: string }) => t.name);
+      assert.ok(tools.includes("claude"), tools.join(","));
+      const r = await client.callTool({
+        name: "claude",
+        arguments: { task: "TASK-D: write notes", checkout: "app", work: "notes" },
+      });
+      const out = (r.content as { text: string }[])[0].text;
+      assert.ok(!r.isError, `${out}\n${node.stderr()}`);
+      const result = JSON.parse(out.slice(out.indexOf("\n") + 1));
+      assert.equal(result.worktree, wt);
+      assert.equal(result.branch, "wats/alice/_/notes");
+      assert.equal(result.message, "Wrote notes.txt.");
+      assert.equal(Deno.readTextFileSync(`${wt}/notes.txt`), "from the daemon\n");
+      // `wats node` prints the permission decision as a JSON line.
+      const decided = node.stdoutLines.map((l) => JSON.parse(l)).find((e) =>
+        e.event === "acp_permission"
+      );
+      assert.equal(decided?.request, "claude/edit");
+      assert.equal(decided?.answer, "allow_once");
+      assert.equal(decided?.harness, "claude");
+      assert.equal(decided?.agent, "alice");
+    } finally {
+      await client?.close();
+      await node.stop();
       await mock.close();
       Deno.removeSync(f.root, { recursive: true });
     }
