@@ -142,12 +142,11 @@ export class AcpLayer {
   }
 
   /** Calls a coding agent; one call per work at a time (later ones wait). */
-  call(harnessName: string, origin: CallOrigin, args: CallArgs): Promise<CallResult> {
+  // async: a bad checkout or work name rejects the promise rather than throwing.
+  async call(harnessName: string, origin: CallOrigin, args: CallArgs): Promise<CallResult> {
     const harness = this.#o.harnesses[harnessName];
     if (harness === undefined || !harness.enabled) {
-      return Promise.reject(
-        new CallError("acp.no_harness", `no enabled harness ${harnessName} in config.toml`),
-      );
+      throw new CallError("acp.no_harness", `no enabled harness ${harnessName} in config.toml`);
     }
     const co = this.#checkout(args.checkout);
     const place = workPlace(
@@ -158,10 +157,15 @@ export class AcpLayer {
       origin.thread,
       args.work,
     );
+    // Nothing above awaits, so the queue is joined in call order.
     const before = this.#works.get(place.dir) ?? Promise.resolve();
     const run = before.catch(() => {}).then(() => this.#call(harness, co, place, origin, args));
     this.#works.set(place.dir, run);
-    return run;
+    const forget = () => {
+      if (this.#works.get(place.dir) === run) this.#works.delete(place.dir);
+    };
+    run.then(forget, forget);
+    return await run;
   }
 
   #checkout(name: string): CheckoutConfig {
