@@ -95,8 +95,10 @@ export interface AcpLayerOptions {
   policy: Policy;
   /** The environment harnesses start from. */
   env: Record<string, string>;
-  /** Called with each call's cost in USD (the runner's budget ledger). */
-  onCost?: (usd: number) => void;
+  /** Called with each call's cost in USD, when it reported one (the runner's budget ledger). */
+  onCost?: (usd: number, call: { harness: string; callId: string }) => void;
+  /** Why no call may start now (a reached budget), or undefined. */
+  budgetBlocked?: () => string | undefined;
   /** Called for each session update and each permission decision. */
   onEvent?: (event: CallEvent) => void;
 }
@@ -190,6 +192,13 @@ export class AcpLayer {
     args: CallArgs,
   ): Promise<CallResult> {
     if (this.#closed) throw new CallError("acp.closed", "the node is stopping; call again later");
+    const blocked = this.#o.budgetBlocked?.();
+    if (blocked !== undefined) {
+      throw new CallError(
+        "acp.budget",
+        `no coding agent call now: ${blocked}; it resets at the next UTC day or month`,
+      );
+    }
     await checkCheckout(co);
     const { created } = await ensureWorktree(co, place);
     const worktree = realOr(place.dir);
@@ -272,7 +281,7 @@ export class AcpLayer {
       if (cost !== undefined) {
         usd = Math.max(0, cost - (running.costs.get(sessionId!) ?? 0));
         running.costs.set(sessionId!, cost);
-        if (usd > 0) this.#o.onCost?.(usd);
+        if (usd > 0) this.#o.onCost?.(usd, { harness: harness.name, callId: origin.callId });
       }
       return {
         message: message.trim(),

@@ -12,6 +12,15 @@ import type { Settings } from "../config/schema.ts";
 import { ConfigError } from "../errors.ts";
 import { AcpLayer, type CallEvent } from "./calls.ts";
 import { makePolicy } from "./policy.ts";
+import { AcpSpendFile } from "./spend.ts";
+
+/** The runner's budget, as the ACP layer uses it (src/runner/scheduler.ts `Runner`). */
+export interface AcpBudget {
+  /** Counts spend outside runs. */
+  addSpend(at: number, usd: number): void;
+  /** Why nothing may spend now, or undefined. */
+  budgetBlocked(): string | undefined;
+}
 
 /** What the daemon gives the layer. */
 export interface AcpSetup {
@@ -23,7 +32,17 @@ export interface AcpSetup {
   /** Names harness tools may not take (the wats tools'). */
   reserved: readonly string[];
   onEvent?: (e: CallEvent) => void;
-  onCost?: (usd: number) => void;
+  /** The runner's budget, once it runs (none: calls are not budgeted). */
+  budget?: () => AcpBudget | undefined;
+  /** The clock, ms since the epoch. */
+  now?: () => number;
+}
+
+/** The layer the daemon holds: the tools' side, plus what the daemon calls at start and stop. */
+export interface NodeAcp {
+  layer: AcpLayer;
+  /** Counts this month's earlier calls in the runner's budget; call once the runner started. */
+  restoreSpend(): void;
 }
 
 /**
@@ -31,7 +50,7 @@ export interface AcpSetup {
  * `ConfigError` for a harness named like a wats tool or an `agent.checkouts`
  * entry that names no checkout.
  */
-export function acpLayerFor(s: AcpSetup): AcpLayer | undefined {
+export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
   const enabled = Object.values(s.acp.harnesses).filter((h) => h.enabled);
   for (const h of enabled) {
     if (s.reserved.includes(h.name)) {
@@ -53,7 +72,9 @@ export function acpLayerFor(s: AcpSetup): AcpLayer | undefined {
     }
   }
   if (enabled.length === 0) return undefined;
-  return new AcpLayer({
+  const now = s.now ?? Date.now;
+  const spend = new AcpSpendFile(s.paths.agentDir);
+  const layer = new AcpLayer({
     worktrees: s.paths.worktrees,
     harnesses: s.acp.harnesses,
     checkouts: s.acp.checkouts,
@@ -61,6 +82,18 @@ export function acpLayerFor(s: AcpSetup): AcpLayer | undefined {
     policy: makePolicy(s.settings["policy.allow"], s.settings["policy.deny"], s.paths.dataDir),
     env: s.env,
     onEvent: s.onEvent,
-    onCost: s.onCost,
+    onCost: (usd, call) => {
+      const at = now();
+      spend.add({ at, usd, harness: call.harness, call: call.callId });
+      s.budget?.()?.addSpend(at, usd);
+    },
+    budgetBlocked: () => s.budget?.()?.budgetBlocked(),
   });
+  return {
+    layer,
+    restoreSpend: () => {
+      const budget = s.budget?.();
+      for (const x of spend.month(now())) budget?.addSpend(x.at, x.usd);
+    },
+  };
 }

@@ -107,10 +107,11 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
       env: ctx.env,
       reserved: ALL_TOOLS.map((t) => t.name),
       onEvent: (e) => events({ ...e, event: e.type }),
+      budget: () => agentRunner?.runner,
     });
-    if (codingAgents) cleanups.unshift(() => codingAgents.close());
+    if (codingAgents) cleanups.unshift(() => codingAgents.layer.close());
     const service = new LocalNodeService({
-      codingAgents,
+      codingAgents: codingAgents?.layer,
       store,
       profiles,
       nodeId: id,
@@ -190,6 +191,7 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
     cleanups.unshift(() => mcp.close());
     // The runner starts once the socket serves: Codex's self-check needs it.
     await agentRunner?.ready();
+    codingAgents?.restoreSpend();
     const network = await startNetwork({
       settings: {
         infra: settings.infra,

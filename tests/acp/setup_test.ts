@@ -3,8 +3,10 @@ import { acpLayerFor } from "../../src/acp/setup.ts";
 import { resolveSettings } from "../../src/config/settings.ts";
 import { dataPaths } from "../../src/config/paths.ts";
 import { ConfigError } from "../../src/errors.ts";
+import type { AcpBudget } from "../../src/acp/setup.ts";
+import { AcpSpendFile } from "../../src/acp/spend.ts";
 
-function setup(text: string) {
+function setup(text: string, dataDir = "/d", budget?: AcpBudget, now?: () => number) {
   const r = resolveSettings({
     fileText: text,
     filePath: "/d/config.toml",
@@ -16,9 +18,11 @@ function setup(text: string) {
     acpLayerFor({
       acp: r.acp,
       settings: r.values,
-      paths: dataPaths("/d"),
+      paths: dataPaths(dataDir),
       env: {},
       reserved: ["ask", "status"],
+      budget: () => budget,
+      now,
     });
 }
 
@@ -31,7 +35,7 @@ Deno.test("the layer offers the enabled harnesses and the checkouts agent.checko
   const layer = setup(
     '[harnesses.c]\ncommand = "x"\n[harnesses.d]\ncommand = "y"\nenabled = false\n' +
       '[checkouts.a]\npath = "/a"\n[checkouts.b]\npath = "/b"\n[agent]\ncheckouts = ["b"]\n',
-  )()!;
+  )()!.layer;
   assert.deepEqual(layer.harnessNames(), ["c"]);
   assert.deepEqual(layer.checkoutNames(), ["b"]);
 });
@@ -55,7 +59,7 @@ Deno.test("a call to a checkout the agent may not use is refused before anything
   const layer = setup(
     '[harnesses.c]\ncommand = "/nonexistent"\n[checkouts.a]\npath = "/a"\n[checkouts.b]\npath = "/b"\n' +
       '[agent]\ncheckouts = ["b"]\n',
-  )()!;
+  )()!.layer;
   await assert.rejects(
     () =>
       layer.call("c", { agent: "x", thread: "_", callId: "1" }, {
@@ -74,4 +78,45 @@ Deno.test("a call to a checkout the agent may not use is refused before anything
       }),
     /work "..\/w" is not a usable name/,
   );
+});
+
+const ONE = '[harnesses.c]\ncommand = "/nonexistent"\n[checkouts.a]\npath = "/a"\n';
+
+Deno.test("a reached budget refuses new calls before anything starts", async () => {
+  const budget: AcpBudget = {
+    addSpend: () => {},
+    budgetBlocked: () => "the daily budget is spent ($2.00 of agent.max_usd_per_day = $2.00)",
+  };
+  const layer = setup(ONE, "/d", budget)()!.layer;
+  await assert.rejects(
+    () =>
+      layer.call("c", { agent: "x", thread: "_", callId: "1" }, {
+        task: "t",
+        checkout: "a",
+        work: "w",
+      }),
+    /^CallError: no coding agent call now: the daily budget is spent/,
+  );
+});
+
+Deno.test("this month's earlier calls count in the budget again after a restart", () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    const now = Date.UTC(2026, 10, 30, 12);
+    const file = new AcpSpendFile(dataPaths(dir).agentDir);
+    file.add({ at: Date.UTC(2026, 9, 31, 23), usd: 5, harness: "c", call: "old" });
+    file.add({ at: Date.UTC(2026, 10, 2), usd: 0.25, harness: "c", call: "a" });
+    // A new month's first line drops last month's.
+    assert.equal(Deno.readTextFileSync(file.path).split("\n").filter((l) => l).length, 1);
+    file.add({ at: Date.UTC(2026, 10, 30, 1), usd: 0.5, harness: "c", call: "b" });
+    const added: [number, number][] = [];
+    const budget: AcpBudget = {
+      addSpend: (at, usd) => added.push([at, usd]),
+      budgetBlocked: () => undefined,
+    };
+    setup(ONE, dir, budget, () => now)()!.restoreSpend();
+    assert.deepEqual(added, [[Date.UTC(2026, 10, 2), 0.25], [Date.UTC(2026, 10, 30, 1), 0.5]]);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
 });
