@@ -16,6 +16,7 @@ import type { CheckoutConfig, HarnessConfig } from "../config/acp_tables.ts";
 import { WatsError } from "../errors.ts";
 import { AcpAgent, type SessionUpdate, type ToolCallInfo } from "./client.ts";
 import { chooseOption, decide, type Policy, resolveLocation } from "./policy.ts";
+import { sweep, type SweepReport } from "./sweep.ts";
 import {
   checkCheckout,
   type Commit,
@@ -342,6 +343,22 @@ export class AcpLayer {
     if (p === undefined) return false;
     const r = await p.catch(() => undefined);
     return r !== undefined && !r.agent.stopped;
+  }
+
+  /**
+   * Removes the worktrees whose work is in their checkout's base (src/acp/sweep.ts),
+   * never one a call uses or waits for. Idle harnesses are stopped first: their
+   * sessions may be rooted in a worktree about to go (the next call loads them again).
+   */
+  async sweep(): Promise<SweepReport> {
+    for (const [name, p] of [...this.#running]) {
+      const r = await p.catch(() => undefined);
+      if (r === undefined || r.attached > 0) continue;
+      clearTimeout(r.idleTimer);
+      if (this.#running.get(name) === p) this.#running.delete(name);
+      await r.agent.stop();
+    }
+    return await sweep(this.#o.worktrees, this.#o.checkouts, (dir) => this.#works.has(dir));
   }
 
   /** Stops every harness (the daemon is stopping). */

@@ -13,6 +13,7 @@ import { ConfigError } from "../errors.ts";
 import { AcpLayer, type CallEvent } from "./calls.ts";
 import { makePolicy } from "./policy.ts";
 import { AcpSpendFile } from "./spend.ts";
+import type { SweepReport } from "./sweep.ts";
 
 /** The runner's budget, as the ACP layer uses it (src/runner/scheduler.ts `Runner`). */
 export interface AcpBudget {
@@ -32,6 +33,8 @@ export interface AcpSetup {
   /** Names harness tools may not take (the wats tools'). */
   reserved: readonly string[];
   onEvent?: (e: CallEvent) => void;
+  /** Told what each sweep removed (the node's JSON lines and log). */
+  onSweep?: (report: SweepReport) => void;
   /** The runner's budget, once it runs (none: calls are not budgeted). */
   budget?: () => AcpBudget | undefined;
   /** The clock, ms since the epoch. */
@@ -41,8 +44,13 @@ export interface AcpSetup {
 /** The layer the daemon holds: the tools' side, plus what the daemon calls at start and stop. */
 export interface NodeAcp {
   layer: AcpLayer;
-  /** Counts this month's earlier calls in the runner's budget; call once the runner started. */
-  restoreSpend(): void;
+  /**
+   * Counts this month's earlier calls in the runner's budget and starts the
+   * sweeps (now, then every `agent.sweep`); call once the runner started.
+   */
+  start(): void;
+  /** Stops the sweeps and every harness. */
+  close(): Promise<void>;
 }
 
 /**
@@ -89,11 +97,29 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
     },
     budgetBlocked: () => s.budget?.()?.budgetBlocked(),
   });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let sweeping: Promise<void> = Promise.resolve();
+  let closed = false;
+  const every = s.settings["agent.sweep"];
+  const sweepOnce = () => {
+    sweeping = layer.sweep().then((report) => s.onSweep?.(report)).catch((err) =>
+      s.onSweep?.({ removed: [], kept: [], error: (err as Error).message })
+    ).finally(() => {
+      if (!closed && every > 0) timer = setTimeout(sweepOnce, every);
+    });
+  };
   return {
     layer,
-    restoreSpend: () => {
+    start: () => {
       const budget = s.budget?.();
       for (const x of spend.month(now())) budget?.addSpend(x.at, x.usd);
+      if (every > 0) sweepOnce();
+    },
+    close: async () => {
+      closed = true;
+      clearTimeout(timer);
+      await sweeping;
+      await layer.close();
     },
   };
 }

@@ -65,6 +65,7 @@ export interface Settings {
   "agent.codex_base_url": string;
   "agent.codex_env_key": string;
   "agent.checkouts": string[];
+  "agent.sweep": number;
   "policy.allow": string[];
   "policy.deny": string[];
   "halt.accept": string[];
@@ -333,6 +334,13 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
     default: [],
     safety: true,
     description: "The [checkouts.NAME] the agent's coding agents may work in; empty: all of them.",
+  },
+  "agent.sweep": {
+    type: "duration",
+    default: 24 * HOUR,
+    safety: false,
+    description: "Remove coding agents' worktrees whose work is in their base, at start and " +
+      "this often (docs/acp.md); 0: off.",
   },
   "policy.allow": {
     type: "list",

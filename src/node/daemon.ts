@@ -108,8 +108,9 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
       reserved: ALL_TOOLS.map((t) => t.name),
       onEvent: (e) => events({ ...e, event: e.type }),
       budget: () => agentRunner?.runner,
+      onSweep: (r) => events({ event: "acp_sweep", ...r }),
     });
-    if (codingAgents) cleanups.unshift(() => codingAgents.layer.close());
+    if (codingAgents) cleanups.unshift(() => codingAgents.close());
     const service = new LocalNodeService({
       codingAgents: codingAgents?.layer,
       store,
@@ -191,7 +192,7 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
     cleanups.unshift(() => mcp.close());
     // The runner starts once the socket serves: Codex's self-check needs it.
     await agentRunner?.ready();
-    codingAgents?.restoreSpend();
+    codingAgents?.start();
     const network = await startNetwork({
       settings: {
         infra: settings.infra,

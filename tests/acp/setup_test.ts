@@ -114,7 +114,7 @@ Deno.test("this month's earlier calls count in the budget again after a restart"
       addSpend: (at, usd) => added.push([at, usd]),
       budgetBlocked: () => undefined,
     };
-    setup(ONE, dir, budget, () => now)()!.restoreSpend();
+    setup(ONE + '[agent]\nsweep = "0"\n', dir, budget, () => now)()!.start();
     assert.deepEqual(added, [[Date.UTC(2026, 10, 2), 0.25], [Date.UTC(2026, 10, 30, 1), 0.5]]);
   } finally {
     Deno.removeSync(dir, { recursive: true });

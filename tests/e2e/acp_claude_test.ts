@@ -286,7 +286,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "the daemon serves a claude tool that calls the coding agent within its permission set",
+  name: "the daemon serves a claude tool that calls the coding agent within its permission set, " +
+    "and its sweep removes the work once merged, keeping one with changes",
   ...opts,
   async fn() {
     const f = await fixture();
@@ -348,6 +349,42 @@ Deno.test({
       assert.equal(decided?.answer, "allow_once");
       assert.equal(decided?.harness, "claude");
       assert.equal(decided?.agent, "alice");
+      // The start's sweep kept it: notes.txt is not committed yet.
+      const first = node.stdoutLines.map((l) => JSON.parse(l)).find((e) => e.event === "acp_sweep");
+      assert.deepEqual(first?.removed, []);
+
+      // The work is committed and merged into the base; another work has an uncommitted file.
+      await client.close();
+      client = undefined;
+      await node.stop();
+      const id = ["-c", "user.email=t@example.org", "-c", "user.name=T"];
+      await git(["add", "notes.txt"], wt);
+      await git([...id, "commit", "-qm", "Add notes"], wt);
+      await git(
+        [...id, "merge", "-q", "--no-ff", "-m", "merge notes", "wats/alice/_/notes"],
+        f.repo,
+      );
+      const keep = `${f.data}/worktrees/claude/app/alice/_/keep`;
+      await git(["worktree", "add", "-q", "-b", "wats/alice/_/keep", keep, "main"], f.repo);
+      Deno.writeTextFileSync(`${keep}/draft.txt`, "not yet\n");
+
+      // The next start sweeps: the merged work goes, with its branch; the other stays.
+      const again = startWats(["--data-dir", f.data, "node"], { env: { IS_SANDBOX: "1" } });
+      try {
+        const line = await again.waitForLine((l) => l.includes('"event":"acp_sweep"'), 90_000);
+        const swept = JSON.parse(line);
+        assert.deepEqual(swept.removed, [wt], line);
+        assert.deepEqual(swept.kept, [{ dir: keep, reason: "it has changes or untracked files" }]);
+        assert.throws(() => Deno.statSync(wt));
+        assert.equal(Deno.readTextFileSync(`${keep}/draft.txt`), "not yet\n");
+        const branches = await git(
+          ["branch", "--list", "wats/*", "--format=%(refname:short)"],
+          f.repo,
+        );
+        assert.equal(branches.trim(), "wats/alice/_/keep");
+      } finally {
+        await again.stop();
+      }
     } finally {
       await client?.close();
       await node.stop();
