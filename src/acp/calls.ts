@@ -146,7 +146,12 @@ export class AcpLayer {
 
   /** Calls a coding agent; one call per work at a time (later ones wait). */
   // async: a bad checkout or work name rejects the promise rather than throwing.
-  async call(harnessName: string, origin: CallOrigin, args: CallArgs): Promise<CallResult> {
+  async call(
+    harnessName: string,
+    origin: CallOrigin,
+    args: CallArgs,
+    signal?: AbortSignal,
+  ): Promise<CallResult> {
     const harness = this.#o.harnesses[harnessName];
     if (harness === undefined || !harness.enabled) {
       throw new CallError("acp.no_harness", `no enabled harness ${harnessName} in config.toml`);
@@ -162,7 +167,9 @@ export class AcpLayer {
     );
     // Nothing above awaits, so the queue is joined in call order.
     const before = this.#works.get(place.dir) ?? Promise.resolve();
-    const run = before.catch(() => {}).then(() => this.#call(harness, co, place, origin, args));
+    const run = before.catch(() => {}).then(() =>
+      this.#call(harness, co, place, origin, args, signal)
+    );
     this.#works.set(place.dir, run);
     const forget = () => {
       if (this.#works.get(place.dir) === run) this.#works.delete(place.dir);
@@ -191,7 +198,9 @@ export class AcpLayer {
     place: ReturnType<typeof workPlace>,
     origin: CallOrigin,
     args: CallArgs,
+    signal: AbortSignal | undefined,
   ): Promise<CallResult> {
+    if (signal?.aborted) throw new CallError("acp.cancelled", "the call was cancelled");
     if (this.#closed) throw new CallError("acp.closed", "the node is stopping; call again later");
     const blocked = this.#o.budgetBlocked?.();
     if (blocked !== undefined) {
@@ -226,6 +235,9 @@ export class AcpLayer {
       let cost: number | undefined;
       const emit = (e: CallEvent) => this.#o.onEvent?.(e);
       const base = { harness: harness.name, agent: origin.agent, call: origin.callId };
+      // A cancelled or timed-out call cancels its prompt; the next call sends a new one.
+      const cancel = () => running.agent.cancel(sessionId!);
+      signal?.addEventListener("abort", cancel, { once: true });
       const stopReason = await running.agent.prompt(sessionId!, prompt, {
         onUpdate: (update) => {
           emit({ type: "acp_update", ...base, update });
@@ -276,7 +288,7 @@ export class AcpLayer {
           });
           return Promise.resolve(chosen?.optionId);
         },
-      });
+      }).finally(() => signal?.removeEventListener("abort", cancel));
 
       let usd = 0;
       if (cost !== undefined) {

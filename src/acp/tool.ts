@@ -16,7 +16,13 @@ import type { CallArgs, CallOrigin, CallResult } from "./calls.ts";
 export interface CodingAgents {
   harnessNames(): string[];
   checkoutNames(): string[];
-  call(harness: string, origin: CallOrigin, args: CallArgs): Promise<CallResult>;
+  /** `signal` cancels the coding agent's prompt (the MCP call was cancelled or timed out). */
+  call(
+    harness: string,
+    origin: CallOrigin,
+    args: CallArgs,
+    signal?: AbortSignal,
+  ): Promise<CallResult>;
 }
 
 /**
@@ -61,7 +67,7 @@ export function harnessTools(agents: CodingAgents | undefined): ToolSpec[] {
         thread: "_",
         callId: callIdOf(ctx.session),
       };
-      const result = await agents.call(name, origin, args as unknown as CallArgs);
+      const result = await agents.call(name, origin, args as unknown as CallArgs, ctx.signal);
       return formatResult(name, result);
     },
   }));

@@ -53,7 +53,8 @@ export function createMcpServer(
         inputSchema: tool.input,
         annotations: { title: tool.title, ...tool.annotations },
       },
-      (args: Record<string, unknown>) => callTool(tool, ctx, args, options.log),
+      (args: Record<string, unknown>, extra: { signal: AbortSignal }) =>
+        callTool(tool, { ...ctx, signal: extra.signal }, args, options.log),
     );
   }
   return server;

@@ -63,6 +63,8 @@ export interface ToolContext {
   session: SessionIdentity;
   /** Unix seconds now (drafts' age). */
   now(): number;
+  /** Aborted when the client cancels the call or its session ends (a coding agent's prompt stops). */
+  signal?: AbortSignal;
 }
 
 /** One tool: its contract (name, schema, hints) and its handler. */

@@ -17,12 +17,14 @@ const RESULT: CallResult = {
   usd: 0.01,
 };
 
-function agents(seen: { harness: string; origin: CallOrigin; args: CallArgs }[]): CodingAgents {
+type Seen = { harness: string; origin: CallOrigin; args: CallArgs; signal?: AbortSignal };
+
+function agents(seen: Seen[]): CodingAgents {
   return {
     harnessNames: () => ["claude"],
     checkoutNames: () => ["app"],
-    call: (harness, origin, args) => {
-      seen.push({ harness, origin, args });
+    call: (harness, origin, args, signal) => {
+      seen.push({ harness, origin, args, signal });
       if (args.checkout !== "app") {
         return Promise.reject(
           new CallError("acp.no_checkout", `checkout "${args.checkout}" is not one`),
@@ -34,7 +36,7 @@ function agents(seen: { harness: string; origin: CallOrigin; args: CallArgs }[])
 }
 
 Deno.test("the harness tool passes task, checkout and work, and returns the call's result", async () => {
-  const seen: { harness: string; origin: CallOrigin; args: CallArgs }[] = [];
+  const seen: Seen[] = [];
   const svc = Object.assign(new FakeService(), { codingAgents: agents(seen) });
   const c = await connect(svc, runner("run-7"));
   const r = await call(c, "claude", { task: "fix the login", checkout: "app", work: "fix" });
@@ -47,6 +49,8 @@ Deno.test("the harness tool passes task, checkout and work, and returns the call
   assert.equal(seen[0].origin.agent, "alice-agent");
   assert.equal(seen[0].origin.thread, "_");
   assert.match(seen[0].origin.callId, /^run-7\.acp_[0-9a-f]{12}$/);
+  // The MCP request's signal reaches the layer: a cancelled call cancels the prompt.
+  assert.ok(seen[0].signal instanceof AbortSignal);
 
   // After a fetch the result says it is from outside.
   const web = await call(c, "claude", { task: "read the docs", checkout: "app", work: "web" });

@@ -206,6 +206,50 @@ Deno.test({
 });
 
 Deno.test({
+  name: "a cancelled call cancels its prompt, and the next call on the work sends a new one",
+  ...opts,
+  async fn() {
+    const f = await fixture();
+    const mock = startMockAnthropic({
+      rules: [
+        { when: lastUserContains("TASK-AFTER"), reply: text("AFTER") },
+        // The model hangs: the call stays in its prompt until it is cancelled.
+        { when: lastUserContains("TASK-SLOW"), reply: { ...text("too late"), delayMs: 120_000 } },
+      ],
+    });
+    const acpLayer = layer(f, mock.url, {}, [], []);
+    try {
+      const origin = { agent: "bob", thread: "_", callId: "slow" };
+      const abort = new AbortController();
+      const slow = acpLayer.call("claude", origin, {
+        task: "TASK-SLOW",
+        checkout: "app",
+        work: "w",
+      }, abort.signal);
+      const end = Date.now() + 60_000;
+      while (!mock.messages().some((m) => m.body && lastUserContains("TASK-SLOW")(m.body))) {
+        if (Date.now() > end) throw new Error("the prompt never reached the model");
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      abort.abort();
+      const r1 = await slow;
+      assert.equal(r1.stop_reason, "cancelled");
+      const r2 = await acpLayer.call("claude", { ...origin, callId: "after" }, {
+        task: "TASK-AFTER",
+        checkout: "app",
+        work: "w",
+      });
+      assert.equal(r2.stop_reason, "end_turn");
+      assert.equal(r2.message, "AFTER");
+    } finally {
+      await acpLayer.close();
+      await mock.close();
+      Deno.removeSync(f.root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
   name: "the coding agent cannot read or write the data dir's files, nor a secret outside " +
     "the worktree, through any request (adversarial script)",
   ...opts,
