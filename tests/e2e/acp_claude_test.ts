@@ -12,7 +12,8 @@ import { git } from "../../src/acp/worktrees.ts";
 import type { HarnessConfig } from "../../src/config/acp_tables.ts";
 import { requireCli } from "../support/clis.ts";
 import { startWats } from "../support/cli.ts";
-import { mcpClient } from "../support/swarm.ts";
+import { call, mcpClient, startAgentNode, waitFor } from "../support/swarm.ts";
+import { hasTool } from "../support/mock_anthropic.ts";
 import {
   type MessagesRequest,
   type Reply,
@@ -431,6 +432,88 @@ Deno.test({
       }
     } finally {
       await client?.close();
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(f.root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "a woken agent (real Claude Code) calls the claude harness tool; the work lands in its " +
+    "worktree and the call's cost in the budget file",
+  ...opts,
+  async fn() {
+    const f = await fixture();
+    Deno.removeSync(`${f.data}/node.key`);
+    Deno.removeSync(`${f.data}/safety.json`);
+    const wt = `${f.data}/worktrees/claude/app/helper/_/notes`;
+    // One mock for both: the woken agent's Claude Code and the coding agent's.
+    const mock = startMockAnthropic({
+      rules: [
+        { when: toolResultFor("mcp__wats__claude"), reply: text("Delegated the notes.") },
+        { when: toolResultFor("Write"), reply: text("Wrote notes.txt.") },
+        {
+          when: lastUserContains("TASK-W"),
+          reply: toolUse("Write", { file_path: `${wt}/notes.txt`, content: "by the coder\n" }),
+        },
+        {
+          when: hasTool("mcp__wats__claude"),
+          reply: toolUse("mcp__wats__claude", {
+            task: "TASK-W: write the notes",
+            checkout: "app",
+            work: "notes",
+          }),
+        },
+      ],
+    });
+    Deno.writeTextFileSync(
+      `${f.data}/config.toml`,
+      [
+        "[harnesses.claude]",
+        'command = "node"',
+        `args = [${JSON.stringify(acp![1])}]`,
+        `env = { ANTHROPIC_BASE_URL = "${mock.url}", ANTHROPIC_API_KEY = "test-key", ` +
+        `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1", CLAUDE_CONFIG_DIR = "${f.home}/.claude" }`,
+        "",
+        "[checkouts.app]",
+        `path = "${f.repo}"`,
+        'base = "main"',
+        "",
+        "[policy]",
+        'allow = ["claude/edit(notes.txt)"]',
+        "",
+      ].join("\n"),
+    );
+    const node = await startAgentNode(f.data, mock);
+    const alice = await mcpClient(f.data, "alice", node.home);
+    try {
+      await call(alice, "ask", { title: "Notes", text: "Could someone write the notes?" });
+      await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000);
+      const ended = node.stdoutLines.map((l) => JSON.parse(l)).find((e) => e.event === "run_ended");
+      assert.equal(ended?.status, "ok", JSON.stringify(ended));
+      assert.equal(Deno.readTextFileSync(`${wt}/notes.txt`), "by the coder\n");
+      // The woken agent got the call's result as its tool result.
+      const back = mock.messages().find((m) =>
+        m.body && toolResultFor("mcp__wats__claude")(m.body)
+      );
+      const result = JSON.stringify(back?.body?.messages);
+      assert.ok(result.includes("wats/helper/_/notes"), result);
+      assert.ok(result.includes("Wrote notes.txt."), result);
+      // The coding agent's cost is kept for the budget.
+      await waitFor("the spend line", () => {
+        try {
+          return Deno.readTextFileSync(`${f.data}/agent/acp_spend.jsonl`).trim() !== "";
+        } catch {
+          return false;
+        }
+      });
+      const spent = JSON.parse(Deno.readTextFileSync(`${f.data}/agent/acp_spend.jsonl`));
+      assert.equal(spent.harness, "claude");
+      assert.ok(spent.usd > 0);
+      assert.match(spent.call, new RegExp(`^${ended.run}\\.acp_`));
+    } finally {
+      await alice.close();
       await node.stop();
       await mock.close();
       Deno.removeSync(f.root, { recursive: true });
