@@ -4,7 +4,9 @@
  * `<harness>/<kind>` whose resources are the request's `locations`:
  *
  * 1. a location inside the data directory, other than the call's own worktree,
- *    is always refused (config.toml, safety.json, node.key, other worktrees);
+ *    is always refused (config.toml, safety.json, node.key, other worktrees),
+ *    and so is any request but a read-only one that touches a `.git` inside the
+ *    worktree;
  * 2. a `[policy] deny` rule that matches refuses (deny beats allow);
  * 3. a `[policy] allow` rule that matches allows;
  * 4. otherwise the class default: `read_only` (read, search, think, fetch)
@@ -133,6 +135,15 @@ export function decide(policy: Policy, ask: PermissionAsk): Decision {
       verdict: "deny",
       reason: `${name} touches ${protectedHit}, inside the wats data directory`,
     };
+  }
+  // The worktree's `.git` names the git dir the daemon's own git commands use.
+  const gitMeta = kindClass(ask.kind) === "read_only"
+    ? undefined
+    : ask.locations.find((l) =>
+      isWithin(l, ask.worktree) && shown(l, ask.worktree).split("/").includes(".git")
+    );
+  if (gitMeta !== undefined) {
+    return { verdict: "deny", reason: `${name} touches ${gitMeta}, the worktree's git metadata` };
   }
   const deny = policy.deny.find((r) => matches(r, ask, false));
   if (deny) return { verdict: "deny", reason: `${name} is denied by the rule ${deny.text}` };

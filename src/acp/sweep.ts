@@ -8,7 +8,7 @@
  */
 
 import type { CheckoutConfig } from "../config/acp_tables.ts";
-import { git } from "./worktrees.ts";
+import { git, gitIn } from "./worktrees.ts";
 
 /** One worktree the sweep found. */
 export interface FoundWork {
@@ -28,11 +28,15 @@ export interface SweepReport {
 
 /**
  * Lists the works under `root` (`<harness>/<checkout>/<agent>/<thread>/<work>`),
- * each with the branch its worktree has checked out.
+ * each with the branch its worktree has checked out (empty when its checkout is
+ * not configured any more, or git does not know it as a worktree).
  *
- * Requires `--allow-read` on `root` and `--allow-run=git`.
+ * Requires `--allow-read` on `root` and the checkouts, and `--allow-run=git`.
  */
-export async function findWorks(root: string): Promise<FoundWork[]> {
+export async function findWorks(
+  root: string,
+  checkouts: Record<string, CheckoutConfig>,
+): Promise<FoundWork[]> {
   const out: FoundWork[] = [];
   const walk = async (dir: string, depth: number, parts: string[]) => {
     let entries: Deno.DirEntry[];
@@ -48,11 +52,14 @@ export async function findWorks(root: string): Promise<FoundWork[]> {
         await walk(path, depth + 1, [...parts, e.name]);
         continue;
       }
-      let branch: string;
-      try {
-        branch = (await git(["symbolic-ref", "--quiet", "--short", "HEAD"], path)).trim();
-      } catch {
-        continue; // Not a worktree on a branch: not ours to touch.
+      const co = checkouts[parts[1]];
+      let branch = "";
+      if (co !== undefined) {
+        try {
+          branch = (await gitIn(co, path, ["symbolic-ref", "--quiet", "--short", "HEAD"])).trim();
+        } catch {
+          // Not a worktree of that checkout, or detached: reported as kept.
+        }
       }
       out.push({ dir: path, checkout: parts[1], branch });
     }
@@ -63,7 +70,7 @@ export async function findWorks(root: string): Promise<FoundWork[]> {
 
 /** Why a work must stay, or undefined when it may go. */
 export async function keepReason(work: FoundWork, co: CheckoutConfig): Promise<string | undefined> {
-  const status = await git(["status", "--porcelain", "--untracked-files=all"], work.dir);
+  const status = await gitIn(co, work.dir, ["status", "--porcelain", "--untracked-files=all"]);
   if (status.trim() !== "") return "it has changes or untracked files";
   if (!(await isInBase(co.path, work.branch, co.base))) return "its work is not in the base";
   return undefined;
@@ -115,10 +122,14 @@ export async function sweep(
   inUse: (dir: string) => boolean,
 ): Promise<SweepReport> {
   const report: SweepReport = { removed: [], kept: [] };
-  for (const work of await findWorks(root)) {
+  for (const work of await findWorks(root, checkouts)) {
     const co = checkouts[work.checkout];
     if (co === undefined) {
       report.kept.push({ dir: work.dir, reason: `no [checkouts.${work.checkout}] any more` });
+      continue;
+    }
+    if (work.branch === "") {
+      report.kept.push({ dir: work.dir, reason: "git knows it as no worktree on a branch" });
       continue;
     }
     if (inUse(work.dir)) {

@@ -72,7 +72,7 @@ export function workPlace(
 /** Runs git and returns its stdout; throws a `WorktreeError` with git's message. */
 export async function git(args: string[], cwd: string): Promise<string> {
   const out = await new Deno.Command("git", {
-    args: ["-c", "core.hooksPath=/dev/null", ...args],
+    args: ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", ...args],
     cwd,
     env: { GIT_TERMINAL_PROMPT: "0" },
     stdin: "null",
@@ -150,14 +150,62 @@ export async function ensureWorktree(
   return { created: true };
 }
 
+/**
+ * Runs git in a work's worktree with the git dir its checkout registered for
+ * it, never the one the worktree's `.git` file names: the coding agent can
+ * rewrite that file and point it at a config of its own (`core.fsmonitor`,
+ * filters), which would run its programs as the daemon.
+ */
+export async function gitIn(co: CheckoutConfig, dir: string, args: string[]): Promise<string> {
+  const admin = await adminDir(co, dir);
+  return await git(["--git-dir", admin, "--work-tree", dir, ...args], dir);
+}
+
+/** `<checkout's git dir>/worktrees/<id>`: the folder whose `gitdir` file names `<dir>/.git`. */
+async function adminDir(co: CheckoutConfig, dir: string): Promise<string> {
+  const common = (await git(["rev-parse", "--path-format=absolute", "--git-common-dir"], co.path))
+    .trim();
+  const want = realOr(dir);
+  try {
+    for (const e of Deno.readDirSync(`${common}/worktrees`)) {
+      const admin = `${common}/worktrees/${e.name}`;
+      let gitdir: string;
+      try {
+        gitdir = Deno.readTextFileSync(`${admin}/gitdir`).trim();
+      } catch {
+        continue;
+      }
+      if (realOr(gitdir.replace(/\/\.git$/, "")) === want) return admin;
+    }
+  } catch {
+    // No worktrees folder: the checkout has none.
+  }
+  throw new WorktreeError(
+    "acp.no_worktree",
+    `${dir} is not a worktree of checkout ${co.name} (${co.path})`,
+  );
+}
+
+function realOr(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return path;
+  }
+}
+
 /** The worktree's HEAD commit. */
-export async function headOf(dir: string): Promise<string> {
-  return (await git(["rev-parse", "HEAD"], dir)).trim();
+export async function headOf(co: CheckoutConfig, dir: string): Promise<string> {
+  return (await gitIn(co, dir, ["rev-parse", "HEAD"])).trim();
 }
 
 /** The commits on the work's branch that are not in the base, newest first. */
-export async function commitsSince(dir: string, base: string): Promise<Commit[]> {
-  const out = await git(["log", "--format=%H%x1f%s", `${base}..HEAD`, "--"], dir);
+export async function commitsSince(
+  co: CheckoutConfig,
+  dir: string,
+  base: string,
+): Promise<Commit[]> {
+  const out = await gitIn(co, dir, ["log", "--format=%H%x1f%s", `${base}..HEAD`, "--"]);
   return out.split("\n").filter((l) => l !== "").map((l) => {
     const [sha, subject] = l.split("\x1f");
     return { sha, subject };

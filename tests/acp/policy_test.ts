@@ -64,6 +64,17 @@ Deno.test("inside the data dir is always refused, whatever the rules say", () =>
   assert.equal(decide(p, ask("edit", [`${WT}/a`])).verdict, "allow");
 });
 
+Deno.test("the worktree's .git is never changed, whatever the rules say; reading it is fine", () => {
+  const p = makePolicy(["*/*", "claude/edit(**)"], [], DATA);
+  for (const l of [`${WT}/.git`, `${WT}/sub/.git/config`]) {
+    const d = decide(p, ask("edit", [l]));
+    assert.equal(d.verdict, "deny", l);
+    assert.match(d.reason, /the worktree's git metadata/);
+  }
+  assert.equal(decide(p, ask("read", [`${WT}/.git`])).verdict, "allow");
+  assert.equal(decide(p, ask("edit", [`${WT}/.gitignore`])).verdict, "allow");
+});
+
 Deno.test("rules match by harness, kind and path relative to the worktree; deny beats allow", () => {
   const p = makePolicy(
     ["claude/edit(src/*)", "*/execute", "codex/edit"],

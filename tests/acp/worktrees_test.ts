@@ -50,28 +50,28 @@ Deno.test("a work gets its own worktree and branch cut from the fetched base", a
     assert.equal(place.branch, "wats/bob-agent/_/fix-login");
     assert.equal(place.dir, `${root}/data/worktrees/claude/app/bob-agent/_/fix-login`);
     assert.deepEqual(await ensureWorktree(co, place), { created: true });
-    assert.equal(await headOf(place.dir), originTip);
+    assert.equal(await headOf(co, place.dir), originTip);
     assert.equal((await git(["branch", "--show-current"], place.dir)).trim(), place.branch);
-    assert.deepEqual(await commitsSince(place.dir, co.base), []);
+    assert.deepEqual(await commitsSince(co, place.dir, co.base), []);
 
     await git(["config", "user.email", "t@example.org"], place.dir);
     await git(["config", "user.name", "T"], place.dir);
     Deno.writeTextFileSync(`${place.dir}/fix.txt`, "fixed\n");
     await git(["add", "fix.txt"], place.dir);
     await git(["commit", "--quiet", "-m", "Fix the login redirect"], place.dir);
-    const head = await headOf(place.dir);
-    assert.deepEqual(await commitsSince(place.dir, co.base), [
+    const head = await headOf(co, place.dir);
+    assert.deepEqual(await commitsSince(co, place.dir, co.base), [
       { sha: head, subject: "Fix the login redirect" },
     ]);
 
     // Same work again: found, not recreated.
     assert.deepEqual(await ensureWorktree(co, place), { created: false });
-    assert.equal(await headOf(place.dir), head);
+    assert.equal(await headOf(co, place.dir), head);
 
     // Its folder removed (a sweep, a crash): re-added on the same branch.
     await git(["worktree", "remove", "--force", place.dir], co.path);
     assert.deepEqual(await ensureWorktree(co, place), { created: false });
-    assert.equal(await headOf(place.dir), head);
+    assert.equal(await headOf(co, place.dir), head);
   } finally {
     Deno.removeSync(root, { recursive: true });
   }
@@ -86,7 +86,7 @@ Deno.test("without fetch, the branch is cut from the local base", async () => {
     await git(["commit", "--quiet", "-m", "second"], origin);
     const place = workPlace(`${root}/wt`, "claude", "app", "a", "t1", "w");
     await ensureWorktree({ ...co, fetch: false }, place);
-    assert.equal(await headOf(place.dir), localTip);
+    assert.equal(await headOf(co, place.dir), localTip);
   } finally {
     Deno.removeSync(root, { recursive: true });
   }
@@ -100,6 +100,38 @@ Deno.test("hooks of the checkout do not run when a worktree is cut", async () =>
     Deno.chmodSync(`${co.path}/.git/hooks/post-checkout`, 0o755);
     await ensureWorktree(co, workPlace(`${root}/wt`, "claude", "app", "a", "_", "w"));
     assert.throws(() => Deno.statSync(marker));
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+Deno.test("git in a worktree ignores a .git file the coding agent rewrote to a config of its own", async () => {
+  const { root, co } = await repo();
+  try {
+    const place = workPlace(`${root}/wt`, "claude", "app", "a", "_", "w");
+    await ensureWorktree(co, place);
+    const head = await headOf(co, place.dir);
+    // The agent makes its own git dir in the worktree, with an fsmonitor hook and
+    // an alias-free config that runs a program, and points .git at it.
+    const marker = `${root}/pwned`;
+    const evil = `${place.dir}/evil`;
+    await git(["init", "-q", "--bare", evil], root);
+    Deno.writeTextFileSync(`${evil}/hook.sh`, `#!/bin/sh\ntouch ${marker}\n`);
+    Deno.chmodSync(`${evil}/hook.sh`, 0o755);
+    Deno.writeTextFileSync(
+      `${evil}/config`,
+      `[core]\n\tbare = false\n\tfsmonitor = ${evil}/hook.sh\n\tsshCommand = ${evil}/hook.sh\n`,
+    );
+    Deno.writeTextFileSync(`${place.dir}/.git`, `gitdir: ${evil}\n`);
+
+    assert.equal(await headOf(co, place.dir), head);
+    assert.deepEqual(await commitsSince(co, place.dir, co.base), []);
+    assert.throws(() => Deno.statSync(marker), "a program of the agent ran");
+    // A worktree the checkout does not know is refused outright.
+    await assert.rejects(
+      () => headOf(co, `${root}/elsewhere`),
+      /elsewhere is not a worktree of checkout app/,
+    );
   } finally {
     Deno.removeSync(root, { recursive: true });
   }
