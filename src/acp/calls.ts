@@ -387,12 +387,24 @@ export class AcpLayer {
   }
 }
 
-/** The context files of a new session, as text blocks (missing files are skipped). */
-async function contextBlocks(worktree: string, files: readonly string[]): Promise<ContentBlock[]> {
+/**
+ * The context files of a new session, as text blocks. Missing files are
+ * skipped, and so is one that resolves outside the worktree or into its `.git`:
+ * the daemon reads with its own rights, so a committed `CLAUDE.md -> ../node.key`
+ * link must not hand the coding agent what its own requests cannot reach.
+ */
+export async function contextBlocks(
+  worktree: string,
+  files: readonly string[],
+): Promise<ContentBlock[]> {
   const out: ContentBlock[] = [];
   for (const f of files) {
     try {
-      const text = await Deno.readTextFile(`${worktree}/${f}`);
+      const real = await Deno.realPath(`${worktree}/${f}`);
+      const inside = real.startsWith(worktree + "/") &&
+        !real.slice(worktree.length + 1).split("/").includes(".git");
+      if (!inside) continue;
+      const text = await Deno.readTextFile(real);
       out.push({ type: "text", text: `Context from ${f}:\n\n${text}` });
     } catch {
       // Not in this checkout.
