@@ -73,6 +73,15 @@ export const PINNED_CLIS = {
     probe: ["--version"],
     node: true,
   },
+  // The ACP adapter for Codex (issue 10). It drives `codex app-server` of its own
+  // @openai/codex dependency (0.166.x, installed beside it), not the `codex` above.
+  "codex-acp": {
+    pkg: "@agentclientprotocol/codex-acp",
+    version: "2.6.0",
+    bin: "dist/index.js",
+    probe: ["--version"],
+    node: true,
+  },
 } as const satisfies Record<string, PinnedCli>;
 
 /** The name of a pinned program. */
