@@ -125,6 +125,7 @@ export class AcpLayer {
   readonly #works = new Map<string, Promise<unknown>>();
   readonly #policy: Policy;
   #closed = false;
+  #sweeping: Promise<unknown> = Promise.resolve();
 
   constructor(options: AcpLayerOptions) {
     this.#o = options;
@@ -362,7 +363,14 @@ export class AcpLayer {
    * never one a call uses or waits for. Idle harnesses are stopped first: their
    * sessions may be rooted in a worktree about to go (the next call loads them again).
    */
-  async sweep(): Promise<SweepReport> {
+  sweep(): Promise<SweepReport> {
+    // One sweep at a time: `wats agent sweep` may come while a timed one runs.
+    const run = this.#sweeping.catch(() => {}).then(() => this.#sweep());
+    this.#sweeping = run;
+    return run;
+  }
+
+  async #sweep(): Promise<SweepReport> {
     for (const [name, p] of [...this.#running]) {
       const r = await p.catch(() => undefined);
       if (r === undefined || r.attached > 0) continue;

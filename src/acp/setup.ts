@@ -41,6 +41,21 @@ export interface AcpSetup {
   now?: () => number;
 }
 
+/** `wats agent sweep`: sweeps now and says what it removed and kept, one line each. */
+export async function sweepNow(acp: NodeAcp | undefined): Promise<string> {
+  if (acp === undefined) {
+    return "no coding agents: config.toml has no enabled [harnesses.NAME], so there is nothing to sweep";
+  }
+  const r = await acp.sweep();
+  const lines = [
+    r.removed.length === 0 ? "removed nothing" : `removed ${r.removed.length} worktree(s):`,
+    ...r.removed.map((d) => `  ${d}`),
+    ...r.kept.map((k) => `kept ${k.dir}: ${k.reason}`),
+    ...(r.error ? [`error: the sweep stopped: ${r.error}`] : []),
+  ];
+  return lines.join("\n");
+}
+
 /** The layer the daemon holds: the tools' side, plus what the daemon calls at start and stop. */
 export interface NodeAcp {
   layer: AcpLayer;
@@ -49,6 +64,8 @@ export interface NodeAcp {
    * sweeps (now, then every `agent.sweep`); call once the runner started.
    */
   start(): void;
+  /** Sweeps now (`wats agent sweep`), reported like the timed sweeps. */
+  sweep(): Promise<SweepReport>;
   /** Stops the sweeps and every harness. */
   close(): Promise<void>;
 }
@@ -114,6 +131,11 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
       const budget = s.budget?.();
       for (const x of spend.month(now())) budget?.addSpend(x.at, x.usd);
       if (every > 0) sweepOnce();
+    },
+    sweep: async () => {
+      const report = await layer.sweep();
+      s.onSweep?.(report);
+      return report;
     },
     close: async () => {
       closed = true;

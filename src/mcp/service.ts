@@ -40,7 +40,7 @@ export interface Hello {
  */
 export interface ControlRequest {
   wats: "control";
-  op: "resume" | "halt";
+  op: "resume" | "halt" | "sweep";
   reason?: string;
 }
 

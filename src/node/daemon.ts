@@ -10,7 +10,7 @@
 import { npubEncode } from "nostr-tools/nip19";
 import type { CommandContext } from "../cli/context.ts";
 import { loadSettings } from "../config/settings.ts";
-import { acpLayerFor } from "../acp/setup.ts";
+import { acpLayerFor, sweepNow } from "../acp/setup.ts";
 import { ALL_TOOLS } from "../mcp/tools.ts";
 import { loadOrCreateNodeKey } from "../identity/node_key.ts";
 import { log, setupLogging } from "../log.ts";
@@ -172,6 +172,7 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
       halt.attach(agentRunner.runner);
     }
     const control = async (req: ControlRequest): Promise<string> => {
+      if (req.op === "sweep") return await sweepNow(codingAgents);
       if (req.op === "resume") {
         const ended = halt.resume();
         events({ event: "resumed" });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { acpLayerFor } from "../../src/acp/setup.ts";
+import { acpLayerFor, sweepNow } from "../../src/acp/setup.ts";
 import { resolveSettings } from "../../src/config/settings.ts";
 import { dataPaths } from "../../src/config/paths.ts";
 import { ConfigError } from "../../src/errors.ts";
@@ -119,4 +119,8 @@ Deno.test("this month's earlier calls count in the budget again after a restart"
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
+});
+
+Deno.test("`wats agent sweep` on a node without coding agents says why nothing happens", async () => {
+  assert.match(await sweepNow(undefined), /^no coding agents: config\.toml has no enabled/);
 });

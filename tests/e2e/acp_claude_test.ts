@@ -11,7 +11,7 @@ import { makePolicy } from "../../src/acp/policy.ts";
 import { git } from "../../src/acp/worktrees.ts";
 import type { HarnessConfig } from "../../src/config/acp_tables.ts";
 import { requireCli } from "../support/clis.ts";
-import { startWats } from "../support/cli.ts";
+import { runWats, startWats } from "../support/cli.ts";
 import { call, mcpClient, startAgentNode, waitFor } from "../support/swarm.ts";
 import { hasTool } from "../support/mock_anthropic.ts";
 import {
@@ -427,6 +427,17 @@ Deno.test({
           f.repo,
         );
         assert.equal(branches.trim(), "wats/alice/_/keep");
+
+        // `wats agent sweep` sweeps again, now: the kept work goes once it is merged too.
+        Deno.removeSync(`${keep}/draft.txt`);
+        await git(
+          [...id, "merge", "-q", "--no-ff", "-m", "merge keep", "wats/alice/_/keep"],
+          f.repo,
+        );
+        const byHand = await runWats(["--data-dir", f.data, "agent", "sweep"]);
+        assert.equal(byHand.code, 0, byHand.stderr);
+        assert.equal(byHand.stdout, `removed 1 worktree(s):\n  ${keep}\n`);
+        assert.throws(() => Deno.statSync(keep));
       } finally {
         await again.stop();
       }
