@@ -13,6 +13,7 @@ import { ConfigError } from "../errors.ts";
 import { AcpLayer, type CallEvent } from "./calls.ts";
 import { makePolicy } from "./policy.ts";
 import { AcpSpendFile } from "./spend.ts";
+import { checkCheckout } from "./worktrees.ts";
 import type { SweepReport } from "./sweep.ts";
 
 /** The runner's budget, as the ACP layer uses it (src/runner/scheduler.ts `Runner`). */
@@ -59,6 +60,11 @@ export async function sweepNow(acp: NodeAcp | undefined): Promise<string> {
 /** The layer the daemon holds: the tools' side, plus what the daemon calls at start and stop. */
 export interface NodeAcp {
   layer: AcpLayer;
+  /**
+   * Checks, at daemon start, that every checkout is a git repository with at
+   * least one commit; throws a `ConfigError` naming each one that is not.
+   */
+  check(): Promise<void>;
   /**
    * Counts this month's earlier calls in the runner's budget and starts the
    * sweeps (now, then every `agent.sweep`); call once the runner started.
@@ -127,6 +133,13 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
   };
   return {
     layer,
+    check: async () => {
+      const bad: string[] = [];
+      for (const co of Object.values(s.acp.checkouts)) {
+        await checkCheckout(co).catch((err) => bad.push((err as Error).message));
+      }
+      if (bad.length > 0) throw new ConfigError("config.bad_checkout", bad.join("; "));
+    },
     start: () => {
       const budget = s.budget?.();
       for (const x of spend.month(now())) budget?.addSpend(x.at, x.usd);

@@ -111,6 +111,7 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
       onSweep: (r) => events({ event: "acp_sweep", ...r }),
     });
     if (codingAgents) cleanups.unshift(() => codingAgents.close());
+    await codingAgents?.check();
     const service = new LocalNodeService({
       codingAgents: codingAgents?.layer,
       store,

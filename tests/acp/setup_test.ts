@@ -5,6 +5,7 @@ import { dataPaths } from "../../src/config/paths.ts";
 import { ConfigError } from "../../src/errors.ts";
 import type { AcpBudget } from "../../src/acp/setup.ts";
 import { AcpSpendFile } from "../../src/acp/spend.ts";
+import { git } from "../../src/acp/worktrees.ts";
 
 function setup(text: string, dataDir = "/d", budget?: AcpBudget, now?: () => number) {
   const r = resolveSettings({
@@ -123,4 +124,29 @@ Deno.test("this month's earlier calls count in the budget again after a restart"
 
 Deno.test("`wats agent sweep` on a node without coding agents says why nothing happens", async () => {
   assert.match(await sweepNow(undefined), /^no coding agents: config\.toml has no enabled/);
+});
+
+Deno.test("at start, a checkout that is not a repository with a commit stops the daemon, named", async () => {
+  const dir = Deno.realPathSync(Deno.makeTempDirSync());
+  try {
+    const repo = `${dir}/repo`;
+    Deno.mkdirSync(repo);
+    await git(["init", "-q"], repo);
+    const text = `[harnesses.c]\ncommand = "x"\n[checkouts.empty]\npath = "${repo}"\n` +
+      `[checkouts.gone]\npath = "${dir}/gone"\n`;
+    await assert.rejects(
+      () => setup(text, dir)()!.check(),
+      (e) =>
+        e instanceof ConfigError &&
+        /checkout empty: .*repo is not a git repository with at least one commit; fix \[checkouts\.empty\] path in config\.toml; checkout gone: /
+          .test(e.message),
+    );
+    Deno.writeTextFileSync(`${repo}/a`, "a\n");
+    await git(["add", "a"], repo);
+    await git(["-c", "user.email=t@example.org", "-c", "user.name=T", "commit", "-qm", "a"], repo);
+    await setup(`[harnesses.c]\ncommand = "x"\n[checkouts.app]\npath = "${repo}"\n`, dir)()!
+      .check();
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
 });
