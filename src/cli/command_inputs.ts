@@ -61,7 +61,7 @@ export async function commandInputs(id: CommandId, init: CommandInit): Promise<P
   if (id !== "daemon") return base;
   const args = parseDaemonArgs(init.argv);
   if (args.help) return base;
-  const { values } = await loadSettings(init.paths, init.env, args.flags, init.user);
+  const { values, acp } = await loadSettings(init.paths, init.env, args.flags, init.user);
   return {
     ...base,
     workdir: values["agent.workdir"] || undefined,
@@ -69,8 +69,11 @@ export async function commandInputs(id: CommandId, init: CommandInit): Promise<P
     listen: values.listen || undefined,
     relays: values.infra.map(hostPortOf),
     loopbackServer: values["agent.runtime"] === "codex",
+    checkouts: Object.values(acp.checkouts).map((c) => c.path),
     harnesses: [
       ...(HARNESS_PROGRAMS[values["agent.runtime"]] ?? []),
+      // The coding agents over ACP (docs/acp.md); `git` is in every daemon's set.
+      ...Object.values(acp.harnesses).filter((h) => h.enabled).map((h) => h.command),
       ...(values["agent.notify"] ? [notifierProgram(init.os)].filter((p): p is string => !!p) : []),
     ],
   };

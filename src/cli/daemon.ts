@@ -39,6 +39,7 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
     lock,
     paths: ctx.paths,
     settings: resolved.values,
+    acp: resolved.acp,
     events,
     env: ctx.env,
     user: ctx.user,

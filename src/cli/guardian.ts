@@ -34,6 +34,25 @@ export async function resumeCommand(ctx: CommandContext): Promise<number> {
   return 0;
 }
 
+/** The usage text of `wats agent sweep`. */
+export const SWEEP_HELP = `Usage: wats agent sweep
+
+Removes the coding agents' worktrees whose work is in their checkout's base
+(merged, squashed or cherry-picked), with their branches, and prints what it
+removed. Worktrees in use or with changes stay. Needs the daemon. docs/acp.md
+`;
+
+/** Runs \`wats agent sweep\`: the daemon sweeps (it knows which worktrees are in use). */
+export async function sweepCommand(ctx: CommandContext): Promise<number> {
+  if (ctx.argv.includes("--help") || ctx.argv.includes("-h")) {
+    console.log(SWEEP_HELP);
+    return 0;
+  }
+  if (ctx.argv.length > 0) throw new UsageError(`unexpected argument "${ctx.argv[0]}"`);
+  console.log(await sendControl(ctx.paths.socket, { wats: "control", op: "sweep" }));
+  return 0;
+}
+
 /** Runs `wats guardian …`. */
 export async function guardianCommand(ctx: CommandContext): Promise<number> {
   const sub = ctx.words[1];

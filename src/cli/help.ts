@@ -20,7 +20,7 @@ Usage:
   wats setup claude|codex        register wats in an MCP host and configure the agent
   wats config get|set|unset|list KEY [VALUE]
   wats config ack                acknowledge changed safety settings
-  wats agent runs|logs|attach|pending|approve|reject
+  wats agent runs|logs|attach|pending|approve|reject|sweep
   wats status                    the node, its profiles, safety notices
   wats ui [--listen HOST:PORT]   a local web dashboard of the node, its agent and reviews
   wats resume                    end a halt of this node's agent
@@ -78,7 +78,7 @@ const GROUPS: Record<string, string> = {
 Keys and values: docs/configuration.md.
 `,
   agent: `Usage: wats agent runs | logs [-f] [--run ID] | attach | pending [show ID]
-                  | approve ID [--edit] | reject ID [--reason R]
+                  | approve ID [--edit] | reject ID [--reason R] | sweep
 
   runs       the agent's runs, oldest first, with spend against budget
   logs       a run's transcript for humans (-f follows it)
@@ -86,6 +86,8 @@ Keys and values: docs/configuration.md.
   pending    drafts held for review (agent.review)
   approve    publish a held draft
   reject     drop a held draft; --reason goes into the next run's prompt
+  sweep      remove coding agents' worktrees whose work is in their base, now
+             (the daemon also does it at start and every agent.sweep; docs/acp.md)
 `,
 };
 

@@ -66,6 +66,8 @@ const SUBCOMMANDS: Record<string, Record<string, CommandId>> = {
     pending: "agent-read",
     approve: "agent-decide",
     reject: "agent-decide",
+    // Asks the daemon (it owns the worktrees and knows which are in use): a control line.
+    sweep: "control",
   },
   service: {
     install: "service-install",
@@ -169,7 +171,7 @@ export function route(args: string[]): Route {
       }
       const edits = id === "agent-decide" && sub === "approve" && rest.includes("--edit");
       const r = make(edits ? "agent-edit" : id, [first, sub!], positional.slice(0, 2));
-      return first === "guardian" ? { ...r, worker: "guardian_worker.ts" } : r;
+      return first === "guardian" || id === "control" ? { ...r, worker: "guardian_worker.ts" } : r;
     }
     default:
       // `wats --evry 5m`: the word follows a flag the router does not know, so

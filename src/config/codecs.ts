@@ -9,6 +9,7 @@
 import { decode as decodeNip19 } from "nostr-tools/nip19";
 import { formatDuration, parseDuration } from "../duration.ts";
 import {
+  POLICY_RULE,
   REMOVED_KEYS,
   SCHEMA,
   SETTING_KEYS,
@@ -47,6 +48,9 @@ export function requirement(spec: SettingSpec): string {
     case "list":
       return spec.item === "author-key"
         ? "must be a list of author keys (npub1… or 64 hex characters)"
+        : spec.item === "rule"
+        ? "must be a list of rules such as claude/edit(src/**) (HARNESS/KIND, an optional " +
+          "(PATH GLOB), * for any; no commas)"
         : "must be a list of names (no commas or spaces)";
     case "address":
       return 'must be host:port, such as "127.0.0.1:7447", or empty for off';
@@ -184,6 +188,14 @@ function checkList(spec: SettingSpec, items: string[]): string[] {
       if (hex === undefined) throw new InvalidValue(`${requirement(spec)}; "${item}" is not one`);
       return hex;
     });
+  }
+  if (spec.item === "rule") {
+    for (const item of items) {
+      if (!POLICY_RULE.test(item)) {
+        throw new InvalidValue(`${requirement(spec)}; "${item}" is not one`);
+      }
+    }
+    return items;
   }
   for (const item of items) {
     if (item === "" || /[\s,]/.test(item)) {

@@ -9,6 +9,7 @@
 
 import { parse as parseTomlText, TomlError } from "smol-toml";
 import { ConfigError } from "../errors.ts";
+import { type AcpTables, noAcpTables, parseAcpTables } from "./acp_tables.ts";
 import {
   isSettingKey,
   PASSTHROUGH_TABLES,
@@ -27,6 +28,8 @@ export interface ConfigFile {
   warnings: string[];
   /** Tables owned by other modules (`[harnesses.*]`, `[checkouts.*]`), as parsed. */
   sections: Record<string, Record<string, unknown>>;
+  /** The `sections` above, validated (src/acp reads these). */
+  acp: AcpTables;
 }
 
 /** The line that `wats config list` should follow a config error with. */
@@ -65,7 +68,7 @@ export async function writeConfigText(path: string, text: string): Promise<void>
  */
 export function parseConfigText(text: string, filePath: string, home?: string): ConfigFile {
   const doc = parseDocument(text, filePath);
-  const out: ConfigFile = { values: {}, warnings: [], sections: {} };
+  const out: ConfigFile = { values: {}, warnings: [], sections: {}, acp: noAcpTables() };
   const values = out.values as Record<string, unknown>;
   for (const [top, topValue] of Object.entries(doc)) {
     if (PASSTHROUGH_TABLES.includes(top) && isTable(topValue)) {
@@ -90,6 +93,7 @@ export function parseConfigText(text: string, filePath: string, home?: string): 
       }
     }
   }
+  out.acp = parseAcpTables(out.sections, (key) => whereInTable(text, filePath, key), home);
   return out;
 }
 
@@ -136,7 +140,7 @@ function unknownKey(text: string, filePath: string, key: string, value: unknown)
   if (header !== undefined && isTable(value)) {
     return new ConfigError(
       "config.unknown_key",
-      `${filePath}:${header}: unknown table [${key}]; the tables are [net], [agent], [halt], ` +
+      `${filePath}:${header}: unknown table [${key}]; the tables are [net], [agent], [policy], [halt], ` +
         `[harnesses.NAME] and [checkouts.NAME]; ${FIX_HINT}`,
     );
   }
@@ -155,6 +159,16 @@ function unknownKey(text: string, filePath: string, key: string, value: unknown)
 function where(text: string, filePath: string, key: string): string {
   const line = findKeyLine(text, key);
   return line === undefined ? filePath : `${filePath}:${line}`;
+}
+
+/** Like `where`, but a key the file does not set points at its table's header. */
+function whereInTable(text: string, filePath: string, key: string): string {
+  const parts = key.split(".");
+  for (let n = parts.length; n > 0; n--) {
+    const line = findKeyLine(text, parts.slice(0, n).join("."));
+    if (line !== undefined) return `${filePath}:${line}`;
+  }
+  return filePath;
 }
 
 function isTable(v: unknown): v is Record<string, unknown> {

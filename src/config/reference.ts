@@ -80,8 +80,35 @@ max_usd_per_day = 2
 allow = ["npub1…"]
 \`\`\`
 
-The tables \`[harnesses.NAME]\` and \`[checkouts.NAME]\` (coding agents over ACP) are read by the ACP
-layer and documented with it.
+## Coding agents: \`[harnesses.NAME]\` and \`[checkouts.NAME]\`
+
+A harness is a coding agent that speaks ACP over stdio; a checkout is a git repository with at least
+one commit that coding agents may work in, each piece of work in its own worktree and branch.
+docs/acp.md explains the layer and the \`[policy]\` rules that decide each permission request.
+
+\`\`\`toml
+[harnesses.claude]
+command = "claude-agent-acp"   # required: a program on PATH or an absolute path
+args = []                      # its arguments
+env = { ANTHROPIC_API_KEY = "…" }   # added to its environment (IS_SANDBOX is always dropped)
+meta = { claudeCode = { options = { model = "claude-sonnet-4-5" } } }   # the session's _meta
+context = ["CLAUDE.md", "AGENTS.md"]   # worktree files added to each new session
+idle = "10m"                   # stop it after this long with no call attached (default 10m)
+enabled = true                 # false: no tool for it
+
+[checkouts.billing]
+path = "/srv/billing"          # required: absolute
+base = "origin/main"           # the ref each work's branch is cut from (default HEAD)
+fetch = true                   # git fetch before cutting a branch (default false)
+
+[policy]
+allow = ["claude/edit(src/**)"]
+deny = ["claude/delete"]
+\`\`\`
+
+A harness or checkout name is lowercase letters, digits, \`-\` and \`_\`, starting with a letter; the
+harness name is the name of its MCP tool. An unknown key in these tables, a missing \`command\` or
+\`path\`, or a value of the wrong type is an error naming the file and line.
 
 ## Environment variables
 
@@ -152,7 +179,7 @@ function allowedCell(spec: SettingSpec): string {
     case "duration":
       return spec.min ? `>= ${formatDuration(spec.min)}` : "";
     case "list":
-      return spec.item === "author-key" ? "author keys" : "names";
+      return spec.item === "author-key" ? "author keys" : spec.item === "rule" ? "rules" : "names";
     case "relay-list":
       return "`ws://`, `wss://` URLs";
     case "address":

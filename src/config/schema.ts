@@ -1,5 +1,5 @@
 /**
- * The one settings schema (STYLE rule 5): every key of config.toml with its type,
+ * The one settings schema (docs/architecture.md §8): every key of config.toml with its type,
  * default, allowed values, safety flag, description, `WATS_*` variable and daemon
  * flags. Validation, `wats config list`, the defaults, docs/configuration.md and
  * the safety notices all come from this table; src/config/codecs.ts reads and
@@ -23,7 +23,7 @@ export type SettingType =
 
 /** The agent runtimes `agent.runtime` accepts. */
 export type AgentRuntime = "none" | "claude" | "codex" | "acp";
-/** The access levels of ADR 0011. */
+/** The access levels of docs/decisions/runner.md. */
 export type AgentAccess = "locked" | "workspace" | "inherit";
 
 /**
@@ -63,6 +63,10 @@ export interface Settings {
   "agent.codex_model": string;
   "agent.codex_base_url": string;
   "agent.codex_env_key": string;
+  "agent.checkouts": string[];
+  "agent.sweep": number;
+  "policy.allow": string[];
+  "policy.deny": string[];
   "halt.accept": string[];
 }
 
@@ -85,8 +89,8 @@ export interface SettingSpec<K extends SettingKey = SettingKey> {
   /** string: a pattern the text must match, and what it means (`must be …`). */
   match?: { re: RegExp; requirement: string };
   /** list: what each item must be. */
-  item?: "author-key" | "name";
-  /** A safety setting: a change is flagged until `wats config ack` (ADR 0011). */
+  item?: "author-key" | "name" | "rule";
+  /** A safety setting: a change is flagged until `wats config ack` (docs/decisions/runner.md). */
   safety: boolean;
   /** One line for `config list --help` and docs/configuration.md. */
   description: string;
@@ -337,6 +341,35 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
     safety: false,
     description: "The variable that holds the key for agent.codex_base_url (a name, not the key).",
   },
+  "agent.checkouts": {
+    type: "list",
+    item: "name",
+    default: [],
+    safety: true,
+    description: "The [checkouts.NAME] the agent's coding agents may work in; empty: all of them.",
+  },
+  "agent.sweep": {
+    type: "duration",
+    default: 24 * HOUR,
+    safety: false,
+    description: "Remove coding agents' worktrees whose work is in their base, at start and " +
+      "this often (docs/acp.md); 0: off.",
+  },
+  "policy.allow": {
+    type: "list",
+    item: "rule",
+    default: [],
+    safety: true,
+    description: "Coding agents' permission requests to allow, as `HARNESS/KIND(PATH GLOB)` " +
+      "(docs/acp.md).",
+  },
+  "policy.deny": {
+    type: "list",
+    item: "rule",
+    default: [],
+    safety: true,
+    description: "Coding agents' permission requests to refuse; deny beats allow.",
+  },
   "halt.accept": {
     type: "list",
     item: "author-key",
@@ -366,7 +399,7 @@ export const REMOVED_KEYS: Readonly<Record<string, string>> = {
   "agent.thread_backoff_max": "loop detector, ADR 0011",
 };
 
-/** The warning for a removed key found in config.toml (ADR 0011, to the letter). */
+/** The warning for a removed key found in config.toml (docs/decisions/runner.md, to the letter). */
 export function removedKeyWarning(key: string): string {
   return `${key} is no longer used (${REMOVED_KEYS[key]}); remove it`;
 }
@@ -376,7 +409,13 @@ export function isSettingKey(key: string): key is SettingKey {
   return Object.hasOwn(ROWS, key);
 }
 
-/** Tables of config.toml owned by other modules (DESIGN §9), passed through unvalidated. */
+/**
+ * A policy rule: `HARNESS/KIND` or `HARNESS/KIND(GLOB)`, `*` for any harness or
+ * kind (src/acp/policy.ts reads it).
+ */
+export const POLICY_RULE = /^([a-z][a-z0-9_-]*|\*)\/([a-z_]+|\*)(\([^,()]+\))?$/;
+
+/** Tables of config.toml owned by other modules (docs/acp.md), passed through unvalidated. */
 export const PASSTHROUGH_TABLES: readonly string[] = ["harnesses", "checkouts"];
 
 /** The default values, before the OS user fills the empty profiles. */

@@ -8,6 +8,7 @@
  */
 
 import { ConfigError } from "../errors.ts";
+import { type AcpTables, noAcpTables } from "./acp_tables.ts";
 import { isWithin } from "./paths.ts";
 import type { DataPaths } from "./paths.ts";
 import { findKeyLine, parseConfigText, readConfigText } from "./config_file.ts";
@@ -56,6 +57,8 @@ export interface ResolvedSettings {
   fileValues: Partial<Settings>;
   /** config.toml's tables owned by other modules (`harnesses`, `checkouts`), as parsed. */
   sections: Record<string, Record<string, unknown>>;
+  /** `[harnesses.NAME]` and `[checkouts.NAME]`, validated. */
+  acp: AcpTables;
 }
 
 /**
@@ -105,7 +108,7 @@ export function flagsToKeys(
 export function resolveSettings(input: ResolveInput): ResolvedSettings {
   const home = input.env.HOME || undefined;
   const file = input.fileText === null
-    ? { values: {}, warnings: [], sections: {} }
+    ? { values: {}, warnings: [], sections: {}, acp: noAcpTables() }
     : parseConfigText(input.fileText, input.filePath, home);
   const values = defaultSettings() as unknown as Record<string, unknown>;
   const sources = {} as Record<SettingKey, SettingSource>;
@@ -142,6 +145,7 @@ export function resolveSettings(input: ResolveInput): ResolvedSettings {
     warnings: file.warnings,
     fileValues: file.values,
     sections: file.sections,
+    acp: file.acp,
   };
 }
 

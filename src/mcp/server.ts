@@ -44,7 +44,7 @@ export function createMcpServer(
     session,
     now: options.now ?? (() => Math.floor(Date.now() / 1000)),
   };
-  for (const tool of toolsFor(session)) {
+  for (const tool of toolsFor(session, service.codingAgents)) {
     server.registerTool(
       tool.name,
       {
@@ -53,7 +53,8 @@ export function createMcpServer(
         inputSchema: inputSchema(tool),
         annotations: { title: tool.title, ...tool.annotations },
       },
-      (args: Record<string, unknown>) => callTool(tool, ctx, args, options.log),
+      (args: Record<string, unknown>, extra: { signal: AbortSignal }) =>
+        callTool(tool, { ...ctx, signal: extra.signal }, args, options.log),
     );
   }
   return server;

@@ -6,6 +6,8 @@
  * @module
  */
 
+import type { CodingAgents } from "../acp/tool.ts";
+
 /** The name MCP hosts know the wats server by: tools appear as `mcp__wats__<tool>`. */
 export const MCP_SERVER_NAME = "wats";
 
@@ -48,7 +50,7 @@ export interface Hello {
  */
 export interface ControlRequest {
   wats: "control";
-  op: "resume" | "halt" | "takeover";
+  op: "resume" | "halt" | "takeover" | "sweep";
   reason?: string;
 }
 
@@ -161,4 +163,6 @@ export interface NodeService {
   /** Publishes a held draft, with `text` instead of the draft's when given (an edit). */
   approve(id: string, by: SessionIdentity, text?: string): Promise<PostOutcome>;
   reject(id: string, reason: string, by: SessionIdentity): void;
+  /** The coding agents over ACP, when config.toml declares harnesses (one tool each). */
+  readonly codingAgents?: CodingAgents;
 }

@@ -183,7 +183,7 @@ export function parseControl(line: string | null): ControlRequest | undefined {
     return undefined;
   }
   if (v?.wats !== "control") return undefined;
-  if (v.op !== "resume" && v.op !== "halt" && v.op !== "takeover") {
+  if (v.op !== "resume" && v.op !== "halt" && v.op !== "takeover" && v.op !== "sweep") {
     throw new WatsError("mcp.bad_control", `unknown control op ${JSON.stringify(v.op)}`);
   }
   if (v.reason !== undefined && typeof v.reason !== "string") {

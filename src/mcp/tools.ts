@@ -9,13 +9,14 @@
  * what to fix (`isError`), never a protocol error.
  *
  * Per-kind tools rather than one `post` tool with a kind: a model picks a named
- * verb more reliably than an enum value, and the ADR's runner test "calls the
+ * verb more reliably than an enum value, and the runner contract's runner test "calls the
  * wats answer tool" (docs/mcp.md).
  *
  * @module
  */
 
 import { z } from "zod";
+import { type CodingAgents, harnessTools } from "../acp/tool.ts";
 import { PostError, WatsError } from "../errors.ts";
 import { WATS_KINDS } from "../posts/kinds.ts";
 import { MAX_TEXT_BYTES } from "../posts/post.ts";
@@ -62,6 +63,8 @@ export interface ToolContext {
   session: SessionIdentity;
   /** Unix seconds now (drafts' age). */
   now(): number;
+  /** Aborted when the client cancels the call or its session ends (a coding agent's prompt stops). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -594,7 +597,14 @@ export function inputSchema(tool: ToolSpec): z.ZodObject<z.ZodRawShape> {
 /** Every tool, in the order hosts list them. */
 export const ALL_TOOLS: readonly ToolSpec[] = [...POSTING_TOOLS, ...READING_TOOLS, ...REVIEW_TOOLS];
 
-/** The tools a session gets: runner sessions never get the review tools. */
-export function toolsFor(session: SessionIdentity): ToolSpec[] {
-  return ALL_TOOLS.filter((t) => !(session.runner && t.interactiveOnly));
+/**
+ * The tools a session gets: runner sessions never get the review tools; both
+ * get one tool per enabled coding-agent harness (named after it; the daemon
+ * refuses a harness named like a wats tool).
+ */
+export function toolsFor(session: SessionIdentity, agents?: CodingAgents): ToolSpec[] {
+  return [
+    ...ALL_TOOLS.filter((t) => !(session.runner && t.interactiveOnly)),
+    ...harnessTools(agents),
+  ];
 }

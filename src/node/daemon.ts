@@ -11,10 +11,13 @@
 
 import { npubEncode } from "nostr-tools/nip19";
 import type { DataPaths } from "../config/paths.ts";
+import type { AcpTables } from "../config/acp_tables.ts";
 import type { Settings } from "../config/schema.ts";
 import { formatDuration } from "../duration.ts";
 import { WatsError } from "../errors.ts";
 import type { EventSink } from "../events.ts";
+import { acpLayerFor, sweepNow } from "../acp/setup.ts";
+import { ALL_TOOLS } from "../mcp/tools.ts";
 import { loadOrCreateNodeKey } from "../identity/node_key.ts";
 import { log } from "../log.ts";
 import type { ControlRequest } from "../mcp/service.ts";
@@ -42,6 +45,8 @@ export interface NodeOptions {
   lock: DaemonLock;
   paths: DataPaths;
   settings: Settings;
+  /** config.toml's `[harnesses.*]` and `[checkouts.*]` (docs/acp.md). */
+  acp: AcpTables;
   /** Where events go (`wats node`: JSON lines on stdout). */
   events: EventSink;
   /** The filtered environment, the OS user and OS, for safety notices and notifications. */
@@ -128,7 +133,21 @@ export async function runNode(opts: NodeOptions): Promise<number> {
     let agentRunner: AgentRunner | undefined;
     // The network starts after the socket; status may ask for it before then.
     const net: { current?: Network } = {};
+    // Coding agents over ACP (docs/acp.md): one MCP tool per enabled harness.
+    const codingAgents = acpLayerFor({
+      acp: opts.acp,
+      settings,
+      paths,
+      env: opts.env,
+      reserved: ALL_TOOLS.map((t) => t.name),
+      onEvent: (e) => events({ ...e, event: e.type }),
+      budget: () => agentRunner?.runner,
+      onSweep: (r) => events({ event: "acp_sweep", ...r }),
+    });
+    if (codingAgents) cleanups.unshift(() => codingAgents.close());
+    await codingAgents?.check();
     const service = new LocalNodeService({
+      codingAgents: codingAgents?.layer,
       store,
       profiles,
       nodeId: id,
@@ -189,6 +208,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       halt.attach(agentRunner.runner);
     }
     const control = async (req: ControlRequest): Promise<ControlAnswer> => {
+      if (req.op === "sweep") return await sweepNow(codingAgents);
       if (req.op === "takeover") {
         if (!opts.startedByMcp) {
           throw new WatsError(
@@ -226,6 +246,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
     cleanups.unshift(() => mcp.close());
     // The runner starts once the socket serves: Codex's self-check needs it.
     await agentRunner?.ready();
+    codingAgents?.start();
     const network = await startNetwork({
       settings: {
         infra: settings.infra,

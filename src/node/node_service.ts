@@ -6,6 +6,7 @@
  * @module
  */
 
+import type { CodingAgents } from "../acp/tool.ts";
 import { SAFETY_KEYS } from "../config/schema.ts";
 import { PostError } from "../errors.ts";
 import type {
@@ -55,6 +56,8 @@ export interface NodeServiceDeps {
   safetyNotices: () => Promise<string[]>;
   /** The network's state, once it runs. */
   networkStatus?: () => NodeStatus["network"];
+  /** The coding agents over ACP (src/acp), when config.toml declares harnesses. */
+  codingAgents?: CodingAgents;
 }
 
 /** The node's side of every MCP session. */
@@ -65,6 +68,10 @@ export class LocalNodeService implements NodeService {
 
   constructor(deps: NodeServiceDeps) {
     this.#d = deps;
+  }
+
+  get codingAgents(): CodingAgents | undefined {
+    return this.#d.codingAgents;
   }
 
   authenticate(hello: Hello): SessionIdentity {

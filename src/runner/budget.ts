@@ -36,6 +36,11 @@ export interface SpendRecord {
   at: number;
   /** The reported cost; absent when the harness reported none. */
   costUsd?: number;
+  /**
+   * False for spend outside a run (a coding agent's call over ACP, docs/acp.md):
+   * it counts in USD but not as one of the day's runs.
+   */
+  run?: boolean;
 }
 
 /** Why runs are paused, and until when. */
@@ -118,6 +123,7 @@ export class BudgetLedger {
       usdMonth += cost;
       if (r.at >= day) {
         usdToday += cost;
+        if (r.run === false) continue;
         runsToday++;
         if (r.costUsd === undefined) runsWithoutCostToday++;
       }

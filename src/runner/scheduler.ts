@@ -388,6 +388,19 @@ export class Runner {
     }
   }
 
+  /**
+   * Counts spend outside runs: a coding agent's call over ACP (docs/acp.md).
+   * It counts in USD, not as a run; the next scheduling sees a reached budget.
+   */
+  addSpend(at: number, usd: number): void {
+    this.#ledger.record({ at, costUsd: usd, run: false });
+  }
+
+  /** Why nothing may spend now (a reached budget), or undefined. */
+  budgetBlocked(): string | undefined {
+    return this.#ledger.state(this.#o.clock.now()).blocked?.reason;
+  }
+
   /** Runs what is due, or sets the one timer for the next deadline. */
   #schedule(): void {
     if (this.#state !== "started" || this.#halted !== undefined || this.#current) {

@@ -64,6 +64,12 @@ export interface PermissionInputs {
   /** Daemon: the harness programs it may spawn (`claude`, `codex`, ACP commands). */
   harnesses?: string[];
   /**
+   * Daemon: the `[checkouts.NAME]` paths, read to resolve the locations of coding
+   * agents' requests. Never written by the daemon itself: git, a child, writes
+   * the worktrees' branches there.
+   */
+  checkouts?: string[];
+  /**
    * Daemon with Codex: listen on an ephemeral loopback port (`127.0.0.1:0`), for the Codex
    * lock's self-check server. It connects nowhere with it (docs/codex.md).
    */
@@ -126,6 +132,7 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
           p.dataDir,
           ...(inputs.workdir ? [inputs.workdir] : []),
           ...(inputs.heartbeatFile ? [inputs.heartbeatFile] : []),
+          ...(inputs.checkouts ?? []),
           ...sock.read,
           // The signature-check workers' module, to start them (they hold no permission).
           ...VERIFY_WORKER_SOURCES.map((u) => fileURLToPath(u)),

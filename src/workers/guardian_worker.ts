@@ -1,5 +1,14 @@
-/** Worker: `wats resume` and `wats guardian …`. Permissions: "control", "config-read" or "config-write". @module */
+/**
+ * Worker: `wats resume`, `wats agent sweep` and `wats guardian …`. Permissions: "control",
+ * "config-read" or "config-write". @module
+ */
 import { serveCommand } from "../cli/worker_entry.ts";
-import { guardianCommand, resumeCommand } from "../cli/guardian.ts";
+import { guardianCommand, resumeCommand, sweepCommand } from "../cli/guardian.ts";
 
-serveCommand((ctx) => ctx.words[0] === "resume" ? resumeCommand(ctx) : guardianCommand(ctx));
+serveCommand((ctx) =>
+  ctx.words[0] === "resume"
+    ? resumeCommand(ctx)
+    : ctx.words[0] === "agent"
+    ? sweepCommand(ctx)
+    : guardianCommand(ctx)
+);

@@ -37,6 +37,10 @@ Deno.test("each subcommand gets its own permission set", () => {
   assert.equal(r("guardian halt").id, "control");
   assert.equal(r("guardian halt").worker, "guardian_worker.ts");
   assert.equal(r("resume").id, "control");
+  // `wats agent sweep` only sends a control line: the daemon sweeps.
+  assert.equal(r("agent sweep").id, "control");
+  assert.equal(r("agent sweep").worker, "guardian_worker.ts");
+  assert.deepEqual(r("agent sweep").words, ["agent", "sweep"]);
   assert.equal(r("mcp --profile p").id, "mcp");
   assert.deepEqual(r("ui --listen 127.0.0.1:9000"), {
     id: "ui",

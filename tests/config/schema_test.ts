@@ -70,6 +70,8 @@ Deno.test("the safety keys are exactly the ones the brief marks", () => {
   assert.deepEqual([...SAFETY_KEYS].sort(), [
     "agent.access",
     "agent.allow",
+    // Issue 10 (ACP): which checkouts and which permission requests coding agents get.
+    "agent.checkouts",
     "agent.ignore_local",
     "agent.loop_max_exchanges",
     "agent.max_runs_per_day",
@@ -84,6 +86,8 @@ Deno.test("the safety keys are exactly the ones the brief marks", () => {
     "agent.wakes_per_author_per_hour",
     "agent.workdir",
     "halt.accept",
+    "policy.allow",
+    "policy.deny",
   ]);
 });
 

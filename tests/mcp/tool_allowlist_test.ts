@@ -13,6 +13,7 @@
 import assert from "node:assert/strict";
 import { call, connect, interactive, runner } from "./connect.ts";
 import { FakeService } from "./fake_service.ts";
+import type { CodingAgents } from "../../src/acp/tool.ts";
 
 interface Reviewed {
   readOnlyHint: boolean;
@@ -65,27 +66,61 @@ const ALLOWLIST: Record<string, Reviewed> = {
   },
 };
 
-async function listed(runnerSession: boolean) {
-  const c = await connect(new FakeService(), runnerSession ? runner() : interactive());
+/**
+ * Reviewed 2026-11 (issue 10): one tool per enabled coding-agent harness, named
+ * after it. It writes no setting and reaches files only through its own
+ * worktree, with every request of the coding agent decided by the policy.
+ */
+const HARNESS: Reviewed = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: true,
+  runner: true,
+};
+
+/** A node whose config.toml declares these harnesses. */
+function withHarnesses(names: string[]): FakeService {
+  const agents: CodingAgents = {
+    harnessNames: () => names,
+    checkoutNames: () => ["app"],
+    call: () => Promise.reject(new Error("not called in these tests")),
+  };
+  return Object.assign(new FakeService(), { codingAgents: agents });
+}
+
+async function listed(runnerSession: boolean, harnesses: string[] = []) {
+  const c = await connect(
+    harnesses.length > 0 ? withHarnesses(harnesses) : new FakeService(),
+    runnerSession ? runner() : interactive(),
+  );
   const tools = (await c.listTools()).tools;
   await c.close();
   return tools as { name: string; annotations?: Record<string, unknown> }[];
 }
 
-for (const [kind, isRunner] of [["interactive", false], ["runner", true]] as const) {
+for (
+  const [kind, isRunner, harnesses] of [
+    ["interactive", false, []],
+    ["runner", true, []],
+    ["interactive (with harnesses claude and codex)", false, ["claude", "codex"]],
+    ["runner (with harness claude)", true, ["claude"]],
+  ] as const
+) {
   Deno.test(`every tool of ${kind} sessions is on the reviewed allowlist with its hints`, async () => {
-    const tools = await listed(isRunner);
-    const expected = Object.entries(ALLOWLIST)
-      .filter(([, r]) => !isRunner || r.runner)
-      .map(([name]) => name)
-      .sort();
+    const tools = await listed(isRunner, [...harnesses]);
+    // The harness tools are exactly the configured harnesses, nothing else.
+    const expected = [
+      ...Object.entries(ALLOWLIST).filter(([, r]) => !isRunner || r.runner).map(([name]) => name),
+      ...harnesses,
+    ].sort();
     assert.deepEqual(
       tools.map((t) => t.name).sort(),
       expected,
       "the tool list changed: review the new tool and add it to ALLOWLIST",
     );
     for (const t of tools) {
-      const r = ALLOWLIST[t.name];
+      const r = (harnesses as readonly string[]).includes(t.name) ? HARNESS : ALLOWLIST[t.name];
       const a = t.annotations ?? {};
       assert.deepEqual(
         {

@@ -63,3 +63,15 @@ Deno.test("UTC windows roll over at midnight UTC and month ends", () => {
   assert.equal(usd(0.0012), "$0.0012");
   assert.equal(usd(2), "$2.00");
 });
+
+Deno.test("spend outside runs (coding agents over ACP) counts in USD but not as a run", () => {
+  const l = new BudgetLedger(LIMITS);
+  const now = Date.UTC(2026, 9, 15, 12);
+  l.record({ at: Date.UTC(2026, 9, 15, 1), costUsd: 1.5, run: false });
+  l.record({ at: Date.UTC(2026, 9, 15, 2), costUsd: 0.6, run: false });
+  const s = l.state(now);
+  assert.equal(s.usdToday, 2.1);
+  assert.equal(s.runsToday, 0);
+  assert.equal(s.runsWithoutCostToday, 0);
+  assert.equal(s.blocked?.window, "day");
+});

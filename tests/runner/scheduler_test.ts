@@ -300,6 +300,24 @@ Deno.test("a reached daily budget pauses runs until the next UTC day, logged onc
   }
 });
 
+Deno.test("spend of coding agents' calls (ACP) pauses runs when it reaches the budget", async () => {
+  const r = rig({ "agent.max_usd_per_day": 1 });
+  try {
+    r.runner.start();
+    r.runner.addSpend(r.time.now(), 0.6);
+    assert.equal(r.runner.budgetBlocked(), undefined);
+    r.runner.addSpend(r.time.now(), 0.5);
+    assert.match(r.runner.budgetBlocked() ?? "", /daily budget is spent \(\$1\.10 of/);
+    r.post({ author: BOB, kind: "ask" });
+    await r.time.advance(30 * SEC);
+    assert.equal(r.spawner.procs.length, 0, "no run: the calls spent the day's budget");
+    // It counts in USD, not as a run.
+    assert.equal(r.runner.status().budget.runsWithoutCostToday, 0);
+  } finally {
+    r.cleanup();
+  }
+});
+
 Deno.test("a reached monthly budget pauses runs until the first of the next month", async () => {
   const r = rig({ "agent.max_usd_per_day": 10, "agent.max_usd_per_month": 1.5 });
   try {

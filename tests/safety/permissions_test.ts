@@ -14,6 +14,8 @@ import {
   permissionsFor,
 } from "../../src/safety/permissions.ts";
 import type { Probe } from "./probe_worker.ts";
+import { commandInputs } from "../../src/cli/command_inputs.ts";
+import type { CommandInit } from "../../src/cli/context.ts";
 
 async function probe(id: CommandId, inputs: PermissionInputs, probes: Probe[]): Promise<string[]> {
   const worker = new Worker(new URL("./probe_worker.ts", import.meta.url), {
@@ -208,6 +210,52 @@ Deno.test("the daemon writes its store, key, agent dir and socket, never config.
     // Allowed, though nothing listens: the grant passes and the connect fails.
     const [relay] = await probe("daemon", inputs, [{ op: "tcp", hostname: "127.0.0.1", port: 9 }]);
     assertEquals(relay === "NotCapable", false);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("with coding agents, the daemon also runs their commands and reads the checkouts, nothing more", async () => {
+  const f = await fixture();
+  try {
+    await Deno.remove(f.paths.socket).catch(() => {});
+    const checkout = `${f.root}/repo`;
+    await Deno.mkdir(checkout);
+    await Deno.writeTextFile(`${checkout}/README.md`, "x\n");
+    await Deno.writeTextFile(
+      f.paths.config,
+      `[harnesses.claude]\ncommand = "node"\nargs = ["agent.js"]\n\n` +
+        `[harnesses.off]\ncommand = "python3"\nenabled = false\n\n` +
+        `[checkouts.app]\npath = "${checkout}"\n`,
+    );
+    const init: CommandInit = {
+      argv: [],
+      words: [],
+      paths: f.paths,
+      env: {},
+      cwd: f.root,
+      os: "linux",
+      user: "alice",
+      self: ["/bin/true"],
+      stdinIsTerminal: false,
+      stdoutIsTerminal: false,
+      verbose: false,
+    };
+    const inputs = await commandInputs("daemon", init);
+    assertEquals(inputs.harnesses, ["node"]);
+    assertEquals(inputs.checkouts, [checkout]);
+    await expect("daemon", inputs, [
+      [{ op: "run", cmd: "node" }, "ok"],
+      [{ op: "run", cmd: "git" }, "ok"],
+      [{ op: "run", cmd: "python3" }, "NotCapable"],
+      [{ op: "run", cmd: "sh" }, "NotCapable"],
+      [{ op: "read", path: `${checkout}/README.md` }, "ok"],
+      [{ op: "write", path: `${checkout}/README.md` }, "NotCapable"],
+      [{ op: "read", path: f.outside }, "NotCapable"],
+      [{ op: "mkdir", path: `${f.paths.worktrees}/claude/app/a/_/w` }, "ok"],
+      [{ op: "write", path: f.paths.config }, "NotCapable"],
+      [{ op: "write", path: f.paths.safety }, "NotCapable"],
+    ]);
   } finally {
     await f.close();
   }

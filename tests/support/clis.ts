@@ -63,6 +63,25 @@ export const PINNED_CLIS = {
     node: true,
     cwd: "build",
   },
+  // The ACP adapter for Claude (issue 10). It runs its own bundled Claude Code
+  // (2.1.318 via @anthropic-ai/claude-agent-sdk), not the `claude` above; run it
+  // with `node dist/index.js` (docs/harness_facts.md, "ACP agents").
+  "claude-acp": {
+    pkg: "@agentclientprotocol/claude-agent-acp",
+    version: "0.101.0",
+    bin: "dist/index.js",
+    probe: ["--version"],
+    node: true,
+  },
+  // The ACP adapter for Codex (issue 10). It drives `codex app-server` of its own
+  // @openai/codex dependency (0.166.x, installed beside it), not the `codex` above.
+  "codex-acp": {
+    pkg: "@agentclientprotocol/codex-acp",
+    version: "2.6.0",
+    bin: "dist/index.js",
+    probe: ["--version"],
+    node: true,
+  },
 } as const satisfies Record<string, PinnedCli>;
 
 /** The name of a pinned program. */

@@ -1,0 +1,204 @@
+/**
+ * What the ACP layer adds (issue 10, benchmarks), measured in the same run and
+ * interleaved (the machines are shared and noisy):
+ *
+ * - call: one scripted call through `AcpLayer.call` (start claude-agent-acp,
+ *   initialize, session/new with wats's `_meta`, set the asking mode, prompt,
+ *   then head and commits from git, stop) against the same prompt sent by a bare
+ *   ACP client (`@agentclientprotocol/sdk`: spawn, initialize, session/new,
+ *   set_mode, prompt, stop) to the same agent and mock model. Each call gets a
+ *   fresh work whose worktree was cut beforehand, so both sides start cold.
+ * - worktree: `ensureWorktree` (wats's checks plus `git worktree add -b`) for a
+ *   repository of 10,000 files, against `git worktree add -b` alone.
+ *
+ * Needs the pinned claude-agent-acp (`deno run -A tests/support/prepare.ts`).
+ *
+ * Run: deno run -A bench/acp_overhead.ts [--runs 5] [--files 10000]
+ */
+
+import { parseArgs } from "node:util";
+import * as acp from "@agentclientprotocol/sdk";
+import { AcpLayer } from "../src/acp/calls.ts";
+import { makePolicy } from "../src/acp/policy.ts";
+import { ensureWorktree, git, workPlace } from "../src/acp/worktrees.ts";
+import type { HarnessConfig } from "../src/config/acp_tables.ts";
+import { cliCommand, cliProblem } from "../tests/support/clis.ts";
+import { startMockAnthropic, text } from "../tests/support/mock_anthropic.ts";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: { runs: { type: "string", default: "5" }, files: { type: "string", default: "10000" } },
+});
+const RUNS = Number(values.runs);
+const FILES = Number(values.files);
+
+const problem = cliProblem("claude-acp");
+if (problem !== null) {
+  console.error(`error: ${problem}`);
+  Deno.exit(1);
+}
+const [node, entry] = cliCommand("claude-acp");
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const ms = (x: number) => `${x.toFixed(0)} ms`;
+
+async function repoWith(dir: string, files: number): Promise<void> {
+  Deno.mkdirSync(dir, { recursive: true });
+  await git(["init", "-q", "-b", "main"], dir);
+  for (let i = 0; i < files; i++) {
+    const sub = `${dir}/d${Math.floor(i / 500)}`;
+    if (i % 500 === 0) Deno.mkdirSync(sub);
+    Deno.writeTextFileSync(`${sub}/f${i}.txt`, `file ${i}\n`);
+  }
+  await git(["add", "-A"], dir);
+  await git(["-c", "user.email=b@example.org", "-c", "user.name=B", "commit", "-qm", "init"], dir);
+}
+
+const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "wats-bench-acp-" }));
+try {
+  // ---- worktree creation -------------------------------------------------------
+  const big = `${root}/big`;
+  await repoWith(big, FILES);
+  const co = { name: "big", path: big, base: "main", fetch: false };
+  const wtWats: number[] = [];
+  const wtGit: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    let t = performance.now();
+    await git(["worktree", "add", "-q", "-b", `plain/${i}`, `${root}/plain/${i}`, "main"], big);
+    wtGit.push(performance.now() - t);
+    t = performance.now();
+    await ensureWorktree(co, workPlace(`${root}/wt`, "claude", "big", "bench", "_", `w${i}`));
+    wtWats.push(performance.now() - t);
+  }
+
+  // ---- one call ---------------------------------------------------------------
+  const small = `${root}/small`;
+  await repoWith(small, 10);
+  const mock = startMockAnthropic({ default: text("Done.") });
+  const home = `${root}/home`;
+  Deno.mkdirSync(home);
+  const env: Record<string, string> = {
+    PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+    HOME: home,
+    TMPDIR: home,
+  };
+  const harnessEnv = {
+    ANTHROPIC_BASE_URL: mock.url,
+    ANTHROPIC_API_KEY: "bench",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    CLAUDE_CONFIG_DIR: `${home}/.claude`,
+  };
+  const harness: HarnessConfig = {
+    name: "claude",
+    command: node,
+    args: [entry],
+    env: harnessEnv,
+    meta: {},
+    context: [],
+    idle: 0,
+    enabled: true,
+  };
+  const checkouts = { small: { name: "small", path: small, base: "main", fetch: false } };
+  const data = `${root}/data`;
+  const worktrees = `${data}/worktrees`;
+  for (let i = 0; i <= RUNS; i++) {
+    await ensureWorktree(
+      checkouts.small,
+      workPlace(worktrees, "claude", "small", "bench", "_", `call${i}`),
+    );
+  }
+
+  const viaWats = async (i: number) => {
+    const layer = new AcpLayer({
+      worktrees,
+      harnesses: { claude: harness },
+      checkouts,
+      allowedCheckouts: [],
+      policy: makePolicy([], [], data),
+      env,
+    });
+    const t = performance.now();
+    const r = await layer.call("claude", { agent: "bench", thread: "_", callId: `c${i}` }, {
+      task: "Say done.",
+      checkout: "small",
+      work: `call${i}`,
+    });
+    await layer.close();
+    const took = performance.now() - t;
+    if (r.message !== "Done.") throw new Error(`unexpected message: ${r.message}`);
+    return took;
+  };
+
+  const bare = async (i: number) => {
+    const cwd = workPlace(worktrees, "claude", "small", "bench", "_", `call${i}`).dir;
+    const t = performance.now();
+    const child = new Deno.Command(node, {
+      args: [entry],
+      cwd: worktrees,
+      env: { ...env, ...harnessEnv },
+      clearEnv: true,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    child.stderr.pipeTo(new WritableStream()).catch(() => {});
+    const writer = child.stdin.getWriter();
+    const out = new WritableStream<Uint8Array>({ write: (c) => writer.write(c) });
+    let message = "";
+    const conn = acp.client({ name: "bare" })
+      .onRequest("session/request_permission", () => ({ outcome: { outcome: "cancelled" } }))
+      .onNotification("session/update", ({ params }) => {
+        const u = params.update;
+        if (u.sessionUpdate === "agent_message_chunk" && u.content.type === "text") {
+          message += u.content.text;
+        }
+      })
+      .connect(acp.ndJsonStream(out, child.stdout));
+    await conn.agent.request("initialize", {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      clientCapabilities: {},
+    });
+    const s = await conn.agent.request("session/new", { cwd, mcpServers: [] });
+    await conn.agent.request("session/set_mode", { sessionId: s.sessionId, modeId: "default" });
+    await conn.agent.request("session/prompt", {
+      sessionId: s.sessionId,
+      prompt: [{ type: "text", text: "Say done." }],
+    });
+    conn.close();
+    await writer.close();
+    await child.status;
+    const took = performance.now() - t;
+    if (message.trim() !== "Done.") throw new Error(`unexpected message: ${message}`);
+    return took;
+  };
+
+  // One untimed call each: npm and Node caches warm up.
+  await viaWats(0);
+  await bare(0);
+  const w: number[] = [];
+  const b: number[] = [];
+  for (let i = 1; i <= RUNS; i++) {
+    if (i % 2) {
+      w.push(await viaWats(i));
+      b.push(await bare(i));
+    } else {
+      b.push(await bare(i));
+      w.push(await viaWats(i));
+    }
+  }
+  await mock.close();
+
+  console.log(`runs: ${RUNS}; repository for worktrees: ${FILES} files`);
+  console.log(
+    `call via wats: median ${ms(median(w))} (${w.map(ms).join(", ")})\n` +
+      `bare ACP client: median ${ms(median(b))} (${b.map(ms).join(", ")})\n` +
+      `call overhead ratio (wats / bare): ${(median(w) / median(b)).toFixed(3)} (goal <= 1.1)`,
+  );
+  console.log(
+    `worktree via ensureWorktree: median ${ms(median(wtWats))} (${wtWats.map(ms).join(", ")})\n` +
+      `git worktree add alone: median ${ms(median(wtGit))} (${wtGit.map(ms).join(", ")})\n` +
+      `worktree ratio (wats / git): ${(median(wtWats) / median(wtGit)).toFixed(3)}`,
+  );
+} finally {
+  Deno.removeSync(root, { recursive: true });
+}

@@ -1,0 +1,336 @@
+/**
+ * One running ACP agent (a harness process) and the client side of its
+ * connection (`@agentclientprotocol/sdk` 2.x over stdio). What the real agents
+ * need, measured (shared/docs/harness_facts.md, "ACP agents"):
+ *
+ * - `IS_SANDBOX` is dropped from its environment: as root it makes Claude's
+ *   `session/new` fail (`bypass_root`).
+ * - Sessions start in a mode that never asks, so the mode is set after
+ *   `session/new`, load and resume (`default` for Claude, `read-only` for Codex).
+ * - A permission request may arrive before its `tool_call`, without title or
+ *   rawInput: the latest `tool_call` of each `toolCallId` is kept and merged in.
+ * - `conn.close()` does not close the agent's stdin: stop closes it, then
+ *   sends SIGTERM after a grace period. Stderr is always drained.
+ *
+ * @module
+ */
+
+import * as acp from "@agentclientprotocol/sdk";
+import type { HarnessConfig } from "../config/acp_tables.ts";
+import { WatsError } from "../errors.ts";
+
+/** A session update as the SDK parses it. */
+export type SessionUpdate = acp.SessionNotification["update"];
+/** A tool call as the agent last described it. */
+export type ToolCallInfo = acp.ToolCallUpdate;
+
+/** What the caller of a prompt does with the agent's messages. */
+export interface SessionHandlers {
+  onUpdate(update: SessionUpdate): void;
+  /** Returns the option to choose, or undefined to answer `cancelled`. */
+  onPermission(
+    toolCall: ToolCallInfo,
+    options: readonly acp.PermissionOption[],
+  ): Promise<string | undefined>;
+}
+
+/** An ACP agent failed to start or answer; the message says what to check. */
+export class AcpError extends WatsError {}
+
+/** The safety options every Claude ACP session gets, whatever the harness's `meta` says. */
+export const FORCED_META = {
+  claudeCode: {
+    options: {
+      // Neither ~/.claude nor the repository's .claude/settings.json may allow a tool.
+      settingSources: [],
+      allowDangerouslySkipPermissions: false,
+      settings: {
+        permissions: {
+          // Without these, `cat "$(printf %s /abs/out)/secret"` runs unasked (measured).
+          blockReadsOutsideWorkingDirectories: true,
+          blockWritesOutsideWorkingDirectories: true,
+        },
+      },
+    },
+  },
+} as const;
+
+/** Merges `b` into `a`, tables recursively; `b` wins. */
+export function deepMerge(
+  a: Record<string, unknown>,
+  b: Record<string, unknown>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    const was = out[k];
+    out[k] = isTable(was) && isTable(v) ? deepMerge(was, v) : v;
+  }
+  return out;
+}
+
+function isTable(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** The modes that make an agent ask before acting, by preference. */
+const ASKING_MODES = ["default", "read-only"];
+
+/** How long the agent gets to exit after its stdin closes, before SIGTERM and SIGKILL. */
+const STOP_GRACE_MS = 2_000;
+
+/** A running ACP agent. */
+export class AcpAgent {
+  readonly harness: HarnessConfig;
+  readonly #child: Deno.ChildProcess;
+  readonly #conn: acp.ClientConnection;
+  readonly #stdin: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #sessions = new Map<string, SessionHandlers>();
+  readonly #toolCalls = new Map<string, ToolCallInfo>();
+  #stderr = "";
+  #init?: acp.InitializeResponse;
+  #stopped = false;
+  /** Settles when the process exits. */
+  readonly exited: Promise<Deno.CommandStatus>;
+
+  private constructor(harness: HarnessConfig, cwd: string, env: Record<string, string>) {
+    this.harness = harness;
+    const merged: Record<string, string> = {};
+    // wats's own variables are none of the coding agent's business.
+    for (const [k, v] of Object.entries(env)) if (!k.startsWith("WATS_")) merged[k] = v;
+    Object.assign(merged, harness.env);
+    delete merged.IS_SANDBOX;
+    this.#child = new Deno.Command(harness.command, {
+      args: harness.args,
+      cwd,
+      env: merged,
+      clearEnv: true,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    this.exited = this.#child.status;
+    this.#drainStderr();
+    // Our own writer on stdin, so stop() can close it (the SDK never does).
+    this.#stdin = this.#child.stdin.getWriter();
+    const writer = this.#stdin;
+    const toAgent = new WritableStream<Uint8Array>({
+      write: (chunk) => writer.write(chunk),
+    });
+    const app = acp.client({ name: "wats" })
+      .onRequest("session/request_permission", async ({ params }) => {
+        const handlers = this.#sessions.get(params.sessionId);
+        const known = this.#toolCalls.get(params.toolCall.toolCallId);
+        const toolCall = { ...known, ...dropNulls(params.toolCall) } as ToolCallInfo;
+        const optionId = handlers
+          ? await handlers.onPermission(toolCall, params.options)
+          : undefined;
+        return {
+          outcome: optionId === undefined
+            ? { outcome: "cancelled" as const }
+            : { outcome: "selected" as const, optionId },
+        };
+      })
+      .onNotification("session/update", ({ params }) => {
+        const u = params.update;
+        if (u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update") {
+          const before = this.#toolCalls.get(u.toolCallId);
+          this.#toolCalls.set(u.toolCallId, { ...before, ...dropNulls(u) } as ToolCallInfo);
+        }
+        this.#sessions.get(params.sessionId)?.onUpdate(u);
+      });
+    this.#conn = app.connect(acp.ndJsonStream(toAgent, this.#child.stdout));
+  }
+
+  /**
+   * Starts the harness's program in `cwd` and initialises the connection.
+   * `env` is the environment it starts from (the harness's `env` is added,
+   * `IS_SANDBOX` removed).
+   *
+   * Requires `--allow-run` on the harness's command.
+   */
+  static async start(
+    harness: HarnessConfig,
+    cwd: string,
+    env: Record<string, string>,
+  ): Promise<AcpAgent> {
+    let agent: AcpAgent;
+    try {
+      agent = new AcpAgent(harness, cwd, env);
+    } catch (err) {
+      throw new AcpError(
+        "acp.spawn",
+        `could not start harness ${harness.name} (${harness.command}): ${
+          (err as Error).message
+        }; check [harnesses.${harness.name}] command in config.toml`,
+        { cause: err },
+      );
+    }
+    try {
+      agent.#init = await agent.#request(() =>
+        agent.#conn.agent.request("initialize", {
+          protocolVersion: acp.PROTOCOL_VERSION,
+          clientCapabilities: {
+            fs: { readTextFile: false, writeTextFile: false },
+            terminal: false,
+          },
+          clientInfo: { name: "wats", version: "0" },
+        })
+      );
+    } catch (err) {
+      await agent.stop();
+      throw err;
+    }
+    return agent;
+  }
+
+  /** The process id, for logs. */
+  get pid(): number {
+    return this.#child.pid;
+  }
+
+  /** The last of what the agent wrote to stderr (for error messages). */
+  get stderrTail(): string {
+    return this.#stderr;
+  }
+
+  /** True once stop() ran or the process ended. */
+  get stopped(): boolean {
+    return this.#stopped;
+  }
+
+  /**
+   * Opens a session in `cwd`: continues `sessionId` when given and the agent
+   * can (load, else resume), else starts a new one. Sets a mode that asks.
+   * Returns the session id and whether it continued an old one.
+   */
+  async openSession(
+    cwd: string,
+    meta: Record<string, unknown>,
+    sessionId?: string,
+  ): Promise<{ sessionId: string; continued: boolean }> {
+    const _meta = deepMerge(meta, FORCED_META);
+    const caps = this.#init?.agentCapabilities;
+    if (sessionId !== undefined) {
+      try {
+        let modes: acp.SessionModeState | null | undefined;
+        if (caps?.loadSession) {
+          // A load replays the history as updates; no handlers are attached yet, so they are dropped.
+          modes = (await this.#request(() =>
+            this.#conn.agent.request("session/load", { sessionId, cwd, mcpServers: [], _meta })
+          )).modes;
+        } else if (caps?.sessionCapabilities?.resume) {
+          modes = (await this.#request(() =>
+            this.#conn.agent.request("session/resume", { sessionId, cwd, mcpServers: [], _meta })
+          )).modes;
+        } else {
+          throw new AcpError("acp.no_continue", "the agent can neither load nor resume sessions");
+        }
+        await this.#setAskingMode(sessionId, modes);
+        return { sessionId, continued: true };
+      } catch {
+        // The session is gone (another process, or the agent forgot it): start a new one.
+      }
+    }
+    const created = await this.#request(() =>
+      this.#conn.agent.request("session/new", { cwd, mcpServers: [], _meta })
+    );
+    await this.#setAskingMode(created.sessionId, created.modes);
+    return { sessionId: created.sessionId, continued: false };
+  }
+
+  async #setAskingMode(sessionId: string, modes: acp.SessionModeState | null | undefined) {
+    const ids = (modes?.availableModes ?? []).map((m) => m.id);
+    const mode = ASKING_MODES.find((m) => ids.includes(m));
+    if (mode === undefined || modes?.currentModeId === mode) return;
+    await this.#request(() =>
+      this.#conn.agent.request("session/set_mode", { sessionId, modeId: mode })
+    );
+  }
+
+  /** Sends one prompt and waits for its stop reason; updates and requests go to `handlers`. */
+  async prompt(
+    sessionId: string,
+    prompt: acp.ContentBlock[],
+    handlers: SessionHandlers,
+  ): Promise<acp.StopReason> {
+    this.#sessions.set(sessionId, handlers);
+    try {
+      const r = await this.#request(() =>
+        this.#conn.agent.request("session/prompt", { sessionId, prompt })
+      );
+      return r.stopReason;
+    } finally {
+      this.#sessions.delete(sessionId);
+    }
+  }
+
+  /** Asks the agent to stop the current prompt of a session. */
+  async cancel(sessionId: string): Promise<void> {
+    try {
+      await this.#conn.agent.notify("session/cancel", { sessionId });
+    } catch {
+      // The connection is gone; nothing to cancel.
+    }
+  }
+
+  /** Ends the agent: closes the connection and its stdin, then SIGTERM, then SIGKILL. */
+  async stop(): Promise<void> {
+    if (this.#stopped) {
+      await this.exited;
+      return;
+    }
+    this.#stopped = true;
+    this.#conn.close();
+    try {
+      await this.#stdin.close();
+    } catch {
+      // Already closed: the process is gone.
+    }
+    for (const signal of ["SIGTERM", "SIGKILL"] as const) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const grace = new Promise<"late">((r) => timer = setTimeout(() => r("late"), STOP_GRACE_MS));
+      const done = await Promise.race([this.exited.then(() => "done" as const), grace]);
+      clearTimeout(timer);
+      if (done === "done") return;
+      try {
+        this.#child.kill(signal);
+      } catch {
+        // Exited between the check and the kill.
+      }
+    }
+    await this.exited;
+  }
+
+  /** Runs an ACP request; a failure names the harness and what it wrote to stderr. */
+  async #request<T>(send: () => Promise<T>): Promise<T> {
+    try {
+      return await send();
+    } catch (err) {
+      if (err instanceof AcpError) throw err;
+      const detail = err instanceof Error ? err.message : JSON.stringify(err);
+      const tail = this.#stderr.trim().split("\n").slice(-3).join(" | ");
+      throw new AcpError(
+        "acp.request",
+        `harness ${this.harness.name}: ${detail}${tail ? ` (stderr: ${tail})` : ""}`,
+        { cause: err },
+      );
+    }
+  }
+
+  async #drainStderr(): Promise<void> {
+    const dec = new TextDecoder();
+    try {
+      for await (const chunk of this.#child.stderr) {
+        this.#stderr = (this.#stderr + dec.decode(chunk, { stream: true })).slice(-4096);
+      }
+    } catch {
+      // The process is gone.
+    }
+  }
+}
+
+function dropNulls<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(o).filter(([, v]) => v !== null && v !== undefined),
+  ) as Partial<T>;
+}

@@ -1,0 +1,160 @@
+/**
+ * Builds the node's ACP layer from the loaded settings, at daemon start: the
+ * one call the daemon makes into src/acp. No harness enabled: no layer, and no
+ * harness tools.
+ *
+ * @module
+ */
+
+import type { AcpTables } from "../config/acp_tables.ts";
+import type { DataPaths } from "../config/paths.ts";
+import type { Settings } from "../config/schema.ts";
+import { ConfigError } from "../errors.ts";
+import { AcpLayer, type CallEvent } from "./calls.ts";
+import { makePolicy } from "./policy.ts";
+import { AcpSpendFile } from "./spend.ts";
+import { checkCheckout } from "./worktrees.ts";
+import type { SweepReport } from "./sweep.ts";
+
+/** The runner's budget, as the ACP layer uses it (src/runner/scheduler.ts `Runner`). */
+export interface AcpBudget {
+  /** Counts spend outside runs. */
+  addSpend(at: number, usd: number): void;
+  /** Why nothing may spend now, or undefined. */
+  budgetBlocked(): string | undefined;
+}
+
+/** What the daemon gives the layer. */
+export interface AcpSetup {
+  acp: AcpTables;
+  settings: Settings;
+  paths: DataPaths;
+  /** The daemon's environment: harnesses start from it. */
+  env: Record<string, string>;
+  /** Names harness tools may not take (the wats tools'). */
+  reserved: readonly string[];
+  onEvent?: (e: CallEvent) => void;
+  /** Told what each sweep removed (the node's JSON lines and log). */
+  onSweep?: (report: SweepReport) => void;
+  /** The runner's budget, once it runs (none: calls are not budgeted). */
+  budget?: () => AcpBudget | undefined;
+  /** The clock, ms since the epoch. */
+  now?: () => number;
+}
+
+/** `wats agent sweep`: sweeps now and says what it removed and kept, one line each. */
+export async function sweepNow(acp: NodeAcp | undefined): Promise<string> {
+  if (acp === undefined) {
+    return "no coding agents: config.toml has no enabled [harnesses.NAME], so there is nothing to sweep";
+  }
+  const r = await acp.sweep();
+  const lines = [
+    r.removed.length === 0 ? "removed nothing" : `removed ${r.removed.length} worktree(s):`,
+    ...r.removed.map((d) => `  ${d}`),
+    ...r.kept.map((k) => `kept ${k.dir}: ${k.reason}`),
+    ...(r.error ? [`error: the sweep stopped: ${r.error}`] : []),
+  ];
+  return lines.join("\n");
+}
+
+/** The layer the daemon holds: the tools' side, plus what the daemon calls at start and stop. */
+export interface NodeAcp {
+  layer: AcpLayer;
+  /**
+   * Checks, at daemon start, that every checkout is a git repository with at
+   * least one commit; throws a `ConfigError` naming each one that is not.
+   */
+  check(): Promise<void>;
+  /**
+   * Counts this month's earlier calls in the runner's budget and starts the
+   * sweeps (now, then every `agent.sweep`); call once the runner started.
+   */
+  start(): void;
+  /** Sweeps now (`wats agent sweep`), reported like the timed sweeps. */
+  sweep(): Promise<SweepReport>;
+  /** Stops the sweeps and every harness. */
+  close(): Promise<void>;
+}
+
+/**
+ * The ACP layer, or undefined when no harness is enabled. Throws
+ * `ConfigError` for a harness named like a wats tool or an `agent.checkouts`
+ * entry that names no checkout.
+ */
+export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
+  const enabled = Object.values(s.acp.harnesses).filter((h) => h.enabled);
+  for (const h of enabled) {
+    if (s.reserved.includes(h.name)) {
+      throw new ConfigError(
+        "config.bad_value",
+        `[harnesses.${h.name}] is named like the wats tool ${h.name}; rename the table`,
+      );
+    }
+  }
+  for (const c of s.settings["agent.checkouts"]) {
+    if (!Object.hasOwn(s.acp.checkouts, c)) {
+      throw new ConfigError(
+        "config.bad_value",
+        `agent.checkouts names "${c}", but config.toml has no [checkouts.${c}]; ` +
+          `add it or remove the name (checkouts: ${
+            Object.keys(s.acp.checkouts).join(", ") || "none"
+          })`,
+      );
+    }
+  }
+  if (enabled.length === 0) return undefined;
+  const now = s.now ?? Date.now;
+  const spend = new AcpSpendFile(s.paths.agentDir);
+  const layer = new AcpLayer({
+    worktrees: s.paths.worktrees,
+    harnesses: s.acp.harnesses,
+    checkouts: s.acp.checkouts,
+    allowedCheckouts: s.settings["agent.checkouts"],
+    policy: makePolicy(s.settings["policy.allow"], s.settings["policy.deny"], s.paths.dataDir),
+    env: s.env,
+    onEvent: s.onEvent,
+    onCost: (usd, call) => {
+      const at = now();
+      spend.add({ at, usd, harness: call.harness, call: call.callId });
+      s.budget?.()?.addSpend(at, usd);
+    },
+    budgetBlocked: () => s.budget?.()?.budgetBlocked(),
+  });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let sweeping: Promise<void> = Promise.resolve();
+  let closed = false;
+  const every = s.settings["agent.sweep"];
+  const sweepOnce = () => {
+    sweeping = layer.sweep().then((report) => s.onSweep?.(report)).catch((err) =>
+      s.onSweep?.({ removed: [], kept: [], error: (err as Error).message })
+    ).finally(() => {
+      if (!closed && every > 0) timer = setTimeout(sweepOnce, every);
+    });
+  };
+  return {
+    layer,
+    check: async () => {
+      const bad: string[] = [];
+      for (const co of Object.values(s.acp.checkouts)) {
+        await checkCheckout(co).catch((err) => bad.push((err as Error).message));
+      }
+      if (bad.length > 0) throw new ConfigError("config.bad_checkout", bad.join("; "));
+    },
+    start: () => {
+      const budget = s.budget?.();
+      for (const x of spend.month(now())) budget?.addSpend(x.at, x.usd);
+      if (every > 0) sweepOnce();
+    },
+    sweep: async () => {
+      const report = await layer.sweep();
+      s.onSweep?.(report);
+      return report;
+    },
+    close: async () => {
+      closed = true;
+      clearTimeout(timer);
+      await sweeping;
+      await layer.close();
+    },
+  };
+}

@@ -1,0 +1,220 @@
+/**
+ * The `[harnesses.NAME]` and `[checkouts.NAME]` tables of config.toml (DESIGN
+ * §9): the coding agents wats can start over ACP and the git repositories they
+ * may work in. Validated when config.toml loads, with the file and line of the
+ * bad value, like every other key (docs/acp.md describes them).
+ *
+ * @module
+ */
+
+import { ConfigError } from "../errors.ts";
+import { parseDuration } from "../duration.ts";
+
+/** A coding agent that speaks ACP over stdio. */
+export interface HarnessConfig {
+  /** The table name: the MCP tool's name and the `HARNESS` of policy rules. */
+  name: string;
+  /** The program (a name on PATH or an absolute path). */
+  command: string;
+  args: string[];
+  /** Added to the agent's environment (`IS_SANDBOX` is always dropped). */
+  env: Record<string, string>;
+  /** Sent as `_meta` of `session/new` and `session/load` (wats's safety options win). */
+  meta: Record<string, unknown>;
+  /** Files of the worktree added to each new session's first prompt. */
+  context: string[];
+  /** Stop the agent after this many ms with no call attached. */
+  idle: number;
+  /** False: no tool for it. */
+  enabled: boolean;
+}
+
+/** A git repository coding agents may work in, each piece of work in its own worktree. */
+export interface CheckoutConfig {
+  name: string;
+  /** Absolute path of the repository. */
+  path: string;
+  /** The ref each work's branch is cut from, e.g. `origin/main`. */
+  base: string;
+  /** `git fetch` before cutting a new branch. */
+  fetch: boolean;
+}
+
+/** Both tables, validated. */
+export interface AcpTables {
+  harnesses: Record<string, HarnessConfig>;
+  checkouts: Record<string, CheckoutConfig>;
+}
+
+/** The idle time of a harness that sets none. */
+export const DEFAULT_IDLE_MS = 10 * 60_000;
+
+/** A harness or checkout name: it becomes an MCP tool name and a path segment. */
+const NAME = /^[a-z][a-z0-9_-]{0,31}$/;
+
+const HARNESS_KEYS = ["command", "args", "env", "meta", "context", "idle", "enabled"];
+const CHECKOUT_KEYS = ["path", "base", "fetch"];
+
+/** The empty tables (a config.toml without them). */
+export function noAcpTables(): AcpTables {
+  return { harnesses: {}, checkouts: {} };
+}
+
+/**
+ * Validates the parsed `harnesses` and `checkouts` tables. Throws `ConfigError`
+ * naming `filePath:line`, the key, the value and what is allowed.
+ *
+ * `where` turns a dotted key into `file:line` for messages.
+ */
+export function parseAcpTables(
+  sections: Record<string, Record<string, unknown>>,
+  where: (key: string) => string,
+  home?: string,
+): AcpTables {
+  const out = noAcpTables();
+  const bad = (key: string, shown: unknown, what: string) =>
+    new ConfigError(
+      "config.bad_value",
+      `${where(key)}: ${key} = ${show(shown)} is not allowed; ${what}; ` +
+        "fix the line (docs/acp.md lists these keys)",
+    );
+
+  for (const [name, raw] of Object.entries(sections.harnesses ?? {})) {
+    const at = `harnesses.${name}`;
+    const t = table(raw, at, bad);
+    checkName(name, at, bad);
+    unknownKeys(t, at, HARNESS_KEYS, where);
+    const command = t.command;
+    if (typeof command !== "string" || command.trim() === "") {
+      throw bad(`${at}.command`, command, "a harness needs a command to run");
+    }
+    const idle = t.idle === undefined ? DEFAULT_IDLE_MS : idleMs(t.idle);
+    if (idle === undefined) {
+      throw bad(
+        `${at}.idle`,
+        t.idle,
+        "must be a duration such as 90s or 10m (0: stop after each call)",
+      );
+    }
+    out.harnesses[name] = {
+      name,
+      command: command.trim(),
+      args: strings(t.args, `${at}.args`, bad),
+      env: stringTable(t.env, `${at}.env`, bad),
+      meta: t.meta === undefined ? {} : table(t.meta, `${at}.meta`, bad),
+      context: strings(t.context, `${at}.context`, bad).map((f) => {
+        if (f.startsWith("/") || f.split("/").includes("..")) {
+          throw bad(`${at}.context`, f, "context files are paths inside the worktree");
+        }
+        return f;
+      }),
+      idle,
+      enabled: bool(t.enabled, true, `${at}.enabled`, bad),
+    };
+  }
+
+  for (const [name, raw] of Object.entries(sections.checkouts ?? {})) {
+    const at = `checkouts.${name}`;
+    const t = table(raw, at, bad);
+    checkName(name, at, bad);
+    unknownKeys(t, at, CHECKOUT_KEYS, where);
+    let path = t.path;
+    if (typeof path === "string" && home && (path === "~" || path.startsWith("~/"))) {
+      path = home.replace(/\/+$/, "") + path.slice(1);
+    }
+    if (typeof path !== "string" || !path.startsWith("/")) {
+      throw bad(
+        `${at}.path`,
+        t.path,
+        "must be the absolute path of a git repository",
+      );
+    }
+    const base = t.base ?? "HEAD";
+    if (typeof base !== "string" || !/^[A-Za-z0-9._/@^~-]+$/.test(base) || base.startsWith("-")) {
+      throw bad(`${at}.base`, base, 'must be a git ref such as "origin/main"');
+    }
+    out.checkouts[name] = {
+      name,
+      path: path.replace(/\/+$/, "") || "/",
+      base,
+      fetch: bool(t.fetch, false, `${at}.fetch`, bad),
+    };
+  }
+  return out;
+}
+
+type Bad = (key: string, shown: unknown, what: string) => ConfigError;
+
+function table(v: unknown, key: string, bad: Bad): Record<string, unknown> {
+  if (typeof v !== "object" || v === null || Array.isArray(v) || v instanceof Date) {
+    throw bad(key, v, "must be a table");
+  }
+  return v as Record<string, unknown>;
+}
+
+function checkName(name: string, key: string, bad: Bad): void {
+  if (!NAME.test(name)) {
+    throw bad(
+      key,
+      name,
+      "the name must be lowercase letters, digits, - or _, starting with a letter",
+    );
+  }
+}
+
+function unknownKeys(
+  t: Record<string, unknown>,
+  at: string,
+  known: string[],
+  where: (key: string) => string,
+): void {
+  for (const k of Object.keys(t)) {
+    if (!known.includes(k)) {
+      throw new ConfigError(
+        "config.unknown_key",
+        `${where(`${at}.${k}`)}: unknown key ${at}.${k}; the keys of [${
+          at.split(".")[0]
+        }.NAME] are ${known.join(", ")}`,
+      );
+    }
+  }
+}
+
+function strings(v: unknown, key: string, bad: Bad): string[] {
+  if (v === undefined) return [];
+  if (!Array.isArray(v) || !v.every((x) => typeof x === "string")) {
+    throw bad(key, v, "must be a list of strings");
+  }
+  return v as string[];
+}
+
+function stringTable(v: unknown, key: string, bad: Bad): Record<string, string> {
+  if (v === undefined) return {};
+  const t = table(v, key, bad);
+  for (const [k, x] of Object.entries(t)) {
+    if (typeof x !== "string") throw bad(`${key}.${k}`, x, "environment values must be strings");
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) {
+      throw bad(`${key}.${k}`, x, `${k} is not a variable name`);
+    }
+  }
+  return t as Record<string, string>;
+}
+
+function bool(v: unknown, dflt: boolean, key: string, bad: Bad): boolean {
+  if (v === undefined) return dflt;
+  if (typeof v !== "boolean") throw bad(key, v, "must be true or false");
+  return v;
+}
+
+function idleMs(v: unknown): number | undefined {
+  if (v === 0) return 0;
+  return typeof v === "string" ? parseDuration(v) : undefined;
+}
+
+function show(v: unknown): string {
+  if (v === undefined) return "(missing)";
+  if (typeof v === "string") return JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map(show).join(", ")}]`;
+  if (typeof v === "object" && v !== null) return "{ … }";
+  return String(v);
+}

@@ -1,0 +1,86 @@
+import assert from "node:assert/strict";
+import { isInBase, sweep } from "../../src/acp/sweep.ts";
+import { ensureWorktree, git, workPlace } from "../../src/acp/worktrees.ts";
+import type { CheckoutConfig } from "../../src/config/acp_tables.ts";
+
+const ID = ["-c", "user.email=t@example.org", "-c", "user.name=T"];
+
+async function commit(dir: string, file: string, content: string, msg: string): Promise<void> {
+  Deno.writeTextFileSync(`${dir}/${file}`, content);
+  await git(["add", file], dir);
+  await git([...ID, "commit", "-qm", msg], dir);
+}
+
+Deno.test("the sweep removes merged, squashed and cherry-picked work, and keeps the rest", async () => {
+  const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "wats-sweep-" }));
+  try {
+    const repo = `${root}/repo`;
+    Deno.mkdirSync(repo);
+    await git(["init", "-q", "-b", "main"], repo);
+    await commit(repo, "README.md", "hi\n", "first");
+    const co: CheckoutConfig = { name: "app", path: repo, base: "main", fetch: false };
+    const wts = `${root}/worktrees`;
+    const work = async (name: string) => {
+      const p = workPlace(wts, "claude", "app", "bot", "_", name);
+      await ensureWorktree(co, p);
+      Deno.writeTextFileSync(p.stateFile, '{"harness":"claude","sessionId":"s"}\n');
+      return p;
+    };
+
+    const merged = await work("merged");
+    await commit(merged.dir, "m.txt", "m\n", "merged work");
+    const squashed = await work("squashed");
+    await commit(squashed.dir, "s1.txt", "1\n", "squash one");
+    await commit(squashed.dir, "s2.txt", "2\n", "squash two");
+    const picked = await work("picked");
+    await commit(picked.dir, "p.txt", "p\n", "picked work");
+    const open = await work("open");
+    await commit(open.dir, "o.txt", "o\n", "not merged");
+    const dirty = await work("dirty");
+    Deno.writeTextFileSync(`${dirty.dir}/README.md`, "changed\n");
+    const untracked = await work("untracked");
+    Deno.writeTextFileSync(`${untracked.dir}/new.txt`, "new\n");
+    const busy = await work("busy");
+    const empty = await work("empty");
+
+    await git([...ID, "merge", "-q", "--no-ff", "-m", "merge", merged.branch], repo);
+    await git([...ID, "merge", "-q", "--squash", squashed.branch], repo);
+    await git([...ID, "commit", "-qm", "squashed"], repo);
+    const pickedSha = (await git(["rev-parse", picked.branch], repo)).trim();
+    await git([...ID, "cherry-pick", pickedSha], repo);
+    assert.equal(await isInBase(repo, open.branch, "main"), false);
+
+    const report = await sweep(wts, { app: co }, (dir) => dir === busy.dir);
+    assert.deepEqual(report.removed.sort(), [empty.dir, merged.dir, picked.dir, squashed.dir]);
+    assert.deepEqual(
+      Object.fromEntries(report.kept.map((k) => [k.dir.split("/").at(-1), k.reason])),
+      {
+        busy: "a call uses it",
+        dirty: "it has changes or untracked files",
+        open: "its work is not in the base",
+        untracked: "it has changes or untracked files",
+      },
+    );
+    for (const gone of [merged, squashed, picked, empty]) {
+      assert.throws(() => Deno.statSync(gone.dir));
+      assert.throws(() => Deno.statSync(gone.stateFile));
+    }
+    const branches = (await git(["branch", "--format=%(refname:short)"], repo)).split("\n")
+      .filter((b) => b !== "").sort();
+    assert.deepEqual(
+      branches,
+      [
+        "main",
+        busy.branch,
+        dirty.branch,
+        open.branch,
+        untracked.branch,
+      ].sort(),
+    );
+    // What was kept is untouched.
+    assert.equal(Deno.readTextFileSync(`${dirty.dir}/README.md`), "changed\n");
+    assert.equal(Deno.readTextFileSync(`${untracked.dir}/new.txt`), "new\n");
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});

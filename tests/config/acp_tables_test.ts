@@ -1,0 +1,117 @@
+import assert from "node:assert/strict";
+import { ConfigError } from "../../src/errors.ts";
+import { resolveSettings } from "../../src/config/settings.ts";
+import { DEFAULT_IDLE_MS } from "../../src/config/acp_tables.ts";
+
+const FILE = "/data/wats/config.toml";
+
+function load(text: string) {
+  return resolveSettings({ fileText: text, filePath: FILE, env: {}, flags: {}, user: "alice" });
+}
+
+function errorOf(text: string): string {
+  try {
+    load(text);
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, `expected ConfigError, got ${err}`);
+    return err.message;
+  }
+  assert.fail("expected a ConfigError");
+}
+
+Deno.test("[harnesses.NAME] and [checkouts.NAME] load with their defaults", () => {
+  const r = load(`
+[harnesses.claude]
+command = "claude-agent-acp"
+env = { ANTHROPIC_API_KEY = "k" }
+meta = { claudeCode = { options = { model = "m" } } }
+context = ["CLAUDE.md"]
+
+[harnesses.codex]
+command = "/usr/bin/node"
+args = ["codex-acp.js"]
+idle = "90s"
+enabled = false
+
+[checkouts.billing]
+path = "~/src/billing/"
+base = "origin/main"
+fetch = true
+
+[checkouts.web]
+path = "/srv/web"
+
+[agent]
+checkouts = ["billing"]
+
+[policy]
+allow = ["claude/edit(src/**)", "*/read"]
+deny = ["claude/delete", "claude/execute(rm -rf *)"]
+`.replace("~/src", "/home/a/src"));
+  assert.deepEqual(r.acp.harnesses.claude, {
+    name: "claude",
+    command: "claude-agent-acp",
+    args: [],
+    env: { ANTHROPIC_API_KEY: "k" },
+    meta: { claudeCode: { options: { model: "m" } } },
+    context: ["CLAUDE.md"],
+    idle: DEFAULT_IDLE_MS,
+    enabled: true,
+  });
+  assert.equal(r.acp.harnesses.codex.idle, 90_000);
+  assert.equal(r.acp.harnesses.codex.enabled, false);
+  assert.deepEqual(r.acp.checkouts.billing, {
+    name: "billing",
+    path: "/home/a/src/billing",
+    base: "origin/main",
+    fetch: true,
+  });
+  assert.deepEqual(r.acp.checkouts.web, {
+    name: "web",
+    path: "/srv/web",
+    base: "HEAD",
+    fetch: false,
+  });
+  assert.deepEqual(r.values["agent.checkouts"], ["billing"]);
+  assert.deepEqual(r.values["policy.allow"], ["claude/edit(src/**)", "*/read"]);
+  assert.deepEqual(r.values["policy.deny"], ["claude/delete", "claude/execute(rm -rf *)"]);
+});
+
+Deno.test("a bad harness or checkout value names the file and line", () => {
+  assert.match(
+    errorOf('[harnesses.claude]\nargs = ["x"]\n'),
+    /^\/data\/wats\/config\.toml:1: harnesses\.claude\.command = \(missing\) is not allowed; a harness needs a command/,
+  );
+  assert.match(
+    errorOf('[harnesses.claude]\ncommand = "c"\nidle = "soon"\n'),
+    /config\.toml:3: harnesses\.claude\.idle = "soon" is not allowed; must be a duration/,
+  );
+  assert.match(
+    errorOf('[harnesses.claude]\ncommand = "c"\ncomand = "d"\n'),
+    /config\.toml:3: unknown key harnesses\.claude\.comand; the keys of \[harnesses\.NAME\] are command, args/,
+  );
+  assert.match(
+    errorOf('[harnesses.Claude]\ncommand = "c"\n'),
+    /config\.toml:1: harnesses\.Claude = "Claude" is not allowed; the name must be lowercase/,
+  );
+  assert.match(
+    errorOf('\n[checkouts.billing]\npath = "srv/billing"\n'),
+    /config\.toml:3: checkouts\.billing\.path = "srv\/billing" is not allowed; must be the absolute path/,
+  );
+  assert.match(
+    errorOf('[checkouts.billing]\npath = "/srv"\nbase = "--upload-pack=x"\n'),
+    /config\.toml:3: checkouts\.billing\.base .* must be a git ref/,
+  );
+  assert.match(
+    errorOf('[harnesses.claude]\ncommand = "c"\ncontext = ["../secret"]\n'),
+    /config\.toml:3: .*context files are paths inside the worktree/,
+  );
+});
+
+Deno.test("policy rules are checked: HARNESS/KIND with an optional (GLOB)", () => {
+  assert.match(
+    errorOf('[policy]\nallow = ["edit(src/*)"]\n'),
+    /config\.toml:2: policy\.allow = \["edit\(src\/\*\)"\] is not allowed; policy\.allow must be a list of rules/,
+  );
+  assert.match(errorOf("[policy]\nfoo = 1\n"), /unknown key policy\.foo/);
+});

@@ -1,0 +1,533 @@
+/**
+ * The ACP layer end to end: the real `@agentclientprotocol/claude-agent-acp`
+ * (its bundled Claude Code) against the scripted Anthropic mock, in a temp git
+ * repository, called through `AcpLayer` as the harness tool calls it. Runs as
+ * the test runs: as root with `IS_SANDBOX` set in CI, which the layer must drop.
+ */
+
+import assert from "node:assert/strict";
+import { AcpLayer, type CallEvent } from "../../src/acp/calls.ts";
+import { makePolicy } from "../../src/acp/policy.ts";
+import { git } from "../../src/acp/worktrees.ts";
+import type { HarnessConfig } from "../../src/config/acp_tables.ts";
+import { requireCli } from "../support/clis.ts";
+import { runWats, startWats } from "../support/cli.ts";
+import { call, mcpClient, startAgentNode, waitFor } from "../support/swarm.ts";
+import { hasTool } from "../support/mock_anthropic.ts";
+import {
+  type MessagesRequest,
+  type Reply,
+  startMockAnthropic,
+  text,
+  toolUse,
+} from "../support/mock_anthropic.ts";
+import { lastUserContains, promptContains, toolResultFor } from "../support/mock_anthropic.ts";
+
+const acp = requireCli("claude-acp");
+const opts = { ignore: acp === null, sanitizeOps: false, sanitizeResources: false };
+
+interface Fixture {
+  root: string;
+  data: string;
+  repo: string;
+  outside: string;
+  home: string;
+}
+
+/** A data dir with the files an agent must never see, a repository, and a secret outside both. */
+async function fixture(): Promise<Fixture> {
+  const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "wats-acp-e2e-" }));
+  const data = `${root}/data`;
+  Deno.mkdirSync(`${data}/worktrees`, { recursive: true });
+  Deno.writeTextFileSync(`${data}/config.toml`, "# SECRET-CONFIG-7f3a\n");
+  Deno.writeTextFileSync(`${data}/safety.json`, '{"note": "SECRET-SAFETY-91c2"}\n');
+  Deno.writeTextFileSync(`${data}/node.key`, "SECRET-NODEKEY-5d0e");
+  const outside = `${root}/outside`;
+  Deno.mkdirSync(outside);
+  Deno.writeTextFileSync(`${outside}/secret.txt`, "SECRET-OUTSIDE-b8e4\n");
+  const repo = `${root}/repo`;
+  Deno.mkdirSync(repo);
+  await git(["init", "--quiet", "-b", "main"], repo);
+  await git(["config", "user.email", "t@example.org"], repo);
+  await git(["config", "user.name", "T"], repo);
+  Deno.writeTextFileSync(`${repo}/README.md`, "the app\n");
+  // A committed symlink that points out of the repository.
+  Deno.symlinkSync(outside, `${repo}/leak`);
+  await git(["add", "README.md", "leak"], repo);
+  await git(["commit", "--quiet", "-m", "first"], repo);
+  const home = `${root}/home`;
+  Deno.mkdirSync(home);
+  return { root, data, repo, outside, home };
+}
+
+const SECRETS = [
+  "SECRET-CONFIG-7f3a",
+  "SECRET-SAFETY-91c2",
+  "SECRET-NODEKEY-5d0e",
+  "SECRET-OUTSIDE-b8e4",
+];
+
+function layer(
+  f: Fixture,
+  mockUrl: string,
+  policy: { allow?: string[]; deny?: string[] },
+  events: CallEvent[],
+  costs: number[],
+): AcpLayer {
+  const harness: HarnessConfig = {
+    name: "claude",
+    command: acp![0],
+    args: acp!.slice(1),
+    env: {
+      ANTHROPIC_BASE_URL: mockUrl,
+      ANTHROPIC_API_KEY: "test-key",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      CLAUDE_CONFIG_DIR: `${f.home}/.claude`,
+    },
+    meta: {},
+    context: [],
+    idle: 60_000,
+    enabled: true,
+  };
+  return new AcpLayer({
+    worktrees: `${f.data}/worktrees`,
+    harnesses: { claude: harness },
+    checkouts: { app: { name: "app", path: f.repo, base: "main", fetch: false } },
+    allowedCheckouts: [],
+    policy: makePolicy(policy.allow ?? [], policy.deny ?? [], f.data),
+    env: {
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      HOME: f.home,
+      TMPDIR: f.home,
+      // CI runs as root with this set; Claude's session/new then fails unless it is dropped.
+      IS_SANDBOX: "1",
+    },
+    onCost: (usd) => costs.push(usd),
+    onEvent: (e) => events.push(e),
+  });
+}
+
+/** How many tool results the conversation holds so far: the script's step. */
+function step(req: MessagesRequest): number {
+  let n = 0;
+  for (const m of req.messages ?? []) {
+    if (typeof m.content === "string") continue;
+    n += m.content.filter((b) => b.type === "tool_result").length;
+  }
+  return n;
+}
+
+Deno.test({
+  name: "a call cuts a worktree and branch, a command is refused, an allowed edit lands, " +
+    "and the same work continues its session after a restart",
+  ...opts,
+  async fn() {
+    const f = await fixture();
+    const wt = `${f.data}/worktrees/claude/app/bob-agent/t1/fix-login`;
+    const mock = startMockAnthropic({
+      rules: [
+        {
+          when: (r) => lastUserContains("TASK-TWO")(r) && promptContains("TASK-ONE")(r),
+          reply: text("CONTINUED: I remember TASK-ONE."),
+        },
+        { when: lastUserContains("TASK-TWO"), reply: text("NEW SESSION: no memory.") },
+        { when: toolResultFor("Write"), reply: text("Wrote notes.txt; the command was refused.") },
+        {
+          when: toolResultFor("Bash"),
+          reply: toolUse("Write", { file_path: `${wt}/notes.txt`, content: "fixed\n" }),
+        },
+        {
+          when: lastUserContains("TASK-ONE"),
+          reply: toolUse("Bash", { command: "touch ran-bash.txt", description: "make a file" }),
+        },
+      ],
+    });
+    const events: CallEvent[] = [];
+    const costs: number[] = [];
+    let acpLayer = layer(f, mock.url, { allow: ["claude/edit(notes.txt)"] }, events, costs);
+    try {
+      const origin = { agent: "bob-agent", thread: "t1", callId: "call_1" };
+      const r1 = await acpLayer.call("claude", origin, {
+        task: "TASK-ONE: fix the login",
+        checkout: "app",
+        work: "fix-login",
+      });
+      const why = () => JSON.stringify({ r1, events: events.slice(-5) }, null, 1);
+      assert.equal(r1.worktree, wt, why());
+      assert.equal(r1.branch, "wats/bob-agent/t1/fix-login");
+      assert.equal((await git(["branch", "--show-current"], wt)).trim(), r1.branch);
+      assert.equal(r1.head, (await git(["rev-parse", "main"], f.repo)).trim());
+      assert.deepEqual(r1.commits, []);
+      assert.equal(r1.stop_reason, "end_turn");
+      assert.equal(r1.message, "Wrote notes.txt; the command was refused.", why());
+
+      // The command was refused with reject_once and listed; it never ran.
+      assert.equal(r1.refused.length, 1, why());
+      assert.equal(r1.refused[0].request, "claude/execute");
+      assert.match(r1.refused[0].id, /^call_1:.+/);
+      assert.match(r1.refused[0].reason, /claude\/execute is gated/);
+      assert.throws(() => Deno.statSync(`${wt}/ran-bash.txt`));
+      const answers = events.filter((e) => e.type === "acp_permission");
+      assert.deepEqual(
+        answers.map((e) => e.type === "acp_permission" && [e.request, e.answer]),
+        [["claude/execute", "reject_once"], ["claude/edit", "allow_once"]],
+      );
+      // The edit the rule allows was written.
+      assert.equal(Deno.readTextFileSync(`${wt}/notes.txt`), "fixed\n");
+
+      // Claude reports a cumulative cost; the call's share reaches the ledger.
+      assert.ok(r1.usd > 0, `usd ${r1.usd}`);
+      assert.deepEqual(costs, [r1.usd]);
+
+      // Someone commits the work; the daemon restarts (a new layer, a new agent process).
+      await git(["-c", "user.email=t@example.org", "-c", "user.name=T", "add", "notes.txt"], wt);
+      await git(
+        ["-c", "user.email=t@example.org", "-c", "user.name=T", "commit", "-qm", "Fix login"],
+        wt,
+      );
+      await acpLayer.close();
+      acpLayer = layer(f, mock.url, {}, events, costs);
+      const r2 = await acpLayer.call("claude", { ...origin, callId: "call_2" }, {
+        task: "TASK-TWO: what did you do?",
+        checkout: "app",
+        work: "fix-login",
+      });
+      assert.equal(r2.message, "CONTINUED: I remember TASK-ONE.", JSON.stringify(r2));
+      assert.equal(r2.worktree, wt);
+      const head = (await git(["rev-parse", "HEAD"], wt)).trim();
+      assert.equal(r2.head, head);
+      assert.deepEqual(r2.commits, [{ sha: head, subject: "Fix login" }]);
+      assert.deepEqual(r2.refused, []);
+    } finally {
+      await acpLayer.close();
+      await mock.close();
+      Deno.removeSync(f.root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "a cancelled call cancels its prompt, and the next call on the work sends a new one",
+  ...opts,
+  async fn() {
+    const f = await fixture();
+    const mock = startMockAnthropic({
+      rules: [
+        { when: lastUserContains("TASK-AFTER"), reply: text("AFTER") },
+        // The model hangs: the call stays in its prompt until it is cancelled.
+        { when: lastUserContains("TASK-SLOW"), reply: { ...text("too late"), delayMs: 120_000 } },
+      ],
+    });
+    const acpLayer = layer(f, mock.url, {}, [], []);
+    try {
+      const origin = { agent: "bob", thread: "_", callId: "slow" };
+      const abort = new AbortController();
+      const slow = acpLayer.call("claude", origin, {
+        task: "TASK-SLOW",
+        checkout: "app",
+        work: "w",
+      }, abort.signal);
+      const end = Date.now() + 60_000;
+      while (!mock.messages().some((m) => m.body && lastUserContains("TASK-SLOW")(m.body))) {
+        if (Date.now() > end) throw new Error("the prompt never reached the model");
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      abort.abort();
+      const r1 = await slow;
+      assert.equal(r1.stop_reason, "cancelled");
+      const r2 = await acpLayer.call("claude", { ...origin, callId: "after" }, {
+        task: "TASK-AFTER",
+        checkout: "app",
+        work: "w",
+      });
+      assert.equal(r2.stop_reason, "end_turn");
+      assert.equal(r2.message, "AFTER");
+    } finally {
+      await acpLayer.close();
+      await mock.close();
+      Deno.removeSync(f.root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "the coding agent cannot read or write the data dir's files, nor a secret outside " +
+    "the worktree, through any request (adversarial script)",
+  ...opts,
+  async fn() {
+    const f = await fixture();
+    const wt = `${f.data}/worktrees/claude/app/eve/_/w`;
+    const attacks: Reply[] = [
+      toolUse("Read", { file_path: `${f.data}/config.toml` }),
+      toolUse("Read", { file_path: `${f.data}/node.key` }),
+      toolUse("Read", { file_path: `${f.data}/safety.json` }),
+      toolUse("Read", { file_path: `${f.outside}/secret.txt` }),
+      toolUse("Read", { file_path: `${wt}/leak/secret.txt` }),
+      toolUse("Read", { file_path: `${wt}/../../../../../../config.toml` }),
+      toolUse("Bash", { command: `cat ${f.data}/config.toml`, description: "read" }),
+      toolUse("Bash", { command: `cat "$(printf %s ${f.outside})/secret.txt"`, description: "r" }),
+      toolUse("Bash", { command: "cat ../../../../../../node.key", description: "read" }),
+      toolUse("Bash", { command: "cat leak/secret.txt", description: "read" }),
+      toolUse("Write", { file_path: `${f.data}/config.toml`, content: "pwned" }),
+      toolUse("Bash", { command: `echo pwned > ${f.data}/safety.json`, description: "w" }),
+      toolUse("Edit", {
+        file_path: `${f.data}/config.toml`,
+        old_string: "SECRET",
+        new_string: "pwned",
+      }),
+    ];
+    const mock = startMockAnthropic({
+      rules: [{
+        when: promptContains("ATTACK"),
+        reply: (req) => attacks[step(req)] ?? text("done"),
+      }],
+    });
+    const events: CallEvent[] = [];
+    // Explicit rules that try to open the data dir: it stays closed whatever the rules say.
+    const acpLayer = layer(
+      f,
+      mock.url,
+      {
+        allow: [`claude/read(${f.data}/**)`, `claude/edit(${f.data}/**)`],
+      },
+      events,
+      [],
+    );
+    try {
+      const r = await acpLayer.call("claude", { agent: "eve", thread: "_", callId: "c" }, {
+        task: "ATTACK",
+        checkout: "app",
+        work: "w",
+      });
+      const sent = JSON.stringify(mock.messages().map((m) => m.body));
+      for (const s of SECRETS) {
+        assert.ok(
+          !sent.includes(s),
+          `${s} reached the model; refused: ${JSON.stringify(r.refused)}`,
+        );
+      }
+      // Every attack was made (the script ran to its end) and nothing was written.
+      assert.equal(r.message, "done");
+      assert.ok(sent.includes("cat leak/secret.txt"));
+      assert.equal(Deno.readTextFileSync(`${f.data}/config.toml`), "# SECRET-CONFIG-7f3a\n");
+      assert.equal(
+        Deno.readTextFileSync(`${f.data}/safety.json`),
+        '{"note": "SECRET-SAFETY-91c2"}\n',
+      );
+      // Claude itself refuses file tools outside the cwd (blockReadsOutsideWorkingDirectories);
+      // the shell commands ask, and the policy refuses them.
+      assert.ok(r.refused.some((x) => /inside the wats data directory/.test(x.reason)));
+      assert.ok(r.refused.every((x) => x.request === "claude/execute"), JSON.stringify(r.refused));
+      const allowed = events.filter((e) =>
+        e.type === "acp_permission" && e.answer === "allow_once"
+      );
+      assert.deepEqual(allowed, [], JSON.stringify(allowed));
+    } finally {
+      await acpLayer.close();
+      await mock.close();
+      Deno.removeSync(f.root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "the daemon serves a claude tool that calls the coding agent within its permission set, " +
+    "and its sweep removes the work once merged, keeping one with changes",
+  ...opts,
+  async fn() {
+    const f = await fixture();
+    const wt = `${f.data}/worktrees/claude/app/alice/_/notes`;
+    const mock = startMockAnthropic({
+      rules: [
+        { when: toolResultFor("Write"), reply: text("Wrote notes.txt.") },
+        {
+          when: lastUserContains("TASK-D"),
+          reply: toolUse("Write", { file_path: `${wt}/notes.txt`, content: "from the daemon\n" }),
+        },
+      ],
+    });
+    // A fresh node: it makes its own key and safety.json.
+    Deno.removeSync(`${f.data}/node.key`);
+    Deno.removeSync(`${f.data}/safety.json`);
+    // Everything the daemon needs comes from config.toml: its worker sees no other variable.
+    Deno.writeTextFileSync(
+      `${f.data}/config.toml`,
+      [
+        "[harnesses.claude]",
+        'command = "node"',
+        `args = [${JSON.stringify(acp![1])}]`,
+        `env = { ANTHROPIC_BASE_URL = "${mock.url}", ANTHROPIC_API_KEY = "test-key", ` +
+        `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1", CLAUDE_CONFIG_DIR = "${f.home}/.claude" }`,
+        "",
+        "[checkouts.app]",
+        `path = "${f.repo}"`,
+        'base = "main"',
+        "",
+        "[policy]",
+        'allow = ["claude/edit(notes.txt)"]',
+        "",
+      ].join("\n"),
+    );
+    const node = startWats(["--data-dir", f.data, "node"], { env: { IS_SANDBOX: "1" } });
+    let client: Awaited<ReturnType<typeof mcpClient>> | undefined;
+    try {
+      await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+      client = await mcpClient(f.data, "alice", f.home);
+      const tools = (await client.listTools()).tools.map((t: { name: string }) => t.name);
+      assert.ok(tools.includes("claude"), tools.join(","));
+      const r = await client.callTool({
+        name: "claude",
+        arguments: { task: "TASK-D: write notes", checkout: "app", work: "notes" },
+      });
+      const out = (r.content as { text: string }[])[0].text;
+      assert.ok(!r.isError, `${out}\n${node.stderr()}`);
+      const result = JSON.parse(out.slice(out.indexOf("\n") + 1));
+      assert.equal(result.worktree, wt);
+      assert.equal(result.branch, "wats/alice/_/notes");
+      assert.equal(result.message, "Wrote notes.txt.");
+      assert.equal(Deno.readTextFileSync(`${wt}/notes.txt`), "from the daemon\n");
+      // `wats node` prints the permission decision as a JSON line.
+      const decided = node.stdoutLines.map((l) => JSON.parse(l)).find((e) =>
+        e.event === "acp_permission"
+      );
+      assert.equal(decided?.request, "claude/edit");
+      assert.equal(decided?.answer, "allow_once");
+      assert.equal(decided?.harness, "claude");
+      assert.equal(decided?.agent, "alice");
+      // The start's sweep kept it: notes.txt is not committed yet.
+      const first = node.stdoutLines.map((l) => JSON.parse(l)).find((e) => e.event === "acp_sweep");
+      assert.deepEqual(first?.removed, []);
+
+      // The work is committed and merged into the base; another work has an uncommitted file.
+      await client.close();
+      client = undefined;
+      await node.stop();
+      const id = ["-c", "user.email=t@example.org", "-c", "user.name=T"];
+      await git(["add", "notes.txt"], wt);
+      await git([...id, "commit", "-qm", "Add notes"], wt);
+      await git(
+        [...id, "merge", "-q", "--no-ff", "-m", "merge notes", "wats/alice/_/notes"],
+        f.repo,
+      );
+      const keep = `${f.data}/worktrees/claude/app/alice/_/keep`;
+      await git(["worktree", "add", "-q", "-b", "wats/alice/_/keep", keep, "main"], f.repo);
+      Deno.writeTextFileSync(`${keep}/draft.txt`, "not yet\n");
+
+      // The next start sweeps: the merged work goes, with its branch; the other stays.
+      const again = startWats(["--data-dir", f.data, "node"], { env: { IS_SANDBOX: "1" } });
+      try {
+        const line = await again.waitForLine((l) => l.includes('"event":"acp_sweep"'), 90_000);
+        const swept = JSON.parse(line);
+        assert.deepEqual(swept.removed, [wt], line);
+        assert.deepEqual(swept.kept, [{ dir: keep, reason: "it has changes or untracked files" }]);
+        assert.throws(() => Deno.statSync(wt));
+        assert.equal(Deno.readTextFileSync(`${keep}/draft.txt`), "not yet\n");
+        const branches = await git(
+          ["branch", "--list", "wats/*", "--format=%(refname:short)"],
+          f.repo,
+        );
+        assert.equal(branches.trim(), "wats/alice/_/keep");
+
+        // `wats agent sweep` sweeps again, now: the kept work goes once it is merged too.
+        Deno.removeSync(`${keep}/draft.txt`);
+        await git(
+          [...id, "merge", "-q", "--no-ff", "-m", "merge keep", "wats/alice/_/keep"],
+          f.repo,
+        );
+        const byHand = await runWats(["--data-dir", f.data, "agent", "sweep"]);
+        assert.equal(byHand.code, 0, byHand.stderr);
+        assert.equal(byHand.stdout, `removed 1 worktree(s):\n  ${keep}\n`);
+        assert.throws(() => Deno.statSync(keep));
+      } finally {
+        await again.stop();
+      }
+    } finally {
+      await client?.close();
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(f.root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "a woken agent (real Claude Code) calls the claude harness tool; the work lands in its " +
+    "worktree and the call's cost in the budget file",
+  ...opts,
+  async fn() {
+    const f = await fixture();
+    Deno.removeSync(`${f.data}/node.key`);
+    Deno.removeSync(`${f.data}/safety.json`);
+    const wt = `${f.data}/worktrees/claude/app/helper/_/notes`;
+    // One mock for both: the woken agent's Claude Code and the coding agent's.
+    const mock = startMockAnthropic({
+      rules: [
+        { when: toolResultFor("mcp__wats__claude"), reply: text("Delegated the notes.") },
+        { when: toolResultFor("Write"), reply: text("Wrote notes.txt.") },
+        {
+          when: lastUserContains("TASK-W"),
+          reply: toolUse("Write", { file_path: `${wt}/notes.txt`, content: "by the coder\n" }),
+        },
+        {
+          when: hasTool("mcp__wats__claude"),
+          reply: toolUse("mcp__wats__claude", {
+            task: "TASK-W: write the notes",
+            checkout: "app",
+            work: "notes",
+          }),
+        },
+      ],
+    });
+    Deno.writeTextFileSync(
+      `${f.data}/config.toml`,
+      [
+        "[harnesses.claude]",
+        'command = "node"',
+        `args = [${JSON.stringify(acp![1])}]`,
+        `env = { ANTHROPIC_BASE_URL = "${mock.url}", ANTHROPIC_API_KEY = "test-key", ` +
+        `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1", CLAUDE_CONFIG_DIR = "${f.home}/.claude" }`,
+        "",
+        "[checkouts.app]",
+        `path = "${f.repo}"`,
+        'base = "main"',
+        "",
+        "[policy]",
+        'allow = ["claude/edit(notes.txt)"]',
+        "",
+      ].join("\n"),
+    );
+    const node = await startAgentNode(f.data, mock);
+    const alice = await mcpClient(f.data, "alice", node.home);
+    try {
+      await call(alice, "ask", { title: "Notes", text: "Could someone write the notes?" });
+      await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000);
+      const ended = node.stdoutLines.map((l) => JSON.parse(l)).find((e) => e.event === "run_ended");
+      assert.equal(ended?.status, "ok", JSON.stringify(ended));
+      assert.equal(Deno.readTextFileSync(`${wt}/notes.txt`), "by the coder\n");
+      // The woken agent got the call's result as its tool result.
+      const back = mock.messages().find((m) =>
+        m.body && toolResultFor("mcp__wats__claude")(m.body)
+      );
+      const result = JSON.stringify(back?.body?.messages);
+      assert.ok(result.includes("wats/helper/_/notes"), result);
+      assert.ok(result.includes("Wrote notes.txt."), result);
+      // The coding agent's cost is kept for the budget.
+      await waitFor("the spend line", () => {
+        try {
+          return Deno.readTextFileSync(`${f.data}/agent/acp_spend.jsonl`).trim() !== "";
+        } catch {
+          return false;
+        }
+      });
+      const spent = JSON.parse(Deno.readTextFileSync(`${f.data}/agent/acp_spend.jsonl`));
+      assert.equal(spent.harness, "claude");
+      assert.ok(spent.usd > 0);
+      assert.match(spent.call, new RegExp(`^${ended.run}\\.acp_`));
+    } finally {
+      await alice.close();
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(f.root, { recursive: true });
+    }
+  },
+});
