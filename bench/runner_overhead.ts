@@ -35,16 +35,14 @@ import { startMockAnthropic, text } from "../tests/support/mock_anthropic.ts";
 import { parseEvents } from "../tests/support/claude.ts";
 import { dataPaths } from "../src/config/paths.ts";
 import { defaultSettings } from "../src/config/schema.ts";
-import { claudeArgs, mcpConfig, mcpConfigPath } from "../src/runner/harnesses/claude.ts";
-import type { RunContext } from "../src/runner/harness.ts";
-import { buildPrompt, readHeartbeatTemplate } from "../src/runner/prompt.ts";
-import { selfCommand } from "../src/cli/launcher.ts";
+import { claudeHarness } from "../src/runner/harnesses/claude.ts";
 import { planAccess } from "../src/safety/access.ts";
 import {
   claudeSettings,
   listDataEntries,
   writeClaudeSettings,
 } from "../src/safety/claude_settings.ts";
+import { directRunContext } from "./direct_run.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -142,32 +140,13 @@ async function viaRunner(): Promise<Sample> {
 /** The same command, run directly. */
 async function direct(n: number): Promise<Sample> {
   const settings = defaultSettings();
-  const ctx: RunContext = {
+  const ctx = directRunContext({
     runId: `direct-${n}`,
-    prompt: buildPrompt(readHeartbeatTemplate(), {
-      agentProfile: "helper",
-      user: Deno.env.get("USER") ?? "user",
-      about: settings["agent.about"],
-      reasons: ["a new ask"],
-      cursor: 0,
-      events: [{
-        id: lastAsk,
-        kind: "ask",
-        author: "1".repeat(64),
-        thread: lastAsk,
-        reason: "ask",
-      }],
-      feedback: [],
-      rejections: [],
-    }),
-    maxTurns: settings["agent.max_turns"],
-    maxBudgetUsd: settings["agent.max_usd_per_day"],
-    agentProfile: "helper",
-    dataDir: paths.dataDir,
-    cwd: paths.runDir,
+    askId: lastAsk,
+    settings,
+    paths,
     configDir: scratch,
-    selfCommand: { command: selfCommand()[0], args: selfCommand().slice(1) },
-  };
+  });
   // What the daemon's prepare does before a run (src/node/agent_runner.ts).
   const plan = planAccess({
     access: settings["agent.access"],
@@ -186,14 +165,14 @@ async function direct(n: number): Promise<Sample> {
     access: { args: plan.claudeArgs, allowedTools: plan.allowedTools },
     cwd: plan.cwd,
   };
-  Deno.writeTextFileSync(mcpConfigPath(full), JSON.stringify(mcpConfig(full), null, 2) + "\n", {
-    mode: 0o600,
-  });
+  // Exactly the harness's command and files (MCP config, system prompt), run by hand.
+  const cmd = claudeHarness({ program: CLAUDE }).command(full);
+  for (const f of cmd.files) Deno.writeTextFileSync(f.path, f.text, { mode: f.mode });
   const calls = mock.messages().length;
   const t0 = performance.now();
-  const child = new Deno.Command(CLAUDE, {
-    args: claudeArgs(full),
-    cwd: full.cwd,
+  const child = new Deno.Command(cmd.program, {
+    args: cmd.args,
+    cwd: cmd.cwd,
     env: daemonEnv(),
     clearEnv: true,
     stdin: "piped",
@@ -201,11 +180,11 @@ async function direct(n: number): Promise<Sample> {
     stderr: "piped",
   }).spawn();
   const w = child.stdin.getWriter();
-  await w.write(new TextEncoder().encode(full.prompt));
+  await w.write(new TextEncoder().encode(cmd.stdin));
   await w.close();
   const out = await child.output();
   const wallMs = performance.now() - t0;
-  Deno.removeSync(mcpConfigPath(full));
+  for (const f of cmd.files) Deno.removeSync(f.path);
   const events = parseEvents(new TextDecoder().decode(out.stdout));
   const result = events.find((e) => e.type === "result");
   const init = events.find((e) => e.type === "system" && e.subtype === "init");

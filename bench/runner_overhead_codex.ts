@@ -36,10 +36,9 @@ import { ensureCodexCatalog } from "../src/runner/harnesses/codex_catalog.ts";
 import { codexFeatureProbe, lockdownDisables } from "../src/runner/harnesses/codex_features.ts";
 import { codexStateDir, readSelfCheck } from "../src/runner/harnesses/codex_lock.ts";
 import { providerOf } from "../src/runner/harnesses/codex_runtime.ts";
-import type { RunContext } from "../src/runner/harness.ts";
 import type { CommandRunner } from "../src/runner/spawn.ts";
-import { buildPrompt, readHeartbeatTemplate } from "../src/runner/prompt.ts";
-import { selfCommand } from "../src/cli/launcher.ts";
+import { directRunContext } from "./direct_run.ts";
+import { runSystemPrompt } from "../src/prompts.ts";
 
 const MODEL = "gpt-6.2-sol";
 /** The daemon finds `codex` on its PATH; the bench runs the same file. */
@@ -200,32 +199,13 @@ export async function codexOverhead(runs: number, starts: number): Promise<void>
       };
     };
     const direct = async (n: number) => {
-      const ctx: RunContext = {
+      const ctx = directRunContext({
         runId: `direct-${n}`,
-        prompt: buildPrompt(readHeartbeatTemplate(), {
-          agentProfile: "helper",
-          user: Deno.env.get("USER") ?? "user",
-          about: settings["agent.about"],
-          reasons: ["a new ask"],
-          cursor: 0,
-          events: [{
-            id: lastAsk,
-            kind: "ask",
-            author: "1".repeat(64),
-            thread: lastAsk,
-            reason: "ask",
-          }],
-          feedback: [],
-          rejections: [],
-        }),
-        maxTurns: settings["agent.max_turns"],
-        maxBudgetUsd: settings["agent.max_usd_per_day"],
-        agentProfile: "helper",
-        dataDir: paths.dataDir,
-        cwd: paths.runDir,
+        askId: lastAsk,
+        settings,
+        paths,
         configDir: `${paths.agentDir}/run-config`,
-        selfCommand: { command: selfCommand()[0], args: selfCommand().slice(1) },
-      };
+      });
       const calls = mock.responses().length;
       const t0 = performance.now();
       const child = new Deno.Command(CODEX, {
@@ -238,7 +218,8 @@ export async function codexOverhead(runs: number, starts: number): Promise<void>
         stderr: "piped",
       }).spawn();
       const w = child.stdin.getWriter();
-      await w.write(new TextEncoder().encode(ctx.prompt));
+      // What the harness sends on stdin: the run's system prompt, then the wake prompt.
+      await w.write(new TextEncoder().encode(`${runSystemPrompt()}\n${ctx.prompt}`));
       await w.close();
       const out = await child.output();
       const wallMs = performance.now() - t0;
