@@ -10,7 +10,12 @@ import { UsageError } from "../errors.ts";
 import { safetyNotices } from "../safety/notices.ts";
 import type { CommandContext } from "./context.ts";
 import { callText, connectDaemon, NoDaemonError } from "./socket_client.ts";
-import { codexStateDir, selfCheckStatusLine } from "../runner/harnesses/codex_lock.ts";
+import {
+  codexStateDir,
+  readSelfCheck,
+  selfCheckStatusLine,
+} from "../runner/harnesses/codex_lock.ts";
+import { readRunnerState } from "../runner/state_file.ts";
 
 /** The usage text of `wats status`. */
 export const STATUS_HELP = `Usage: wats status [--data-dir DIR]
@@ -50,6 +55,16 @@ export async function statusCommand(ctx: CommandContext): Promise<number> {
 
 /** The Codex lock's self-check result, when the daemon wrote one (docs/codex.md). */
 function printCodexLock(ctx: CommandContext): void {
-  const line = selfCheckStatusLine(codexStateDir(ctx.paths.agentDir));
+  // A node that last started with another runtime is not described by an
+  // older Codex check; a check since that start (a refused Codex start leaves
+  // the record of the previous runtime) still says why.
+  const dir = codexStateDir(ctx.paths.agentDir);
+  const state = readRunnerState(ctx.paths.agentDir);
+  const check = readSelfCheck(dir);
+  if (
+    state !== undefined && state.runtime !== "codex" && check !== undefined &&
+    Date.parse(check.checked_at) < Date.parse(state.started_at)
+  ) return;
+  const line = selfCheckStatusLine(dir);
   if (line !== undefined) console.log(line);
 }
