@@ -143,6 +143,23 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       onEvent: (e) => events({ ...e, event: e.type }),
       budget: () => agentRunner?.runner,
       onSweep: (r) => events({ event: "acp_sweep", ...r }),
+      // agent.review on: a gated request waits in the review queue for a person.
+      park: settings["agent.review"]
+        ? (ask) =>
+          review.hold({
+            kind: "permission",
+            text: `${ask.harness}/${ask.kind}: ${ask.title ?? ask.reason}`,
+            profile: agent.name,
+            createdAt: Math.floor(Date.now() / 1000),
+            permission: ask,
+          }).id
+        : undefined,
+      onDecided: (ask, approved) =>
+        agentRunner?.runner.permissionDecided(
+          `permission decided: ${ask.harness}/${ask.kind} on work ${ask.work} was ${
+            approved ? "approved" : "rejected"
+          }`,
+        ),
     });
     if (codingAgents) cleanups.unshift(() => codingAgents.close());
     await codingAgents?.check();

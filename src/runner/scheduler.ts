@@ -196,6 +196,8 @@ export class Runner {
   readonly #limiter: WakeLimiter;
   readonly #allow: ReadonlySet<string>;
   readonly #queue = new Map<string, Queued>();
+  /** Decisions on coding agents' parked requests not yet told to a run. */
+  readonly #decided: string[] = [];
   readonly #feedback = new Map<string, PromptFeedback>();
   /** Threads held by the loop detector (only those holding queued events). */
   readonly #paused = new Map<string, string>();
@@ -281,6 +283,17 @@ export class Runner {
    */
   async whenIdle(): Promise<void> {
     await this.#current?.done;
+  }
+
+  /**
+   * A person decided a coding agent's parked request (docs/acp.md): wakes the
+   * agent so it continues the work, with `reason` among the run's reasons.
+   * Counted against the caps and budgets like any wake.
+   */
+  permissionDecided(reason: string): void {
+    this.#decided.push(reason);
+    this.#o.log.info(`queued: ${reason}`);
+    this.#schedule();
   }
 
   /** New posts from the store, in seq order (wire `Store.onInsert` here). */
@@ -430,6 +443,7 @@ export class Runner {
       deadlines.push(Math.max(this.#debounceAt, this.#capUntil ?? -Infinity));
     }
     if (this.#heartbeatAt !== undefined) deadlines.push(this.#heartbeatAt);
+    if (this.#decided.length > 0) deadlines.push(Math.max(now, this.#capUntil ?? -Infinity));
     const next = Math.min(...deadlines.filter(Number.isFinite));
     if (!Number.isFinite(next)) {
       this.#clearTimer();
@@ -452,7 +466,8 @@ export class Runner {
     const eventsDue = runnable.length > 0 && this.#debounceAt !== undefined &&
       this.#debounceAt <= now && (this.#capUntil ?? -Infinity) <= now;
     const heartbeatDue = this.#heartbeatAt !== undefined && this.#heartbeatAt <= now;
-    if (!eventsDue && !heartbeatDue) {
+    const decidedDue = this.#decided.length > 0 && (this.#capUntil ?? -Infinity) <= now;
+    if (!eventsDue && !heartbeatDue && !decidedDue) {
       this.#schedule();
       return;
     }
@@ -462,17 +477,21 @@ export class Runner {
       const release = this.#runStarts.length > 0
         ? Math.min(...this.#runStarts) + HOUR_MS
         : Infinity;
-      const what = eventsDue ? `${runnable.length} queued event(s) wait` : "heartbeat skipped";
+      const what = eventsDue
+        ? `${runnable.length} queued event(s) wait`
+        : decidedDue
+        ? "permission decisions wait"
+        : "heartbeat skipped";
       this.#o.log.info(
         `run skipped: hourly cap (agent.max_runs_per_hour = ${max}); ${what}` +
           (Number.isFinite(release) ? ` until ${new Date(release).toISOString()}` : ""),
       );
-      if (eventsDue) this.#capUntil = release;
+      if (eventsDue || decidedDue) this.#capUntil = release;
       if (heartbeatDue) this.#heartbeatAt = now + this.#s["agent.heartbeat"];
       this.#schedule();
       return;
     }
-    this.#startRun(eventsDue ? "events" : "heartbeat", runnable, now);
+    this.#startRun(eventsDue || decidedDue ? "events" : "heartbeat", runnable, now);
   }
 
   #arm(at: number, now: number): void {
@@ -531,6 +550,7 @@ export class Runner {
     const reasons = trigger === "heartbeat"
       ? [`heartbeat (agent.heartbeat = ${formatDuration(hb)})`]
       : [...new Set(events.map((q) => q.reason))];
+    reasons.push(...this.#decided.splice(0));
     if (trigger === "heartbeat" && events.length > 0) reasons.push(`${events.length} new event(s)`);
     const prompt = buildPrompt(o.template, {
       agentProfile: this.#s["agent.profile"],

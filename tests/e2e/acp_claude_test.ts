@@ -531,3 +531,131 @@ Deno.test({
     }
   },
 });
+
+/** config.toml for a daemon whose coding agent may run commands, with review on. */
+function reviewConfig(f: Fixture, mockUrl: string): string {
+  return [
+    "[harnesses.claude]",
+    'command = "node"',
+    `args = [${JSON.stringify(acp![1])}]`,
+    `env = { ANTHROPIC_BASE_URL = "${mockUrl}", ANTHROPIC_API_KEY = "test-key", ` +
+    `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1", CLAUDE_CONFIG_DIR = "${f.home}/.claude", ` +
+    'GIT_AUTHOR_NAME = "Coder", GIT_AUTHOR_EMAIL = "c@example.org", ' +
+    'GIT_COMMITTER_NAME = "Coder", GIT_COMMITTER_EMAIL = "c@example.org" }',
+    "",
+    "[checkouts.app]",
+    `path = "${f.repo}"`,
+    'base = "main"',
+    "",
+    "[agent]",
+    "review = true",
+    "",
+    "[policy]",
+    'allow = ["claude/execute"]',
+    "",
+  ].join("\n");
+}
+
+/** The JSON of a harness tool's result (after its line about trust). */
+function resultOf(r: { content: unknown; isError?: unknown }): Record<string, unknown> {
+  const out = (r.content as { text: string }[])[0].text;
+  assert.ok(!r.isError, out);
+  return JSON.parse(out.slice(out.indexOf("\n") + 1));
+}
+
+/** The subjects of the branch's commits that are not in main, newest first (sync: for polling). */
+function subjects(repo: string, branch: string): string[] {
+  const out = new Deno.Command("git", {
+    args: ["log", "--format=%s", `main..${branch}`],
+    cwd: repo,
+    stdout: "piped",
+    stderr: "null",
+  }).outputSync();
+  return new TextDecoder().decode(out.stdout).split("\n").filter((l) => l !== "");
+}
+
+Deno.test({
+  name: "with review on, an edit parks the call; `wats agent approve` answers it, the coding " +
+    "agent writes and commits, and the next call's commits are right",
+  ...opts,
+  async fn() {
+    const f = await fixture();
+    Deno.removeSync(`${f.data}/node.key`);
+    Deno.removeSync(`${f.data}/safety.json`);
+    const wt = `${f.data}/worktrees/claude/app/alice/_/notes`;
+    const mock = startMockAnthropic({
+      rules: [
+        { when: lastUserContains("TASK-CONT"), reply: text("CONTINUED: the notes are in.") },
+        { when: toolResultFor("Bash"), reply: text("Committed the notes.") },
+        {
+          when: toolResultFor("Write"),
+          reply: toolUse("Bash", {
+            command: "git add notes.txt && git commit -qm 'Add notes'",
+            description: "commit the notes",
+          }),
+        },
+        {
+          when: lastUserContains("TASK-P"),
+          reply: toolUse("Write", { file_path: `${wt}/notes.txt`, content: "reviewed\n" }),
+        },
+      ],
+    });
+    Deno.writeTextFileSync(`${f.data}/config.toml`, reviewConfig(f, mock.url));
+    const node = startWats(["--data-dir", f.data, "node"], { env: { IS_SANDBOX: "1" } });
+    let client: Awaited<ReturnType<typeof mcpClient>> | undefined;
+    try {
+      await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+      client = await mcpClient(f.data, "alice", f.home);
+      const parked = resultOf(
+        await client.callTool({
+          name: "claude",
+          arguments: { task: "TASK-P: write the notes", checkout: "app", work: "notes" },
+        }),
+      );
+      assert.equal(parked.stop_reason, "parked", JSON.stringify(parked));
+      const p = parked.parked as { id: string; request: string; request_id: string };
+      assert.equal(p.request, "claude/edit");
+      assert.throws(() => Deno.statSync(`${wt}/notes.txt`));
+
+      // `wats agent pending` shows it with what a person needs to decide.
+      const listed = await runWats(["--data-dir", f.data, "agent", "pending"]);
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.match(listed.stdout, new RegExp(`^${p.id} .*permission claude/edit ${wt}/notes.txt`));
+      const shown = await runWats(["--data-dir", f.data, "agent", "pending", "show", p.id]);
+      assert.match(shown.stdout, new RegExp(`worktree  ${wt}`));
+      assert.match(shown.stdout, /"content": "reviewed\\n"/);
+
+      const approved = await runWats(["--data-dir", f.data, "agent", "approve", p.id]);
+      assert.equal(approved.code, 0, approved.stderr);
+      assert.match(approved.stdout, /got the answer/);
+      await waitFor(
+        "the coding agent's commit",
+        () => subjects(f.repo, "wats/alice/_/notes").length > 0,
+        120_000,
+      );
+      assert.equal(Deno.readTextFileSync(`${wt}/notes.txt`), "reviewed\n");
+      const gone = await runWats(["--data-dir", f.data, "agent", "pending"]);
+      assert.equal(gone.stdout, "no drafts waiting for review\n");
+
+      // The agent continues the work: the same work name, after the parked prompt ended.
+      const r = resultOf(
+        await client.callTool({
+          name: "claude",
+          arguments: { task: "TASK-CONT: anything left?", checkout: "app", work: "notes" },
+        }),
+      );
+      assert.equal(r.message, "CONTINUED: the notes are in.");
+      const head = (await git(["rev-parse", "HEAD"], wt)).trim();
+      assert.deepEqual(r.commits, [{ sha: head, subject: "Add notes" }]);
+      const decisions = node.stdoutLines.map((l) => JSON.parse(l)).filter((e) =>
+        e.event === "acp_permission" && e.request === "claude/edit"
+      ).map((e) => e.answer);
+      assert.deepEqual(decisions, ["parked", "allow_once"]);
+    } finally {
+      await client?.close();
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(f.root, { recursive: true });
+    }
+  },
+});
