@@ -659,3 +659,98 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "a call running when its daemon got SIGKILL is in doubt after the restart; " +
+    "approving it has the coding agent check the worktree and finish",
+  ...opts,
+  async fn() {
+    const f = await fixture();
+    Deno.removeSync(`${f.data}/node.key`);
+    Deno.removeSync(`${f.data}/safety.json`);
+    const wt = `${f.data}/worktrees/claude/app/alice/_/notes`;
+    const mock = startMockAnthropic({
+      rules: [
+        { when: toolResultFor("Bash"), reply: text("Checked the worktree and finished.") },
+        {
+          when: lastUserContains("The node restarted while you worked"),
+          reply: toolUse("Bash", {
+            command: "printf 'finished\\n' > notes.txt && git add notes.txt && " +
+              "git commit -qm 'Finish notes'",
+            description: "finish the notes",
+          }),
+        },
+        // The first turn hangs: the daemon dies during it.
+        { when: lastUserContains("TASK-K"), reply: { ...text("too late"), delayMs: 600_000 } },
+      ],
+    });
+    Deno.writeTextFileSync(`${f.data}/config.toml`, reviewConfig(f, mock.url));
+    const start = () => startWats(["--data-dir", f.data, "node"], { env: { IS_SANDBOX: "1" } });
+    const node = start();
+    let again: ReturnType<typeof start> | undefined;
+    let client: Awaited<ReturnType<typeof mcpClient>> | undefined;
+    try {
+      await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+      client = await mcpClient(f.data, "alice", f.home);
+      client.callTool({
+        name: "claude",
+        arguments: { task: "TASK-K: write the notes", checkout: "app", work: "notes" },
+      }).catch(() => {});
+      await waitFor(
+        "the prompt at the model",
+        () => mock.messages().some((m) => m.body && lastUserContains("TASK-K")(m.body)),
+        90_000,
+      );
+      node.process.kill("SIGKILL");
+      await node.process.status;
+      client.close().catch(() => {});
+      client = undefined;
+
+      // The restart finds the call in flight: it waits for a person, in doubt.
+      // A restart right after SIGKILL may be refused while the dead daemon's lock looks held.
+      const until = Date.now() + 30_000;
+      for (;;) {
+        const next = start();
+        again = next;
+        const started = await Promise.race([
+          next.waitForLine((l) => l.includes('"event":"started"'), 90_000).then(() => true),
+          next.process.status.then(() => false),
+        ]);
+        if (started) break;
+        if (Date.now() > until) throw new Error(`no restart: ${next.stderr()}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      let listed = "";
+      for (let i = 0; i < 60 && !listed.includes("in_doubt"); i++) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 500));
+        listed = (await runWats(["--data-dir", f.data, "agent", "pending"])).stdout;
+      }
+      const id = listed.split(" ")[0];
+      assert.match(listed, /permission claude\/in_doubt +work notes/);
+      const shown = await runWats(["--data-dir", f.data, "agent", "pending", "show", id]);
+      assert.match(shown.stdout, /TASK-K: write the notes/);
+
+      const approved = await runWats(["--data-dir", f.data, "agent", "approve", id]);
+      assert.equal(approved.code, 0, approved.stderr);
+      assert.match(approved.stdout, /told to check the worktree of notes and finish/);
+      await waitFor(
+        "the coding agent's commit",
+        () => subjects(f.repo, "wats/alice/_/notes").length > 0,
+        120_000,
+      );
+      assert.deepEqual(subjects(f.repo, "wats/alice/_/notes"), ["Finish notes"]);
+      assert.equal(Deno.readTextFileSync(`${wt}/notes.txt`), "finished\n");
+      // The coding agent was told the task it was cut off in.
+      const told = mock.messages().find((m) =>
+        m.body && lastUserContains("The node restarted while you worked")(m.body)
+      );
+      assert.ok(JSON.stringify(told?.body).includes("TASK-K: write the notes"));
+    } finally {
+      await client?.close().catch(() => {});
+      await again?.stop();
+      await node.stop().catch(() => {});
+      await mock.close();
+      Deno.removeSync(f.root, { recursive: true });
+    }
+  },
+});
