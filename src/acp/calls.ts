@@ -414,6 +414,7 @@ export class AcpLayer {
       const cancel = () => running.agent.cancel(sessionId!);
       signal?.addEventListener("abort", cancel, { once: true });
       const note = this.#noteInFlight(harness, co, place, origin, args);
+      const unnote = () => note && Deno.removeSync(note.path);
       const mine: string[] = [];
       let granted = grant;
       const stopReason = await running.agent.prompt(sessionId!, prompt, {
@@ -483,6 +484,9 @@ export class AcpLayer {
             });
             // The MCP call returns now; the prompt outlives it and waits for the person.
             signal?.removeEventListener("abort", cancel);
+            // While it waits, the held request stands for the call: a restart now
+            // must not also park it in doubt.
+            unnote();
             onParked({
               message: message.trim(),
               stop_reason: "parked",
@@ -496,6 +500,7 @@ export class AcpLayer {
               parked: { id: pendingId, request_id: id, request },
             });
             const approved = await decided;
+            note?.write();
             verdict = approved ? "allow" : "deny";
             reason += `; a person ${approved ? "approved" : "rejected"} it`;
           } else if (verdict === "ask") {
@@ -525,7 +530,14 @@ export class AcpLayer {
       }).finally(() => {
         signal?.removeEventListener("abort", cancel);
         for (const id of mine) this.#parked.delete(id);
-        if (note !== undefined) Deno.remove(note).catch(() => {});
+        // A call the stopping daemon cut off stays noted: the next start parks it in doubt.
+        if (!this.#closed) {
+          try {
+            unnote();
+          } catch {
+            // Not noted while it waited.
+          }
+        }
       });
 
       let usd = 0;
@@ -557,7 +569,7 @@ export class AcpLayer {
     place: ReturnType<typeof workPlace>,
     origin: CallOrigin,
     args: CallArgs,
-  ): string | undefined {
+  ): { path: string; write(): void } | undefined {
     const dir = this.#o.inFlightDir;
     if (dir === undefined) return undefined;
     Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -572,8 +584,9 @@ export class AcpLayer {
       task: args.task,
       worktree: place.dir,
     };
-    Deno.writeTextFileSync(path, JSON.stringify(note) + "\n", { mode: 0o600 });
-    return path;
+    const write = () => Deno.writeTextFileSync(path, JSON.stringify(note) + "\n", { mode: 0o600 });
+    write();
+    return { path, write };
   }
 
   async #attach(harness: HarnessConfig): Promise<Running> {

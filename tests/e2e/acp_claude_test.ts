@@ -754,3 +754,76 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "a request parked when its daemon stopped: approving it after the restart tells the " +
+    "coding agent, which makes the request again, allowed once",
+  ...opts,
+  async fn() {
+    const f = await fixture();
+    Deno.removeSync(`${f.data}/node.key`);
+    Deno.removeSync(`${f.data}/safety.json`);
+    const wt = `${f.data}/worktrees/claude/app/alice/_/notes`;
+    const write = toolUse("Write", { file_path: `${wt}/notes.txt`, content: "later\n" });
+    const mock = startMockAnthropic({
+      rules: [
+        { when: toolResultFor("Bash"), reply: text("Wrote and committed the notes.") },
+        {
+          when: toolResultFor("Write"),
+          reply: toolUse("Bash", {
+            command: "git add notes.txt && git commit -qm 'Add notes later'",
+            description: "commit",
+          }),
+        },
+        { when: lastUserContains("A person approved your request"), reply: write },
+        { when: lastUserContains("TASK-S"), reply: write },
+      ],
+    });
+    Deno.writeTextFileSync(`${f.data}/config.toml`, reviewConfig(f, mock.url));
+    const start = () => startWats(["--data-dir", f.data, "node"], { env: { IS_SANDBOX: "1" } });
+    const node = start();
+    let again: ReturnType<typeof start> | undefined;
+    let client: Awaited<ReturnType<typeof mcpClient>> | undefined;
+    try {
+      await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+      client = await mcpClient(f.data, "alice", f.home);
+      const parked = resultOf(
+        await client.callTool({
+          name: "claude",
+          arguments: { task: "TASK-S: write the notes", checkout: "app", work: "notes" },
+        }),
+      );
+      const p = parked.parked as { id: string };
+      await client.close();
+      client = undefined;
+      // The daemon stops (and its coding agent with it); the request still waits.
+      await node.stop();
+      again = start();
+      await again.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+      const approved = await runWats(["--data-dir", f.data, "agent", "approve", p.id]);
+      assert.equal(approved.code, 0, approved.stderr);
+      assert.match(
+        approved.stdout,
+        /its coding agent had stopped, so a new call on notes tells it/,
+      );
+      await waitFor(
+        "the coding agent's commit",
+        () => subjects(f.repo, "wats/alice/_/notes").length > 0,
+        120_000,
+      );
+      assert.deepEqual(subjects(f.repo, "wats/alice/_/notes"), ["Add notes later"]);
+      assert.equal(Deno.readTextFileSync(`${wt}/notes.txt`), "later\n");
+      const edits = again.stdoutLines.map((l) => JSON.parse(l)).filter((e) =>
+        e.event === "acp_permission" && e.request === "claude/edit"
+      );
+      assert.deepEqual(edits.map((e) => e.answer), ["allow_once"]);
+      assert.match(edits[0].reason, /a person approved it while it waited/);
+    } finally {
+      await client?.close().catch(() => {});
+      await again?.stop();
+      await node.stop().catch(() => {});
+      await mock.close();
+      Deno.removeSync(f.root, { recursive: true });
+    }
+  },
+});
