@@ -140,7 +140,13 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       paths,
       env: opts.env,
       reserved: ALL_TOOLS.map((t) => t.name),
-      onEvent: (e) => events({ ...e, event: e.type }),
+      onEvent: (e) => {
+        const line = { ...e, event: e.type };
+        events(line);
+        // A runner session's call ids start with its run's id: its transcript gets the line.
+        const run = e.call.split(".acp_");
+        if (run.length === 2) agentRunner?.runner.noteAcp(run[0], line);
+      },
       budget: () => agentRunner?.runner,
       onSweep: (r) => events({ event: "acp_sweep", ...r }),
       // agent.review on: a gated request waits in the review queue for a person.

@@ -59,6 +59,7 @@ import {
   type RunStatus,
   type RunTrigger,
   type Transcripts,
+  type TranscriptWriter,
 } from "./transcripts.ts";
 import { classifyPost, normalizeAllow, WakeLimiter } from "./wake_rules.ts";
 import { formatDuration, formatElapsed, HOUR_MS } from "../duration.ts";
@@ -185,6 +186,8 @@ interface Active extends CurrentRun {
   settled?: boolean;
   kill: (why: RunStatus) => void;
   done: Promise<void>;
+  /** Its transcript, once open. */
+  writer?: TranscriptWriter;
 }
 
 /** The heartbeat runner. */
@@ -294,6 +297,18 @@ export class Runner {
     this.#decided.push(reason);
     this.#o.log.info(`queued: ${reason}`);
     this.#schedule();
+  }
+
+  /**
+   * Adds what a coding agent the run `runId` called did (an ACP session update
+   * or permission decision, docs/acp.md) to that run's transcript, as a
+   * `wats_acp` line, while the run is the current one: `wats agent logs`
+   * shows it in place. After the run, only the node's JSON lines carry it.
+   */
+  noteAcp(runId: string, event: Record<string, unknown>): void {
+    const cur = this.#current;
+    if (cur?.id !== runId || cur.writer === undefined) return;
+    cur.writer.line(JSON.stringify({ ...event, type: "wats_acp" }));
   }
 
   /** New posts from the store, in seq order (wire `Store.onInsert` here). */
@@ -617,6 +632,7 @@ export class Runner {
     };
     active.done = (async () => {
       const writer = o.transcripts.begin(header);
+      active.writer = writer;
       const footer = await executeRun(this.#executeDeps(), ctx, writer, control);
       const entry = writer.end(footer, o.clock.now());
       this.#settle(active, footer.status, cursorAfter);
