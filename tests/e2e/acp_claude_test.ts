@@ -827,3 +827,104 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "a woken agent's call parks; the approval wakes it (permission decided), it continues " +
+    "the work, and `wats agent logs` shows the coding agent and its decisions",
+  ...opts,
+  async fn() {
+    const f = await fixture();
+    Deno.removeSync(`${f.data}/node.key`);
+    Deno.removeSync(`${f.data}/safety.json`);
+    const wt = `${f.data}/worktrees/claude/app/helper/_/notes`;
+    const both = (req: MessagesRequest) =>
+      hasTool("mcp__wats__claude")(req) && promptContains("permission decided")(req);
+    const mock = startMockAnthropic({
+      rules: [
+        { when: toolResultFor("mcp__wats__claude"), reply: text("Handled the coding work.") },
+        { when: lastUserContains("TASK-CONT"), reply: text("CONTINUED: the notes are in.") },
+        { when: toolResultFor("Bash"), reply: text("Committed the notes.") },
+        {
+          when: toolResultFor("Write"),
+          reply: toolUse("Bash", {
+            command: "git add notes.txt && git commit -qm 'Add notes'",
+            description: "commit",
+          }),
+        },
+        {
+          when: lastUserContains("TASK-W"),
+          reply: toolUse("Write", { file_path: `${wt}/notes.txt`, content: "woken\n" }),
+        },
+        {
+          when: both,
+          reply: toolUse("mcp__wats__claude", {
+            task: "TASK-CONT: finish the notes",
+            checkout: "app",
+            work: "notes",
+          }),
+        },
+        {
+          when: hasTool("mcp__wats__claude"),
+          reply: toolUse("mcp__wats__claude", {
+            task: "TASK-W: write the notes",
+            checkout: "app",
+            work: "notes",
+          }),
+        },
+      ],
+    });
+    Deno.writeTextFileSync(`${f.data}/config.toml`, reviewConfig(f, mock.url));
+    const node = await startAgentNode(f.data, mock);
+    const alice = await mcpClient(f.data, "alice", node.home);
+    try {
+      await call(alice, "ask", { title: "Notes", text: "Could someone write the notes?" });
+      await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000);
+      let listed = "";
+      for (let i = 0; i < 60 && !listed.includes("permission claude/edit"); i++) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 500));
+        listed = (await runWats(["--data-dir", f.data, "agent", "pending"])).stdout;
+      }
+      const id = listed.split(" ")[0];
+      const approved = await runWats(["--data-dir", f.data, "agent", "approve", id]);
+      assert.equal(approved.code, 0, approved.stderr);
+
+      // The approval wakes the agent; it calls the same work again.
+      await waitFor(
+        "the second run",
+        () => node.stdoutLines.filter((l) => l.includes('"event":"run_ended"')).length >= 2,
+        120_000,
+      );
+      const runs = node.stdoutLines.map((l) => JSON.parse(l)).filter((e) =>
+        e.event === "run_ended"
+      );
+      assert.equal(runs[1].status, "ok", JSON.stringify(runs[1]));
+      const second = mock.messages().find((m) => m.body && both(m.body));
+      assert.ok(second, "no run was woken by the decision");
+      assert.match(
+        JSON.stringify(second.body),
+        /permission decided: claude\/edit on work notes was approved/,
+      );
+      assert.deepEqual(subjects(f.repo, "wats/helper/_/notes"), ["Add notes"]);
+      const back = mock.messages().filter((m) =>
+        m.body && toolResultFor("mcp__wats__claude")(m.body)
+      ).map((m) => JSON.stringify(m.body?.messages));
+      assert.match(back[0], /\\"stop_reason\\": \\"parked\\"/);
+      assert.match(back.at(-1)!, /CONTINUED: the notes are in\./);
+      assert.match(back.at(-1)!, /Add notes/);
+
+      // The first run's log shows the coding agent's request, parked.
+      const logs = await runWats(["--data-dir", f.data, "agent", "logs", "--run", runs[0].run]);
+      assert.equal(logs.code, 0, logs.stderr);
+      // Claude names the call as it starts it ("Preparing file…"): its kind says what it is.
+      assert.match(logs.stdout, /claude│ → .* \[edit\]/);
+      assert.match(logs.stdout, new RegExp(`claude│ \\? claude/edit ${wt}/notes.txt → parked`));
+      const later = await runWats(["--data-dir", f.data, "agent", "logs", "--run", runs[1].run]);
+      assert.match(later.stdout, /claude│ CONTINUED: the notes are in\./);
+    } finally {
+      await alice.close();
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(f.root, { recursive: true });
+    }
+  },
+});
