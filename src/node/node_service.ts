@@ -306,9 +306,9 @@ export class LocalNodeService implements NodeService {
   }
 
   decidePermission(id: string, approved: boolean, by: SessionIdentity): string | undefined {
+    this.#mayReview(by, approved ? "approve" : "reject");
     const held = this.#d.review.get(id);
     if (held.permission === undefined) return undefined;
-    this.#mayReview(by, approved ? "approve" : "reject");
     const agents = this.#d.codingAgents;
     if (agents?.answer === undefined) {
       throw new PostError(
