@@ -244,6 +244,11 @@ async function editDraft(ctx: CommandContext, id: string): Promise<string> {
   if (!d) {
     throw new WatsError("review.unknown", `no draft ${id} is waiting: see \`wats agent pending\``);
   }
+  if (d.permission !== undefined) {
+    throw new UsageError(
+      `${id} is a coding agent's request, not a draft: approve it without --edit`,
+    );
+  }
   const editor = editorOf(ctx.env);
   const file = editFile(ctx.env, id);
   await Deno.writeTextFile(file, d.text, { mode: 0o600 });

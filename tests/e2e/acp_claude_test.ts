@@ -166,6 +166,8 @@ Deno.test({
       assert.equal(r1.refused[0].request, "claude/execute");
       assert.match(r1.refused[0].id, /^call_1:.+/);
       assert.match(r1.refused[0].reason, /claude\/execute is gated/);
+      // Review is off (no park): ask refuses, and says why.
+      assert.match(r1.refused[0].reason, /agent\.review is off, so it was refused/);
       assert.throws(() => Deno.statSync(`${wt}/ran-bash.txt`));
       const answers = events.filter((e) => e.type === "acp_permission");
       assert.deepEqual(
@@ -625,6 +627,10 @@ Deno.test({
       assert.match(shown.stdout, new RegExp(`worktree  ${wt}`));
       assert.match(shown.stdout, /"content": "reviewed\\n"/);
 
+      // A request has no text to edit.
+      const edit = await runWats(["--data-dir", f.data, "agent", "approve", p.id, "--edit"]);
+      assert.notEqual(edit.code, 0);
+      assert.match(edit.stderr, /is a coding agent's request, not a draft/);
       const approved = await runWats(["--data-dir", f.data, "agent", "approve", p.id]);
       assert.equal(approved.code, 0, approved.stderr);
       assert.match(approved.stdout, /got the answer/);
