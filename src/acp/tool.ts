@@ -49,7 +49,8 @@ export function harnessTools(agents: CodingAgents | undefined): ToolSpec[] {
     description: `Ask the coding agent ${name} to do coding work in a git checkout. ` +
       "Each work name has its own worktree, branch and session: call again with the same " +
       "work to continue it. Its permission requests are decided by this node's policy; " +
-      "refused ones are listed in the result. Returns its last message, the branch, head " +
+      "refused ones are listed in the result; one a person must decide parks the work " +
+      "(stop_reason parked) and you are woken when they do. Returns its last message, the branch, head " +
       "commit and the commits of the work.",
     input: {
       task: z.string({ error: "task is required: what the coding agent should do" })
