@@ -5,8 +5,11 @@
  * every permission request with the wats policy, and returns what the coding
  * agent did. The harness stops after its `idle` time with no call attached.
  *
- * Not built yet (docs/acp.md): parking `ask` requests for review (they are
- * refused), in-doubt calls after a restart, the sweep.
+ * With review on (an `options.park`), an `ask` parks the call: the request is
+ * held for a person, the call returns `parked`, and the prompt waits for
+ * {@linkcode AcpLayer.answer}. A request whose coding agent stopped meanwhile,
+ * and a call the daemon was running when it stopped (in doubt), are answered
+ * by a new call on the same work that tells the coding agent the decision.
  *
  * @module
  */
@@ -53,10 +56,42 @@ export interface Refusal {
   reason: string;
 }
 
+/**
+ * A request held for a person's decision (agent.review): what `wats agent
+ * pending` shows, and what answering it needs when its call is gone.
+ */
+export interface PermissionAsk {
+  /** `<call id>:<toolCallId>`; for a call in doubt, the call id. */
+  request_id: string;
+  harness: string;
+  /** The ACP tool kind; `in_doubt` for a call the daemon was running when it stopped. */
+  kind: string;
+  title?: string;
+  arguments?: unknown;
+  locations: string[];
+  worktree: string;
+  checkout: string;
+  work: string;
+  agent: string;
+  thread: string;
+  /** What the call asked the coding agent to do. */
+  task: string;
+  reason: string;
+}
+
+/** A parked call, as its result names it. */
+export interface Parked {
+  /** The pending id: `wats agent approve/reject ID`. */
+  id: string;
+  request_id: string;
+  request: string;
+}
+
 /** What a call returns to the agent (the seed's map, plus `usd` and `labels`). */
 export interface CallResult {
   message: string;
-  stop_reason: StopReason;
+  /** `parked` while a request waits for a person. */
+  stop_reason: StopReason | "parked";
   branch: string;
   worktree: string;
   head: string;
@@ -66,6 +101,8 @@ export interface CallResult {
   labels: string[];
   /** What the call cost, in USD, when the agent reports it (Claude does; Codex does not). */
   usd: number;
+  /** Set when the call waits for a person: the prompt goes on once they decide. */
+  parked?: Parked;
 }
 
 /** One thing that happened in a call, for the node's log lines. */
@@ -102,6 +139,18 @@ export interface AcpLayerOptions {
   budgetBlocked?: () => string | undefined;
   /** Called for each session update and each permission decision. */
   onEvent?: (event: CallEvent) => void;
+  /**
+   * Holds an `ask` for a person (agent.review on) and returns its pending id;
+   * undefined: `ask` refuses.
+   */
+  park?: (ask: PermissionAsk) => string;
+  /** Told each decision a person made on a parked request (wakes the heartbeat agent). */
+  onDecided?: (ask: PermissionAsk, approved: boolean) => void;
+  /**
+   * Where calls in flight are noted (`<data>/agent/acp_calls`): a note left by
+   * a daemon that stopped mid-call parks that call as in doubt at the next start.
+   */
+  inFlightDir?: string;
 }
 
 /** A call could not start: a bad checkout or work name, or the harness failed. */
@@ -124,6 +173,8 @@ export class AcpLayer {
   /** One call per work at a time: the tail of each work's queue. */
   readonly #works = new Map<string, Promise<unknown>>();
   readonly #policy: Policy;
+  /** Requests waiting for a person, by pending id. */
+  readonly #parked = new Map<string, { resolve: (approved: boolean) => void }>();
   #closed = false;
   #sweeping: Promise<unknown> = Promise.resolve();
 
@@ -166,17 +217,138 @@ export class AcpLayer {
       origin.thread,
       args.work,
     );
+    return await this.#enqueue(harness, co, place, origin, args, signal);
+  }
+
+  /**
+   * Joins the work's queue. The promise settles with the call's result, or
+   * earlier with a `parked` one: the prompt then goes on, and holds the work,
+   * until a person decides.
+   */
+  #enqueue(
+    harness: HarnessConfig,
+    co: CheckoutConfig,
+    place: ReturnType<typeof workPlace>,
+    origin: CallOrigin,
+    args: CallArgs,
+    signal: AbortSignal | undefined,
+    grant?: Grant,
+  ): Promise<CallResult> {
+    let onParked!: (r: CallResult) => void;
+    const parked = new Promise<CallResult>((resolve) => onParked = resolve);
     // Nothing above awaits, so the queue is joined in call order.
     const before = this.#works.get(place.dir) ?? Promise.resolve();
     const run = before.catch(() => {}).then(() =>
-      this.#call(harness, co, place, origin, args, signal)
+      this.#call(harness, co, place, origin, args, signal, onParked, grant)
     );
     this.#works.set(place.dir, run);
     const forget = () => {
       if (this.#works.get(place.dir) === run) this.#works.delete(place.dir);
     };
     run.then(forget, forget);
-    return await run;
+    return Promise.race([run, parked]);
+  }
+
+  /**
+   * A person's decision on the parked request `id` (its pending id). When the
+   * call still waits, the answer goes to the request it holds; when its coding
+   * agent stopped or the daemon restarted, a new call on the same work tells
+   * the coding agent the decision (and allows that kind of request once), or,
+   * for a call in doubt, to check the worktree and finish. Says what happened.
+   */
+  answer(id: string, approved: boolean, ask: PermissionAsk): string {
+    const held = this.#parked.get(id);
+    this.#parked.delete(id);
+    const verb = approved ? "approved" : "rejected";
+    if (held !== undefined) {
+      held.resolve(approved);
+      this.#o.onDecided?.(ask, approved);
+      return `${verb} ${ask.harness}/${ask.kind}: the coding agent ${ask.harness} got the answer`;
+    }
+    const harness = this.#o.harnesses[ask.harness];
+    const co = this.#o.checkouts[ask.checkout];
+    if (harness === undefined || !harness.enabled || co === undefined) {
+      this.#o.onDecided?.(ask, approved);
+      return `${verb}, but [harnesses.${ask.harness}] or [checkouts.${ask.checkout}] is gone from config.toml: nothing was sent`;
+    }
+    if (ask.kind === IN_DOUBT && !approved) {
+      this.#o.onDecided?.(ask, approved);
+      return `rejected: the call in doubt on work ${ask.work} is left as it is`;
+    }
+    const task = ask.kind === IN_DOUBT
+      ? `The node restarted while you worked on this task, so your last turn was cut off:\n\n${ask.task}\n\n` +
+        "Check the worktree (git status, git log, the files) for what is done, then finish the task."
+      : `A person ${verb} your request "${ask.title ?? `${ask.harness}/${ask.kind}`}" ` +
+        `(${ask.harness}/${ask.kind}), which waited while you were stopped. ` +
+        (approved
+          ? "Make that request again now (it is allowed once) and finish the task."
+          : "Do not make it again; finish what you can without it and say what is left.") +
+        `\n\nThe task was:\n${ask.task}`;
+    const place = workPlace(
+      this.#o.worktrees,
+      harness.name,
+      co.name,
+      ask.agent,
+      ask.thread,
+      ask.work,
+    );
+    const origin = { agent: ask.agent, thread: ask.thread, callId: `${id}.answer` };
+    const grant = ask.kind === IN_DOUBT ? undefined : { kind: ask.kind, approved };
+    this.#enqueue(
+      harness,
+      co,
+      place,
+      origin,
+      { task, checkout: co.name, work: ask.work },
+      undefined,
+      grant,
+    )
+      // Its outcome reaches the node's JSON lines; the agent sees the work at its next call.
+      .catch(() => {})
+      .finally(() => this.#o.onDecided?.(ask, approved));
+    return ask.kind === IN_DOUBT
+      ? `approved: the coding agent ${ask.harness} is told to check the worktree of ${ask.work} and finish`
+      : `${verb} ${ask.harness}/${ask.kind}: its coding agent had stopped, so a new call on ${ask.work} tells it`;
+  }
+
+  /**
+   * Calls a daemon left in flight when it stopped (notes under
+   * `inFlightDir`): each is parked as in doubt for a person, and its note
+   * removed. Returns their pending ids.
+   */
+  parkInDoubt(): string[] {
+    const dir = this.#o.inFlightDir;
+    if (dir === undefined || this.#o.park === undefined) return [];
+    const ids: string[] = [];
+    let names: string[];
+    try {
+      names = [...Deno.readDirSync(dir)].filter((e) => e.name.endsWith(".json")).map((e) => e.name);
+    } catch {
+      return [];
+    }
+    for (const name of names) {
+      try {
+        const note = JSON.parse(Deno.readTextFileSync(`${dir}/${name}`)) as InFlight;
+        ids.push(this.#o.park({
+          request_id: note.callId,
+          harness: note.harness,
+          kind: IN_DOUBT,
+          title: `call ${note.callId} was running when the node stopped`,
+          locations: [],
+          worktree: note.worktree,
+          checkout: note.checkout,
+          work: note.work,
+          agent: note.agent,
+          thread: note.thread,
+          task: note.task,
+          reason: "the node stopped during this call: its state is in doubt",
+        }));
+      } catch {
+        // A damaged note cannot be answered; it goes all the same.
+      }
+      Deno.removeSync(`${dir}/${name}`);
+    }
+    return ids;
   }
 
   #checkout(name: string): CheckoutConfig {
@@ -200,6 +372,8 @@ export class AcpLayer {
     origin: CallOrigin,
     args: CallArgs,
     signal: AbortSignal | undefined,
+    onParked: (r: CallResult) => void,
+    grant: Grant | undefined,
   ): Promise<CallResult> {
     if (signal?.aborted) throw new CallError("acp.cancelled", "the call was cancelled");
     if (this.#closed) throw new CallError("acp.closed", "the node is stopping; call again later");
@@ -239,6 +413,10 @@ export class AcpLayer {
       // A cancelled or timed-out call cancels its prompt; the next call sends a new one.
       const cancel = () => running.agent.cancel(sessionId!);
       signal?.addEventListener("abort", cancel, { once: true });
+      const note = this.#noteInFlight(harness, co, place, origin, args);
+      const unnote = () => note && Deno.removeSync(note.path);
+      const mine: string[] = [];
+      let granted = grant;
       const stopReason = await running.agent.prompt(sessionId!, prompt, {
         onUpdate: (update) => {
           emit({ type: "acp_update", ...base, update });
@@ -251,7 +429,7 @@ export class AcpLayer {
             if (update.cost?.currency === "USD") cost = update.cost.amount;
           }
         },
-        onPermission: (toolCall: ToolCallInfo, options: readonly PermissionOption[]) => {
+        onPermission: async (toolCall: ToolCallInfo, options: readonly PermissionOption[]) => {
           const kind = toolCall.kind ?? "other";
           if (kind === "fetch") labels.add("outside");
           const locations = (toolCall.locations ?? []).map((l) =>
@@ -263,14 +441,74 @@ export class AcpLayer {
             locations,
             worktree,
           });
-          const allow = decision.verdict === "allow";
-          const chosen = chooseOption(options, allow);
           const id = `${origin.callId}:${toolCall.toolCallId}`;
           const request = `${harness.name}/${kind}`;
+          let verdict = decision.verdict;
           let reason = decision.reason;
-          if (decision.verdict === "ask") {
-            reason += "; review of coding agents' requests is not built yet, so it was refused";
-          } else if (allow && chosen?.kind !== "allow_once") {
+          if (verdict === "ask" && granted?.kind === kind) {
+            // The person's decision on the request that waited while the agent was stopped.
+            verdict = granted.approved ? "allow" : "deny";
+            reason += `; a person ${granted.approved ? "approved" : "rejected"} it while it waited`;
+            granted = undefined;
+          } else if (verdict === "ask" && this.#o.park !== undefined) {
+            const ask: PermissionAsk = {
+              request_id: id,
+              harness: harness.name,
+              kind,
+              title: toolCall.title ?? undefined,
+              arguments: toolCall.rawInput,
+              locations,
+              worktree: place.dir,
+              checkout: co.name,
+              work: args.work,
+              agent: origin.agent,
+              thread: origin.thread,
+              task: args.task,
+              reason: decision.reason,
+            };
+            const pendingId = this.#o.park(ask);
+            mine.push(pendingId);
+            const decided = new Promise<boolean>((resolve) =>
+              this.#parked.set(pendingId, { resolve })
+            );
+            emit({
+              type: "acp_permission",
+              ...base,
+              id,
+              request,
+              locations,
+              verdict,
+              answer: "parked",
+              reason: `${reason}; parked for review as ${pendingId}`,
+              labels: [...labels],
+            });
+            // The MCP call returns now; the prompt outlives it and waits for the person.
+            signal?.removeEventListener("abort", cancel);
+            // While it waits, the held request stands for the call: a restart now
+            // must not also park it in doubt.
+            unnote();
+            onParked({
+              message: message.trim(),
+              stop_reason: "parked",
+              branch: place.branch,
+              worktree: place.dir,
+              head: await headOf(co, place.dir),
+              commits: await commitsSince(co, place.dir, co.base),
+              refused: [...refused],
+              labels: [...labels],
+              usd: 0,
+              parked: { id: pendingId, request_id: id, request },
+            });
+            const approved = await decided;
+            note?.write();
+            verdict = approved ? "allow" : "deny";
+            reason += `; a person ${approved ? "approved" : "rejected"} it`;
+          } else if (verdict === "ask") {
+            reason += "; agent.review is off, so it was refused";
+          }
+          const allow = verdict === "allow";
+          const chosen = chooseOption(options, allow);
+          if (allow && chosen?.kind !== "allow_once") {
             reason += ", but the agent offered no allow_once option";
           }
           if (chosen?.kind !== "allow_once") {
@@ -282,14 +520,25 @@ export class AcpLayer {
             id,
             request,
             locations,
-            verdict: decision.verdict,
+            verdict,
             answer: chosen?.kind ?? "cancelled",
             reason,
             labels: [...labels],
           });
-          return Promise.resolve(chosen?.optionId);
+          return chosen?.optionId;
         },
-      }).finally(() => signal?.removeEventListener("abort", cancel));
+      }).finally(() => {
+        signal?.removeEventListener("abort", cancel);
+        for (const id of mine) this.#parked.delete(id);
+        // A call the stopping daemon cut off stays noted: the next start parks it in doubt.
+        if (!this.#closed) {
+          try {
+            unnote();
+          } catch {
+            // Not noted while it waited.
+          }
+        }
+      });
 
       let usd = 0;
       if (cost !== undefined) {
@@ -311,6 +560,33 @@ export class AcpLayer {
     } finally {
       this.#detach(harness);
     }
+  }
+
+  /** Notes the call as in flight, for the next start should the daemon stop now. */
+  #noteInFlight(
+    harness: HarnessConfig,
+    co: CheckoutConfig,
+    place: ReturnType<typeof workPlace>,
+    origin: CallOrigin,
+    args: CallArgs,
+  ): { path: string; write(): void } | undefined {
+    const dir = this.#o.inFlightDir;
+    if (dir === undefined) return undefined;
+    Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const path = `${dir}/${origin.callId.replace(/[^A-Za-z0-9._-]/g, "_")}.json`;
+    const note: InFlight = {
+      callId: origin.callId,
+      harness: harness.name,
+      checkout: co.name,
+      work: args.work,
+      agent: origin.agent,
+      thread: origin.thread,
+      task: args.task,
+      worktree: place.dir,
+    };
+    const write = () => Deno.writeTextFileSync(path, JSON.stringify(note) + "\n", { mode: 0o600 });
+    write();
+    return { path, write };
   }
 
   async #attach(harness: HarnessConfig): Promise<Running> {
@@ -419,6 +695,27 @@ export async function contextBlocks(
     }
   }
   return out;
+}
+
+/** The kind of a call parked because the daemon stopped during it. */
+export const IN_DOUBT = "in_doubt";
+
+/** A person's decision on a request that waited while its coding agent was stopped. */
+interface Grant {
+  kind: string;
+  approved: boolean;
+}
+
+/** A call in flight, as noted under `inFlightDir`. */
+interface InFlight {
+  callId: string;
+  harness: string;
+  checkout: string;
+  work: string;
+  agent: string;
+  thread: string;
+  task: string;
+  worktree: string;
 }
 
 interface WorkState {

@@ -10,7 +10,7 @@ import type { AcpTables } from "../config/acp_tables.ts";
 import type { DataPaths } from "../config/paths.ts";
 import type { Settings } from "../config/schema.ts";
 import { ConfigError } from "../errors.ts";
-import { AcpLayer, type CallEvent } from "./calls.ts";
+import { AcpLayer, type CallEvent, type PermissionAsk } from "./calls.ts";
 import { makePolicy } from "./policy.ts";
 import { AcpSpendFile } from "./spend.ts";
 import { checkCheckout } from "./worktrees.ts";
@@ -40,6 +40,10 @@ export interface AcpSetup {
   budget?: () => AcpBudget | undefined;
   /** The clock, ms since the epoch. */
   now?: () => number;
+  /** Holds an `ask` in the review queue (agent.review on); undefined: `ask` refuses. */
+  park?: (ask: PermissionAsk) => string;
+  /** Told each decision a person made on a parked request (wakes the heartbeat agent). */
+  onDecided?: (ask: PermissionAsk, approved: boolean) => void;
 }
 
 /** `wats agent sweep`: sweeps now and says what it removed and kept, one line each. */
@@ -66,8 +70,9 @@ export interface NodeAcp {
    */
   check(): Promise<void>;
   /**
-   * Counts this month's earlier calls in the runner's budget and starts the
-   * sweeps (now, then every `agent.sweep`); call once the runner started.
+   * Parks the calls the previous daemon left in flight as in doubt, counts
+   * this month's earlier calls in the runner's budget and starts the sweeps
+   * (now, then every `agent.sweep`); call once the runner started.
    */
   start(): void;
   /** Sweeps now (`wats agent sweep`), reported like the timed sweeps. */
@@ -119,6 +124,9 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
       s.budget?.()?.addSpend(at, usd);
     },
     budgetBlocked: () => s.budget?.()?.budgetBlocked(),
+    park: s.park,
+    onDecided: s.onDecided,
+    inFlightDir: `${s.paths.agentDir}/acp_calls`,
   });
   let timer: ReturnType<typeof setTimeout> | undefined;
   let sweeping: Promise<void> = Promise.resolve();
@@ -141,6 +149,8 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
       if (bad.length > 0) throw new ConfigError("config.bad_checkout", bad.join("; "));
     },
     start: () => {
+      // Calls the previous daemon left running are in doubt: a person decides.
+      layer.parkInDoubt();
       const budget = s.budget?.();
       for (const x of spend.month(now())) budget?.addSpend(x.at, x.usd);
       if (every > 0) sweepOnce();

@@ -30,9 +30,9 @@ export const AGENT_HELP = `Usage: wats agent runs
   runs       the agent's runs (oldest first) and the spend against the budget
   logs       a run's transcript for humans: the newest, or --run ID; -f follows it
   attach     follow the run in progress, and the ones after it, until Ctrl-C
-  pending    drafts held for review (agent.review): age, thread, what each answers
-  approve    publish a held draft (--edit opens $EDITOR on its text first)
-  reject     drop a held draft; --reason goes into the agent's next prompt
+  pending    drafts and coding agents' requests held for review (agent.review)
+  approve    publish a held draft (--edit opens $EDITOR on its text first), or allow a request
+  reject     drop a held draft (--reason goes into the agent's next prompt), or refuse a request
 
 approve and reject need the daemon running (it owns the queue and publishes).
 `;
@@ -149,6 +149,17 @@ function pending(ctx: CommandContext): number {
       return 0;
     }
     for (const d of drafts) {
+      const p = d.permission;
+      if (p !== undefined) {
+        const where = p.locations.length > 0 ? ` ${p.locations.join(" ")}` : "";
+        console.log(
+          `${d.id}  ${
+            formatAge(now / 1000 - d.createdAt)
+          }  permission ${p.harness}/${p.kind}${where}` +
+            `  work ${p.work}  ${short(p.title ?? "", 60)}`,
+        );
+        continue;
+      }
       const answers = d.parent ? `answers ${d.parent.slice(0, 12)}` : "new thread";
       console.log(
         `${d.id}  ${formatAge(now / 1000 - d.createdAt)}  ${d.kind.padEnd(8)} ${answers}  run ${
@@ -163,6 +174,25 @@ function pending(ctx: CommandContext): number {
   const d = drafts.find((x) => x.id === id);
   if (!d) {
     throw new WatsError("review.unknown", `no draft ${id} is waiting: see \`wats agent pending\``);
+  }
+  if (d.permission !== undefined) {
+    const p = d.permission;
+    console.log(
+      `request ${d.id} · ${p.harness}/${p.kind} by the coding agent of ${p.agent} · ${
+        formatAge(now / 1000 - d.createdAt)
+      } old`,
+    );
+    console.log(`id        ${p.request_id}`);
+    if (p.title) console.log(`title     ${p.title}`);
+    console.log(`work      ${p.work} (checkout ${p.checkout})`);
+    console.log(`worktree  ${p.worktree}`);
+    console.log(`locations ${p.locations.join(" ") || "(none)"}`);
+    console.log(`why       ${p.reason}`);
+    console.log("arguments:");
+    console.log(indent(JSON.stringify(p.arguments ?? null, null, 2)));
+    console.log("task:");
+    console.log(indent(p.task));
+    return 0;
   }
   const parent = d.parentSummary;
   console.log(
@@ -213,6 +243,11 @@ async function editDraft(ctx: CommandContext, id: string): Promise<string> {
   const d = readDrafts(ctx).find((x) => x.id === id);
   if (!d) {
     throw new WatsError("review.unknown", `no draft ${id} is waiting: see \`wats agent pending\``);
+  }
+  if (d.permission !== undefined) {
+    throw new UsageError(
+      `${id} is a coding agent's request, not a draft: approve it without --edit`,
+    );
   }
   const editor = editorOf(ctx.env);
   const file = editFile(ctx.env, id);

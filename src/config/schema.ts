@@ -270,7 +270,8 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
     type: "bool",
     default: false,
     safety: true,
-    description: "Hold the agent's posts in agent/pending/ until `wats agent approve`.",
+    description:
+      "Hold the agent's posts, and its coding agents' `ask` requests, in agent/pending/ until `wats agent approve`.",
   },
   "agent.review_ttl": {
     type: "duration",

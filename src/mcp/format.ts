@@ -70,6 +70,17 @@ export function formatPending(drafts: readonly PendingDraft[], now: number): str
     if (d.thread !== undefined) meta.push(`thread: ${oneLine(d.thread)}`);
     if (d.parent !== undefined) meta.push(`answers: ${oneLine(d.parent)}`);
     if (d.runId !== undefined) meta.push(`run: ${oneLine(d.runId)}`);
+    const p = d.permission;
+    if (p !== undefined) {
+      // A coding agent's request: approve allows it once, reject refuses it.
+      meta.push(
+        `request: ${oneLine(`${p.harness}/${p.kind}`)}`,
+        `work: ${oneLine(p.work)}`,
+        `worktree: ${oneLine(p.worktree)}`,
+        `locations: ${oneLine(p.locations.join(" ") || "(none)")}`,
+        `arguments: ${oneLine(JSON.stringify(p.arguments ?? null))}`,
+      );
+    }
     if (d.approvedAs !== undefined) {
       meta.push(
         `approved as post ${oneLine(d.approvedAs)}; publishing did not finish: approve it again`,

@@ -7,6 +7,7 @@
  */
 
 import type { CodingAgents } from "../acp/tool.ts";
+import type { PermissionAsk } from "../acp/calls.ts";
 
 /** The name MCP hosts know the wats server by: tools appear as `mcp__wats__<tool>`. */
 export const MCP_SERVER_NAME = "wats";
@@ -105,6 +106,8 @@ export interface PendingDraft {
   createdAt: number;
   /** Set once a person approved it and publishing started: the post's id. */
   approvedAs?: string;
+  /** Set for a coding agent's permission request (kind `permission`) rather than a post. */
+  permission?: PermissionAsk;
 }
 
 /** What the `status` tool reports. */
@@ -163,6 +166,11 @@ export interface NodeService {
   /** Publishes a held draft, with `text` instead of the draft's when given (an edit). */
   approve(id: string, by: SessionIdentity, text?: string): Promise<PostOutcome>;
   reject(id: string, reason: string, by: SessionIdentity): void;
+  /**
+   * Answers a held coding agent's permission request; undefined when `id` is
+   * a draft (approve and reject then publish or drop it).
+   */
+  decidePermission?(id: string, approved: boolean, by: SessionIdentity): string | undefined;
   /** The coding agents over ACP, when config.toml declares harnesses (one tool each). */
   readonly codingAgents?: CodingAgents;
 }

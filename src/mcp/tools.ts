@@ -544,6 +544,8 @@ const REVIEW_TOOLS: ToolSpec[] = [
     interactiveOnly: true,
     run: async (ctx, a) => {
       const id = checkDraftId(a.id);
+      const answered = ctx.service.decidePermission?.(id, true, ctx.session);
+      if (answered !== undefined) return `Request ${id} ${answered}.`;
       const text = a.text === undefined ? undefined : checkText(a.text);
       const out = await ctx.service.approve(id, ctx.session, text);
       return `Approved draft ${id}: published as post ${out.id} (thread ${out.thread}).`;
@@ -579,6 +581,8 @@ const REVIEW_TOOLS: ToolSpec[] = [
           `reason is longer than ${MAX_REASON_CHARS} characters: shorten it.`,
         );
       }
+      const answered = ctx.service.decidePermission?.(id, false, ctx.session);
+      if (answered !== undefined) return `Request ${id} ${answered}.`;
       ctx.service.reject(id, reason, ctx.session);
       return `Rejected draft ${id}: it will not be published.`;
     },

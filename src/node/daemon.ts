@@ -140,9 +140,32 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       paths,
       env: opts.env,
       reserved: ALL_TOOLS.map((t) => t.name),
-      onEvent: (e) => events({ ...e, event: e.type }),
+      onEvent: (e) => {
+        const line = { ...e, event: e.type };
+        events(line);
+        // A runner session's call ids start with its run's id: its transcript gets the line.
+        const run = e.call.split(".acp_");
+        if (run.length === 2) agentRunner?.runner.noteAcp(run[0], line);
+      },
       budget: () => agentRunner?.runner,
       onSweep: (r) => events({ event: "acp_sweep", ...r }),
+      // agent.review on: a gated request waits in the review queue for a person.
+      park: settings["agent.review"]
+        ? (ask) =>
+          review.hold({
+            kind: "permission",
+            text: `${ask.harness}/${ask.kind}: ${ask.title ?? ask.reason}`,
+            profile: agent.name,
+            createdAt: Math.floor(Date.now() / 1000),
+            permission: ask,
+          }).id
+        : undefined,
+      onDecided: (ask, approved) =>
+        agentRunner?.runner.permissionDecided(
+          `permission decided: ${ask.harness}/${ask.kind} on work ${ask.work} was ${
+            approved ? "approved" : "rejected"
+          }`,
+        ),
     });
     if (codingAgents) cleanups.unshift(() => codingAgents.close());
     await codingAgents?.check();

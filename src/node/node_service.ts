@@ -305,6 +305,23 @@ export class LocalNodeService implements NodeService {
     this.#d.review.reject(id, reason);
   }
 
+  decidePermission(id: string, approved: boolean, by: SessionIdentity): string | undefined {
+    this.#mayReview(by, approved ? "approve" : "reject");
+    const held = this.#d.review.get(id);
+    if (held.permission === undefined) return undefined;
+    const agents = this.#d.codingAgents;
+    if (agents?.answer === undefined) {
+      throw new PostError(
+        "review.no_agents",
+        `request ${id} is a coding agent's, but this node has no enabled harness to answer it: ` +
+          "enable it in config.toml and restart, or reject it",
+      );
+    }
+    // Removed first: the answer goes once, even when sending it fails.
+    this.#d.review.remove(id);
+    return agents.answer(id, approved, held.permission);
+  }
+
   /**
    * Review is a person's decision. The tools are never offered to runner
    * sessions; this refuses them here too, and any session of the agent profile.

@@ -11,6 +11,10 @@
  * signed post, and approving it again stores that same event, which the store
  * takes once (a post's id is the hash of its content).
  *
+ * Besides drafts it holds coding agents' permission requests (kind
+ * `permission`, docs/acp.md): approving or rejecting one answers the request
+ * instead of publishing.
+ *
  * Expiry (agent.review_ttl) applies on every read, approval included; a draft
  * whose publishing has started is approved already and no longer expires.
  *
@@ -191,7 +195,9 @@ export class ReviewQueue {
   }
 
   #expired(d: HeldDraft): boolean {
-    return d.signed === undefined && this.#now() - d.createdAt * 1000 > this.#ttlMs;
+    // A coding agent's request never expires: its prompt waits on the answer.
+    return d.signed === undefined && d.permission === undefined &&
+      this.#now() - d.createdAt * 1000 > this.#ttlMs;
   }
 
   #expire(d: HeldDraft): void {

@@ -2,7 +2,8 @@
  * Transcripts and the runs index for people: `wats agent logs` and `attach`
  * show a run as assistant text, tool calls with their arguments and tool results
  * truncated, with the `wats_run` header and `wats_end` footer summarised;
- * `wats agent runs` shows the index as a table with the spend against the
+ * the coding agents a run called (ACP, `wats_acp` lines) show indented under their harness's
+ * name, with each permission decision; `wats agent runs` shows the index as a table with the spend against the
  * budget. Pure: lines in, text out.
  *
  * @module
@@ -37,6 +38,8 @@ export interface RenderOptions {
 export class TranscriptRenderer {
   readonly #max: number;
   #parser: OutputParser | undefined;
+  /** A coding agent's message so far (its chunks), shown once something else comes. */
+  #acpText: { harness: string; text: string } | undefined;
 
   constructor(opts: RenderOptions = {}) {
     this.#max = opts.resultChars ?? RESULT_CHARS;
@@ -46,10 +49,44 @@ export class TranscriptRenderer {
   line(raw: string): string[] {
     const obj = parse(raw);
     if (obj === undefined) return raw.trim() === "" ? [] : [raw];
-    if (obj.type === "wats_run") return this.#header(obj as unknown as RunHeader);
-    if (obj.type === "wats_end") return [footerLine(obj as unknown as RunFooter)];
-    if (this.#parser === undefined) return [];
-    return this.#parser.push(raw).flatMap((e) => this.#event(e));
+    if (obj.type === "wats_acp") return this.#acp(obj as unknown as AcpLine);
+    const before = this.flush();
+    if (obj.type === "wats_run") return [...before, ...this.#header(obj as unknown as RunHeader)];
+    if (obj.type === "wats_end") return [...before, footerLine(obj as unknown as RunFooter)];
+    if (this.#parser === undefined) return before;
+    return [...before, ...this.#parser.push(raw).flatMap((e) => this.#event(e))];
+  }
+
+  /** The coding agent's message not shown yet (call at the end of what there is). */
+  flush(): string[] {
+    const t = this.#acpText;
+    this.#acpText = undefined;
+    if (t === undefined || t.text.trim() === "") return [];
+    return t.text.trim().split("\n").map((l) => `   ${t.harness}│ ${l}`);
+  }
+
+  /** A coding agent's session update or permission decision, indented under the call. */
+  #acp(a: AcpLine): string[] {
+    const u = a.update;
+    if (a.event === "acp_update" && u?.sessionUpdate === "agent_message_chunk") {
+      if (u.content?.type === "text") {
+        if (this.#acpText?.harness !== a.harness) this.#acpText = { harness: a.harness, text: "" };
+        this.#acpText.text += u.content.text ?? "";
+      }
+      return [];
+    }
+    const out = this.flush();
+    if (a.event === "acp_permission") {
+      const where = a.locations && a.locations.length > 0 ? ` ${a.locations.join(" ")}` : "";
+      out.push(
+        `   ${a.harness}│ ? ${a.request}${where} → ${a.answer} (${a.verdict}: ${
+          truncate(a.reason ?? "", this.#max)
+        })`,
+      );
+    } else if (u?.sessionUpdate === "tool_call") {
+      out.push(`   ${a.harness}│ → ${u.title ?? u.kind ?? "tool"}${u.kind ? ` [${u.kind}]` : ""}`);
+    }
+    return out;
   }
 
   #header(h: RunHeader): string[] {
@@ -96,7 +133,25 @@ export class TranscriptRenderer {
 /** Renders a whole transcript. */
 export function renderTranscript(lines: readonly string[], opts: RenderOptions = {}): string {
   const r = new TranscriptRenderer(opts);
-  return lines.flatMap((l) => r.line(l)).join("\n");
+  return [...lines.flatMap((l) => r.line(l)), ...r.flush()].join("\n");
+}
+
+/** A `wats_acp` line: the node's JSON line of an ACP call, in the run's transcript. */
+interface AcpLine {
+  event: "acp_update" | "acp_permission";
+  harness: string;
+  call: string;
+  update?: {
+    sessionUpdate?: string;
+    content?: { type?: string; text?: string };
+    title?: string;
+    kind?: string;
+  };
+  request?: string;
+  locations?: string[];
+  verdict?: string;
+  answer?: string;
+  reason?: string;
 }
 
 function footerLine(f: RunFooter): string {

@@ -59,6 +59,7 @@ import {
   type RunStatus,
   type RunTrigger,
   type Transcripts,
+  type TranscriptWriter,
 } from "./transcripts.ts";
 import { classifyPost, normalizeAllow, WakeLimiter } from "./wake_rules.ts";
 import { formatDuration, formatElapsed, HOUR_MS } from "../duration.ts";
@@ -185,6 +186,8 @@ interface Active extends CurrentRun {
   settled?: boolean;
   kill: (why: RunStatus) => void;
   done: Promise<void>;
+  /** Its transcript, once open. */
+  writer?: TranscriptWriter;
 }
 
 /** The heartbeat runner. */
@@ -196,6 +199,8 @@ export class Runner {
   readonly #limiter: WakeLimiter;
   readonly #allow: ReadonlySet<string>;
   readonly #queue = new Map<string, Queued>();
+  /** Decisions on coding agents' parked requests not yet told to a run. */
+  readonly #decided: string[] = [];
   readonly #feedback = new Map<string, PromptFeedback>();
   /** Threads held by the loop detector (only those holding queued events). */
   readonly #paused = new Map<string, string>();
@@ -281,6 +286,29 @@ export class Runner {
    */
   async whenIdle(): Promise<void> {
     await this.#current?.done;
+  }
+
+  /**
+   * A person decided a coding agent's parked request (docs/acp.md): wakes the
+   * agent so it continues the work, with `reason` among the run's reasons.
+   * Counted against the caps and budgets like any wake.
+   */
+  permissionDecided(reason: string): void {
+    this.#decided.push(reason);
+    this.#o.log.info(`queued: ${reason}`);
+    this.#schedule();
+  }
+
+  /**
+   * Adds what a coding agent the run `runId` called did (an ACP session update
+   * or permission decision, docs/acp.md) to that run's transcript, as a
+   * `wats_acp` line, while the run is the current one: `wats agent logs`
+   * shows it in place. After the run, only the node's JSON lines carry it.
+   */
+  noteAcp(runId: string, event: Record<string, unknown>): void {
+    const cur = this.#current;
+    if (cur?.id !== runId || cur.writer === undefined) return;
+    cur.writer.line(JSON.stringify({ ...event, type: "wats_acp" }));
   }
 
   /** New posts from the store, in seq order (wire `Store.onInsert` here). */
@@ -430,6 +458,7 @@ export class Runner {
       deadlines.push(Math.max(this.#debounceAt, this.#capUntil ?? -Infinity));
     }
     if (this.#heartbeatAt !== undefined) deadlines.push(this.#heartbeatAt);
+    if (this.#decided.length > 0) deadlines.push(Math.max(now, this.#capUntil ?? -Infinity));
     const next = Math.min(...deadlines.filter(Number.isFinite));
     if (!Number.isFinite(next)) {
       this.#clearTimer();
@@ -452,7 +481,8 @@ export class Runner {
     const eventsDue = runnable.length > 0 && this.#debounceAt !== undefined &&
       this.#debounceAt <= now && (this.#capUntil ?? -Infinity) <= now;
     const heartbeatDue = this.#heartbeatAt !== undefined && this.#heartbeatAt <= now;
-    if (!eventsDue && !heartbeatDue) {
+    const decidedDue = this.#decided.length > 0 && (this.#capUntil ?? -Infinity) <= now;
+    if (!eventsDue && !heartbeatDue && !decidedDue) {
       this.#schedule();
       return;
     }
@@ -462,17 +492,21 @@ export class Runner {
       const release = this.#runStarts.length > 0
         ? Math.min(...this.#runStarts) + HOUR_MS
         : Infinity;
-      const what = eventsDue ? `${runnable.length} queued event(s) wait` : "heartbeat skipped";
+      const what = eventsDue
+        ? `${runnable.length} queued event(s) wait`
+        : decidedDue
+        ? "permission decisions wait"
+        : "heartbeat skipped";
       this.#o.log.info(
         `run skipped: hourly cap (agent.max_runs_per_hour = ${max}); ${what}` +
           (Number.isFinite(release) ? ` until ${new Date(release).toISOString()}` : ""),
       );
-      if (eventsDue) this.#capUntil = release;
+      if (eventsDue || decidedDue) this.#capUntil = release;
       if (heartbeatDue) this.#heartbeatAt = now + this.#s["agent.heartbeat"];
       this.#schedule();
       return;
     }
-    this.#startRun(eventsDue ? "events" : "heartbeat", runnable, now);
+    this.#startRun(eventsDue || decidedDue ? "events" : "heartbeat", runnable, now);
   }
 
   #arm(at: number, now: number): void {
@@ -531,6 +565,7 @@ export class Runner {
     const reasons = trigger === "heartbeat"
       ? [`heartbeat (agent.heartbeat = ${formatDuration(hb)})`]
       : [...new Set(events.map((q) => q.reason))];
+    reasons.push(...this.#decided.splice(0));
     if (trigger === "heartbeat" && events.length > 0) reasons.push(`${events.length} new event(s)`);
     const prompt = buildPrompt(o.template, {
       agentProfile: this.#s["agent.profile"],
@@ -597,6 +632,7 @@ export class Runner {
     };
     active.done = (async () => {
       const writer = o.transcripts.begin(header);
+      active.writer = writer;
       const footer = await executeRun(this.#executeDeps(), ctx, writer, control);
       const entry = writer.end(footer, o.clock.now());
       this.#settle(active, footer.status, cursorAfter);

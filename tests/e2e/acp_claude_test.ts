@@ -166,6 +166,8 @@ Deno.test({
       assert.equal(r1.refused[0].request, "claude/execute");
       assert.match(r1.refused[0].id, /^call_1:.+/);
       assert.match(r1.refused[0].reason, /claude\/execute is gated/);
+      // Review is off (no park): ask refuses, and says why.
+      assert.match(r1.refused[0].reason, /agent\.review is off, so it was refused/);
       assert.throws(() => Deno.statSync(`${wt}/ran-bash.txt`));
       const answers = events.filter((e) => e.type === "acp_permission");
       assert.deepEqual(
@@ -523,6 +525,407 @@ Deno.test({
       assert.equal(spent.harness, "claude");
       assert.ok(spent.usd > 0);
       assert.match(spent.call, new RegExp(`^${ended.run}\\.acp_`));
+    } finally {
+      await alice.close();
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(f.root, { recursive: true });
+    }
+  },
+});
+
+/** config.toml for a daemon whose coding agent may run commands, with review on. */
+function reviewConfig(f: Fixture, mockUrl: string): string {
+  return [
+    "[harnesses.claude]",
+    'command = "node"',
+    `args = [${JSON.stringify(acp![1])}]`,
+    `env = { ANTHROPIC_BASE_URL = "${mockUrl}", ANTHROPIC_API_KEY = "test-key", ` +
+    `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1", CLAUDE_CONFIG_DIR = "${f.home}/.claude", ` +
+    'GIT_AUTHOR_NAME = "Coder", GIT_AUTHOR_EMAIL = "c@example.org", ' +
+    'GIT_COMMITTER_NAME = "Coder", GIT_COMMITTER_EMAIL = "c@example.org" }',
+    "",
+    "[checkouts.app]",
+    `path = "${f.repo}"`,
+    'base = "main"',
+    "",
+    "[agent]",
+    "review = true",
+    "",
+    "[policy]",
+    'allow = ["claude/execute"]',
+    "",
+  ].join("\n");
+}
+
+/** The JSON of a harness tool's result (after its line about trust). */
+function resultOf(r: { content: unknown; isError?: unknown }): Record<string, unknown> {
+  const out = (r.content as { text: string }[])[0].text;
+  assert.ok(!r.isError, out);
+  return JSON.parse(out.slice(out.indexOf("\n") + 1));
+}
+
+/** The subjects of the branch's commits that are not in main, newest first (sync: for polling). */
+function subjects(repo: string, branch: string): string[] {
+  const out = new Deno.Command("git", {
+    args: ["log", "--format=%s", `main..${branch}`],
+    cwd: repo,
+    stdout: "piped",
+    stderr: "null",
+  }).outputSync();
+  return new TextDecoder().decode(out.stdout).split("\n").filter((l) => l !== "");
+}
+
+Deno.test({
+  name: "with review on, an edit parks the call; `wats agent approve` answers it, the coding " +
+    "agent writes and commits, and the next call's commits are right",
+  ...opts,
+  async fn() {
+    const f = await fixture();
+    Deno.removeSync(`${f.data}/node.key`);
+    Deno.removeSync(`${f.data}/safety.json`);
+    const wt = `${f.data}/worktrees/claude/app/alice/_/notes`;
+    const mock = startMockAnthropic({
+      rules: [
+        { when: lastUserContains("TASK-CONT"), reply: text("CONTINUED: the notes are in.") },
+        { when: toolResultFor("Bash"), reply: text("Committed the notes.") },
+        {
+          when: toolResultFor("Write"),
+          reply: toolUse("Bash", {
+            command: "git add notes.txt && git commit -qm 'Add notes'",
+            description: "commit the notes",
+          }),
+        },
+        {
+          when: lastUserContains("TASK-P"),
+          reply: toolUse("Write", { file_path: `${wt}/notes.txt`, content: "reviewed\n" }),
+        },
+      ],
+    });
+    Deno.writeTextFileSync(`${f.data}/config.toml`, reviewConfig(f, mock.url));
+    const node = startWats(["--data-dir", f.data, "node"], { env: { IS_SANDBOX: "1" } });
+    let client: Awaited<ReturnType<typeof mcpClient>> | undefined;
+    try {
+      await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+      client = await mcpClient(f.data, "alice", f.home);
+      const parked = resultOf(
+        await client.callTool({
+          name: "claude",
+          arguments: { task: "TASK-P: write the notes", checkout: "app", work: "notes" },
+        }),
+      );
+      assert.equal(parked.stop_reason, "parked", JSON.stringify(parked));
+      const p = parked.parked as { id: string; request: string; request_id: string };
+      assert.equal(p.request, "claude/edit");
+      assert.throws(() => Deno.statSync(`${wt}/notes.txt`));
+
+      // `wats agent pending` shows it with what a person needs to decide.
+      const listed = await runWats(["--data-dir", f.data, "agent", "pending"]);
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.match(listed.stdout, new RegExp(`^${p.id} .*permission claude/edit ${wt}/notes.txt`));
+      const shown = await runWats(["--data-dir", f.data, "agent", "pending", "show", p.id]);
+      assert.match(shown.stdout, new RegExp(`worktree  ${wt}`));
+      assert.match(shown.stdout, /"content": "reviewed\\n"/);
+
+      // A request has no text to edit.
+      const edit = await runWats(["--data-dir", f.data, "agent", "approve", p.id, "--edit"]);
+      assert.notEqual(edit.code, 0);
+      assert.match(edit.stderr, /is a coding agent's request, not a draft/);
+      const approved = await runWats(["--data-dir", f.data, "agent", "approve", p.id]);
+      assert.equal(approved.code, 0, approved.stderr);
+      assert.match(approved.stdout, /got the answer/);
+      await waitFor(
+        "the coding agent's commit",
+        () => subjects(f.repo, "wats/alice/_/notes").length > 0,
+        120_000,
+      );
+      assert.equal(Deno.readTextFileSync(`${wt}/notes.txt`), "reviewed\n");
+      const gone = await runWats(["--data-dir", f.data, "agent", "pending"]);
+      assert.equal(gone.stdout, "no drafts waiting for review\n");
+
+      // The agent continues the work: the same work name, after the parked prompt ended.
+      const r = resultOf(
+        await client.callTool({
+          name: "claude",
+          arguments: { task: "TASK-CONT: anything left?", checkout: "app", work: "notes" },
+        }),
+      );
+      assert.equal(r.message, "CONTINUED: the notes are in.");
+      const head = (await git(["rev-parse", "HEAD"], wt)).trim();
+      assert.deepEqual(r.commits, [{ sha: head, subject: "Add notes" }]);
+      const decisions = node.stdoutLines.map((l) => JSON.parse(l)).filter((e) =>
+        e.event === "acp_permission" && e.request === "claude/edit"
+      ).map((e) => e.answer);
+      assert.deepEqual(decisions, ["parked", "allow_once"]);
+    } finally {
+      await client?.close();
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(f.root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "a call running when its daemon got SIGKILL is in doubt after the restart; " +
+    "approving it has the coding agent check the worktree and finish",
+  ...opts,
+  async fn() {
+    const f = await fixture();
+    Deno.removeSync(`${f.data}/node.key`);
+    Deno.removeSync(`${f.data}/safety.json`);
+    const wt = `${f.data}/worktrees/claude/app/alice/_/notes`;
+    const mock = startMockAnthropic({
+      rules: [
+        { when: toolResultFor("Bash"), reply: text("Checked the worktree and finished.") },
+        {
+          when: lastUserContains("The node restarted while you worked"),
+          reply: toolUse("Bash", {
+            command: "printf 'finished\\n' > notes.txt && git add notes.txt && " +
+              "git commit -qm 'Finish notes'",
+            description: "finish the notes",
+          }),
+        },
+        // The first turn hangs: the daemon dies during it.
+        { when: lastUserContains("TASK-K"), reply: { ...text("too late"), delayMs: 600_000 } },
+      ],
+    });
+    Deno.writeTextFileSync(`${f.data}/config.toml`, reviewConfig(f, mock.url));
+    const start = () => startWats(["--data-dir", f.data, "node"], { env: { IS_SANDBOX: "1" } });
+    const node = start();
+    let again: ReturnType<typeof start> | undefined;
+    let client: Awaited<ReturnType<typeof mcpClient>> | undefined;
+    try {
+      await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+      client = await mcpClient(f.data, "alice", f.home);
+      client.callTool({
+        name: "claude",
+        arguments: { task: "TASK-K: write the notes", checkout: "app", work: "notes" },
+      }).catch(() => {});
+      await waitFor(
+        "the prompt at the model",
+        () => mock.messages().some((m) => m.body && lastUserContains("TASK-K")(m.body)),
+        90_000,
+      );
+      node.process.kill("SIGKILL");
+      await node.process.status;
+      client.close().catch(() => {});
+      client = undefined;
+
+      // The restart finds the call in flight: it waits for a person, in doubt.
+      // A restart right after SIGKILL may be refused while the dead daemon's lock looks held.
+      const until = Date.now() + 30_000;
+      for (;;) {
+        const next = start();
+        again = next;
+        const started = await Promise.race([
+          next.waitForLine((l) => l.includes('"event":"started"'), 90_000).then(() => true),
+          next.process.status.then(() => false),
+        ]);
+        if (started) break;
+        if (Date.now() > until) throw new Error(`no restart: ${next.stderr()}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      let listed = "";
+      for (let i = 0; i < 60 && !listed.includes("in_doubt"); i++) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 500));
+        listed = (await runWats(["--data-dir", f.data, "agent", "pending"])).stdout;
+      }
+      const id = listed.split(" ")[0];
+      assert.match(listed, /permission claude\/in_doubt +work notes/);
+      const shown = await runWats(["--data-dir", f.data, "agent", "pending", "show", id]);
+      assert.match(shown.stdout, /TASK-K: write the notes/);
+
+      const approved = await runWats(["--data-dir", f.data, "agent", "approve", id]);
+      assert.equal(approved.code, 0, approved.stderr);
+      assert.match(approved.stdout, /told to check the worktree of notes and finish/);
+      await waitFor(
+        "the coding agent's commit",
+        () => subjects(f.repo, "wats/alice/_/notes").length > 0,
+        120_000,
+      );
+      assert.deepEqual(subjects(f.repo, "wats/alice/_/notes"), ["Finish notes"]);
+      assert.equal(Deno.readTextFileSync(`${wt}/notes.txt`), "finished\n");
+      // The coding agent was told the task it was cut off in.
+      const told = mock.messages().find((m) =>
+        m.body && lastUserContains("The node restarted while you worked")(m.body)
+      );
+      assert.ok(JSON.stringify(told?.body).includes("TASK-K: write the notes"));
+    } finally {
+      await client?.close().catch(() => {});
+      await again?.stop();
+      await node.stop().catch(() => {});
+      await mock.close();
+      Deno.removeSync(f.root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "a request parked when its daemon stopped: approving it after the restart tells the " +
+    "coding agent, which makes the request again, allowed once",
+  ...opts,
+  async fn() {
+    const f = await fixture();
+    Deno.removeSync(`${f.data}/node.key`);
+    Deno.removeSync(`${f.data}/safety.json`);
+    const wt = `${f.data}/worktrees/claude/app/alice/_/notes`;
+    const write = toolUse("Write", { file_path: `${wt}/notes.txt`, content: "later\n" });
+    const mock = startMockAnthropic({
+      rules: [
+        { when: toolResultFor("Bash"), reply: text("Wrote and committed the notes.") },
+        {
+          when: toolResultFor("Write"),
+          reply: toolUse("Bash", {
+            command: "git add notes.txt && git commit -qm 'Add notes later'",
+            description: "commit",
+          }),
+        },
+        { when: lastUserContains("A person approved your request"), reply: write },
+        { when: lastUserContains("TASK-S"), reply: write },
+      ],
+    });
+    Deno.writeTextFileSync(`${f.data}/config.toml`, reviewConfig(f, mock.url));
+    const start = () => startWats(["--data-dir", f.data, "node"], { env: { IS_SANDBOX: "1" } });
+    const node = start();
+    let again: ReturnType<typeof start> | undefined;
+    let client: Awaited<ReturnType<typeof mcpClient>> | undefined;
+    try {
+      await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+      client = await mcpClient(f.data, "alice", f.home);
+      const parked = resultOf(
+        await client.callTool({
+          name: "claude",
+          arguments: { task: "TASK-S: write the notes", checkout: "app", work: "notes" },
+        }),
+      );
+      const p = parked.parked as { id: string };
+      await client.close();
+      client = undefined;
+      // The daemon stops (and its coding agent with it); the request still waits.
+      await node.stop();
+      again = start();
+      await again.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+      const approved = await runWats(["--data-dir", f.data, "agent", "approve", p.id]);
+      assert.equal(approved.code, 0, approved.stderr);
+      assert.match(
+        approved.stdout,
+        /its coding agent had stopped, so a new call on notes tells it/,
+      );
+      await waitFor(
+        "the coding agent's commit",
+        () => subjects(f.repo, "wats/alice/_/notes").length > 0,
+        120_000,
+      );
+      assert.deepEqual(subjects(f.repo, "wats/alice/_/notes"), ["Add notes later"]);
+      assert.equal(Deno.readTextFileSync(`${wt}/notes.txt`), "later\n");
+      const edits = again.stdoutLines.map((l) => JSON.parse(l)).filter((e) =>
+        e.event === "acp_permission" && e.request === "claude/edit"
+      );
+      assert.deepEqual(edits.map((e) => e.answer), ["allow_once"]);
+      assert.match(edits[0].reason, /a person approved it while it waited/);
+    } finally {
+      await client?.close().catch(() => {});
+      await again?.stop();
+      await node.stop().catch(() => {});
+      await mock.close();
+      Deno.removeSync(f.root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "a woken agent's call parks; the approval wakes it (permission decided), it continues " +
+    "the work, and `wats agent logs` shows the coding agent and its decisions",
+  ...opts,
+  async fn() {
+    const f = await fixture();
+    Deno.removeSync(`${f.data}/node.key`);
+    Deno.removeSync(`${f.data}/safety.json`);
+    const wt = `${f.data}/worktrees/claude/app/helper/_/notes`;
+    const both = (req: MessagesRequest) =>
+      hasTool("mcp__wats__claude")(req) && promptContains("permission decided")(req);
+    const mock = startMockAnthropic({
+      rules: [
+        { when: toolResultFor("mcp__wats__claude"), reply: text("Handled the coding work.") },
+        { when: lastUserContains("TASK-CONT"), reply: text("CONTINUED: the notes are in.") },
+        { when: toolResultFor("Bash"), reply: text("Committed the notes.") },
+        {
+          when: toolResultFor("Write"),
+          reply: toolUse("Bash", {
+            command: "git add notes.txt && git commit -qm 'Add notes'",
+            description: "commit",
+          }),
+        },
+        {
+          when: lastUserContains("TASK-W"),
+          reply: toolUse("Write", { file_path: `${wt}/notes.txt`, content: "woken\n" }),
+        },
+        {
+          when: both,
+          reply: toolUse("mcp__wats__claude", {
+            task: "TASK-CONT: finish the notes",
+            checkout: "app",
+            work: "notes",
+          }),
+        },
+        {
+          when: hasTool("mcp__wats__claude"),
+          reply: toolUse("mcp__wats__claude", {
+            task: "TASK-W: write the notes",
+            checkout: "app",
+            work: "notes",
+          }),
+        },
+      ],
+    });
+    Deno.writeTextFileSync(`${f.data}/config.toml`, reviewConfig(f, mock.url));
+    const node = await startAgentNode(f.data, mock);
+    const alice = await mcpClient(f.data, "alice", node.home);
+    try {
+      await call(alice, "ask", { title: "Notes", text: "Could someone write the notes?" });
+      await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000);
+      let listed = "";
+      for (let i = 0; i < 60 && !listed.includes("permission claude/edit"); i++) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 500));
+        listed = (await runWats(["--data-dir", f.data, "agent", "pending"])).stdout;
+      }
+      const id = listed.split(" ")[0];
+      const approved = await runWats(["--data-dir", f.data, "agent", "approve", id]);
+      assert.equal(approved.code, 0, approved.stderr);
+
+      // The approval wakes the agent; it calls the same work again.
+      await waitFor(
+        "the second run",
+        () => node.stdoutLines.filter((l) => l.includes('"event":"run_ended"')).length >= 2,
+        120_000,
+      );
+      const runs = node.stdoutLines.map((l) => JSON.parse(l)).filter((e) =>
+        e.event === "run_ended"
+      );
+      assert.equal(runs[1].status, "ok", JSON.stringify(runs[1]));
+      const second = mock.messages().find((m) => m.body && both(m.body));
+      assert.ok(second, "no run was woken by the decision");
+      assert.match(
+        JSON.stringify(second.body),
+        /permission decided: claude\/edit on work notes was approved/,
+      );
+      assert.deepEqual(subjects(f.repo, "wats/helper/_/notes"), ["Add notes"]);
+      const back = mock.messages().filter((m) =>
+        m.body && toolResultFor("mcp__wats__claude")(m.body)
+      ).map((m) => JSON.stringify(m.body?.messages));
+      assert.match(back[0], /\\"stop_reason\\": \\"parked\\"/);
+      assert.match(back.at(-1)!, /CONTINUED: the notes are in\./);
+      assert.match(back.at(-1)!, /Add notes/);
+
+      // The first run's log shows the coding agent's request, parked.
+      const logs = await runWats(["--data-dir", f.data, "agent", "logs", "--run", runs[0].run]);
+      assert.equal(logs.code, 0, logs.stderr);
+      // Claude names the call as it starts it ("Preparing file…"): its kind says what it is.
+      assert.match(logs.stdout, /claude│ → .* \[edit\]/);
+      assert.match(logs.stdout, new RegExp(`claude│ \\? claude/edit ${wt}/notes.txt → parked`));
+      const later = await runWats(["--data-dir", f.data, "agent", "logs", "--run", runs[1].run]);
+      assert.match(later.stdout, /claude│ CONTINUED: the notes are in\./);
     } finally {
       await alice.close();
       await node.stop();

@@ -28,7 +28,12 @@ interface Setup {
 }
 
 async function setup(
-  opts: { ttlMs?: number; review?: ReviewQueue; notices?: string[] } = {},
+  opts: {
+    ttlMs?: number;
+    review?: ReviewQueue;
+    notices?: string[];
+    codingAgents?: NodeServiceDeps["codingAgents"];
+  } = {},
 ): Promise<Setup> {
   const dir = await Deno.makeTempDir({ prefix: "wats-service-" });
   let now = 1_800_000_000_000;
@@ -42,6 +47,7 @@ async function setup(
   });
   const stored: string[] = [];
   const deps: NodeServiceDeps = {
+    codingAgents: opts.codingAgents,
     store,
     profiles,
     nodeId: "node-test",
@@ -265,6 +271,74 @@ Deno.test("a runner session's status does not repeat a notice it cannot attribut
     const text = formatStatus(await s.service.status(s.runner));
     assert.doesNotMatch(text, /config ack|safety\.json/);
     assert.match(text, /could not be checked .*; the person has been told/);
+  } finally {
+    s.cleanup();
+  }
+});
+
+Deno.test("a coding agent's held request: only a person decides it, the answer goes to the layer once, and it never expires", async () => {
+  const answered: Array<[string, boolean, string]> = [];
+  const s = await setup({
+    ttlMs: HOUR,
+    codingAgents: {
+      harnessNames: () => ["claude"],
+      checkoutNames: () => ["app"],
+      call: () => Promise.reject(new Error("not called")),
+      answer: (id, approved, ask) => {
+        answered.push([id, approved, ask.request_id]);
+        return "got it";
+      },
+    },
+  });
+  try {
+    const ask = {
+      request_id: "c1:t1",
+      harness: "claude",
+      kind: "edit",
+      locations: ["/w/notes.txt"],
+      worktree: "/w",
+      checkout: "app",
+      work: "notes",
+      agent: "alice-agent",
+      thread: "_",
+      task: "write",
+      reason: "gated",
+    };
+    const held = s.review.hold({
+      kind: "permission",
+      text: "claude/edit: Write",
+      profile: "alice-agent",
+      createdAt: 1_800_000_000,
+      permission: ask,
+    });
+    const other = s.review.hold({
+      kind: "permission",
+      text: "claude/execute: ls",
+      profile: "alice-agent",
+      createdAt: 1_800_000_000,
+      permission: { ...ask, request_id: "c1:t2", kind: "execute" },
+    });
+    s.advance(2 * HOUR);
+    assert.equal(s.service.pending().length, 2, "requests do not expire");
+    for (const who of [s.runner, s.agentInteractive]) {
+      assert.throws(
+        () => s.service.decidePermission(held.id, true, who),
+        /the agent cannot approve drafts held for review/,
+      );
+    }
+    assert.deepEqual(answered, []);
+    assert.equal(s.service.decidePermission(held.id, true, s.person), "got it");
+    assert.equal(s.service.decidePermission(other.id, false, s.person), "got it");
+    assert.deepEqual(answered, [[held.id, true, "c1:t1"], [other.id, false, "c1:t2"]]);
+    assert.deepEqual(s.service.pending(), []);
+    assert.throws(
+      () => s.service.decidePermission(held.id, true, s.person),
+      /no draft .* is waiting/,
+    );
+    // A draft is not a request: approve and reject handle it.
+    const { draft } = await heldAnswer(s);
+    assert.equal(s.service.decidePermission(draft, true, s.person), undefined);
+    assert.match(formatPending(s.review.list(), 1_800_000_000), /draft /);
   } finally {
     s.cleanup();
   }

@@ -140,3 +140,42 @@ Deno.test("for a runtime that reports no cost (Codex) the runs table counts runs
   );
   assert.doesNotMatch(text, /\$/);
 });
+
+Deno.test("logs show the coding agents a run called: their tool calls, messages and each permission decision", () => {
+  const acp = (event: string, more: Record<string, unknown>) =>
+    JSON.stringify({ type: "wats_acp", event, harness: "claude", call: "r.acp_1", ...more });
+  const chunk = (text: string) =>
+    acp("acp_update", {
+      update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } },
+    });
+  const text = renderTranscript([
+    JSON.stringify({
+      type: "wats_run",
+      id: "20261015T120000123Z-a1b2c3",
+      trigger: "events",
+      events: [],
+      started_at: "2026-10-15T12:00:00.123Z",
+      harness: "claude",
+    }),
+    chunk("Writing "),
+    chunk("the notes."),
+    acp("acp_update", {
+      update: { sessionUpdate: "tool_call", title: "Write notes.txt", kind: "edit" },
+    }),
+    acp("acp_permission", {
+      request: "claude/edit",
+      locations: ["/w/notes.txt"],
+      verdict: "ask",
+      answer: "parked",
+      reason: "claude/edit is gated; parked for review as 0123456789ab",
+    }),
+    acp("acp_update", { update: { sessionUpdate: "usage_update", used: 1 } }),
+    chunk("Done."),
+  ]);
+  assert.deepEqual(text.split("\n").slice(1), [
+    "   claude│ Writing the notes.",
+    "   claude│ → Write notes.txt [edit]",
+    "   claude│ ? claude/edit /w/notes.txt → parked (ask: claude/edit is gated; parked for review as 0123456789ab)",
+    "   claude│ Done.",
+  ]);
+});

@@ -868,3 +868,29 @@ Deno.test("a stopped run gives back only the events the agent did not answer", a
     r.cleanup();
   }
 });
+
+Deno.test("a person's decision on a coding agent's parked request wakes the agent at once, with it among the reasons", async () => {
+  const r = rig({ "agent.max_runs_per_hour": 1 });
+  try {
+    r.runner.start();
+    r.runner.permissionDecided("permission decided: claude/edit on work notes was approved");
+    await r.time.advance(0);
+    assert.equal(r.spawner.procs.length, 1);
+    assert.match(r.spawner.last.request.stdin, /permission decided: claude\/edit on work notes/);
+    // One during the run waits for it to end, then for the hourly cap; it is told once.
+    r.runner.permissionDecided("permission decided: claude/execute on work notes was rejected");
+    r.spawner.last.finish();
+    await r.runner.whenIdle();
+    await r.time.advance(SEC);
+    assert.equal(r.spawner.procs.length, 1);
+    assert.equal(r.log.matching("permission decisions wait").length, 1);
+    await r.time.advance(HOUR);
+    assert.equal(r.spawner.procs.length, 2);
+    const prompt = r.spawner.last.request.stdin;
+    assert.match(prompt, /claude\/execute on work notes was rejected/);
+    assert.doesNotMatch(prompt, /claude\/edit/);
+    assert.equal(r.transcripts.index()[0].trigger, "events");
+  } finally {
+    r.cleanup();
+  }
+});
