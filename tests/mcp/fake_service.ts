@@ -83,7 +83,7 @@ export class FakeService implements NodeService {
     const profile = hello.profile ?? "alice";
     if (!this.profiles.includes(profile)) {
       throw new WatsError(
-        "session.profile",
+        "profile.invalid",
         `unknown profile "${profile}": use one of ${this.profiles.join(", ")}`,
       );
     }

@@ -176,7 +176,7 @@ Deno.test("a node-side failure is an isError result, never a protocol error", as
   const logged: string[] = [];
   const c = await connect(svc, interactive(), (_l, msg, f) => logged.push(`${msg} ${f?.tool}`));
   const root = svc.add("bob", { kind: "ask", title: "q", text: "question" }, false);
-  svc.failNext = new PostError("post.skew", "the clock is off by an hour: fix the system clock");
+  svc.failNext = new PostError("post.future", "the clock is off by an hour: fix the system clock");
   const known = await call(c, "answer", { parent: root.id, text: "hi" });
   assert.deepEqual(known, {
     text: "the clock is off by an hour: fix the system clock",
