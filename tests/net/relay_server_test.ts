@@ -386,11 +386,15 @@ Deno.test("past the total cap, the slowest clients are disconnected and the read
     await waitFor(() => s.server.connections() === 3, "three connections");
     const text = "z".repeat(24 * 1024);
     let most = 0;
-    const total = 400;
-    for (let i = 0; i < total; i += 10) {
+    // Insert until both lazy clients are dropped: how much their kernel socket
+    // buffers absorb first depends on the machine's load (loopback autotuning),
+    // so a fixed count can end before the server holds past its cap. Bounded.
+    let total = 0;
+    while (s.server.connections() > 1 && total < 2_000) {
       s.store.insert(
-        Array.from({ length: 10 }, (_, j) => signed(alice, "note", `${i + j} ${text}`)),
+        Array.from({ length: 10 }, (_, j) => signed(alice, "note", `${total + j} ${text}`)),
       );
+      total += 10;
       most = Math.max(most, s.server.buffered());
       await new Promise((r) => setTimeout(r, 40));
     }
