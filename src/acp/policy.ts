@@ -21,7 +21,7 @@
  * @module
  */
 
-import { isWithin } from "../config/paths.ts";
+import { absolute, isWithin } from "../config/paths.ts";
 
 /** The three classes of ACP tool kinds. */
 export type KindClass = "read_only" | "destructive" | "gated";
@@ -182,29 +182,18 @@ export function decide(policy: Policy, ask: PermissionAsk): Decision {
  * only normalised).
  */
 export function resolveLocation(path: string, cwd: string): string {
-  const abs = normalise(path.startsWith("/") ? path : `${cwd}/${path}`);
+  const abs = absolute(path, cwd);
   const parts = abs.split("/");
   for (let n = parts.length; n > 1; n--) {
     const head = parts.slice(0, n).join("/") || "/";
     try {
       const real = Deno.realPathSync(head);
-      return normalise([real, ...parts.slice(n)].join("/"));
+      return absolute([real, ...parts.slice(n)].join("/"), "/");
     } catch {
       // Not there (or not readable): try its parent.
     }
   }
   return abs;
-}
-
-/** `/a/./b/../c//` → `/a/c`. */
-export function normalise(abs: string): string {
-  const out: string[] = [];
-  for (const p of abs.split("/")) {
-    if (p === "" || p === ".") continue;
-    if (p === "..") out.pop();
-    else out.push(p);
-  }
-  return "/" + out.join("/");
 }
 
 /** A permission option as ACP offers it (ids differ per agent; the kind does not). */

@@ -20,6 +20,7 @@ import { npubEncode } from "nostr-tools/nip19";
 import { formatPost } from "../mcp/format.ts";
 import type { NodeService, PostView } from "../mcp/service.ts";
 import type { OpenThread } from "./open_threads.ts";
+import { oneLine } from "../posts/fence.ts";
 
 /** The variables of HEARTBEAT.md. */
 export const TEMPLATE_VARIABLES = [
@@ -186,7 +187,8 @@ export function formatEvents(l: EventLists, limits: ThreadLimits = THREAD_LIMITS
     parts.push(
       `Drafts of yours that ${l.rejections.length === 1 ? "was" : "were"} rejected in review ` +
         `(do not post them again; take the reason into account):\n` +
-        l.rejections.map((r) => `- ${r.kind} "${excerpt(r.text)}": ${r.reason}`).join("\n"),
+        l.rejections.map((r) => `- ${oneLine(r.kind)} "${excerpt(r.text)}": ${oneLine(r.reason)}`)
+          .join("\n"),
     );
   }
   return parts.join("\n\n");
@@ -305,6 +307,6 @@ function npub(hex: string): string {
 }
 
 function excerpt(text: string): string {
-  const one = text.replace(/\s+/g, " ").trim();
+  const one = oneLine(text).replace(/\s+/g, " ");
   return one.length > 200 ? one.slice(0, 199) + "…" : one;
 }

@@ -5,7 +5,6 @@ import {
   globRe,
   kindClass,
   makePolicy,
-  normalise,
   type PermissionAsk,
   resolveLocation,
 } from "../../src/acp/policy.ts";
@@ -122,7 +121,7 @@ Deno.test("answers are chosen by option kind, never allow_always", () => {
 });
 
 Deno.test("locations resolve .. and symlinks before they are judged", () => {
-  assert.equal(normalise("/a/./b/../c//"), "/a/c");
+  assert.equal(resolveLocation("/nonexistent-wats/./b/../c//", "/"), "/nonexistent-wats/c");
   const root = Deno.realPathSync(Deno.makeTempDirSync());
   try {
     const data = `${root}/data`;
