@@ -83,9 +83,10 @@ Keys and values: docs/configuration.md.
   runs       the agent's runs, oldest first, with spend against budget
   logs       a run's transcript for humans (-f follows it)
   attach     follow the run in progress
-  pending    drafts held for review (agent.review)
-  approve    publish a held draft
-  reject     drop a held draft; --reason goes into the next run's prompt
+  pending    drafts and coding agents' requests held for review (agent.review)
+  approve    publish a held draft, or allow a held request once
+  reject     drop a held draft or refuse a held request; --reason goes into
+             the next run's prompt
   sweep      remove coding agents' worktrees whose work is in their base, now
              (the daemon also does it at start and every agent.sweep; docs/acp.md)
 `,

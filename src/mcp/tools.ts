@@ -512,7 +512,7 @@ const REVIEW_TOOLS: ToolSpec[] = [
     name: "pending",
     title: "Drafts held for review",
     description:
-      "List the drafts held for review (agent.review), oldest first, with age, thread and run.",
+      "List the drafts and coding agents' requests held for review (agent.review), oldest first, with age, thread and run.",
     input: {},
     annotations: READING,
     interactiveOnly: true,
