@@ -38,6 +38,7 @@ export type ErrorCode =
   | "agent.codex_provider"
   | "agent.max_turns"
   | "agent.runtime"
+  | "agent.harness"
   // claude
   | "claude.register"
   // config

@@ -151,6 +151,8 @@ export interface AcpLayerOptions {
    * a daemon that stopped mid-call parks that call as in doubt at the next start.
    */
   inFlightDir?: string;
+  /** The thread a run is about, if one (its calls' works are kept under it). */
+  threadOfRun?: (runId: string) => string | undefined;
 }
 
 /** A call could not start: a bad checkout or work name, or the harness failed. */
@@ -182,6 +184,11 @@ export class AcpLayer {
     this.#o = options;
     // Judged against the real path: locations are resolved through symlinks too.
     this.#policy = { ...options.policy, dataDir: realOr(options.policy.dataDir) };
+  }
+
+  /** The thread the run `runId` is about, if it is about one. */
+  threadOfRun(runId: string): string | undefined {
+    return this.#o.threadOfRun?.(runId);
   }
 
   /** The enabled harnesses' names: one MCP tool each. */

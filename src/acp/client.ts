@@ -44,6 +44,9 @@ export const FORCED_META = {
       // Neither ~/.claude nor the repository's .claude/settings.json may allow a tool.
       settingSources: [],
       allowDangerouslySkipPermissions: false,
+      // A predicted next prompt for a person at a keyboard: nobody types here, and each one
+      // is a model request paid for (measured: one per turn).
+      promptSuggestions: false,
       settings: {
         permissions: {
           // Without these, `cat "$(printf %s /abs/out)/secret"` runs unasked (measured).
@@ -92,7 +95,12 @@ export class AcpAgent {
   /** Settles when the process exits. */
   readonly exited: Promise<Deno.CommandStatus>;
 
-  private constructor(harness: HarnessConfig, cwd: string, env: Record<string, string>) {
+  private constructor(
+    harness: HarnessConfig,
+    cwd: string,
+    env: Record<string, string>,
+    detached: boolean,
+  ) {
     this.harness = harness;
     const merged: Record<string, string> = {};
     // wats's own variables are none of the coding agent's business.
@@ -107,6 +115,7 @@ export class AcpAgent {
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
+      detached,
     }).spawn();
     this.exited = this.#child.status;
     this.#drainStderr();
@@ -153,9 +162,24 @@ export class AcpAgent {
     cwd: string,
     env: Record<string, string>,
   ): Promise<AcpAgent> {
-    let agent: AcpAgent;
+    const agent = AcpAgent.spawn(harness, cwd, env);
+    await agent.initialize();
+    return agent;
+  }
+
+  /**
+   * Spawns the harness's program without initialising the connection (call
+   * `initialize`). `detached`: in a process group of its own (its pid is the
+   * group's id), so that a run's whole tree can be killed (src/runner/spawn.ts).
+   */
+  static spawn(
+    harness: HarnessConfig,
+    cwd: string,
+    env: Record<string, string>,
+    opts: { detached?: boolean } = {},
+  ): AcpAgent {
     try {
-      agent = new AcpAgent(harness, cwd, env);
+      return new AcpAgent(harness, cwd, env, opts.detached ?? false);
     } catch (err) {
       throw new AcpError(
         "acp.spawn",
@@ -165,9 +189,13 @@ export class AcpAgent {
         { cause: err },
       );
     }
+  }
+
+  /** The `initialize` exchange; stops the agent when it fails. */
+  async initialize(): Promise<void> {
     try {
-      agent.#init = await agent.#request(() =>
-        agent.#conn.agent.request("initialize", {
+      this.#init = await this.#request(() =>
+        this.#conn.agent.request("initialize", {
           protocolVersion: acp.PROTOCOL_VERSION,
           clientCapabilities: {
             fs: { readTextFile: false, writeTextFile: false },
@@ -177,10 +205,14 @@ export class AcpAgent {
         })
       );
     } catch (err) {
-      await agent.stop();
+      await this.stop();
       throw err;
     }
-    return agent;
+  }
+
+  /** The agent's name as it gave it in `initialize` (`@agentclientprotocol/claude-agent-acp`). */
+  get agentName(): string | undefined {
+    return this.#init?.agentInfo?.name;
   }
 
   /** The process id, for logs. */
@@ -207,6 +239,7 @@ export class AcpAgent {
     cwd: string,
     meta: Record<string, unknown>,
     sessionId?: string,
+    mcpServers: acp.McpServer[] = [],
   ): Promise<{ sessionId: string; continued: boolean }> {
     const _meta = deepMerge(meta, FORCED_META);
     const caps = this.#init?.agentCapabilities;
@@ -216,11 +249,11 @@ export class AcpAgent {
         if (caps?.loadSession) {
           // A load replays the history as updates; no handlers are attached yet, so they are dropped.
           modes = (await this.#request(() =>
-            this.#conn.agent.request("session/load", { sessionId, cwd, mcpServers: [], _meta })
+            this.#conn.agent.request("session/load", { sessionId, cwd, mcpServers, _meta })
           )).modes;
         } else if (caps?.sessionCapabilities?.resume) {
           modes = (await this.#request(() =>
-            this.#conn.agent.request("session/resume", { sessionId, cwd, mcpServers: [], _meta })
+            this.#conn.agent.request("session/resume", { sessionId, cwd, mcpServers, _meta })
           )).modes;
         } else {
           throw new AcpError("acp.no_continue", "the agent can neither load nor resume sessions");
@@ -232,7 +265,7 @@ export class AcpAgent {
       }
     }
     const created = await this.#request(() =>
-      this.#conn.agent.request("session/new", { cwd, mcpServers: [], _meta })
+      this.#conn.agent.request("session/new", { cwd, mcpServers, _meta })
     );
     await this.#setAskingMode(created.sessionId, created.modes);
     return { sessionId: created.sessionId, continued: false };

@@ -23,6 +23,8 @@ export interface CodingAgents {
     args: CallArgs,
     signal?: AbortSignal,
   ): Promise<CallResult>;
+  /** The thread the run `runId` is about, if it is about one. */
+  threadOfRun?(runId: string): string | undefined;
   /** A person's decision on a parked request (pending id `id`); says what happened. */
   answer?(id: string, approved: boolean, ask: PermissionAsk): string;
 }
@@ -64,10 +66,12 @@ export function harnessTools(agents: CodingAgents | undefined): ToolSpec[] {
     annotations: HARNESS_HINTS,
     interactiveOnly: false,
     run: async (ctx, args) => {
+      const run = ctx.session.runId;
       const origin = {
         agent: ctx.session.profile,
-        // A run may cover several threads; works are kept per agent until calls carry one.
-        thread: "_",
+        // A run about one thread keeps its works under that thread; other calls (a run
+        // over several threads, a heartbeat, an interactive session) under `_`.
+        thread: (run !== undefined ? agents.threadOfRun?.(run) : undefined) ?? "_",
         callId: callIdOf(ctx.session),
       };
       const result = await agents.call(name, origin, args as unknown as CallArgs, ctx.signal);

@@ -53,7 +53,7 @@ export function segment(s: string): string {
   return t === "" ? "_" : t;
 }
 
-/** Where a work lives. `thread` is `_` for work outside any thread. */
+/** Where a work lives. `thread` is the thread's root id, or `_` for work outside any one thread. */
 export function workPlace(
   root: string,
   harness: string,
@@ -63,7 +63,8 @@ export function workPlace(
   work: string,
 ): WorkPlace {
   const a = segment(agent);
-  const t = segment(thread);
+  // A thread is its root post's id: its first 12 hex digits keep paths and branches short.
+  const t = segment(/^[0-9a-f]{64}$/.test(thread) ? thread.slice(0, 12) : thread);
   const w = checkWorkName(work);
   const dir = `${root}/${harness}/${checkout}/${a}/${t}/${w}`;
   return { dir, branch: `wats/${a}/${t}/${w}`, stateFile: `${dir}.acp.json` };

@@ -24,7 +24,8 @@ const HARNESS_PROGRAMS: Record<string, string[]> = {
   none: [],
   claude: ["claude"],
   codex: ["codex"],
-  acp: ["node"],
+  // agent.runtime = acp runs the command of agent.harness (below).
+  acp: [],
 };
 
 /** Resolves the permission inputs of `id`. */
@@ -72,6 +73,9 @@ export async function commandInputs(id: CommandId, init: CommandInit): Promise<P
     checkouts: Object.values(acp.checkouts).map((c) => c.path),
     harnesses: [
       ...(HARNESS_PROGRAMS[values["agent.runtime"]] ?? []),
+      ...(values["agent.runtime"] === "acp" && acp.harnesses[values["agent.harness"]]
+        ? [acp.harnesses[values["agent.harness"]].command]
+        : []),
       // The coding agents over ACP (docs/acp.md); `git` is in every daemon's set.
       ...Object.values(acp.harnesses).filter((h) => h.enabled).map((h) => h.command),
       ...(values["agent.notify"] ? [notifierProgram(init.os)].filter((p): p is string => !!p) : []),

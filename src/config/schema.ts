@@ -39,6 +39,7 @@ export interface Settings {
   "net.max_skew": number;
   "net.max_connections": number;
   "agent.runtime": AgentRuntime;
+  "agent.harness": string;
   "agent.profile": string;
   "agent.every": number;
   "agent.heartbeat": number;
@@ -164,6 +165,14 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
     safety: false,
     description: "Which agent the runner wakes; none: no runner.",
     flags: ["--agent"],
+  },
+  "agent.harness": {
+    type: "string",
+    default: "",
+    safety: false,
+    description: "With agent.runtime = acp: the [harnesses.NAME] the agent runs on, over ACP " +
+      "(docs/acp.md).",
+    flags: ["--agent-harness"],
   },
   "agent.profile": {
     type: "string",

@@ -9,6 +9,10 @@
  */
 
 import type { Settings } from "../config/schema.ts";
+import type { AcpTables } from "../config/acp_tables.ts";
+import { AcpAgent } from "../acp/client.ts";
+import { makePolicy } from "../acp/policy.ts";
+import { acpRuntimeHarness, LOCKABLE_AGENTS } from "../runner/harnesses/acp.ts";
 import { usdOf } from "../money.ts";
 import type { DataPaths } from "../config/paths.ts";
 import { ConfigError } from "../errors.ts";
@@ -59,6 +63,10 @@ export interface AgentRunnerDeps {
   publishAnnounce: (draft: AnnounceDraft) => Promise<string>;
   /** Posts as the MCP tools show them (the node's `NodeService`), for the wake prompt. */
   posts?: Pick<PostReader, "get" | "thread">;
+  /** config.toml's `[harnesses.*]` (agent.runtime = acp runs on agent.harness). */
+  acp?: AcpTables;
+  /** The daemon's environment (an ACP agent starts from it). */
+  env?: Record<string, string>;
 }
 
 /** The running runner, as the daemon sees it. */
@@ -79,7 +87,7 @@ export interface AgentRunner {
 }
 
 /** Runtimes the runner can run today. */
-const SUPPORTED: ReadonlySet<string> = new Set(["claude", "codex"]);
+const SUPPORTED: ReadonlySet<string> = new Set(["claude", "codex", "acp"]);
 
 /** Builds and starts the runner. Throws a `ConfigError` the user can act on. */
 export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner> {
@@ -92,6 +100,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
         `or "none" to run the node without an agent (\`wats config set agent.runtime claude\`)`,
     );
   }
+  const acpRuntime = runtime === "acp" ? acpRuntimeOf(d) : undefined;
   const configDir = `${d.paths.agentDir}/run-config`;
   const plan = (entries?: string[]): AccessPlan =>
     planAccess({
@@ -160,7 +169,12 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
     timers: systemTimers,
     log: d.log,
     store: d.store,
-    harness: codex ? codexHarness(codex.options) : claudeHarness(),
+    harness: codex
+      ? codexHarness(codex.options)
+      : acpRuntime
+      ? acpRuntimeHarness(acpRuntime)
+      : claudeHarness(),
+    threadPerRun: acpRuntime !== undefined,
     spawn: spawnProcessGroup,
     transcripts: new Transcripts({ runsDir: d.paths.runsDir, runsIndex: d.paths.runsIndex }),
     settings: s,
@@ -175,8 +189,9 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
     prepare: async () => {
       const p = plan(await listDataEntries(d.paths.dataDir, d.paths.runDir));
       if (p.problems.length > 0) throw new ConfigError("agent.access", p.problems.join("; "));
-      // Codex takes no deny rules: its sandbox stays read-only (docs/codex.md).
-      if (codex || p.level === "inherit") {
+      // Codex takes no deny rules: its sandbox stays read-only (docs/codex.md). An ACP
+      // agent's own requests are judged by the runtime (src/runner/harnesses/acp.ts).
+      if (codex || acpRuntime || p.level === "inherit") {
         return { access: { args: [], allowedTools: [] }, cwd: p.cwd };
       }
       const settingsFile = `${configDir}/claude-settings.json`;
@@ -256,6 +271,10 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
     bannerLines,
     runOfToken: (token) => tokens.get(token),
     ready: async () => {
+      if (acpRuntime) {
+        if (first.cwd === d.paths.runDir) Deno.mkdirSync(first.cwd, { recursive: true });
+        await checkLockable(acpRuntime.harness, first.cwd, acpRuntime.env, d.log);
+      }
       if (codex) {
         // The self-check's `wats mcp` speaks as a runner session, like a run's.
         const token = bytesToHex(crypto.getRandomValues(new Uint8Array(32)));
@@ -309,4 +328,83 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
       tokens.clear();
     },
   };
+}
+
+/**
+ * `agent.runtime = "acp"`: the harness of `agent.harness` and how the access
+ * level holds it (src/runner/harnesses/acp.ts). Throws a `ConfigError` the user
+ * can act on.
+ */
+function acpRuntimeOf(d: AgentRunnerDeps) {
+  const s = d.settings;
+  const name = s["agent.harness"];
+  const harnesses = d.acp?.harnesses ?? {};
+  const harness = harnesses[name];
+  if (harness === undefined) {
+    const known = Object.keys(harnesses);
+    throw new ConfigError(
+      "agent.harness",
+      name === ""
+        ? `agent.runtime = "acp" needs agent.harness, the [harnesses.NAME] of config.toml the ` +
+          `agent runs on (\`wats config set agent.harness NAME\`; harnesses: ${
+            known.join(", ") || "none"
+          }; docs/acp.md)`
+        : `agent.harness = "${name}" names no [harnesses.${name}] in config.toml ` +
+          `(harnesses: ${known.join(", ") || "none"}); add the table or fix the name`,
+    );
+  }
+  const access = s["agent.access"];
+  if (access === "inherit") {
+    throw new ConfigError(
+      "agent.access",
+      `agent.access = "inherit" is not available with agent.runtime = "acp": an ACP agent's ` +
+        `settings files are never loaded; use "locked" or "workspace" ` +
+        "(`wats config set agent.access workspace`)",
+    );
+  }
+  return {
+    harness,
+    env: d.env ?? {},
+    agentDir: d.paths.agentDir,
+    // `Edit(//x/**)` scopes are Claude Code settings rules; over ACP the policy scopes requests.
+    tools: access === "locked"
+      ? "locked" as const
+      : s["agent.tools"].map((t) => t.replace(/\(.*$/, "")),
+    policy: makePolicy(s["policy.allow"], s["policy.deny"], d.paths.dataDir),
+  };
+}
+
+/**
+ * Starts the harness once and reads its name: only agents that take Claude's
+ * options can be held to the access level (the tools they get, the asking mode).
+ */
+async function checkLockable(
+  harness: AcpTables["harnesses"][string],
+  cwd: string,
+  env: Record<string, string>,
+  log: RunnerLog,
+): Promise<void> {
+  let agent: AcpAgent;
+  try {
+    agent = await AcpAgent.start(harness, cwd, env);
+  } catch (err) {
+    throw new ConfigError(
+      "agent.harness",
+      `agent.runtime = "acp" is refused: ${(err as Error).message}`,
+    );
+  }
+  const name = agent.agentName;
+  await agent.stop();
+  if (name === undefined || !LOCKABLE_AGENTS.has(name)) {
+    throw new ConfigError(
+      "agent.harness",
+      `agent.runtime = "acp" is refused: [harnesses.${harness.name}] runs ${
+        name ?? "an agent that gives no name"
+      }, which wats cannot hold to agent.access (it does not take Claude's tool list, so it ` +
+        `could read files without asking). Use a Claude ACP agent (${
+          [...LOCKABLE_AGENTS][0]
+        }), or agent.runtime = "codex" for Codex`,
+    );
+  }
+  log.info(`the agent runs on [harnesses.${harness.name}] over ACP (${name})`);
 }

@@ -165,7 +165,9 @@ export async function runNode(opts: NodeOptions): Promise<number> {
           `permission decided: ${ask.harness}/${ask.kind} on work ${ask.work} was ${
             approved ? "approved" : "rejected"
           }`,
+          ask.thread === "_" ? undefined : ask.thread,
         ),
+      threadOfRun: (runId) => agentRunner?.runner.threadOfRun(runId),
     });
     if (codingAgents) cleanups.unshift(() => codingAgents.close());
     await codingAgents?.check();
@@ -226,6 +228,8 @@ export async function runNode(opts: NodeOptions): Promise<number> {
         cwd: opts.cwd,
         publishAnnounce: async (draft) => (await service.publishAs(agent.name, draft)).id,
         posts: service,
+        acp: opts.acp,
+        env: opts.env,
       });
       cleanups.unshift(() => agentRunner?.stop());
       halt.attach(agentRunner.runner);

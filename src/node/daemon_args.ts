@@ -32,6 +32,7 @@ Flags override WATS_* variables and config.toml for this run only.
 
 Flags:
   --agent claude|codex|acp|none   run the agent runner with this runtime
+  --agent-harness NAME            with --agent acp: the [harnesses.NAME] it runs on
   --agent-profile P               the profile the agent posts as (default <user>-agent)
   --every D, --agent-every D      debounce: wait D after an actionable post (e.g. 30s)
   --heartbeat D                   a run every D even with nothing new (0: off)

@@ -15,9 +15,9 @@
  * @module
  */
 
-import type { Harness, HarnessCommand, RunContext, RunEvent } from "./harness.ts";
+import type { Harness, HarnessCommand, RunContext, RunEvent, RunningProcess } from "./harness.ts";
 import type { Clock, RunnerLog, Timers } from "./ports.ts";
-import type { RunningProcess, SpawnFn } from "./spawn.ts";
+import type { SpawnFn } from "./spawn.ts";
 import type { RunRecorder } from "./state_file.ts";
 import type { RunFooter, RunStatus, TranscriptWriter } from "./transcripts.ts";
 import { formatDuration } from "../duration.ts";
@@ -126,7 +126,7 @@ export async function executeRun(
       d.fs.mkdir(f.path.slice(0, f.path.lastIndexOf("/")) || "/");
       d.fs.writeFile(f.path, f.text, f.mode);
     }
-    const p = d.spawn({
+    const p = d.harness.launch?.(cmd, ctx) ?? d.spawn({
       program: cmd.program,
       args: cmd.args,
       env: cmd.env,

@@ -17,6 +17,8 @@ export interface SelfCommand {
 /** What a harness needs to build one run's command. */
 export interface RunContext {
   runId: string;
+  /** The thread (root id) the run is about, when it is about one (see `threadPerRun`). */
+  thread?: string;
   /** The filled HEARTBEAT prompt, written to stdin. */
   prompt: string;
   /** `agent.max_turns`. */
@@ -101,4 +103,31 @@ export interface Harness {
   command(ctx: RunContext): HarnessCommand;
   /** A fresh parser for one run's output. */
   parser(): OutputParser;
+  /**
+   * Starts the run's process itself, for a harness that speaks a protocol with it (ACP)
+   * rather than writing the prompt to its stdin; its `lines` are what the parser reads.
+   * Unset: the runner spawns `command` in a process group of its own.
+   */
+  launch?(cmd: HarnessCommand, ctx: RunContext): RunningProcess;
+}
+
+/** How a process ended. */
+export interface ProcessStatus {
+  /** Null when a signal ended it. */
+  code: number | null;
+  signal: string | null;
+}
+
+/** A started process. */
+export interface RunningProcess {
+  /** Its pid, which is also its process group's id. */
+  pid: number;
+  /** Its stdout, line by line (without the newline), until EOF. */
+  lines: AsyncIterable<string>;
+  /** Resolves when the process exits. */
+  status: Promise<ProcessStatus>;
+  /** The last few KiB of stderr, for the error of a failed run. */
+  stderrTail(): string;
+  /** Kills the process and everything it started (its process group). */
+  kill(): void;
 }

@@ -13,6 +13,7 @@ import { usd, usdOf } from "../money.ts";
 import { BudgetLedger, type BudgetLimits, type BudgetState } from "./budget.ts";
 import type { OutputParser, RunEvent } from "./harness.ts";
 import { ClaudeStreamParser } from "./harnesses/claude.ts";
+import { ACP_RUNTIME, AcpRunParser } from "./harnesses/acp_parser.ts";
 import type { RunFooter, RunHeader, RunIndexEntry, SpendLine } from "./transcripts.ts";
 import { formatElapsed } from "../duration.ts";
 
@@ -22,6 +23,7 @@ export const RESULT_CHARS = 300;
 /** Parsers for the harnesses whose output the renderer understands. */
 const PARSERS: Record<string, () => OutputParser> = {
   claude: () => new ClaudeStreamParser(),
+  [ACP_RUNTIME]: () => new AcpRunParser(),
 };
 
 /** Options of the renderer. */
@@ -53,6 +55,10 @@ export class TranscriptRenderer {
     const before = this.flush();
     if (obj.type === "wats_run") return [...before, ...this.#header(obj as unknown as RunHeader)];
     if (obj.type === "wats_end") return [...before, footerLine(obj as unknown as RunFooter)];
+    if (obj.type === "acp_session") return [...before, sessionLine(obj)];
+    if (obj.type === "acp_permission") {
+      return [...before, `? ${decisionLine(obj as unknown as AcpLine, this.#max)}`];
+    }
     if (this.#parser === undefined) return before;
     return [...before, ...this.#parser.push(raw).flatMap((e) => this.#event(e))];
   }
@@ -77,12 +83,7 @@ export class TranscriptRenderer {
     }
     const out = this.flush();
     if (a.event === "acp_permission") {
-      const where = a.locations && a.locations.length > 0 ? ` ${a.locations.join(" ")}` : "";
-      out.push(
-        `   ${a.harness}│ ? ${a.request}${where} → ${a.answer} (${a.verdict}: ${
-          truncate(a.reason ?? "", this.#max)
-        })`,
-      );
+      out.push(`   ${a.harness}│ ? ${decisionLine(a, this.#max)}`);
     } else if (u?.sessionUpdate === "tool_call") {
       out.push(`   ${a.harness}│ → ${u.title ?? u.kind ?? "tool"}${u.kind ? ` [${u.kind}]` : ""}`);
     }
@@ -152,6 +153,22 @@ interface AcpLine {
   verdict?: string;
   answer?: string;
   reason?: string;
+}
+
+/** A permission decision: `claude/edit /path → reject_once (deny: why)`. */
+function decisionLine(
+  a: Pick<AcpLine, "request" | "locations" | "answer" | "verdict" | "reason">,
+  max: number,
+): string {
+  const where = a.locations && a.locations.length > 0 ? ` ${a.locations.join(" ")}` : "";
+  return `${a.request}${where} → ${a.answer} (${a.verdict}: ${truncate(a.reason ?? "", max)})`;
+}
+
+/** The session an ACP run opened (agent.runtime = acp). */
+function sessionLine(o: Record<string, unknown>): string {
+  const how = o.continued ? "continued" : "new";
+  const thread = typeof o.thread === "string" ? ` for thread ${o.thread.slice(0, 12)}` : "";
+  return `   session ${String(o.session)} on [harnesses.${String(o.harness)}] (${how})${thread}`;
 }
 
 function footerLine(f: RunFooter): string {

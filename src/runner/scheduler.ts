@@ -31,7 +31,7 @@ import type { Settings } from "../config/schema.ts";
 import { usd, usdOf } from "../money.ts";
 import { BudgetLedger, type BudgetState } from "./budget.ts";
 import { denoRunnerFs, executeRun, type RunnerFs } from "./execute.ts";
-import type { Harness, RunContext, SelfCommand } from "./harness.ts";
+import type { Harness, RunContext, RunningProcess, SelfCommand } from "./harness.ts";
 import { checkThread, loopPausedMessage } from "./loop_detector.ts";
 import {
   type Clock,
@@ -49,7 +49,7 @@ import {
   type PromptFeedback,
   type PromptRejection,
 } from "./prompt.ts";
-import type { RunningProcess, SpawnFn } from "./spawn.ts";
+import type { SpawnFn } from "./spawn.ts";
 import type { RunRecorder } from "./state_file.ts";
 import {
   DEFAULT_RETENTION,
@@ -142,6 +142,12 @@ export interface RunnerOptions {
   lastSeen?: (runId: string) => number | undefined;
   retention?: Retention;
   random?: () => number;
+  /**
+   * Each run is about one thread (the ACP runtime keeps one session per
+   * thread): a run takes the queued events of one thread, the oldest first,
+   * and the others wait for the runs right after it.
+   */
+  threadPerRun?: boolean;
 }
 
 /** The run in progress. */
@@ -150,6 +156,8 @@ export interface CurrentRun {
   trigger: RunTrigger;
   startedAt: number;
   events: number;
+  /** The thread (root id) the run is about, when its events and decisions are all of one. */
+  thread?: string;
 }
 
 /** What `status()` reports. */
@@ -199,8 +207,8 @@ export class Runner {
   readonly #limiter: WakeLimiter;
   readonly #allow: ReadonlySet<string>;
   readonly #queue = new Map<string, Queued>();
-  /** Decisions on coding agents' parked requests not yet told to a run. */
-  readonly #decided: string[] = [];
+  /** Decisions on coding agents' parked requests not yet told to a run, with their thread. */
+  #decided: Decided[] = [];
   readonly #feedback = new Map<string, PromptFeedback>();
   /** Threads held by the loop detector (only those holding queued events). */
   readonly #paused = new Map<string, string>();
@@ -293,8 +301,8 @@ export class Runner {
    * agent so it continues the work, with `reason` among the run's reasons.
    * Counted against the caps and budgets like any wake.
    */
-  permissionDecided(reason: string): void {
-    this.#decided.push(reason);
+  permissionDecided(reason: string, thread?: string): void {
+    this.#decided.push({ reason, ...(thread !== undefined ? { thread } : {}) });
     this.#o.log.info(`queued: ${reason}`);
     this.#schedule();
   }
@@ -309,6 +317,15 @@ export class Runner {
     const cur = this.#current;
     if (cur?.id !== runId || cur.writer === undefined) return;
     cur.writer.line(JSON.stringify({ ...event, type: "wats_acp" }));
+  }
+
+  /**
+   * The thread the run `runId` is about, while it is the current run: the
+   * coding agents it calls work under that thread (docs/acp.md).
+   */
+  threadOfRun(runId: string): string | undefined {
+    const cur = this.#current;
+    return cur?.id === runId ? cur.thread : undefined;
   }
 
   /** New posts from the store, in seq order (wire `Store.onInsert` here). */
@@ -367,8 +384,12 @@ export class Runner {
     if (this.#state !== "started") return { state: "stopped", ...base };
     if (this.#halted !== undefined) return { state: "halted", reason: this.#halted, ...base };
     if (cur) {
-      const { id, trigger, startedAt, events } = cur;
-      return { state: "running", current: { id, trigger, startedAt, events }, ...base };
+      const { id, trigger, startedAt, events, thread } = cur;
+      return {
+        state: "running",
+        current: { id, trigger, startedAt, events, ...(thread ? { thread } : {}) },
+        ...base,
+      };
     }
     if (budget.blocked) {
       return {
@@ -528,14 +549,16 @@ export class Runner {
 
   // -------------------------------------------------------------- running
 
-  #startRun(trigger: RunTrigger, events: Queued[], now: number): void {
+  #startRun(trigger: RunTrigger, runnable: Queued[], now: number): void {
     this.#clearTimer();
     const o = this.#o;
     const id = newRunId(now, o.random);
+    const { events, decided, thread } = this.#take(runnable);
     for (const q of events) this.#queue.delete(q.post.id);
     const feedback = [...this.#feedback.values()];
     this.#feedback.clear();
-    this.#debounceAt = undefined;
+    // Events left for the next run (one thread per run) have waited their debounce already.
+    this.#debounceAt = events.length < runnable.length ? now : undefined;
     this.#capUntil = undefined;
     const hb = this.#s["agent.heartbeat"];
     this.#heartbeatAt = hb > 0 ? now + hb : undefined;
@@ -565,7 +588,7 @@ export class Runner {
     const reasons = trigger === "heartbeat"
       ? [`heartbeat (agent.heartbeat = ${formatDuration(hb)})`]
       : [...new Set(events.map((q) => q.reason))];
-    reasons.push(...this.#decided.splice(0));
+    reasons.push(...decided.map((d) => d.reason));
     if (trigger === "heartbeat" && events.length > 0) reasons.push(`${events.length} new event(s)`);
     const prompt = buildPrompt(o.template, {
       agentProfile: this.#s["agent.profile"],
@@ -580,6 +603,7 @@ export class Runner {
     });
     const ctx: RunContext = {
       runId: id,
+      ...(thread !== undefined ? { thread } : {}),
       prompt,
       maxTurns: this.#s["agent.max_turns"],
       maxBudgetUsd: budget.usdLeft,
@@ -603,6 +627,7 @@ export class Runner {
       trigger,
       startedAt: now,
       events: events.length,
+      ...(thread !== undefined ? { thread } : {}),
       queued: events,
       feedback,
       kill: (why) => {
@@ -617,6 +642,7 @@ export class Runner {
       trigger,
       events: events.map((q) => q.post.id),
       ...(feedback.length > 0 ? { feedback: feedback.map((f) => f.id) } : {}),
+      ...(thread !== undefined ? { thread } : {}),
       started_at: new Date(now).toISOString(),
       harness: o.harness.name,
       profile: this.#s["agent.profile"],
@@ -647,6 +673,33 @@ export class Runner {
         this.#armDebounce(o.clock.now());
         this.#schedule();
       });
+  }
+
+  /**
+   * What a run takes: all runnable events and decisions, or with
+   * `threadPerRun` those of one thread (the oldest event's, else the first
+   * decision's) and the decisions of no thread. The run's thread is the one
+   * thread of what it took, if there is one.
+   */
+  #take(runnable: Queued[]): { events: Queued[]; decided: Decided[]; thread?: string } {
+    let events = runnable;
+    let decided = this.#decided;
+    if (this.#o.threadPerRun) {
+      const oldest = runnable.reduce<Queued | undefined>(
+        (a, q) => a === undefined || q.post.seq < a.post.seq ? q : a,
+        undefined,
+      );
+      const thread = oldest?.thread ?? this.#decided.find((d) => d.thread)?.thread;
+      events = runnable.filter((q) => q.thread === thread);
+      decided = this.#decided.filter((d) => d.thread === undefined || d.thread === thread);
+    }
+    this.#decided = this.#decided.filter((d) => !decided.includes(d));
+    const threads = new Set([
+      ...events.map((q) => q.thread),
+      ...decided.flatMap((d) => d.thread ?? []),
+    ]);
+    const thread = threads.size === 1 ? [...threads][0] : undefined;
+    return { events, decided, ...(thread !== undefined ? { thread } : {}) };
   }
 
   #executeDeps() {
@@ -801,6 +854,13 @@ const ANSWERED_LOOKBACK = 200;
 
 /** The statuses of a run that did not complete: its events are offered to the next run. */
 const INCOMPLETE: ReadonlySet<RunStatus> = new Set(["interrupted", "stopped", "halted"]);
+
+/** A person's decision on a parked request, waiting to wake the agent. */
+interface Decided {
+  reason: string;
+  /** The thread of the run whose call parked, when it had one. */
+  thread?: string;
+}
 
 /** What `#persist` saves. */
 interface PendingState {

@@ -15,6 +15,7 @@
  */
 
 import { HarnessError } from "../errors.ts";
+import type { ProcessStatus, RunningProcess } from "./harness.ts";
 
 /** What to run. */
 export interface SpawnRequest {
@@ -24,27 +25,6 @@ export interface SpawnRequest {
   cwd: string;
   /** Written to stdin, which is then closed. */
   stdin: string;
-}
-
-/** How a process ended. */
-export interface ProcessStatus {
-  /** Null when a signal ended it. */
-  code: number | null;
-  signal: string | null;
-}
-
-/** A started process. */
-export interface RunningProcess {
-  /** Its pid, which is also its process group's id. */
-  pid: number;
-  /** Its stdout, line by line (without the newline), until EOF. */
-  lines: AsyncIterable<string>;
-  /** Resolves when the process exits. */
-  status: Promise<ProcessStatus>;
-  /** The last few KiB of stderr, for the error of a failed run. */
-  stderrTail(): string;
-  /** Kills the process and everything it started (its process group). */
-  kill(): void;
 }
 
 /** Starts a process; injected so the runner is tested without real processes. */

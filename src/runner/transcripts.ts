@@ -29,6 +29,8 @@ export interface RunHeader {
   events: string[];
   /** The ids of feedback posts listed in the prompt. */
   feedback?: string[];
+  /** The thread the run is about, when it is about one. */
+  thread?: string;
   /** ISO 8601, UTC. */
   started_at: string;
   /** The harness name (`claude`). */

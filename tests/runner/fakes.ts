@@ -13,7 +13,8 @@ import type {
   RunResult,
 } from "../../src/runner/harness.ts";
 import type { Clock, RunnerLog, RunnerPost, RunnerStore, Timers } from "../../src/runner/ports.ts";
-import type { ProcessStatus, RunningProcess, SpawnRequest } from "../../src/runner/spawn.ts";
+import type { SpawnRequest } from "../../src/runner/spawn.ts";
+import type { ProcessStatus, RunningProcess } from "../../src/runner/harness.ts";
 
 /** A clock and timers that move only when the test says so. */
 export class FakeTime implements Clock, Timers {

@@ -1,0 +1,258 @@
+/**
+ * `agent.runtime = "acp"` end to end (docs/acp.md "The heartbeat agent over
+ * ACP"): a real daemon whose heartbeat agent is the real
+ * `@agentclientprotocol/claude-agent-acp` against the scripted Anthropic mock.
+ * One session per thread, loaded when that thread wakes it again; the wats MCP
+ * server given in `session/new`; locked to the wats tools; costs counted per
+ * run; its coding agents' works kept under the run's thread. Runs as the test
+ * runs: as root with `IS_SANDBOX` set in CI.
+ */
+
+import assert from "node:assert/strict";
+import { dataPaths } from "../../src/config/paths.ts";
+import { git } from "../../src/acp/worktrees.ts";
+import { requireCli } from "../support/clis.ts";
+import { denoDir, runWats, startWats, tempDataDir } from "../support/cli.ts";
+import { call, idIn, mcpClient, waitFor } from "../support/swarm.ts";
+import {
+  hasTool,
+  lastUserContains,
+  type MessagesRequest,
+  promptContains,
+  startMockAnthropic,
+  text,
+  textOf,
+  toolResultFor,
+  toolUse,
+  trailingMessages,
+} from "../support/mock_anthropic.ts";
+
+const acp = requireCli("claude-acp");
+const opts = { ignore: acp === null, sanitizeOps: false, sanitizeResources: false };
+
+/** The event ids the newest wake prompt of the conversation names. */
+function wokenFor(req: MessagesRequest): string[] {
+  for (const m of [...req.messages].reverse()) {
+    const ids = [...textOf(m.content).matchAll(/^- ([0-9a-f]{64}): /gm)].map((x) => x[1]);
+    if (m.role === "user" && ids.length > 0) return ids;
+  }
+  return [];
+}
+
+/** Replies with the answer tool to the newest event named, with `say`. */
+function answer(say: string) {
+  return (req: MessagesRequest) =>
+    toolUse("mcp__wats__answer", { parent: wokenFor(req).at(-1), text: say });
+}
+
+function jsonLines(path: string): Record<string, unknown>[] {
+  return Deno.readTextFileSync(path).split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
+}
+
+function config(home: string, mockUrl: string, repo?: string): string {
+  return [
+    "[harnesses.claude]",
+    'command = "node"',
+    `args = [${JSON.stringify(acp![1])}]`,
+    `env = { ANTHROPIC_BASE_URL = "${mockUrl}", ANTHROPIC_API_KEY = "test-key", ` +
+    `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1", CLAUDE_CONFIG_DIR = "${home}/.claude", ` +
+    // `wats mcp` runs from source here: it needs the tests' Deno cache.
+    `DENO_DIR = "${denoDir()}" }`,
+    ...(repo ? ["", "[checkouts.app]", `path = "${repo}"`, 'base = "main"'] : []),
+    "",
+    "[agent]",
+    'runtime = "acp"',
+    'harness = "claude"',
+    'profile = "helper"',
+    'every = "0"',
+    'heartbeat = "0"',
+    "ignore_local = false",
+    "",
+  ].join("\n");
+}
+
+Deno.test({
+  name: "agent.runtime = acp: one session per thread, loaded when the thread wakes it again, " +
+    "locked to the wats tools, each run costed",
+  ...opts,
+  async fn() {
+    const dir = tempDataDir();
+    const home = Deno.makeTempDirSync({ prefix: "wats-acp-rt-home-" });
+    const escaped = `${home}/escaped.txt`;
+    const mock = startMockAnthropic({
+      rules: [
+        { when: toolResultFor("mcp__wats__answer"), reply: text("Answered.") },
+        // A locked agent has no Bash: the call fails in Claude Code, nothing runs.
+        {
+          when: (r) => lastUserContains("ASK-THREE")(r) && !toolResultFor("Bash")(r),
+          reply: toolUse("Bash", { command: `touch ${escaped}`, description: "escape" }),
+        },
+        {
+          when: (r) => toolResultFor("Bash")(r) && promptContains("ASK-ONE")(r),
+          reply: answer("LEAKED: I see thread one."),
+        },
+        { when: toolResultFor("Bash"), reply: answer("FRESH: a new thread.") },
+        {
+          when: (r) => lastUserContains("ASK-TWO")(r) && promptContains("ASK-ONE")(r),
+          reply: answer("REMEMBERED: we spoke of ASK-ONE."),
+        },
+        { when: lastUserContains("ASK-TWO"), reply: answer("FORGOT: no history.") },
+        { when: hasTool("mcp__wats__answer"), reply: answer("First answer.") },
+      ],
+    });
+    Deno.writeTextFileSync(`${dir}/config.toml`, config(home, mock.url));
+    const node = startWats(["--data-dir", dir, "node"], { env: { IS_SANDBOX: "1" }, home });
+    const alice = await mcpClient(dir, "alice", home);
+    const paths = dataPaths(dir);
+    const runs = () => {
+      try {
+        return jsonLines(paths.runsIndex);
+      } catch {
+        return [];
+      }
+    };
+    try {
+      await node.waitForLine((l) => l.includes('"event":"started"'), 120_000);
+      const one = idIn(await call(alice, "ask", { title: "One", text: "ASK-ONE: which init?" }));
+      await waitFor("the first run", () => runs().length === 1, 120_000);
+      assert.equal(runs()[0].status, "ok", JSON.stringify(runs()) + node.stderr());
+      const first = await call(alice, "thread", { id: one });
+      assert.match(first, /First answer\./);
+
+      // The agent had the wats tools and no built-in tool (locked).
+      const woken = mock.messages().find((m) => hasTool("mcp__wats__answer")(m.body!));
+      assert.ok(woken, "the model was offered the wats tools");
+      const tools = (woken.body?.tools ?? []).map((t) => t.name);
+      for (const builtin of ["Bash", "Read", "Write", "Edit"]) {
+        assert.ok(!tools.includes(builtin), `${builtin} offered: ${tools.join(",")}`);
+      }
+
+      // The same thread wakes it again: its session is loaded, history and all.
+      const stored = node.stdoutLines.map((l) => JSON.parse(l)).find((e) =>
+        e.event === "post_stored" && e.kind === "answer"
+      );
+      assert.ok(stored, node.stdoutLines.join("\n"));
+      await call(alice, "clarify", { parent: stored.id, text: "ASK-TWO: and why?" });
+      await waitFor("the second run", () => runs().length === 2, 120_000);
+      assert.equal(runs()[1].status, "ok", JSON.stringify(runs()[1]));
+      const second = await call(alice, "thread", { id: one });
+      assert.match(second, /REMEMBERED: we spoke of ASK-ONE\./, second);
+
+      // Another thread: a new session, which knows nothing of the first.
+      const three = idIn(await call(alice, "ask", { title: "Three", text: "ASK-THREE: cron?" }));
+      await waitFor("the third run", () => runs().length === 3, 120_000);
+      const third = await call(alice, "thread", { id: three });
+      assert.match(third, /FRESH: a new thread\./, third);
+      assert.throws(() => Deno.statSync(escaped), "the Bash call of a locked agent never ran");
+
+      // One session per thread, kept for the next wake.
+      const sessions = JSON.parse(Deno.readTextFileSync(`${paths.agentDir}/acp_threads.json`));
+      assert.deepEqual(Object.keys(sessions).sort(), [one, three].sort());
+      const transcripts = runs().map((r) => jsonLines(`${paths.runsDir}/${r.id}.jsonl`));
+      const opened = transcripts.map((t) => t.find((l) => l.type === "acp_session"));
+      assert.deepEqual(opened.map((o) => o?.continued), [false, true, false]);
+      assert.equal(opened[0]?.session, opened[1]?.session);
+      assert.deepEqual(transcripts.map((t) => t[0].thread), [one, one, three]);
+
+      // Each run is costed by what it added: a loaded session reports its total since it
+      // began, so the second run's cost is not the first's plus its own.
+      const costs = runs().map((r) => r.cost_usd as number);
+      assert.ok(costs.every((c) => c > 0), JSON.stringify(costs));
+      const reported = transcripts[1].flatMap((l) => {
+        const u = l.update as { sessionUpdate?: string; cost?: { amount: number } } | undefined;
+        return u?.sessionUpdate === "usage_update" && u.cost ? [u.cost.amount] : [];
+      });
+      assert.ok(reported.length > 0, "the agent reported a cost");
+      console.log(
+        `measured: run costs ${JSON.stringify(costs)}; run 2's agent reported ${reported.at(-1)}`,
+      );
+      assert.ok(
+        Math.abs(costs[1] - (reported.at(-1)! - costs[0])) < 1e-9,
+        `run 2 cost ${costs[1]}, reported ${reported.at(-1)}, run 1 ${costs[0]}`,
+      );
+
+      // Nobody types at an unattended agent: no paid request predicts the next prompt.
+      assert.ok(!mock.messages().some((m) => promptContains("SUGGESTION MODE")(m.body!)));
+
+      // People read it like a CLI run.
+      const logs = await runWats([
+        "--data-dir",
+        dir,
+        "agent",
+        "logs",
+        "--run",
+        String(runs()[1].id),
+      ], {
+        home,
+      });
+      assert.equal(logs.code, 0, logs.stderr);
+      assert.match(logs.stdout, /session \S+ on \[harnesses\.claude\] \(continued\)/, logs.stdout);
+      assert.match(logs.stdout, /mcp__wats__answer .*REMEMBERED/, logs.stdout);
+      assert.match(logs.stdout, /end: ok/);
+    } finally {
+      await alice.close();
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(home, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "agent.runtime = acp: a coding agent called from a thread's run works under that thread",
+  ...opts,
+  async fn() {
+    const dir = tempDataDir();
+    const home = Deno.makeTempDirSync({ prefix: "wats-acp-rt-home-" });
+    const repo = `${home}/repo`;
+    Deno.mkdirSync(repo);
+    await git(["init", "--quiet", "-b", "main"], repo);
+    Deno.writeTextFileSync(`${repo}/README.md`, "the app\n");
+    await git(["add", "README.md"], repo);
+    await git(
+      ["-c", "user.email=t@example.org", "-c", "user.name=T", "commit", "-qm", "first"],
+      repo,
+    );
+    const mock = startMockAnthropic({
+      rules: [
+        { when: toolResultFor("mcp__wats__answer"), reply: text("Answered.") },
+        {
+          when: toolResultFor("mcp__wats__claude"),
+          reply: (req) => answer(`CODED: ${trailingMessages(req).length}`)(req),
+        },
+        // The coding agent's own conversation (no wats tools).
+        { when: (r) => !hasTool("mcp__wats__answer")(r), reply: text("Looked at it.") },
+        {
+          when: hasTool("mcp__wats__claude"),
+          reply: toolUse("mcp__wats__claude", {
+            task: "look at the README",
+            checkout: "app",
+            work: "readme",
+          }),
+        },
+      ],
+    });
+    Deno.writeTextFileSync(`${dir}/config.toml`, config(home, mock.url, repo));
+    const node = startWats(["--data-dir", dir, "node"], { env: { IS_SANDBOX: "1" }, home });
+    const alice = await mcpClient(dir, "alice", home);
+    try {
+      await node.waitForLine((l) => l.includes('"event":"started"'), 120_000);
+      const ask = idIn(await call(alice, "ask", { title: "Code", text: "CODE-ASK: check it" }));
+      await waitFor(
+        "the agent's answer",
+        () => node.stdoutLines.some((l) => l.includes('"event":"run_ended"')),
+        180_000,
+      );
+      const thread = await call(alice, "thread", { id: ask });
+      assert.match(thread, /CODED/, thread + node.stderr());
+      const branches = await git(["branch", "--list", "wats/*"], repo);
+      assert.match(branches, new RegExp(`wats/helper/${ask.slice(0, 12)}/readme`), branches);
+      Deno.statSync(`${dir}/worktrees/claude/app/helper/${ask.slice(0, 12)}/readme/README.md`);
+    } finally {
+      await alice.close();
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(home, { recursive: true });
+    }
+  },
+});
