@@ -293,7 +293,8 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
     type: "bool",
     default: false,
     safety: false,
-    description: "Send a desktop notification when a draft waits for review.",
+    description:
+      "Send a desktop notification when a draft or a coding agent's request waits for review.",
   },
   "agent.about": {
     type: "string",

@@ -35,7 +35,7 @@ import { MCP_NODE_IDLE_MS, watchIdle } from "./idle.ts";
 import type { DaemonLock } from "./lock.ts";
 import { nodeId } from "./node_id.ts";
 import { LocalNodeService } from "./node_service.ts";
-import { desktopNotifier } from "./notify.ts";
+import { desktopNotifier, heldNotifier } from "./notify.ts";
 import { Profiles } from "./profiles.ts";
 import { ReviewQueue } from "./review_queue.ts";
 
@@ -130,6 +130,8 @@ export async function runNode(opts: NodeOptions): Promise<number> {
     const notifier = settings["agent.notify"]
       ? desktopNotifier({ os: opts.os, run: runCommand, warn: (m) => logger.warn(m) })
       : undefined;
+    // Drafts, coding agents' requests and calls in doubt alike.
+    const onHeld = notifier ? heldNotifier(notifier) : undefined;
     let agentRunner: AgentRunner | undefined;
     // The network starts after the socket; status may ask for it before then.
     const net: { current?: Network } = {};
@@ -151,14 +153,17 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       onSweep: (r) => events({ event: "acp_sweep", ...r }),
       // agent.review on: a gated request waits in the review queue for a person.
       park: settings["agent.review"]
-        ? (ask) =>
-          review.hold({
+        ? (ask) => {
+          const held = review.hold({
             kind: "permission",
             text: `${ask.harness}/${ask.kind}: ${ask.title ?? ask.reason}`,
             profile: agent.name,
             createdAt: Math.floor(Date.now() / 1000),
             permission: ask,
-          }).id
+          });
+          onHeld?.(held);
+          return held.id;
+        }
         : undefined,
       onDecided: (ask, approved) =>
         agentRunner?.runner.permissionDecided(
@@ -184,13 +189,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       events,
       review,
       reviewOn: settings["agent.review"],
-      onHeld: notifier
-        ? (d) =>
-          notifier.notify(
-            "wats: a draft waits for review",
-            `${d.kind} ${d.id}: ${d.text.slice(0, 120)}`,
-          )
-        : undefined,
+      onHeld,
       now: Date.now,
       runOfToken: (token) => agentRunner?.runOfToken(token),
       runnerStatus: () => {

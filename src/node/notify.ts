@@ -1,11 +1,15 @@
 /**
- * Desktop notifications for drafts held for review (agent.notify): notify-send
- * on Linux, osascript on macOS. A missing tool is logged once, never an error:
- * a notification is a convenience, the queue is the record.
+ * Desktop notifications for what the review queue holds (agent.notify): a
+ * draft, or a coding agent's permission request or call in doubt
+ * (docs/acp.md). notify-send on Linux, osascript on macOS. A missing tool is
+ * logged once, never an error: a notification is a convenience, the queue is
+ * the record.
  *
  * @module
  */
 
+import type { PendingDraft } from "../mcp/service.ts";
+import { clip, oneLine } from "../posts/fence.ts";
 import type { CommandRunner } from "../runner/spawn.ts";
 
 /** The program that shows notifications on `os`, or undefined where none is known. */
@@ -57,4 +61,39 @@ export function desktopNotifier(opts: {
 
 function appleString(s: string): string {
   return `"${s.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
+}
+
+/** The longest body a held item's notification has, in characters. */
+export const NOTICE_BODY_MAX = 160;
+
+/**
+ * The title and one-line body that tell a person something waits in the
+ * review queue. Everything in the body is the agent's or the coding agent's
+ * text: made one line by `oneLine` and cut to {@linkcode NOTICE_BODY_MAX}, the
+ * locations first, so the request and its work always show.
+ */
+export function heldNotice(d: PendingDraft): { title: string; body: string } {
+  const p = d.permission;
+  if (p === undefined) {
+    return {
+      title: "wats: a draft waits for review",
+      body: clip(oneLine(`${d.kind} ${d.id}: ${d.text}`), NOTICE_BODY_MAX),
+    };
+  }
+  const request = clip(oneLine(`${p.harness}/${p.kind}`), 40);
+  const work = ` (work ${clip(oneLine(p.work), 40)})`;
+  const where = oneLine(p.locations.join(" "));
+  const room = NOTICE_BODY_MAX - request.length - work.length - 1;
+  return {
+    title: "wats: a coding agent waits for a decision",
+    body: where === "" ? `${request}${work}` : `${request} ${clip(where, room)}${work}`,
+  };
+}
+
+/** What `onHeld` runs when agent.notify is on: a notification for each held item. */
+export function heldNotifier(notifier: Notifier): (d: PendingDraft) => void {
+  return (d) => {
+    const { title, body } = heldNotice(d);
+    notifier.notify(title, body);
+  };
 }

@@ -78,6 +78,17 @@ export function oneLine(value: string): string {
     .trim();
 }
 
+/**
+ * `text` cut to at most `max` characters (UTF-16 units), the last one `…` when
+ * cut; never half of a surrogate pair. For showing someone else's text in a
+ * bounded space (a notification, a page).
+ */
+export function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const head = text.slice(0, Math.max(0, max - 1));
+  return `${/[\ud800-\udbff]$/.test(head) ? head.slice(0, -1) : head}…`;
+}
+
 /** A fence line: `----- label -----`. The label must come from `oneLine` or the node itself. */
 export function fenceLine(label: string): string {
   return `${FENCE_MARKER} ${label} ${FENCE_MARKER}`;

@@ -15,7 +15,8 @@ import { ClaudeStreamParser } from "../runner/harnesses/claude.ts";
 import type { RunFooter, RunHeader, RunIndexEntry } from "../runner/transcripts.ts";
 import { usd, usdOf } from "../money.ts";
 import { formatAge, formatElapsed } from "../duration.ts";
-import { UNVERIFIED_LABEL } from "../posts/fence.ts";
+import { clip, fenceBody, oneLine, UNVERIFIED_LABEL } from "../posts/fence.ts";
+import type { IN_DOUBT, PermissionAsk } from "../acp/calls.ts";
 import type { ChartData } from "./charts.ts";
 import type { PostsPage, ThreadView } from "./source.ts";
 import { CSRF_FIELD } from "./security.ts";
@@ -354,9 +355,14 @@ function eventHtml(e: RunEvent): string {
 
 // ---------------------------------------------------------------- review
 
-/** The held drafts, each with what it answers and the three decisions. */
+/**
+ * The review queue: each held draft with what it answers and the three
+ * decisions, and each coding agent's request with what a person needs to
+ * decide it (requestCard).
+ */
 export function reviewPage(ctx: PageContext, drafts: readonly HeldDraft[], now: number): string {
   const cards = drafts.map((d) => {
+    if (d.permission !== undefined) return requestCard(ctx, d, d.permission, now);
     const answers = d.parent
       ? `<div class="answers">answers <a href="/posts/thread/${esc(d.thread ?? d.parent)}">${
         esc(short(d.parent))
@@ -396,10 +402,99 @@ ${
     }
 </article>`;
   }).join("\n");
-  const body = `<h1>Review</h1><p>${drafts.length} draft(s) held for review.</p>${
-    cards || "<p>Nothing waits for review.</p>"
-  }`;
+  const requests = drafts.filter((d) => d.permission !== undefined).length;
+  const body = `<h1>Review</h1><p>${drafts.length - requests} draft(s) and ${requests} ` +
+    `coding agent request(s) wait for review.</p>${cards || "<p>Nothing waits for review.</p>"}`;
   return layout(ctx, "Review", body, { active: "/review" });
+}
+
+/** How much of a request's arguments and task a card shows, in characters. */
+export const REQUEST_TEXT_MAX = 4000;
+/** How many of a request's locations a card lists. */
+export const REQUEST_LOCATIONS_MAX = 20;
+
+/**
+ * A coding agent's held request (docs/acp.md, "Review: parked requests"), or
+ * a call in doubt. Every field but the id is the coding agent's or the waking
+ * agent's text: one-line fields go through `oneLine`, the arguments and the
+ * task through `fenceBody` (no control or bidi character can hide what they
+ * say), all escaped and bounded. Approve allows the request once, reject
+ * refuses it; neither takes a text.
+ */
+function requestCard(ctx: PageContext, d: HeldDraft, p: PermissionAsk, now: number): string {
+  const line = (s: string) => esc(clip(oneLine(s), 500));
+  const block = (s: string, cls: string) => {
+    const whole = fenceBody(s);
+    const more = whole.length > REQUEST_TEXT_MAX
+      ? `<p class="more">(${whole.length} characters in all: <code>wats agent pending show ${
+        esc(d.id)
+      }</code> shows them whole)</p>`
+      : "";
+    return `<pre class="${cls}">${esc(clip(whole, REQUEST_TEXT_MAX))}</pre>${more}`;
+  };
+  // The literal, checked against the constant: importing its value would load
+  // the ACP layer into `wats ui`.
+  const inDoubt = p.kind === ("in_doubt" satisfies typeof IN_DOUBT);
+  const shown = p.locations.slice(0, REQUEST_LOCATIONS_MAX);
+  const locations = shown.length === 0
+    ? "(none)"
+    : `<ul class="locations">${shown.map((l) => `<li><code>${line(l)}</code></li>`).join("")}${
+      p.locations.length > shown.length
+        ? `<li>and ${p.locations.length - shown.length} more</li>`
+        : ""
+    }</ul>`;
+  const facts: Array<[string, string]> = [
+    ["locations", locations],
+    ["worktree", `<code>${line(p.worktree)}</code>`],
+    ["checkout", `<code>${line(p.checkout)}</code>`],
+    ["work", `<code>${line(p.work)}</code>`],
+    ["why it asks", line(p.reason)],
+    ["request id", `<code>${line(p.request_id)}</code>`],
+  ];
+  const path = `/review/${encodeURIComponent(d.id)}`;
+  return `<article class="draft request" data-id="${esc(d.id)}">
+<div class="meta"><span class="kind">${
+    inDoubt ? "call in doubt" : "permission"
+  }</span> by the coding agent of ${line(p.agent)} · ${
+    esc(formatAge(now / 1000 - d.createdAt))
+  } old · <code>${esc(d.id)}</code></div>
+<h3><code class="request">${line(`${p.harness}/${p.kind}`)}</code>${
+    p.title ? ` ${line(p.title)}` : ""
+  }</h3>
+${
+    inDoubt
+      ? `<p class="notice warn">The node stopped while this call ran: what it did is in doubt. ` +
+        `Approve sends a new call telling the coding agent to check the worktree and finish the task; ` +
+        `reject leaves the work as it is.</p>`
+      : ""
+  }<table class="facts">${
+    facts.map(([k, v]) => `<tr><th>${k}</th><td>${v}</td></tr>`).join("")
+  }</table>
+${
+    inDoubt
+      ? ""
+      : `<h4>Arguments</h4>${block(JSON.stringify(p.arguments ?? null, null, 2), "arguments")}`
+  }
+<h4>Task</h4>${block(p.task, "task")}
+${
+    form(
+      ctx,
+      `${path}/approve`,
+      `<button name="do" value="approve">${
+        inDoubt ? "Approve (finish the task)" : "Approve (allow once)"
+      }</button>`,
+      "approve",
+    )
+  }
+${
+    form(
+      ctx,
+      `${path}/reject`,
+      `<button>${inDoubt ? "Reject (leave the work as it is)" : "Reject (refuse once)"}</button>`,
+      "reject",
+    )
+  }
+</article>`;
 }
 
 // ---------------------------------------------------------------- halt

@@ -534,8 +534,11 @@ Deno.test({
   },
 });
 
-/** config.toml for a daemon whose coding agent may run commands, with review on. */
-function reviewConfig(f: Fixture, mockUrl: string): string {
+/**
+ * config.toml for a daemon whose coding agent may run commands, with review on
+ * (and agent.notify with `notify`).
+ */
+function reviewConfig(f: Fixture, mockUrl: string, notify = false): string {
   return [
     "[harnesses.claude]",
     'command = "node"',
@@ -551,11 +554,34 @@ function reviewConfig(f: Fixture, mockUrl: string): string {
     "",
     "[agent]",
     "review = true",
+    ...(notify ? ["notify = true"] : []),
     "",
     "[policy]",
     'allow = ["claude/execute"]',
     "",
   ].join("\n");
+}
+
+/**
+ * A bin dir whose `notify-send` records what agent.notify asked it to show,
+ * and the PATH that finds it first.
+ */
+function recordingNotifier(f: Fixture): { path: string; shown: () => string } {
+  const bin = `${f.root}/bin`;
+  Deno.mkdirSync(bin);
+  Deno.writeTextFileSync(`${bin}/notify-send`, `#!/bin/sh\necho "$@" >> ${bin}/shown.txt\n`, {
+    mode: 0o755,
+  });
+  return {
+    path: `${bin}:${Deno.env.get("PATH")}`,
+    shown: () => {
+      try {
+        return Deno.readTextFileSync(`${bin}/shown.txt`);
+      } catch {
+        return "";
+      }
+    },
+  };
 }
 
 /** The JSON of a harness tool's result (after its line about trust). */
@@ -602,8 +628,11 @@ Deno.test({
         },
       ],
     });
-    Deno.writeTextFileSync(`${f.data}/config.toml`, reviewConfig(f, mock.url));
-    const node = startWats(["--data-dir", f.data, "node"], { env: { IS_SANDBOX: "1" } });
+    Deno.writeTextFileSync(`${f.data}/config.toml`, reviewConfig(f, mock.url, true));
+    const notes = recordingNotifier(f);
+    const node = startWats(["--data-dir", f.data, "node"], {
+      env: { IS_SANDBOX: "1", PATH: notes.path },
+    });
     let client: Awaited<ReturnType<typeof mcpClient>> | undefined;
     try {
       await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
@@ -626,6 +655,12 @@ Deno.test({
       const shown = await runWats(["--data-dir", f.data, "agent", "pending", "show", p.id]);
       assert.match(shown.stdout, new RegExp(`worktree  ${wt}`));
       assert.match(shown.stdout, /"content": "reviewed\\n"/);
+      // agent.notify tells the person, on one line: the request, where, which work.
+      await waitFor("the desktop notification", () => notes.shown() !== "", 30_000);
+      assert.equal(
+        notes.shown(),
+        `--app-name=wats wats: a coding agent waits for a decision claude/edit ${wt}/notes.txt (work notes)\n`,
+      );
 
       // A request has no text to edit.
       const edit = await runWats(["--data-dir", f.data, "agent", "approve", p.id, "--edit"]);
@@ -690,8 +725,10 @@ Deno.test({
         { when: lastUserContains("TASK-K"), reply: { ...text("too late"), delayMs: 600_000 } },
       ],
     });
-    Deno.writeTextFileSync(`${f.data}/config.toml`, reviewConfig(f, mock.url));
-    const start = () => startWats(["--data-dir", f.data, "node"], { env: { IS_SANDBOX: "1" } });
+    Deno.writeTextFileSync(`${f.data}/config.toml`, reviewConfig(f, mock.url, true));
+    const notes = recordingNotifier(f);
+    const start = () =>
+      startWats(["--data-dir", f.data, "node"], { env: { IS_SANDBOX: "1", PATH: notes.path } });
     const node = start();
     let again: ReturnType<typeof start> | undefined;
     let client: Awaited<ReturnType<typeof mcpClient>> | undefined;
@@ -735,6 +772,11 @@ Deno.test({
       assert.match(listed, /permission claude\/in_doubt +work notes/);
       const shown = await runWats(["--data-dir", f.data, "agent", "pending", "show", id]);
       assert.match(shown.stdout, /TASK-K: write the notes/);
+      await waitFor("the desktop notification", () => notes.shown() !== "", 30_000);
+      assert.equal(
+        notes.shown(),
+        "--app-name=wats wats: a coding agent waits for a decision claude/in_doubt (work notes)\n",
+      );
 
       const approved = await runWats(["--data-dir", f.data, "agent", "approve", id]);
       assert.equal(approved.code, 0, approved.stderr);

@@ -1,5 +1,13 @@
 import assert from "node:assert/strict";
-import { desktopNotifier, notifierProgram } from "../../src/node/notify.ts";
+import {
+  desktopNotifier,
+  heldNotice,
+  heldNotifier,
+  NOTICE_BODY_MAX,
+  notifierProgram,
+} from "../../src/node/notify.ts";
+import type { PendingDraft } from "../../src/mcp/service.ts";
+import type { PermissionAsk } from "../../src/acp/calls.ts";
 import type { CommandOutput } from "../../src/runner/spawn.ts";
 
 function recorder(result: CommandOutput | Error) {
@@ -47,4 +55,60 @@ Deno.test("an OS without a known notifier is logged once and runs nothing", () =
   n.notify("a", "b");
   assert.equal(r.calls.length, 0);
   assert.equal(warnings.length, 1);
+});
+
+/** A coding agent's request as the review queue holds it (docs/acp.md). */
+function request(over: Partial<PermissionAsk> = {}): PendingDraft {
+  return {
+    id: "0123456789ab",
+    kind: "permission",
+    text: "claude/edit: Write notes.txt",
+    profile: "helper",
+    createdAt: 1_790_000_000,
+    permission: {
+      request_id: "run-1.acp_1:toolu_1",
+      harness: "claude",
+      kind: "edit",
+      title: "Write notes.txt",
+      arguments: { file_path: "/w/notes.txt", content: "x" },
+      locations: ["/w/notes.txt"],
+      worktree: "/w",
+      checkout: "app",
+      work: "fix-login",
+      agent: "helper",
+      thread: "_",
+      task: "fix the login",
+      reason: "claude/edit is gated",
+      ...over,
+    },
+  };
+}
+
+Deno.test("a coding agent's held request notifies with its request, locations and work", async () => {
+  const r = recorder({ code: 0, stdout: "", stderr: "" });
+  const onHeld = heldNotifier(desktopNotifier({ os: "linux", run: r.run, warn: () => {} }));
+  onHeld(request());
+  onHeld(request({ kind: "in_doubt", locations: [], request_id: "run-1.acp_1", work: "notes" }));
+  onHeld({
+    id: "ba9876543210",
+    kind: "answer",
+    text: "Use\njournald.",
+    profile: "helper",
+    createdAt: 1,
+  });
+  await tick();
+  assert.deepEqual(r.calls.map((c) => c[1].slice(1)), [
+    ["wats: a coding agent waits for a decision", "claude/edit /w/notes.txt (work fix-login)"],
+    ["wats: a coding agent waits for a decision", "claude/in_doubt (work notes)"],
+    ["wats: a draft waits for review", "answer ba9876543210: Use journald."],
+  ]);
+});
+
+Deno.test("a held request's notification is one bounded line: long or hostile locations are cut, the work still shows", () => {
+  const hostile = `/w/${"a".repeat(500)}\n\u202eevil\u0007.txt`;
+  const { body } = heldNotice(request({ locations: [hostile, "/w/b.txt"], work: "fix\r\nlogin" }));
+  assert.ok(body.length <= NOTICE_BODY_MAX, `${body.length}`);
+  assert.match(body, /^claude\/edit \/w\/a+… \(work fix login\)$/);
+  // deno-lint-ignore no-control-regex
+  assert.doesNotMatch(body, /[\u0000-\u001f\u007f-\u009f\u202e]/);
 });

@@ -1,9 +1,11 @@
 /** What the pages render from data: escaping of others' content, and the chart's buckets. */
 
 import assert from "node:assert/strict";
-import { postsPage, runPage } from "../../src/ui/pages.ts";
+import { postsPage, REQUEST_TEXT_MAX, reviewPage, runPage } from "../../src/ui/pages.ts";
 import { chartData } from "../../src/ui/charts.ts";
 import type { PostView } from "../../src/mcp/service.ts";
+import type { HeldDraft } from "../../src/node/review_queue.ts";
+import type { PermissionAsk } from "../../src/acp/calls.ts";
 import type { RunIndexEntry } from "../../src/runner/transcripts.ts";
 
 Deno.test("a post's text, title and kind are shown as text, never as markup", () => {
@@ -82,4 +84,111 @@ Deno.test("a run still going reloads itself until its end line arrives (live fol
   const done = runPage({ csrf: "t" }, "r", [header, call, end]);
   assert.doesNotMatch(done, /http-equiv="refresh"/);
   assert.match(done, /id="run-end"[^>]*>end: ok/);
+});
+
+/** A coding agent's request as the review queue holds it (docs/acp.md). */
+function held(id: string, over: Partial<PermissionAsk>): HeldDraft {
+  return {
+    id,
+    kind: "permission",
+    text: "claude/edit: Write notes.txt",
+    profile: "helper",
+    createdAt: 1_790_000_000,
+    permission: {
+      request_id: "run-1.acp_1a2b:toolu_01",
+      harness: "claude",
+      kind: "edit",
+      title: "Write notes.txt",
+      arguments: { file_path: "/w/notes.txt", content: "reviewed\n" },
+      locations: ["/w/notes.txt"],
+      worktree: "/w",
+      checkout: "billing",
+      work: "fix-login",
+      agent: "helper",
+      thread: "_",
+      task: "Fix the login redirect",
+      reason: "claude/edit is gated: a person decides",
+      ...over,
+    },
+  };
+}
+
+/** The card of the held item `id` in a review page. */
+function card(html: string, id: string): string {
+  const start = html.indexOf(`<article class="draft request" data-id="${id}">`);
+  assert.ok(start >= 0, html);
+  return html.slice(start, html.indexOf("</article>", start));
+}
+
+Deno.test("a held request shows what a person decides on: request, locations, arguments, worktree, checkout, work, why, task", () => {
+  const html = reviewPage({ csrf: "tok" }, [held("0123456789ab", {})], 1_790_000_060_000);
+  const c = card(html, "0123456789ab");
+  assert.match(c, /<code class="request">claude\/edit<\/code> Write notes\.txt/);
+  assert.match(c, /<th>locations<\/th><td><ul class="locations"><li><code>\/w\/notes\.txt<\/code>/);
+  assert.match(c, /<th>worktree<\/th><td><code>\/w<\/code>/);
+  assert.match(c, /<th>checkout<\/th><td><code>billing<\/code>/);
+  assert.match(c, /<th>work<\/th><td><code>fix-login<\/code>/);
+  assert.match(c, /<th>why it asks<\/th><td>claude\/edit is gated: a person decides/);
+  assert.match(c, /<th>request id<\/th><td><code>run-1\.acp_1a2b:toolu_01<\/code>/);
+  assert.match(c, /<pre class="arguments">\{\n {2}&#34;file_path&#34;: &#34;\/w\/notes\.txt&#34;,/);
+  assert.match(c, /<pre class="task">Fix the login redirect<\/pre>/);
+  assert.match(c, /by the coding agent of helper · 1m old/);
+  // Approve allows once and reject refuses, through the same forms as drafts, with no text.
+  assert.match(c, /<form method="post" action="\/review\/0123456789ab\/approve" class="approve">/);
+  assert.match(c, /<form method="post" action="\/review\/0123456789ab\/reject" class="reject">/);
+  assert.match(c, /name="csrf" value="tok"/);
+  assert.match(c, /Approve \(allow once\)/);
+  assert.doesNotMatch(c, /<textarea|name="reason"/);
+  assert.match(html, /0 draft\(s\) and 1 coding agent request\(s\) wait for review/);
+});
+
+Deno.test("a held request's rawInput, title, locations and task are shown as text, never as markup, and bounded", () => {
+  const evil = "</pre><script>alert(1)</script><img src=x onerror=alert(2)>";
+  const html = reviewPage({ csrf: "t" }, [
+    held("0123456789ab", {
+      title: evil,
+      arguments: { command: evil, [`k${evil}`]: "\u202egnp.exe", long: "x".repeat(10_000) },
+      locations: [`/w/${evil}`, "/w/line\nbreak\u202e.txt"],
+      worktree: `/w/${evil}`,
+      work: evil,
+      reason: evil,
+      task: `${evil}\nsecond line`,
+    }),
+  ], 1_790_000_060_000);
+  assert.ok(!html.includes("<script>"), html);
+  assert.ok(!html.includes("</pre><script"), html);
+  assert.ok(!html.includes("<img"), html);
+  assert.ok(!html.includes("\u202e"), "no bidi override reaches the page");
+  const c = card(html, "0123456789ab");
+  assert.match(c, /&#60;\/pre&#62;&#60;script&#62;alert\(1\)&#60;\/script&#62;/);
+  assert.match(c, /<li><code>\/w\/line break\.txt<\/code><\/li>/, "a location is one line");
+  assert.match(c, /<pre class="task">&#60;\/pre&#62;.*\nsecond line<\/pre>/);
+  // The 10,000 characters are cut, and the page says where to see them whole.
+  const args = c.match(/<pre class="arguments">([^<]*)<\/pre>/)![1];
+  assert.ok(args.length < REQUEST_TEXT_MAX * 2, `${args.length}`);
+  assert.ok(!args.includes("x".repeat(REQUEST_TEXT_MAX)));
+  assert.match(c, /characters in all: <code>wats agent pending show 0123456789ab<\/code>/);
+});
+
+Deno.test("a call in doubt says what approve and reject do, and shows its task", () => {
+  const html = reviewPage({ csrf: "t" }, [
+    held("ba9876543210", {
+      request_id: "run-1.acp_1a2b",
+      kind: "in_doubt",
+      title: "call run-1.acp_1a2b was running when the node stopped",
+      arguments: undefined,
+      locations: [],
+      reason: "the node stopped during this call: its state is in doubt",
+      task: "TASK-K: write the notes",
+    }),
+  ], 1_790_000_060_000);
+  const c = card(html, "ba9876543210");
+  assert.match(c, /<span class="kind">call in doubt<\/span>/);
+  assert.match(c, /<code class="request">claude\/in_doubt<\/code>/);
+  assert.match(c, /<th>locations<\/th><td>\(none\)/);
+  assert.match(c, /Approve sends a new call telling the coding agent to check the worktree/);
+  assert.match(c, /<pre class="task">TASK-K: write the notes<\/pre>/);
+  assert.doesNotMatch(c, /Arguments/);
+  assert.match(c, /Approve \(finish the task\)/);
+  assert.match(c, /Reject \(leave the work as it is\)/);
 });
