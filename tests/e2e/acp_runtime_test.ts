@@ -256,3 +256,55 @@ Deno.test({
     }
   },
 });
+
+const codexAcp = requireCli("codex-acp");
+
+Deno.test({
+  name:
+    "agent.runtime = acp refuses to start without a harness it can name, with inherit access, " +
+    "or on an agent it cannot lock (codex-acp)",
+  ignore: acp === null || codexAcp === null,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dir = tempDataDir();
+    const home = Deno.makeTempDirSync({ prefix: "wats-acp-rt-home-" });
+    try {
+      const start = async (toml: string) => {
+        Deno.writeTextFileSync(`${dir}/config.toml`, toml);
+        return await runWats(["--data-dir", dir, "node"], { home, timeoutMs: 120_000 });
+      };
+      const none = await start('[agent]\nruntime = "acp"\n');
+      assert.equal(none.code, 1, none.stderr);
+      assert.match(none.stderr, /agent\.runtime = "acp" needs agent\.harness.*harnesses: none/);
+
+      const claude = `[harnesses.claude]\ncommand = "node"\nargs = [${JSON.stringify(acp![1])}]\n`;
+      const typo = await start(`${claude}\n[agent]\nruntime = "acp"\nharness = "claud"\n`);
+      assert.equal(typo.code, 1);
+      assert.match(typo.stderr, /agent\.harness = "claud" names no \[harnesses\.claud\].*claude/);
+
+      const inherit = await start(
+        `${claude}\n[agent]\nruntime = "acp"\nharness = "claude"\naccess = "inherit"\n`,
+      );
+      assert.equal(inherit.code, 1);
+      assert.match(
+        inherit.stderr,
+        /agent\.access = "inherit" is not available with agent\.runtime = "acp"/,
+      );
+
+      const codex = await start(
+        `[harnesses.codex]\ncommand = ${JSON.stringify(codexAcp![0])}\nargs = ${
+          JSON.stringify(codexAcp!.slice(1))
+        }\n\n[agent]\nruntime = "acp"\nharness = "codex"\n`,
+      );
+      assert.equal(codex.code, 1, codex.stderr);
+      assert.match(
+        codex.stderr,
+        /\[harnesses\.codex\] runs @agentclientprotocol\/codex-acp, which wats cannot hold to agent\.access/,
+      );
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+      Deno.removeSync(home, { recursive: true });
+    }
+  },
+});

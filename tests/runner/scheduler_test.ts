@@ -894,3 +894,89 @@ Deno.test("a person's decision on a coding agent's parked request wakes the agen
     r.cleanup();
   }
 });
+
+Deno.test("threadPerRun: asks of two threads in one window make two runs, one thread each, the second right after the first", async () => {
+  const r = rig({}, { extra: { threadPerRun: true } });
+  try {
+    r.runner.start();
+    const a = r.post({ author: BOB, kind: "ask" });
+    const b = r.post({ author: CAROL, kind: "ask" });
+    const aReply = r.post({ author: CAROL, kind: "ask", root: a.id, parent: a.id });
+    await r.time.advance(30 * SEC);
+    assert.equal(r.spawner.procs.length, 1);
+    const first = r.spawner.last.request.stdin;
+    assert.ok(first.includes(a.id) && first.includes(aReply.id), first);
+    assert.ok(!first.includes(b.id), "the other thread waits");
+    const run1 = r.runner.status().current!;
+    assert.equal(run1.thread, a.id);
+    assert.equal(r.runner.threadOfRun(run1.id), a.id);
+    assert.equal(r.runner.threadOfRun("another-run"), undefined);
+    r.spawner.last.finish({ ok: true });
+    await r.runner.whenIdle();
+    await r.time.advance(0);
+    assert.equal(r.spawner.procs.length, 2, "no second debounce for events that waited theirs");
+    assert.ok(r.spawner.last.request.stdin.includes(b.id));
+    assert.equal(r.runner.status().current?.thread, b.id);
+    r.spawner.last.finish({ ok: true });
+    await r.runner.whenIdle();
+    assert.equal(r.runner.threadOfRun(run1.id), undefined, "only while the run lasts");
+    const headers = r.transcripts.index().map((e) =>
+      JSON.parse(Deno.readTextFileSync(`${r.dir}/agent/runs/${e.id}.jsonl`).split("\n")[0])
+    );
+    assert.deepEqual(headers.map((h) => h.thread), [a.id, b.id]);
+  } finally {
+    r.cleanup();
+  }
+});
+
+Deno.test("without threadPerRun one run takes every thread, and is about a thread only when it has one", async () => {
+  const r = rig();
+  try {
+    r.runner.start();
+    const a = r.post({ author: BOB, kind: "ask" });
+    r.post({ author: CAROL, kind: "ask" });
+    await r.time.advance(30 * SEC);
+    assert.equal(r.spawner.procs.length, 1);
+    assert.equal(r.runner.status().current?.events, 2);
+    assert.equal(r.runner.status().current?.thread, undefined);
+    r.spawner.last.finish({ ok: true });
+    await r.runner.whenIdle();
+    r.post({ author: BOB, kind: "ask", root: a.id, parent: a.id });
+    await r.time.advance(30 * SEC);
+    assert.equal(r.runner.status().current?.thread, a.id);
+    r.spawner.last.finish({ ok: true });
+    await r.runner.whenIdle();
+  } finally {
+    r.cleanup();
+  }
+});
+
+Deno.test("threadPerRun: a decision on a thread's parked request wakes a run about that thread", async () => {
+  const r = rig({}, { extra: { threadPerRun: true } });
+  try {
+    r.runner.start();
+    const a = r.post({ author: BOB, kind: "ask" });
+    await r.time.advance(30 * SEC);
+    r.spawner.last.finish({ ok: true });
+    await r.runner.whenIdle();
+    r.runner.permissionDecided("permission decided: claude/edit on work w was approved", a.id);
+    r.runner.permissionDecided(
+      "permission decided: claude/edit on work v was approved",
+      "f".repeat(64),
+    );
+    await r.time.advance(0);
+    assert.equal(r.spawner.procs.length, 2);
+    assert.equal(r.runner.status().current?.thread, a.id);
+    assert.match(r.spawner.last.request.stdin, /work w was approved/);
+    assert.doesNotMatch(r.spawner.last.request.stdin, /work v/);
+    r.spawner.last.finish({ ok: true });
+    await r.runner.whenIdle();
+    await r.time.advance(0);
+    assert.equal(r.spawner.procs.length, 3);
+    assert.equal(r.runner.status().current?.thread, "f".repeat(64));
+    r.spawner.last.finish({ ok: true });
+    await r.runner.whenIdle();
+  } finally {
+    r.cleanup();
+  }
+});

@@ -215,6 +215,42 @@ Deno.test("the daemon writes its store, key, agent dir and socket, never config.
   }
 });
 
+Deno.test("with agent.runtime = acp, the daemon also runs agent.harness's command (even a harness with no tool), nothing more", async () => {
+  const f = await fixture();
+  try {
+    await Deno.remove(f.paths.socket).catch(() => {});
+    await Deno.writeTextFile(
+      f.paths.config,
+      `[harnesses.heart]\ncommand = "python3"\nenabled = false\n\n` +
+        `[harnesses.other]\ncommand = "perl"\nenabled = false\n\n` +
+        `[agent]\nruntime = "acp"\nharness = "heart"\n`,
+    );
+    const init: CommandInit = {
+      argv: [],
+      words: [],
+      paths: f.paths,
+      env: {},
+      cwd: f.root,
+      os: "linux",
+      user: "alice",
+      self: ["/bin/true"],
+      stdinIsTerminal: false,
+      stdoutIsTerminal: false,
+      verbose: false,
+    };
+    const inputs = await commandInputs("daemon", init);
+    assertEquals(inputs.harnesses, ["python3"]);
+    await expect("daemon", inputs, [
+      [{ op: "run", cmd: "python3" }, "ok"],
+      [{ op: "run", cmd: "perl" }, "NotCapable"],
+      [{ op: "run", cmd: "node" }, "NotCapable"],
+      [{ op: "run", cmd: "sh" }, "NotCapable"],
+    ]);
+  } finally {
+    await f.close();
+  }
+});
+
 Deno.test("with coding agents, the daemon also runs their commands and reads the checkouts, nothing more", async () => {
   const f = await fixture();
   try {
