@@ -254,7 +254,9 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
   const bannerLines = () => {
     const now = pauses();
     return [
-      `${runtime} as ${d.agent.name} · ${budgetLine()}`,
+      `${
+        acpRuntime ? `acp on [harnesses.${acpRuntime.harness.name}]` : runtime
+      } as ${d.agent.name} · ${budgetLine()}`,
       ...(now.budget
         ? [
           `paused: ${now.budget.reason}; runs resume at ${

@@ -113,6 +113,7 @@ Deno.test({
     };
     try {
       await node.waitForLine((l) => l.includes('"event":"started"'), 120_000);
+      assert.match(node.stderr(), /agent +acp on \[harnesses\.claude\] as helper · budget/);
       const one = idIn(await call(alice, "ask", { title: "One", text: "ASK-ONE: which init?" }));
       await waitFor("the first run", () => runs().length === 1, 120_000);
       assert.equal(runs()[0].status, "ok", JSON.stringify(runs()) + node.stderr());
