@@ -74,6 +74,32 @@ Deno.test("config set then get: the value round-trips through config.toml", asyn
   });
 });
 
+Deno.test("config set agent.sweep infinity turns the sweep off; a bad value lists what is accepted", async () => {
+  await withDataDir(async (dir) => {
+    const set = await wats(dir, ["config", "set", "agent.sweep", "infinity"]);
+    assert.equal(set.stderr, "");
+    assert.equal(set.code, 0);
+    assert.match(
+      set.stdout,
+      /^set agent\.sweep = infinity in .*config\.toml \(was 24h, the default\)\n/,
+    );
+    assert.equal(await Deno.readTextFile(`${dir}/config.toml`), '[agent]\nsweep = "infinity"\n');
+    assert.deepEqual(await wats(dir, ["config", "get", "agent.sweep"]), {
+      code: 0,
+      stdout: "infinity\n",
+      stderr: "",
+    });
+    const bad = await wats(dir, ["config", "set", "agent.sweep", "never"]);
+    assert.equal(bad.code, 1);
+    assert.equal(
+      bad.stderr,
+      'error: agent.sweep = "never" is not allowed; agent.sweep must be a duration such as ' +
+        "500ms, 90s, 10m or 1h30m, or infinity (or 0) for off\n",
+    );
+    assert.equal(await Deno.readTextFile(`${dir}/config.toml`), '[agent]\nsweep = "infinity"\n');
+  });
+});
+
 Deno.test("config get prints lists comma-separated and the profile from the OS user", async () => {
   await withDataDir(async (dir) => {
     await Deno.writeTextFile(`${dir}/config.toml`, '[agent]\ntools = ["Read", "Grep"]\n');
