@@ -18,6 +18,7 @@ import type { ContentBlock, PermissionOption, StopReason } from "@agentclientpro
 import type { CheckoutConfig, HarnessConfig } from "../config/acp_tables.ts";
 import { WatsError } from "../errors.ts";
 import { AcpAgent, type SessionUpdate, type ToolCallInfo } from "./client.ts";
+import { type RequestShape, sameRequest } from "./carried.ts";
 import { chooseOption, decide, type Policy, resolveLocation } from "./policy.ts";
 import { sweep, type SweepReport } from "./sweep.ts";
 import {
@@ -253,8 +254,9 @@ export class AcpLayer {
    * A person's decision on the parked request `id` (its pending id). When the
    * call still waits, the answer goes to the request it holds; when its coding
    * agent stopped or the daemon restarted, a new call on the same work tells
-   * the coding agent the decision (and allows that kind of request once), or,
-   * for a call in doubt, to check the worktree and finish. Says what happened.
+   * the coding agent the decision (which then answers that same request once,
+   * src/acp/carried.ts), or, for a call in doubt, to check the worktree and
+   * finish. Says what happened.
    */
   answer(id: string, approved: boolean, ask: PermissionAsk): string {
     const held = this.#parked.get(id);
@@ -281,7 +283,8 @@ export class AcpLayer {
       : `A person ${verb} your request "${ask.title ?? `${ask.harness}/${ask.kind}`}" ` +
         `(${ask.harness}/${ask.kind}), which waited while you were stopped. ` +
         (approved
-          ? "Make that request again now (it is allowed once) and finish the task."
+          ? "Make that same request again now, unchanged (it is allowed once; any other request " +
+            "is decided as usual) and finish the task."
           : "Do not make it again; finish what you can without it and say what is left.") +
         `\n\nThe task was:\n${ask.task}`;
     const place = workPlace(
@@ -293,7 +296,9 @@ export class AcpLayer {
       ask.work,
     );
     const origin = { agent: ask.agent, thread: ask.thread, callId: `${id}.answer` };
-    const grant = ask.kind === IN_DOUBT ? undefined : { kind: ask.kind, approved };
+    const grant = ask.kind === IN_DOUBT
+      ? undefined
+      : { kind: ask.kind, locations: ask.locations, rawInput: ask.arguments, approved };
     this.#enqueue(
       harness,
       co,
@@ -445,7 +450,8 @@ export class AcpLayer {
           const request = `${harness.name}/${kind}`;
           let verdict = decision.verdict;
           let reason = decision.reason;
-          if (verdict === "ask" && granted?.kind === kind) {
+          const shape = { kind, locations, rawInput: toolCall.rawInput };
+          if (verdict === "ask" && granted !== undefined && sameRequest(granted, shape)) {
             // The person's decision on the request that waited while the agent was stopped.
             verdict = granted.approved ? "allow" : "deny";
             reason += `; a person ${granted.approved ? "approved" : "rejected"} it while it waited`;
@@ -700,9 +706,11 @@ export async function contextBlocks(
 /** The kind of a call parked because the daemon stopped during it. */
 export const IN_DOUBT = "in_doubt";
 
-/** A person's decision on a request that waited while its coding agent was stopped. */
-interface Grant {
-  kind: string;
+/**
+ * A person's decision on a request that waited while its coding agent was
+ * stopped, with the request it answers.
+ */
+interface Grant extends RequestShape {
   approved: boolean;
 }
 

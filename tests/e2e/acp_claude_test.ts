@@ -835,6 +835,78 @@ Deno.test({
 });
 
 Deno.test({
+  name: "a request parked when its daemon stopped: after the approval, another request of the " +
+    "same kind is not allowed by it, and parks for a person again",
+  ...opts,
+  async fn() {
+    const f = await fixture();
+    Deno.removeSync(`${f.data}/node.key`);
+    Deno.removeSync(`${f.data}/safety.json`);
+    const wt = `${f.data}/worktrees/claude/app/alice/_/notes`;
+    const mock = startMockAnthropic({
+      rules: [
+        { when: toolResultFor("Write"), reply: text("Wrote it.") },
+        // Told of the approval, the coding agent writes another file than it asked for.
+        {
+          when: lastUserContains("A person approved your request"),
+          reply: toolUse("Write", { file_path: `${wt}/other.txt`, content: "other\n" }),
+        },
+        {
+          when: lastUserContains("TASK-D"),
+          reply: toolUse("Write", { file_path: `${wt}/notes.txt`, content: "later\n" }),
+        },
+      ],
+    });
+    Deno.writeTextFileSync(`${f.data}/config.toml`, reviewConfig(f, mock.url));
+    const start = () => startWats(["--data-dir", f.data, "node"], { env: { IS_SANDBOX: "1" } });
+    const node = start();
+    let again: ReturnType<typeof start> | undefined;
+    let client: Awaited<ReturnType<typeof mcpClient>> | undefined;
+    try {
+      await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+      client = await mcpClient(f.data, "alice", f.home);
+      const parked = resultOf(
+        await client.callTool({
+          name: "claude",
+          arguments: { task: "TASK-D: write the notes", checkout: "app", work: "notes" },
+        }),
+      );
+      const p = parked.parked as { id: string };
+      await client.close();
+      client = undefined;
+      await node.stop();
+      again = start();
+      await again.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+      const approved = await runWats(["--data-dir", f.data, "agent", "approve", p.id]);
+      assert.equal(approved.code, 0, approved.stderr);
+      const edits = () =>
+        again!.stdoutLines.map((l) => JSON.parse(l)).filter((e) =>
+          e.event === "acp_permission" && e.request === "claude/edit"
+        );
+      await waitFor("the coding agent's next edit request", () => edits().length > 0, 120_000);
+      // The approval was for notes.txt: other.txt waits for a person, unwritten.
+      assert.deepEqual(edits().map((e) => [e.answer, e.locations]), [
+        ["parked", [`${wt}/other.txt`]],
+      ]);
+      assert.throws(() => Deno.statSync(`${wt}/other.txt`));
+      const listed = await runWats(["--data-dir", f.data, "agent", "pending"]);
+      assert.match(listed.stdout, new RegExp(`permission claude/edit ${wt}/other.txt`));
+      // The coding agent was told which request the approval is for.
+      const told = mock.messages().find((m) =>
+        m.body && lastUserContains("A person approved your request")(m.body)
+      );
+      assert.match(JSON.stringify(told?.body), /Make that same request again now, unchanged/);
+    } finally {
+      await client?.close().catch(() => {});
+      await again?.stop();
+      await node.stop().catch(() => {});
+      await mock.close();
+      Deno.removeSync(f.root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
   name: "a woken agent's call parks; the approval wakes it (permission decided), it continues " +
     "the work, and `wats agent logs` shows the coding agent and its decisions",
   ...opts,
