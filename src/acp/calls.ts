@@ -9,7 +9,8 @@
  * held for a person, the call returns `parked`, and the prompt waits for
  * {@linkcode AcpLayer.answer}. A request whose coding agent stopped meanwhile,
  * and a call the daemon was running when it stopped (in doubt), are answered
- * by a new call on the same work that tells the coding agent the decision.
+ * by a new call on the same work that tells the coding agent the decision; a
+ * call in doubt that a person rejects is told to the next call on the work.
  *
  * @module
  */
@@ -29,6 +30,13 @@ import {
   headOf,
   workPlace,
 } from "./worktrees.ts";
+import {
+  declinedNotice,
+  noteDeclined,
+  readWorkState,
+  saveSession,
+  takeDeclined,
+} from "./work_state.ts";
 
 /** The arguments of a harness tool. */
 export interface CallArgs {
@@ -148,6 +156,12 @@ export interface AcpLayerOptions {
   /** Told each decision a person made on a parked request (wakes the heartbeat agent). */
   onDecided?: (ask: PermissionAsk, approved: boolean) => void;
   /**
+   * The worktrees of the requests held for a person (the review queue), those
+   * of calls in doubt too: the sweep keeps them, also after a restart, when no
+   * call of this process waits for them.
+   */
+  held?: () => readonly string[];
+  /**
    * Where calls in flight are noted (`<data>/agent/acp_calls`): a note left by
    * a daemon that stopped mid-call parks that call as in doubt at the next start.
    */
@@ -256,7 +270,8 @@ export class AcpLayer {
    * agent stopped or the daemon restarted, a new call on the same work tells
    * the coding agent the decision (which then answers that same request once,
    * src/acp/carried.ts), or, for a call in doubt, to check the worktree and
-   * finish. Says what happened.
+   * finish. A rejected call in doubt sends nothing: the next call on the work
+   * starts by telling the coding agent not to finish it. Says what happened.
    */
   answer(id: string, approved: boolean, ask: PermissionAsk): string {
     const held = this.#parked.get(id);
@@ -267,15 +282,17 @@ export class AcpLayer {
       this.#o.onDecided?.(ask, approved);
       return `${verb} ${ask.harness}/${ask.kind}: the coding agent ${ask.harness} got the answer`;
     }
+    if (ask.kind === IN_DOUBT && !approved) {
+      this.#o.onDecided?.(ask, approved);
+      return `rejected: the call in doubt on work ${ask.work} is left as it is; ${
+        this.#noteDeclined(ask)
+      }`;
+    }
     const harness = this.#o.harnesses[ask.harness];
     const co = this.#o.checkouts[ask.checkout];
     if (harness === undefined || !harness.enabled || co === undefined) {
       this.#o.onDecided?.(ask, approved);
       return `${verb}, but [harnesses.${ask.harness}] or [checkouts.${ask.checkout}] is gone from config.toml: nothing was sent`;
-    }
-    if (ask.kind === IN_DOUBT && !approved) {
-      this.#o.onDecided?.(ask, approved);
-      return `rejected: the call in doubt on work ${ask.work} is left as it is`;
     }
     const task = ask.kind === IN_DOUBT
       ? `The node restarted while you worked on this task, so your last turn was cut off:\n\n${ask.task}\n\n` +
@@ -314,6 +331,29 @@ export class AcpLayer {
     return ask.kind === IN_DOUBT
       ? `approved: the coding agent ${ask.harness} is told to check the worktree of ${ask.work} and finish`
       : `${verb} ${ask.harness}/${ask.kind}: its coding agent had stopped, so a new call on ${ask.work} tells it`;
+  }
+
+  /** Notes a rejected call in doubt for the next call on its work; says what the next call does. */
+  #noteDeclined(ask: PermissionAsk): string {
+    try {
+      const place = workPlace(
+        this.#o.worktrees,
+        ask.harness,
+        ask.checkout,
+        ask.agent,
+        ask.thread,
+        ask.work,
+      );
+      const noted = noteDeclined(place.stateFile, place.dir, {
+        call: ask.request_id,
+        task: ask.task,
+      });
+      return noted
+        ? "the next call on it tells the coding agent not to finish that task"
+        : "its worktree is gone, so the next call starts afresh";
+    } catch (err) {
+      return `but the next call cannot be told (${(err as Error).message})`;
+    }
   }
 
   /**
@@ -394,15 +434,15 @@ export class AcpLayer {
     const worktree = realOr(place.dir);
     const running = await this.#attach(harness);
     try {
-      const saved = created ? undefined : await readState(place.stateFile);
-      let sessionId = saved?.harness === harness.name ? saved.sessionId : undefined;
+      const saved = created ? {} : readWorkState(place.stateFile);
+      let sessionId = saved.harness === harness.name ? saved.sessionId : undefined;
       let continued = sessionId !== undefined && running.open.has(sessionId);
       if (!continued) {
         const opened = await running.agent.openSession(worktree, harness.meta, sessionId);
         sessionId = opened.sessionId;
         continued = opened.continued;
         running.open.add(sessionId);
-        await writeState(place.stateFile, { harness: harness.name, sessionId });
+        saveSession(place.stateFile, harness.name, sessionId, created);
       }
       const prompt: ContentBlock[] = continued
         ? []
@@ -422,6 +462,9 @@ export class AcpLayer {
       const unnote = () => note && Deno.removeSync(note.path);
       const mine: string[] = [];
       let granted = grant;
+      // Told once, in the prompt about to be sent: a person declined to let a call in doubt finish.
+      const declined = takeDeclined(place.stateFile);
+      if (declined.length > 0) prompt.unshift({ type: "text", text: declinedNotice(declined) });
       const stopReason = await running.agent.prompt(sessionId!, prompt, {
         onUpdate: (update) => {
           emit({ type: "acp_update", ...base, update });
@@ -660,7 +703,17 @@ export class AcpLayer {
       if (this.#running.get(name) === p) this.#running.delete(name);
       await r.agent.stop();
     }
-    return await sweep(this.#o.worktrees, this.#o.checkouts, (dir) => this.#works.has(dir));
+    const held = new Set(this.#o.held?.() ?? []);
+    return await sweep(
+      this.#o.worktrees,
+      this.#o.checkouts,
+      (dir) =>
+        this.#works.has(dir)
+          ? "a call uses it"
+          : held.has(dir)
+          ? "a request of it waits for a person"
+          : undefined,
+    );
   }
 
   /** Stops every harness (the daemon is stopping). */
@@ -724,24 +777,6 @@ interface InFlight {
   thread: string;
   task: string;
   worktree: string;
-}
-
-interface WorkState {
-  harness: string;
-  sessionId: string;
-}
-
-async function readState(path: string): Promise<WorkState | undefined> {
-  try {
-    const v = JSON.parse(await Deno.readTextFile(path));
-    return typeof v?.sessionId === "string" && typeof v?.harness === "string" ? v : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-async function writeState(path: string, state: WorkState): Promise<void> {
-  await Deno.writeTextFile(path, JSON.stringify(state) + "\n");
 }
 
 function realOr(path: string): string {

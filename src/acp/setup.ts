@@ -44,6 +44,8 @@ export interface AcpSetup {
   park?: (ask: PermissionAsk) => string;
   /** Told each decision a person made on a parked request (wakes the heartbeat agent). */
   onDecided?: (ask: PermissionAsk, approved: boolean) => void;
+  /** The requests held in the review queue: the sweep keeps their worktrees. */
+  held?: () => readonly PermissionAsk[];
 }
 
 /** `wats agent sweep`: sweeps now and says what it removed and kept, one line each. */
@@ -126,6 +128,7 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
     budgetBlocked: () => s.budget?.()?.budgetBlocked(),
     park: s.park,
     onDecided: s.onDecided,
+    held: () => (s.held?.() ?? []).map((ask) => ask.worktree),
     inFlightDir: `${s.paths.agentDir}/acp_calls`,
   });
   let timer: ReturnType<typeof setTimeout> | undefined;

@@ -160,6 +160,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
             permission: ask,
           }).id
         : undefined,
+      held: () => review.read().flatMap((d) => d.permission ?? []),
       onDecided: (ask, approved) =>
         agentRunner?.runner.permissionDecided(
           `permission decided: ${ask.harness}/${ask.kind} on work ${ask.work} was ${
