@@ -21,6 +21,8 @@
  * @module
  */
 
+import { canonicalJson } from "../canonical_json.ts";
+
 /** A permission request as the policy judges it. */
 export interface RequestShape {
   /** The ACP tool kind (`other` when none). */
@@ -41,7 +43,7 @@ export function sameRequest(held: RequestShape, request: RequestShape): boolean 
   if (held.kind !== request.kind) return false;
   if (!sameSet(held.locations, request.locations)) return false;
   if (!heldInput) return true;
-  return canonical(identifying(held.rawInput)) === canonical(identifying(request.rawInput));
+  return canonicalJson(identifying(held.rawInput)) === canonicalJson(identifying(request.rawInput));
 }
 
 function present(v: unknown): boolean {
@@ -59,15 +61,4 @@ function identifying(input: unknown): unknown {
   return Object.fromEntries(
     Object.entries(input).filter(([k]) => !DESCRIPTIVE.includes(k)),
   );
-}
-
-/** JSON with object keys sorted: equal values give equal text whatever their key order. */
-function canonical(v: unknown): string {
-  return JSON.stringify(
-    v,
-    (_k, x) =>
-      typeof x === "object" && x !== null && !Array.isArray(x)
-        ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-        : x,
-  ) ?? "undefined";
 }

@@ -136,7 +136,10 @@ Each setting has a variable: \`WATS_\` and the key in capitals, dots as undersco
 Settings marked **safety** hold the agent in check. Their acknowledged values live in
 \`<data dir>/safety.json\`; the daemon's first start records them. When one differs, the daemon logs
 it at startup and \`wats status\` and the MCP \`status\` tool show it until you run \`wats config ack\`, a
-command no agent tool can run. \`wats config set\` on a safety key says so.
+command no agent tool can run. \`wats config set\` on a safety key says so. The same holds for what a
+coding agent is and where it works: a harness's \`command\`, \`args\`, \`env\`, \`meta\` and \`enabled\`, a
+checkout's \`path\`, and a harness or checkout added or removed; an \`env\` value is never shown, and
+safety.json keeps only its hash (docs/acp.md).
 
 There is no live reload: a running daemon keeps the values it started with. Restart it after a
 change.

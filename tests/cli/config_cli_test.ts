@@ -225,6 +225,46 @@ Deno.test("config ack records the safety values, then reports only what changed"
   });
 });
 
+Deno.test("a changed harness or checkout shows as a safety change until ack, naming an env key, never its value", async () => {
+  await withDataDir(async (dir) => {
+    const config = (command: string, key: string, repo: string) =>
+      `[harnesses.claude]\ncommand = "${command}"\nenv = { ANTHROPIC_API_KEY = "${key}" }\n\n` +
+      `[checkouts.app]\npath = "${repo}"\n`;
+    await Deno.writeTextFile(`${dir}/config.toml`, config("node", "sk-OLD-5e1f", "/srv/app"));
+    const first = await wats(dir, ["config", "ack"]);
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stdout, / {2}harnesses\.claude\.command = node\n/);
+    assert.match(first.stdout, / {2}harnesses\.claude\.env\.ANTHROPIC_API_KEY = \(not shown\)\n/);
+    assert.match(first.stdout, / {2}checkouts\.app\.path = \/srv\/app\n/);
+    const saved = await Deno.readTextFile(`${dir}/safety.json`);
+    assert.ok(!saved.includes("sk-OLD-5e1f"), saved);
+
+    await Deno.writeTextFile(`${dir}/config.toml`, config("/tmp/evil", "sk-NEW-9c3b", "/home"));
+    const listed = await wats(dir, ["config", "list"]);
+    assert.equal(listed.code, 0, listed.stderr);
+    const notices = listed.stdout.split("\n").filter((l) => l.includes("not acknowledged"));
+    assert.deepEqual(notices, [
+      "checkouts.app.path changed from /srv/app to /home (not acknowledged: run `wats config ack`)",
+      "harnesses.claude.command changed from node to /tmp/evil (not acknowledged: run `wats config ack`)",
+      "harnesses.claude.env.ANTHROPIC_API_KEY changed (the value is not shown) (not acknowledged: run `wats config ack`)",
+    ]);
+    const acked = await wats(dir, ["config", "ack"]);
+    assert.equal(acked.code, 0, acked.stderr);
+    assert.match(acked.stdout, / {2}harnesses\.claude\.command: node -> \/tmp\/evil\n/);
+    assert.match(
+      acked.stdout,
+      / {2}harnesses\.claude\.env\.ANTHROPIC_API_KEY: \(not shown\) -> \(not shown\)\n/,
+    );
+    for (
+      const out of [listed.stdout, acked.stdout, await Deno.readTextFile(`${dir}/safety.json`)]
+    ) {
+      assert.ok(!out.includes("sk-OLD-5e1f") && !out.includes("sk-NEW-9c3b"), out);
+    }
+    const after = await wats(dir, ["config", "list"]);
+    assert.doesNotMatch(after.stdout, /not acknowledged/);
+  });
+});
+
 Deno.test("ack counts WATS_ variables but never flags", async () => {
   await withDataDir(async (dir) => {
     await wats(dir, ["config", "ack"], { WATS_AGENT_MAX_TURNS: "4" });
