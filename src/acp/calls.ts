@@ -9,7 +9,8 @@
  * held for a person, the call returns `parked`, and the prompt waits for
  * {@linkcode AcpLayer.answer}. A request whose coding agent stopped meanwhile,
  * and a call the daemon was running when it stopped (in doubt), are answered
- * by a new call on the same work that tells the coding agent the decision.
+ * by a new call on the same work that tells the coding agent the decision; a
+ * call in doubt that a person rejects is told to the next call on the work.
  *
  * @module
  */
@@ -18,6 +19,7 @@ import type { ContentBlock, PermissionOption, StopReason } from "@agentclientpro
 import type { CheckoutConfig, HarnessConfig } from "../config/acp_tables.ts";
 import { WatsError } from "../errors.ts";
 import { AcpAgent, type SessionUpdate, type ToolCallInfo } from "./client.ts";
+import { type RequestShape, sameRequest } from "./carried.ts";
 import { chooseOption, decide, type Policy, resolveLocation } from "./policy.ts";
 import { sweep, type SweepReport } from "./sweep.ts";
 import {
@@ -28,6 +30,13 @@ import {
   headOf,
   workPlace,
 } from "./worktrees.ts";
+import {
+  declinedNotice,
+  noteDeclined,
+  readWorkState,
+  saveSession,
+  takeDeclined,
+} from "./work_state.ts";
 
 /** The arguments of a harness tool. */
 export interface CallArgs {
@@ -147,6 +156,12 @@ export interface AcpLayerOptions {
   /** Told each decision a person made on a parked request (wakes the heartbeat agent). */
   onDecided?: (ask: PermissionAsk, approved: boolean) => void;
   /**
+   * The worktrees of the requests held for a person (the review queue), those
+   * of calls in doubt too: the sweep keeps them, also after a restart, when no
+   * call of this process waits for them.
+   */
+  held?: () => readonly string[];
+  /**
    * Where calls in flight are noted (`<data>/agent/acp_calls`): a note left by
    * a daemon that stopped mid-call parks that call as in doubt at the next start.
    */
@@ -260,8 +275,10 @@ export class AcpLayer {
    * A person's decision on the parked request `id` (its pending id). When the
    * call still waits, the answer goes to the request it holds; when its coding
    * agent stopped or the daemon restarted, a new call on the same work tells
-   * the coding agent the decision (and allows that kind of request once), or,
-   * for a call in doubt, to check the worktree and finish. Says what happened.
+   * the coding agent the decision (which then answers that same request once,
+   * src/acp/carried.ts), or, for a call in doubt, to check the worktree and
+   * finish. A rejected call in doubt sends nothing: the next call on the work
+   * starts by telling the coding agent not to finish it. Says what happened.
    */
   answer(id: string, approved: boolean, ask: PermissionAsk): string {
     const held = this.#parked.get(id);
@@ -272,15 +289,17 @@ export class AcpLayer {
       this.#o.onDecided?.(ask, approved);
       return `${verb} ${ask.harness}/${ask.kind}: the coding agent ${ask.harness} got the answer`;
     }
+    if (ask.kind === IN_DOUBT && !approved) {
+      this.#o.onDecided?.(ask, approved);
+      return `rejected: the call in doubt on work ${ask.work} is left as it is; ${
+        this.#noteDeclined(ask)
+      }`;
+    }
     const harness = this.#o.harnesses[ask.harness];
     const co = this.#o.checkouts[ask.checkout];
     if (harness === undefined || !harness.enabled || co === undefined) {
       this.#o.onDecided?.(ask, approved);
       return `${verb}, but [harnesses.${ask.harness}] or [checkouts.${ask.checkout}] is gone from config.toml: nothing was sent`;
-    }
-    if (ask.kind === IN_DOUBT && !approved) {
-      this.#o.onDecided?.(ask, approved);
-      return `rejected: the call in doubt on work ${ask.work} is left as it is`;
     }
     const task = ask.kind === IN_DOUBT
       ? `The node restarted while you worked on this task, so your last turn was cut off:\n\n${ask.task}\n\n` +
@@ -288,7 +307,8 @@ export class AcpLayer {
       : `A person ${verb} your request "${ask.title ?? `${ask.harness}/${ask.kind}`}" ` +
         `(${ask.harness}/${ask.kind}), which waited while you were stopped. ` +
         (approved
-          ? "Make that request again now (it is allowed once) and finish the task."
+          ? "Make that same request again now, unchanged (it is allowed once; any other request " +
+            "is decided as usual) and finish the task."
           : "Do not make it again; finish what you can without it and say what is left.") +
         `\n\nThe task was:\n${ask.task}`;
     const place = workPlace(
@@ -300,7 +320,9 @@ export class AcpLayer {
       ask.work,
     );
     const origin = { agent: ask.agent, thread: ask.thread, callId: `${id}.answer` };
-    const grant = ask.kind === IN_DOUBT ? undefined : { kind: ask.kind, approved };
+    const grant = ask.kind === IN_DOUBT
+      ? undefined
+      : { kind: ask.kind, locations: ask.locations, rawInput: ask.arguments, approved };
     this.#enqueue(
       harness,
       co,
@@ -316,6 +338,29 @@ export class AcpLayer {
     return ask.kind === IN_DOUBT
       ? `approved: the coding agent ${ask.harness} is told to check the worktree of ${ask.work} and finish`
       : `${verb} ${ask.harness}/${ask.kind}: its coding agent had stopped, so a new call on ${ask.work} tells it`;
+  }
+
+  /** Notes a rejected call in doubt for the next call on its work; says what the next call does. */
+  #noteDeclined(ask: PermissionAsk): string {
+    try {
+      const place = workPlace(
+        this.#o.worktrees,
+        ask.harness,
+        ask.checkout,
+        ask.agent,
+        ask.thread,
+        ask.work,
+      );
+      const noted = noteDeclined(place.stateFile, place.dir, {
+        call: ask.request_id,
+        task: ask.task,
+      });
+      return noted
+        ? "the next call on it tells the coding agent not to finish that task"
+        : "its worktree is gone, so the next call starts afresh";
+    } catch (err) {
+      return `but the next call cannot be told (${(err as Error).message})`;
+    }
   }
 
   /**
@@ -396,15 +441,15 @@ export class AcpLayer {
     const worktree = realOr(place.dir);
     const running = await this.#attach(harness);
     try {
-      const saved = created ? undefined : await readState(place.stateFile);
-      let sessionId = saved?.harness === harness.name ? saved.sessionId : undefined;
+      const saved = created ? {} : readWorkState(place.stateFile);
+      let sessionId = saved.harness === harness.name ? saved.sessionId : undefined;
       let continued = sessionId !== undefined && running.open.has(sessionId);
       if (!continued) {
         const opened = await running.agent.openSession(worktree, harness.meta, sessionId);
         sessionId = opened.sessionId;
         continued = opened.continued;
         running.open.add(sessionId);
-        await writeState(place.stateFile, { harness: harness.name, sessionId });
+        saveSession(place.stateFile, harness.name, sessionId, created);
       }
       const prompt: ContentBlock[] = continued
         ? []
@@ -424,6 +469,9 @@ export class AcpLayer {
       const unnote = () => note && Deno.removeSync(note.path);
       const mine: string[] = [];
       let granted = grant;
+      // Told once, in the prompt about to be sent: a person declined to let a call in doubt finish.
+      const declined = takeDeclined(place.stateFile);
+      if (declined.length > 0) prompt.unshift({ type: "text", text: declinedNotice(declined) });
       const stopReason = await running.agent.prompt(sessionId!, prompt, {
         onUpdate: (update) => {
           emit({ type: "acp_update", ...base, update });
@@ -452,7 +500,8 @@ export class AcpLayer {
           const request = `${harness.name}/${kind}`;
           let verdict = decision.verdict;
           let reason = decision.reason;
-          if (verdict === "ask" && granted?.kind === kind) {
+          const shape = { kind, locations, rawInput: toolCall.rawInput };
+          if (verdict === "ask" && granted !== undefined && sameRequest(granted, shape)) {
             // The person's decision on the request that waited while the agent was stopped.
             verdict = granted.approved ? "allow" : "deny";
             reason += `; a person ${granted.approved ? "approved" : "rejected"} it while it waited`;
@@ -661,7 +710,17 @@ export class AcpLayer {
       if (this.#running.get(name) === p) this.#running.delete(name);
       await r.agent.stop();
     }
-    return await sweep(this.#o.worktrees, this.#o.checkouts, (dir) => this.#works.has(dir));
+    const held = new Set(this.#o.held?.() ?? []);
+    return await sweep(
+      this.#o.worktrees,
+      this.#o.checkouts,
+      (dir) =>
+        this.#works.has(dir)
+          ? "a call uses it"
+          : held.has(dir)
+          ? "a request of it waits for a person"
+          : undefined,
+    );
   }
 
   /** Stops every harness (the daemon is stopping). */
@@ -707,9 +766,11 @@ export async function contextBlocks(
 /** The kind of a call parked because the daemon stopped during it. */
 export const IN_DOUBT = "in_doubt";
 
-/** A person's decision on a request that waited while its coding agent was stopped. */
-interface Grant {
-  kind: string;
+/**
+ * A person's decision on a request that waited while its coding agent was
+ * stopped, with the request it answers.
+ */
+interface Grant extends RequestShape {
   approved: boolean;
 }
 
@@ -723,24 +784,6 @@ interface InFlight {
   thread: string;
   task: string;
   worktree: string;
-}
-
-interface WorkState {
-  harness: string;
-  sessionId: string;
-}
-
-async function readState(path: string): Promise<WorkState | undefined> {
-  try {
-    const v = JSON.parse(await Deno.readTextFile(path));
-    return typeof v?.sessionId === "string" && typeof v?.harness === "string" ? v : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-async function writeState(path: string, state: WorkState): Promise<void> {
-  await Deno.writeTextFile(path, JSON.stringify(state) + "\n");
 }
 
 function realOr(path: string): string {

@@ -46,6 +46,8 @@ export interface AcpSetup {
   onDecided?: (ask: PermissionAsk, approved: boolean) => void;
   /** The thread a run is about, if one (the runner's). */
   threadOfRun?: (runId: string) => string | undefined;
+  /** The requests held in the review queue: the sweep keeps their worktrees. */
+  held?: () => readonly PermissionAsk[];
 }
 
 /** `wats agent sweep`: sweeps now and says what it removed and kept, one line each. */
@@ -129,6 +131,7 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
     park: s.park,
     onDecided: s.onDecided,
     threadOfRun: s.threadOfRun,
+    held: () => (s.held?.() ?? []).map((ask) => ask.worktree),
     inFlightDir: `${s.paths.agentDir}/acp_calls`,
   });
   let timer: ReturnType<typeof setTimeout> | undefined;

@@ -113,13 +113,14 @@ function allEquivalent(cherry: string): boolean {
 }
 
 /**
- * Sweeps the worktrees under `root`. `inUse(dir)` says when a call uses the
- * work (or a request of it waits): those are kept whatever their state.
+ * Sweeps the worktrees under `root`. `busy(dir)` says why a work must stay
+ * whatever its state (a call uses it, a request of it waits for a person), or
+ * undefined.
  */
 export async function sweep(
   root: string,
   checkouts: Record<string, CheckoutConfig>,
-  inUse: (dir: string) => boolean,
+  busy: (dir: string) => string | undefined,
 ): Promise<SweepReport> {
   const report: SweepReport = { removed: [], kept: [] };
   for (const work of await findWorks(root, checkouts)) {
@@ -132,8 +133,9 @@ export async function sweep(
       report.kept.push({ dir: work.dir, reason: "git knows it as no worktree on a branch" });
       continue;
     }
-    if (inUse(work.dir)) {
-      report.kept.push({ dir: work.dir, reason: "a call uses it" });
+    const inUse = busy(work.dir);
+    if (inUse !== undefined) {
+      report.kept.push({ dir: work.dir, reason: inUse });
       continue;
     }
     let reason: string | undefined;

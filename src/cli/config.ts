@@ -251,7 +251,9 @@ async function list(
   try {
     const acked = await readAcknowledged(ctx.paths.safety);
     if (acked !== null) {
-      const notice = formatSafetyNotice(diffSafety(acked.values, safetyValues(noFlags.values)));
+      const notice = formatSafetyNotice(
+        diffSafety(acked.values, safetyValues(noFlags.values, noFlags.acp)),
+      );
       if (notice.length > 0) {
         io.out("");
         for (const n of notice) io.out(n);
@@ -421,7 +423,7 @@ function knownKey(key: string, verb: string): SettingKey {
 
 async function ack(ctx: CommandContext, io: ConfigIO): Promise<number> {
   const r = await load(ctx, io, {});
-  const current = safetyValues(r.values);
+  const current = safetyValues(r.values, r.acp);
   let before: Acknowledged | null = null;
   try {
     before = await readAcknowledged(ctx.paths.safety);
@@ -440,12 +442,14 @@ async function ack(ctx: CommandContext, io: ConfigIO): Promise<number> {
   await acknowledge(ctx.paths.safety, current, { createNew: false });
   if (before === null) {
     io.out(`recorded the safety settings in ${ctx.paths.safety}:`);
-    for (const [k, v] of Object.entries(current)) io.out(`  ${k} = ${showSafetyValue(v)}`);
+    for (const [k, v] of Object.entries(current)) io.out(`  ${k} = ${showSafetyValue(v, k)}`);
   } else {
     io.out(`acknowledged in ${ctx.paths.safety}:`);
     for (const c of changes) {
       io.out(
-        `  ${c.key}: ${showSafetyValue(c.acknowledged)} -> ${showSafetyValue(c.current)}`,
+        `  ${c.key}: ${showSafetyValue(c.acknowledged, c.key)} -> ${
+          showSafetyValue(c.current, c.key)
+        }`,
       );
     }
   }

@@ -19,7 +19,9 @@ import type { Command } from "./context.ts";
 export const safetyInitCommand: Command = async (ctx) => {
   const settings = await loadSettings(ctx.paths, ctx.env, {}, ctx.user);
   try {
-    await acknowledge(ctx.paths.safety, safetyValues(settings.values), { createNew: true });
+    await acknowledge(ctx.paths.safety, safetyValues(settings.values, settings.acp), {
+      createNew: true,
+    });
   } catch (err) {
     if (!(err instanceof Deno.errors.AlreadyExists)) throw err;
   }

@@ -42,6 +42,8 @@ export function requirement(spec: SettingSpec): string {
     case "duration":
       return spec.min
         ? `must be a duration of at least ${formatDuration(spec.min)}, such as 90s, 10m or 1h30m`
+        : spec.off
+        ? `must be a duration such as 500ms, 90s, 10m or 1h30m, or ${spec.off} (or 0) for off`
         : "must be a duration such as 0, 500ms, 90s, 10m or 1h30m";
     case "enum":
       return `must be one of ${spec.allowed!.join(", ")}`;
@@ -127,7 +129,8 @@ export function parseToml(spec: SettingSpec, value: unknown, home?: string): Set
       if (typeof value !== "number" && typeof value !== "bigint") throw wrong();
       return checkNumber(spec, Number(value));
     case "duration":
-      if (value === 0) return 0;
+      // TOML's own `inf` reads as the off word too.
+      if (value === 0 || (spec.off !== undefined && value === Infinity)) return 0;
       if (typeof value !== "string") throw wrong();
       return checkDuration(spec, value);
     case "enum":
@@ -159,6 +162,7 @@ function checkNumber(spec: SettingSpec, n: number): number {
 }
 
 function checkDuration(spec: SettingSpec, text: string): number {
+  if (spec.off !== undefined && text.trim().toLowerCase() === spec.off) return 0;
   const ms = parseDuration(text);
   if (ms === undefined || ms < (spec.min ?? 0)) throw new InvalidValue(requirement(spec));
   return ms;
@@ -244,12 +248,14 @@ export function authorKeyHex(text: string): string | undefined {
 }
 
 /**
- * A value as `wats config get` prints it: durations as `10m`, lists
- * comma-separated, the rest as text.
+ * A value as `wats config get` prints it: durations as `10m` (0 as the
+ * setting's off word when it has one), lists comma-separated, the rest as text.
  */
 export function formatValue(key: SettingKey, value: SettingValue): string {
   const spec = SCHEMA[key];
-  if (spec.type === "duration") return formatDuration(value as number);
+  if (spec.type === "duration") {
+    return spec.off !== undefined && value === 0 ? spec.off : formatDuration(value as number);
+  }
   if (Array.isArray(value)) return value.join(",");
   return String(value);
 }

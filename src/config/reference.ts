@@ -120,7 +120,8 @@ Each setting has a variable: \`WATS_\` and the key in capitals, dots as undersco
 ## Values
 
 - **duration**: a whole number and a unit, or several: \`0\`, \`500ms\`, \`90s\`, \`10m\`, \`1h\`, \`1h30m\`,
-  \`7d\`. In config.toml, a string (\`every = "30s"\`).
+  \`7d\`. In config.toml, a string (\`every = "30s"\`). \`agent.sweep\` also takes \`infinity\` for off
+  (\`sweep = "infinity"\`; \`0\` is off too, and \`wats config get\` shows either as \`infinity\`).
 - **list**, **relay-list**: an array in config.toml (\`allow = ["npub1…", "…"]\`); comma-separated in
   variables, flags and \`wats config set\` (\`a,b\`). An empty value is the empty list.
 - **author keys** (\`agent.allow\`, \`halt.accept\`): \`npub1…\` or 64 hexadecimal characters; wats uses
@@ -135,7 +136,10 @@ Each setting has a variable: \`WATS_\` and the key in capitals, dots as undersco
 Settings marked **safety** hold the agent in check. Their acknowledged values live in
 \`<data dir>/safety.json\`; the daemon's first start records them. When one differs, the daemon logs
 it at startup and \`wats status\` and the MCP \`status\` tool show it until you run \`wats config ack\`, a
-command no agent tool can run. \`wats config set\` on a safety key says so.
+command no agent tool can run. \`wats config set\` on a safety key says so. The same holds for what a
+coding agent is and where it works: a harness's \`command\`, \`args\`, \`env\`, \`meta\` and \`enabled\`, a
+checkout's \`path\`, and a harness or checkout added or removed; an \`env\` value is never shown, and
+safety.json keeps only its hash (docs/acp.md).
 
 There is no live reload: a running daemon keeps the values it started with. Restart it after a
 change.
@@ -177,7 +181,11 @@ function allowedCell(spec: SettingSpec): string {
     case "number":
       return `>= ${spec.min ?? 0}`;
     case "duration":
-      return spec.min ? `>= ${formatDuration(spec.min)}` : "";
+      return spec.min
+        ? `>= ${formatDuration(spec.min)}`
+        : spec.off
+        ? `${code(spec.off)} or ${code("0")}: off`
+        : "";
     case "list":
       return spec.item === "author-key" ? "author keys" : spec.item === "rule" ? "rules" : "names";
     case "relay-list":

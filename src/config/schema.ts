@@ -87,6 +87,11 @@ export interface SettingSpec<K extends SettingKey = SettingKey> {
   allowed?: readonly string[];
   /** int/number: the smallest allowed value; duration: the smallest in ms. */
   min?: number;
+  /**
+   * duration: a word that also means off (value 0), as `0` does; `config get`
+   * shows it for 0.
+   */
+  off?: string;
   /** string: a pattern the text must match, and what it means (`must be …`). */
   match?: { re: RegExp; requirement: string };
   /** list: what each item must be. */
@@ -362,9 +367,11 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
   "agent.sweep": {
     type: "duration",
     default: 24 * HOUR,
+    // The seed's word for off; 0 stays off too, as for agent.heartbeat.
+    off: "infinity",
     safety: false,
     description: "Remove coding agents' worktrees whose work is in their base, at start and " +
-      "this often (docs/acp.md); 0: off.",
+      "this often (docs/acp.md); infinity (or 0): off.",
   },
   "policy.allow": {
     type: "list",

@@ -165,6 +165,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
           return held.id;
         }
         : undefined,
+      held: () => review.read().flatMap((d) => d.permission ?? []),
       onDecided: (ask, approved) =>
         agentRunner?.runner.permissionDecided(
           `permission decided: ${ask.harness}/${ask.kind} on work ${ask.work} was ${

@@ -28,7 +28,7 @@ export async function safetyNotices(
       return ["safety.json is missing: run `wats config ack` to record the safety settings"];
     }
     const now = await loadSettings(paths, env, {}, user);
-    return formatSafetyNotice(diffSafety(acked.values, safetyValues(now.values)));
+    return formatSafetyNotice(diffSafety(acked.values, safetyValues(now.values, now.acp)));
   } catch (err) {
     return [(err as Error).message];
   }

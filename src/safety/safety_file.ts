@@ -1,6 +1,9 @@
 /**
  * safety.json: the acknowledged values of the safety settings (docs/decisions/runner.md,
- * detection). It holds values, not a hash, so a notice can say what changed.
+ * detection), and of what in config.toml's `[harnesses.*]` and `[checkouts.*]`
+ * decides what a coding agent is and where it works (docs/acp.md). It holds
+ * values, not a hash, so a notice can say what changed; only a harness's `env`
+ * values are kept as hashes, so that no notice, and no copy, shows a secret.
  * `acknowledge` is the only function in wats that writes the file; it runs in
  * `wats config ack` and, once, at the daemon's first start (create-new), each in
  * a Worker whose only write grant is this file.
@@ -8,8 +11,12 @@
  * @module
  */
 
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex } from "@noble/hashes/utils.js";
+import { canonicalJson } from "../canonical_json.ts";
 import { formatDuration } from "../duration.ts";
 import { ConfigError } from "../errors.ts";
+import type { AcpTables } from "../config/acp_tables.ts";
 import { SAFETY_KEYS, SCHEMA, type SettingKey, type Settings } from "../config/schema.ts";
 
 /** The safety keys' values in the JSON form safety.json stores (durations as `10m`). */
@@ -33,9 +40,14 @@ export interface SafetyChange {
 
 /**
  * The safety settings of `settings`, as safety.json stores them: durations as
- * text (`"10m"`), lists as arrays, the rest as is; in schema order.
+ * text (`"10m"`), lists as arrays, the rest as is; in schema order. Then, from
+ * `acp`, each harness's `command`, `args`, `meta` (as JSON text, keys sorted),
+ * `enabled` and each of its `env` variables (a hash of the value), and each
+ * checkout's `path`, as `harnesses.NAME.command`, `harnesses.NAME.env.KEY`,
+ * `checkouts.NAME.path`, …: a changed program, argument, variable or
+ * repository is a changed coding agent.
  */
-export function safetyValues(settings: Settings): SafetyValues {
+export function safetyValues(settings: Settings, acp: AcpTables): SafetyValues {
   const out: SafetyValues = {};
   for (const key of SAFETY_KEYS) {
     const v = settings[key];
@@ -45,7 +57,35 @@ export function safetyValues(settings: Settings): SafetyValues {
       ? [...v]
       : v;
   }
+  for (const h of Object.values(acp.harnesses)) {
+    const at = `harnesses.${h.name}`;
+    out[`${at}.command`] = h.command;
+    out[`${at}.args`] = [...h.args];
+    for (const [k, v] of Object.entries(h.env)) out[`${at}.env.${k}`] = hashed(v);
+    out[`${at}.meta`] = canonicalJson(h.meta) ?? "{}";
+    out[`${at}.enabled`] = h.enabled;
+  }
+  for (const c of Object.values(acp.checkouts)) out[`checkouts.${c.name}.path`] = c.path;
   return out;
+}
+
+/** True for the keys of the tables: they come and go with the tables, unlike the settings. */
+function isTableKey(key: string): boolean {
+  return key.startsWith("harnesses.") || key.startsWith("checkouts.");
+}
+
+/** True for a harness's `env` variable: safety.json keeps a hash of it, and nothing shows it. */
+export function isSecretKey(key: string): boolean {
+  return /^harnesses\.[^.]+\.env\./.test(key);
+}
+
+/**
+ * A value's hash, so a change shows without the value (an API key) being
+ * copied anywhere. Unsalted: whoever reads safety.json may read config.toml,
+ * beside it, which holds the value itself.
+ */
+function hashed(value: string): string {
+  return "sha256:" + bytesToHex(sha256(new TextEncoder().encode(value)));
 }
 
 /**
@@ -88,17 +128,19 @@ export async function readAcknowledged(path: string): Promise<Acknowledged | nul
 
 /**
  * The safety keys whose current value differs from the acknowledged one, in
- * schema order. Keys safety.json records that are no longer safety settings
- * are left out: nothing can change them any more.
+ * schema order, then the tables' keys, sorted: one that is new or gone (a
+ * harness added or removed) counts too. Keys safety.json records that are no
+ * longer safety settings are left out: nothing can change them any more.
  */
 export function diffSafety(acked: SafetyValues, current: SafetyValues): SafetyChange[] {
   const out: SafetyChange[] = [];
-  for (const key of SAFETY_KEYS) {
-    if (!Object.hasOwn(current, key)) continue;
+  const tables = [...new Set([...Object.keys(acked), ...Object.keys(current)])]
+    .filter(isTableKey).sort();
+  for (const key of [...SAFETY_KEYS, ...tables]) {
+    if (!isTableKey(key) && !Object.hasOwn(current, key)) continue;
     const a = Object.hasOwn(acked, key) ? acked[key] : undefined;
-    if (JSON.stringify(a) !== JSON.stringify(current[key])) {
-      out.push({ key, acknowledged: a, current: current[key] });
-    }
+    const c = Object.hasOwn(current, key) ? current[key] : undefined;
+    if (JSON.stringify(a) !== JSON.stringify(c)) out.push({ key, acknowledged: a, current: c });
   }
   return out;
 }
@@ -106,18 +148,27 @@ export function diffSafety(acked: SafetyValues, current: SafetyValues): SafetyCh
 /**
  * One line per change, for the banner, `wats status` and the MCP status tool:
  * `agent.review changed from true to false (not acknowledged: run \`wats config ack\`)`.
+ * A harness's `env` variable is named, never shown.
  */
 export function formatSafetyNotice(changes: SafetyChange[]): string[] {
-  return changes.map((c) =>
-    `${c.key} changed from ${showSafetyValue(c.acknowledged)} to ${
-      showSafetyValue(c.current)
-    } (not acknowledged: run \`wats config ack\`)`
-  );
+  return changes.map((c) => {
+    const what = isSecretKey(c.key) && c.acknowledged !== undefined && c.current !== undefined
+      ? `${c.key} changed (the value is not shown)`
+      : `${c.key} changed from ${showSafetyValue(c.acknowledged, c.key)} to ${
+        showSafetyValue(c.current, c.key)
+      }`;
+    return `${what} (not acknowledged: run \`wats config ack\`)`;
+  });
 }
 
-/** A safety value for people: lists bracketed, empty text quoted. */
-export function showSafetyValue(v: unknown): string {
-  if (v === undefined) return "(not recorded)";
+/**
+ * A safety value for people: lists bracketed, empty text quoted; a harness's
+ * `env` value as `(not shown)`. Missing: `(none)` for a table's key (the
+ * harness or variable is not there), `(not recorded)` for a setting.
+ */
+export function showSafetyValue(v: unknown, key = ""): string {
+  if (v === undefined) return isTableKey(key) ? "(none)" : "(not recorded)";
+  if (isSecretKey(key)) return "(not shown)";
   if (Array.isArray(v)) return `[${v.join(", ")}]`;
   if (v === "") return '""';
   return String(v);

@@ -150,3 +150,36 @@ Deno.test("at start, a checkout that is not a repository with a commit stops the
     Deno.removeSync(dir, { recursive: true });
   }
 });
+
+Deno.test("agent.sweep = infinity (or 0): no sweep at start or later; a duration sweeps at start", async () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    const sweeps = async (value: string) => {
+      const r = resolveSettings({
+        fileText: `${ONE}[agent]\nsweep = ${value}\n`,
+        filePath: `${dir}/config.toml`,
+        env: {},
+        flags: {},
+        user: "alice",
+      });
+      let n = 0;
+      const acp = acpLayerFor({
+        acp: r.acp,
+        settings: r.values,
+        paths: dataPaths(dir),
+        env: {},
+        reserved: [],
+        onSweep: () => n++,
+      })!;
+      acp.start();
+      // close() waits for a sweep under way: the count is final after it.
+      await acp.close();
+      return n;
+    };
+    assert.equal(await sweeps('"infinity"'), 0);
+    assert.equal(await sweeps("0"), 0);
+    assert.equal(await sweeps('"24h"'), 1);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});

@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { AcpLayer } from "../../src/acp/calls.ts";
+import { makePolicy } from "../../src/acp/policy.ts";
 import { isInBase, sweep } from "../../src/acp/sweep.ts";
 import { ensureWorktree, git, workPlace } from "../../src/acp/worktrees.ts";
 import type { CheckoutConfig } from "../../src/config/acp_tables.ts";
@@ -50,7 +52,11 @@ Deno.test("the sweep removes merged, squashed and cherry-picked work, and keeps 
     await git([...ID, "cherry-pick", pickedSha], repo);
     assert.equal(await isInBase(repo, open.branch, "main"), false);
 
-    const report = await sweep(wts, { app: co }, (dir) => dir === busy.dir);
+    const report = await sweep(
+      wts,
+      { app: co },
+      (dir) => dir === busy.dir ? "a call uses it" : undefined,
+    );
     assert.deepEqual(report.removed.sort(), [empty.dir, merged.dir, picked.dir, squashed.dir]);
     assert.deepEqual(
       Object.fromEntries(report.kept.map((k) => [k.dir.split("/").at(-1), k.reason])),
@@ -80,6 +86,40 @@ Deno.test("the sweep removes merged, squashed and cherry-picked work, and keeps 
     // What was kept is untouched.
     assert.equal(Deno.readTextFileSync(`${dirty.dir}/README.md`), "changed\n");
     assert.equal(Deno.readTextFileSync(`${untracked.dir}/new.txt`), "new\n");
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+Deno.test("the layer's sweep keeps a work whose request waits in the review queue, after a restart too", async () => {
+  const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "wats-sweep-" }));
+  try {
+    const repo = `${root}/repo`;
+    Deno.mkdirSync(repo);
+    await git(["init", "-q", "-b", "main"], repo);
+    await commit(repo, "README.md", "hi\n", "first");
+    const co: CheckoutConfig = { name: "app", path: repo, base: "main", fetch: false };
+    const wts = `${root}/worktrees`;
+    // Both are in the base (no commits of their own): a sweep would remove them.
+    const waiting = workPlace(wts, "claude", "app", "bot", "_", "waiting");
+    const idle = workPlace(wts, "claude", "app", "bot", "_", "idle");
+    for (const p of [waiting, idle]) await ensureWorktree(co, p);
+    // A new layer, as after a restart: none of its calls waits; the queue still holds one.
+    const layer = new AcpLayer({
+      worktrees: wts,
+      harnesses: {},
+      checkouts: { app: co },
+      allowedCheckouts: [],
+      policy: makePolicy([], [], root),
+      env: {},
+      held: () => [waiting.dir],
+    });
+    const report = await layer.sweep();
+    assert.deepEqual(report.removed, [idle.dir]);
+    assert.deepEqual(report.kept, [
+      { dir: waiting.dir, reason: "a request of it waits for a person" },
+    ]);
+    assert.ok(Deno.statSync(waiting.dir).isDirectory);
   } finally {
     Deno.removeSync(root, { recursive: true });
   }

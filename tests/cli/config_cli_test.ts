@@ -74,6 +74,32 @@ Deno.test("config set then get: the value round-trips through config.toml", asyn
   });
 });
 
+Deno.test("config set agent.sweep infinity turns the sweep off; a bad value lists what is accepted", async () => {
+  await withDataDir(async (dir) => {
+    const set = await wats(dir, ["config", "set", "agent.sweep", "infinity"]);
+    assert.equal(set.stderr, "");
+    assert.equal(set.code, 0);
+    assert.match(
+      set.stdout,
+      /^set agent\.sweep = infinity in .*config\.toml \(was 24h, the default\)\n/,
+    );
+    assert.equal(await Deno.readTextFile(`${dir}/config.toml`), '[agent]\nsweep = "infinity"\n');
+    assert.deepEqual(await wats(dir, ["config", "get", "agent.sweep"]), {
+      code: 0,
+      stdout: "infinity\n",
+      stderr: "",
+    });
+    const bad = await wats(dir, ["config", "set", "agent.sweep", "never"]);
+    assert.equal(bad.code, 1);
+    assert.equal(
+      bad.stderr,
+      'error: agent.sweep = "never" is not allowed; agent.sweep must be a duration such as ' +
+        "500ms, 90s, 10m or 1h30m, or infinity (or 0) for off\n",
+    );
+    assert.equal(await Deno.readTextFile(`${dir}/config.toml`), '[agent]\nsweep = "infinity"\n');
+  });
+});
+
 Deno.test("config get prints lists comma-separated and the profile from the OS user", async () => {
   await withDataDir(async (dir) => {
     await Deno.writeTextFile(`${dir}/config.toml`, '[agent]\ntools = ["Read", "Grep"]\n');
@@ -196,6 +222,46 @@ Deno.test("config ack records the safety values, then reports only what changed"
     );
     const again = await wats(dir, ["config", "ack"]);
     assert.match(again.stdout, /^nothing to acknowledge/);
+  });
+});
+
+Deno.test("a changed harness or checkout shows as a safety change until ack, naming an env key, never its value", async () => {
+  await withDataDir(async (dir) => {
+    const config = (command: string, key: string, repo: string) =>
+      `[harnesses.claude]\ncommand = "${command}"\nenv = { ANTHROPIC_API_KEY = "${key}" }\n\n` +
+      `[checkouts.app]\npath = "${repo}"\n`;
+    await Deno.writeTextFile(`${dir}/config.toml`, config("node", "sk-OLD-5e1f", "/srv/app"));
+    const first = await wats(dir, ["config", "ack"]);
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stdout, / {2}harnesses\.claude\.command = node\n/);
+    assert.match(first.stdout, / {2}harnesses\.claude\.env\.ANTHROPIC_API_KEY = \(not shown\)\n/);
+    assert.match(first.stdout, / {2}checkouts\.app\.path = \/srv\/app\n/);
+    const saved = await Deno.readTextFile(`${dir}/safety.json`);
+    assert.ok(!saved.includes("sk-OLD-5e1f"), saved);
+
+    await Deno.writeTextFile(`${dir}/config.toml`, config("/tmp/evil", "sk-NEW-9c3b", "/home"));
+    const listed = await wats(dir, ["config", "list"]);
+    assert.equal(listed.code, 0, listed.stderr);
+    const notices = listed.stdout.split("\n").filter((l) => l.includes("not acknowledged"));
+    assert.deepEqual(notices, [
+      "checkouts.app.path changed from /srv/app to /home (not acknowledged: run `wats config ack`)",
+      "harnesses.claude.command changed from node to /tmp/evil (not acknowledged: run `wats config ack`)",
+      "harnesses.claude.env.ANTHROPIC_API_KEY changed (the value is not shown) (not acknowledged: run `wats config ack`)",
+    ]);
+    const acked = await wats(dir, ["config", "ack"]);
+    assert.equal(acked.code, 0, acked.stderr);
+    assert.match(acked.stdout, / {2}harnesses\.claude\.command: node -> \/tmp\/evil\n/);
+    assert.match(
+      acked.stdout,
+      / {2}harnesses\.claude\.env\.ANTHROPIC_API_KEY: \(not shown\) -> \(not shown\)\n/,
+    );
+    for (
+      const out of [listed.stdout, acked.stdout, await Deno.readTextFile(`${dir}/safety.json`)]
+    ) {
+      assert.ok(!out.includes("sk-OLD-5e1f") && !out.includes("sk-NEW-9c3b"), out);
+    }
+    const after = await wats(dir, ["config", "list"]);
+    assert.doesNotMatch(after.stdout, /not acknowledged/);
   });
 });
 

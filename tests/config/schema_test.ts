@@ -220,3 +220,28 @@ Deno.test("get prints lists comma-separated and durations with units", () => {
   assert.equal(formatValue("agent.max_usd_per_day", 2.5), "2.5");
   assert.equal(formatValue("agent.review", false), "false");
 });
+
+Deno.test("agent.sweep reads infinity as off, writes it as typed and prints off as infinity", () => {
+  const spec = SCHEMA["agent.sweep"];
+  assert.equal(parseText(spec, "infinity"), 0);
+  assert.equal(parseText(spec, " Infinity "), 0);
+  assert.equal(parseText(spec, "0"), 0);
+  assert.equal(parseText(spec, "6h"), 21_600_000);
+  assert.equal(parseToml(spec, "infinity"), 0);
+  assert.equal(parseToml(spec, 0), 0);
+  assert.equal(parseToml(spec, Infinity), 0);
+  assert.equal(textToToml(spec, "infinity"), "infinity");
+  assert.equal(formatValue("agent.sweep", 0), "infinity");
+  assert.equal(formatValue("agent.sweep", 86_400_000), "24h");
+  const accepted =
+    "must be a duration such as 500ms, 90s, 10m or 1h30m, or infinity (or 0) for off";
+  for (const bad of ["never", "inf", "-1h", ""]) {
+    assert.equal(requirementOf(() => parseText(spec, bad)), accepted, bad);
+  }
+  assert.equal(requirementOf(() => parseToml(spec, 60)), accepted);
+  assert.equal(requirementOf(() => parseToml(spec, -Infinity)), accepted);
+  // Other durations keep 0 as their only off.
+  assert.match(requirementOf(() => parseText(SCHEMA["agent.heartbeat"], "infinity")), /duration/);
+  assert.match(requirementOf(() => parseToml(SCHEMA["agent.heartbeat"], Infinity)), /duration/);
+  assert.equal(formatValue("agent.heartbeat", 0), "0");
+});

@@ -230,3 +230,28 @@ Deno.test("loadSettings reads config.toml and treats a missing file as empty", a
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("agent.sweep: infinity (the seed's word) and 0 both turn it off, in the file and in WATS_AGENT_SWEEP", () => {
+  assert.equal(resolve({}).values["agent.sweep"], 86_400_000);
+  assert.equal(resolve({ fileText: '[agent]\nsweep = "infinity"\n' }).values["agent.sweep"], 0);
+  assert.equal(resolve({ fileText: "[agent]\nsweep = 0\n" }).values["agent.sweep"], 0);
+  assert.equal(resolve({ fileText: "[agent]\nsweep = inf\n" }).values["agent.sweep"], 0);
+  assert.equal(resolve({ fileText: '[agent]\nsweep = "12h"\n' }).values["agent.sweep"], 43_200_000);
+  assert.equal(resolve({ env: { WATS_AGENT_SWEEP: "infinity" } }).values["agent.sweep"], 0);
+  assert.equal(resolve({ env: { WATS_AGENT_SWEEP: "0" } }).values["agent.sweep"], 0);
+  const accepted = "agent.sweep must be a duration such as 500ms, 90s, 10m or 1h30m, " +
+    "or infinity (or 0) for off";
+  assert.equal(
+    configError(() => resolve({ fileText: '[agent]\nsweep = "never"\n' })),
+    `${FILE}:2: agent.sweep = "never" is not allowed; ${accepted}`,
+  );
+  assert.equal(
+    configError(() => resolve({ env: { WATS_AGENT_SWEEP: "forever" } })),
+    `WATS_AGENT_SWEEP=forever: ${accepted}`,
+  );
+  // Only agent.sweep has the word: the heartbeat turns off with 0 alone.
+  assert.match(
+    configError(() => resolve({ fileText: '[agent]\nheartbeat = "infinity"\n' })),
+    /agent\.heartbeat must be a duration such as 0, 500ms/,
+  );
+});

@@ -21,7 +21,13 @@ import {
   text,
   toolUse,
 } from "../support/mock_anthropic.ts";
-import { lastUserContains, promptContains, toolResultFor } from "../support/mock_anthropic.ts";
+import {
+  lastUserContains,
+  promptContains,
+  textOf,
+  toolResultFor,
+  trailingMessages,
+} from "../support/mock_anthropic.ts";
 
 const acp = requireCli("claude-acp");
 const opts = { ignore: acp === null, sanitizeOps: false, sanitizeResources: false };
@@ -804,6 +810,113 @@ Deno.test({
 });
 
 Deno.test({
+  name: "a call in doubt that a person rejects sends nothing; the next call on the work starts " +
+    "by telling the coding agent a person declined to let that task finish, once",
+  ...opts,
+  async fn() {
+    const f = await fixture();
+    Deno.removeSync(`${f.data}/node.key`);
+    Deno.removeSync(`${f.data}/safety.json`);
+    const mock = startMockAnthropic({
+      rules: [
+        { when: lastUserContains("TASK-N2"), reply: text("NEXT-2 done.") },
+        { when: lastUserContains("TASK-N1"), reply: text("NEXT-1 done.") },
+        // The first turn hangs: the daemon dies during it.
+        { when: lastUserContains("TASK-K"), reply: { ...text("too late"), delayMs: 600_000 } },
+      ],
+    });
+    Deno.writeTextFileSync(`${f.data}/config.toml`, reviewConfig(f, mock.url));
+    const start = () => startWats(["--data-dir", f.data, "node"], { env: { IS_SANDBOX: "1" } });
+    const node = start();
+    let again: ReturnType<typeof start> | undefined;
+    let client: Awaited<ReturnType<typeof mcpClient>> | undefined;
+    try {
+      await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+      client = await mcpClient(f.data, "alice", f.home);
+      client.callTool({
+        name: "claude",
+        arguments: { task: "TASK-K: write the notes", checkout: "app", work: "notes" },
+      }).catch(() => {});
+      await waitFor(
+        "the prompt at the model",
+        () => mock.messages().some((m) => m.body && lastUserContains("TASK-K")(m.body)),
+        90_000,
+      );
+      node.process.kill("SIGKILL");
+      await node.process.status;
+      client.close().catch(() => {});
+      client = undefined;
+      // A restart right after SIGKILL may be refused while the dead daemon's lock looks held.
+      const until = Date.now() + 30_000;
+      for (;;) {
+        const next = start();
+        again = next;
+        const started = await Promise.race([
+          next.waitForLine((l) => l.includes('"event":"started"'), 90_000).then(() => true),
+          next.process.status.then(() => false),
+        ]);
+        if (started) break;
+        if (Date.now() > until) throw new Error(`no restart: ${next.stderr()}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      let listed = "";
+      for (let i = 0; i < 60 && !listed.includes("in_doubt"); i++) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 500));
+        listed = (await runWats(["--data-dir", f.data, "agent", "pending"])).stdout;
+      }
+      const id = listed.split(" ")[0];
+      assert.match(listed, /permission claude\/in_doubt +work notes/);
+      // The sweep at start keeps the work: its call waits for a person.
+      const sweeps = () =>
+        again!.stdoutLines.map((l) => JSON.parse(l)).filter((e) => e.event === "acp_sweep");
+      await waitFor("the sweep at start", () => sweeps().length > 0, 60_000);
+      assert.deepEqual(sweeps()[0].kept, [{
+        dir: `${f.data}/worktrees/claude/app/alice/_/notes`,
+        reason: "a request of it waits for a person",
+      }]);
+      const asked = mock.messages().length;
+      const rejected = await runWats(["--data-dir", f.data, "agent", "reject", id]);
+      assert.equal(rejected.code, 0, rejected.stderr);
+      assert.match(
+        rejected.stdout,
+        /left as it is; the next call on it tells the coding agent not to finish that task/,
+      );
+      // Nothing went to the coding agent.
+      assert.equal(mock.messages().length, asked);
+
+      client = await mcpClient(f.data, "alice", f.home);
+      const next = resultOf(
+        await client.callTool({
+          name: "claude",
+          arguments: { task: "TASK-N1: say hello", checkout: "app", work: "notes" },
+        }),
+      );
+      assert.equal(next.message, "NEXT-1 done.");
+      const first = mock.messages().find((m) => m.body && lastUserContains("TASK-N1")(m.body));
+      const said = trailingMessages(first!.body!).map((m) => textOf(m.content)).join("\n");
+      const notice = said.indexOf("Before your task: the node restarted while you worked");
+      assert.ok(notice >= 0 && notice < said.indexOf("TASK-N1"), said);
+      assert.match(said, /a person declined to let that interrupted work finish/);
+      assert.match(said, /Interrupted task:\n---\nTASK-K: write the notes\n---/);
+
+      // Told once: the call after it has only its task.
+      await client.callTool({
+        name: "claude",
+        arguments: { task: "TASK-N2: say hello again", checkout: "app", work: "notes" },
+      });
+      const second = mock.messages().find((m) => m.body && lastUserContains("TASK-N2")(m.body));
+      assert.ok(!lastUserContains("Before your task")(second!.body!));
+    } finally {
+      await client?.close().catch(() => {});
+      await again?.stop();
+      await node.stop().catch(() => {});
+      await mock.close();
+      Deno.removeSync(f.root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
   name: "a request parked when its daemon stopped: approving it after the restart tells the " +
     "coding agent, which makes the request again, allowed once",
   ...opts,
@@ -866,6 +979,78 @@ Deno.test({
       );
       assert.deepEqual(edits.map((e) => e.answer), ["allow_once"]);
       assert.match(edits[0].reason, /a person approved it while it waited/);
+    } finally {
+      await client?.close().catch(() => {});
+      await again?.stop();
+      await node.stop().catch(() => {});
+      await mock.close();
+      Deno.removeSync(f.root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "a request parked when its daemon stopped: after the approval, another request of the " +
+    "same kind is not allowed by it, and parks for a person again",
+  ...opts,
+  async fn() {
+    const f = await fixture();
+    Deno.removeSync(`${f.data}/node.key`);
+    Deno.removeSync(`${f.data}/safety.json`);
+    const wt = `${f.data}/worktrees/claude/app/alice/_/notes`;
+    const mock = startMockAnthropic({
+      rules: [
+        { when: toolResultFor("Write"), reply: text("Wrote it.") },
+        // Told of the approval, the coding agent writes another file than it asked for.
+        {
+          when: lastUserContains("A person approved your request"),
+          reply: toolUse("Write", { file_path: `${wt}/other.txt`, content: "other\n" }),
+        },
+        {
+          when: lastUserContains("TASK-D"),
+          reply: toolUse("Write", { file_path: `${wt}/notes.txt`, content: "later\n" }),
+        },
+      ],
+    });
+    Deno.writeTextFileSync(`${f.data}/config.toml`, reviewConfig(f, mock.url));
+    const start = () => startWats(["--data-dir", f.data, "node"], { env: { IS_SANDBOX: "1" } });
+    const node = start();
+    let again: ReturnType<typeof start> | undefined;
+    let client: Awaited<ReturnType<typeof mcpClient>> | undefined;
+    try {
+      await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+      client = await mcpClient(f.data, "alice", f.home);
+      const parked = resultOf(
+        await client.callTool({
+          name: "claude",
+          arguments: { task: "TASK-D: write the notes", checkout: "app", work: "notes" },
+        }),
+      );
+      const p = parked.parked as { id: string };
+      await client.close();
+      client = undefined;
+      await node.stop();
+      again = start();
+      await again.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+      const approved = await runWats(["--data-dir", f.data, "agent", "approve", p.id]);
+      assert.equal(approved.code, 0, approved.stderr);
+      const edits = () =>
+        again!.stdoutLines.map((l) => JSON.parse(l)).filter((e) =>
+          e.event === "acp_permission" && e.request === "claude/edit"
+        );
+      await waitFor("the coding agent's next edit request", () => edits().length > 0, 120_000);
+      // The approval was for notes.txt: other.txt waits for a person, unwritten.
+      assert.deepEqual(edits().map((e) => [e.answer, e.locations]), [
+        ["parked", [`${wt}/other.txt`]],
+      ]);
+      assert.throws(() => Deno.statSync(`${wt}/other.txt`));
+      const listed = await runWats(["--data-dir", f.data, "agent", "pending"]);
+      assert.match(listed.stdout, new RegExp(`permission claude/edit ${wt}/other.txt`));
+      // The coding agent was told which request the approval is for.
+      const told = mock.messages().find((m) =>
+        m.body && lastUserContains("A person approved your request")(m.body)
+      );
+      assert.match(JSON.stringify(told?.body), /Make that same request again now, unchanged/);
     } finally {
       await client?.close().catch(() => {});
       await again?.stop();

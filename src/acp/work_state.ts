@@ -1,0 +1,118 @@
+/**
+ * The state file of a work, `<worktree>.acp.json` (docs/acp.md): the ACP
+ * session a later call continues, and the tasks of calls in doubt a person
+ * declined to let finish, which the next call on the work tells the coding
+ * agent about. The sweep removes it with the worktree.
+ *
+ * Reads and writes are synchronous, so that no write lands between another
+ * one's read and write: the session is saved by a call while a person's
+ * decision, from another request, adds a declined task.
+ *
+ * @module
+ */
+
+/** A call in doubt whose task a person declined to let finish. */
+export interface DeclinedTask {
+  /** The call's id. */
+  call: string;
+  /** What that call asked the coding agent to do. */
+  task: string;
+}
+
+/** What the state file holds; every part may be missing. */
+export interface WorkState {
+  harness?: string;
+  sessionId?: string;
+  declined?: DeclinedTask[];
+}
+
+/**
+ * Reads the state file; `{}` when it is missing or unreadable (the work then
+ * starts a new session).
+ *
+ * Requires `--allow-read` on the file.
+ */
+export function readWorkState(path: string): WorkState {
+  let v: unknown;
+  try {
+    v = JSON.parse(Deno.readTextFileSync(path));
+  } catch {
+    return {};
+  }
+  if (typeof v !== "object" || v === null) return {};
+  const o = v as Record<string, unknown>;
+  const out: WorkState = {};
+  if (typeof o.harness === "string" && typeof o.sessionId === "string") {
+    out.harness = o.harness;
+    out.sessionId = o.sessionId;
+  }
+  if (Array.isArray(o.declined)) {
+    out.declined = o.declined.filter((d): d is DeclinedTask =>
+      typeof d?.call === "string" && typeof d?.task === "string"
+    );
+  }
+  return out;
+}
+
+/**
+ * Records the work's session, keeping the declined tasks noted meanwhile;
+ * `fresh` (a worktree just cut) drops whatever the file held before.
+ *
+ * Requires `--allow-read` and `--allow-write` on the file.
+ */
+export function saveSession(
+  path: string,
+  harness: string,
+  sessionId: string,
+  fresh: boolean,
+): void {
+  write(path, { ...(fresh ? {} : readWorkState(path)), harness, sessionId });
+}
+
+/**
+ * Notes that a person declined to let a call in doubt finish, for the next
+ * call on the work. Nothing is noted when the work's worktree is gone (swept):
+ * a new one starts with a new session, which knows nothing of that task.
+ *
+ * Requires `--allow-read` and `--allow-write` on the file, and `--allow-read`
+ * on `worktree`.
+ */
+export function noteDeclined(path: string, worktree: string, declined: DeclinedTask): boolean {
+  try {
+    Deno.statSync(worktree);
+  } catch {
+    return false;
+  }
+  const state = readWorkState(path);
+  write(path, { ...state, declined: [...(state.declined ?? []), declined] });
+  return true;
+}
+
+/**
+ * The declined tasks noted for the work, removed from the file: each is told
+ * to the coding agent once, in the prompt about to be sent.
+ *
+ * Requires `--allow-read` and `--allow-write` on the file.
+ */
+export function takeDeclined(path: string): DeclinedTask[] {
+  const { declined, ...rest } = readWorkState(path);
+  if (declined === undefined || declined.length === 0) return [];
+  write(path, rest);
+  return declined;
+}
+
+/**
+ * What the next call's prompt starts with, so the coding agent, which may see
+ * the cut-off task in its session's history, does not resume it on its own.
+ */
+export function declinedNotice(declined: readonly DeclinedTask[]): string {
+  const which = declined.length === 1 ? "the task below" : `the ${declined.length} tasks below`;
+  return `Before your task: the node restarted while you worked on ${which}, and a person ` +
+    "declined to let that interrupted work finish. Do not resume or finish it on your own, and " +
+    "leave what it changed in the worktree as it is unless your task says otherwise.\n\n" +
+    declined.map((d) => `Interrupted task:\n---\n${d.task}\n---`).join("\n\n");
+}
+
+function write(path: string, state: WorkState): void {
+  Deno.writeTextFileSync(path, JSON.stringify(state) + "\n");
+}
