@@ -34,6 +34,7 @@ import {
   declinedNotice,
   noteDeclined,
   readWorkState,
+  saveCost,
   saveSession,
   takeDeclined,
 } from "./work_state.ts";
@@ -449,6 +450,10 @@ export class AcpLayer {
         sessionId = opened.sessionId;
         continued = opened.continued;
         running.open.add(sessionId);
+        // A loaded session reports its cost since it began: count from what it was.
+        if (continued && saved.sessionId === sessionId && !running.costs.has(sessionId)) {
+          running.costs.set(sessionId, saved.cost ?? 0);
+        }
         saveSession(place.stateFile, harness.name, sessionId, created);
       }
       const prompt: ContentBlock[] = continued
@@ -598,8 +603,11 @@ export class AcpLayer {
 
       let usd = 0;
       if (cost !== undefined) {
-        usd = Math.max(0, cost - (running.costs.get(sessionId!) ?? 0));
+        const before = running.costs.get(sessionId!) ?? 0;
+        // A count below where it was started again from zero (an agent that does not restore it).
+        usd = cost >= before ? cost - before : cost;
         running.costs.set(sessionId!, cost);
+        saveCost(place.stateFile, sessionId!, cost);
         if (usd > 0) this.#o.onCost?.(usd, { harness: harness.name, callId: origin.callId });
       }
       return {

@@ -23,6 +23,11 @@ export interface DeclinedTask {
 export interface WorkState {
   harness?: string;
   sessionId?: string;
+  /**
+   * The session's cumulative cost (USD) as the agent last reported it: a loaded
+   * session goes on counting from its earlier calls' cost (docs/harness_facts.md).
+   */
+  cost?: number;
   declined?: DeclinedTask[];
 }
 
@@ -45,6 +50,7 @@ export function readWorkState(path: string): WorkState {
   if (typeof o.harness === "string" && typeof o.sessionId === "string") {
     out.harness = o.harness;
     out.sessionId = o.sessionId;
+    if (typeof o.cost === "number" && Number.isFinite(o.cost) && o.cost >= 0) out.cost = o.cost;
   }
   if (Array.isArray(o.declined)) {
     out.declined = o.declined.filter((d): d is DeclinedTask =>
@@ -66,7 +72,21 @@ export function saveSession(
   sessionId: string,
   fresh: boolean,
 ): void {
-  write(path, { ...(fresh ? {} : readWorkState(path)), harness, sessionId });
+  const { cost, ...before } = fresh ? {} : readWorkState(path);
+  // The count of the session it was: a new session starts its own.
+  const same = before.sessionId === sessionId && cost !== undefined;
+  write(path, { ...before, harness, sessionId, ...(same ? { cost } : {}) });
+}
+
+/**
+ * Records the session's cumulative cost after a call, keeping the rest.
+ *
+ * Requires `--allow-read` and `--allow-write` on the file.
+ */
+export function saveCost(path: string, sessionId: string, cost: number): void {
+  const state = readWorkState(path);
+  if (state.sessionId !== sessionId) return;
+  write(path, { ...state, cost });
 }
 
 /**

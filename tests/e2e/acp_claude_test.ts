@@ -12,7 +12,7 @@ import { git } from "../../src/acp/worktrees.ts";
 import type { HarnessConfig } from "../../src/config/acp_tables.ts";
 import { requireCli } from "../support/clis.ts";
 import { runWats, startWats } from "../support/cli.ts";
-import { call, mcpClient, startAgentNode, waitFor } from "../support/swarm.ts";
+import { call, idIn, mcpClient, startAgentNode, waitFor } from "../support/swarm.ts";
 import { hasTool } from "../support/mock_anthropic.ts";
 import {
   type MessagesRequest,
@@ -113,6 +113,11 @@ function layer(
   });
 }
 
+/** The coding agent's working directory, as Claude Code tells its model (its worktree). */
+function cwdIn(req: MessagesRequest): string | undefined {
+  return JSON.stringify(req).match(/Primary working directory: (\/[^\s\\"]+)/)?.[1];
+}
+
 /** How many tool results the conversation holds so far: the script's step. */
 function step(req: MessagesRequest): number {
   let n = 0;
@@ -206,6 +211,17 @@ Deno.test({
       assert.equal(r2.head, head);
       assert.deepEqual(r2.commits, [{ sha: head, subject: "Fix login" }]);
       assert.deepEqual(r2.refused, []);
+      // The loaded session reports its cost since it began (measured): the call costs what
+      // it added, not the first call's cost again.
+      const reported = events.flatMap((e) => {
+        const u = e.type === "acp_update"
+          ? e.update as { sessionUpdate?: string; cost?: { amount: number } }
+          : undefined;
+        return u?.sessionUpdate === "usage_update" && u.cost ? [u.cost.amount] : [];
+      });
+      assert.ok(reported.at(-1)! > r1.usd, `reported ${reported}`);
+      assert.ok(Math.abs(r2.usd - (reported.at(-1)! - r1.usd)) < 1e-9, `${r2.usd} ${reported}`);
+      assert.deepEqual(costs, [r1.usd, r2.usd]);
     } finally {
       await acpLayer.close();
       await mock.close();
@@ -466,15 +482,18 @@ Deno.test({
     const f = await fixture();
     Deno.removeSync(`${f.data}/node.key`);
     Deno.removeSync(`${f.data}/safety.json`);
-    const wt = `${f.data}/worktrees/claude/app/helper/_/notes`;
+    // The run is about the ask's thread: its works live under it.
+    const wtOf = (ask: string) => `${f.data}/worktrees/claude/app/helper/${ask.slice(0, 12)}/notes`;
     // One mock for both: the woken agent's Claude Code and the coding agent's.
     const mock = startMockAnthropic({
       rules: [
         { when: toolResultFor("mcp__wats__claude"), reply: text("Delegated the notes.") },
         { when: toolResultFor("Write"), reply: text("Wrote notes.txt.") },
         {
-          when: lastUserContains("TASK-W"),
-          reply: toolUse("Write", { file_path: `${wt}/notes.txt`, content: "by the coder\n" }),
+          // Claude Code's side requests (a title, …) name no working directory.
+          when: (r) => lastUserContains("TASK-W")(r) && cwdIn(r) !== undefined,
+          reply: (req) =>
+            toolUse("Write", { file_path: `${cwdIn(req)}/notes.txt`, content: "by the coder\n" }),
         },
         {
           when: hasTool("mcp__wats__claude"),
@@ -507,7 +526,10 @@ Deno.test({
     const node = await startAgentNode(f.data, mock);
     const alice = await mcpClient(f.data, "alice", node.home);
     try {
-      await call(alice, "ask", { title: "Notes", text: "Could someone write the notes?" });
+      const ask = idIn(
+        await call(alice, "ask", { title: "Notes", text: "Could someone write the notes?" }),
+      );
+      const wt = wtOf(ask);
       await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000);
       const ended = node.stdoutLines.map((l) => JSON.parse(l)).find((e) => e.event === "run_ended");
       assert.equal(ended?.status, "ok", JSON.stringify(ended));
@@ -517,7 +539,7 @@ Deno.test({
         m.body && toolResultFor("mcp__wats__claude")(m.body)
       );
       const result = JSON.stringify(back?.body?.messages);
-      assert.ok(result.includes("wats/helper/_/notes"), result);
+      assert.ok(result.includes(`wats/helper/${ask.slice(0, 12)}/notes`), result);
       assert.ok(result.includes("Wrote notes.txt."), result);
       // The coding agent's cost is kept for the budget.
       await waitFor("the spend line", () => {
@@ -1069,7 +1091,6 @@ Deno.test({
     const f = await fixture();
     Deno.removeSync(`${f.data}/node.key`);
     Deno.removeSync(`${f.data}/safety.json`);
-    const wt = `${f.data}/worktrees/claude/app/helper/_/notes`;
     const both = (req: MessagesRequest) =>
       hasTool("mcp__wats__claude")(req) && promptContains("permission decided")(req);
     const mock = startMockAnthropic({
@@ -1085,8 +1106,10 @@ Deno.test({
           }),
         },
         {
-          when: lastUserContains("TASK-W"),
-          reply: toolUse("Write", { file_path: `${wt}/notes.txt`, content: "woken\n" }),
+          // Claude Code's side requests (a title, …) name no working directory.
+          when: (r) => lastUserContains("TASK-W")(r) && cwdIn(r) !== undefined,
+          reply: (req) =>
+            toolUse("Write", { file_path: `${cwdIn(req)}/notes.txt`, content: "woken\n" }),
         },
         {
           when: both,
@@ -1110,7 +1133,12 @@ Deno.test({
     const node = await startAgentNode(f.data, mock);
     const alice = await mcpClient(f.data, "alice", node.home);
     try {
-      await call(alice, "ask", { title: "Notes", text: "Could someone write the notes?" });
+      const ask = idIn(
+        await call(alice, "ask", { title: "Notes", text: "Could someone write the notes?" }),
+      );
+      // Both runs are about the ask's thread: one worktree, one branch.
+      const branch = `wats/helper/${ask.slice(0, 12)}/notes`;
+      const wt = `${f.data}/worktrees/claude/app/helper/${ask.slice(0, 12)}/notes`;
       await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000);
       let listed = "";
       for (let i = 0; i < 60 && !listed.includes("permission claude/edit"); i++) {
@@ -1137,7 +1165,7 @@ Deno.test({
         JSON.stringify(second.body),
         /permission decided: claude\/edit on work notes was approved/,
       );
-      assert.deepEqual(subjects(f.repo, "wats/helper/_/notes"), ["Add notes"]);
+      assert.deepEqual(subjects(f.repo, branch), ["Add notes"]);
       const back = mock.messages().filter((m) =>
         m.body && toolResultFor("mcp__wats__claude")(m.body)
       ).map((m) => JSON.stringify(m.body?.messages));
