@@ -42,6 +42,8 @@ export class TranscriptRenderer {
   #parser: OutputParser | undefined;
   /** A coding agent's message so far (its chunks), shown once something else comes. */
   #acpText: { harness: string; text: string } | undefined;
+  /** The footer was read: coding agent lines after it went on after the run (once said). */
+  #after: "no" | "ended" | "said" = "no";
 
   constructor(opts: RenderOptions = {}) {
     this.#max = opts.resultChars ?? RESULT_CHARS;
@@ -54,7 +56,10 @@ export class TranscriptRenderer {
     if (obj.type === "wats_acp") return this.#acp(obj as unknown as AcpLine);
     const before = this.flush();
     if (obj.type === "wats_run") return [...before, ...this.#header(obj as unknown as RunHeader)];
-    if (obj.type === "wats_end") return [...before, footerLine(obj as unknown as RunFooter)];
+    if (obj.type === "wats_end") {
+      this.#after = "ended";
+      return [...before, footerLine(obj as unknown as RunFooter)];
+    }
     if (obj.type === "acp_session") return [...before, sessionLine(obj)];
     if (obj.type === "acp_permission") {
       return [...before, `? ${decisionLine(obj as unknown as AcpLine, this.#max)}`];
@@ -68,7 +73,14 @@ export class TranscriptRenderer {
     const t = this.#acpText;
     this.#acpText = undefined;
     if (t === undefined || t.text.trim() === "") return [];
-    return t.text.trim().split("\n").map((l) => `   ${t.harness}│ ${l}`);
+    return this.#afterEnd(t.text.trim().split("\n").map((l) => `   ${t.harness}│ ${l}`));
+  }
+
+  /** Coding agent lines read after the footer: said once to have come after the run. */
+  #afterEnd(out: string[]): string[] {
+    if (this.#after !== "ended" || out.length === 0) return out;
+    this.#after = "said";
+    return ["── after the run ended, its coding agent went on:", ...out];
   }
 
   /** A coding agent's session update or permission decision, indented under the call. */
@@ -87,7 +99,7 @@ export class TranscriptRenderer {
     } else if (u?.sessionUpdate === "tool_call") {
       out.push(`   ${a.harness}│ → ${u.title ?? u.kind ?? "tool"}${u.kind ? ` [${u.kind}]` : ""}`);
     }
-    return out;
+    return this.#afterEnd(out);
   }
 
   #header(h: RunHeader): string[] {

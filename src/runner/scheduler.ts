@@ -53,6 +53,7 @@ import type { SpawnFn } from "./spawn.ts";
 import type { RunRecorder } from "./state_file.ts";
 import {
   DEFAULT_RETENTION,
+  isRunId,
   newRunId,
   type Retention,
   type RunIndexEntry,
@@ -98,7 +99,10 @@ export interface RunnerOptions {
   store: RunnerStore;
   harness: Harness;
   spawn: SpawnFn;
-  transcripts: Pick<Transcripts, "begin" | "index" | "recoverInterrupted" | "prune" | "spend">;
+  transcripts: Pick<
+    Transcripts,
+    "begin" | "index" | "recoverInterrupted" | "prune" | "spend" | "appendAfterEnd"
+  >;
   settings: RunnerSettings;
   /** The agent profile's author key (hex). */
   agentKey: string;
@@ -310,13 +314,26 @@ export class Runner {
   /**
    * Adds what a coding agent the run `runId` called did (an ACP session update
    * or permission decision, docs/acp.md) to that run's transcript, as a
-   * `wats_acp` line, while the run is the current one: `wats agent logs`
-   * shows it in place. After the run, only the node's JSON lines carry it.
+   * `wats_acp` line: in place while the run is the current one, after its
+   * footer once it ended (a parked call a person answered later goes on), so
+   * `wats agent logs` shows it either way.
    */
   noteAcp(runId: string, event: Record<string, unknown>): void {
+    const line = JSON.stringify({ ...event, type: "wats_acp" });
     const cur = this.#current;
-    if (cur?.id !== runId || cur.writer === undefined) return;
-    cur.writer.line(JSON.stringify({ ...event, type: "wats_acp" }));
+    if (cur?.id === runId && cur.writer !== undefined && !cur.settled) {
+      cur.writer.line(line);
+      return;
+    }
+    if (!isRunId(runId)) return;
+    try {
+      this.#o.transcripts.appendAfterEnd(runId, line);
+    } catch (err) {
+      // A run that never began (the call was not a run's) or was pruned: the node's JSON lines have it.
+      if (!(err instanceof Deno.errors.NotFound)) {
+        this.#o.log.warn(`cannot add to run ${runId}'s transcript: ${(err as Error).message}`);
+      }
+    }
   }
 
   /**

@@ -206,6 +206,18 @@ export class Transcripts {
     };
   }
 
+  /**
+   * Adds a line after an ended run's footer: what a coding agent the run called
+   * did after the run ended (a parked call a person answered later,
+   * docs/acp.md). Only to a transcript that exists (a pruned run stays gone).
+   */
+  appendAfterEnd(id: string, line: string): void {
+    Deno.writeTextFileSync(this.path(id), line.endsWith("\n") ? line : line + "\n", {
+      append: true,
+      create: false,
+    });
+  }
+
   /** Every indexed run, oldest first. Lines that do not parse are skipped. */
   index(): RunIndexEntry[] {
     const text = readOrEmpty(this.#p.runsIndex);

@@ -1179,6 +1179,10 @@ Deno.test({
       // Claude names the call as it starts it ("Preparing file…"): its kind says what it is.
       assert.match(logs.stdout, /claude│ → .* \[edit\]/);
       assert.match(logs.stdout, new RegExp(`claude│ \\? claude/edit ${wt}/notes.txt → parked`));
+      // What the coding agent did once the person decided, after that run ended, is there too.
+      const after = logs.stdout.slice(logs.stdout.indexOf("── end:"));
+      assert.match(after, /── after the run ended, its coding agent went on:/, logs.stdout);
+      assert.match(after, new RegExp(`claude│ \\? claude/edit ${wt}/notes.txt → allow_once`));
       const later = await runWats(["--data-dir", f.data, "agent", "logs", "--run", runs[1].run]);
       assert.match(later.stdout, /claude│ CONTINUED: the notes are in\./);
     } finally {

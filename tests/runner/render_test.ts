@@ -179,3 +179,34 @@ Deno.test("logs show the coding agents a run called: their tool calls, messages 
     "   claude│ Done.",
   ]);
 });
+
+Deno.test("logs show what a run's coding agent did after the run ended, under one line that says so", () => {
+  const acp = (event: string, more: Record<string, unknown>) =>
+    JSON.stringify({ type: "wats_acp", event, harness: "claude", call: "r.acp_1", ...more });
+  const text = renderTranscript([
+    JSON.stringify({
+      type: "wats_run",
+      id: "20261015T120000123Z-a1b2c3",
+      trigger: "events",
+      events: [],
+      started_at: "2026-10-15T12:00:00.123Z",
+      harness: "claude",
+    }),
+    JSON.stringify({ type: "wats_end", status: "ok", exit_code: 0, duration_ms: 1000 }),
+    acp("acp_permission", {
+      request: "claude/edit",
+      locations: ["/w/notes.txt"],
+      verdict: "allow",
+      answer: "allow_once",
+      reason: "a person approved it",
+    }),
+    acp("acp_update", {
+      update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Done." } },
+    }),
+  ]);
+  assert.deepEqual(text.split("\n").slice(2), [
+    "── after the run ended, its coding agent went on:",
+    "   claude│ ? claude/edit /w/notes.txt → allow_once (allow: a person approved it)",
+    "   claude│ Done.",
+  ]);
+});

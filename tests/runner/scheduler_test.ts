@@ -981,3 +981,33 @@ Deno.test("threadPerRun: a decision on a thread's parked request wakes a run abo
     r.cleanup();
   }
 });
+
+Deno.test("a coding agent's lines after its run ended go after that run's footer; a run that is gone gets none", async () => {
+  const r = rig();
+  try {
+    r.runner.start();
+    r.post({ author: BOB, kind: "ask" });
+    await r.time.advance(30 * SEC);
+    const id = r.runner.status().current!.id;
+    r.runner.noteAcp(id, { event: "acp_update", harness: "claude", call: `${id}.acp_1` });
+    r.spawner.last.finish({ ok: true });
+    await r.runner.whenIdle();
+    r.runner.noteAcp(id, { event: "acp_permission", harness: "claude", call: `${id}.acp_1` });
+    const lines = Deno.readTextFileSync(`${r.dir}/agent/runs/${id}.jsonl`).trim().split("\n")
+      .map((l) => JSON.parse(l));
+    const ours = lines.filter((l) => String(l.type).startsWith("wats_"));
+    assert.deepEqual(ours.map((l) => l.type === "wats_acp" ? l.event : l.type), [
+      "wats_run",
+      "acp_update",
+      "wats_end",
+      "acp_permission",
+    ]);
+    // Not a run's call, or a run whose transcript is gone: nothing is written, nothing thrown.
+    r.runner.noteAcp("acp_1234", { event: "acp_update" });
+    r.runner.noteAcp("20991231T000000000Z-abcdef", { event: "acp_update" });
+    assert.throws(() => Deno.statSync(`${r.dir}/agent/runs/20991231T000000000Z-abcdef.jsonl`));
+    assert.equal(r.log.matching("cannot add to run").length, 0);
+  } finally {
+    r.cleanup();
+  }
+});
