@@ -177,6 +177,7 @@ async function makeRig(name: string, daemonLike: boolean): Promise<Rig> {
     recoverInterrupted: (n) => t.recoverInterrupted(n),
     prune: (n, r) => t.prune(n, r),
     spend: (n) => t.spend(n),
+    appendAfterEnd: (id, line) => t.appendAfterEnd(id, line),
   };
   const claude = claudeHarness({ program: PROGRAM });
   const harness: Harness = {
