@@ -14,7 +14,13 @@ import { BudgetLedger, type BudgetLimits, type BudgetState } from "./budget.ts";
 import type { OutputParser, RunEvent } from "./harness.ts";
 import { ClaudeStreamParser } from "./harnesses/claude.ts";
 import { ACP_RUNTIME, AcpRunParser } from "./harnesses/acp_parser.ts";
-import type { RunFooter, RunHeader, RunIndexEntry, SpendLine } from "./transcripts.ts";
+import {
+  parseJsonLine,
+  type RunFooter,
+  type RunHeader,
+  type RunIndexEntry,
+  type SpendLine,
+} from "./transcripts.ts";
 import { formatElapsed } from "../duration.ts";
 
 /** How many characters of a tool result to show. */
@@ -51,7 +57,7 @@ export class TranscriptRenderer {
 
   /** The human lines for one transcript line (often none). */
   line(raw: string): string[] {
-    const obj = parse(raw);
+    const obj = parseJsonLine(raw);
     if (obj === undefined) return raw.trim() === "" ? [] : [raw];
     if (obj.type === "wats_acp") return this.#acp(obj as unknown as AcpLine);
     const before = this.flush();
@@ -257,15 +263,4 @@ function truncate(s: string, max: number): string {
 
 function shortTime(iso: string): string {
   return iso.replace("T", " ").replace(/\.\d+Z$/, "").replace(/Z$/, "");
-}
-
-function parse(raw: string): Record<string, unknown> | undefined {
-  const t = raw.trim();
-  if (!t.startsWith("{")) return undefined;
-  try {
-    const v = JSON.parse(t);
-    return typeof v === "object" && v !== null ? v : undefined;
-  } catch {
-    return undefined;
-  }
 }

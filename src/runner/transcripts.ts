@@ -278,8 +278,8 @@ export class Transcripts {
     for (const id of this.transcriptIds()) {
       if (indexed.has(id)) continue;
       const lines = this.read(id);
-      const header = parseLine(lines[0]);
-      const last = parseLine(lines[lines.length - 1]);
+      const header = parseJsonLine(lines[0]);
+      const last = parseJsonLine(lines[lines.length - 1]);
       if (header?.type !== "wats_run") continue;
       const h = header as unknown as RunHeader;
       const started = Date.parse(h.started_at);
@@ -415,10 +415,12 @@ function monthKey(ms: number): string {
   return new Date(ms).toISOString().slice(0, 7);
 }
 
-function parseLine(line: string | undefined): Record<string, unknown> | undefined {
-  if (line === undefined) return undefined;
+/** One transcript line as a JSON object; undefined for anything else (CLI noise, a cut line). */
+export function parseJsonLine(line: string | undefined): Record<string, unknown> | undefined {
+  const t = line?.trim();
+  if (t === undefined || !t.startsWith("{")) return undefined;
   try {
-    const v = JSON.parse(line);
+    const v = JSON.parse(t);
     return typeof v === "object" && v !== null ? v as Record<string, unknown> : undefined;
   } catch {
     return undefined;

@@ -11,6 +11,7 @@
  */
 
 import type { OutputParser, RunEvent, RunResult } from "../harness.ts";
+import { parseJsonLine } from "../transcripts.ts";
 
 /** The `harness` of an ACP run's transcript header. */
 export const ACP_RUNTIME = "acp";
@@ -56,7 +57,7 @@ export class AcpRunParser implements OutputParser {
   #calls = new Map<string, { name: string; args: unknown; shown: boolean }>();
 
   push(line: string): RunEvent[] {
-    const obj = parse(line);
+    const obj = parseJsonLine(line);
     if (obj === undefined) return [];
     switch (obj.type) {
       case "acp_update":
@@ -179,15 +180,4 @@ function resultText(u: Update): string {
     if (text !== "") return text;
   }
   return u.rawOutput === undefined ? "" : JSON.stringify(u.rawOutput);
-}
-
-function parse(raw: string): Record<string, unknown> | undefined {
-  const t = raw.trim();
-  if (!t.startsWith("{")) return undefined;
-  try {
-    const v = JSON.parse(t);
-    return typeof v === "object" && v !== null ? v : undefined;
-  } catch {
-    return undefined;
-  }
 }
