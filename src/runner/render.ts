@@ -32,6 +32,18 @@ const PARSERS: Record<string, () => OutputParser> = {
   [ACP_RUNTIME]: () => new AcpRunParser(),
 };
 
+/** A parser for the output of `harness` (a transcript header's), if its output is understood. */
+export function parserFor(harness: string): OutputParser | undefined {
+  return PARSERS[harness]?.();
+}
+
+/** Lines the renderer shows itself: ACP sessions and decisions, coding agents' lines. */
+export const ACP_LINE_TYPES: ReadonlySet<string> = new Set([
+  "wats_acp",
+  "acp_session",
+  "acp_permission",
+]);
+
 /** Options of the renderer. */
 export interface RenderOptions {
   /** Tool results longer than this are cut (300 when unset). */
@@ -109,7 +121,7 @@ export class TranscriptRenderer {
   }
 
   #header(h: RunHeader): string[] {
-    this.#parser = PARSERS[h.harness]?.();
+    this.#parser = parserFor(h.harness);
     const parts = [
       `run ${h.id}`,
       h.trigger,

@@ -10,8 +10,8 @@
 
 import type { NodeStatus, PostView } from "../mcp/service.ts";
 import type { HeldDraft } from "../node/review_queue.ts";
-import type { RunEvent } from "../runner/harness.ts";
-import { ClaudeStreamParser } from "../runner/harnesses/claude.ts";
+import type { OutputParser, RunEvent } from "../runner/harness.ts";
+import { ACP_LINE_TYPES, parserFor, TranscriptRenderer } from "../runner/render.ts";
 import type { RunFooter, RunHeader, RunIndexEntry } from "../runner/transcripts.ts";
 import { usd, usdOf } from "../money.ts";
 import { formatAge, formatElapsed } from "../duration.ts";
@@ -285,10 +285,15 @@ ${rows}</table>${next}`;
  * arguments and result. A run still going reloads itself (live follow).
  */
 export function runPage(ctx: PageContext, id: string, lines: readonly string[]): string {
-  let parser: ClaudeStreamParser | undefined;
+  let parser: OutputParser | undefined;
   let header: RunHeader | undefined;
   let footer: RunFooter | undefined;
   const items: string[] = [];
+  // ACP sessions, decisions and the coding agents a run called, as `wats agent logs` shows them.
+  const acp = new TranscriptRenderer();
+  const acpHtml = (out: string[]) => {
+    if (out.length > 0) items.push(`<pre class="acp">${esc(out.join("\n"))}</pre>`);
+  };
   for (const raw of lines) {
     let obj: Record<string, unknown> | undefined;
     try {
@@ -299,15 +304,22 @@ export function runPage(ctx: PageContext, id: string, lines: readonly string[]):
     }
     if (obj?.type === "wats_run") {
       header = obj as unknown as RunHeader;
-      if (header.harness === "claude") parser = new ClaudeStreamParser();
+      parser = parserFor(header.harness);
       continue;
     }
     if (obj?.type === "wats_end") {
       footer = obj as unknown as RunFooter;
+      // What comes after is said to come after the run; the footer itself is shown below.
+      acpHtml(acp.line(raw).slice(0, -1));
+      continue;
+    }
+    if (ACP_LINE_TYPES.has(String(obj?.type))) {
+      acpHtml(acp.line(raw));
       continue;
     }
     for (const e of parser?.push(raw) ?? []) items.push(eventHtml(e));
   }
+  acpHtml(acp.flush());
   const head = header
     ? `<p>${esc(header.trigger)} · ${header.events.length} event(s) · started ${
       esc(header.started_at)

@@ -86,6 +86,68 @@ Deno.test("a run still going reloads itself until its end line arrives (live fol
   assert.match(done, /id="run-end"[^>]*>end: ok/);
 });
 
+Deno.test("a run over ACP shows its session, text, tool calls and decisions, and its coding agents, also after it ended; all escaped", () => {
+  const l = (o: unknown) => JSON.stringify(o);
+  const page = runPage({ csrf: "t" }, "r", [
+    l({
+      type: "wats_run",
+      id: "r",
+      trigger: "events",
+      events: [],
+      started_at: "x",
+      harness: "acp",
+    }),
+    l({ type: "acp_session", harness: "claude", session: "s1", continued: true }),
+    l({
+      type: "acp_update",
+      update: {
+        sessionUpdate: "agent_message_chunk",
+        content: { type: "text", text: "<b>hi</b>" },
+      },
+    }),
+    l({
+      type: "acp_update",
+      update: {
+        sessionUpdate: "tool_call",
+        toolCallId: "t",
+        title: "mcp__wats__answer",
+        rawInput: { text: "ok" },
+      },
+    }),
+    l({
+      type: "acp_permission",
+      request: "claude/execute",
+      locations: [],
+      verdict: "deny",
+      answer: "reject_once",
+      reason: "locked",
+    }),
+    l({ type: "acp_result", stop_reason: "end_turn", cost_usd: 0.01 }),
+    l({ type: "wats_end", status: "ok", exit_code: 0, duration_ms: 5 }),
+    l({
+      type: "wats_acp",
+      event: "acp_permission",
+      harness: "coder",
+      call: "r.acp_1",
+      request: "coder/edit",
+      locations: ["/w/<x>.txt"],
+      verdict: "allow",
+      answer: "allow_once",
+      reason: "approved",
+    }),
+  ]);
+  assert.match(page, /session s1 on \[harnesses\.claude\] \(continued\)/);
+  assert.match(page, /&#60;b&#62;hi&#60;\/b&#62;/);
+  assert.doesNotMatch(page, /<b>hi/);
+  assert.match(page, /→ mcp__wats__answer/);
+  assert.match(page, /\? claude\/execute → reject_once \(deny: locked\)/);
+  assert.match(
+    page,
+    /after the run ended, its coding agent went on:\n {3}coder│ \? coder\/edit \/w\/&#60;x&#62;\.txt → allow_once/,
+  );
+  assert.match(page, /id="run-end"[^>]*>end: ok/);
+});
+
 /** A coding agent's request as the review queue holds it (docs/acp.md). */
 function held(id: string, over: Partial<PermissionAsk>): HeldDraft {
   return {
