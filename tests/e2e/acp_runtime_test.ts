@@ -258,6 +258,86 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name: "agent.runtime = acp: a run past agent.timeout is killed with the agent's process group " +
+    "and recorded as timed out; the thread's next wake loads its session again",
+  ...opts,
+  async fn() {
+    const dir = tempDataDir();
+    const home = Deno.makeTempDirSync({ prefix: "wats-acp-rt-home-" });
+    const mock = startMockAnthropic({
+      rules: [
+        { when: toolResultFor("mcp__wats__answer"), reply: text("Answered.") },
+        {
+          when: (r) => lastUserContains("AND-NOW")(r) && promptContains("FIRST")(r),
+          reply: answer("Recovered, and I remember FIRST."),
+        },
+        { when: lastUserContains("SLOW"), reply: { ...text("too late"), delayMs: 60_000 } },
+        { when: hasTool("mcp__wats__answer"), reply: answer("In time.") },
+      ],
+    });
+    Deno.writeTextFileSync(
+      `${dir}/config.toml`,
+      config(home, mock.url).replace("[agent]\n", '[agent]\ntimeout = "5s"\n'),
+    );
+    const node = startWats(["--data-dir", dir, "node"], { env: { IS_SANDBOX: "1" }, home });
+    const alice = await mcpClient(dir, "alice", home);
+    const paths = dataPaths(dir);
+    const ended = () =>
+      node.stdoutLines.map((l) => JSON.parse(l)).filter((e) => e.event === "run_ended");
+    try {
+      await node.waitForLine((l) => l.includes('"event":"started"'), 120_000);
+      const ask = idIn(await call(alice, "ask", { title: "Q", text: "FIRST: which init?" }));
+      await waitFor("the first run", () => ended().length === 1, 120_000);
+      const answer1 = node.stdoutLines.map((l) => JSON.parse(l)).find((e) =>
+        e.event === "post_stored" && e.kind === "answer"
+      );
+      assert.ok(answer1, node.stderr());
+
+      await call(alice, "clarify", { parent: answer1.id, text: "SLOW: this one hangs" });
+      // The run in progress is recorded with the agent's process group.
+      let pgid = 0;
+      await waitFor("the run's record", () => {
+        try {
+          pgid = JSON.parse(Deno.readTextFileSync(`${paths.agentDir}/runner.json`)).run?.pgid ?? 0;
+        } catch {
+          pgid = 0;
+        }
+        return pgid > 0;
+      }, 120_000);
+      await waitFor("the slow run's end", () => ended().length === 2, 120_000);
+      assert.equal(ended()[1].status, "timeout", JSON.stringify(ended()[1]));
+      assert.match(ended()[1].error, /timed out after agent.timeout = 5s/);
+      // Nothing of the group survives the run (the agent, its Claude Code, its `wats mcp`): the
+      // group was sent SIGKILL before the run ended; dying takes the kernel a moment.
+      // (A zombie is dead already: where PID 1 does not reap, as in some containers, it stays listed.)
+      const alive = () => {
+        const ps = new TextDecoder().decode(
+          new Deno.Command("ps", { args: ["-eo", "pgid=,stat=,args="], stdout: "piped" })
+            .outputSync().stdout,
+        );
+        return ps.split("\n").filter((l) => {
+          const [group, stat] = l.trim().split(/\s+/);
+          return group === String(pgid) && !stat?.startsWith("Z");
+        });
+      };
+      await waitFor("the run's process group to be gone", () => alive().length === 0, 10_000);
+
+      // The thread's session was kept: its next wake loads it and is answered.
+      await call(alice, "clarify", { parent: answer1.id, text: "AND-NOW: and now?" });
+      await waitFor("the third run", () => ended().length === 3, 120_000);
+      assert.equal(ended()[2].status, "ok", JSON.stringify(ended()[2]));
+      const thread = await call(alice, "thread", { id: ask });
+      assert.match(thread, /Recovered, and I remember FIRST\./, thread);
+    } finally {
+      await alice.close();
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(home, { recursive: true });
+    }
+  },
+});
+
 const codexAcp = requireCli("codex-acp");
 
 Deno.test({

@@ -285,12 +285,13 @@ function launch(o: AcpRuntimeOptions, ctx: RunContext): RunningProcess {
     }
   };
   const driven = drive();
-  const status: Promise<ProcessStatus> = Promise.all([driven, agent.exited]).then(([, s]) => ({
-    code: s.signal === null ? s.code : null,
-    signal: s.signal,
-  }));
-  // Whatever the agent started dies with the run.
-  status.then(() => signalProcessGroup(pid, "SIGKILL"));
+  // Whatever the agent started dies with the run: the run ends once that was sent.
+  const status: Promise<ProcessStatus> = Promise.all([driven, agent.exited]).then(
+    async ([, s]) => {
+      await signalProcessGroup(pid, "SIGKILL");
+      return { code: s.signal === null ? s.code : null, signal: s.signal };
+    },
+  );
   return {
     pid,
     lines: out,
