@@ -14,6 +14,7 @@ import { codexConfigPath } from "./setup.ts";
 import { notifierProgram } from "../node/notify.ts";
 import { serviceLayout } from "./service.ts";
 import { parseDaemonArgs } from "../node/daemon_args.ts";
+import { HEARTBEAT_TEMPLATE_URL } from "../runner/prompt.ts";
 import { parseUiArgs, resolveUiListen } from "./ui.ts";
 import { ASSETS_DIR } from "../ui/assets.ts";
 import type { CommandId, PermissionInputs } from "../safety/permissions.ts";
@@ -66,7 +67,7 @@ export async function commandInputs(id: CommandId, init: CommandInit): Promise<P
   return {
     ...base,
     workdir: values["agent.workdir"] || undefined,
-    heartbeatFile: new URL("../../HEARTBEAT.md", import.meta.url).pathname,
+    heartbeatFile: HEARTBEAT_TEMPLATE_URL.pathname,
     listen: values.listen || undefined,
     relays: values.infra.map(hostPortOf),
     loopbackServer: values["agent.runtime"] === "codex",

@@ -77,8 +77,8 @@ export function parseMcpArgs(argv: string[]): McpArgs {
 export const START_TIMEOUT_MS = 15_000;
 /** How long to keep looking after the started node exited (another may have won the lock). */
 export const EXITED_GRACE_MS = 3_000;
-/** How long the node may take to answer the hello line. */
-export const HELLO_TIMEOUT_MS = 15_000;
+/** How long the node may take to answer the hello line (the node's own wait for a hello is socket_server.ts's). */
+export const HELLO_ANSWER_TIMEOUT_MS = 15_000;
 /** After stdin ends, how long to let the node's last bytes through. */
 export const DRAIN_MS = 2_000;
 
@@ -214,7 +214,7 @@ async function greet(conn: BridgeConn, opts: BridgeOptions, io: BridgeIO): Promi
   };
   try {
     await writeAll(conn, new TextEncoder().encode(JSON.stringify(hello) + "\n"));
-    const answer = await withDeadline(readLineBytewise(conn), HELLO_TIMEOUT_MS, io);
+    const answer = await withDeadline(readLineBytewise(conn), HELLO_ANSWER_TIMEOUT_MS, io);
     const reply = answer === null ? null : parseReply(answer);
     if (reply?.wats !== "ready") {
       io.stderr(
@@ -446,7 +446,11 @@ async function takeOver(
       const enc = new TextEncoder();
       await writeAll(conn, enc.encode(handshake.initialize + "\n"));
       while (true) {
-        const line = await withDeadline(readLineBytewise(conn, MAX_LINE), HELLO_TIMEOUT_MS, io);
+        const line = await withDeadline(
+          readLineBytewise(conn, MAX_LINE),
+          HELLO_ANSWER_TIMEOUT_MS,
+          io,
+        );
         if (line === null) throw new Error("the new node closed the connection");
         if (parseReply(line)?.id === handshake.initializeId) break;
       }
