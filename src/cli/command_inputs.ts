@@ -13,7 +13,7 @@ import { editFile, editorOf } from "./agent.ts";
 import { codexConfigPath } from "./setup.ts";
 import { notifierProgram } from "../node/notify.ts";
 import { serviceLayout } from "./service.ts";
-import { parseDaemonArgs } from "../node/daemon_args.ts";
+import { parseDaemonArgs } from "./daemon_args.ts";
 import { HEARTBEAT_TEMPLATE_URL } from "../runner/prompt.ts";
 import { parseUiArgs, resolveUiListen } from "./ui.ts";
 import { ASSETS_DIR } from "../ui/assets.ts";

@@ -13,7 +13,7 @@ import { BusyError } from "../errors.ts";
 import { type EventSink, noEvents } from "../events.ts";
 import { log, setupLogging } from "../log.ts";
 import { runNode } from "../node/daemon.ts";
-import { DAEMON_HELP, parseDaemonArgs } from "../node/daemon_args.ts";
+import { DAEMON_HELP, parseDaemonArgs } from "./daemon_args.ts";
 import { acquireDaemonLock, type DaemonLock, lockHolder } from "../node/lock.ts";
 import type { CommandContext } from "./context.ts";
 import { writeAllSync } from "../io/write_all.ts";
