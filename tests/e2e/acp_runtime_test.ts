@@ -120,6 +120,11 @@ Deno.test({
       const first = await call(alice, "thread", { id: one });
       assert.match(first, /First answer\./);
 
+      // Its `wats mcp` presented the run's token (given in session/new): a runner session.
+      assert.match(
+        node.stderr(),
+        new RegExp(`mcp session opened \\(profile=helper runner=true run=${runs()[0].id}\\)`),
+      );
       // The agent had the wats tools and no built-in tool (locked).
       const woken = mock.messages().find((m) => hasTool("mcp__wats__answer")(m.body!));
       assert.ok(woken, "the model was offered the wats tools");
