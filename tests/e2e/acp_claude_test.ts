@@ -11,9 +11,9 @@ import { makePolicy } from "../../src/acp/policy.ts";
 import { git } from "../../src/acp/worktrees.ts";
 import type { HarnessConfig } from "../../src/config/acp_tables.ts";
 import { requireCli } from "../support/clis.ts";
-import { runWats, startWats } from "../support/cli.ts";
+import { type RunningWats, runWats, startWats } from "../support/cli.ts";
 import { call, idIn, mcpClient, startAgentNode, waitFor } from "../support/swarm.ts";
-import { hasTool } from "../support/mock_anthropic.ts";
+import { hasTool, type MockAnthropic } from "../support/mock_anthropic.ts";
 import {
   type MessagesRequest,
   type Reply,
@@ -612,6 +612,56 @@ function recordingNotifier(f: Fixture): { path: string; shown: () => string } {
   };
 }
 
+/**
+ * The daemon dies (SIGKILL) during a call on the work `notes` whose task, `TASK-K: write the
+ * notes`, the mock must hang on; a new daemon (`start`, handed to `track` at once for cleanup)
+ * starts, retried while the dead one's lock looks held, and parks the call as in doubt. Returns
+ * the held item's id.
+ */
+async function crashDuringCall(
+  f: Fixture,
+  mock: MockAnthropic,
+  node: RunningWats,
+  start: () => RunningWats,
+  track: (restarted: RunningWats) => void,
+): Promise<string> {
+  await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+  const client = await mcpClient(f.data, "alice", f.home);
+  client.callTool({
+    name: "claude",
+    arguments: { task: "TASK-K: write the notes", checkout: "app", work: "notes" },
+  }).catch(() => {});
+  await waitFor(
+    "the prompt at the model",
+    () => mock.messages().some((m) => m.body && lastUserContains("TASK-K")(m.body)),
+    90_000,
+  );
+  node.process.kill("SIGKILL");
+  await node.process.status;
+  client.close().catch(() => {});
+  // The restart finds the call in flight: it waits for a person, in doubt. A restart right after
+  // SIGKILL may be refused while the dead daemon's lock looks held.
+  const until = Date.now() + 30_000;
+  for (;;) {
+    const next = start();
+    track(next);
+    const started = await Promise.race([
+      next.waitForLine((l) => l.includes('"event":"started"'), 90_000).then(() => true),
+      next.process.status.then(() => false),
+    ]);
+    if (started) break;
+    if (Date.now() > until) throw new Error(`no restart: ${next.stderr()}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  let listed = "";
+  for (let i = 0; i < 60 && !listed.includes("in_doubt"); i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, 500));
+    listed = (await runWats(["--data-dir", f.data, "agent", "pending"])).stdout;
+  }
+  assert.match(listed, /permission claude\/in_doubt +work notes/);
+  return listed.split(" ")[0];
+}
+
 /** The JSON of a harness tool's result (after its line about trust). */
 function resultOf(r: { content: unknown; isError?: unknown }): Record<string, unknown> {
   const out = (r.content as { text: string }[])[0].text;
@@ -759,45 +809,8 @@ Deno.test({
       startWats(["--data-dir", f.data, "node"], { env: { IS_SANDBOX: "1", PATH: notes.path } });
     const node = start();
     let again: ReturnType<typeof start> | undefined;
-    let client: Awaited<ReturnType<typeof mcpClient>> | undefined;
     try {
-      await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
-      client = await mcpClient(f.data, "alice", f.home);
-      client.callTool({
-        name: "claude",
-        arguments: { task: "TASK-K: write the notes", checkout: "app", work: "notes" },
-      }).catch(() => {});
-      await waitFor(
-        "the prompt at the model",
-        () => mock.messages().some((m) => m.body && lastUserContains("TASK-K")(m.body)),
-        90_000,
-      );
-      node.process.kill("SIGKILL");
-      await node.process.status;
-      client.close().catch(() => {});
-      client = undefined;
-
-      // The restart finds the call in flight: it waits for a person, in doubt.
-      // A restart right after SIGKILL may be refused while the dead daemon's lock looks held.
-      const until = Date.now() + 30_000;
-      for (;;) {
-        const next = start();
-        again = next;
-        const started = await Promise.race([
-          next.waitForLine((l) => l.includes('"event":"started"'), 90_000).then(() => true),
-          next.process.status.then(() => false),
-        ]);
-        if (started) break;
-        if (Date.now() > until) throw new Error(`no restart: ${next.stderr()}`);
-        await new Promise((r) => setTimeout(r, 250));
-      }
-      let listed = "";
-      for (let i = 0; i < 60 && !listed.includes("in_doubt"); i++) {
-        if (i > 0) await new Promise((r) => setTimeout(r, 500));
-        listed = (await runWats(["--data-dir", f.data, "agent", "pending"])).stdout;
-      }
-      const id = listed.split(" ")[0];
-      assert.match(listed, /permission claude\/in_doubt +work notes/);
+      const id = await crashDuringCall(f, mock, node, start, (w) => again = w);
       const shown = await runWats(["--data-dir", f.data, "agent", "pending", "show", id]);
       assert.match(shown.stdout, /TASK-K: write the notes/);
       await waitFor("the desktop notification", () => notes.shown() !== "", 30_000);
@@ -822,7 +835,6 @@ Deno.test({
       );
       assert.ok(JSON.stringify(told?.body).includes("TASK-K: write the notes"));
     } finally {
-      await client?.close().catch(() => {});
       await again?.stop();
       await node.stop().catch(() => {});
       await mock.close();
@@ -853,41 +865,7 @@ Deno.test({
     let again: ReturnType<typeof start> | undefined;
     let client: Awaited<ReturnType<typeof mcpClient>> | undefined;
     try {
-      await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
-      client = await mcpClient(f.data, "alice", f.home);
-      client.callTool({
-        name: "claude",
-        arguments: { task: "TASK-K: write the notes", checkout: "app", work: "notes" },
-      }).catch(() => {});
-      await waitFor(
-        "the prompt at the model",
-        () => mock.messages().some((m) => m.body && lastUserContains("TASK-K")(m.body)),
-        90_000,
-      );
-      node.process.kill("SIGKILL");
-      await node.process.status;
-      client.close().catch(() => {});
-      client = undefined;
-      // A restart right after SIGKILL may be refused while the dead daemon's lock looks held.
-      const until = Date.now() + 30_000;
-      for (;;) {
-        const next = start();
-        again = next;
-        const started = await Promise.race([
-          next.waitForLine((l) => l.includes('"event":"started"'), 90_000).then(() => true),
-          next.process.status.then(() => false),
-        ]);
-        if (started) break;
-        if (Date.now() > until) throw new Error(`no restart: ${next.stderr()}`);
-        await new Promise((r) => setTimeout(r, 250));
-      }
-      let listed = "";
-      for (let i = 0; i < 60 && !listed.includes("in_doubt"); i++) {
-        if (i > 0) await new Promise((r) => setTimeout(r, 500));
-        listed = (await runWats(["--data-dir", f.data, "agent", "pending"])).stdout;
-      }
-      const id = listed.split(" ")[0];
-      assert.match(listed, /permission claude\/in_doubt +work notes/);
+      const id = await crashDuringCall(f, mock, node, start, (w) => again = w);
       // The sweep at start keeps the work: its call waits for a person.
       const sweeps = () =>
         again!.stdoutLines.map((l) => JSON.parse(l)).filter((e) => e.event === "acp_sweep");
