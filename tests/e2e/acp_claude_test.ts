@@ -662,6 +662,39 @@ async function crashDuringCall(
   return listed.split(" ")[0];
 }
 
+/**
+ * A call on the work `notes` with `task` parks (the mock must answer it with a request the policy
+ * asks about); then the daemon stops, its coding agent with it, and a new one (`start`, handed to
+ * `track` at once for cleanup) starts while the request still waits. Returns the held item's id.
+ */
+async function parkThenRestart(
+  f: Fixture,
+  node: RunningWats,
+  start: () => RunningWats,
+  track: (restarted: RunningWats) => void,
+  task: string,
+): Promise<string> {
+  await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+  const client = await mcpClient(f.data, "alice", f.home);
+  let parked: Record<string, unknown>;
+  try {
+    parked = resultOf(
+      await client.callTool({
+        name: "claude",
+        arguments: { task, checkout: "app", work: "notes" },
+      }),
+    );
+  } finally {
+    await client.close();
+  }
+  assert.equal(parked.stop_reason, "parked", JSON.stringify(parked));
+  await node.stop();
+  const again = start();
+  track(again);
+  await again.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+  return (parked.parked as { id: string }).id;
+}
+
 /** The JSON of a harness tool's result (after its line about trust). */
 function resultOf(r: { content: unknown; isError?: unknown }): Record<string, unknown> {
   const out = (r.content as { text: string }[])[0].text;
@@ -944,24 +977,15 @@ Deno.test({
     const start = () => startWats(["--data-dir", f.data, "node"], { env: { IS_SANDBOX: "1" } });
     const node = start();
     let again: ReturnType<typeof start> | undefined;
-    let client: Awaited<ReturnType<typeof mcpClient>> | undefined;
     try {
-      await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
-      client = await mcpClient(f.data, "alice", f.home);
-      const parked = resultOf(
-        await client.callTool({
-          name: "claude",
-          arguments: { task: "TASK-S: write the notes", checkout: "app", work: "notes" },
-        }),
+      const held = await parkThenRestart(
+        f,
+        node,
+        start,
+        (w) => again = w,
+        "TASK-S: write the notes",
       );
-      const p = parked.parked as { id: string };
-      await client.close();
-      client = undefined;
-      // The daemon stops (and its coding agent with it); the request still waits.
-      await node.stop();
-      again = start();
-      await again.waitForLine((l) => l.includes('"event":"started"'), 90_000);
-      const approved = await runWats(["--data-dir", f.data, "agent", "approve", p.id]);
+      const approved = await runWats(["--data-dir", f.data, "agent", "approve", held]);
       assert.equal(approved.code, 0, approved.stderr);
       assert.match(
         approved.stdout,
@@ -974,13 +998,12 @@ Deno.test({
       );
       assert.deepEqual(subjects(f.repo, "wats/alice/_/notes"), ["Add notes later"]);
       assert.equal(Deno.readTextFileSync(`${wt}/notes.txt`), "later\n");
-      const edits = again.stdoutLines.map((l) => JSON.parse(l)).filter((e) =>
+      const edits = again!.stdoutLines.map((l) => JSON.parse(l)).filter((e) =>
         e.event === "acp_permission" && e.request === "claude/edit"
       );
       assert.deepEqual(edits.map((e) => e.answer), ["allow_once"]);
       assert.match(edits[0].reason, /a person approved it while it waited/);
     } finally {
-      await client?.close().catch(() => {});
       await again?.stop();
       await node.stop().catch(() => {});
       await mock.close();
@@ -1016,23 +1039,15 @@ Deno.test({
     const start = () => startWats(["--data-dir", f.data, "node"], { env: { IS_SANDBOX: "1" } });
     const node = start();
     let again: ReturnType<typeof start> | undefined;
-    let client: Awaited<ReturnType<typeof mcpClient>> | undefined;
     try {
-      await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
-      client = await mcpClient(f.data, "alice", f.home);
-      const parked = resultOf(
-        await client.callTool({
-          name: "claude",
-          arguments: { task: "TASK-D: write the notes", checkout: "app", work: "notes" },
-        }),
+      const held = await parkThenRestart(
+        f,
+        node,
+        start,
+        (w) => again = w,
+        "TASK-D: write the notes",
       );
-      const p = parked.parked as { id: string };
-      await client.close();
-      client = undefined;
-      await node.stop();
-      again = start();
-      await again.waitForLine((l) => l.includes('"event":"started"'), 90_000);
-      const approved = await runWats(["--data-dir", f.data, "agent", "approve", p.id]);
+      const approved = await runWats(["--data-dir", f.data, "agent", "approve", held]);
       assert.equal(approved.code, 0, approved.stderr);
       const edits = () =>
         again!.stdoutLines.map((l) => JSON.parse(l)).filter((e) =>
@@ -1052,7 +1067,6 @@ Deno.test({
       );
       assert.match(JSON.stringify(told?.body), /Make that same request again now, unchanged/);
     } finally {
-      await client?.close().catch(() => {});
       await again?.stop();
       await node.stop().catch(() => {});
       await mock.close();
