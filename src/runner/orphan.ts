@@ -60,6 +60,26 @@ export async function processStartTime(pid: number): Promise<string | undefined>
   return (await describeProcess(pid))?.lstart;
 }
 
+/**
+ * How many processes of group `pgid` still live (zombies are dead, only not reaped yet).
+ * Requires `--allow-run` for `ps`.
+ */
+export async function livingMembers(pgid: number): Promise<number> {
+  const out = await new Deno.Command(PS_PROGRAM, {
+    args: ["-e", "-o", "pgid=", "-o", "stat="],
+    env: { LC_ALL: "C" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  return new TextDecoder().decode(out.stdout).split("\n")
+    .map((l) => l.trim().split(/\s+/))
+    .filter(([group, stat]) =>
+      Number(group) === pgid && stat !== undefined && !stat.startsWith("Z")
+    )
+    .length;
+}
+
 /** True when `info` is the recorded run's leader (not a process that reused its pid). */
 export function isRecordedLeader(run: RunRecord, info: ProcessInfo | undefined): boolean {
   if (info === undefined || run.lstart === undefined) return false;
@@ -74,7 +94,7 @@ export type PreviousRun =
   | { outcome: "ended"; run: RunRecord }
   | { outcome: "other"; run: RunRecord; reason: string };
 
-/** How long to wait for a killed group's leader to be gone. */
+/** How long to wait for a killed group to be gone. */
 const GONE_MS = 3000;
 
 /**
@@ -100,19 +120,37 @@ export async function endPreviousRun(
     );
     return { outcome: "other", run, reason };
   }
-  if (info === undefined) return { outcome: "gone", run };
+  if (info === undefined) {
+    // The leader exited, but what it started may still run in its group. While any of them
+    // does, no new process can take the group's id, so the signal reaches only them.
+    if (await livingMembers(run.pgid).catch(() => 0) === 0) return { outcome: "gone", run };
+    return await endGroup(agentDir, state, run, log, now, "what was left of ");
+  }
   if (!isRecordedLeader(run, info)) {
     const reason = `pid ${run.pgid} is now another process (${info.args.slice(0, 80)})`;
     log.info(`run ${run.id} left by the previous daemon is gone; ${reason}, left alone`);
     return { outcome: "other", run, reason };
   }
+  return await endGroup(agentDir, state, run, log, now, "");
+}
+
+/** Kills the recorded group, waits until none of it lives, and marks the record ended. */
+async function endGroup(
+  agentDir: string,
+  state: NonNullable<ReturnType<typeof readRunnerState>>,
+  run: RunRecord,
+  log: RunnerLog,
+  now: () => number,
+  what: string,
+): Promise<PreviousRun> {
   await signalProcessGroup(run.pgid, "SIGKILL");
+  // Dying takes the kernel a moment: the next run must not start beside any of it.
   const until = now() + GONE_MS;
-  while (now() < until && isRecordedLeader(run, await describeProcess(run.pgid))) {
+  while (now() < until && await livingMembers(run.pgid).catch(() => 0) > 0) {
     await new Promise((r) => setTimeout(r, 50));
   }
   log.warn(
-    `ended run ${run.id} left running by the previous daemon (process group ${run.pgid}, ${run.program})`,
+    `ended ${what}run ${run.id} left running by the previous daemon (process group ${run.pgid}, ${run.program})`,
   );
   const ended = { ...run, ended_at: new Date(now()).toISOString() };
   writeRunnerState(agentDir, { ...state, run: ended });

@@ -14,6 +14,7 @@ import { git } from "../../src/acp/worktrees.ts";
 import { requireCli } from "../support/clis.ts";
 import { denoDir, runWats, startWats, tempDataDir } from "../support/cli.ts";
 import { call, idIn, mcpClient, waitFor } from "../support/swarm.ts";
+import { groupMembers } from "../support/processes.ts";
 import {
   hasTool,
   lastUserContains,
@@ -315,18 +316,13 @@ Deno.test({
       assert.match(ended()[1].error, /timed out after agent.timeout = 5s/);
       // Nothing of the group survives the run (the agent, its Claude Code, its `wats mcp`): the
       // group was sent SIGKILL before the run ended; dying takes the kernel a moment.
-      // (A zombie is dead already: where PID 1 does not reap, as in some containers, it stays listed.)
-      const alive = () => {
-        const ps = new TextDecoder().decode(
-          new Deno.Command("ps", { args: ["-eo", "pgid=,stat=,args="], stdout: "piped" })
-            .outputSync().stdout,
-        );
-        return ps.split("\n").filter((l) => {
-          const [group, stat] = l.trim().split(/\s+/);
-          return group === String(pgid) && !stat?.startsWith("Z");
-        });
-      };
-      await waitFor("the run's process group to be gone", () => alive().length === 0, 10_000);
+      let left: string[] = [];
+      for (let i = 0; i < 100; i++) {
+        left = await groupMembers(pgid);
+        if (left.length === 0) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.deepEqual(left, [], "the run's process group is gone");
 
       // The thread's session was kept: its next wake loads it and is answered.
       await call(alice, "clarify", { parent: answer1.id, text: "AND-NOW: and now?" });
@@ -337,6 +333,90 @@ Deno.test({
     } finally {
       await alice.close();
       await node.stop();
+      await mock.close();
+      Deno.removeSync(home, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "agent.runtime = acp: after SIGKILL during a run and a restart, the agent's group is gone " +
+    "and the interrupted ask is answered exactly once, in the thread's session",
+  ...opts,
+  async fn() {
+    const dir = tempDataDir();
+    const home = Deno.makeTempDirSync({ prefix: "wats-acp-rt-home-" });
+    let answers = 0;
+    const mock = startMockAnthropic({
+      rules: [
+        { when: toolResultFor("mcp__wats__answer"), reply: text("Answered.") },
+        {
+          when: hasTool("mcp__wats__answer"),
+          // The first answer is held (ten minutes: the daemon dies long before).
+          reply: (req) => ({
+            ...answer("Use journald.")(req),
+            ...(++answers === 1 ? { delayMs: 600_000 } : {}),
+          }),
+        },
+      ],
+    });
+    Deno.writeTextFileSync(`${dir}/config.toml`, config(home, mock.url));
+    const start = () => startWats(["--data-dir", dir, "node"], { env: { IS_SANDBOX: "1" }, home });
+    const node = start();
+    let again: ReturnType<typeof start> | undefined;
+    const paths = dataPaths(dir);
+    try {
+      await node.waitForLine((l) => l.includes('"event":"started"'), 120_000);
+      const alice = await mcpClient(dir, "alice", home);
+      const ask = idIn(await call(alice, "ask", { title: "Logs", text: "logrotate or journald?" }));
+      await alice.close();
+      await waitFor("the held answer", () => answers === 1, 120_000);
+      const run = JSON.parse(Deno.readTextFileSync(`${paths.agentDir}/runner.json`)).run;
+      assert.equal(run.program, "node", "the run is recorded as the harness's command");
+      const members = await groupMembers(run.pgid);
+      assert.ok(members.some((p) => p.includes(" mcp ")), `wats mcp is in the group: ${members}`);
+
+      node.process.kill("SIGKILL");
+      await node.process.status;
+      // A restart right after SIGKILL may be refused while the dead daemon's lock looks held.
+      const until = Date.now() + 30_000;
+      for (;;) {
+        again = start();
+        const started = await Promise.race([
+          again.waitForLine((l) => l.includes('"event":"started"'), 120_000).then(() => true),
+          again.process.status.then(() => false),
+        ]);
+        if (started) break;
+        if (Date.now() > until) throw new Error(`no restart: ${again.stderr()}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      assert.deepEqual(
+        await groupMembers(run.pgid),
+        [],
+        "the restarted daemon runs beside no orphan",
+      );
+
+      await again.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000);
+      const index = Deno.readTextFileSync(paths.runsIndex).trim().split("\n").map((l) =>
+        JSON.parse(l)
+      );
+      assert.deepEqual(index.map((e) => e.status), ["interrupted", "ok"], again.stderr());
+      const bob = await mcpClient(dir, "bob", home);
+      try {
+        const thread = await call(bob, "thread", { id: ask });
+        assert.equal(thread.match(/Use journald\./g)?.length, 1, thread);
+      } finally {
+        await bob.close();
+      }
+      // The new run is the thread's. (Whether it could load the cut-off session depends on
+      // whether Claude Code had saved it before the SIGKILL: measured both ways; a new one
+      // starts when it had not.)
+      const second = jsonLines(`${paths.runsDir}/${index[1].id}.jsonl`);
+      assert.equal(second.find((l) => l.type === "acp_session")?.thread, ask);
+    } finally {
+      await again?.stop();
+      await node.stop().catch(() => {});
       await mock.close();
       Deno.removeSync(home, { recursive: true });
     }

@@ -27,6 +27,7 @@ import { call, eventIds, idIn, mcpClient, startAgentNode, waitFor } from "../sup
 import { dataPaths } from "../../src/config/paths.ts";
 import { readRunnerState } from "../../src/runner/state_file.ts";
 import { spawnProcessGroup } from "../../src/runner/spawn.ts";
+import { groupMembers } from "../support/processes.ts";
 
 const claude = requireCli("claude");
 const opts = { ignore: claude === null, sanitizeOps: false, sanitizeResources: false };
@@ -54,18 +55,6 @@ function holdingMock() {
       },
     ],
   });
-}
-
-/** The living processes of process group `pgid` (zombies are dead, only not reaped yet). */
-async function groupMembers(pgid: number): Promise<string[]> {
-  const out = await new Deno.Command("ps", {
-    args: ["-eo", "pid=,pgid=,stat=,args="],
-    stdout: "piped",
-  }).output();
-  return new TextDecoder().decode(out.stdout).split("\n")
-    .map((l) => l.trim().split(/\s+/))
-    .filter((w) => w.length > 3 && Number(w[1]) === pgid && !w[2].startsWith("Z"))
-    .map((w) => `${w[0]} ${w.slice(3).join(" ")}`);
 }
 
 /** The process group of the `claude` running for data dir `dir` (found by its MCP config path). */

@@ -9,6 +9,7 @@ import {
   describeProcess,
   endPreviousRun,
   isRecordedLeader,
+  livingMembers,
   processStartTime,
 } from "../../src/runner/orphan.ts";
 import { spawnProcessGroup } from "../../src/runner/spawn.ts";
@@ -126,4 +127,39 @@ Deno.test("no recorded run, or one whose process is gone, is nothing to do", asy
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
+});
+
+Deno.test({
+  name: "a recorded group whose leader exited is still ended: what it started dies, " +
+    "and the next run starts beside none of it",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dir = Deno.makeTempDirSync({ prefix: "wats-orphan-" });
+    // The leader leaves a child in its group and exits (as a killed agent's CLI might linger).
+    const leader = new Deno.Command("sh", {
+      args: ["-c", "sleep 300 & exit 0"],
+      detached: true,
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    const pgid = leader.pid;
+    await leader.status;
+    try {
+      assert.equal(await livingMembers(pgid), 1, "the sleep lives on in the group");
+      const run = { ...await record(pgid, "Thu Jan  1 00:00:00 1970"), program: "sh" };
+      writeRunnerState(dir, { runtime: "acp", limits: LIMITS, started_at: "x", run });
+      const log = new MemoryLog();
+      const out = await endPreviousRun(dir, log);
+      assert.equal(out.outcome, "ended");
+      assert.equal(await livingMembers(pgid), 0, "nothing of the group lives");
+      assert.equal(log.matching("ended what was left of run").length, 1);
+    } finally {
+      try {
+        Deno.kill(-pgid, "SIGKILL");
+      } catch { /* gone */ }
+      Deno.removeSync(dir, { recursive: true });
+    }
+  },
 });
