@@ -6,7 +6,14 @@
 
 import assert from "node:assert/strict";
 import { AcpRunParser } from "../../src/runner/harnesses/acp_parser.ts";
-import { decideHeartbeat, heartbeatMeta, watsServer } from "../../src/runner/harnesses/acp.ts";
+import {
+  decideHeartbeat,
+  heartbeatMeta,
+  MAX_THREAD_SESSIONS,
+  readThreadSessions,
+  saveThreadSession,
+  watsServer,
+} from "../../src/runner/harnesses/acp.ts";
 import { makePolicy } from "../../src/acp/policy.ts";
 import type { HarnessConfig } from "../../src/config/acp_tables.ts";
 import type { RunContext } from "../../src/runner/harness.ts";
@@ -239,4 +246,23 @@ Deno.test("wats agent logs renders an ACP run: the session, text, tool calls, de
   assert.match(out, /\? claude\/execute → reject_once \(deny: locked\)/);
   assert.match(out, /← error: "refused"/);
   assert.match(out, /end: ok/);
+});
+
+Deno.test("the thread sessions file keeps the 500 most recently used threads", () => {
+  const dir = Deno.makeTempDirSync({ prefix: "wats-acp-threads-" });
+  try {
+    for (let i = 0; i < MAX_THREAD_SESSIONS + 5; i++) {
+      saveThreadSession(dir, `t${i}`, { session: `s${i}`, harness: "claude", used_at: 1000 + i });
+    }
+    // t0 is used again: it is now the newest.
+    saveThreadSession(dir, "t0", { session: "s0", harness: "claude", used_at: 9999 });
+    const kept = readThreadSessions(dir);
+    assert.equal(Object.keys(kept).length, MAX_THREAD_SESSIONS);
+    assert.ok(kept.t0, "a thread used again is kept");
+    for (const gone of ["t1", "t2", "t3", "t4", "t5"]) assert.equal(kept[gone], undefined);
+    assert.ok(kept.t6, "the oldest left");
+    assert.equal(kept[`t${MAX_THREAD_SESSIONS + 4}`].session, `s${MAX_THREAD_SESSIONS + 4}`);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
 });

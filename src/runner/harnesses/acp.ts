@@ -67,7 +67,12 @@ export interface ThreadSession {
   harness: string;
   /** The session's cumulative cost (USD) at the end of its last run. */
   cost?: number;
+  /** When a run last used it (ms): the least recently used go first past the cap. */
+  used_at?: number;
 }
+
+/** How many threads' sessions are kept: past it, the least recently used are forgotten. */
+export const MAX_THREAD_SESSIONS = 500;
 
 /** The thread sessions file: `{ [thread]: ThreadSession }`. */
 export function threadSessionsPath(agentDir: string): string {
@@ -84,9 +89,20 @@ export function readThreadSessions(agentDir: string): Record<string, ThreadSessi
   }
 }
 
-function saveThreadSession(agentDir: string, thread: string, s: ThreadSession): void {
+/**
+ * Keeps `s` as the session of `thread`. The file holds at most
+ * {@linkcode MAX_THREAD_SESSIONS} threads: every thread that wakes the agent
+ * adds one, so without a cap it would grow for as long as the node runs.
+ */
+export function saveThreadSession(agentDir: string, thread: string, s: ThreadSession): void {
   const all = readThreadSessions(agentDir);
-  all[thread] = s;
+  delete all[thread];
+  all[thread] = { ...s, used_at: s.used_at ?? Date.now() };
+  const threads = Object.keys(all);
+  if (threads.length > MAX_THREAD_SESSIONS) {
+    const byUse = threads.sort((a, b) => (all[a].used_at ?? 0) - (all[b].used_at ?? 0));
+    for (const t of byUse.slice(0, threads.length - MAX_THREAD_SESSIONS)) delete all[t];
+  }
   const path = threadSessionsPath(agentDir);
   Deno.writeTextFileSync(`${path}.tmp`, JSON.stringify(all, null, 1) + "\n", { mode: 0o600 });
   Deno.renameSync(`${path}.tmp`, path);
