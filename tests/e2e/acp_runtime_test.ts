@@ -160,6 +160,13 @@ Deno.test({
       assert.deepEqual(opened.map((o) => o?.continued), [false, true, false]);
       assert.equal(opened[0]?.session, opened[1]?.session);
       assert.deepEqual(transcripts.map((t) => t[0].thread), [one, one, three]);
+      // The agent's list of slash commands is not kept in each run's transcript.
+      assert.ok(
+        !transcripts.flat().some((l) =>
+          (l.update as { sessionUpdate?: string } | undefined)?.sessionUpdate ===
+            "available_commands_update"
+        ),
+      );
 
       // Each run is costed by what it added: a loaded session reports its total since it
       // began, so the second run's cost is not the first's plus its own.

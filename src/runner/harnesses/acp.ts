@@ -261,6 +261,9 @@ function launch(o: AcpRuntimeOptions, ctx: RunContext): RunningProcess {
         if (u.sessionUpdate === "usage_update" && u.cost?.currency === "USD") {
           cost = u.cost.amount;
         }
+        // The agent's slash commands and skills (kilobytes of descriptions, each run): not
+        // something the run did.
+        if (u.sessionUpdate === "available_commands_update") return;
         emit({ type: "acp_update", update: u as unknown as Record<string, unknown> });
       },
       onPermission: (toolCall, options) => {
