@@ -215,6 +215,23 @@ Deno.test("the daemon writes its store, key, agent dir and socket, never config.
   }
 });
 
+/** The daemon's permission inputs as the launcher computes them from the fixture's config.toml. */
+function daemonInputs(f: { paths: CommandInit["paths"]; root: string }) {
+  return commandInputs("daemon", {
+    argv: [],
+    words: [],
+    paths: f.paths,
+    env: {},
+    cwd: f.root,
+    os: "linux",
+    user: "alice",
+    self: ["/bin/true"],
+    stdinIsTerminal: false,
+    stdoutIsTerminal: false,
+    verbose: false,
+  });
+}
+
 Deno.test("with agent.runtime = acp, the daemon also runs agent.harness's command (even a harness with no tool), nothing more", async () => {
   const f = await fixture();
   try {
@@ -225,20 +242,7 @@ Deno.test("with agent.runtime = acp, the daemon also runs agent.harness's comman
         `[harnesses.other]\ncommand = "perl"\nenabled = false\n\n` +
         `[agent]\nruntime = "acp"\nharness = "heart"\n`,
     );
-    const init: CommandInit = {
-      argv: [],
-      words: [],
-      paths: f.paths,
-      env: {},
-      cwd: f.root,
-      os: "linux",
-      user: "alice",
-      self: ["/bin/true"],
-      stdinIsTerminal: false,
-      stdoutIsTerminal: false,
-      verbose: false,
-    };
-    const inputs = await commandInputs("daemon", init);
+    const inputs = await daemonInputs(f);
     assertEquals(inputs.harnesses, ["python3"]);
     await expect("daemon", inputs, [
       [{ op: "run", cmd: "python3" }, "ok"],
@@ -264,20 +268,7 @@ Deno.test("with coding agents, the daemon also runs their commands and reads the
         `[harnesses.off]\ncommand = "python3"\nenabled = false\n\n` +
         `[checkouts.app]\npath = "${checkout}"\n`,
     );
-    const init: CommandInit = {
-      argv: [],
-      words: [],
-      paths: f.paths,
-      env: {},
-      cwd: f.root,
-      os: "linux",
-      user: "alice",
-      self: ["/bin/true"],
-      stdinIsTerminal: false,
-      stdoutIsTerminal: false,
-      verbose: false,
-    };
-    const inputs = await commandInputs("daemon", init);
+    const inputs = await daemonInputs(f);
     assertEquals(inputs.harnesses, ["node"]);
     assertEquals(inputs.checkouts, [checkout]);
     await expect("daemon", inputs, [
