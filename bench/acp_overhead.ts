@@ -17,6 +17,7 @@
  */
 
 import { parseArgs } from "node:util";
+import { startBareAcp } from "./bare_acp.ts";
 import * as acp from "@agentclientprotocol/sdk";
 import { AcpLayer } from "../src/acp/calls.ts";
 import { makePolicy } from "../src/acp/policy.ts";
@@ -132,28 +133,13 @@ try {
   const bare = async (i: number) => {
     const cwd = workPlace(worktrees, "claude", "small", "bench", "_", `call${i}`).dir;
     const t = performance.now();
-    const child = new Deno.Command(node, {
+    const bareAcp = startBareAcp({
+      command: node,
       args: [entry],
       cwd: worktrees,
       env: { ...env, ...harnessEnv },
-      clearEnv: true,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    child.stderr.pipeTo(new WritableStream()).catch(() => {});
-    const writer = child.stdin.getWriter();
-    const out = new WritableStream<Uint8Array>({ write: (c) => writer.write(c) });
-    let message = "";
-    const conn = acp.client({ name: "bare" })
-      .onRequest("session/request_permission", () => ({ outcome: { outcome: "cancelled" } }))
-      .onNotification("session/update", ({ params }) => {
-        const u = params.update;
-        if (u.sessionUpdate === "agent_message_chunk" && u.content.type === "text") {
-          message += u.content.text;
-        }
-      })
-      .connect(acp.ndJsonStream(out, child.stdout));
+    });
+    const conn = bareAcp.conn;
     await conn.agent.request("initialize", {
       protocolVersion: acp.PROTOCOL_VERSION,
       clientCapabilities: {},
@@ -164,10 +150,9 @@ try {
       sessionId: s.sessionId,
       prompt: [{ type: "text", text: "Say done." }],
     });
-    conn.close();
-    await writer.close();
-    await child.status;
+    await bareAcp.stop();
     const took = performance.now() - t;
+    const message = bareAcp.message();
     if (message.trim() !== "Done.") throw new Error(`unexpected message: ${message}`);
     return took;
   };

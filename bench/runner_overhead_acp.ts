@@ -35,6 +35,7 @@
  */
 
 import { parseArgs } from "node:util";
+import { startBareAcp } from "./bare_acp.ts";
 import * as acp from "@agentclientprotocol/sdk";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -261,32 +262,13 @@ async function direct(n: number): Promise<Sample> {
   const mcpServers = [watsServer(ctx)];
   const calls = mock.messages().length;
   const t0 = performance.now();
-  const child = new Deno.Command(harness.command, {
+  const bareAcp = startBareAcp({
+    command: harness.command,
     args: harness.args,
     cwd: ctx.cwd,
     env: agentEnv(),
-    clearEnv: true,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let stderr = "";
-  const dec = new TextDecoder();
-  const drained = child.stderr.pipeTo(
-    new WritableStream({ write: (c) => void (stderr += dec.decode(c, { stream: true })) }),
-  ).catch(() => {});
-  const writer = child.stdin.getWriter();
-  const toAgent = new WritableStream<Uint8Array>({ write: (c) => writer.write(c) });
-  let message = "";
-  const conn = acp.client({ name: "bare" })
-    .onRequest("session/request_permission", () => ({ outcome: { outcome: "cancelled" } }))
-    .onNotification("session/update", ({ params }) => {
-      const u = params.update;
-      if (u.sessionUpdate === "agent_message_chunk" && u.content.type === "text") {
-        message += u.content.text;
-      }
-    })
-    .connect(acp.ndJsonStream(toAgent, child.stdout));
+  });
+  const conn = bareAcp.conn;
   const marks = [t0];
   await conn.agent.request("initialize", {
     protocolVersion: acp.PROTOCOL_VERSION,
@@ -306,13 +288,12 @@ async function direct(n: number): Promise<Sample> {
     prompt: [{ type: "text", text: lastPrompt! }],
   });
   marks.push(performance.now());
-  conn.close();
-  await writer.close();
-  await child.status;
+  await bareAcp.stop();
   const wallMs = performance.now() - t0;
   marks.push(t0 + wallMs);
   const steps = marks.slice(1).map((m, i) => m - marks[i]) as Sample["steps"];
-  await drained;
+  const message = bareAcp.message();
+  const stderr = bareAcp.stderr();
   const requests = mock.messages().slice(calls);
   if (message.trim() !== REPLY) throw new Error(`unexpected message: ${message}\n${stderr}`);
   if (!requests.some((m) => hasTool("mcp__wats__answer")(m.body!))) {
