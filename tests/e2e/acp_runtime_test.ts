@@ -103,7 +103,7 @@ Deno.test({
     });
     Deno.writeTextFileSync(`${dir}/config.toml`, config(home, mock.url));
     const node = startWats(["--data-dir", dir, "node"], { env: { IS_SANDBOX: "1" }, home });
-    const alice = await mcpClient(dir, "alice", home);
+    let alice: Awaited<ReturnType<typeof mcpClient>> | undefined;
     const paths = dataPaths(dir);
     const runs = () => {
       try {
@@ -114,6 +114,8 @@ Deno.test({
     };
     try {
       await node.waitForLine((l) => l.includes('"event":"started"'), 120_000);
+      // After the node is up: a `wats mcp` first would start a node of its own.
+      alice = await mcpClient(dir, "alice", home);
       assert.match(node.stderr(), /agent +acp on \[harnesses\.claude\] as helper · budget/);
       const one = idIn(await call(alice, "ask", { title: "One", text: "ASK-ONE: which init?" }));
       await waitFor("the first run", () => runs().length === 1, 120_000);
@@ -204,7 +206,7 @@ Deno.test({
       assert.match(logs.stdout, /mcp__wats__answer .*REMEMBERED/, logs.stdout);
       assert.match(logs.stdout, /end: ok/);
     } finally {
-      await alice.close();
+      await alice?.close();
       await node.stop();
       await mock.close();
       Deno.removeSync(home, { recursive: true });
@@ -248,9 +250,11 @@ Deno.test({
     });
     Deno.writeTextFileSync(`${dir}/config.toml`, config(home, mock.url, repo));
     const node = startWats(["--data-dir", dir, "node"], { env: { IS_SANDBOX: "1" }, home });
-    const alice = await mcpClient(dir, "alice", home);
+    let alice: Awaited<ReturnType<typeof mcpClient>> | undefined;
     try {
       await node.waitForLine((l) => l.includes('"event":"started"'), 120_000);
+      // After the node is up: a `wats mcp` first would start a node of its own.
+      alice = await mcpClient(dir, "alice", home);
       const ask = idIn(await call(alice, "ask", { title: "Code", text: "CODE-ASK: check it" }));
       await waitFor(
         "the agent's answer",
@@ -263,7 +267,7 @@ Deno.test({
       assert.match(branches, new RegExp(`wats/helper/${ask.slice(0, 12)}/readme`), branches);
       Deno.statSync(`${dir}/worktrees/claude/app/helper/${ask.slice(0, 12)}/readme/README.md`);
     } finally {
-      await alice.close();
+      await alice?.close();
       await node.stop();
       await mock.close();
       Deno.removeSync(home, { recursive: true });
@@ -294,12 +298,14 @@ Deno.test({
       config(home, mock.url).replace("[agent]\n", '[agent]\ntimeout = "5s"\n'),
     );
     const node = startWats(["--data-dir", dir, "node"], { env: { IS_SANDBOX: "1" }, home });
-    const alice = await mcpClient(dir, "alice", home);
+    let alice: Awaited<ReturnType<typeof mcpClient>> | undefined;
     const paths = dataPaths(dir);
     const ended = () =>
       node.stdoutLines.map((l) => JSON.parse(l)).filter((e) => e.event === "run_ended");
     try {
       await node.waitForLine((l) => l.includes('"event":"started"'), 120_000);
+      // After the node is up: a `wats mcp` first would start a node of its own.
+      alice = await mcpClient(dir, "alice", home);
       const ask = idIn(await call(alice, "ask", { title: "Q", text: "FIRST: which init?" }));
       await waitFor("the first run", () => ended().length === 1, 120_000);
       const answer1 = node.stdoutLines.map((l) => JSON.parse(l)).find((e) =>
@@ -338,7 +344,7 @@ Deno.test({
       const thread = await call(alice, "thread", { id: ask });
       assert.match(thread, /Recovered, and I remember FIRST\./, thread);
     } finally {
-      await alice.close();
+      await alice?.close();
       await node.stop();
       await mock.close();
       Deno.removeSync(home, { recursive: true });
