@@ -25,10 +25,14 @@ function shellQuote(word: string): string {
 
 /** Starts `wats <args>` in a PTY and leaves it running. Always `stop()` it (in `finally`). */
 export function startWatsInPty(args: string[], opts: WatsOptions = {}): RunningWats {
-  const line = [...watsCommand(), ...args].map(shellQuote).join(" ");
+  return startInPty([...watsCommand(), ...args], opts);
+}
+
+/** Starts any command in a PTY, isolated as {@linkcode startIsolated} does. */
+export function startInPty(command: string[], opts: WatsOptions = {}): RunningWats {
   // -q: no "Script started" lines; -f: flush at once; -e: the command's exit
   // code; -c: the command; /dev/null: no typescript file.
-  return startIsolated(["script", "-qfec", line, "/dev/null"], {
+  return startIsolated(["script", "-qfec", command.map(shellQuote).join(" "), "/dev/null"], {
     ...opts,
     env: { SHELL: "/bin/sh", ...opts.env },
   });
