@@ -9,6 +9,7 @@ import {
   resolveLocation,
 } from "../../src/acp/policy.ts";
 import { startInPty, waitForLineNoPrompt } from "../support/pty.ts";
+import { requireTool } from "../support/debian_tools.ts";
 
 const DATA = "/data/wats";
 const WT = "/data/wats/worktrees/claude/app/bot/_/fix";
@@ -144,6 +145,7 @@ Deno.test("locations resolve .. and symlinks before they are judged", () => {
 });
 
 Deno.test({
+  ignore: !requireTool("script"),
   name:
     "resolving a location outside the reader's grant asks no one, even in a terminal without --no-prompt",
   sanitizeResources: false,

@@ -10,14 +10,16 @@
 import assert from "node:assert/strict";
 import { tempDataDir } from "../support/cli.ts";
 import { CLIS_DIR, requireCli } from "../support/clis.ts";
+import { requireTool } from "../support/debian_tools.ts";
 import { agentEnv, answeringMock, call, idIn, mcpClient } from "../support/swarm.ts";
 import { runWatsInPty, startWatsInPty, waitForLineNoPrompt } from "../support/pty.ts";
 import { startMockOpenAI, text } from "../support/mock_openai.ts";
 import { dataPaths } from "../../src/config/paths.ts";
 import { codexStateDir, readSelfCheck } from "../../src/runner/harnesses/codex_lock.ts";
 
-const claude = requireCli("claude");
-const codex = requireCli("codex");
+const pty = requireTool("script");
+const claude = pty ? requireCli("claude") : null;
+const codex = pty ? requireCli("codex") : null;
 const opts = { sanitizeOps: false, sanitizeResources: false };
 /** The overall safety net of one wait: a frozen command fails the test long before. */
 const SAFETY_MS = 300_000;

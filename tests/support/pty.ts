@@ -7,7 +7,7 @@
  * and stderr interleaved, lines ending in CRLF.
  *
  * Requires `--allow-run --allow-read --allow-write --allow-env` and `script`
- * (Debian's bsdutils).
+ * (Debian's bsdutils; tests check `requireTool("script")`).
  *
  * @module
  */
