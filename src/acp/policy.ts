@@ -179,13 +179,17 @@ export function decide(policy: Policy, ask: PermissionAsk): Decision {
  * inside the worktree to the data dir is judged by where it really goes.
  *
  * Requires `--allow-read` on the path's existing ancestors (else the path is
- * only normalised).
+ * only normalised). Only ancestors the caller may read are resolved: a coding
+ * agent names any path, and reading one outside the daemon's grant would throw,
+ * or, in a process started without `--no-prompt` at a terminal, ask the person
+ * there to widen the grant.
  */
 export function resolveLocation(path: string, cwd: string): string {
   const abs = absolute(path, cwd);
   const parts = abs.split("/");
   for (let n = parts.length; n > 1; n--) {
     const head = parts.slice(0, n).join("/") || "/";
+    if (Deno.permissions.querySync({ name: "read", path: head }).state !== "granted") continue;
     try {
       const real = Deno.realPathSync(head);
       return absolute([real, ...parts.slice(n)].join("/"), "/");

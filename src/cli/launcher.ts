@@ -62,7 +62,7 @@ export async function launch(args: string[]): Promise<number> {
     const env = Deno.env.toObject();
     paths = dataPaths(resolveDataDir(r.dataDir, env, Deno.build.os, Deno.cwd()));
   } catch (err) {
-    return reportError(err, r.verbose);
+    return reportError(err, r.verbose, "launcher");
   }
   const env = Deno.env.toObject();
   const init: CommandInit = {
@@ -83,7 +83,7 @@ export async function launch(args: string[]): Promise<number> {
     if (CREATES_DATA_DIR.has(r.id)) prepareDataDir(paths.dataDir);
     inputs = await commandInputs(r.id, init);
   } catch (err) {
-    return reportError(err, r.verbose);
+    return reportError(err, r.verbose, "launcher");
   }
   // The daemon's very first start records the acknowledged safety values, in a
   // worker whose only write grant is safety.json (create-new semantics).
@@ -106,11 +106,17 @@ export function runWorker(
   workerFile = workerOf(id),
 ): Promise<number> {
   const permissions = permissionsFor(id, inputs);
-  const worker = new Worker(new URL(workerFile, WORKERS_DIR), {
-    type: "module",
-    name: id,
-    deno: { permissions },
-  });
+  let worker: Worker;
+  try {
+    worker = new Worker(new URL(workerFile, WORKERS_DIR), {
+      type: "module",
+      name: id,
+      deno: { permissions },
+    });
+  } catch (err) {
+    // A launcher started without its flags cannot grant the Worker its set.
+    return Promise.resolve(reportError(err, init.verbose, "launcher"));
+  }
   return new Promise((resolve) => {
     let firstSignalAt: number | undefined;
     const onSignal = (signal: "SIGINT" | "SIGTERM") => () => {

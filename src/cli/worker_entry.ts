@@ -8,6 +8,7 @@
 
 import { UsageError, WatsError } from "../errors.ts";
 import type { Command, FromWorker, ToWorker } from "./context.ts";
+import { permissionErrorLine, type PermissionSide } from "./permission_error.ts";
 
 /** Serves one command in this Worker. Call once, at the worker module's top level. */
 export function serveCommand(command: Command): void {
@@ -16,6 +17,20 @@ export function serveCommand(command: Command): void {
     onmessage: ((e: MessageEvent<ToWorker>) => void) | null;
     postMessage(m: FromWorker): void;
   };
+  let verbose = false;
+  // A permission error outside the command's promise (a timer, a stream's
+  // callback) would print Deno's stack trace: it ends the command with the
+  // same one line instead. Other uncaught errors keep Deno's report.
+  const uncaught = (err: unknown, event: Event) => {
+    if (permissionErrorLine(err, "command") === undefined) return;
+    event.preventDefault();
+    scope.postMessage({ type: "exit", code: reportError(err, verbose) });
+  };
+  self.addEventListener("error", (e) => uncaught((e as ErrorEvent).error, e));
+  self.addEventListener(
+    "unhandledrejection",
+    (e) => uncaught((e as PromiseRejectionEvent).reason, e),
+  );
   scope.onmessage = (e) => {
     const msg = e.data;
     if (msg.type === "signal") {
@@ -23,6 +38,7 @@ export function serveCommand(command: Command): void {
       return;
     }
     const init = msg.init;
+    verbose = init.verbose;
     Promise.resolve()
       .then(() => command({ ...init, signal: controller.signal }))
       .catch((err) => reportError(err, init.verbose))
@@ -30,17 +46,25 @@ export function serveCommand(command: Command): void {
   };
 }
 
-/** Prints an error as the user should see it and returns the exit code. */
-export function reportError(err: unknown, verbose: boolean): number {
+/**
+ * Prints an error as the user should see it and returns the exit code. `side`:
+ * whether the error came from a command's Worker or from the launcher itself.
+ */
+export function reportError(
+  err: unknown,
+  verbose: boolean,
+  side: PermissionSide = "command",
+): number {
   if (err instanceof WatsError) {
     console.error(`error: ${err.message}`);
     if (err instanceof UsageError) console.error("Run with --help for usage.");
     if (verbose && err.cause !== undefined) console.error("cause:", err.cause);
     return err instanceof UsageError ? 2 : 1;
   }
-  if (err instanceof Deno.errors.NotCapable) {
-    console.error(`error: not permitted: ${(err as Error).message}`);
-    console.error("This command's permissions do not allow it (see docs/permissions.md).");
+  const denied = permissionErrorLine(err, side);
+  if (denied !== undefined) {
+    console.error(denied);
+    if (verbose && err instanceof Error) console.error(err.stack);
     return 1;
   }
   console.error(`error: ${err instanceof Error ? err.message : String(err)}`);

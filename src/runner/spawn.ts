@@ -113,23 +113,15 @@ export function spawnProcessGroup(req: SpawnRequest, opts: SpawnOptions = {}): R
 export const KILL_PROGRAM = "kill";
 
 /**
- * Sends `sig` to process group `pgid`; resolves when it was sent (or the group
- * was gone). Requires `--allow-run` (unrestricted, or the `kill` program).
+ * Sends `sig` to process group `pgid` with the `kill` program; resolves when it
+ * was sent (or the group was gone). Requires `--allow-run` for `kill`.
+ *
+ * Never `Deno.kill(-pgid)`: signalling a group needs unrestricted run
+ * permission, which no Worker holds, and at a terminal without `--no-prompt`
+ * Deno asks the person instead of throwing, freezing the daemon until someone
+ * answers (docs/decisions/node.md "The daemon may run kill").
  */
-export function signalProcessGroup(pgid: number, sig: Deno.Signal): Promise<void> {
-  try {
-    Deno.kill(-pgid, sig);
-    return Promise.resolve();
-  } catch (err) {
-    // Signalling a group needs unrestricted run permission in Deno, which the
-    // daemon's Worker does not hold: it is granted the `kill` program instead.
-    if (err instanceof Deno.errors.NotCapable) return killGroupWithProgram(pgid, sig);
-    // Otherwise the group is gone already.
-    return Promise.resolve();
-  }
-}
-
-async function killGroupWithProgram(pgid: number, sig: Deno.Signal): Promise<void> {
+export async function signalProcessGroup(pgid: number, sig: Deno.Signal): Promise<void> {
   try {
     await new Deno.Command(KILL_PROGRAM, {
       args: ["-s", sig.replace(/^SIG/, ""), "--", `-${pgid}`],

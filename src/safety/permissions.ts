@@ -258,6 +258,12 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
  * every command's set. Paths are only known at run time, so the union is the
  * whole kind; each Worker then narrows it. deno.json's `wats` and `compile` tasks
  * must carry exactly these (a test checks).
+ *
+ * `--no-prompt`: a Worker inherits the process's prompt setting (measured: at a
+ * terminal, a Worker's `Deno.kill` outside its grant asks "Allow? [y/n/A]" and
+ * waits), so without it one step outside a command's set freezes that command
+ * until a person answers, and a "y" grants more than the set. With it, the step
+ * throws `NotCapable` at a terminal too, as in tests and services.
  */
 export const LAUNCHER_FLAGS: readonly string[] = [
   "--allow-read",
@@ -266,6 +272,7 @@ export const LAUNCHER_FLAGS: readonly string[] = [
   "--allow-run",
   "--allow-env",
   "--allow-sys",
+  "--no-prompt",
 ];
 
 function unique(xs: string[]): string[] {

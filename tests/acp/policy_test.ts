@@ -8,6 +8,8 @@ import {
   type PermissionAsk,
   resolveLocation,
 } from "../../src/acp/policy.ts";
+import { startInPty, waitForLineNoPrompt } from "../support/pty.ts";
+import { requireTool } from "../support/debian_tools.ts";
 
 const DATA = "/data/wats";
 const WT = "/data/wats/worktrees/claude/app/bot/_/fix";
@@ -140,4 +142,31 @@ Deno.test("locations resolve .. and symlinks before they are judged", () => {
   } finally {
     Deno.removeSync(root, { recursive: true });
   }
+});
+
+Deno.test({
+  ignore: !requireTool("script"),
+  name:
+    "resolving a location outside the reader's grant asks no one, even in a terminal without --no-prompt",
+  sanitizeResources: false,
+  async fn() {
+    const root = Deno.realPathSync(Deno.makeTempDirSync());
+    const worker = new URL("./resolve_location_worker.ts", import.meta.url).href;
+    // A daemon-like Worker that may read `root` only, in a process that would prompt.
+    const code = `
+      const w = new Worker(${JSON.stringify(worker)}, { type: "module", deno: { permissions: {
+        read: [${JSON.stringify(root)}], write: false, net: false, run: false, env: false,
+        sys: false, ffi: false, import: false } } });
+      w.onmessage = (e) => { console.log("RESOLVED " + e.data); w.terminate(); };
+      w.postMessage({ path: "../etc/./hostname", cwd: ${JSON.stringify(root)} });`;
+    const p = startInPty([Deno.execPath(), "eval", "--quiet", "--ext=ts", code]);
+    try {
+      const line = await waitForLineNoPrompt(p, (l) => l.startsWith("RESOLVED "));
+      // Normalised only: /etc is outside the grant, so its links are not followed.
+      assert.equal(line, `RESOLVED ${root.split("/").slice(0, -1).join("/")}/etc/hostname`);
+    } finally {
+      await p.stop();
+      Deno.removeSync(root, { recursive: true });
+    }
+  },
 });

@@ -76,14 +76,16 @@ Deno.test({
       const embedded = embeddedFiles(binary);
 
       // Workers get their own permissions only with worker-options (deno.json's
-      // "unstable"); the binary holds the launcher's flags and no FFI.
+      // "unstable"); the binary holds the launcher's flags, no FFI and no prompts.
       const meta = compileMetadata(binary);
       assert.ok(meta.unstable_config.features.includes("worker-options"));
-      for (const flag of LAUNCHER_FLAGS) {
+      for (const flag of LAUNCHER_FLAGS.filter((f) => f.startsWith("--allow-"))) {
         const kind = flag.replace("--allow-", "allow_");
         assert.deepEqual(meta.permissions[kind], [], `${flag} granted in full`);
       }
       assert.equal(meta.permissions.allow_ffi, null, "no FFI");
+      // A prompt would freeze the binary at a terminal (LAUNCHER_FLAGS).
+      assert.equal(meta.permissions.prompt, false, "compiled with --no-prompt");
 
       const required = requiredFiles();
       assert.ok(required.includes("HEARTBEAT.md"));

@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { requireTool } from "../support/debian_tools.ts";
 import { ROOT } from "./embedded.ts";
+import { LAUNCHER_FLAGS } from "../../src/safety/permissions.ts";
 
 const DIR = `${ROOT}.github/workflows`;
 const FILES = ["ci.yml", "release.yml"];
@@ -102,6 +103,9 @@ Deno.test({
       }
     }
     assert.match(release, /--output "dist\/wats-\$target"/);
+    // The released binary holds the launcher's flags, `--no-prompt` included.
+    const compile = release.split("\n").find((l) => l.includes("deno compile")) ?? "";
+    for (const flag of LAUNCHER_FLAGS) assert.match(compile, new RegExp(` ${flag}( |$)`), flag);
     const install = Deno.readTextFileSync(`${ROOT}install.sh`);
     assert.match(install, /^asset="wats-\$target"$/m);
 

@@ -1,8 +1,8 @@
 /**
  * Programs from Debian's packages that some tests run: shellcheck (install.sh),
  * systemd-analyze (the `wats service` unit), Python's YAML parser (the
- * workflow files) and Chromium (the `wats ui` dashboard in a real browser,
- * tests/ui/browser_test.ts). `prepare.ts` installs the missing ones with apt-get when it
+ * workflow files), Chromium (the `wats ui` dashboard in a real browser,
+ * tests/ui/browser_test.ts) and util-linux `script` (a terminal, tests/support/pty.ts). `prepare.ts` installs the missing ones with apt-get when it
  * runs as root (as CI does); {@linkcode requireTool} then behaves like
  * `requireCli`: in CI a missing program fails the test, locally the test is
  * skipped with a printed reason.
@@ -24,6 +24,8 @@ export const DEBIAN_TOOLS = {
   "systemd-analyze": { pkg: "systemd", command: ["systemd-analyze", "--version"] },
   "python3-yaml": { pkg: "python3-yaml", command: ["/usr/bin/python3", "-c", "import yaml"] },
   chromium: { pkg: "chromium", command: ["chromium", "--version"] },
+  // A pseudo-terminal for a command (tests/support/pty.ts).
+  script: { pkg: "bsdutils", command: ["script", "--version"] },
 } as const satisfies Record<string, DebianTool>;
 
 /** A tool's name. */
