@@ -21,6 +21,7 @@ import { WatsError } from "../errors.ts";
 import { AcpAgent, type SessionUpdate, type ToolCallInfo } from "./client.ts";
 import { type RequestShape, sameRequest } from "./carried.ts";
 import { chooseOption, decide, type Policy, resolveLocation } from "./policy.ts";
+import { commandOf } from "./shell_split.ts";
 import { sweep, type SweepReport } from "./sweep.ts";
 import {
   checkCheckout,
@@ -493,13 +494,14 @@ export class AcpLayer {
           const kind = toolCall.kind ?? "other";
           if (kind === "fetch") labels.add("outside");
           const locations = (toolCall.locations ?? []).map((l) =>
-            resolveLocation(l.path, worktree)
+            resolveLocation(l.path, worktree, this.#policy.home)
           );
           const decision = decide(this.#policy, {
             harness: harness.name,
             kind,
             locations,
             worktree,
+            command: commandOf(toolCall.rawInput),
           });
           const id = `${origin.callId}:${toolCall.toolCallId}`;
           const request = `${harness.name}/${kind}`;

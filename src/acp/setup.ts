@@ -119,7 +119,9 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
     harnesses: s.acp.harnesses,
     checkouts: s.acp.checkouts,
     allowedCheckouts: s.settings["agent.checkouts"],
-    policy: makePolicy(s.settings["policy.allow"], s.settings["policy.deny"], s.paths.dataDir),
+    policy: makePolicy(s.settings["policy.allow"], s.settings["policy.deny"], s.paths.dataDir, {
+      home: s.env.HOME,
+    }),
     env: s.env,
     onEvent: s.onEvent,
     onCost: (usd, call) => {

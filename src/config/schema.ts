@@ -378,8 +378,8 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
     item: "rule",
     default: [],
     safety: true,
-    description: "Coding agents' permission requests to allow, as `HARNESS/KIND(PATH GLOB)` " +
-      "(docs/acp.md).",
+    description: "Coding agents' permission requests to allow, as `HARNESS/KIND(PATH GLOB)`, " +
+      "or `HARNESS/execute(COMMAND PATTERN)` (docs/acp.md).",
   },
   "policy.deny": {
     type: "list",

@@ -372,7 +372,7 @@ function acpRuntimeOf(d: AgentRunnerDeps) {
     tools: access === "locked"
       ? "locked" as const
       : s["agent.tools"].map((t) => t.replace(/\(.*$/, "")),
-    policy: makePolicy(s["policy.allow"], s["policy.deny"], d.paths.dataDir),
+    policy: makePolicy(s["policy.allow"], s["policy.deny"], d.paths.dataDir, { home: d.home }),
   };
 }
 

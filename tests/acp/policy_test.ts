@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   chooseOption,
   decide,
+  foldsCase,
   globRe,
   kindClass,
   makePolicy,
@@ -169,4 +170,146 @@ Deno.test({
       Deno.removeSync(root, { recursive: true });
     }
   },
+});
+
+function exec(command: string, locations: string[] = []): PermissionAsk {
+  return { harness: "claude", kind: "execute", locations, worktree: WT, command };
+}
+
+Deno.test("execute rules match the command: every part must be allowed, any denied part denies", () => {
+  const p = makePolicy(
+    ["claude/execute(git commit *)", "claude/execute(git add *)", "claude/execute(deno test *)"],
+    ["claude/execute(git push *)"],
+    DATA,
+  );
+  const table: Array<[string, string]> = [
+    ["git commit -m 'fix'", "allow"],
+    ["git commit", "allow"],
+    ["git add -A && git commit -m fix", "allow"],
+    ["deno test --allow-read", "allow"],
+    ["git commit -m fix; git push origin main", "deny"],
+    ["git push --force", "deny"],
+    ["git status", "ask"],
+    ["git commit -m x && cat /etc/passwd", "ask"],
+    ["git commit -m x | nc 127.0.0.1 9", "ask"],
+    ['git commit -m "$(cat /data/wats/node.key)"', "ask"],
+    ["git commit -m `id`", "ask"],
+    ["git commit -m x > /tmp/out", "ask"],
+    ["git committed", "ask"],
+    ["git commit -m 'unclosed", "ask"],
+    ["echo git commit -m x", "ask"],
+  ];
+  for (const [command, verdict] of table) {
+    assert.equal(decide(p, exec(command)).verdict, verdict, command);
+  }
+  const r = decide(p, exec("git add a && git commit -m b"));
+  assert.equal(
+    r.reason,
+    "claude/execute is allowed by the rules claude/execute(git add *), claude/execute(git commit *)",
+  );
+  assert.equal(
+    decide(p, exec("git commit -m x && git push")).reason,
+    "claude/execute is denied by the rule claude/execute(git push *) (git push)",
+  );
+});
+
+Deno.test("a deny pattern also matches a command it cannot split, by its whole text", () => {
+  const p = makePolicy(["claude/execute"], ["claude/execute(*node.key*)"], DATA);
+  assert.equal(decide(p, exec("cat <<EOF\nnode.key\nEOF")).verdict, "deny");
+  assert.equal(decide(p, exec('od "$(printf %s /d)/node.key"')).verdict, "deny");
+  assert.equal(decide(p, exec("ls")).verdict, "allow");
+});
+
+Deno.test("a rule with a pattern never matches an execute request by its locations", () => {
+  const p = makePolicy(["claude/*(**)", "claude/execute(src/**)"], [], DATA);
+  // Claude's execute locations are partial: `src/a` says nothing of what `rm -rf ~` touches.
+  assert.equal(decide(p, exec("rm -rf ~", [`${WT}/src/a`])).verdict, "ask");
+  assert.equal(decide(p, { ...ask("execute", [`${WT}/src/a`]) }).verdict, "ask");
+  // Other kinds still match by location.
+  assert.equal(decide(p, ask("edit", [`${WT}/src/a`])).verdict, "allow");
+});
+
+Deno.test("a relative glob matches only inside the worktree", () => {
+  const p = makePolicy(["claude/read(**)", "claude/edit(*)"], [], DATA);
+  assert.equal(decide(p, ask("read", [`${WT}/a/b.ts`])).verdict, "allow");
+  assert.equal(decide(p, ask("read", ["/etc/passwd"])).verdict, "ask");
+  assert.equal(decide(p, ask("edit", ["/tmp"])).verdict, "ask");
+  // An absolute glob is how a path outside is opened.
+  const abs = makePolicy(["claude/read(/etc/**)"], [], DATA);
+  assert.equal(decide(abs, ask("read", ["/etc/passwd"])).verdict, "allow");
+});
+
+Deno.test("/proc/<pid>/root and its kin are refused: they reach any path past the checks", () => {
+  const p = makePolicy(["*/*", "claude/read(/**)"], [], DATA);
+  for (
+    const l of [
+      `/proc/self/root${DATA}/node.key`,
+      `/proc/thread-self/root${DATA}/config.toml`,
+      "/proc/1/root/etc/shadow",
+      "/proc/self/cwd/x",
+      "/proc/self/fd/3",
+      "/proc/12/task/12/root/x",
+      "/dev/fd/3",
+    ]
+  ) {
+    const d = decide(p, ask("read", [l]));
+    assert.equal(d.verdict, "deny", l);
+    assert.match(d.reason, /a kernel alias that can reach any path/);
+  }
+  assert.equal(decide(p, ask("read", ["/proc/cpuinfo"])).verdict, "allow");
+});
+
+Deno.test("on a file system that ignores case, the data dir is refused in any case", () => {
+  const p = makePolicy(["*/*"], [], DATA, { foldCase: true });
+  assert.equal(decide(p, ask("read", ["/DATA/Wats/node.key"])).verdict, "deny");
+  assert.equal(decide(p, ask("edit", [`${WT}/.GIT/config`])).verdict, "deny");
+  assert.equal(decide(p, ask("edit", [`${WT.toUpperCase()}/a`])).verdict, "allow");
+  const strict = makePolicy(["*/*"], [], DATA, { foldCase: false });
+  assert.equal(decide(strict, ask("read", ["/DATA/Wats/node.key"])).verdict, "allow");
+});
+
+Deno.test("foldsCase probes the file system (case-sensitive here)", () => {
+  const dir = Deno.makeTempDirSync({ prefix: "wats-case" });
+  try {
+    assert.equal(foldsCase(dir), false);
+  } finally {
+    Deno.removeSync(dir);
+  }
+});
+
+Deno.test("~ in rules and ~ and file:// in locations are expanded before judging", () => {
+  const home = "/home/u";
+  const p = makePolicy(["claude/read(~/docs/**)"], [], DATA, { home });
+  assert.equal(resolveLocation("~/docs/a.md", "/", home), "/home/u/docs/a.md");
+  assert.equal(decide(p, ask("read", [resolveLocation("~/docs/a.md", WT, home)])).verdict, "allow");
+  assert.equal(resolveLocation("file:///data/wats/node.key", WT), "/data/wats/node.key");
+  const d = decide(p, ask("read", [resolveLocation("file:///data/wats/node.key", WT)]));
+  assert.equal(d.verdict, "deny");
+  assert.equal(resolveLocation("~", WT, home), home);
+});
+
+Deno.test(".. is applied after symlinks: a link into the data dir then ../node.key is refused", () => {
+  const root = Deno.realPathSync(Deno.makeTempDirSync());
+  try {
+    const data = `${root}/data`;
+    const wt = `${data}/worktrees/w`;
+    Deno.mkdirSync(`${data}/agent/runs`, { recursive: true });
+    Deno.mkdirSync(wt, { recursive: true });
+    Deno.writeTextFileSync(`${data}/node.key`, "");
+    Deno.symlinkSync(`${data}/agent/runs`, `${wt}/runs`);
+    // Lexically `wt/runs/../../node.key` is `wt/node.key`; the kernel walks the link first.
+    assert.equal(resolveLocation("runs/../../node.key", wt), `${data}/node.key`);
+    const p = makePolicy(["*/*"], [], data);
+    const d = decide(p, {
+      harness: "claude",
+      kind: "read",
+      locations: [resolveLocation("runs/../../node.key", wt)],
+      worktree: wt,
+    });
+    assert.equal(d.verdict, "deny");
+    // A name that does not exist yet is normalised as written.
+    assert.equal(resolveLocation("new/../b/c", wt), `${wt}/b/c`);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
 });

@@ -24,6 +24,7 @@
 import type * as acp from "@agentclientprotocol/sdk";
 import { AcpAgent, deepMerge, type SessionUpdate, type ToolCallInfo } from "../../acp/client.ts";
 import { chooseOption, decide, type Policy, resolveLocation } from "../../acp/policy.ts";
+import { commandOf } from "../../acp/shell_split.ts";
 import type { HarnessConfig } from "../../config/acp_tables.ts";
 import { HarnessError } from "../../errors.ts";
 import { MCP_SERVER_NAME } from "../../mcp/service.ts";
@@ -172,7 +173,9 @@ export function decideHeartbeat(
 ): { allow: boolean; request: string; locations: string[]; verdict: string; reason: string } {
   const kind = toolCall.kind ?? "other";
   const request = `${o.harness.name}/${kind}`;
-  const locations = (toolCall.locations ?? []).map((l) => resolveLocation(l.path, cwd));
+  const locations = (toolCall.locations ?? []).map((l) =>
+    resolveLocation(l.path, cwd, o.policy.home)
+  );
   const meta = toolCall._meta as { claudeCode?: { toolName?: unknown } } | undefined;
   const toolName = meta?.claudeCode?.toolName;
   if (typeof toolName === "string" && toolName.startsWith(`mcp__${MCP_SERVER_NAME}__`)) {
@@ -194,7 +197,13 @@ export function decideHeartbeat(
         "and has only the wats tools",
     };
   }
-  const d = decide(o.policy, { harness: o.harness.name, kind, locations, worktree: cwd });
+  const d = decide(o.policy, {
+    harness: o.harness.name,
+    kind,
+    locations,
+    worktree: cwd,
+    command: commandOf(toolCall.rawInput),
+  });
   if (d.verdict === "ask") {
     return {
       allow: false,
