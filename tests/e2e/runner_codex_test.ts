@@ -230,6 +230,9 @@ Deno.test({
       const transcript = jsonLines(`${paths.runsDir}/${last.id}.jsonl`);
       assert.equal(transcript[0].type, "wats_run");
       assert.equal(transcript[0].harness, "codex");
+      // Codex has no turn limit and reports no cost: the header claims neither (docs/codex.md).
+      assert.equal(transcript[0].max_turns, undefined);
+      assert.equal(transcript[0].max_budget_usd, undefined);
       const item = transcript.find((l) =>
         l.type === "item.completed" && (l.item as Record<string, unknown>).type === "mcp_tool_call"
       )?.item as Record<string, unknown> | undefined;
