@@ -119,6 +119,7 @@ export type ErrorCode =
   | "safety.settings_write"
   | "safety.unreadable"
   // service
+  | "service.bad_env_file"
   | "service.bad_path"
   | "service.no_data_dir"
   | "service.no_home"

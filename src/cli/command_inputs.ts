@@ -12,7 +12,7 @@ import { loadSettings } from "../config/settings.ts";
 import { editFile, editorOf } from "./agent.ts";
 import { codexConfigPath } from "./setup.ts";
 import { notifierProgram } from "../node/notify.ts";
-import { serviceLayout } from "./service.ts";
+import { serviceEnvFile, serviceLayout } from "./service.ts";
 import { parseDaemonArgs } from "./daemon_args.ts";
 import { HEARTBEAT_TEMPLATE_URL } from "../runner/prompt.ts";
 import { parseUiArgs, resolveUiListen } from "./ui.ts";
@@ -51,6 +51,7 @@ export async function commandInputs(id: CommandId, init: CommandInit): Promise<P
         writable: pathExists(l.dir) ? l.file : l.dir,
         enableLink: l.enableLink,
         log: l.log,
+        ...(l.manager === "launchd" ? { envFile: serviceEnvFile(init.paths.dataDir) } : {}),
         manager: l.program,
         needsUid: l.manager === "launchd",
       },

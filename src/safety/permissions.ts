@@ -93,6 +93,8 @@ export interface ServiceGrant {
   enableLink?: string;
   /** launchd: the log file install creates in the data dir. */
   log?: string;
+  /** launchd: `<data dir>/service.env`, whose variables install copies into the plist. */
+  envFile?: string;
   /** The manager status and uninstall ask: `systemctl` or `launchctl`. */
   manager: string;
   /** launchd's domain `gui/<uid>` needs the user id. */
@@ -233,7 +235,7 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
       if (s === undefined) return { ...NONE };
       return {
         ...NONE,
-        read: unique([s.file, ...(s.log ? [s.log] : [])]),
+        read: unique([s.file, ...(s.log ? [s.log] : []), ...(s.envFile ? [s.envFile] : [])]),
         write: unique([s.writable, ...(s.log ? [s.log] : [])]),
       };
     }
@@ -244,7 +246,8 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
       const uninstall = command === "service-uninstall";
       return {
         ...NONE,
-        read: [s.file],
+        // status compares the plist with what install would write, env file included.
+        read: unique([s.file, ...(s.envFile && !uninstall ? [s.envFile] : [])]),
         write: uninstall ? unique([s.file, ...(s.enableLink ? [s.enableLink] : [])]) : [],
         run: [s.manager],
         sys: s.needsUid ? ["uid"] : false,

@@ -419,6 +419,7 @@ function serviceInputs(
       writable: opts.dirExists ? file : dir,
       enableLink: `${dir}/default.target.wants/wats.service`,
       log: opts.launchd ? `${f.paths.dataDir}/wats.log` : undefined,
+      envFile: opts.launchd ? `${f.paths.dataDir}/service.env` : undefined,
       manager: "systemctl",
       needsUid: opts.launchd ?? false,
     },
@@ -459,12 +460,15 @@ Deno.test("`wats service install` may create the unit folder only when it does n
   }
 });
 
-Deno.test("`wats service install` on macOS also creates its log file in the data dir, nothing else there", async () => {
+Deno.test("`wats service install` on macOS also creates its log file in the data dir and reads service.env, nothing else there", async () => {
   const f = await fixture();
   try {
     const inputs = serviceInputs(f, { dirExists: true, launchd: true });
+    await Deno.writeTextFile(`${f.paths.dataDir}/service.env`, "K=v\n");
     await expect("service-install", inputs, [
       [{ op: "write", path: `${f.paths.dataDir}/wats.log` }, "ok"],
+      [{ op: "read", path: `${f.paths.dataDir}/service.env` }, "ok"],
+      [{ op: "write", path: `${f.paths.dataDir}/service.env` }, "NotCapable"],
       [{ op: "write", path: f.paths.config }, "NotCapable"],
       [{ op: "write", path: f.paths.store }, "NotCapable"],
     ]);
@@ -504,8 +508,10 @@ Deno.test("`wats service status` reads its unit and asks the manager; on macOS i
       [{ op: "run", cmd: "git" }, "NotCapable"],
       [{ op: "uid" }, "NotCapable"],
     ]);
+    await Deno.writeTextFile(`${f.paths.dataDir}/service.env`, "K=v\n");
     await expect("service-status", serviceInputs(f, { dirExists: false, launchd: true }), [
       [{ op: "uid" }, "ok"],
+      [{ op: "read", path: `${f.paths.dataDir}/service.env` }, "ok"],
       [{ op: "env", name: "HOME" }, "NotCapable"],
     ]);
   } finally {
