@@ -128,6 +128,7 @@ export type ErrorCode =
   | "session.token"
   // setup
   | "setup.config"
+  | "setup.no_cli"
   // store
   | "store.bad_filter"
   | "store.bad_limit"

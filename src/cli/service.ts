@@ -25,6 +25,7 @@ import { HarnessError, UsageError, WatsError } from "../errors.ts";
 import { type CommandRunner, runCommand } from "../runner/spawn.ts";
 import type { CommandContext } from "./context.ts";
 import { SERVICE_HELP } from "./help.ts";
+import { npxCacheWarning } from "./npx_cache.ts";
 
 /** The systemd unit's name. */
 export const SYSTEMD_UNIT = "wats.service";
@@ -273,6 +274,8 @@ export function startCommand(layout: ServiceLayout, fresh: boolean): string {
 export interface ServiceWorld {
   run: CommandRunner;
   out(line: string): void;
+  /** A warning, on stderr. */
+  warn(line: string): void;
   /** The user id (launchd's `gui/<uid>` domain); asked only on macOS. */
   uid(): number;
 }
@@ -280,6 +283,7 @@ export interface ServiceWorld {
 const REAL_WORLD: ServiceWorld = {
   run: runCommand,
   out: (line) => console.log(line),
+  warn: (line) => console.error(line),
   uid: () => Deno.uid() ?? 0,
 };
 
@@ -351,6 +355,8 @@ function install(
   droppedPath: readonly string[],
   world: ServiceWorld,
 ): number {
+  const warning = npxCacheWarning(spec.self, "the service");
+  if (warning) world.warn(warning);
   const text = serviceFileText(layout, spec);
   const before = readText(layout.file);
   if (layout.log !== undefined) {

@@ -207,7 +207,8 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
         ...NONE,
         read: unique([p.config, p.safety, ...(inputs.hostConfigs ?? [])]),
         write: unique([p.config, ...(inputs.hostConfigs ?? [])]),
-        run: ["claude"],
+        // `claude mcp …` registers wats; `codex --version` only checks Codex is installed.
+        run: ["claude", "codex"],
       };
     case "control": {
       // `wats resume`, `wats guardian halt`: one line to the daemon, nothing else.

@@ -196,6 +196,7 @@ Deno.test({
 function fakeWorld(answers: Record<string, CommandOutput> = {}) {
   const calls: string[] = [];
   const lines: string[] = [];
+  const warnings: string[] = [];
   const world: ServiceWorld = {
     run: (program, args) => {
       const line = [program, ...args].join(" ");
@@ -203,9 +204,10 @@ function fakeWorld(answers: Record<string, CommandOutput> = {}) {
       return Promise.resolve(answers[line] ?? { code: 1, stdout: "", stderr: "not loaded" });
     },
     out: (l) => lines.push(l),
+    warn: (l) => warnings.push(l),
     uid: () => 501,
   };
-  return { world, calls, lines };
+  return { world, calls, lines, warnings };
 }
 
 function context(os: string, home: string, words: string[]): CommandContext {
@@ -559,4 +561,26 @@ Deno.test("`wats --help` lists the service commands and `wats service` explains 
   const asked = await runWats(["service", "install", "--help"]);
   assert.equal(asked.code, 0);
   assert.match(asked.stdout, /^Usage: wats service/);
+});
+
+Deno.test("install from a Deno in npx's cache warns, once, on stderr, and says how to get a path that stays", async () => {
+  const home = await Deno.makeTempDir({ prefix: "wats-service-" });
+  try {
+    const deno = `${home}/.npm/_npx/6a2b9c/node_modules/deno/bin/deno`;
+    const ctx = {
+      ...context("linux", home, ["service", "install"]),
+      self: [deno, "run", "main.ts"],
+    };
+    const { world, warnings } = fakeWorld();
+    assert.equal(await serviceCommand(ctx, world), 0);
+    assert.deepEqual(warnings, [
+      `warning: ${deno} is in npx's cache, which npm may delete, and the service with it: ` +
+      "install Deno (npm i -g deno@2.9.6) or use the compiled wats binary, then run this again",
+    ]);
+    const stable = fakeWorld();
+    await serviceCommand(context("linux", home, ["service", "install"]), stable.world);
+    assert.deepEqual(stable.warnings, []);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
 });

@@ -404,6 +404,24 @@ Deno.test("help holds no permission at all", async () => {
   }
 });
 
+Deno.test("`wats setup` may run claude (to register wats) and codex (to check it is installed), nothing else", async () => {
+  const f = await fixture();
+  try {
+    // Granted is "ok", or "NotFound" where that CLI is not installed: either way not NotCapable.
+    const got = await probe("setup", f.inputs, [
+      { op: "run", cmd: "claude" },
+      { op: "run", cmd: "codex" },
+    ]);
+    assertEquals(got.map((g) => g === "NotCapable"), [false, false], got.join(", "));
+    await expect("setup", f.inputs, [
+      [{ op: "run", cmd: "git" }, "NotCapable"],
+      [{ op: "run", cmd: "/bin/true" }, "NotCapable"],
+    ]);
+  } finally {
+    await f.close();
+  }
+});
+
 /** `wats service`'s grant for a fixture: a unit folder beside the data dir. */
 function serviceInputs(
   f: Awaited<ReturnType<typeof fixture>>,
