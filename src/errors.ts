@@ -58,6 +58,7 @@ export type ErrorCode =
   | "daemon.running"
   // data_dir
   | "data_dir.create"
+  | "data_dir.not_a_directory"
   | "data_dir.unwritable"
   // harness
   | "harness.codex_catalog"

@@ -26,6 +26,7 @@ import { type CommandRunner, runCommand } from "../runner/spawn.ts";
 import type { CommandContext } from "./context.ts";
 import { SERVICE_HELP } from "./help.ts";
 import { npxCacheWarning } from "./npx_cache.ts";
+import { commandName, refuseArguments } from "./usage.ts";
 
 /** The systemd unit's name. */
 export const SYSTEMD_UNIT = "wats.service";
@@ -326,7 +327,7 @@ export async function serviceCommand(
     world.out(SERVICE_HELP);
     return 0;
   }
-  if (ctx.argv.length > 0) throw new UsageError(`unexpected argument "${ctx.argv[0]}"`);
+  refuseArguments(commandName(ctx.words), ctx.argv);
   const { layout, spec, droppedPath } = servicePlan(ctx);
   switch (sub) {
     case "install":

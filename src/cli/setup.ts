@@ -8,7 +8,6 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
 import { parse as parseToml } from "smol-toml";
 import { readConfigText } from "../config/config_file.ts";
 import { setKey } from "../config/edit.ts";
@@ -19,6 +18,7 @@ import { type CommandRunner, runCommand } from "../runner/spawn.ts";
 import { runConfig } from "./config.ts";
 import type { CommandContext } from "./context.ts";
 import { npxCacheWarning } from "./npx_cache.ts";
+import { parseCommandArgs } from "./usage.ts";
 
 /** The usage text of `wats setup`. */
 export const SETUP_HELP =
@@ -77,23 +77,18 @@ export async function setupCommand(
   ctx: CommandContext,
   run: CommandRunner = runCommand,
 ): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: ctx.argv,
-      allowPositionals: true,
-      options: {
-        mcp: { type: "boolean" },
-        agent: { type: "boolean" },
-        scope: { type: "string" },
-        about: { type: "string" },
-        profile: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
+  const parsed = parseCommandArgs("wats setup", {
+    args: ctx.argv,
+    allowPositionals: true,
+    options: {
+      mcp: { type: "boolean" },
+      agent: { type: "boolean" },
+      scope: { type: "string" },
+      about: { type: "string" },
+      profile: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
   const v = parsed.values;
   if (v.help) {
     console.log(SETUP_HELP);

@@ -33,8 +33,8 @@ export function serveCommand(command: Command): void {
 /** Prints an error as the user should see it and returns the exit code. */
 export function reportError(err: unknown, verbose: boolean): number {
   if (err instanceof WatsError) {
+    // One line: a usage mistake's message names the command's --help itself (src/cli/usage.ts).
     console.error(`error: ${err.message}`);
-    if (err instanceof UsageError) console.error("Run with --help for usage.");
     if (verbose && err.cause !== undefined) console.error("cause:", err.cause);
     return err instanceof UsageError ? 2 : 1;
   }
