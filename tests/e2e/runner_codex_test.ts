@@ -35,6 +35,7 @@ import type { SelfCommand } from "../../src/runner/harness.ts";
 import type { CommandRunner } from "../../src/runner/spawn.ts";
 import { spawnProcessGroup } from "../../src/runner/spawn.ts";
 import { Transcripts } from "../../src/runner/transcripts.ts";
+import { renderTranscript } from "../../src/runner/render.ts";
 import { readHeartbeatTemplate } from "../../src/runner/prompt.ts";
 import { systemClock, systemTimers } from "../../src/runner/ports.ts";
 import { buildPost } from "../../src/posts/post.ts";
@@ -239,6 +240,20 @@ Deno.test({
       assert.equal(item?.tool, "answer");
       assert.equal(item?.status, "completed");
       assert.equal(transcript.at(-1)!.type, "wats_end");
+      // `wats agent logs` shows the call, its result and the message, and no limit Codex lacks.
+      const shown = renderTranscript(
+        Deno.readTextFileSync(`${paths.runsDir}/${last.id}.jsonl`).split("\n"),
+      );
+      assert.match(
+        shown,
+        new RegExp(
+          `^→ mcp__wats__answer \\{"parent":"${askId}","text":"Use journald \\(1\\)\\."\\}$`,
+          "m",
+        ),
+      );
+      assert.match(shown, /^← Posted answer [0-9a-f]{64}\. Thread: /m);
+      assert.match(shown, /^Answered\.$/m);
+      assert.doesNotMatch(shown, /turns ·|budget/);
     } finally {
       await runner.stop();
       store.close();
