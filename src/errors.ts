@@ -58,6 +58,7 @@ export type ErrorCode =
   | "daemon.running"
   // data_dir
   | "data_dir.create"
+  | "data_dir.not_a_directory"
   | "data_dir.unwritable"
   // harness
   | "harness.codex_catalog"
@@ -119,6 +120,7 @@ export type ErrorCode =
   | "safety.settings_write"
   | "safety.unreadable"
   // service
+  | "service.bad_env_file"
   | "service.bad_path"
   | "service.no_data_dir"
   | "service.no_home"
@@ -127,6 +129,7 @@ export type ErrorCode =
   | "session.token"
   // setup
   | "setup.config"
+  | "setup.no_cli"
   // store
   | "store.bad_filter"
   | "store.bad_limit"

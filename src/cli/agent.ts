@@ -7,7 +7,6 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
 import { UsageError, WatsError } from "../errors.ts";
 import { formatAge } from "../duration.ts";
 import { oneLine } from "../posts/fence.ts";
@@ -18,6 +17,7 @@ import { reportsCost } from "../runner/budget.ts";
 import { readRunnerState } from "../runner/state_file.ts";
 import type { CommandContext } from "./context.ts";
 import { callText, connectDaemon } from "./socket_client.ts";
+import { parseCommandArgs, refuseArguments, unexpectedArgument } from "./usage.ts";
 
 /** The usage text of `wats agent`. */
 export const AGENT_HELP = `Usage: wats agent runs
@@ -69,7 +69,7 @@ export async function agentCommand(ctx: CommandContext): Promise<number> {
 }
 
 function runs(ctx: CommandContext, transcripts: Transcripts): number {
-  if (ctx.argv.length > 0) throw new UsageError(`unexpected argument "${ctx.argv[0]}"`);
+  refuseArguments("wats agent runs", ctx.argv);
   const entries = transcripts.index();
   const state = readRunnerState(ctx.paths.agentDir);
   const now = Date.now();
@@ -80,11 +80,11 @@ function runs(ctx: CommandContext, transcripts: Transcripts): number {
 }
 
 async function logs(ctx: CommandContext, transcripts: Transcripts): Promise<number> {
-  const { values, positionals } = parse(ctx.argv, {
+  const { values, positionals } = parse("wats agent logs", ctx.argv, {
     follow: { type: "boolean", short: "f" },
     run: { type: "string" },
   });
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  if (positionals.length > 0) throw unexpectedArgument("wats agent logs", positionals[0]);
   const id = (values.run as string | undefined) ?? newest(transcripts);
   if (id === undefined) {
     console.log("no runs yet");
@@ -96,7 +96,7 @@ async function logs(ctx: CommandContext, transcripts: Transcripts): Promise<numb
 }
 
 async function attach(ctx: CommandContext, transcripts: Transcripts): Promise<number> {
-  if (ctx.argv.length > 0) throw new UsageError(`unexpected argument "${ctx.argv[0]}"`);
+  refuseArguments("wats agent attach", ctx.argv);
   const seen = new Set(transcripts.transcriptIds().filter((id) => finished(transcripts, id)));
   let waiting = false;
   while (!ctx.signal.aborted) {
@@ -140,7 +140,7 @@ async function show(ctx: CommandContext, transcripts: Transcripts, id: string, f
 
 function pending(ctx: CommandContext): number {
   const [what, id, ...rest] = ctx.argv;
-  if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
+  if (rest.length > 0) throw unexpectedArgument("wats agent pending", rest[0]);
   const drafts = readDrafts(ctx);
   const now = Date.now();
   if (what === undefined) {
@@ -213,13 +213,13 @@ function pending(ctx: CommandContext): number {
 }
 
 async function decide(ctx: CommandContext, what: "approve" | "reject"): Promise<number> {
-  const { values, positionals } = parse(ctx.argv, {
+  const { values, positionals } = parse(`wats agent ${what}`, ctx.argv, {
     edit: { type: "boolean" },
     reason: { type: "string" },
   });
   const [id, extra] = positionals;
   if (id === undefined) throw new UsageError(`give the draft id: wats agent ${what} ID`);
-  if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
+  if (extra !== undefined) throw unexpectedArgument(`wats agent ${what}`, extra);
   if (what === "approve" && values.reason !== undefined) {
     throw new UsageError("--reason goes with reject");
   }
@@ -309,16 +309,12 @@ function finished(transcripts: Transcripts, id: string): boolean {
 
 type Options = Record<string, { type: "string" | "boolean"; short?: string }>;
 
-function parse(argv: string[], options: Options) {
-  try {
-    const r = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
-    return {
-      values: r.values as Record<string, string | boolean | undefined>,
-      positionals: r.positionals,
-    };
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
+function parse(command: string, argv: string[], options: Options) {
+  const r = parseCommandArgs(command, { args: argv, options, allowPositionals: true });
+  return {
+    values: r.values as Record<string, string | boolean | undefined>,
+    positionals: r.positionals,
+  };
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -12,8 +12,9 @@ import { loadSettings } from "../config/settings.ts";
 import { editFile, editorOf } from "./agent.ts";
 import { codexConfigPath } from "./setup.ts";
 import { notifierProgram } from "../node/notify.ts";
-import { serviceLayout } from "./service.ts";
+import { serviceEnvFile, serviceLayout } from "./service.ts";
 import { parseDaemonArgs } from "./daemon_args.ts";
+import { requireCodexKey } from "../runner/harnesses/codex_runtime.ts";
 import { HEARTBEAT_TEMPLATE_URL } from "../runner/prompt.ts";
 import { parseUiArgs, resolveUiListen } from "./ui.ts";
 import { ASSETS_DIR } from "../ui/assets.ts";
@@ -29,8 +30,15 @@ const HARNESS_PROGRAMS: Record<string, string[]> = {
   acp: [],
 };
 
-/** Resolves the permission inputs of `id`. */
-export async function commandInputs(id: CommandId, init: CommandInit): Promise<PermissionInputs> {
+/**
+ * Resolves the permission inputs of `id`. `env` is the launcher's whole environment (the worker
+ * gets a filtered copy): the daemon refuses to start when a variable its settings name is missing.
+ */
+export async function commandInputs(
+  id: CommandId,
+  init: CommandInit,
+  env: Readonly<Record<string, string>> = Deno.env.toObject(),
+): Promise<PermissionInputs> {
   const base: PermissionInputs = { paths: init.paths, self: init.self };
   if (id === "agent-edit") {
     const draft = init.argv.find((a) => !a.startsWith("-")) ?? "";
@@ -51,6 +59,7 @@ export async function commandInputs(id: CommandId, init: CommandInit): Promise<P
         writable: pathExists(l.dir) ? l.file : l.dir,
         enableLink: l.enableLink,
         log: l.log,
+        ...(l.manager === "launchd" ? { envFile: serviceEnvFile(init.paths.dataDir) } : {}),
         manager: l.program,
         needsUid: l.manager === "launchd",
       },
@@ -64,6 +73,7 @@ export async function commandInputs(id: CommandId, init: CommandInit): Promise<P
   const args = parseDaemonArgs(init.argv);
   if (args.help) return base;
   const { values, acp } = await loadSettings(init.paths, init.env, args.flags, init.user);
+  if (values["agent.runtime"] === "codex") requireCodexKey(values, env, init.paths.dataDir);
   return {
     ...base,
     workdir: values["agent.workdir"] || undefined,

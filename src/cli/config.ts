@@ -7,7 +7,6 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
 import { ConfigError, UsageError } from "../errors.ts";
 import { parseDocument, readConfigText, showToml, writeConfigText } from "../config/config_file.ts";
 import { hasKey, setKey, unsetKey } from "../config/edit.ts";
@@ -36,6 +35,7 @@ import {
   showSafetyValue,
 } from "../safety/safety_file.ts";
 import type { Command, CommandContext } from "./context.ts";
+import { parseCommandArgs } from "./usage.ts";
 
 /** The subcommands. */
 export type ConfigSub = "get" | "list" | "set" | "unset" | "ack";
@@ -99,7 +99,7 @@ export function parseConfigArgs(sub: string, argv: string[]): ConfigArgs {
   switch (sub) {
     case "get":
     case "list": {
-      const { positionals, flags } = parseFlags(words);
+      const { positionals, flags } = parseFlags(`wats config ${sub}`, words);
       if (sub === "list") {
         if (positionals.length > 0) {
           throw new UsageError(`wats config list takes no KEY (got "${positionals[0]}")`);
@@ -140,15 +140,13 @@ function isSub(s: string): s is ConfigSub {
   return ["get", "list", "set", "unset", "ack"].includes(s);
 }
 
-function parseFlags(argv: string[]): { positionals: string[]; flags: Record<string, FlagValue> } {
+function parseFlags(
+  command: string,
+  argv: string[],
+): { positionals: string[]; flags: Record<string, FlagValue> } {
   const options: Record<string, { type: "string" }> = {};
   for (const name of Object.keys(DAEMON_FLAGS)) options[name] = { type: "string" };
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
-  } catch (err) {
-    throw new UsageError((err as Error).message.replace(/^Unknown option/, "unknown flag"));
-  }
+  const parsed = parseCommandArgs(command, { args: argv, options, allowPositionals: true });
   const given: Record<string, string> = {};
   for (const [name, v] of Object.entries(parsed.values)) {
     if (typeof v === "string") given[name] = v;

@@ -5,10 +5,10 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
 import { UsageError } from "../errors.ts";
 import { DAEMON_FLAGS, type FlagValue } from "../config/settings.ts";
 import { parseDuration } from "../duration.ts";
+import { parseCommandArgs } from "./usage.ts";
 
 /** The daemon's parsed command line. */
 export interface DaemonArgs {
@@ -62,17 +62,11 @@ export function parseDaemonArgs(argv: string[]): DaemonArgs {
     "log-level": { type: "string" },
   };
   for (const flag of Object.keys(DAEMON_FLAGS)) options[flag] = { type: "string" };
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
-  } catch (err) {
-    const m = (err as Error).message.match(/^Unknown option '([^']+)'/);
-    throw new UsageError(
-      m
-        ? `unknown flag ${m[1]}: the daemon's flags are in \`wats --help\``
-        : (err as Error).message,
-    );
-  }
+  const parsed = parseCommandArgs("wats", {
+    args: argv,
+    options,
+    allowPositionals: true,
+  });
   const [extra] = parsed.positionals.filter((p) => p !== "node");
   if (extra !== undefined) {
     throw new UsageError(`unknown command "${extra}": see "wats --help" for the commands`);

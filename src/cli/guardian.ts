@@ -16,6 +16,7 @@ import { runConfig } from "./config.ts";
 import { GUARDIAN_HELP } from "./help.ts";
 import type { CommandContext } from "./context.ts";
 import { sendControl } from "./socket_client.ts";
+import { refuseArguments } from "./usage.ts";
 
 /** The usage text of `wats resume`. */
 export const RESUME_HELP = `Usage: wats resume
@@ -29,7 +30,7 @@ export async function resumeCommand(ctx: CommandContext): Promise<number> {
     console.log(RESUME_HELP);
     return 0;
   }
-  if (ctx.argv.length > 0) throw new UsageError(`unexpected argument "${ctx.argv[0]}"`);
+  refuseArguments("wats resume", ctx.argv);
   console.log(await sendControl(ctx.paths.socket, { wats: "control", op: "resume" }));
   return 0;
 }
@@ -48,7 +49,7 @@ export async function sweepCommand(ctx: CommandContext): Promise<number> {
     console.log(SWEEP_HELP);
     return 0;
   }
-  if (ctx.argv.length > 0) throw new UsageError(`unexpected argument "${ctx.argv[0]}"`);
+  refuseArguments("wats agent sweep", ctx.argv);
   console.log(await sendControl(ctx.paths.socket, { wats: "control", op: "sweep" }));
   return 0;
 }
@@ -62,7 +63,7 @@ export async function guardianCommand(ctx: CommandContext): Promise<number> {
   }
   switch (sub) {
     case "list": {
-      if (ctx.argv.length > 0) throw new UsageError(`unexpected argument "${ctx.argv[0]}"`);
+      refuseArguments("wats guardian list", ctx.argv);
       const { values } = await loadSettings(ctx.paths, ctx.env, {}, ctx.user);
       console.log(`your own profile (${values.profile}) may always halt your agent`);
       if (values["halt.accept"].length === 0) console.log("halt.accept is empty: nobody else may");

@@ -61,6 +61,9 @@ export const SERVICE_HELP = `Usage: wats service install | uninstall | status
   uninstall   stop the service and remove its files
   status      what is installed, and what systemd / launchd say about it
 
+The service gets your PATH without its relative or empty entries, and the
+KEY=value lines of <data dir>/service.env (e.g. the key agent.codex_env_key
+names): systemd reads that file at each start; on macOS install copies it.
 Logs: \`journalctl --user -u wats\` (Linux), <data dir>/wats.log (macOS).
 `;
 

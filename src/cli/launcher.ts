@@ -17,7 +17,7 @@ import {
   permissionsFor,
 } from "../safety/permissions.ts";
 import { type CommandInit, filterEnv, type FromWorker, type ToWorker } from "./context.ts";
-import { route, workerOf } from "./route.ts";
+import { type Route, route, workerOf } from "./route.ts";
 import { reportError } from "./worker_entry.ts";
 import { commandInputs } from "./command_inputs.ts";
 
@@ -56,11 +56,17 @@ const CREATES_DATA_DIR: ReadonlySet<CommandId> = new Set([
 
 /** Runs the command line and returns the exit code. */
 export async function launch(args: string[]): Promise<number> {
-  const r = route(args);
+  let r: Route;
   let paths: DataPaths;
+  try {
+    r = route(args);
+  } catch (err) {
+    return reportError(err, args.includes("--verbose") || args.includes("-v"));
+  }
   try {
     const env = Deno.env.toObject();
     paths = dataPaths(resolveDataDir(r.dataDir, env, Deno.build.os, Deno.cwd()));
+    requireDirectory(paths.dataDir);
   } catch (err) {
     return reportError(err, r.verbose, "launcher");
   }
@@ -154,6 +160,26 @@ export function runWorker(
     };
     worker.postMessage({ type: "run", init } satisfies ToWorker);
   });
+}
+
+/**
+ * Refuses a data directory that is a file (or anything but a directory), for every command: each
+ * would otherwise fail its own way, without naming the path ("Not a directory (os error 20)").
+ */
+function requireDirectory(dir: string): void {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.statSync(dir);
+  } catch {
+    // Missing (created by the commands that need it) or unreadable (said by prepareDataDir).
+    return;
+  }
+  if (!info.isDirectory) {
+    throw new WatsError(
+      "data_dir.not_a_directory",
+      `the data directory ${dir} is not a directory: choose another with --data-dir DIR or WATS_DATA_DIR`,
+    );
+  }
 }
 
 /**

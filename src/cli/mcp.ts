@@ -24,6 +24,7 @@ import { writeAll, writeAllSync } from "../io/write_all.ts";
 import { type FlagValue, loadSettings } from "../config/settings.ts";
 import { UsageError } from "../errors.ts";
 import type { Command, CommandContext } from "./context.ts";
+import { needsValue, unexpectedArgument, unknownFlag } from "./usage.ts";
 
 /** The help text of `wats mcp`. */
 export const MCP_HELP = `Usage: wats mcp [--profile P]
@@ -60,14 +61,14 @@ export function parseMcpArgs(argv: string[]): McpArgs {
     } else if (a === "--profile" || a.startsWith("--profile=")) {
       const value = a === "--profile" ? argv[++i] : a.slice("--profile=".length);
       if (value === undefined || value === "" || value.startsWith("-")) {
-        throw new UsageError("--profile needs a profile name, e.g. --profile alice");
+        throw needsValue("wats mcp", "--profile");
       }
       if (out.profile !== undefined) throw new UsageError("--profile is given twice; give it once");
       out.profile = value;
     } else if (a.startsWith("-")) {
-      throw new UsageError(`wats mcp has no option ${a}; it takes only --profile P`);
+      throw unknownFlag("wats mcp", a.split("=")[0]);
     } else {
-      throw new UsageError(`wats mcp takes no argument "${a}"; it takes only --profile P`);
+      throw unexpectedArgument("wats mcp", a);
     }
   }
   return out;

@@ -6,6 +6,7 @@
  */
 
 import type { CommandId } from "../safety/permissions.ts";
+import { needsValue } from "./usage.ts";
 
 /** The launcher's reading of a command line. */
 export interface Route {
@@ -109,7 +110,11 @@ export function workerModules(): string[] {
   return [...new Set(Object.values(WORKERS))].sort();
 }
 
-/** Reads a command line into a route. Unknown words go to `help`, which explains. */
+/**
+ * Reads a command line into a route. Unknown words go to `help`, which explains.
+ *
+ * @throws {UsageError} when `--data-dir` has no value.
+ */
 export function route(args: string[]): Route {
   let dataDir: string | undefined;
   let verbose = false;
@@ -117,10 +122,10 @@ export function route(args: string[]): Route {
   const positional: number[] = [];
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
-    if (a === "--data-dir" && i + 1 < args.length) {
-      dataDir = args[++i];
-    } else if (a.startsWith("--data-dir=")) {
-      dataDir = a.slice("--data-dir=".length);
+    if (a === "--data-dir" || a.startsWith("--data-dir=")) {
+      dataDir = a === "--data-dir" ? args[++i] : a.slice("--data-dir=".length);
+      // Global: whatever the command, its help is `wats --help`.
+      if (!dataDir) throw needsValue("wats", "--data-dir");
     } else if (a === "--verbose" || a === "-v") {
       verbose = true;
     } else if (a === "--") {

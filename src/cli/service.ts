@@ -6,6 +6,13 @@
  * `<data>/wats.log`). Both run this very program (`ctx.self`: the binary, or
  * `deno run … main.ts` from source) with the data directory in effect now.
  *
+ * The service gets PATH as it is now, its relative and empty entries left out (they would
+ * resolve against the service's working directory, $HOME: `.` would make `$HOME/git` the
+ * daemon's git), and the variables of `<data dir>/service.env` (`KEY=value` lines, e.g. the
+ * API key `agent.codex_env_key` names): systemd reads that file at each start
+ * (`EnvironmentFile=`); launchd has no such key, so install copies it into the plist's
+ * `EnvironmentVariables` and writes the plist readable by its owner only.
+ *
  * `install` only writes the file and prints the one command that starts it;
  * `uninstall` stops the service through the manager when it can be reached and
  * removes the files; `status` says what is installed and what the manager
@@ -18,6 +25,8 @@ import { HarnessError, UsageError, WatsError } from "../errors.ts";
 import { type CommandRunner, runCommand } from "../runner/spawn.ts";
 import type { CommandContext } from "./context.ts";
 import { SERVICE_HELP } from "./help.ts";
+import { npxCacheWarning } from "./npx_cache.ts";
+import { commandName, refuseArguments } from "./usage.ts";
 
 /** The systemd unit's name. */
 export const SYSTEMD_UNIT = "wats.service";
@@ -25,6 +34,8 @@ export const SYSTEMD_UNIT = "wats.service";
 export const LAUNCHD_LABEL = "local.wats.node";
 /** The macOS log file, in the data directory. */
 export const LAUNCHD_LOG = "wats.log";
+/** The service's environment file, in the data directory (docs/getting-started.md). */
+export const SERVICE_ENV = "service.env";
 
 /** Where the service's files go, and which manager runs it. */
 export interface ServiceLayout {
@@ -87,8 +98,51 @@ export interface ServiceSpec {
   /** The program and its leading arguments (`ctx.self`). */
   self: string[];
   dataDir: string;
-  /** PATH for the node, so it finds `claude`, `codex`, `git` as your shell does. */
+  /** PATH for the node, so it finds `claude`, `codex`, `git` as your shell does (absolute entries only). */
   path?: string;
+  /** `<data dir>/service.env`, which systemd reads at each start (`servicePlan` sets it). */
+  envFile?: string;
+  /** launchd: the variables of the env file, copied into the plist at install. */
+  envVars?: Record<string, string>;
+}
+
+/**
+ * PATH without its relative and empty entries, and those entries: under the service the working
+ * directory is $HOME, so `.`, `bin` or an empty entry would run programs from there.
+ */
+export function absolutePath(path: string): { path: string; dropped: string[] } {
+  const entries = path.split(":");
+  return {
+    path: entries.filter((e) => e.startsWith("/")).join(":"),
+    dropped: entries.filter((e) => !e.startsWith("/")),
+  };
+}
+
+/**
+ * Reads an environment file: `KEY=value` lines; blank lines and `#` comments skipped, `export `
+ * and one pair of surrounding quotes allowed (the subset systemd's `EnvironmentFile=` and a shell
+ * read alike).
+ *
+ * @throws {WatsError} code `service.bad_env_file` naming the line that is not `KEY=value`.
+ */
+export function parseEnvFile(text: string, file: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  text.split("\n").forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) return;
+    const m = line.replace(/^export\s+/, "").match(/^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/);
+    if (!m) {
+      throw new WatsError(
+        "service.bad_env_file",
+        `${file}:${
+          i + 1
+        } is not KEY=value: fix or remove the line, then run wats service install again`,
+      );
+    }
+    const v = m[2];
+    out[m[1]] = /^(["']).*\1$/.test(v) && v.length >= 2 ? v.slice(1, -1) : v;
+  });
+  return out;
 }
 
 /** The command line the service runs: this program, the data directory, the daemon. */
@@ -99,16 +153,21 @@ export function serviceArgs(spec: ServiceSpec): string[] {
 /**
  * Quotes one word for a systemd unit: double quotes with C-style escapes and `%`
  * doubled (specifiers); in an ExecStart argument also `$` doubled (variable
- * expansion, which does not apply to the program path). systemd.syntax(7),
- * systemd.service(5) "Command lines".
+ * expansion, which does not apply to the program path). A `path` (`EnvironmentFile=`) takes no
+ * quotes (systemd reads them as part of the path, which is then not absolute): only `%` doubled.
+ * systemd.syntax(7), systemd.service(5) "Command lines", systemd.exec(5).
  */
-export function systemdQuote(word: string, kind: "program" | "argument" | "value"): string {
+export function systemdQuote(
+  word: string,
+  kind: "program" | "argument" | "value" | "path",
+): string {
   if (/[\n\r\0]/.test(word)) {
     throw new WatsError(
       "service.bad_path",
       `cannot put a line break in a systemd unit: ${JSON.stringify(word)}`,
     );
   }
+  if (kind === "path") return word.replaceAll("%", "%%");
   let q = word.replaceAll("\\", "\\\\").replaceAll('"', '\\"').replaceAll("%", "%%");
   if (kind === "argument") q = q.replaceAll("$", "$$$$");
   return `"${q}"`;
@@ -127,6 +186,8 @@ export function systemdUnit(spec: ServiceSpec): string {
     "Type=exec",
     `ExecStart=${exec}`,
     ...(spec.path ? [`Environment=${systemdQuote(`PATH=${spec.path}`, "value")}`] : []),
+    // `-`: no file is fine; it is read at each start, so editing it needs a restart only.
+    ...(spec.envFile ? [`EnvironmentFile=-${systemdQuote(spec.envFile, "path")}`] : []),
     "Restart=on-failure",
     "RestartSec=5s",
     // The node closes its store and socket on SIGTERM; give a run time to end.
@@ -147,12 +208,15 @@ function xml(text: string): string {
 /** The launchd agent (launchd.plist(5)): runs at login, restarted unless it exits 0. */
 export function launchdPlist(spec: ServiceSpec, log: string): string {
   const args = serviceArgs(spec).map((a) => `\t\t<string>${xml(a)}</string>`);
-  const env = spec.path
+  const vars = { ...spec.envVars, ...(spec.path ? { PATH: spec.path } : {}) };
+  const env = Object.keys(vars).length > 0
     ? [
       "\t<key>EnvironmentVariables</key>",
       "\t<dict>",
-      "\t\t<key>PATH</key>",
-      `\t\t<string>${xml(spec.path)}</string>`,
+      ...Object.entries(vars).flatMap(([k, v]) => [
+        `\t\t<key>${xml(k)}</key>`,
+        `\t\t<string>${xml(v)}</string>`,
+      ]),
       "\t</dict>",
     ]
     : [];
@@ -211,6 +275,8 @@ export function startCommand(layout: ServiceLayout, fresh: boolean): string {
 export interface ServiceWorld {
   run: CommandRunner;
   out(line: string): void;
+  /** A warning, on stderr. */
+  warn(line: string): void;
   /** The user id (launchd's `gui/<uid>` domain); asked only on macOS. */
   uid(): number;
 }
@@ -218,6 +284,7 @@ export interface ServiceWorld {
 const REAL_WORLD: ServiceWorld = {
   run: runCommand,
   out: (line) => console.log(line),
+  warn: (line) => console.error(line),
   uid: () => Deno.uid() ?? 0,
 };
 
@@ -225,12 +292,29 @@ const REAL_WORLD: ServiceWorld = {
 export function servicePlan(ctx: Pick<CommandContext, "os" | "env" | "paths" | "self">): {
   layout: ServiceLayout;
   spec: ServiceSpec;
+  /** PATH entries left out (relative or empty). */
+  droppedPath: string[];
 } {
   const layout = serviceLayout(ctx.os, ctx.env, ctx.paths.dataDir);
+  const { path, dropped } = absolutePath(ctx.env.PATH ?? "");
+  const envFile = serviceEnvFile(ctx.paths.dataDir);
+  const envText = layout.manager === "launchd" ? readText(envFile) : undefined;
   return {
     layout,
-    spec: { self: ctx.self, dataDir: ctx.paths.dataDir, path: ctx.env.PATH || undefined },
+    spec: {
+      self: ctx.self,
+      dataDir: ctx.paths.dataDir,
+      ...(path !== "" ? { path } : {}),
+      envFile,
+      ...(envText !== undefined ? { envVars: parseEnvFile(envText, envFile) } : {}),
+    },
+    droppedPath: ctx.env.PATH ? dropped : [],
   };
+}
+
+/** `<data dir>/service.env`. */
+export function serviceEnvFile(dataDir: string): string {
+  return `${dataDir}/${SERVICE_ENV}`;
 }
 
 /** Runs `wats service …`. */
@@ -243,11 +327,11 @@ export async function serviceCommand(
     world.out(SERVICE_HELP);
     return 0;
   }
-  if (ctx.argv.length > 0) throw new UsageError(`unexpected argument "${ctx.argv[0]}"`);
-  const { layout, spec } = servicePlan(ctx);
+  refuseArguments(commandName(ctx.words), ctx.argv);
+  const { layout, spec, droppedPath } = servicePlan(ctx);
   switch (sub) {
     case "install":
-      return install(layout, spec, world);
+      return install(layout, spec, droppedPath, world);
     case "uninstall":
       return await uninstall(layout, world);
     case "status":
@@ -269,8 +353,11 @@ function readText(path: string): string | undefined {
 function install(
   layout: ServiceLayout,
   spec: ServiceSpec,
+  droppedPath: readonly string[],
   world: ServiceWorld,
 ): number {
+  const warning = npxCacheWarning(spec.self, "the service");
+  if (warning) world.warn(warning);
   const text = serviceFileText(layout, spec);
   const before = readText(layout.file);
   if (layout.log !== undefined) {
@@ -288,20 +375,26 @@ function install(
   }
   if (before === text) {
     world.out(`${layout.file} is already up to date; nothing written`);
+    environmentLines(layout, spec, droppedPath).forEach((l) => world.out(l));
     world.out(`Start it (if it is not running): ${startCommand(layout, true)}`);
     return 0;
   }
+  // A plist holding the env file's variables (API keys) is for its owner's eyes only.
+  const mode = spec.envVars && Object.keys(spec.envVars).length > 0 ? 0o600 : 0o644;
   try {
-    Deno.writeTextFileSync(layout.file, text, { mode: 0o644 });
+    Deno.writeTextFileSync(layout.file, text, { mode });
   } catch (err) {
     if (!(err instanceof Deno.errors.NotFound)) throw err;
     // Its folder is new; the launcher granted the folder itself in that case.
     Deno.mkdirSync(layout.dir, { recursive: true });
-    Deno.writeTextFileSync(layout.file, text, { mode: 0o644 });
+    Deno.writeTextFileSync(layout.file, text, { mode });
   }
+  // `mode` applies to a new file only.
+  Deno.chmodSync(layout.file, mode);
   world.out(`${before === undefined ? "Wrote" : "Updated"} ${layout.file}:`);
   world.out("");
   world.out(text);
+  environmentLines(layout, spec, droppedPath).forEach((l) => world.out(l));
   world.out(`Start it: ${startCommand(layout, before === undefined)}`);
   if (layout.manager === "systemd") {
     world.out(
@@ -312,6 +405,37 @@ function install(
     world.out(`Logs: ${layout.log}`);
   }
   return 0;
+}
+
+/** What install says about the service's environment: PATH entries left out, the env file. */
+function environmentLines(
+  layout: ServiceLayout,
+  spec: ServiceSpec,
+  droppedPath: readonly string[],
+): string[] {
+  const out: string[] = [];
+  if (droppedPath.length > 0) {
+    out.push(
+      `PATH: left out ${droppedPath.map((e) => JSON.stringify(e)).join(", ")} ` +
+        "(relative or empty entries would run programs from the service's working directory)",
+    );
+  }
+  if (layout.manager === "systemd") {
+    out.push(
+      `Environment: KEY=value lines in ${spec.envFile} reach the node at each start ` +
+        "(e.g. the API key agent.codex_env_key names); restart the service after editing it",
+    );
+  } else {
+    const names = Object.keys(spec.envVars ?? {});
+    out.push(
+      names.length > 0
+        ? `Environment: ${names.join(", ")} copied from ${spec.envFile} into the plist; ` +
+          "run wats service install again after editing it"
+        : `Environment: KEY=value lines in ${spec.envFile} (e.g. the API key ` +
+          "agent.codex_env_key names) are copied into the plist by wats service install",
+    );
+  }
+  return out;
 }
 
 /** Runs the service manager; a missing program or an unreachable manager is a result, not an error. */

@@ -8,16 +8,17 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
 import { parse as parseToml } from "smol-toml";
 import { readConfigText } from "../config/config_file.ts";
 import { setKey } from "../config/edit.ts";
 import { loadSettings } from "../config/settings.ts";
-import { UsageError, WatsError } from "../errors.ts";
+import { HarnessError, UsageError, WatsError } from "../errors.ts";
 import { ensureClaudeRegistration, personEntry } from "../runner/harnesses/claude_registration.ts";
-import { runCommand } from "../runner/spawn.ts";
+import { type CommandRunner, runCommand } from "../runner/spawn.ts";
 import { runConfig } from "./config.ts";
 import type { CommandContext } from "./context.ts";
+import { npxCacheWarning } from "./npx_cache.ts";
+import { parseCommandArgs } from "./usage.ts";
 
 /** The usage text of `wats setup`. */
 export const SETUP_HELP =
@@ -45,25 +46,49 @@ export function codexConfigPath(env: Record<string, string>): string {
   return `${env.CODEX_HOME || `${env.HOME ?? ""}/.codex`}/config.toml`;
 }
 
-/** Runs `wats setup …`. */
-export async function setupCommand(ctx: CommandContext): Promise<number> {
-  let parsed;
+/** The CLI each host needs, and the npm package that installs it. */
+const HOST_CLIS: Record<"claude" | "codex", { name: string; pkg: string }> = {
+  claude: { name: "Claude Code", pkg: "@anthropic-ai/claude-code" },
+  codex: { name: "Codex", pkg: "@openai/codex" },
+};
+
+/**
+ * Checks that the host's CLI is on PATH before anything is written: without it the entry is of
+ * no use and a runtime set to it fails every run. Runs `<cli> --version`.
+ *
+ * @throws {WatsError} code `setup.no_cli` saying how to install it.
+ */
+export async function requireHostCli(run: CommandRunner, host: "claude" | "codex"): Promise<void> {
   try {
-    parsed = parseArgs({
-      args: ctx.argv,
-      allowPositionals: true,
-      options: {
-        mcp: { type: "boolean" },
-        agent: { type: "boolean" },
-        scope: { type: "string" },
-        about: { type: "string" },
-        profile: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
+    await run(host, ["--version"]);
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    if (!(err instanceof HarnessError && err.code === "harness.not_found")) throw err;
+    const { name, pkg } = HOST_CLIS[host];
+    throw new WatsError(
+      "setup.no_cli",
+      `${host} is not on PATH: install ${name} (npm i -g ${pkg}), then run wats setup ${host} again`,
+      { cause: err },
+    );
   }
+}
+
+/** Runs `wats setup …`; `run` runs the hosts' CLIs (injected in tests). */
+export async function setupCommand(
+  ctx: CommandContext,
+  run: CommandRunner = runCommand,
+): Promise<number> {
+  const parsed = parseCommandArgs("wats setup", {
+    args: ctx.argv,
+    allowPositionals: true,
+    options: {
+      mcp: { type: "boolean" },
+      agent: { type: "boolean" },
+      scope: { type: "string" },
+      about: { type: "string" },
+      profile: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
   const v = parsed.values;
   if (v.help) {
     console.log(SETUP_HELP);
@@ -82,6 +107,12 @@ export async function setupCommand(ctx: CommandContext): Promise<number> {
   const { values } = await loadSettings(ctx.paths, ctx.env, {}, ctx.user);
   const self = { command: ctx.self[0], args: ctx.self.slice(1) };
   const entry = personEntry(self, values.profile, ctx.paths.dataDir);
+  if (host === "claude" || host === "codex") {
+    await requireHostCli(run, host);
+    const warning = (v.mcp || both) &&
+      npxCacheWarning(ctx.self, `the ${HOST_CLIS[host].name} entry`);
+    if (warning) console.error(warning);
+  }
   switch (host) {
     case "claude": {
       const scope = v.scope ?? "user";
@@ -89,7 +120,7 @@ export async function setupCommand(ctx: CommandContext): Promise<number> {
         throw new UsageError(`--scope ${scope} is not allowed; use user or project`);
       }
       if (v.mcp || both) {
-        const r = await ensureClaudeRegistration({ run: runCommand, entry, scope });
+        const r = await ensureClaudeRegistration({ run, entry, scope });
         console.log(
           r.action === "unchanged"
             ? `Claude Code already has wats (${r.scope} scope)`

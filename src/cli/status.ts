@@ -6,7 +6,6 @@
  * @module
  */
 
-import { UsageError } from "../errors.ts";
 import { safetyNotices } from "../safety/notices.ts";
 import type { CommandContext } from "./context.ts";
 import { callText, connectDaemon, NoDaemonError } from "./socket_client.ts";
@@ -16,6 +15,7 @@ import {
   selfCheckStatusLine,
 } from "../runner/harnesses/codex_lock.ts";
 import { readRunnerState } from "../runner/state_file.ts";
+import { refuseArguments } from "./usage.ts";
 
 /** The usage text of `wats status`. */
 export const STATUS_HELP = `Usage: wats status [--data-dir DIR]
@@ -33,7 +33,7 @@ export async function statusCommand(ctx: CommandContext): Promise<number> {
     console.log(STATUS_HELP);
     return 0;
   }
-  if (ctx.argv.length > 0) throw new UsageError(`unexpected argument "${ctx.argv[0]}"`);
+  refuseArguments("wats status", ctx.argv);
   let session;
   try {
     session = await connectDaemon(ctx.paths.socket);

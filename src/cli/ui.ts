@@ -8,13 +8,13 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
 import { UsageError, WatsError } from "../errors.ts";
 import { loadSettings } from "../config/settings.ts";
 import type { CommandContext, CommandInit } from "./context.ts";
 import { Gate, isLoopbackHost } from "../ui/security.ts";
 import { DaemonSource } from "../ui/source.ts";
 import { uiHandler } from "../ui/server.ts";
+import { parseCommandArgs, unexpectedArgument } from "./usage.ts";
 
 /** The usage text of `wats ui`. */
 export const UI_HELP = `Usage: wats ui [--listen HOST:PORT] [--data-dir DIR]
@@ -47,19 +47,13 @@ export interface UiListen {
 
 /** Reads `wats ui`'s own flags. */
 export function parseUiArgs(argv: string[]): { help: boolean; listen?: string } {
-  try {
-    const { values, positionals } = parseArgs({
-      args: argv,
-      options: { listen: { type: "string" }, help: { type: "boolean", short: "h" } },
-      allowPositionals: true,
-      strict: true,
-    });
-    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-    return { help: values.help === true, ...(values.listen ? { listen: values.listen } : {}) };
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    throw new UsageError((err as Error).message);
-  }
+  const { values, positionals } = parseCommandArgs("wats ui", {
+    args: argv,
+    options: { listen: { type: "string" }, help: { type: "boolean", short: "h" } },
+    allowPositionals: true,
+  });
+  if (positionals.length > 0) throw unexpectedArgument("wats ui", positionals[0]);
+  return { help: values.help === true, ...(values.listen ? { listen: values.listen } : {}) };
 }
 
 /**

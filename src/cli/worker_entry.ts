@@ -56,8 +56,8 @@ export function reportError(
   side: PermissionSide = "command",
 ): number {
   if (err instanceof WatsError) {
+    // One line: a usage mistake's message names the command's --help itself (src/cli/usage.ts).
     console.error(`error: ${err.message}`);
-    if (err instanceof UsageError) console.error("Run with --help for usage.");
     if (verbose && err.cause !== undefined) console.error("cause:", err.cause);
     return err instanceof UsageError ? 2 : 1;
   }

@@ -32,8 +32,11 @@ export interface ConfigFile {
   acp: AcpTables;
 }
 
-/** The line that `wats config list` should follow a config error with. */
-const FIX_HINT = "fix or remove the line; `wats config list` shows what loads";
+/**
+ * What a config error says to do. Not `wats config list`: every command reads the file, so that
+ * one fails the same way until the line is fixed.
+ */
+const FIX_HINT = "fix or remove the line in an editor, then run the command again";
 
 /**
  * Reads config.toml; `null` when it does not exist.

@@ -30,6 +30,14 @@ export function reportsCost(runtime: string): boolean {
   return runtime !== "codex";
 }
 
+/**
+ * Whether a runtime's harness enforces `agent.max_turns`. Codex has no turn limit (docs/codex.md),
+ * so its transcripts' headers and `wats agent logs` do not claim one.
+ */
+export function limitsTurns(runtime: string): boolean {
+  return runtime !== "codex";
+}
+
 /** One finished run as the ledger counts it. */
 export interface SpendRecord {
   /** When the run ended, ms since the epoch: the window it counts in. */

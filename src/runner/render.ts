@@ -10,9 +10,16 @@
  */
 
 import { usd, usdOf } from "../money.ts";
-import { BudgetLedger, type BudgetLimits, type BudgetState } from "./budget.ts";
+import {
+  BudgetLedger,
+  type BudgetLimits,
+  type BudgetState,
+  limitsTurns,
+  reportsCost,
+} from "./budget.ts";
 import type { OutputParser, RunEvent } from "./harness.ts";
 import { ClaudeStreamParser } from "./harnesses/claude.ts";
+import { CodexJsonParser } from "./harnesses/codex_parser.ts";
 import { ACP_RUNTIME, AcpRunParser } from "./harnesses/acp_parser.ts";
 import {
   parseJsonLine,
@@ -29,6 +36,7 @@ export const RESULT_CHARS = 300;
 /** Parsers for the harnesses whose output the renderer understands. */
 const PARSERS: Record<string, () => OutputParser> = {
   claude: () => new ClaudeStreamParser(),
+  codex: () => new CodexJsonParser(),
   [ACP_RUNTIME]: () => new AcpRunParser(),
 };
 
@@ -129,8 +137,12 @@ export class TranscriptRenderer {
       `started ${shortTime(h.started_at)}`,
       h.harness,
     ];
-    if (h.max_turns !== undefined) parts.push(`max ${h.max_turns} turns`);
-    if (h.max_budget_usd !== undefined) parts.push(`budget ${usd(h.max_budget_usd)}`);
+    // Only the limits the runtime applies: transcripts written before the header left
+    // them out for Codex still carry them.
+    if (h.max_turns !== undefined && limitsTurns(h.harness)) parts.push(`max ${h.max_turns} turns`);
+    if (h.max_budget_usd !== undefined && reportsCost(h.harness)) {
+      parts.push(`budget ${usd(h.max_budget_usd)}`);
+    }
     const out = [`── ${parts.join(" · ")}`];
     if (h.events.length > 0) out.push(`   events: ${h.events.join(", ")}`);
     if (h.feedback && h.feedback.length > 0) out.push(`   feedback: ${h.feedback.join(", ")}`);

@@ -29,7 +29,7 @@
 
 import type { Settings } from "../config/schema.ts";
 import { usd, usdOf } from "../money.ts";
-import { BudgetLedger, type BudgetState } from "./budget.ts";
+import { BudgetLedger, type BudgetState, limitsTurns, reportsCost } from "./budget.ts";
 import { denoRunnerFs, executeRun, type RunnerFs } from "./execute.ts";
 import type { Harness, RunContext, RunningProcess, SelfCommand } from "./harness.ts";
 import { checkThread, loopPausedMessage } from "./loop_detector.ts";
@@ -632,9 +632,15 @@ export class Runner {
       selfCommand: o.selfCommand,
       settingsFile: o.settingsFile,
     };
+    const runtime = o.harness.name;
+    // What bounds this run, as the runtime applies it: Codex reports no cost (docs/codex.md).
+    const left = reportsCost(runtime)
+      ? `budget left ${usd(budget.usdLeft)}`
+      : `runs today ${budget.runsWithoutCostToday} of ${budget.limits.runsPerDay}`;
     o.log.info(
-      `run ${id} started (${trigger}${events.length > 0 ? `, ${events.length} event(s)` : ""}; ` +
-        `budget left ${usd(budget.usdLeft)})`,
+      `run ${id} started (${trigger}${
+        events.length > 0 ? `, ${events.length} event(s)` : ""
+      }; ${left})`,
       { run: id, events: events.map((q) => q.post.id) },
     );
     let killWith: RunStatus | undefined;
@@ -663,8 +669,8 @@ export class Runner {
       started_at: new Date(now).toISOString(),
       harness: o.harness.name,
       profile: this.#s["agent.profile"],
-      max_turns: this.#s["agent.max_turns"],
-      max_budget_usd: budget.usdLeft,
+      ...(limitsTurns(runtime) ? { max_turns: this.#s["agent.max_turns"] } : {}),
+      ...(reportsCost(runtime) ? { max_budget_usd: budget.usdLeft } : {}),
     };
     const control = {
       started: (p: RunningProcess) => {

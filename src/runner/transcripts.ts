@@ -36,7 +36,9 @@ export interface RunHeader {
   /** The harness name (`claude`). */
   harness: string;
   profile?: string;
+  /** `agent.max_turns`, when the harness enforces it (not Codex). */
   max_turns?: number;
+  /** What was left of the budget at the start, when the harness reports a cost (not Codex). */
   max_budget_usd?: number;
 }
 

@@ -93,6 +93,8 @@ export interface ServiceGrant {
   enableLink?: string;
   /** launchd: the log file install creates in the data dir. */
   log?: string;
+  /** launchd: `<data dir>/service.env`, whose variables install copies into the plist. */
+  envFile?: string;
   /** The manager status and uninstall ask: `systemctl` or `launchctl`. */
   manager: string;
   /** launchd's domain `gui/<uid>` needs the user id. */
@@ -205,7 +207,8 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
         ...NONE,
         read: unique([p.config, p.safety, ...(inputs.hostConfigs ?? [])]),
         write: unique([p.config, ...(inputs.hostConfigs ?? [])]),
-        run: ["claude"],
+        // `claude mcp …` registers wats; `codex --version` only checks Codex is installed.
+        run: ["claude", "codex"],
       };
     case "control": {
       // `wats resume`, `wats guardian halt`: one line to the daemon, nothing else.
@@ -233,7 +236,7 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
       if (s === undefined) return { ...NONE };
       return {
         ...NONE,
-        read: unique([s.file, ...(s.log ? [s.log] : [])]),
+        read: unique([s.file, ...(s.log ? [s.log] : []), ...(s.envFile ? [s.envFile] : [])]),
         write: unique([s.writable, ...(s.log ? [s.log] : [])]),
       };
     }
@@ -244,7 +247,8 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
       const uninstall = command === "service-uninstall";
       return {
         ...NONE,
-        read: [s.file],
+        // status compares the plist with what install would write, env file included.
+        read: unique([s.file, ...(s.envFile && !uninstall ? [s.envFile] : [])]),
         write: uninstall ? unique([s.file, ...(s.enableLink ? [s.enableLink] : [])]) : [],
         run: [s.manager],
         sys: s.needsUid ? ["uid"] : false,

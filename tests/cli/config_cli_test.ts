@@ -132,7 +132,7 @@ Deno.test("an unknown key in config.toml fails with exit 1 naming the key, file 
     assert.equal(
       r.stderr,
       `error: ${dir}/config.toml:3: unknown key agent.max_turn (did you mean agent.max_turns?); ` +
-        "fix or remove the line; `wats config list` shows what loads\n",
+        "fix or remove the line in an editor, then run the command again\n",
     );
   });
 });

@@ -248,3 +248,28 @@ Deno.test("--mcp-idle is only for a node `wats mcp` started", async () => {
   assert.equal(r.code, 2);
   assert.match(r.stderr, /--mcp-idle is only for a node started by `wats mcp`/);
 });
+
+Deno.test("with agent.codex_env_key naming a variable that is not set, the daemon refuses to start and says what to set", async () => {
+  const dir = tempDataDir();
+  await Deno.writeTextFile(
+    `${dir}/config.toml`,
+    '[agent]\nruntime = "codex"\ncodex_base_url = "http://127.0.0.1:9/v1"\n' +
+      'codex_env_key = "WATS_TEST_CODEX_KEY"\n',
+  );
+  const r = await runWats(["--data-dir", dir]);
+  assert.equal(r.stdout, "");
+  assert.equal(
+    r.stderr,
+    "error: agent.codex_env_key names WATS_TEST_CODEX_KEY, which is not set: set it where wats " +
+      `starts (export WATS_TEST_CODEX_KEY=…; for wats service, a WATS_TEST_CODEX_KEY=… line in ${dir}/service.env), ` +
+      "or unset agent.codex_env_key\n",
+  );
+  assert.equal(r.code, 1);
+  // Set, the start goes past that check (here to Codex itself, which this PATH lacks).
+  const set = await runWats(["--data-dir", dir], {
+    env: { WATS_TEST_CODEX_KEY: "sk-test", PATH: "/nonexistent" },
+  });
+  assert.equal(set.code, 1);
+  assert.doesNotMatch(set.stderr, /codex_env_key/);
+  assert.match(set.stderr, /^error: agent\.runtime = "codex" is refused: /m);
+});

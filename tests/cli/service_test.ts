@@ -9,8 +9,10 @@
 import assert from "node:assert/strict";
 import { route } from "../../src/cli/route.ts";
 import {
+  absolutePath,
   LAUNCHD_LABEL,
   launchdPlist,
+  parseEnvFile,
   serviceArgs,
   serviceCommand,
   type ServiceWorld,
@@ -71,6 +73,13 @@ Deno.test({
       assert.match(unit, /^Restart=on-failure$/m);
       assert.match(unit, /^WantedBy=default\.target$/m);
       assert.match(unit, /^Environment="PATH=[^"]+"$/m);
+      assert.match(unit, new RegExp(`^EnvironmentFile=-${data}/service\\.env$`, "m"));
+      assert.match(
+        r.stdout,
+        new RegExp(
+          `\nEnvironment: KEY=value lines in ${data}/service\\.env reach the node at each start `,
+        ),
+      );
       const v = await verify(file);
       assert.equal(v.code, 0, v.out);
       assert.equal(v.out, "");
@@ -90,10 +99,16 @@ Deno.test({
       await Deno.symlink("/bin/true", `${dir}/wats`);
       const unitDir = `${dir}/units`;
       await Deno.mkdir(unitDir);
-      const spec = { self: [`${dir}/wats`], dataDir: `${dir}/data $x %h`, path: "/usr/bin:/bin" };
+      const spec = {
+        self: [`${dir}/wats`],
+        dataDir: `${dir}/data $x %h`,
+        path: "/usr/bin:/bin",
+        envFile: `${dir}/data $x %h/service.env`,
+      };
       await Deno.writeTextFile(`${unitDir}/${SYSTEMD_UNIT}`, systemdUnit(spec));
       const good = await verify(`${unitDir}/${SYSTEMD_UNIT}`);
       assert.equal(good.code, 0, good.out);
+      assert.equal(good.out, "", "no warning either (a quoted EnvironmentFile= path is one)");
       // Unquoted, the same path is split at its spaces and its %i is expanded.
       const bad = systemdUnit(spec).replace(/^ExecStart=.*$/m, `ExecStart=${dir}/wats`);
       await Deno.writeTextFile(`${unitDir}/${SYSTEMD_UNIT}`, bad);
@@ -181,6 +196,7 @@ Deno.test({
 function fakeWorld(answers: Record<string, CommandOutput> = {}) {
   const calls: string[] = [];
   const lines: string[] = [];
+  const warnings: string[] = [];
   const world: ServiceWorld = {
     run: (program, args) => {
       const line = [program, ...args].join(" ");
@@ -188,9 +204,10 @@ function fakeWorld(answers: Record<string, CommandOutput> = {}) {
       return Promise.resolve(answers[line] ?? { code: 1, stdout: "", stderr: "not loaded" });
     },
     out: (l) => lines.push(l),
+    warn: (l) => warnings.push(l),
     uid: () => 501,
   };
-  return { world, calls, lines };
+  return { world, calls, lines, warnings };
 }
 
 function context(os: string, home: string, words: string[]): CommandContext {
@@ -232,6 +249,51 @@ Deno.test("on systemd, uninstall stops and disables the unit, then reloads; stat
   } finally {
     await Deno.remove(home, { recursive: true });
   }
+});
+
+Deno.test("install leaves relative and empty PATH entries out of the unit and says so", async () => {
+  const home = await Deno.makeTempDir({ prefix: "wats-service-" });
+  try {
+    const ctx = context("linux", home, ["service", "install"]);
+    const { world, lines } = fakeWorld();
+    const unsafe = { ...ctx, env: { ...ctx.env, PATH: ".:/usr/local/bin::bin:/usr/bin:/bin:" } };
+    assert.equal(await serviceCommand(unsafe, world), 0);
+    const unit = await Deno.readTextFile(`${home}/.config/systemd/user/${SYSTEMD_UNIT}`);
+    assert.deepEqual(unit.split("\n").filter((l) => l.startsWith("Environment")), [
+      'Environment="PATH=/usr/local/bin:/usr/bin:/bin"',
+      `EnvironmentFile=-${ctx.paths.dataDir}/service.env`,
+    ]);
+    assert.ok(
+      lines.includes(
+        'PATH: left out ".", "", "bin", "" (relative or empty entries would run programs ' +
+          "from the service's working directory)",
+      ),
+      lines.join("\n"),
+    );
+    // A clean PATH is copied as it is, with nothing said about it.
+    assert.deepEqual(absolutePath("/opt/homebrew/bin:/usr/bin"), {
+      path: "/opt/homebrew/bin:/usr/bin",
+      dropped: [],
+    });
+    const { world: w2, lines: l2 } = fakeWorld();
+    await serviceCommand(ctx, w2);
+    assert.ok(!l2.some((l) => l.startsWith("PATH:")), l2.join("\n"));
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("an env file is KEY=value lines; a line that is not says where", () => {
+  assert.deepEqual(
+    parseEnvFile("# keys\nexport CODEX_KEY=\"sk-1 2\"\n\nB='x'\nC=a=b\n", "/d/service.env"),
+    { CODEX_KEY: "sk-1 2", B: "x", C: "a=b" },
+  );
+  assert.throws(
+    () => parseEnvFile("A=1\nnot a pair\n", "/d/service.env"),
+    (e: Error) =>
+      e.message ===
+        "/d/service.env:2 is not KEY=value: fix or remove the line, then run wats service install again",
+  );
 });
 
 /**
@@ -390,6 +452,43 @@ Deno.test("`wats service install` on macOS writes a launchd agent that runs wats
   }
 });
 
+Deno.test("on macOS, install copies service.env into the plist, which only its owner can read", async () => {
+  const home = await Deno.makeTempDir({ prefix: "wats-service-" });
+  try {
+    const ctx = context("darwin", home, ["service", "install"]);
+    await Deno.mkdir(ctx.paths.dataDir);
+    const envFile = `${ctx.paths.dataDir}/service.env`;
+    await Deno.writeTextFile(envFile, "# for codex\nexport CODEX_KEY=sk-<1>&2\n");
+    const { world, lines } = fakeWorld();
+    assert.equal(await serviceCommand(ctx, world), 0);
+    const file = `${home}/Library/LaunchAgents/${LAUNCHD_LABEL}.plist`;
+    const plist = readPlist(await Deno.readTextFile(file)) as Record<string, unknown>;
+    checkLaunchdKeys(plist);
+    assert.deepEqual(plist.EnvironmentVariables, {
+      CODEX_KEY: "sk-<1>&2",
+      PATH: "/opt/homebrew/bin:/usr/bin:/bin",
+    });
+    assert.equal(Deno.statSync(file).mode! & 0o777, 0o600);
+    assert.ok(
+      lines.includes(
+        `Environment: CODEX_KEY copied from ${envFile} into the plist; ` +
+          "run wats service install again after editing it",
+      ),
+      lines.join("\n"),
+    );
+    // status compares with what install would write now, env file included.
+    const status = fakeWorld();
+    await serviceCommand(context("darwin", home, ["service", "status"]), status.world);
+    assert.equal(status.lines[0], `Installed: ${file} (up to date)`);
+    await Deno.writeTextFile(envFile, "CODEX_KEY=sk-2\n");
+    const changed = fakeWorld();
+    await serviceCommand(context("darwin", home, ["service", "status"]), changed.world);
+    assert.match(changed.lines[0], /differs from what `wats service install` would write now/);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
 async function hasPlutil(): Promise<boolean> {
   try {
     await new Deno.Command("plutil", { args: ["-help"], stdout: "null", stderr: "null" }).output();
@@ -462,4 +561,26 @@ Deno.test("`wats --help` lists the service commands and `wats service` explains 
   const asked = await runWats(["service", "install", "--help"]);
   assert.equal(asked.code, 0);
   assert.match(asked.stdout, /^Usage: wats service/);
+});
+
+Deno.test("install from a Deno in npx's cache warns, once, on stderr, and says how to get a path that stays", async () => {
+  const home = await Deno.makeTempDir({ prefix: "wats-service-" });
+  try {
+    const deno = `${home}/.npm/_npx/6a2b9c/node_modules/deno/bin/deno`;
+    const ctx = {
+      ...context("linux", home, ["service", "install"]),
+      self: [deno, "run", "main.ts"],
+    };
+    const { world, warnings } = fakeWorld();
+    assert.equal(await serviceCommand(ctx, world), 0);
+    assert.deepEqual(warnings, [
+      `warning: ${deno} is in npx's cache, which npm may delete, and the service with it: ` +
+      "install Deno (npm i -g deno@2.9.6) or use the compiled wats binary, then run this again",
+    ]);
+    const stable = fakeWorld();
+    await serviceCommand(context("linux", home, ["service", "install"]), stable.world);
+    assert.deepEqual(stable.warnings, []);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
 });

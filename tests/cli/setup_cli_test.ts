@@ -9,6 +9,9 @@ import { denoDir, runWats, tempDataDir } from "../support/cli.ts";
 import { CLIS_DIR, requireCli } from "../support/clis.ts";
 
 const claude = requireCli("claude");
+const codex = requireCli("codex");
+/** A PATH with the pinned CLIs (`claude`, `codex`) on it. */
+const CLIS_ON_PATH = { PATH: `${CLIS_DIR}/node_modules/.bin:${Deno.env.get("PATH")}` };
 
 Deno.test({
   name:
@@ -64,40 +67,75 @@ Deno.test({
   },
 });
 
-Deno.test("`wats setup codex` adds [mcp_servers.wats] to Codex's config.toml and keeps what was there", async () => {
-  const dir = tempDataDir();
-  const home = await Deno.makeTempDir({ prefix: "wats-home-" });
-  try {
-    await Deno.mkdir(`${home}/.codex`);
-    await Deno.writeTextFile(`${home}/.codex/config.toml`, '# mine\nmodel = "o3"\n');
-    const r = await runWats(["--data-dir", dir, "setup", "codex"], { home });
-    assert.equal(r.code, 0, r.stderr);
-    const text = await Deno.readTextFile(`${home}/.codex/config.toml`);
-    assert.ok(text.startsWith('# mine\nmodel = "o3"\n'), text);
-    const cfg = parse(text) as { mcp_servers: { wats: { command: string; args: string[] } } };
-    assert.deepEqual(cfg.mcp_servers.wats.args.slice(-5), [
-      "mcp",
-      "--profile",
-      cfg.mcp_servers.wats.args.at(-3),
-      "--data-dir",
-      dir,
-    ]);
-  } finally {
-    await Deno.remove(home, { recursive: true });
-  }
+Deno.test({
+  name:
+    "`wats setup codex` adds [mcp_servers.wats] to Codex's config.toml and keeps what was there",
+  ignore: codex === null,
+  async fn() {
+    const dir = tempDataDir();
+    const home = await Deno.makeTempDir({ prefix: "wats-home-" });
+    try {
+      await Deno.mkdir(`${home}/.codex`);
+      await Deno.writeTextFile(`${home}/.codex/config.toml`, '# mine\nmodel = "o3"\n');
+      const r = await runWats(["--data-dir", dir, "setup", "codex"], { home, env: CLIS_ON_PATH });
+      assert.equal(r.code, 0, r.stderr);
+      const text = await Deno.readTextFile(`${home}/.codex/config.toml`);
+      assert.ok(text.startsWith('# mine\nmodel = "o3"\n'), text);
+      const cfg = parse(text) as { mcp_servers: { wats: { command: string; args: string[] } } };
+      assert.deepEqual(cfg.mcp_servers.wats.args.slice(-5), [
+        "mcp",
+        "--profile",
+        cfg.mcp_servers.wats.args.at(-3),
+        "--data-dir",
+        dir,
+      ]);
+    } finally {
+      await Deno.remove(home, { recursive: true });
+    }
+  },
 });
 
-Deno.test("`wats setup codex` creates Codex's folder when Codex has never run", async () => {
-  const dir = tempDataDir();
-  const home = await Deno.makeTempDir({ prefix: "wats-home-" });
-  try {
-    const r = await runWats(["--data-dir", dir, "setup", "codex"], { home });
-    assert.equal(r.code, 0, r.stderr);
-    assert.match(await Deno.readTextFile(`${home}/.codex/config.toml`), /mcp_servers/);
-  } finally {
-    await Deno.remove(home, { recursive: true });
-  }
+Deno.test({
+  name: "`wats setup codex` creates Codex's folder when Codex has never run",
+  ignore: codex === null,
+  async fn() {
+    const dir = tempDataDir();
+    const home = await Deno.makeTempDir({ prefix: "wats-home-" });
+    try {
+      const r = await runWats(["--data-dir", dir, "setup", "codex"], { home, env: CLIS_ON_PATH });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(await Deno.readTextFile(`${home}/.codex/config.toml`), /mcp_servers/);
+    } finally {
+      await Deno.remove(home, { recursive: true });
+    }
+  },
 });
+
+for (
+  const [host, name, pkg] of [
+    ["claude", "Claude Code", "@anthropic-ai/claude-code"],
+    ["codex", "Codex", "@openai/codex"],
+  ]
+) {
+  Deno.test(`\`wats setup ${host}\` without ${host} on PATH says how to install it and writes nothing`, async () => {
+    const dir = tempDataDir();
+    const home = await Deno.makeTempDir({ prefix: "wats-home-" });
+    try {
+      // A PATH where no CLI can be: an empty folder.
+      const r = await runWats(["--data-dir", dir, "setup", host], { home, env: { PATH: home } });
+      assert.equal(r.stdout, "");
+      assert.equal(
+        r.stderr,
+        `error: ${host} is not on PATH: install ${name} (npm i -g ${pkg}), then run wats setup ${host} again\n`,
+      );
+      assert.equal(r.code, 1);
+      await assert.rejects(Deno.stat(`${dir}/config.toml`), Deno.errors.NotFound);
+      await assert.rejects(Deno.stat(`${home}/.codex`), Deno.errors.NotFound);
+    } finally {
+      await Deno.remove(home, { recursive: true });
+    }
+  });
+}
 
 Deno.test("`wats setup` without a host explains what to name", async () => {
   const r = await runWats(["setup"]);

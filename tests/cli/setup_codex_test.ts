@@ -8,9 +8,14 @@
 import assert from "node:assert/strict";
 import { parse } from "smol-toml";
 import { runWats, tempDataDir } from "../support/cli.ts";
-import { requireCli } from "../support/clis.ts";
+import { CLIS_DIR, requireCli } from "../support/clis.ts";
+import { setupCommand } from "../../src/cli/setup.ts";
+import type { CommandContext } from "../../src/cli/context.ts";
+import { dataPaths } from "../../src/config/paths.ts";
 
 const codex = requireCli("codex");
+/** A PATH with the pinned `codex` on it: `wats setup codex` checks it is installed. */
+const env = { PATH: `${CLIS_DIR}/node_modules/.bin:${Deno.env.get("PATH")}` };
 
 /** A Codex config.toml of a user: comments, odd spacing, tables before and after. */
 const USERS_CODEX_CONFIG = `# my Codex settings
@@ -50,7 +55,7 @@ Deno.test({
     try {
       await Deno.mkdir(`${home}/.codex`);
       await Deno.writeTextFile(file, USERS_CODEX_CONFIG);
-      const first = await runWats(["--data-dir", dir, "setup", "codex"], { home });
+      const first = await runWats(["--data-dir", dir, "setup", "codex"], { home, env });
       assert.equal(first.code, 0, first.stderr);
       assert.match(
         first.stdout,
@@ -74,7 +79,7 @@ Deno.test({
       const wats = await Deno.readTextFile(`${dir}/config.toml`);
       assert.equal((parse(wats) as { agent: { runtime: string } }).agent.runtime, "codex");
 
-      const second = await runWats(["--data-dir", dir, "setup", "codex"], { home });
+      const second = await runWats(["--data-dir", dir, "setup", "codex"], { home, env });
       assert.equal(second.code, 0, second.stderr);
       assert.match(second.stdout, /^Codex already has wats \(.*\); nothing changed$/m);
       assert.match(second.stdout, /^agent\.runtime is already codex in .*; nothing changed$/m);
@@ -86,31 +91,38 @@ Deno.test({
   },
 });
 
-Deno.test("`wats setup codex --mcp` leaves agent.runtime alone; `--agent` leaves Codex's file alone", async () => {
-  const dir = tempDataDir();
-  const home = await Deno.makeTempDir({ prefix: "wats-home-" });
-  try {
-    const mcp = await runWats(["--data-dir", dir, "setup", "codex", "--mcp"], { home });
-    assert.equal(mcp.code, 0, mcp.stderr);
-    assert.doesNotMatch(mcp.stdout, /agent\.runtime/);
-    const runtime = await runWats(["--data-dir", dir, "config", "get", "agent.runtime"], { home });
-    assert.equal(runtime.stdout.trim(), "none");
-
-    const home2 = await Deno.makeTempDir({ prefix: "wats-home-" });
+Deno.test({
+  name: "`wats setup codex --mcp` leaves agent.runtime alone; `--agent` leaves Codex's file alone",
+  ignore: codex === null,
+  async fn() {
+    const dir = tempDataDir();
+    const home = await Deno.makeTempDir({ prefix: "wats-home-" });
     try {
-      const agent = await runWats(["--data-dir", dir, "setup", "codex", "--agent"], {
-        home: home2,
+      const mcp = await runWats(["--data-dir", dir, "setup", "codex", "--mcp"], { home, env });
+      assert.equal(mcp.code, 0, mcp.stderr);
+      assert.doesNotMatch(mcp.stdout, /agent\.runtime/);
+      const runtime = await runWats(["--data-dir", dir, "config", "get", "agent.runtime"], {
+        home,
       });
-      assert.equal(agent.code, 0, agent.stderr);
-      assert.match(agent.stdout, /set agent\.runtime = codex/);
-      assert.doesNotMatch(agent.stdout, /Codex/);
-      await assert.rejects(Deno.stat(`${home2}/.codex`), Deno.errors.NotFound);
+      assert.equal(runtime.stdout.trim(), "none");
+
+      const home2 = await Deno.makeTempDir({ prefix: "wats-home-" });
+      try {
+        const agent = await runWats(["--data-dir", dir, "setup", "codex", "--agent"], {
+          home: home2,
+          env,
+        });
+        assert.equal(agent.code, 0, agent.stderr);
+        assert.match(agent.stdout, /set agent\.runtime = codex/);
+        assert.doesNotMatch(agent.stdout, /Codex/);
+        await assert.rejects(Deno.stat(`${home2}/.codex`), Deno.errors.NotFound);
+      } finally {
+        await Deno.remove(home2, { recursive: true });
+      }
     } finally {
-      await Deno.remove(home2, { recursive: true });
+      await Deno.remove(home, { recursive: true });
     }
-  } finally {
-    await Deno.remove(home, { recursive: true });
-  }
+  },
 });
 
 Deno.test("`wats setup openclaw` prints an entry that speaks as the agent profile, or as --profile", async () => {
@@ -135,4 +147,45 @@ Deno.test("`wats setup openclaw` prints an entry that speaks as the agent profil
   const wrong = await runWats(["--data-dir", dir, "setup", "codex", "--profile", "x"], { env });
   assert.equal(wrong.code, 2);
   assert.match(wrong.stderr, /--profile is for `wats setup openclaw`/);
+});
+
+Deno.test("`wats setup codex` run from a Deno in npx's cache warns, on stderr, that npm may delete the entry's program", async () => {
+  const home = await Deno.makeTempDir({ prefix: "wats-home-" });
+  const deno = `${home}/.npm/_npx/6a2b9c/node_modules/deno/bin/deno`;
+  const ctx: CommandContext = {
+    argv: ["codex", "--mcp"],
+    words: ["setup"],
+    paths: dataPaths(`${home}/data`),
+    env: { HOME: home },
+    cwd: home,
+    os: "linux",
+    user: "maria",
+    self: [deno, "run", "main.ts"],
+    stdinIsTerminal: false,
+    stdoutIsTerminal: false,
+    verbose: false,
+    signal: new AbortController().signal,
+  };
+  const asked: string[] = [];
+  // Only `codex --version` is run: answered as an installed Codex would.
+  const run = (program: string, args: string[]) => {
+    asked.push([program, ...args].join(" "));
+    return Promise.resolve({ code: 0, stdout: "codex-cli 0.171.0\n", stderr: "" });
+  };
+  const said: string[] = [];
+  const { error, log } = console;
+  console.error = (...a: unknown[]) => said.push(a.join(" "));
+  console.log = () => {};
+  try {
+    assert.equal(await setupCommand(ctx, run), 0);
+  } finally {
+    console.error = error;
+    console.log = log;
+    await Deno.remove(home, { recursive: true });
+  }
+  assert.deepEqual(asked, ["codex --version"]);
+  assert.deepEqual(said, [
+    `warning: ${deno} is in npx's cache, which npm may delete, and the Codex entry with it: ` +
+    "install Deno (npm i -g deno@2.9.6) or use the compiled wats binary, then run this again",
+  ]);
 });

@@ -115,7 +115,7 @@ Deno.test("an unknown key is an error with the line and the nearest key", () => 
   assert.equal(
     msg,
     `${FILE}:3: unknown key agent.max_turn (did you mean agent.max_turns?); ` +
-      "fix or remove the line; `wats config list` shows what loads",
+      "fix or remove the line in an editor, then run the command again",
   );
   assert.match(
     configError(() => resolve({ fileText: "colour = 1\n" })),
@@ -131,7 +131,7 @@ Deno.test("an unknown table is an error naming the table and its line", () => {
 Deno.test("malformed TOML says file:line and how to recover", () => {
   const msg = configError(() => resolve({ fileText: '[agent]\nmax_turns = 3\nabout = "x\n' }));
   assert.match(msg, /^\/data\/wats\/config\.toml:3: not valid TOML \(.+\); /);
-  assert.match(msg, /fix or remove the line; `wats config list` shows what loads$/);
+  assert.match(msg, /fix or remove the line in an editor, then run the command again$/);
 });
 
 Deno.test("harnesses and checkouts tables pass through to their owners", () => {

@@ -35,6 +35,7 @@ import type { SelfCommand } from "../../src/runner/harness.ts";
 import type { CommandRunner } from "../../src/runner/spawn.ts";
 import { spawnProcessGroup } from "../../src/runner/spawn.ts";
 import { Transcripts } from "../../src/runner/transcripts.ts";
+import { renderTranscript } from "../../src/runner/render.ts";
 import { readHeartbeatTemplate } from "../../src/runner/prompt.ts";
 import { systemClock, systemTimers } from "../../src/runner/ports.ts";
 import { buildPost } from "../../src/posts/post.ts";
@@ -230,12 +231,29 @@ Deno.test({
       const transcript = jsonLines(`${paths.runsDir}/${last.id}.jsonl`);
       assert.equal(transcript[0].type, "wats_run");
       assert.equal(transcript[0].harness, "codex");
+      // Codex has no turn limit and reports no cost: the header claims neither (docs/codex.md).
+      assert.equal(transcript[0].max_turns, undefined);
+      assert.equal(transcript[0].max_budget_usd, undefined);
       const item = transcript.find((l) =>
         l.type === "item.completed" && (l.item as Record<string, unknown>).type === "mcp_tool_call"
       )?.item as Record<string, unknown> | undefined;
       assert.equal(item?.tool, "answer");
       assert.equal(item?.status, "completed");
       assert.equal(transcript.at(-1)!.type, "wats_end");
+      // `wats agent logs` shows the call, its result and the message, and no limit Codex lacks.
+      const shown = renderTranscript(
+        Deno.readTextFileSync(`${paths.runsDir}/${last.id}.jsonl`).split("\n"),
+      );
+      assert.match(
+        shown,
+        new RegExp(
+          `^→ mcp__wats__answer \\{"parent":"${askId}","text":"Use journald \\(1\\)\\."\\}$`,
+          "m",
+        ),
+      );
+      assert.match(shown, /^← Posted answer [0-9a-f]{64}\. Thread: /m);
+      assert.match(shown, /^Answered\.$/m);
+      assert.doesNotMatch(shown, /turns ·|budget/);
     } finally {
       await runner.stop();
       store.close();

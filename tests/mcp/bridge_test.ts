@@ -33,13 +33,13 @@ Deno.test("parseMcpArgs reads --profile in both spellings and --help", () => {
   assert.deepEqual(parseMcpArgs(["--help", "--profile", "x"]), { help: true, profile: "x" });
 });
 
-Deno.test("parseMcpArgs refuses what it does not know, saying what it takes", () => {
+Deno.test("parseMcpArgs refuses what it does not know, saying where its help is", () => {
   const cases: [string[], RegExp][] = [
-    [["--profile"], /--profile needs a profile name/],
-    [["--profile", "--help"], /--profile needs a profile name/],
+    [["--profile"], /^--profile needs a value \(see wats mcp --help\)$/],
+    [["--profile", "--help"], /^--profile needs a value \(see wats mcp --help\)$/],
     [["--profile", "a", "--profile", "b"], /given twice/],
-    [["--agent", "claude"], /no option --agent; it takes only --profile P/],
-    [["serve"], /takes no argument "serve"/],
+    [["--agent", "claude"], /^unknown flag --agent for wats mcp \(see wats mcp --help\)$/],
+    [["serve"], /^unexpected argument "serve" for wats mcp \(see wats mcp --help\)$/],
   ];
   for (const [argv, expected] of cases) {
     assert.throws(

@@ -10,13 +10,13 @@ import { parse as parseToml } from "smol-toml";
 import {
   codexArgs,
   codexHarness,
-  CodexJsonParser,
   FORWARDED_ENV,
   mcpServerConfig,
   providerConfig,
   tomlString,
   tomlStringArray,
 } from "../../src/runner/harnesses/codex.ts";
+import { CodexJsonParser } from "../../src/runner/harnesses/codex_parser.ts";
 import {
   codexFeatureProbe,
   LOCKDOWN_FEATURES,

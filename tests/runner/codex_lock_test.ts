@@ -21,7 +21,7 @@ import {
   selfCheckKey,
   selfCheckStatusLine,
 } from "../../src/runner/harnesses/codex_lock.ts";
-import { CodexJsonParser, LOCK_BREAKING_ITEMS } from "../../src/runner/harnesses/codex.ts";
+import { CodexJsonParser, LOCK_BREAKING_ITEMS } from "../../src/runner/harnesses/codex_parser.ts";
 import { providerOf } from "../../src/runner/harnesses/codex_runtime.ts";
 import {
   type CommandOutput,

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { budgetOf, renderRunsTable, renderTranscript } from "../../src/runner/render.ts";
 import type { RunIndexEntry } from "../../src/runner/transcripts.ts";
 import { assistant, init, RESULT_SUCCESS, toolResult } from "./claude_samples.ts";
+import { CODEX_RUN } from "./codex_samples.ts";
 
 Deno.test("logs show assistant text, tool calls with arguments, truncated results, and summarise header and footer", () => {
   const long = "x".repeat(1000);
@@ -209,4 +210,39 @@ Deno.test("logs show what a run's coding agent did after the run ended, under on
     "   claude│ ? claude/edit /w/notes.txt → allow_once (allow: a person approved it)",
     "   claude│ Done.",
   ]);
+});
+
+Deno.test("a Codex run's logs show its tool call with arguments, the truncated result and its message, and no turn limit or budget", () => {
+  const lines = renderTranscript(CODEX_RUN, { resultChars: 40 }).split("\n");
+  const ask = "c958b34186d95f7d9a1706191eba30e8f05df10d07068b304d459b6be634bde7";
+  assert.deepEqual(lines, [
+    `── run 20261202T023641057Z-b6a221 · events · 1 event(s) · started 2026-12-02 02:36:41 · codex`,
+    `   events: ${ask}`,
+    `→ mcp__wats__answer {"parent":"${ask}","text":"Use journald (1)."}`,
+    "← Posted answer 6d53538efad9462d5117518596… (113 more chars)",
+    "Answered.",
+    "── end: ok · exit 0 · 711ms · 2 turn(s) · no cost reported",
+  ]);
+});
+
+Deno.test("a Claude run's header still shows its turn limit and budget; a Codex header written with them shows neither", () => {
+  const header = (harness: string) =>
+    JSON.stringify({
+      type: "wats_run",
+      id: "r",
+      trigger: "heartbeat",
+      events: [],
+      started_at: "2026-12-02T00:00:00Z",
+      harness,
+      max_turns: 10,
+      max_budget_usd: 2,
+    });
+  assert.equal(
+    renderTranscript([header("claude")]),
+    "── run r · heartbeat · 0 event(s) · started 2026-12-02 00:00:00 · claude · max 10 turns · budget $2.00",
+  );
+  assert.equal(
+    renderTranscript([header("codex")]),
+    "── run r · heartbeat · 0 event(s) · started 2026-12-02 00:00:00 · codex",
+  );
 });

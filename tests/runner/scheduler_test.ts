@@ -1011,3 +1011,32 @@ Deno.test("a coding agent's lines after its run ended go after that run's footer
     r.cleanup();
   }
 });
+
+Deno.test("a run's header and start line state only the limits its runtime applies: Codex has no turn limit and no cost", async () => {
+  for (const runtime of ["fake", "codex"]) {
+    const harness = new FakeHarness();
+    Object.defineProperty(harness, "name", { value: runtime });
+    const r = rig({}, { extra: { harness } });
+    try {
+      r.runner.start();
+      r.post({ author: BOB, kind: "ask" });
+      await r.time.advance(30 * SEC);
+      r.spawner.last.finish({ ok: true, turns: 2 });
+      await r.runner.whenIdle();
+      const [entry] = r.transcripts.index();
+      const header = JSON.parse(r.transcripts.read(entry.id)[0]);
+      const [started] = r.log.matching(`run ${entry.id} started`);
+      if (runtime === "codex") {
+        assert.equal(header.max_turns, undefined);
+        assert.equal(header.max_budget_usd, undefined);
+        assert.equal(started, `run ${entry.id} started (events, 1 event(s); runs today 0 of 48)`);
+      } else {
+        assert.equal(header.max_turns, 10);
+        assert.equal(header.max_budget_usd, 2);
+        assert.equal(started, `run ${entry.id} started (events, 1 event(s); budget left $2.00)`);
+      }
+    } finally {
+      r.cleanup();
+    }
+  }
+});

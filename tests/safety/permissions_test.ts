@@ -404,6 +404,24 @@ Deno.test("help holds no permission at all", async () => {
   }
 });
 
+Deno.test("`wats setup` may run claude (to register wats) and codex (to check it is installed), nothing else", async () => {
+  const f = await fixture();
+  try {
+    // Granted is "ok", or "NotFound" where that CLI is not installed: either way not NotCapable.
+    const got = await probe("setup", f.inputs, [
+      { op: "run", cmd: "claude" },
+      { op: "run", cmd: "codex" },
+    ]);
+    assertEquals(got.map((g) => g === "NotCapable"), [false, false], got.join(", "));
+    await expect("setup", f.inputs, [
+      [{ op: "run", cmd: "git" }, "NotCapable"],
+      [{ op: "run", cmd: "/bin/true" }, "NotCapable"],
+    ]);
+  } finally {
+    await f.close();
+  }
+});
+
 /** `wats service`'s grant for a fixture: a unit folder beside the data dir. */
 function serviceInputs(
   f: Awaited<ReturnType<typeof fixture>>,
@@ -419,6 +437,7 @@ function serviceInputs(
       writable: opts.dirExists ? file : dir,
       enableLink: `${dir}/default.target.wants/wats.service`,
       log: opts.launchd ? `${f.paths.dataDir}/wats.log` : undefined,
+      envFile: opts.launchd ? `${f.paths.dataDir}/service.env` : undefined,
       manager: "systemctl",
       needsUid: opts.launchd ?? false,
     },
@@ -459,12 +478,15 @@ Deno.test("`wats service install` may create the unit folder only when it does n
   }
 });
 
-Deno.test("`wats service install` on macOS also creates its log file in the data dir, nothing else there", async () => {
+Deno.test("`wats service install` on macOS also creates its log file in the data dir and reads service.env, nothing else there", async () => {
   const f = await fixture();
   try {
     const inputs = serviceInputs(f, { dirExists: true, launchd: true });
+    await Deno.writeTextFile(`${f.paths.dataDir}/service.env`, "K=v\n");
     await expect("service-install", inputs, [
       [{ op: "write", path: `${f.paths.dataDir}/wats.log` }, "ok"],
+      [{ op: "read", path: `${f.paths.dataDir}/service.env` }, "ok"],
+      [{ op: "write", path: `${f.paths.dataDir}/service.env` }, "NotCapable"],
       [{ op: "write", path: f.paths.config }, "NotCapable"],
       [{ op: "write", path: f.paths.store }, "NotCapable"],
     ]);
@@ -504,8 +526,10 @@ Deno.test("`wats service status` reads its unit and asks the manager; on macOS i
       [{ op: "run", cmd: "git" }, "NotCapable"],
       [{ op: "uid" }, "NotCapable"],
     ]);
+    await Deno.writeTextFile(`${f.paths.dataDir}/service.env`, "K=v\n");
     await expect("service-status", serviceInputs(f, { dirExists: false, launchd: true }), [
       [{ op: "uid" }, "ok"],
+      [{ op: "read", path: `${f.paths.dataDir}/service.env` }, "ok"],
       [{ op: "env", name: "HOME" }, "NotCapable"],
     ]);
   } finally {

@@ -1,6 +1,7 @@
 /** What the pages render from data: escaping of others' content, and the chart's buckets. */
 
 import assert from "node:assert/strict";
+import { CODEX_RUN } from "../runner/codex_samples.ts";
 import { postsPage, REQUEST_TEXT_MAX, reviewPage, runPage } from "../../src/ui/pages.ts";
 import { chartData } from "../../src/ui/charts.ts";
 import type { PostView } from "../../src/mcp/service.ts";
@@ -253,4 +254,16 @@ Deno.test("a call in doubt says what approve and reject do, and shows its task",
   assert.doesNotMatch(c, /Arguments/);
   assert.match(c, /Approve \(finish the task\)/);
   assert.match(c, /Reject \(leave the work as it is\)/);
+});
+
+Deno.test("a Codex run's page shows its tool call with arguments, the result and the agent's message", () => {
+  const page = runPage({ csrf: "t" }, "r", CODEX_RUN);
+  assert.match(
+    page,
+    /<span class="tool">→ mcp__wats__answer<\/span><pre>\{\n {2}&#34;parent&#34;: &#34;c958b341/,
+  );
+  assert.match(page, /&#34;text&#34;: &#34;Use journald \(1\)\.&#34;/);
+  assert.match(page, /<span class="tool">← result<\/span><pre>Posted answer 6d53538e/);
+  assert.match(page, /<div class="msg"><pre>Answered\.<\/pre><\/div>/);
+  assert.match(page, /id="run-end"[^>]*>end: ok · 2 turn\(s\) · no cost reported/);
 });

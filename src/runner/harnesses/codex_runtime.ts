@@ -75,6 +75,28 @@ export function providerOf(s: CodexSettings): CodexProvider | undefined {
 }
 
 /**
+ * Refuses a start whose `agent.codex_env_key` names a variable the daemon's environment lacks:
+ * Codex would fail every run, each one using up a run of the day. Called by the launcher, which
+ * holds the environment (workers see only its filtered copy). `dataDir` is for the advice.
+ *
+ * @throws {ConfigError} code `agent.codex_env_key` naming the variable to set.
+ */
+export function requireCodexKey(
+  s: CodexSettings,
+  env: Readonly<Record<string, string>>,
+  dataDir: string,
+): void {
+  const key = s["agent.codex_env_key"];
+  if (key === "" || (env[key] ?? "") !== "") return;
+  throw new ConfigError(
+    "agent.codex_env_key",
+    `agent.codex_env_key names ${key}, which is not set: set it where wats starts ` +
+      `(export ${key}=…; for wats service, a ${key}=… line in ${dataDir}/service.env), ` +
+      "or unset agent.codex_env_key",
+  );
+}
+
+/**
  * Makes (or reuses) the locked catalog in `dir` and probes the features. Requires `--allow-run`
  * for `program`, read and write on `dir`.
  *
