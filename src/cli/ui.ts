@@ -15,6 +15,7 @@ import type { CommandContext, CommandInit } from "./context.ts";
 import { Gate, isLoopbackHost } from "../ui/security.ts";
 import { DaemonSource } from "../ui/source.ts";
 import { uiHandler } from "../ui/server.ts";
+import { hostPortOf, serveUi, type UiHttpServer } from "../ui/http.ts";
 
 /** The usage text of `wats ui`. */
 export const UI_HELP = `Usage: wats ui [--listen HOST:PORT] [--data-dir DIR]
@@ -79,6 +80,16 @@ export async function resolveUiListen(init: CommandInit): Promise<UiListen> {
     );
   }
   const hostname = m[1].replace(/^\[|\]$/g, "");
+  if (hostname.toLowerCase() === "localhost") {
+    // Browsers try [::1] first for `localhost`, and another program may hold
+    // [::1]:PORT while the dashboard holds 127.0.0.1:PORT: it would get the
+    // login token (docs/decisions/ui.md).
+    throw new WatsError(
+      "ui.ambiguous_host",
+      `${text} names two addresses (127.0.0.1 and ::1) and a browser may reach the other ` +
+        `program's: use --listen 127.0.0.1:${port} (or [::1]:${port})`,
+    );
+  }
   if (!isLoopbackHost(hostname) && !explicit) {
     throw new WatsError(
       "ui.not_loopback",
@@ -102,22 +113,16 @@ export async function uiCommand(ctx: CommandContext): Promise<number> {
         `can reach it may try the login; the token is all that stands in the way`,
     );
   }
-  const gate = new Gate(listen.hostPort);
   const source = new DaemonSource(ctx.paths);
-  const handler = uiHandler({
-    gate,
-    source,
-    access: async () =>
-      (await loadSettings(ctx.paths, ctx.env, {}, ctx.user)).values["agent.access"],
-  });
-  let server: Deno.HttpServer;
+  // The gate needs the address actually bound (a name may resolve to several),
+  // known once listening: the handler is made right after, before any await,
+  // so no request can come before it.
+  let server: UiHttpServer;
   try {
-    server = Deno.serve({
-      hostname: listen.hostname,
-      port: listen.port,
-      signal: ctx.signal,
-      onListen: () => {},
-    }, handler);
+    server = serveUi(
+      { hostname: listen.hostname, port: listen.port, signal: ctx.signal },
+      (req) => handler(req),
+    );
   } catch (err) {
     if (err instanceof Deno.errors.AddrInUse) {
       throw new WatsError(
@@ -128,6 +133,14 @@ export async function uiCommand(ctx: CommandContext): Promise<number> {
     }
     throw err;
   }
+  const bound = hostPortOf(server.addr);
+  const gate = new Gate(bound);
+  const handler = uiHandler({
+    gate,
+    source,
+    access: async () =>
+      (await loadSettings(ctx.paths, ctx.env, {}, ctx.user)).values["agent.access"],
+  });
   const up = await source.status().catch(() => null);
   if (up === null) {
     console.error(
@@ -135,7 +148,8 @@ export async function uiCommand(ctx: CommandContext): Promise<number> {
     );
   }
   // The token goes to the terminal only: never to a log (docs/decisions/ui.md).
-  console.log(`wats ui: open http://${listen.hostPort}/login?token=${gate.token}`);
+  // The URL names the address bound, not the name asked for.
+  console.log(`wats ui: open http://${bound}/login?token=${gate.token}`);
   console.log("(the link works once; Ctrl-C stops the dashboard)");
   try {
     await server.finished;
