@@ -30,7 +30,10 @@ daemon as \`wats agent approve/reject\`, \`wats guardian halt\` and \`wats resum
 
   --listen HOST:PORT   where to serve. An address that is not loopback is
                        refused unless named here, and then served with a warning:
-                       anyone who can reach it may try the login.
+                       anyone who can reach it may try the login. localhost is
+                       refused: name 127.0.0.1 or [::1].
+
+A session ends on Log out (in every page's header) or after 30 idle minutes.
 
 Ctrl-C stops it. It writes no file and opens no browser: the login URL would
 be readable on the opener's command line by any process of yours, the agent's
