@@ -190,8 +190,11 @@ type Head = { head: string; rest: Uint8Array } | { status: number; reason: strin
 async function readHead(conn: Deno.Conn): Promise<Head | null> {
   const buf = new Uint8Array(MAX_HEAD + 4);
   let len = 0;
+  let scanned = 0;
   while (true) {
-    const end = headEnd(buf, len);
+    // Only the new bytes are scanned: a head sent a byte at a time costs no more.
+    const end = headEnd(buf, scanned, len);
+    scanned = Math.max(0, len - 3);
     if (end >= 0) {
       return {
         head: new TextDecoder("latin1").decode(buf.subarray(0, end)),
@@ -205,8 +208,8 @@ async function readHead(conn: Deno.Conn): Promise<Head | null> {
   }
 }
 
-function headEnd(buf: Uint8Array, len: number): number {
-  for (let i = 0; i + 3 < len; i++) {
+function headEnd(buf: Uint8Array, from: number, len: number): number {
+  for (let i = from; i + 3 < len; i++) {
     if (buf[i] === 13 && buf[i + 1] === 10 && buf[i + 2] === 13 && buf[i + 3] === 10) return i;
   }
   return -1;
