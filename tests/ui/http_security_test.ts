@@ -419,3 +419,29 @@ Deno.test("slowloris: connections that never finish their head are closed, and o
     }
   }, { limits });
 });
+
+Deno.test("a page that throws gets a 500, and the terminal one error line with nothing of the request", async () => {
+  const printed: unknown[][] = [];
+  const original = console.error;
+  console.error = (...args: unknown[]) => printed.push(args);
+  const server = serveUi({ hostname: "127.0.0.1", port: 0 }, (req) => {
+    throw new TypeError(`cannot read ${req.url}`);
+  });
+  try {
+    const r = await raw(server.addr.port, [
+      "GET /login?token=SECRET123 HTTP/1.1",
+      `host: 127.0.0.1:${server.addr.port}`,
+    ]);
+    assert.equal(r.status, 500);
+    assert.doesNotMatch(r.body, /SECRET123/);
+  } finally {
+    console.error = original;
+    await server.shutdown();
+  }
+  assert.equal(printed.length, 1);
+  assert.match(
+    String(printed[0][0]),
+    /^error: the dashboard could not answer a request \(TypeError\)/,
+  );
+  assert.doesNotMatch(JSON.stringify(printed), /SECRET123/);
+});

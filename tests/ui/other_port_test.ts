@@ -42,7 +42,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   name:
-    "another loopback port gets no cookie of the dashboard's session, what it gets opens nothing, and the cookies it plants do not lock the person out",
+    "another loopback port gets no cookie of the dashboard's session, what it gets opens nothing, and the cookies it plants do not lock the person out; logout ends the session",
   async fn() {
     const dir = tempDataDir();
     const node = startWats(["--data-dir", dir, "node", "--agent", "none"]);
@@ -119,6 +119,12 @@ Deno.test({
         "(() => { document.querySelector('form[action$=\"/halt\"] input[name=reason]').value = 'mine'; document.querySelector('form[action$=\"/halt\"] button').click(); })()",
       );
       assert.match((await wats("status")).stdout, /halted: yes.*mine/);
+
+      // Log out: the browser drops the cookie, and the session's pages are closed.
+      await page.navigateBy("document.getElementById('logout').click()");
+      assert.match(await page.evaluate<string>("document.body.textContent"), /Logged out/);
+      await page.goto(`${base}/halt`);
+      assert.match(await page.evaluate<string>("document.body.textContent"), /no session/);
     } finally {
       await browser.close();
       await other.shutdown();
