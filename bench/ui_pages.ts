@@ -131,7 +131,8 @@ async function dashboard(dir: string) {
     home: node.home,
   });
   const line = await ui.waitForLine((l) => l.includes("/login?token="), 120_000);
-  return { node, ui, base: `http://127.0.0.1:${port}`, login: line.match(/http:\/\/\S+/)![0] };
+  // `base` is the session's path, known once a browser has logged in.
+  return { node, ui, base: "", login: line.match(/http:\/\/\S+/)![0] };
 }
 
 const emptyDir = tempDataDir();
@@ -148,8 +149,10 @@ const browsers = { empty: await launchChromium(), full: await launchChromium() }
 type Sample = { ttfb: number; load: number };
 const samples: Record<string, Record<"empty" | "full", Sample[]>> = {};
 try {
-  await browsers.empty.page.goto(empty.login);
-  await browsers.full.page.goto(full.login);
+  for (const [d, b] of [[empty, browsers.empty], [full, browsers.full]] as const) {
+    await b.page.goto(d.login);
+    d.base = (await b.page.evaluate<string>("location.href")).replace(/\/$/, "");
+  }
   for (const path of PAGES) samples[path] = { empty: [], full: [] };
   for (let i = 0; i < LOADS + 2; i++) {
     for (const path of PAGES) {

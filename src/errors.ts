@@ -145,6 +145,7 @@ export type ErrorCode =
   // thread
   | "thread.unknown"
   // ui
+  | "ui.ambiguous_host"
   | "ui.not_loopback"
   | "ui.port_busy"
   // usage

@@ -14,6 +14,7 @@ import type { CommandContext, CommandInit } from "./context.ts";
 import { Gate, isLoopbackHost } from "../ui/security.ts";
 import { DaemonSource } from "../ui/source.ts";
 import { uiHandler } from "../ui/server.ts";
+import { hostPortOf, serveUi, type UiHttpServer } from "../ui/http.ts";
 import { parseCommandArgs, unexpectedArgument } from "./usage.ts";
 
 /** The usage text of `wats ui`. */
@@ -29,7 +30,10 @@ daemon as \`wats agent approve/reject\`, \`wats guardian halt\` and \`wats resum
 
   --listen HOST:PORT   where to serve. An address that is not loopback is
                        refused unless named here, and then served with a warning:
-                       anyone who can reach it may try the login.
+                       anyone who can reach it may try the login. localhost is
+                       refused: name 127.0.0.1 or [::1].
+
+A session ends on Log out (in every page's header) or after 30 idle minutes.
 
 Ctrl-C stops it. It writes no file and opens no browser: the login URL would
 be readable on the opener's command line by any process of yours, the agent's
@@ -73,6 +77,16 @@ export async function resolveUiListen(init: CommandInit): Promise<UiListen> {
     );
   }
   const hostname = m[1].replace(/^\[|\]$/g, "");
+  if (hostname.toLowerCase() === "localhost") {
+    // Browsers try [::1] first for `localhost`, and another program may hold
+    // [::1]:PORT while the dashboard holds 127.0.0.1:PORT: it would get the
+    // login token (docs/decisions/ui.md).
+    throw new WatsError(
+      "ui.ambiguous_host",
+      `${text} names two addresses (127.0.0.1 and ::1) and a browser may reach the other ` +
+        `program's: use --listen 127.0.0.1:${port} (or [::1]:${port})`,
+    );
+  }
   if (!isLoopbackHost(hostname) && !explicit) {
     throw new WatsError(
       "ui.not_loopback",
@@ -96,22 +110,16 @@ export async function uiCommand(ctx: CommandContext): Promise<number> {
         `can reach it may try the login; the token is all that stands in the way`,
     );
   }
-  const gate = new Gate(listen.hostPort);
   const source = new DaemonSource(ctx.paths);
-  const handler = uiHandler({
-    gate,
-    source,
-    access: async () =>
-      (await loadSettings(ctx.paths, ctx.env, {}, ctx.user)).values["agent.access"],
-  });
-  let server: Deno.HttpServer;
+  // The gate needs the address actually bound (a name may resolve to several),
+  // known once listening: the handler is made right after, before any await,
+  // so no request can come before it.
+  let server: UiHttpServer;
   try {
-    server = Deno.serve({
-      hostname: listen.hostname,
-      port: listen.port,
-      signal: ctx.signal,
-      onListen: () => {},
-    }, handler);
+    server = serveUi(
+      { hostname: listen.hostname, port: listen.port, signal: ctx.signal },
+      (req) => handler(req),
+    );
   } catch (err) {
     if (err instanceof Deno.errors.AddrInUse) {
       throw new WatsError(
@@ -122,6 +130,14 @@ export async function uiCommand(ctx: CommandContext): Promise<number> {
     }
     throw err;
   }
+  const bound = hostPortOf(server.addr);
+  const gate = new Gate(bound);
+  const handler = uiHandler({
+    gate,
+    source,
+    access: async () =>
+      (await loadSettings(ctx.paths, ctx.env, {}, ctx.user)).values["agent.access"],
+  });
   const up = await source.status().catch(() => null);
   if (up === null) {
     console.error(
@@ -129,7 +145,8 @@ export async function uiCommand(ctx: CommandContext): Promise<number> {
     );
   }
   // The token goes to the terminal only: never to a log (docs/decisions/ui.md).
-  console.log(`wats ui: open http://${listen.hostPort}/login?token=${gate.token}`);
+  // The URL names the address bound, not the name asked for.
+  console.log(`wats ui: open http://${bound}/login?token=${gate.token}`);
   console.log("(the link works once; Ctrl-C stops the dashboard)");
   try {
     await server.finished;

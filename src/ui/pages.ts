@@ -59,7 +59,9 @@ export function layout(
 <title>${esc(title)} · wats</title>
 <link rel="stylesheet" href="/assets/style.css">
 ${opts.head ?? ""}</head>
-<body><header><span class="brand">wats</span><nav>${nav}</nav></header>
+<body><header><span class="brand">wats</span><nav>${nav}</nav>${
+    form(ctx, "/logout", `<button id="logout">Log out</button>`, "logout")
+  }</header>
 <main>
 ${ctx.noDaemon ? `<p class="notice error" id="no-daemon">${esc(ctx.noDaemon)}</p>` : ""}
 ${ctx.flash ? `<p class="notice" id="flash">${esc(ctx.flash)}</p>` : ""}

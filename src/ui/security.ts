@@ -1,10 +1,17 @@
 /**
  * The dashboard's gate (docs/ui.md, docs/decisions/ui.md). An agent with a
- * shell may run on the same machine, so every request must show, before any
- * page is rendered or any operation reaches the daemon:
+ * shell may run on the same machine, and any program may listen on another
+ * loopback port (browsers send a host's cookies to every port of it), so every
+ * request must show, before any page is rendered or any operation reaches the
+ * daemon:
  *
  * - a session: a one-time login token (printed by `wats ui`, held only in its
- *   memory) is exchanged once for an HttpOnly SameSite=Strict cookie;
+ *   memory) is exchanged once for a session. The session lives under a random
+ *   path (`/<scope>/`, never printed) and its HttpOnly SameSite=Strict cookie is
+ *   scoped to that path under a name that holds the scope, so a browser sends it
+ *   to no other port and no other port can set one the dashboard reads. Two
+ *   cookies of that name are a refusal. A session ends when logged out or after
+ *   {@linkcode SESSION_IDLE_MS} without a request;
  * - a Host header naming the address served (DNS rebinding: a page of another
  *   site resolved to 127.0.0.1 sends its own name);
  * - on a state-changing request, an Origin of that same address and the
@@ -16,11 +23,11 @@
  * @module
  */
 
-/** The cookie that carries the session. */
-export const SESSION_COOKIE = "wats_session";
-
 /** The form field that carries the CSRF token. */
 export const CSRF_FIELD = "csrf";
+
+/** A session with no request for this long ends (30 minutes). */
+export const SESSION_IDLE_MS = 30 * 60_000;
 
 /** What a refused request is told (never which secret was wrong). */
 export interface Refusal {
@@ -32,11 +39,26 @@ export interface Refusal {
 export interface UiSession {
   id: string;
   csrf: string;
+  /** The random first path segment every page of this session lives under. */
+  scope: string;
+  /** When its last request came (ms). */
+  seen: number;
+}
+
+/** A request inside a session: the session and the page's path under its scope. */
+export interface InSession {
+  session: UiSession;
+  /** The path without `/<scope>` (`/`, `/review`, ...). */
+  path: string;
 }
 
 /** 32 random bytes as hex. */
 export function randomToken(): string {
-  const b = crypto.getRandomValues(new Uint8Array(32));
+  return randomHex(32);
+}
+
+function randomHex(bytes: number): string {
+  const b = crypto.getRandomValues(new Uint8Array(bytes));
   return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 }
 
@@ -46,6 +68,14 @@ export function sameSecret(a: string, b: string): boolean {
   let diff = 0;
   for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
   return diff === 0;
+}
+
+/** Options of a {@linkcode Gate} beyond the address. */
+export interface GateOptions {
+  token?: string;
+  /** Idle time after which a session ends; {@linkcode SESSION_IDLE_MS} unless set. */
+  idleMs?: number;
+  now?: () => number;
 }
 
 /**
@@ -58,10 +88,14 @@ export class Gate {
   readonly #sessions = new Map<string, UiSession>();
   readonly #hosts: ReadonlySet<string>;
   readonly #origins: ReadonlySet<string>;
+  readonly #idleMs: number;
+  readonly #now: () => number;
 
   /** `hostPort` is the address served, as `Host` must name it (`127.0.0.1:7448`). */
-  constructor(hostPort: string, token: string = randomToken()) {
-    this.#token = token;
+  constructor(hostPort: string, opts: GateOptions = {}) {
+    this.#token = opts.token ?? randomToken();
+    this.#idleMs = opts.idleMs ?? SESSION_IDLE_MS;
+    this.#now = opts.now ?? Date.now;
     const hosts = new Set([hostPort]);
     const port = hostPort.slice(hostPort.lastIndexOf(":") + 1);
     // `localhost` names the same loopback address, and browsers send it as typed.
@@ -93,17 +127,36 @@ export class Gate {
   login(token: string | null): UiSession | null {
     if (token === null || this.#used || !sameSecret(token, this.#token)) return null;
     this.#used = true;
-    const s = { id: randomToken(), csrf: randomToken() };
-    this.#sessions.set(s.id, s);
+    const s = { id: randomToken(), csrf: randomToken(), scope: randomHex(16), seen: this.#now() };
+    this.#sessions.set(s.scope, s);
     return s;
   }
 
-  /** The request's session, from its cookie. */
-  session(req: Request): UiSession | null {
-    const id = cookieOf(req, SESSION_COOKIE);
-    if (id === null) return null;
-    for (const [k, s] of this.#sessions) if (sameSecret(k, id)) return s;
-    return null;
+  /**
+   * The request's session: its path must start with a live session's scope and
+   * it must carry exactly one cookie of that session's name, holding its id.
+   * A request inside a session keeps it alive; an idle one has ended.
+   */
+  session(req: Request, pathname: string): InSession | null {
+    const m = pathname.match(/^\/([0-9a-f]{32})(\/.*)$/);
+    if (!m) return null;
+    let found: UiSession | undefined;
+    for (const [scope, s] of this.#sessions) if (sameSecret(scope, m[1])) found = s;
+    if (found === undefined) return null;
+    if (this.#now() - found.seen > this.#idleMs) {
+      this.#sessions.delete(found.scope);
+      return null;
+    }
+    const ids = cookiesOf(req, cookieName(found));
+    // A second cookie of this name was planted by someone who learnt the scope.
+    if (ids.length !== 1 || !sameSecret(ids[0], found.id)) return null;
+    found.seen = this.#now();
+    return { session: found, path: m[2] };
+  }
+
+  /** Ends a session (logout). */
+  end(s: UiSession): void {
+    this.#sessions.delete(s.scope);
   }
 
   /**
@@ -122,9 +175,21 @@ export class Gate {
   }
 }
 
-/** The `Set-Cookie` value of a session. */
+function cookieName(s: UiSession): string {
+  return `wats_${s.scope}`;
+}
+
+/**
+ * The `Set-Cookie` value of a session: sent back only on the session's own
+ * path, so no other port of this host ever receives it.
+ */
 export function sessionCookie(s: UiSession): string {
-  return `${SESSION_COOKIE}=${s.id}; Path=/; HttpOnly; SameSite=Strict`;
+  return `${cookieName(s)}=${s.id}; Path=/${s.scope}/; HttpOnly; SameSite=Strict`;
+}
+
+/** The `Set-Cookie` value that removes a session's cookie (logout). */
+export function clearedCookie(s: UiSession): string {
+  return `${cookieName(s)}=; Path=/${s.scope}/; Max-Age=0; HttpOnly; SameSite=Strict`;
 }
 
 /**
@@ -147,14 +212,16 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "cross-origin-resource-policy": "same-origin",
 };
 
-function cookieOf(req: Request, name: string): string | null {
+/** Every value the request's cookies give `name`. */
+function cookiesOf(req: Request, name: string): string[] {
   const header = req.headers.get("cookie");
-  if (header === null) return null;
+  if (header === null) return [];
+  const values: string[] = [];
   for (const part of header.split(";")) {
     const eq = part.indexOf("=");
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+    if (eq > 0 && part.slice(0, eq).trim() === name) values.push(part.slice(eq + 1).trim());
   }
-  return null;
+  return values;
 }
 
 /** True for 127.0.0.0/8, ::1 and `localhost`. */

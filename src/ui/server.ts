@@ -22,6 +22,7 @@ import {
   threadPage,
 } from "./pages.ts";
 import {
+  clearedCookie,
   CSRF_FIELD,
   type Gate,
   SECURITY_HEADERS,
@@ -53,9 +54,10 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
   const flashes = new Map<string, string>();
 
   return async (req) => {
-    const url = new URL(req.url);
+    // The gate first: nothing of the request is read before its Host is ours.
     const bad = gate.checkHost(req);
     if (bad) return refuse(bad.reason);
+    const url = new URL(req.url);
     if (req.method === "GET" && url.pathname.startsWith("/assets/")) {
       const name = url.pathname.slice("/assets/".length);
       const asset = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
@@ -78,19 +80,41 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
       }
       return new Response(null, {
         status: 303,
-        headers: { ...SECURITY_HEADERS, location: "/", "set-cookie": sessionCookie(s) },
+        headers: { ...SECURITY_HEADERS, location: `/${s.scope}/`, "set-cookie": sessionCookie(s) },
       });
     }
-    const session = gate.session(req);
-    if (session === null) {
-      return refuse("no session: open the login URL that `wats ui` printed in its terminal");
+    const inSession = gate.session(req, url.pathname);
+    if (inSession === null) {
+      return refuse(
+        "no session (or it ended: logged out, or idle for 30 minutes): run `wats ui` again " +
+          "and open the login URL it prints",
+      );
     }
+    const { session, path } = inSession;
+    const scoped = new Scoped(session);
     if (req.method === "POST") {
       const form = await req.formData().catch(() => new FormData());
       const csrf = form.get(CSRF_FIELD);
       const no = gate.checkChange(req, session, typeof csrf === "string" ? csrf : null);
       if (no) return refuse(no.reason);
-      return await change(url.pathname, form, session);
+      if (path === "/logout") {
+        gate.end(session);
+        flashes.delete(session.id);
+        return new Response(
+          messagePage(
+            "Logged out",
+            "this browser's session has ended: run `wats ui` again to log in",
+          ),
+          {
+            headers: {
+              ...SECURITY_HEADERS,
+              "content-type": "text/html; charset=utf-8",
+              "set-cookie": clearedCookie(session),
+            },
+          },
+        );
+      }
+      return scoped.response(await change(path, form, session));
     }
     if (req.method !== "GET") return refuse("only GET and POST are served");
     const ctx: PageContext = { csrf: session.csrf };
@@ -100,18 +124,23 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
       ctx.flash = flash;
     }
     try {
-      return await render(url, ctx);
+      return scoped.response(await render(path, url.searchParams, ctx));
     } catch (err) {
       if (err instanceof NoDaemonError) {
-        return page(messagePage("No daemon", err.message), 503);
+        return scoped.response(page(messagePage("No daemon", err.message), 503));
       }
-      if (err instanceof WatsError) return page(messagePage("Not possible", err.message), 400);
+      if (err instanceof WatsError) {
+        return scoped.response(page(messagePage("Not possible", err.message), 400));
+      }
       throw err;
     }
   };
 
-  async function render(url: URL, ctx: PageContext): Promise<Response> {
-    const path = url.pathname;
+  async function render(
+    path: string,
+    params: URLSearchParams,
+    ctx: PageContext,
+  ): Promise<Response> {
     if (path === "/") {
       const status = await source.status();
       if (status === null) {
@@ -124,11 +153,11 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
       }));
     }
     if (path === "/posts") {
-      const before = intParam(url, "before");
+      const before = intParam(params, "before");
       return page(postsPage(ctx, await source.posts(before, POSTS_PAGE)));
     }
     if (path === "/posts/search") {
-      const q = (url.searchParams.get("q") ?? "").trim();
+      const q = (params.get("q") ?? "").trim();
       if (q === "") return redirect("/posts");
       return page(searchPage(ctx, q, await source.search(q, 100)));
     }
@@ -140,7 +169,7 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
       const done = new Set(entries.map((e) => e.id));
       const live = source.transcriptIds().filter((id) => !done.has(id));
       return page(runsPage(ctx, entries, live, {
-        offset: intParam(url, "offset") ?? 0,
+        offset: intParam(params, "offset") ?? 0,
         size: RUNS_PAGE,
       }));
     }
@@ -193,10 +222,37 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
   }
 }
 
-function intParam(url: URL, name: string): number | undefined {
-  const v = url.searchParams.get(name);
+function intParam(params: URLSearchParams, name: string): number | undefined {
+  const v = params.get(name);
   if (v === null || !/^\d{1,15}$/.test(v)) return undefined;
   return Number(v);
+}
+
+/**
+ * A session's answers, with its scope put in front of every path: the pages
+ * write their links from the root (`href="/review"`), and every page lives
+ * under `/<scope>/` so that the session's cookie, scoped to that path, goes with
+ * it. Only the pages' own attributes match `href="/` or `action="/`: text from
+ * elsewhere is escaped (`"` becomes `&#34;`). Assets stay at `/assets/`: they
+ * are public files and need no cookie.
+ */
+class Scoped {
+  readonly #base: string;
+  constructor(session: UiSession) {
+    this.#base = `/${session.scope}`;
+  }
+
+  async response(res: Response): Promise<Response> {
+    const headers = new Headers(res.headers);
+    const location = headers.get("location");
+    if (location !== null && location.startsWith("/")) {
+      headers.set("location", this.#base + location);
+    }
+    const body = headers.get("content-type")?.startsWith("text/html")
+      ? (await res.text()).replace(/\b(href|action)="\/(?!assets\/)/g, `$1="${this.#base}/`)
+      : res.body;
+    return new Response(body, { status: res.status, headers });
+  }
 }
 
 function page(html: string, status = 200): Response {

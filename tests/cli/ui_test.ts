@@ -68,7 +68,8 @@ Deno.test("`wats ui` with no daemon says so in the terminal and on the page, and
     await login.body?.cancel();
     assert.equal(login.status, 303);
     const cookie = login.headers.get("set-cookie")!.split(";")[0];
-    const page = await fetch(`http://127.0.0.1:${port}/`, { headers: { cookie } });
+    const session = login.headers.get("location")!;
+    const page = await fetch(`http://127.0.0.1:${port}${session}`, { headers: { cookie } });
     assert.equal(page.status, 200);
     assert.match(await page.text(), /id="no-daemon"[^>]*>no wats daemon runs on this data dir/);
     // The worker may read its assets (one read grant outside the data dir).
@@ -79,6 +80,49 @@ Deno.test("`wats ui` with no daemon says so in the terminal and on the page, and
     }
     // Nothing was written: the data dir holds no file of `wats ui`.
     assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), []);
+  } finally {
+    await ui.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("`wats ui --listen localhost:PORT` is refused: a browser may reach whoever holds [::1]:PORT", async () => {
+  const dir = tempDataDir();
+  try {
+    const r = await runWats(["--data-dir", dir, "ui", "--listen", "localhost:7448"]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(
+      r.stderr,
+      /^error: localhost:7448 names two addresses \(127\.0\.0\.1 and ::1\).*use --listen 127\.0\.0\.1:7448/m,
+    );
+    assert.doesNotMatch(r.stdout, /token=/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("`wats ui` prints the address it bound, and a Host the URL parser refuses gets 403 with nothing of the request on the terminal", async () => {
+  const dir = tempDataDir();
+  const port = freePort();
+  const ui = startWats(["--data-dir", dir, "ui", "--listen", `127.0.0.1:${port}`]);
+  try {
+    const line = await ui.waitForLine((l) => l.includes("/login?token="), 90_000);
+    const url = new URL(line.match(/http:\/\/\S+/)![0]);
+    assert.equal(url.host, `127.0.0.1:${port}`);
+    const token = url.searchParams.get("token")!;
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+    await conn.write(new TextEncoder().encode(
+      `GET /login?token=${token} HTTP/1.1\r\nhost: 127.0.0.1:${port}.\r\nconnection: close\r\n\r\n`,
+    ));
+    const answer = await new Response(conn.readable).text();
+    assert.match(answer, /^HTTP\/1\.1 403 /);
+    // The token still works: the refused request did not spend it.
+    const login = await fetch(url, { redirect: "manual" });
+    await login.body?.cancel();
+    assert.equal(login.status, 303);
+    const out = await ui.stop();
+    assert.doesNotMatch(ui.stderr() + out.stderr, new RegExp(token));
+    assert.doesNotMatch(ui.stderr(), /error|Error/);
   } finally {
     await ui.stop();
     await Deno.remove(dir, { recursive: true });

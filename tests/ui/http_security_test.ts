@@ -6,8 +6,9 @@
  */
 
 import assert from "node:assert/strict";
-import { Gate } from "../../src/ui/security.ts";
+import { Gate, type GateOptions } from "../../src/ui/security.ts";
 import { uiHandler } from "../../src/ui/server.ts";
+import { serveUi, type UiHttpLimits } from "../../src/ui/http.ts";
 import type { UiSource } from "../../src/ui/source.ts";
 import type { NodeStatus } from "../../src/mcp/service.ts";
 import type { HeldDraft } from "../../src/node/review_queue.ts";
@@ -100,35 +101,45 @@ async function withServer(
     host: string;
     gate: Gate;
     source: ReturnType<typeof recordingSource>;
+    errors: unknown[];
   }) => Promise<void>,
+  opts: { limits?: Partial<UiHttpLimits>; gate?: GateOptions } = {},
 ) {
   const source = recordingSource();
+  const errors: unknown[] = [];
   // The Host the gate expects names the port, known once the server listens.
   const handlers: Array<(r: Request) => Promise<Response>> = [];
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+  const server = serveUi(
+    {
+      hostname: "127.0.0.1",
+      port: 0,
+      ...(opts.limits ? { limits: opts.limits } : {}),
+      onError: (e) => errors.push(e),
+    },
     (r) => handlers[0](r),
   );
   const port = server.addr.port;
   const host = `127.0.0.1:${port}`;
-  const gate = new Gate(host);
+  const gate = new Gate(host, opts.gate);
   handlers.push(uiHandler({ gate, source }));
   try {
-    await fn({ port, host, gate, source });
+    await fn({ port, host, gate, source, errors });
   } finally {
     await server.shutdown();
   }
 }
 
-/** Logs in with the token; returns the cookie and the page's CSRF token. */
+/** Logs in with the token; returns the cookie, the session's path and the page's CSRF token. */
 async function login(port: number, host: string, gate: Gate) {
   const r = await raw(port, [`GET /login?token=${gate.token} HTTP/1.1`, `host: ${host}`]);
   assert.equal(r.status, 303);
+  const base = r.headers["location"].replace(/\/$/, "");
+  assert.match(base, /^\/[0-9a-f]{32}$/);
   const cookie = r.headers["set-cookie"].split(";")[0];
-  const page = await raw(port, ["GET /halt HTTP/1.1", `host: ${host}`, `cookie: ${cookie}`]);
+  const page = await raw(port, [`GET ${base}/halt HTTP/1.1`, `host: ${host}`, `cookie: ${cookie}`]);
   assert.equal(page.status, 200);
   const csrf = page.body.match(/name="csrf" value="([0-9a-f]+)"/)![1];
-  return { cookie, csrf };
+  return { cookie, csrf, base };
 }
 
 function post(host: string, path: string, extra: string[]): string[] {
@@ -140,17 +151,18 @@ function post(host: string, path: string, extra: string[]): string[] {
   ];
 }
 
-Deno.test("the login token opens an HttpOnly SameSite=Strict session once, and pages carry a strict CSP and no CORS", async () => {
+Deno.test("the login token opens a session once, under a random path its HttpOnly SameSite=Strict cookie is scoped to, and pages carry a strict CSP and no CORS", async () => {
   await withServer(async ({ port, host, gate }) => {
     const r = await raw(port, [`GET /login?token=${gate.token} HTTP/1.1`, `host: ${host}`]);
     assert.equal(r.status, 303);
-    assert.match(
-      r.headers["set-cookie"],
-      /^wats_session=[0-9a-f]{64}; Path=\/; HttpOnly; SameSite=Strict$/,
+    const scope = r.headers["location"].match(/^\/([0-9a-f]{32})\/$/)![1];
+    assert.equal(
+      r.headers["set-cookie"].replace(/=[0-9a-f]{64};/, "=ID;"),
+      `wats_${scope}=ID; Path=/${scope}/; HttpOnly; SameSite=Strict`,
     );
     const cookie = r.headers["set-cookie"].split(";")[0];
     const page = await raw(port, [
-      "GET / HTTP/1.1",
+      `GET /${scope}/ HTTP/1.1`,
       `host: ${host}`,
       `cookie: ${cookie}`,
       "origin: http://evil.example",
@@ -163,6 +175,12 @@ Deno.test("the login token opens an HttpOnly SameSite=Strict session once, and p
       "no CORS header",
     );
     assert.ok(!page.body.includes(gate.token), "the token is not in the page");
+    // Every link of the page stays in the session's path; assets are public.
+    const links = [...page.body.matchAll(/(?:href|action|src)="([^"]*)"/g)].map((m) => m[1]);
+    assert.ok(links.length > 5, page.body);
+    for (const l of links) {
+      assert.ok(l.startsWith(`/${scope}/`) || l.startsWith("/assets/"), `link ${l}`);
+    }
     const again = await raw(port, [`GET /login?token=${gate.token} HTTP/1.1`, `host: ${host}`]);
     assert.equal(again.status, 403, "the token works once");
     assert.equal(again.headers["set-cookie"], undefined);
@@ -180,12 +198,17 @@ Deno.test("no session, a wrong token or a foreign Host get 403 and no page", asy
     ]);
     assert.equal(wrongToken.status, 403);
     assert.equal(wrongToken.headers["set-cookie"], undefined);
+    const { cookie, base } = await login(port, host, gate);
     const wrongCookie = await raw(port, [
-      "GET / HTTP/1.1",
+      `GET ${base}/ HTTP/1.1`,
       `host: ${host}`,
-      `cookie: wats_session=${"1".repeat(64)}`,
+      `cookie: ${cookie.split("=")[0]}=${"1".repeat(64)}`,
     ]);
     assert.equal(wrongCookie.status, 403);
+    // The right cookie outside the session's path is no session either.
+    const outside = await raw(port, ["GET / HTTP/1.1", `host: ${host}`, `cookie: ${cookie}`]);
+    assert.equal(outside.status, 403);
+    assert.doesNotMatch(outside.body, /n1|alice/);
     // DNS rebinding: evil.example resolved to 127.0.0.1 sends its own name.
     const rebound = await raw(port, [
       `GET /login?token=${gate.token} HTTP/1.1`,
@@ -193,10 +216,8 @@ Deno.test("no session, a wrong token or a foreign Host get 403 and no page", asy
     ]);
     assert.equal(rebound.status, 403);
     assert.equal(rebound.headers["set-cookie"], undefined);
-    // The refused attempt did not spend the token.
-    const { cookie } = await login(port, host, gate);
     const foreignHost = await raw(port, [
-      "GET / HTTP/1.1",
+      `GET ${base}/ HTTP/1.1`,
       `host: evil.example`,
       `cookie: ${cookie}`,
     ]);
@@ -207,7 +228,7 @@ Deno.test("no session, a wrong token or a foreign Host get 403 and no page", asy
 
 Deno.test("a POST without the session, from a foreign Origin or without the CSRF token gets 403 and changes nothing", async () => {
   await withServer(async ({ port, host, gate, source }) => {
-    const { cookie, csrf } = await login(port, host, gate);
+    const { cookie, csrf, base } = await login(port, host, gate);
     const origin = `origin: http://${host}`;
     const cases: Array<[string, string[], string]> = [
       ["no session", [origin], `csrf=${csrf}&reason=x`],
@@ -220,7 +241,8 @@ Deno.test("a POST without the session, from a foreign Origin or without the CSRF
       ["no csrf", [`cookie: ${cookie}`, origin], "reason=x"],
       ["wrong csrf", [`cookie: ${cookie}`, origin], `csrf=${"2".repeat(64)}&reason=x`],
     ];
-    for (const path of ["/halt", "/resume", "/review/d1/approve", "/review/d1/reject"]) {
+    for (const op of ["/halt", "/resume", "/review/d1/approve", "/review/d1/reject"]) {
+      const path = base + op;
       for (const [what, extra, body] of cases) {
         const r = await raw(port, post(host, path, extra), body);
         assert.equal(r.status, 403, `${what} on ${path}`);
@@ -239,25 +261,187 @@ Deno.test("a POST without the session, from a foreign Origin or without the CSRF
     // The same request with everything right goes through.
     const ok = await raw(
       port,
-      post(host, "/halt", [`cookie: ${cookie}`, origin]),
+      post(host, `${base}/halt`, [`cookie: ${cookie}`, origin]),
       `csrf=${csrf}&reason=stop`,
     );
     assert.equal(ok.status, 303);
+    assert.equal(ok.headers["location"], `${base}/halt`);
     assert.deepEqual(source.calls, ['halt ["stop"]']);
   });
 });
 
 Deno.test("approve sends the edited text only when it was changed; reject sends its reason", async () => {
   await withServer(async ({ port, host, gate, source }) => {
-    const { cookie, csrf } = await login(port, host, gate);
+    const { cookie, csrf, base } = await login(port, host, gate);
     const h = [`cookie: ${cookie}`, `origin: http://${host}`];
-    await raw(port, post(host, "/review/d1/approve", h), `csrf=${csrf}&text=held+text`);
-    await raw(port, post(host, "/review/d1/approve", h), `csrf=${csrf}&text=better+text`);
-    await raw(port, post(host, "/review/d1/reject", h), `csrf=${csrf}&reason=too+long`);
+    await raw(port, post(host, `${base}/review/d1/approve`, h), `csrf=${csrf}&text=held+text`);
+    await raw(port, post(host, `${base}/review/d1/approve`, h), `csrf=${csrf}&text=better+text`);
+    await raw(port, post(host, `${base}/review/d1/reject`, h), `csrf=${csrf}&reason=too+long`);
     assert.deepEqual(source.calls, [
       'approve ["d1",null]',
       'approve ["d1","better text"]',
       'reject ["d1","too long"]',
     ]);
   });
+});
+
+Deno.test("a second cookie of the session's name is a refusal, whichever comes first", async () => {
+  await withServer(async ({ port, host, gate }) => {
+    const { cookie, base } = await login(port, host, gate);
+    const name = cookie.split("=")[0];
+    for (const cookies of [`${cookie}; ${name}=0`, `${name}=0; ${cookie}`]) {
+      const r = await raw(port, [
+        `GET ${base}/halt HTTP/1.1`,
+        `host: ${host}`,
+        `cookie: ${cookies}`,
+      ]);
+      assert.equal(r.status, 403, cookies);
+    }
+    const alone = await raw(port, [
+      `GET ${base}/halt HTTP/1.1`,
+      `host: ${host}`,
+      `cookie: ${cookie}`,
+    ]);
+    assert.equal(alone.status, 200, "the session itself still works");
+  });
+});
+
+Deno.test("a session ends after 30 idle minutes, and requests keep it alive", async () => {
+  let now = 1_000_000;
+  await withServer(async ({ port, host, gate }) => {
+    const { cookie, base } = await login(port, host, gate);
+    const get = () => raw(port, [`GET ${base}/ HTTP/1.1`, `host: ${host}`, `cookie: ${cookie}`]);
+    now += 29 * 60_000;
+    assert.equal((await get()).status, 200);
+    now += 29 * 60_000;
+    assert.equal((await get()).status, 200, "the last request kept it alive");
+    now += 30 * 60_000 + 1;
+    const r = await get();
+    assert.equal(r.status, 403);
+    assert.match(r.body, /idle for 30 minutes/);
+    now += 1;
+    assert.equal((await get()).status, 403, "and it stays ended");
+  }, { gate: { now: () => now } });
+});
+
+Deno.test("logout ends the session and clears its cookie", async () => {
+  await withServer(async ({ port, host, gate, source }) => {
+    const { cookie, csrf, base } = await login(port, host, gate);
+    const h = [`cookie: ${cookie}`, `origin: http://${host}`];
+    const foreign = await raw(
+      port,
+      post(host, `${base}/logout`, [`cookie: ${cookie}`, "origin: http://evil.example"]),
+      `csrf=${csrf}`,
+    );
+    assert.equal(foreign.status, 403, "a foreign page cannot log the person out");
+    const out = await raw(port, post(host, `${base}/logout`, h), `csrf=${csrf}`);
+    assert.equal(out.status, 200);
+    assert.match(out.body, /Logged out/);
+    assert.match(
+      out.headers["set-cookie"],
+      new RegExp(`^${cookie.split("=")[0]}=; Path=${base}/; Max-Age=0`),
+    );
+    const after = await raw(port, [`GET ${base}/ HTTP/1.1`, `host: ${host}`, `cookie: ${cookie}`]);
+    assert.equal(after.status, 403);
+    const halt = await raw(port, post(host, `${base}/halt`, h), `csrf=${csrf}&reason=x`);
+    assert.equal(halt.status, 403);
+    assert.deepEqual(source.calls, []);
+    const again = await raw(port, [`GET /login?token=${gate.token} HTTP/1.1`, `host: ${host}`]);
+    assert.equal(again.status, 403, "the token stays spent");
+  });
+});
+
+Deno.test("a Host the URL parser refuses gets 403 from the gate, and no error is reported", async () => {
+  await withServer(async ({ port, host, gate, errors }) => {
+    for (const h of [`${host}.`, `${host}/x`, `127.0.0.1:${port}@evil`, "[::1", ""]) {
+      const r = await raw(port, [`GET /login?token=${gate.token} HTTP/1.1`, `host: ${h}`]);
+      assert.equal(r.status, 403, `host ${h}`);
+      assert.ok(!r.body.includes(gate.token));
+    }
+    assert.deepEqual(errors, []);
+    // The token was not spent by any of them.
+    await login(port, host, gate);
+  });
+});
+
+Deno.test("a body over 1 MiB gets 413 before it is read, in a session or not, and reaches no operation", async () => {
+  await withServer(async ({ port, host, gate, source }) => {
+    const { cookie, csrf, base } = await login(port, host, gate);
+    // Only the head is sent (a body left unread would make the close a reset): the answer must come without the 64 MB.
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+    const head = [
+      ...post(host, `${base}/halt`, [`cookie: ${cookie}`, `origin: http://${host}`]),
+      `content-length: ${64 * 1024 * 1024}`,
+      "",
+      "",
+    ].join("\r\n");
+    await conn.write(new TextEncoder().encode(head));
+    const answer = await new Response(conn.readable).text();
+    assert.match(answer, /^HTTP\/1\.1 413 /);
+    const chunked = await raw(
+      port,
+      [
+        ...post(host, `${base}/halt`, [`cookie: ${cookie}`, `origin: http://${host}`]),
+        "transfer-encoding: chunked",
+      ],
+    );
+    assert.equal(chunked.status, 411);
+    // Just under the cap is read and served.
+    const big = `csrf=${csrf}&reason=${"a".repeat(1024 * 1024 - 100)}`;
+    const ok = await raw(
+      port,
+      post(host, `${base}/halt`, [`cookie: ${cookie}`, `origin: http://${host}`]),
+      big,
+    );
+    assert.equal(ok.status, 303);
+    assert.equal(source.calls.length, 1);
+  });
+});
+
+Deno.test("slowloris: connections that never finish their head are closed, and over the cap the oldest make room", async () => {
+  const limits = { headerMs: 500, maxConnections: 16 };
+  await withServer(async ({ port, host, gate }) => {
+    const slow: Deno.Conn[] = [];
+    for (let i = 0; i < 300; i++) {
+      const c = await Deno.connect({ hostname: "127.0.0.1", port });
+      await c.write(new TextEncoder().encode(`GET / HTTP/1.1\r\nhost: ${host}\r\nx-slow: `));
+      slow.push(c);
+    }
+    // A real request is still answered while they hang.
+    const r = await raw(port, [`GET /login?token=${gate.token} HTTP/1.1`, `host: ${host}`]);
+    assert.equal(r.status, 303);
+    // Every slow connection is closed by the server, with no answer.
+    for (const c of slow) {
+      const buf = new Uint8Array(64);
+      const n = await c.read(buf).catch(() => null);
+      assert.equal(n, null);
+      c.close();
+    }
+  }, { limits });
+});
+
+Deno.test("a page that throws gets a 500, and the terminal one error line with nothing of the request", async () => {
+  const printed: unknown[][] = [];
+  const original = console.error;
+  console.error = (...args: unknown[]) => printed.push(args);
+  const server = serveUi({ hostname: "127.0.0.1", port: 0 }, (req) => {
+    throw new TypeError(`cannot read ${req.url}`);
+  });
+  try {
+    const r = await raw(server.addr.port, [
+      "GET /login?token=SECRET123 HTTP/1.1",
+      `host: 127.0.0.1:${server.addr.port}`,
+    ]);
+    assert.equal(r.status, 500);
+    assert.doesNotMatch(r.body, /SECRET123/);
+  } finally {
+    console.error = original;
+    await server.shutdown();
+  }
+  assert.equal(printed.length, 1);
+  assert.match(
+    String(printed[0][0]),
+    /^error: the dashboard could not answer a request \(TypeError\)/,
+  );
+  assert.doesNotMatch(JSON.stringify(printed), /SECRET123/);
 });
