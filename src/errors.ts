@@ -141,6 +141,14 @@ export type ErrorCode =
   | "store.write"
   // thread
   | "thread.unknown"
+  // try (src/cli/try.ts)
+  | "try.halted"
+  | "try.no_agent"
+  | "try.no_dir"
+  | "try.no_endpoint"
+  | "try.no_id"
+  | "try.node_failed"
+  | "try.stopped"
   // ui
   | "ui.not_loopback"
   | "ui.port_busy"

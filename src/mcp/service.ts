@@ -156,6 +156,7 @@ export interface NodeStatus {
     relays: Array<{ url: string; connected: boolean; lastError?: string }>;
     outbox: number;
     listenPort?: number;
+    listenHost?: string;
   };
 }
 
