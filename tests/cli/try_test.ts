@@ -199,3 +199,51 @@ Deno.test({
     }
   },
 });
+
+/** True while `pid` runs (a zombie nobody reaped does not count). */
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(Deno.readTextFileSync(`/proc/${pid}/stat`));
+  } catch {
+    return false;
+  }
+}
+
+Deno.test({
+  name: "Ctrl-C during wats try stops the throwaway node and removes its directory (exit 130)",
+  ignore: claude === null || Deno.build.os !== "linux",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dataDir = tempDataDir();
+    const mock = answeringMock();
+    // A long debounce: the ask waits, so Ctrl-C comes while `wats try` watches.
+    const node = await agentNode(dataDir, mock, { WATS_AGENT_EVERY: "10m" });
+    const tried = startWats(["--data-dir", dataDir, "try"], { env: agentEnv(mock) });
+    try {
+      await tried.waitForLine((l) => l.startsWith("posted: ask "), 90_000);
+      const scratch = scratchOf(tried.stdoutLines.join("\n"));
+      const pid = Number.parseInt(Deno.readTextFileSync(`${scratch}/daemon.lock`).trim(), 10);
+      assert.ok(alive(pid), "the throwaway node runs");
+      const r = await tried.stop("SIGINT");
+      assert.equal(r.code, 130, `stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+      assert.match(r.stdout, /^stopped: the throwaway node is being removed$/m);
+      assert.ok(!existsSync(scratch), "its directory is removed");
+      assert.ok(!alive(pid), "the throwaway node has ended");
+    } finally {
+      await tried.stop();
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(dataDir, { recursive: true });
+    }
+  },
+});
+
+Deno.test("wats try --help, and wats --help lists it", async () => {
+  const help = await runWats(["try", "--help"]);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /^Usage: wats try \[--text "…"\] \[--timeout D\]$/m);
+  assert.match(help.stdout, /^Exit codes: 0 the answer arrived;/m);
+  const main = await runWats(["--help"]);
+  assert.match(main.stdout, /^ {2}wats try \[--text "…"\] +see your agent wake/m);
+});
