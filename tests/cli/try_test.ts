@@ -11,6 +11,12 @@ import { existsSync } from "node:fs";
 import { runWats, startWats, tempDataDir } from "../support/cli.ts";
 import { requireCli } from "../support/clis.ts";
 import { agentEnv, answeringMock } from "../support/swarm.ts";
+import {
+  hasTool,
+  type MockAnthropic,
+  startMockAnthropic,
+  text,
+} from "../support/mock_anthropic.ts";
 import { parseTryArgs, TRY_TEXT, TRY_TIMEOUT_MS } from "../../src/cli/try.ts";
 
 const claude = requireCli("claude");
@@ -24,7 +30,7 @@ function freePort(): number {
 }
 
 /** Starts `wats node --agent claude` serving a relay endpoint on a free loopback port. */
-async function agentNode(dataDir: string, mock: ReturnType<typeof answeringMock>, env = {}) {
+async function agentNode(dataDir: string, mock: MockAnthropic, env = {}) {
   const node = startWats(
     ["--data-dir", dataDir, "node", "--agent", "claude", "--listen", `127.0.0.1:${freePort()}`],
     { env: agentEnv(mock, env) },
@@ -246,4 +252,67 @@ Deno.test("wats try --help, and wats --help lists it", async () => {
   assert.match(help.stdout, /^Exit codes: 0 the answer arrived;/m);
   const main = await runWats(["--help"]);
   assert.match(main.stdout, /^ {2}wats try \[--text "…"\] +see your agent wake/m);
+});
+
+Deno.test({
+  name: "wats try gives up after --timeout, saying where the ask got to (exit 1)",
+  ignore: claude === null,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dataDir = tempDataDir();
+    const mock = answeringMock();
+    // A long debounce: no run comes within the timeout.
+    const node = await agentNode(dataDir, mock, { WATS_AGENT_EVERY: "10m" });
+    try {
+      const r = await runWats(["--data-dir", dataDir, "try", "--timeout", "2s"], {
+        env: agentEnv(mock),
+      });
+      assert.equal(r.code, 1, `stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+      assert.match(
+        r.stdout,
+        /^no answer within 2s: (the agent has not woken yet \(agent\.every debounces wakes; `wats status` says why runs wait\)|the ask has not reached this node)$/m,
+      );
+      assert.ok(!existsSync(scratchOf(r.stdout)));
+    } finally {
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(dataDir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "wats try says when the agent's run ended without answering (exit 1)",
+  ignore: claude === null,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dataDir = tempDataDir();
+    // The model is woken with the wats tools but answers nothing.
+    const mock = startMockAnthropic({
+      rules: [{ when: hasTool("mcp__wats__answer"), reply: text("Not answering.") }],
+    });
+    const node = await agentNode(dataDir, mock);
+    try {
+      const r = await runWats(["--data-dir", dataDir, "try"], {
+        env: agentEnv(mock),
+        timeoutMs: 180_000,
+      });
+      assert.equal(r.code, 1, `stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+      assert.match(r.stdout, /^run (\S+) ended: ok$/m);
+      const run = r.stdout.match(/^run (\S+) ended: ok$/m)![1];
+      assert.match(
+        r.stdout,
+        new RegExp(
+          `^the run ended without answering the ask: \`wats agent logs --run ${run}\` shows why$`,
+          "m",
+        ),
+      );
+    } finally {
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(dataDir, { recursive: true });
+    }
+  },
 });

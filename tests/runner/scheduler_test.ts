@@ -490,6 +490,13 @@ Deno.test("a looping thread is paused, logged once, and resumes when a third aut
     }]);
     assert.equal(r.runner.status().queued, 2, "its events stay queued");
     assert.equal(r.time.pending(), 0, "nothing to wait for");
+    // Each held post is a skip decision naming the setting; the second by BOB is at debug.
+    assert.deepEqual(
+      r.runner.status().skipped.map((k) => [k.post, k.setting]),
+      [[fifth.id, "agent.loop_max_exchanges"], [sixth.id, "agent.loop_max_exchanges"]],
+    );
+    const held = r.log.lines.filter((l) => l.message.includes(`waits: thread ${ask.id} is paused`));
+    assert.deepEqual(held.map((l) => l.level), ["info", "debug"]);
     // A third author posts (a note that wakes nobody by itself).
     r.post({ author: CAROL, kind: "note", root: ask.id, parent: ask.id });
     await r.time.advance(30 * SEC);
