@@ -148,7 +148,6 @@ export type ErrorCode =
   | "try.no_endpoint"
   | "try.no_id"
   | "try.node_failed"
-  | "try.stopped"
   // ui
   | "ui.not_loopback"
   | "ui.port_busy"

@@ -178,6 +178,7 @@ export async function tryCommand(ctx: CommandContext): Promise<number> {
     }).spawn();
     const stderr = collect(node.stderr);
     there = await waitForSocket(`${dir}/mcp.sock`, node, stderr, ctx.signal);
+    if (there === undefined) return stopped();
     const postedAt = Date.now();
     const asked = await callText(there, "ask", { title: "wats try", text: args.text });
     const askId = asked.match(/\b[0-9a-f]{64}\b/)?.[0];
@@ -271,6 +272,11 @@ async function watch(
     }
     await sleep(POLL_MS, ctx.signal);
   }
+  return stopped();
+}
+
+/** What Ctrl-C ends with (the caller's `finally` stops the second node). */
+function stopped(): number {
   console.log("stopped: the throwaway node is being removed");
   return 130;
 }
@@ -304,13 +310,16 @@ async function repliedHere(session: DaemonSession, askId: string): Promise<boole
   return (await replyTo(session, askId)) !== undefined;
 }
 
-/** Connects to the second node's socket once it serves; fails if the node exits first. */
+/**
+ * Connects to the second node's socket once it serves; fails if the node exits
+ * first; undefined when stopped meanwhile.
+ */
 async function waitForSocket(
   socket: string,
   node: Deno.ChildProcess,
   stderr: () => string,
   signal: AbortSignal,
-): Promise<DaemonSession> {
+): Promise<DaemonSession | undefined> {
   let exited = false;
   node.status.then(() => exited = true);
   while (!signal.aborted) {
@@ -327,7 +336,7 @@ async function waitForSocket(
       await sleep(100, signal);
     }
   }
-  throw new WatsError("try.stopped", "stopped before the throwaway node started");
+  return undefined;
 }
 
 /** Keeps what a stream says (for the error when the second node fails). */
