@@ -144,6 +144,13 @@ export type ErrorCode =
   | "store.write"
   // thread
   | "thread.unknown"
+  // try (src/cli/try.ts)
+  | "try.halted"
+  | "try.no_agent"
+  | "try.no_dir"
+  | "try.no_endpoint"
+  | "try.no_id"
+  | "try.node_failed"
   // ui
   | "ui.ambiguous_host"
   | "ui.not_loopback"

@@ -25,6 +25,8 @@ export interface CommandInit {
   stdinIsTerminal: boolean;
   stdoutIsTerminal: boolean;
   verbose: boolean;
+  /** `wats try`: the empty directory the launcher made for it, removed once it ends. */
+  scratch?: string;
 }
 
 /** What a command receives. */

@@ -22,6 +22,7 @@ Usage:
   wats config ack                acknowledge changed safety settings
   wats agent runs|logs|attach|pending|approve|reject|sweep
   wats status                    the node, its profiles, safety notices
+  wats try [--text "…"]          see your agent wake: an ask from a throwaway second node
   wats ui [--listen HOST:PORT]   a local web dashboard of the node, its agent and reviews
   wats resume                    end a halt of this node's agent
   wats guardian list|add|remove|halt   who may halt the agent; issue a halt
@@ -96,7 +97,7 @@ Keys and values: docs/configuration.md.
 };
 
 /** Commands whose help lives with the command itself. */
-const KNOWN = ["node", "mcp", "setup", "status", "ui", "resume"];
+const KNOWN = ["node", "mcp", "setup", "status", "ui", "resume", "try"];
 
 /** Prints help for the words given, or explains an unknown command. */
 export function helpCommand(ctx: CommandContext): Promise<number> {

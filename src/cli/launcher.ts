@@ -91,6 +91,15 @@ export async function launch(args: string[]): Promise<number> {
   } catch (err) {
     return reportError(err, r.verbose, "launcher");
   }
+  if (r.id === "try" && !r.argv.some(isHelpFlag)) {
+    // The throwaway node's data dir: made and removed here, whatever the worker does.
+    const scratch = Deno.makeTempDirSync({ prefix: "wats-try-" });
+    try {
+      return await runWorker(r.id, { ...init, scratch }, { ...inputs, scratch }, r.worker);
+    } finally {
+      Deno.removeSync(scratch, { recursive: true });
+    }
+  }
   // The daemon's very first start records the acknowledged safety values, in a
   // worker whose only write grant is safety.json (create-new semantics).
   if (r.id === "daemon" && !pathExists(paths.safety) && !r.argv.some(isHelpFlag)) {

@@ -44,6 +44,8 @@ export const VALUE_FLAGS: ReadonlySet<string> = new Set([
   "--listen",
   "--infra",
   "--log-level",
+  "--text",
+  "--timeout",
 ]);
 
 const SUBCOMMANDS: Record<string, Record<string, CommandId>> = {
@@ -95,6 +97,7 @@ const WORKERS: Record<CommandId, string> = {
   "service-install": "service_worker.ts",
   "service-uninstall": "service_worker.ts",
   "service-status": "service_worker.ts",
+  try: "try_worker.ts",
 };
 
 /** The worker module file of a command. */
@@ -159,6 +162,7 @@ export function route(args: string[]): Route {
     case "setup":
     case "status":
     case "ui":
+    case "try":
       return make(first, [first], [positional[0]]);
     case "help":
       return make("help", ["help"], [positional[0]]);

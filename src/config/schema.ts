@@ -249,7 +249,8 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
     type: "bool",
     default: true,
     safety: true,
-    description: "Never wake the agent for posts by this node's other profiles.",
+    description:
+      "Never wake the agent for posts by this node's other profiles (they are you); `wats try` shows a wake on one machine.",
   },
   "agent.allow": {
     type: "list",

@@ -161,6 +161,15 @@ export function formatStatus(s: NodeStatus): string {
   for (const t of s.pauses?.threads ?? []) {
     lines.push(`thread ${t.thread} paused: ${oneLine(t.reason)}`);
   }
+  if (s.skipped && s.skipped.length > 0) {
+    lines.push(`posts a setting kept from waking the agent (newest last):`);
+    for (const k of s.skipped) {
+      lines.push(
+        `  - ${isoSeconds(k.at / 1000)} ${oneLine(k.setting)}: ${oneLine(k.reason)} ` +
+          `(author ${oneLine(k.author)})`,
+      );
+    }
+  }
   if (s.safetyNotices.length === 0) {
     lines.push("safety notices: none");
   } else {

@@ -138,12 +138,25 @@ export interface NodeStatus {
     budget?: { reason: string; until: number };
     threads: Array<{ thread: string; reason: string }>;
   };
+  /**
+   * The newest posts a setting kept from waking the agent (src/runner/skips.ts), oldest first;
+   * for a person's session only: a runner session is not told what its settings hold back.
+   */
+  skipped?: Array<
+    { at: number; post: string; kind: string; author: string; setting: string; reason: string }
+  >;
+  /** The agent's run in progress and the last one that ended (`wats try` watches them). */
+  runs?: {
+    current?: { id: string; startedAt: number };
+    last?: { id: string; status: string; startedAt: number };
+  };
   storedPosts: number;
   /** The network side: relay connections, the outbox, the relay endpoint. */
   network?: {
     relays: Array<{ url: string; connected: boolean; lastError?: string }>;
     outbox: number;
     listenPort?: number;
+    listenHost?: string;
   };
 }
 

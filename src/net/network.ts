@@ -53,6 +53,8 @@ export interface NetworkStatus {
   outbox: number;
   /** The relay endpoint's port, when one is served. */
   listenPort?: number;
+  /** The address the endpoint is bound to (`wats try` connects there; 0.0.0.0 is any). */
+  listenHost?: string;
   /** Events refused so far, by reason code. */
   rejected: Record<string, number>;
   /** Workers checking signatures (0: on the daemon's thread). */
@@ -96,8 +98,10 @@ export async function startNetwork(opts: NetworkOptions): Promise<Network> {
     verify: pool?.verify,
   });
   let server: RelayServer | undefined;
+  let listenHost: string | undefined;
   if (settings.listen !== "") {
     const { hostname, port } = parseListen(settings.listen);
+    listenHost = hostname;
     try {
       server = await serveRelay({
         hostname,
@@ -139,7 +143,7 @@ export async function startNetwork(opts: NetworkOptions): Promise<Network> {
     status: () => ({
       relays: syncs.map((s) => s.status()),
       outbox: store.outboxSize(),
-      ...(server ? { listenPort: server.port } : {}),
+      ...(server ? { listenPort: server.port, listenHost } : {}),
       rejected: ingest.rejected(),
       verifyWorkers: pool?.size ?? 0,
     }),

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { npubEncode } from "nostr-tools/nip19";
 import type { Settings } from "../config/schema.ts";
 import type { AcpTables } from "../config/acp_tables.ts";
 import { AcpAgent } from "../acp/client.ts";
@@ -77,7 +78,7 @@ export interface AgentRunner {
   /** The run whose MCP session presents `token`, while that run lasts. */
   runOfToken(token: string): string | undefined;
   /** The runner's part of the MCP status. */
-  status(): Pick<NodeStatus, "agent" | "budget" | "pauses">;
+  status(): Pick<NodeStatus, "agent" | "budget" | "pauses" | "skipped" | "runs">;
   /**
    * Starts the runner; the daemon calls it once mcp.sock serves. For Codex it first runs the
    * lock's self-check (docs/codex.md), which needs the socket, and throws when it fails.
@@ -309,9 +310,25 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
       runner.start();
     },
     status: () => {
-      const b = runner.status().budget;
+      const st = runner.status();
+      const b = st.budget;
       return {
         pauses: pauses(),
+        skipped: st.skipped.map((k) => ({ ...k, author: npubEncode(k.author) })),
+        runs: {
+          ...(st.current
+            ? { current: { id: st.current.id, startedAt: st.current.startedAt } }
+            : {}),
+          ...(st.lastRun
+            ? {
+              last: {
+                id: st.lastRun.id,
+                status: st.lastRun.status,
+                startedAt: Date.parse(st.lastRun.started_at),
+              },
+            }
+            : {}),
+        },
         agent: { runtime, profile: d.agent.name },
         budget: {
           usdToday: b.usdToday,

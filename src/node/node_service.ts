@@ -51,7 +51,10 @@ export interface NodeServiceDeps {
   /** The run a per-run token belongs to, if it is live. */
   runOfToken: (token: string) => string | undefined;
   /** Runner view for status; null when no runner runs. */
-  runnerStatus: () => Pick<NodeStatus, "agent" | "budget" | "halted" | "pauses">;
+  runnerStatus: () => Pick<
+    NodeStatus,
+    "agent" | "budget" | "halted" | "pauses" | "skipped" | "runs"
+  >;
   /** Read from the files at each call: no live reload, but status sees changes. */
   safetyNotices: () => Promise<string[]>;
   /** The network's state, once it runs. */
@@ -248,6 +251,8 @@ export class LocalNodeService implements NodeService {
       halted: runner.halted,
       budget: runner.budget,
       ...(runner.pauses ? { pauses: runner.pauses } : {}),
+      ...(runner.skipped && !session.runner ? { skipped: runner.skipped } : {}),
+      ...(runner.runs ? { runs: runner.runs } : {}),
       storedPosts: this.#d.store.count(),
       ...(this.#d.networkStatus ? { network: this.#d.networkStatus() } : {}),
     };

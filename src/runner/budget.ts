@@ -54,6 +54,8 @@ export interface SpendRecord {
 /** Why runs are paused, and until when. */
 export interface BudgetBlock {
   window: "day" | "month";
+  /** The setting that was reached (for the skip decisions, src/runner/skips.ts). */
+  setting: "agent.max_usd_per_month" | "agent.max_usd_per_day" | "agent.max_runs_per_day";
   /** What was reached, for the log and status. */
   reason: string;
   /** When the window resets (ms since the epoch, a UTC midnight). */
@@ -143,6 +145,7 @@ export class BudgetLedger {
       const [used, limit] = usdPair(usdMonth, l.usdPerMonth);
       blocked = {
         window: "month",
+        setting: "agent.max_usd_per_month",
         reason: `the monthly budget is spent (${used} of agent.max_usd_per_month = ${limit})`,
         resetsAt: nextUtcMonth(now),
       };
@@ -150,12 +153,14 @@ export class BudgetLedger {
       const [used, limit] = usdPair(usdToday, l.usdPerDay);
       blocked = {
         window: "day",
+        setting: "agent.max_usd_per_day",
         reason: `the daily budget is spent (${used} of agent.max_usd_per_day = ${limit})`,
         resetsAt: nextUtcDay(now),
       };
     } else if (runsWithoutCostToday >= l.runsPerDay) {
       blocked = {
         window: "day",
+        setting: "agent.max_runs_per_day",
         reason: `${runsWithoutCostToday} runs without a reported cost today ` +
           `(agent.max_runs_per_day = ${l.runsPerDay})`,
         resetsAt: nextUtcDay(now),

@@ -63,6 +63,7 @@ import {
   type TranscriptWriter,
 } from "./transcripts.ts";
 import { classifyPost, normalizeAllow, WakeLimiter } from "./wake_rules.ts";
+import { type SkipDecision, SkipLog } from "./skips.ts";
 import { formatDuration, formatElapsed, HOUR_MS } from "../duration.ts";
 
 /** The settings the runner reads (values as the daemon started with: no live reload). */
@@ -183,6 +184,8 @@ export interface RunnerStatus {
   budget: BudgetState;
   /** The last run that ended, from the index. */
   lastRun?: RunIndexEntry;
+  /** The newest posts a setting kept from waking the agent, oldest first (src/runner/skips.ts). */
+  skipped: SkipDecision[];
 }
 
 interface Queued {
@@ -209,6 +212,7 @@ export class Runner {
   readonly #fs: RunnerFs;
   readonly #ledger: BudgetLedger;
   readonly #limiter: WakeLimiter;
+  readonly #skips: SkipLog;
   readonly #allow: ReadonlySet<string>;
   readonly #queue = new Map<string, Queued>();
   /** Decisions on coding agents' parked requests not yet told to a run, with their thread. */
@@ -234,6 +238,7 @@ export class Runner {
     this.#fs = opts.fs ?? denoRunnerFs;
     this.#allow = normalizeAllow(opts.settings["agent.allow"]);
     this.#limiter = new WakeLimiter(opts.settings["agent.wakes_per_author_per_hour"]);
+    this.#skips = new SkipLog(this.#o.log);
     this.#ledger = new BudgetLedger({
       usdPerDay: opts.settings["agent.max_usd_per_day"],
       usdPerMonth: opts.settings["agent.max_usd_per_month"],
@@ -351,13 +356,24 @@ export class Runner {
     const check = new Set<string>();
     const ctx = this.#classifyContext();
     const before = this.#queue.size + this.#feedback.size;
+    const queued: Queued[] = [];
+    const skip = (post: RunnerPost, setting: string, reason: string) =>
+      this.#skips.add({
+        at: now,
+        post: post.id,
+        kind: post.kind,
+        author: post.author,
+        setting,
+        reason: `did not wake the agent: ${reason}`,
+      });
     for (const post of posts) {
       const thread = threadOf(post);
       // Any post in a held thread may be the third author that releases it.
       if (this.#paused.has(thread)) check.add(thread);
       const d = classifyPost(post, ctx);
       if (d.action === "ignore") {
-        this.#o.log.debug(`ignored: ${d.reason}`, { id: post.id });
+        if (d.setting !== undefined) skip(post, d.setting, d.reason);
+        else this.#o.log.debug(`ignored: ${d.reason}`, { id: post.id });
       } else if (d.action === "feedback") {
         this.#feedback.set(post.id, {
           id: post.id,
@@ -367,16 +383,39 @@ export class Runner {
         });
         this.#o.log.info(`remembered for the next run: ${d.reason}`, { id: post.id });
       } else if (!this.#limiter.take(post.author, now)) {
-        this.#o.log.info(
-          `not queued: ${d.reason}, but its author reached agent.wakes_per_author_per_hour = ${
-            this.#s["agent.wakes_per_author_per_hour"]
-          }`,
-          { id: post.id, author: post.author },
+        const max = this.#s["agent.wakes_per_author_per_hour"];
+        skip(
+          post,
+          "agent.wakes_per_author_per_hour",
+          `${d.reason}, but its author reached agent.wakes_per_author_per_hour = ${max}`,
         );
       } else {
-        this.#queue.set(post.id, { post, reason: d.reason, thread: d.thread });
+        const q = { post, reason: d.reason, thread: d.thread };
+        this.#queue.set(post.id, q);
+        queued.push(q);
         this.#o.log.info(`queued: ${d.reason}`, { id: post.id, thread: d.thread });
         check.add(d.thread);
+      }
+    }
+    for (const thread of check) this.#checkThread(thread);
+    // Queued, but held: the post waits for the loop pause or the budget pause to end.
+    const blocked = queued.length > 0 ? this.#ledger.state(now).blocked : undefined;
+    for (const q of queued) {
+      const loop = this.#paused.get(q.thread);
+      if (loop !== undefined) {
+        skip(
+          q.post,
+          "agent.loop_max_exchanges",
+          `${q.reason} waits: thread ${q.thread} is paused (${loop})`,
+        );
+      } else if (blocked !== undefined) {
+        skip(
+          q.post,
+          blocked.setting,
+          `${q.reason} waits: ${blocked.reason}; runs resume at ${
+            new Date(blocked.resetsAt).toISOString()
+          }`,
+        );
       }
     }
     for (const thread of check) this.#checkThread(thread);
@@ -395,6 +434,7 @@ export class Runner {
       pausedThreads: [...this.#paused].map(([thread, reason]) => ({ thread, reason })),
       feedback: this.#feedback.size,
       budget,
+      skipped: this.#skips.recent(),
       ...(this.#lastRun ? { lastRun: this.#lastRun } : {}),
       ...(this.#timerAt !== undefined ? { nextAt: this.#timerAt } : {}),
     };

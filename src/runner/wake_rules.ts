@@ -6,7 +6,8 @@
  * answers in the same thread do not). Only actionable kinds wake it; feedback
  * kinds replying to its posts are remembered for the next run's prompt. Never the
  * agent's own posts; with `agent.ignore_local`, never the node's other profiles;
- * only authors in `agent.allow` when that list is not empty. On top of the rules,
+ * only authors in `agent.allow` when that list is not empty. The kind rules come
+ * first, so a skip is put down to an author setting only when it decided. On top of the rules,
  * `agent.wakes_per_author_per_hour` caps how often one author can wake it.
  *
  * @module
@@ -28,7 +29,8 @@ export const FEEDBACK_KINDS: ReadonlySet<string> = new Set(FEEDBACK);
 export type WakeDecision =
   | { action: "wake"; reason: string; thread: string }
   | { action: "feedback"; reason: string; thread: string }
-  | { action: "ignore"; reason: string };
+  /** `setting`: the setting that decided it, when one did (src/runner/skips.ts). */
+  | { action: "ignore"; reason: string; setting?: "agent.ignore_local" | "agent.allow" };
 
 /** What the rules need to know. */
 export interface WakeContext {
@@ -64,21 +66,38 @@ export function normalizeAllow(entries: readonly string[]): Set<string> {
   return out;
 }
 
-/** Applies the wake rules to one new post. Pure: the per-author cap is `WakeLimiter`. */
+/**
+ * Applies the wake rules to one new post. Pure: the per-author cap is `WakeLimiter`.
+ * An ask or reply that only an author setting keeps from waking the agent says
+ * which (`setting`): those are the decisions a person needs to see.
+ */
 export function classifyPost(post: RunnerPost, ctx: WakeContext): WakeDecision {
   const short = post.id.slice(0, 12);
   if (post.author === ctx.agentKey) {
     return { action: "ignore", reason: `${post.kind} ${short} is the agent's own post` };
   }
+  const d = classifyKind(post, ctx, short);
+  if (d.action === "ignore") return d;
   if (ctx.ignoreLocal && ctx.localAuthors().has(post.author)) {
     return {
       action: "ignore",
-      reason: `${post.kind} ${short} is by another profile of this node (agent.ignore_local)`,
+      reason: `${post.kind} ${short} is by another profile of this node (agent.ignore_local = ` +
+        "true: try `wats try`, docs/getting-started.md)",
+      ...(d.action === "wake" ? { setting: "agent.ignore_local" } : {}),
     };
   }
   if (ctx.allow.size > 0 && !ctx.allow.has(post.author)) {
-    return { action: "ignore", reason: `${post.kind} ${short} is by an author not in agent.allow` };
+    return {
+      action: "ignore",
+      reason: `${post.kind} ${short} is by an author not in agent.allow`,
+      ...(d.action === "wake" ? { setting: "agent.allow" } : {}),
+    };
   }
+  return d;
+}
+
+/** The rules by kind and parent, before the author settings. */
+function classifyKind(post: RunnerPost, ctx: WakeContext, short: string): WakeDecision {
   const parent = post.parent !== undefined ? ctx.get(post.parent) : undefined;
   const repliesToAgent = parent !== undefined && parent.author === ctx.agentKey;
   const thread = threadOf(post);

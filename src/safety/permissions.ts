@@ -31,7 +31,8 @@ export type CommandId =
   | "control"
   | "service-install"
   | "service-uninstall"
-  | "service-status";
+  | "service-status"
+  | "try";
 
 /** A Worker's `deno.permissions`, with lists only (never `true` for a path kind). */
 export interface PermissionSet {
@@ -79,6 +80,8 @@ export interface PermissionInputs {
   editFile?: string;
   /** Setup: the MCP host config files it reads and writes. */
   hostConfigs?: string[];
+  /** `wats try`: the throwaway node's data dir, which the launcher makes and removes. */
+  scratch?: string;
   /** `wats service`: its unit file or plist and what else it touches (src/cli/service.ts). */
   service?: ServiceGrant;
 }
@@ -228,6 +231,19 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
         read: unique([p.dataDir, ...sock.read, ...(inputs.uiAssets ? [inputs.uiAssets] : [])]),
         write: sock.write,
         net: unique([...sock.net, ...(inputs.listen ? [inputs.listen] : [])]),
+      };
+    }
+    case "try": {
+      // This node's socket and the throwaway node's data dir (its socket inside);
+      // it runs only itself, as that node. No TCP: the nodes peer by themselves.
+      const sock = socketGrant(p.socket);
+      const dir = inputs.scratch ? [inputs.scratch] : [];
+      return {
+        ...NONE,
+        read: unique([...sock.read, ...dir]),
+        write: unique([...sock.write, ...dir]),
+        net: unique([...sock.net, ...dir.map((d) => `unix:${d}/mcp.sock`)]),
+        run: inputs.self.length > 0 ? [inputs.self[0]] : [],
       };
     }
     case "service-install": {

@@ -53,6 +53,12 @@ const RULES: Array<[string, string, string]> = [
   ["src/workers/help_worker.ts", "src/node/", "help holds no permission and needs no daemon code"],
   ["src/workers/service_worker.ts", "src/node/", "`wats service` writes one file, no daemon code"],
   ["src/workers/service_worker.ts", "src/store/", "`wats service` has no grant on store.db"],
+  [
+    "src/workers/try_worker.ts",
+    "src/node/",
+    "`wats try` runs its throwaway node as a program, never the daemon's code",
+  ],
+  ["src/workers/try_worker.ts", "src/store/", "`wats try` sees both nodes only through MCP"],
   ["src/workers/ui_worker.ts", "src/runner/spawn.ts", "`wats ui` runs no program"],
   ["src/workers/ui_worker.ts", "src/runner/scheduler.ts", "`wats ui` only observes the runner"],
   ["src/workers/ui_worker.ts", "src/store/", "`wats ui` reads posts only through the daemon"],

@@ -42,6 +42,13 @@ Deno.test("each subcommand gets its own permission set", () => {
   assert.equal(r("agent sweep").worker, "guardian_worker.ts");
   assert.deepEqual(r("agent sweep").words, ["agent", "sweep"]);
   assert.equal(r("mcp --profile p").id, "mcp");
+  assert.deepEqual(r("try --text hi --timeout 90s"), {
+    id: "try",
+    worker: "try_worker.ts",
+    words: ["try"],
+    argv: ["--text", "hi", "--timeout", "90s"],
+    dataDir: undefined,
+  });
   assert.deepEqual(r("ui --listen 127.0.0.1:9000"), {
     id: "ui",
     worker: "ui_worker.ts",

@@ -1,17 +1,22 @@
 /**
  * docs/getting-started.md followed as written, with the real Claude Code CLI
  * in a temp HOME and the default data directory: `wats setup claude --mcp`
- * ("Connect your MCP host"), then `wats setup claude --about "…"` and `wats`
- * ("Let the node wake your agent"). The second setup's `claude mcp get` checks
- * the registered server's health: that runs `wats mcp`, which starts a node in
- * the background. The foreground `wats` must take over from it, then run the
- * agent (issue 8 item 23).
+ * ("Connect your MCP host"), then `wats setup claude --about "…"`,
+ * `wats config set listen 127.0.0.1:7447` and `wats` ("Let the node wake your
+ * agent"). The second setup's `claude mcp get` checks the registered server's
+ * health: that runs `wats mcp`, which starts a node in the background. The
+ * foreground `wats` must take over from it (issue 8 item 23). Then "See it
+ * wake": an ask from the person's own profile wakes nothing and `wats status`
+ * names agent.ignore_local; `wats try` shows the agent waking and answering
+ * (issue 20 §3). No WATS_* variable is set: the settings are the page's. The
+ * only environment is what points Claude Code at the mock model.
  */
 
 import assert from "node:assert/strict";
 import { runWats, startWats } from "../support/cli.ts";
 import { requireCli } from "../support/clis.ts";
-import { agentEnv, answeringMock, call, idIn, mcpClient, waitFor } from "../support/swarm.ts";
+import { answeringMock, call, idIn, mcpClient, waitFor } from "../support/swarm.ts";
+import { CLIS_DIR } from "../support/clis.ts";
 
 const claude = requireCli("claude");
 
@@ -40,7 +45,7 @@ function lockPid(dataDir: string): number | undefined {
 
 Deno.test({
   name:
-    "getting started as written: `wats setup claude --about …` then `wats` starts and runs the agent",
+    "getting started as written: `wats setup claude --about …`, `wats`, then `wats try` shows the agent waking; the person's own ask names agent.ignore_local",
   ignore: claude === null,
   sanitizeOps: false,
   sanitizeResources: false,
@@ -48,9 +53,13 @@ Deno.test({
     const home = await Deno.makeTempDir({ prefix: "wats-home-" });
     const dataDir = `${home}/.local/share/wats`;
     const mock = answeringMock();
-    // The model is the mock; the askers below are profiles of this same node,
-    // and a debounce of 0 keeps the test short. Nothing else is set.
-    const env = agentEnv(mock, { WATS_AGENT_IGNORE_LOCAL: "false" });
+    // Claude Code as the person has it, but talking to the mock model. No wats setting.
+    const env = {
+      PATH: `${CLIS_DIR}/node_modules/.bin:${Deno.env.get("PATH")}`,
+      ANTHROPIC_BASE_URL: mock.url,
+      ANTHROPIC_API_KEY: "test-key",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    };
     const leftovers: number[] = [];
     let node: ReturnType<typeof startWats> | undefined;
     try {
@@ -63,6 +72,8 @@ Deno.test({
       );
       assert.equal(setup.code, 0, setup.stderr);
       assert.match(setup.stdout, /already has wats/);
+      const listen = await runWats(["config", "set", "listen", "127.0.0.1:7447"], { home, env });
+      assert.equal(listen.code, 0, listen.stderr);
       const background = lockPid(dataDir);
       assert.ok(
         background !== undefined && alive(background),
@@ -84,22 +95,35 @@ Deno.test({
       await waitFor("the background node to end", () => !alive(background), 30_000);
       assert.equal(lockPid(dataDir), started.process.pid);
 
-      // It runs: an ask wakes the agent, whose answer lands in the thread.
+      // "See it wake": the person's own ask wakes nothing, and status says which setting.
       const alice = await mcpClient(dataDir, "alice", home);
       try {
         const askId = idIn(
-          await call(alice, "ask", { title: "Logs", text: "logrotate or journald?" }),
+          await call(alice, "ask", { title: "Mine", text: "does this wake my agent?" }),
         );
-        let thread = "";
-        const end = Date.now() + 120_000;
-        while (!/Use journald \(1\)\./.test(thread)) {
-          assert.ok(Date.now() < end, `no answer from the agent; stderr:\n${started.stderr()}`);
-          await new Promise((r) => setTimeout(r, 250));
-          thread = await call(alice, "thread", { id: askId });
+        const said = `agent.ignore_local: did not wake the agent: ask ${askId.slice(0, 12)} ` +
+          "is by another profile of this node";
+        let status = "";
+        const end = Date.now() + 60_000;
+        while (!status.includes(said)) {
+          assert.ok(Date.now() < end, `wats status never named agent.ignore_local:\n${status}`);
+          status = (await runWats(["status"], { home, env })).stdout;
         }
+        assert.match(status, /^posts a setting kept from waking the agent \(newest last\):$/m);
       } finally {
         await alice.close();
       }
+
+      // `wats try`: a throwaway node asks, the agent wakes and its answer arrives.
+      const tried = await runWats(["try"], { home, env, timeoutMs: 400_000 });
+      assert.equal(
+        tried.code,
+        0,
+        `stdout:\n${tried.stdout}\nstderr:\n${tried.stderr}\nnode:\n${started.stderr()}`,
+      );
+      assert.match(tried.stdout, /^agent woke: run \S+ started/m);
+      assert.match(tried.stdout, /^the answer arrived on the throwaway node:$/m);
+      assert.match(tried.stdout, /^Use journald \(1\)\.$/m);
       const stopped = await started.stop();
       assert.equal(stopped.code, 0, stopped.stderr);
     } finally {

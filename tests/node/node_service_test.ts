@@ -67,6 +67,14 @@ async function setup(
       agent: { runtime: "claude", profile: "alice-agent" },
       budget: null,
       halted: null,
+      skipped: [{
+        at: 1_800_000_000_000,
+        post: "e".repeat(64),
+        kind: "ask",
+        author: "npub1bob",
+        setting: "agent.allow",
+        reason: "did not wake the agent: ask eeeeeeeeeeee is by an author not in agent.allow",
+      }],
     }),
     safetyNotices: () =>
       Promise.resolve(
@@ -339,6 +347,22 @@ Deno.test("a coding agent's held request: only a person decides it, the answer g
     const { draft } = await heldAnswer(s);
     assert.equal(s.service.decidePermission(draft, true, s.person), undefined);
     assert.match(formatPending(s.review.list(), 1_800_000_000), /draft /);
+  } finally {
+    s.cleanup();
+  }
+});
+
+Deno.test("the posts a setting kept from waking the agent are shown to a person's session, never to a runner's", async () => {
+  const s = await setup();
+  try {
+    const mine = formatStatus(await s.service.status(s.person));
+    assert.match(
+      mine,
+      /^ {2}- 2027-01-15T08:00:00Z agent\.allow: did not wake the agent: ask eeeeeeeeeeee is by an author not in agent\.allow \(author npub1bob\)$/m,
+    );
+    const runner = await s.service.status(s.runner);
+    assert.equal(runner.skipped, undefined);
+    assert.doesNotMatch(formatStatus(runner), /agent\.allow|did not wake/);
   } finally {
     s.cleanup();
   }

@@ -490,6 +490,13 @@ Deno.test("a looping thread is paused, logged once, and resumes when a third aut
     }]);
     assert.equal(r.runner.status().queued, 2, "its events stay queued");
     assert.equal(r.time.pending(), 0, "nothing to wait for");
+    // Each held post is a skip decision naming the setting; the second by BOB is at debug.
+    assert.deepEqual(
+      r.runner.status().skipped.map((k) => [k.post, k.setting]),
+      [[fifth.id, "agent.loop_max_exchanges"], [sixth.id, "agent.loop_max_exchanges"]],
+    );
+    const held = r.log.lines.filter((l) => l.message.includes(`waits: thread ${ask.id} is paused`));
+    assert.deepEqual(held.map((l) => l.level), ["info", "debug"]);
     // A third author posts (a note that wakes nobody by itself).
     r.post({ author: CAROL, kind: "note", root: ask.id, parent: ask.id });
     await r.time.advance(30 * SEC);
@@ -1038,5 +1045,34 @@ Deno.test("a run's header and start line state only the limits its runtime appli
     } finally {
       r.cleanup();
     }
+  }
+});
+
+Deno.test("a post a setting keeps from waking the agent is logged at info with the setting and shown in status", async () => {
+  const r = rig({ "agent.wakes_per_author_per_hour": 1, "agent.max_usd_per_day": 1 });
+  try {
+    r.runner.start();
+    const local = r.post({ author: PERSON, kind: "ask" });
+    r.post({ author: PERSON, kind: "note" }); // never wakes it: no setting to name
+    r.post({ author: BOB, kind: "ask" });
+    const capped = r.post({ author: BOB, kind: "ask" });
+    assert.deepEqual(
+      r.runner.status().skipped.map((s) => [s.post, s.setting]),
+      [[local.id, "agent.ignore_local"], [capped.id, "agent.wakes_per_author_per_hour"]],
+    );
+    const info = r.log.lines.filter((l) => l.level === "info" && l.message.startsWith("did not"));
+    assert.equal(info.length, 2);
+    assert.match(info[0].message, /another profile of this node \(agent\.ignore_local = true/);
+    await r.time.advance(30 * SEC);
+    r.spawner.last.finish({ ok: true, costUsd: 1.5 });
+    await r.runner.whenIdle();
+    // The budget is spent: a new ask waits, and says why.
+    const waits = r.post({ author: CAROL, kind: "ask" });
+    const last = r.runner.status().skipped.at(-1);
+    assert.equal(last?.post, waits.id);
+    assert.equal(last?.setting, "agent.max_usd_per_day");
+    assert.match(last?.reason ?? "", /waits: the daily budget is spent/);
+  } finally {
+    r.cleanup();
   }
 });

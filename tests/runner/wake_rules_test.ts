@@ -106,3 +106,22 @@ Deno.test("agent.wakes_per_author_per_hour caps one author's wakes in a sliding 
   const unlimited = new WakeLimiter(0);
   for (let i = 0; i < 100; i++) assert.equal(unlimited.take(BOB, t0), true);
 });
+
+Deno.test("an author setting is named only when it is what kept an ask or reply from waking the agent", () => {
+  const s = new FakeStore();
+  const ask = s.add({ author: PERSON, kind: "ask" });
+  const note = s.add({ author: PERSON, kind: "note" });
+  const byCarol = s.add({ author: CAROL, kind: "ask" });
+  const local = classifyPost(ask, ctx(s));
+  assert.deepEqual(
+    local.action === "ignore" ? local.setting : local.action,
+    "agent.ignore_local",
+  );
+  assert.match(local.reason, /wats try/);
+  // A note that replies to no post of the agent wakes it from no one: no setting to blame.
+  const n = classifyPost(note, ctx(s));
+  assert.equal(n.action === "ignore" ? n.setting : n.action, undefined);
+  assert.match(n.reason, /feedback on someone else/);
+  const notAllowed = classifyPost(byCarol, ctx(s, { allow: new Set([BOB]) }));
+  assert.equal(notAllowed.action === "ignore" ? notAllowed.setting : "", "agent.allow");
+});

@@ -164,6 +164,7 @@ Deno.test("only the safety writers (config ack, first-start init) can write safe
       "status",
       "ui",
       "control",
+      "try",
     ];
     for (const id of all) {
       const [got] = await probe(id, f.inputs, [{ op: "write", path: f.paths.safety }]);
@@ -371,6 +372,32 @@ Deno.test("`wats ui` reads, connects and serves its one address, and writes noth
       [{ op: "run", cmd: "xdg-open" }, "NotCapable"],
       [{ op: "env", name: "HOME" }, "NotCapable"],
     ]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("`wats try` connects to this node, uses its scratch dir and runs itself, nothing else", async () => {
+  const f = await fixture();
+  try {
+    const scratch = `${f.root}/wats-try-1`;
+    await Deno.mkdir(scratch);
+    const other = Deno.listen({ transport: "unix", path: `${scratch}/mcp.sock` });
+    try {
+      await expect("try", { ...f.inputs, scratch }, [
+        [{ op: "connect", path: f.paths.socket }, "ok"],
+        [{ op: "connect", path: `${scratch}/mcp.sock` }, "ok"],
+        [{ op: "write", path: `${scratch}/x` }, "ok"],
+        [{ op: "run", cmd: "/bin/true" }, "ok"],
+        [{ op: "run", cmd: "kill" }, "NotCapable"],
+        [{ op: "read", path: f.paths.config }, "NotCapable"],
+        [{ op: "write", path: `${f.root}/wats-try-2` }, "NotCapable"],
+        [{ op: "write", path: f.paths.store }, "NotCapable"],
+        [{ op: "tcp", hostname: "127.0.0.1", port: 7447 }, "NotCapable"],
+      ]);
+    } finally {
+      other.close();
+    }
   } finally {
     await f.close();
   }

@@ -1,0 +1,379 @@
+/**
+ * `wats try`: shows a person their agent waking, on one machine, without weakening
+ * `agent.ignore_local` (docs/getting-started.md, docs/decisions/node.md "wats try"). An ask
+ * from one of this node's own profiles wakes nothing, by design; so this starts a throwaway
+ * second node — its own temporary data directory (made and removed by the launcher), so its
+ * own node key and authors — peered with this node's relay endpoint (`listen`), posts one ask
+ * from it, and shows what happens: the ask arriving, the agent's run starting (or the setting
+ * that kept it from waking), and the answer, fenced as another author's content. The second
+ * node is stopped on every way out: answer, timeout, error, Ctrl-C.
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { UsageError, WatsError } from "../errors.ts";
+import { formatDuration, parseDuration } from "../duration.ts";
+import { formatPost } from "../mcp/format.ts";
+import type { NodeStatus, PostView } from "../mcp/service.ts";
+import type { CommandContext } from "./context.ts";
+import { callData, callText, connectDaemon, type DaemonSession } from "./socket_client.ts";
+
+/** The usage text of `wats try`. */
+export const TRY_HELP = `Usage: wats try [--text "…"] [--timeout D]
+
+Shows your agent waking, on this machine. An ask from this node's own profiles
+wakes nothing (agent.ignore_local, docs/runner.md), so \`wats try\` starts a
+throwaway second node (its own temporary data directory and keys), connects it
+to this node's relay endpoint, posts one ask from there and shows the agent's
+run and answer as they arrive. Then it stops that node and removes its
+directory, also on Ctrl-C or an error.
+
+The running node (\`wats\`) must have an agent (\`wats setup claude --about …\`)
+and a relay endpoint: start it with \`wats --listen 127.0.0.1:7447\` (or
+\`wats config set listen 127.0.0.1:7447\` and restart it).
+
+  --text "…"     the ask (default: a question about this machine's agent)
+  --timeout D    how long to wait for the answer (default 5m; e.g. 90s, 10m)
+
+Exit codes: 0 the answer arrived; 1 it did not (timeout, a setting kept the
+agent from waking, the run ended without an answer, no node, no endpoint);
+2 a usage error; 130 stopped by Ctrl-C.
+`;
+
+/** The default ask. */
+export const TRY_TEXT = "Hello from `wats try`: what can you help with? Answer in one sentence.";
+
+/** The default `--timeout`. */
+export const TRY_TIMEOUT_MS = 5 * 60_000;
+
+/** The second node's profile, so its posts say where they came from. */
+export const TRY_PROFILE = "try";
+
+/** `wats try`'s options. */
+export interface TryArgs {
+  help: boolean;
+  text: string;
+  timeoutMs: number;
+}
+
+/** Reads `wats try`'s arguments. Pure. */
+export function parseTryArgs(argv: string[]): TryArgs {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: {
+        help: { type: "boolean", short: "h" },
+        text: { type: "string" },
+        timeout: { type: "string" },
+      },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (err) {
+    const m = (err as Error).message.match(/^Unknown option '([^']+)'/);
+    throw new UsageError(
+      m ? `unknown flag ${m[1]}: see \`wats try --help\`` : (err as Error).message,
+    );
+  }
+  const v = parsed.values;
+  if (parsed.positionals.length > 0) {
+    throw new UsageError(
+      `unexpected argument "${parsed.positionals[0]}": give the ask as --text "…"`,
+    );
+  }
+  const text = v.text ?? TRY_TEXT;
+  if (text.trim() === "") throw new UsageError('--text is empty: give the ask, e.g. --text "…"');
+  let timeoutMs = TRY_TIMEOUT_MS;
+  if (v.timeout !== undefined) {
+    const ms = parseDuration(v.timeout);
+    if (ms === undefined || ms <= 0) {
+      throw new UsageError(`--timeout ${v.timeout} is not a duration such as 90s or 10m`);
+    }
+    timeoutMs = ms;
+  }
+  return { help: v.help === true, text, timeoutMs };
+}
+
+/**
+ * The `ws://` URL a second node on this machine uses to reach the daemon's
+ * endpoint, or a `WatsError` saying what to set when there is none.
+ */
+export function endpointOf(status: NodeStatus): string {
+  const port = status.network?.listenPort;
+  if (port === undefined) {
+    throw new WatsError(
+      "try.no_endpoint",
+      "this node serves no relay endpoint for a second node to connect to: stop it and start " +
+        "it with `wats --listen 127.0.0.1:7447` (or `wats config set listen 127.0.0.1:7447`, " +
+        "then restart it), then run `wats try` again",
+    );
+  }
+  const host = status.network?.listenHost;
+  // An endpoint bound to every address is reached on loopback.
+  const reach = host === undefined || host === "" || host === "0.0.0.0" || host === "::" ||
+      host === "[::]"
+    ? "127.0.0.1"
+    : host.includes(":") && !host.startsWith("[")
+    ? `[${host}]`
+    : host;
+  return `ws://${reach}:${port}`;
+}
+
+/** How long the second node has to stop on SIGTERM before it is killed. */
+const STOP_MS = 15_000;
+
+/** How often the two nodes are looked at while waiting. */
+const POLL_MS = 500;
+
+/** Runs `wats try`. The launcher made `ctx.scratch` and removes it afterwards. */
+export async function tryCommand(ctx: CommandContext): Promise<number> {
+  const args = parseTryArgs(ctx.argv);
+  if (args.help) {
+    console.log(TRY_HELP);
+    return 0;
+  }
+  const dir = tryDirOf(ctx);
+  const here = await connectDaemon(ctx.paths.socket, undefined, { data: true });
+  let node: Deno.ChildProcess | undefined;
+  let there: DaemonSession | undefined;
+  try {
+    const status = await callData<NodeStatus>(here, "status");
+    if (status.agent === null) {
+      throw new WatsError(
+        "try.no_agent",
+        'this node runs no agent: set one up with `wats setup claude --about "…"` (or ' +
+          "`wats setup codex`), restart `wats`, then run `wats try` again",
+      );
+    }
+    if (status.halted !== null) {
+      throw new WatsError(
+        "try.halted",
+        "this node's agent is halted: end the halt with `wats resume`, then run `wats try` again",
+      );
+    }
+    const url = endpointOf(status);
+    console.log(`starting a throwaway node in ${dir}, connected to this node at ${url}`);
+    node = new Deno.Command(ctx.self[0], {
+      args: [
+        ...ctx.self.slice(1),
+        "--data-dir",
+        dir,
+        "node",
+        // Flags win over WATS_* variables and config: it runs no agent, listens nowhere,
+        // and syncs with this node only.
+        "--agent",
+        "none",
+        "--listen",
+        "",
+        "--infra",
+        url,
+        "--log-level",
+        "warning",
+      ],
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    const stderr = collect(node.stderr);
+    there = await waitForSocket(`${dir}/mcp.sock`, node, stderr, ctx.signal);
+    if (there === undefined) return stopped();
+    const postedAt = Date.now();
+    const asked = await callText(there, "ask", { title: "wats try", text: args.text });
+    const askId = asked.match(/\b[0-9a-f]{64}\b/)?.[0];
+    if (askId === undefined) {
+      throw new WatsError("try.no_id", `the second node posted no ask: ${asked}`);
+    }
+    console.log(`posted: ask ${askId.slice(0, 12)} as "${TRY_PROFILE}" on the throwaway node`);
+    return await watch(ctx, here, there, askId, postedAt, args.timeoutMs);
+  } finally {
+    await there?.close().catch(() => {});
+    await here.close().catch(() => {});
+    if (node !== undefined) await stop(node);
+  }
+}
+
+/** The scratch data directory the launcher made for this run. */
+function tryDirOf(ctx: CommandContext): string {
+  const dir = ctx.scratch;
+  if (dir === undefined) {
+    throw new WatsError("try.no_dir", "no scratch directory was made for `wats try`");
+  }
+  return dir;
+}
+
+/** Prints progress until the answer arrives; returns the exit code. */
+async function watch(
+  ctx: CommandContext,
+  here: DaemonSession,
+  there: DaemonSession,
+  askId: string,
+  postedAt: number,
+  timeoutMs: number,
+): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  let arrived = false;
+  let runId: string | undefined;
+  let runEnded = false;
+  while (!ctx.signal.aborted) {
+    const status = await callData<NodeStatus>(here, "status");
+    const skip = status.skipped?.find((s) => s.post === askId);
+    if (skip !== undefined) {
+      console.log(`this node did not wake its agent: ${skip.reason}`);
+      console.log(`(wats status lists it; the setting is ${skip.setting}, docs/runner.md)`);
+      return 1;
+    }
+    if (!arrived && await hasPost(here, askId)) {
+      arrived = true;
+      console.log("the ask reached this node");
+    }
+    const runs = status.runs;
+    const current = runs?.current && runs.current.startedAt >= postedAt - 1000
+      ? runs.current
+      : undefined;
+    if (runId === undefined && current !== undefined) {
+      runId = current.id;
+      console.log(`agent woke: run ${runId} started (\`wats agent logs -f\` follows it)`);
+    }
+    const last = runs?.last;
+    if (last !== undefined && last.startedAt >= postedAt - 1000 && current === undefined) {
+      if (runId === undefined) {
+        runId = last.id;
+        console.log(`agent woke: run ${runId} started`);
+      }
+      if (last.id === runId && !runEnded) {
+        runEnded = true;
+        console.log(`run ${runId} ended: ${last.status}`);
+      }
+    }
+    const answer = await replyTo(there, askId);
+    if (answer !== undefined) {
+      console.log("the answer arrived on the throwaway node:");
+      console.log(formatPost(answer));
+      return 0;
+    }
+    if (runEnded && !(await repliedHere(here, askId))) {
+      console.log(
+        `the run ended without answering the ask: \`wats agent logs --run ${runId}\` shows why`,
+      );
+      return 1;
+    }
+    if (Date.now() >= deadline) {
+      console.log(
+        `no answer within ${formatDuration(timeoutMs)}: ` +
+          (arrived
+            ? runId === undefined
+              ? "the agent has not woken yet (agent.every debounces wakes; `wats status` says why runs wait)"
+              : `run ${runId} is still going (\`wats agent logs -f\`)`
+            : "the ask has not reached this node"),
+      );
+      return 1;
+    }
+    await sleep(POLL_MS, ctx.signal);
+  }
+  return stopped();
+}
+
+/** What Ctrl-C ends with (the caller's `finally` stops the second node). */
+function stopped(): number {
+  console.log("stopped: the throwaway node is being removed");
+  return 130;
+}
+
+/** True when `id` is stored on the node of `session`. */
+async function hasPost(session: DaemonSession, id: string): Promise<boolean> {
+  try {
+    await callText(session, "thread", { id, limit: 1 });
+    return true;
+  } catch (err) {
+    if (err instanceof WatsError) return false;
+    throw err;
+  }
+}
+
+/** The first reply to `askId` by another author, as the node of `session` has it. */
+async function replyTo(session: DaemonSession, askId: string): Promise<PostView | undefined> {
+  let data: { posts: PostView[] };
+  try {
+    data = await callData<{ posts: PostView[] }>(session, "thread", { id: askId });
+  } catch (err) {
+    if (err instanceof WatsError) return undefined;
+    throw err;
+  }
+  const ask = data.posts.find((p) => p.id === askId);
+  return data.posts.find((p) => p.parent === askId && p.author !== ask?.author);
+}
+
+/** True when this node has a reply to `askId` (then it is on its way to the second node). */
+async function repliedHere(session: DaemonSession, askId: string): Promise<boolean> {
+  return (await replyTo(session, askId)) !== undefined;
+}
+
+/**
+ * Connects to the second node's socket once it serves; fails if the node exits
+ * first; undefined when stopped meanwhile.
+ */
+async function waitForSocket(
+  socket: string,
+  node: Deno.ChildProcess,
+  stderr: () => string,
+  signal: AbortSignal,
+): Promise<DaemonSession | undefined> {
+  let exited = false;
+  node.status.then(() => exited = true);
+  while (!signal.aborted) {
+    if (exited) {
+      const said = stderr().trim().split("\n").filter((l) => l !== "").at(-1);
+      throw new WatsError(
+        "try.node_failed",
+        `the throwaway node stopped before it served${said ? `: ${said}` : ""}`,
+      );
+    }
+    try {
+      return await connectDaemon(socket, TRY_PROFILE, { data: true });
+    } catch {
+      await sleep(100, signal);
+    }
+  }
+  return undefined;
+}
+
+/** Keeps what a stream says (for the error when the second node fails). */
+function collect(stream: ReadableStream<Uint8Array>): () => string {
+  let text = "";
+  (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of stream) text = (text + decoder.decode(chunk)).slice(-4000);
+  })().catch(() => {});
+  return () => text;
+}
+
+/** Stops the second node and waits for it (SIGKILL if it does not end). */
+async function stop(node: Deno.ChildProcess): Promise<void> {
+  try {
+    node.kill("SIGTERM");
+  } catch { /* already ended */ }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const ended = await Promise.race([
+    node.status.then(() => true),
+    new Promise<false>((r) => timer = setTimeout(() => r(false), STOP_MS)),
+  ]);
+  clearTimeout(timer);
+  if (!ended) {
+    try {
+      node.kill("SIGKILL");
+    } catch { /* ended meanwhile */ }
+    await node.status;
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(t);
+      resolve();
+    }, { once: true });
+  });
+}

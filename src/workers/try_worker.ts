@@ -1,0 +1,5 @@
+/** Worker: `wats try`. Permissions: "try" in src/safety/permissions.ts. @module */
+import { serveCommand } from "../cli/worker_entry.ts";
+import { tryCommand } from "../cli/try.ts";
+
+serveCommand(tryCommand);

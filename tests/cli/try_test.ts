@@ -1,0 +1,318 @@
+/**
+ * `wats try` (issue 20 §3): a throwaway second node asks, the agent of the running node wakes
+ * and answers, with `agent.ignore_local` left at its default; a setting that keeps the ask from
+ * waking the agent is named; what is missing (a daemon, a relay endpoint) is one error line; the
+ * throwaway node's directory is gone afterwards. Real daemons, the real Claude Code CLI against
+ * the mock model.
+ */
+
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { runWats, startWats, tempDataDir } from "../support/cli.ts";
+import { requireCli } from "../support/clis.ts";
+import { agentEnv, answeringMock } from "../support/swarm.ts";
+import {
+  hasTool,
+  type MockAnthropic,
+  startMockAnthropic,
+  text,
+} from "../support/mock_anthropic.ts";
+import { parseTryArgs, TRY_TEXT, TRY_TIMEOUT_MS } from "../../src/cli/try.ts";
+
+const claude = requireCli("claude");
+
+/** A loopback port free a moment ago. */
+function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+/** Starts `wats node --agent claude` serving a relay endpoint on a free loopback port. */
+async function agentNode(dataDir: string, mock: MockAnthropic, env = {}) {
+  const node = startWats(
+    ["--data-dir", dataDir, "node", "--agent", "claude", "--listen", `127.0.0.1:${freePort()}`],
+    { env: agentEnv(mock, env) },
+  );
+  await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+  return node;
+}
+
+/** The scratch directory `wats try` said it started its node in. */
+function scratchOf(stdout: string): string {
+  const m = stdout.match(/^starting a throwaway node in (\S+),/m);
+  assert.ok(m, stdout);
+  return m[1];
+}
+
+Deno.test("wats try's flags: --text, --timeout with its default, and one clear line for a mistake", () => {
+  assert.deepEqual(parseTryArgs([]), { help: false, text: TRY_TEXT, timeoutMs: TRY_TIMEOUT_MS });
+  assert.deepEqual(parseTryArgs(["--text", "Hi?", "--timeout", "90s"]), {
+    help: false,
+    text: "Hi?",
+    timeoutMs: 90_000,
+  });
+  assert.throws(() => parseTryArgs(["--timeout", "soon"]), {
+    message: "--timeout soon is not a duration such as 90s or 10m",
+  });
+  assert.throws(() => parseTryArgs(["--nope"]), {
+    message: "unknown flag --nope: see `wats try --help`",
+  });
+  assert.throws(() => parseTryArgs(["hello"]), {
+    message: 'unexpected argument "hello": give the ask as --text "…"',
+  });
+});
+
+Deno.test({
+  name:
+    "wats try: an ask from a throwaway node wakes the agent (agent.ignore_local at its default) and its answer arrives",
+  ignore: claude === null,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dataDir = tempDataDir();
+    const mock = answeringMock();
+    const node = await agentNode(dataDir, mock);
+    try {
+      const r = await runWats(["--data-dir", dataDir, "try", "--text", "logrotate or journald?"], {
+        env: agentEnv(mock),
+        timeoutMs: 180_000,
+      });
+      assert.equal(
+        r.code,
+        0,
+        `stdout:\n${r.stdout}\nstderr:\n${r.stderr}\nnode:\n${node.stderr()}`,
+      );
+      const lines = r.stdout.split("\n");
+      const order = [
+        /^starting a throwaway node in /,
+        /^posted: ask [0-9a-f]{12} as "try" on the throwaway node$/,
+        /^the ask reached this node$/,
+        /^agent woke: run \S+ started/,
+        /^run \S+ ended: ok$/,
+        /^the answer arrived on the throwaway node:$/,
+        /^----- post [0-9a-f]{64} · answer · by npub1\S+ · unverified: content, not instructions -----$/,
+      ].map((re) => lines.findIndex((l) => re.test(l)));
+      assert.ok(order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1])), r.stdout);
+      assert.match(r.stdout, /Use journald \(1\)\./);
+      assert.ok(!existsSync(scratchOf(r.stdout)), "the throwaway node's directory is removed");
+      const status = await runWats(["--data-dir", dataDir, "status"]);
+      assert.doesNotMatch(status.stdout, /kept from waking/, "nothing was skipped");
+    } finally {
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(dataDir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "wats try names the setting that kept its ask from waking the agent, and wats status lists it",
+  ignore: claude === null,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dataDir = tempDataDir();
+    const mock = answeringMock();
+    const node = await agentNode(dataDir, mock, { WATS_AGENT_ALLOW: "b".repeat(64) });
+    try {
+      const r = await runWats(["--data-dir", dataDir, "try"], { env: agentEnv(mock) });
+      assert.equal(r.code, 1, `stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+      assert.match(
+        r.stdout,
+        /^this node did not wake its agent: did not wake the agent: ask [0-9a-f]{12} is by an author not in agent\.allow$/m,
+      );
+      assert.ok(!existsSync(scratchOf(r.stdout)));
+      assert.doesNotMatch(node.stderr(), /run \S+ started/, "no run");
+      const status = await runWats(["--data-dir", dataDir, "status"]);
+      assert.match(
+        status.stdout,
+        /^ {2}- \S+Z agent\.allow: did not wake the agent: ask [0-9a-f]{12} is by an author not in agent\.allow \(author npub1\S+\)$/m,
+      );
+      assert.match(
+        node.stderr(),
+        /did not wake the agent: ask [0-9a-f]{12} is by an author not in agent\.allow; more like it/,
+        "logged at info, the node's default level",
+      );
+    } finally {
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(dataDir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "wats try without a relay endpoint or without a daemon says what to do in one line",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dataDir = tempDataDir();
+    try {
+      const none = await runWats(["--data-dir", dataDir, "try"]);
+      assert.equal(none.code, 1);
+      assert.equal(
+        none.stderr,
+        `error: no wats daemon answers on ${dataDir}/mcp.sock: start it with \`wats\` (or \`wats node\`)\n`,
+      );
+      const node = startWats(["--data-dir", dataDir, "node", "--agent", "none"]);
+      try {
+        await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+        const r = await runWats(["--data-dir", dataDir, "try"]);
+        assert.equal(r.code, 1);
+        assert.equal(
+          r.stderr,
+          'error: this node runs no agent: set one up with `wats setup claude --about "…"` (or ' +
+            "`wats setup codex`), restart `wats`, then run `wats try` again\n",
+        );
+      } finally {
+        await node.stop();
+      }
+    } finally {
+      Deno.removeSync(dataDir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "wats try on a node with an agent but no relay endpoint says what to set",
+  ignore: claude === null,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dataDir = tempDataDir();
+    const mock = answeringMock();
+    const node = startWats(["--data-dir", dataDir, "node", "--agent", "claude"], {
+      env: agentEnv(mock),
+    });
+    try {
+      await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+      const r = await runWats(["--data-dir", dataDir, "try"]);
+      assert.equal(r.code, 1);
+      assert.equal(
+        r.stderr,
+        "error: this node serves no relay endpoint for a second node to connect to: stop it and " +
+          "start it with `wats --listen 127.0.0.1:7447` (or `wats config set listen " +
+          "127.0.0.1:7447`, then restart it), then run `wats try` again\n",
+      );
+      assert.equal(r.stdout, "");
+    } finally {
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(dataDir, { recursive: true });
+    }
+  },
+});
+
+/** True while `pid` runs (a zombie nobody reaped does not count). */
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(Deno.readTextFileSync(`/proc/${pid}/stat`));
+  } catch {
+    return false;
+  }
+}
+
+Deno.test({
+  name: "Ctrl-C during wats try stops the throwaway node and removes its directory (exit 130)",
+  ignore: claude === null || Deno.build.os !== "linux",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dataDir = tempDataDir();
+    const mock = answeringMock();
+    // A long debounce: the ask waits, so Ctrl-C comes while `wats try` watches.
+    const node = await agentNode(dataDir, mock, { WATS_AGENT_EVERY: "10m" });
+    const tried = startWats(["--data-dir", dataDir, "try"], { env: agentEnv(mock) });
+    try {
+      await tried.waitForLine((l) => l.startsWith("posted: ask "), 90_000);
+      const scratch = scratchOf(tried.stdoutLines.join("\n"));
+      const pid = Number.parseInt(Deno.readTextFileSync(`${scratch}/daemon.lock`).trim(), 10);
+      assert.ok(alive(pid), "the throwaway node runs");
+      const r = await tried.stop("SIGINT");
+      assert.equal(r.code, 130, `stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+      assert.match(r.stdout, /^stopped: the throwaway node is being removed$/m);
+      assert.ok(!existsSync(scratch), "its directory is removed");
+      assert.ok(!alive(pid), "the throwaway node has ended");
+    } finally {
+      await tried.stop();
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(dataDir, { recursive: true });
+    }
+  },
+});
+
+Deno.test("wats try --help, and wats --help lists it", async () => {
+  const help = await runWats(["try", "--help"]);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /^Usage: wats try \[--text "…"\] \[--timeout D\]$/m);
+  assert.match(help.stdout, /^Exit codes: 0 the answer arrived;/m);
+  const main = await runWats(["--help"]);
+  assert.match(main.stdout, /^ {2}wats try \[--text "…"\] +see your agent wake/m);
+});
+
+Deno.test({
+  name: "wats try gives up after --timeout, saying where the ask got to (exit 1)",
+  ignore: claude === null,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dataDir = tempDataDir();
+    const mock = answeringMock();
+    // A long debounce: no run comes within the timeout.
+    const node = await agentNode(dataDir, mock, { WATS_AGENT_EVERY: "10m" });
+    try {
+      const r = await runWats(["--data-dir", dataDir, "try", "--timeout", "2s"], {
+        env: agentEnv(mock),
+      });
+      assert.equal(r.code, 1, `stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+      assert.match(
+        r.stdout,
+        /^no answer within 2s: (the agent has not woken yet \(agent\.every debounces wakes; `wats status` says why runs wait\)|the ask has not reached this node)$/m,
+      );
+      assert.ok(!existsSync(scratchOf(r.stdout)));
+    } finally {
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(dataDir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "wats try says when the agent's run ended without answering (exit 1)",
+  ignore: claude === null,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dataDir = tempDataDir();
+    // The model is woken with the wats tools but answers nothing.
+    const mock = startMockAnthropic({
+      rules: [{ when: hasTool("mcp__wats__answer"), reply: text("Not answering.") }],
+    });
+    const node = await agentNode(dataDir, mock);
+    try {
+      const r = await runWats(["--data-dir", dataDir, "try"], {
+        env: agentEnv(mock),
+        timeoutMs: 180_000,
+      });
+      assert.equal(r.code, 1, `stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+      assert.match(r.stdout, /^run (\S+) ended: ok$/m);
+      const run = r.stdout.match(/^run (\S+) ended: ok$/m)![1];
+      assert.match(
+        r.stdout,
+        new RegExp(
+          `^the run ended without answering the ask: \`wats agent logs --run ${run}\` shows why$`,
+          "m",
+        ),
+      );
+    } finally {
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(dataDir, { recursive: true });
+    }
+  },
+});
