@@ -79,7 +79,9 @@ Deno.test({
         const login = await fetch(line.match(/http:\/\/\S+/)![0], { redirect: "manual" });
         await login.body?.cancel();
         const cookie = login.headers.get("set-cookie")!.split(";")[0];
-        const page = await fetch(`http://127.0.0.1:${port}/`, { headers: { cookie } });
+        // The session lives under the random path the login redirects to.
+        const home = new URL(login.headers.get("location")!, `http://127.0.0.1:${port}/`);
+        const page = await fetch(home, { headers: { cookie } });
         assert.equal(page.status, 200);
         await page.body?.cancel();
         await waitForLineNoPrompt(ui, (l) => l.includes("Ctrl-C stops the dashboard"));
