@@ -80,8 +80,8 @@ Deno.test({
         await login.body?.cancel();
         const cookie = login.headers.get("set-cookie")!.split(";")[0];
         // The session lives under the random path the login redirects to.
-        const home = new URL(login.headers.get("location")!, `http://127.0.0.1:${port}/`);
-        const page = await fetch(home, { headers: { cookie } });
+        const sessionUrl = new URL(login.headers.get("location")!, `http://127.0.0.1:${port}/`);
+        const page = await fetch(sessionUrl, { headers: { cookie } });
         assert.equal(page.status, 200);
         await page.body?.cancel();
         await waitForLineNoPrompt(ui, (l) => l.includes("Ctrl-C stops the dashboard"));
