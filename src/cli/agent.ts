@@ -151,7 +151,7 @@ function pending(ctx: CommandContext): number {
     for (const d of drafts) {
       const p = d.permission;
       if (p !== undefined) {
-        const where = p.locations.length > 0 ? ` ${p.locations.join(" ")}` : "";
+        const where = p.locations.length > 0 ? ` ${p.locations.map(oneLine).join(" ")}` : "";
         console.log(
           `${d.id}  ${
             formatAge(now / 1000 - d.createdAt)
