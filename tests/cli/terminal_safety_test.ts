@@ -180,3 +180,35 @@ Deno.test("the daemon's stderr shows a relay's NOTICE and CLOSED text escaped", 
 function wait(ms: number): Promise<undefined> {
   return new Promise((r) => setTimeout(() => r(undefined), ms));
 }
+
+Deno.test("only known writers bypass the terminal-safe console, each for a reason", async () => {
+  // Own text (help, the settings reference), protocol bytes for a program
+  // (`wats mcp`'s stdout), and writers that escape themselves.
+  const allowed: Record<string, RegExp> = {
+    "src/config/reference.ts": /Deno\.stdout\.write\(new TextEncoder\(\)\.encode\(renderReference/,
+    "src/cli/mcp.ts": /MCP_HELP|stdout: Deno\.stdout|terminalSafe\(line\)/,
+    "src/cli/daemon.ts": /^\s*Deno\.stdout,$/,
+  };
+  const root = new URL("../../", import.meta.url).pathname;
+  const found: string[] = [];
+  const walk = async (dir: string) => {
+    for await (const e of Deno.readDir(`${root}${dir}`)) {
+      const path = `${dir}/${e.name}`;
+      if (e.isDirectory) await walk(path);
+      else if (path.endsWith(".ts")) {
+        const lines = (await Deno.readTextFile(`${root}${path}`)).split("\n");
+        lines.forEach((line, i) => {
+          if (!/Deno\.std(out|err)\b/.test(line) || /isTerminal\(\)/.test(line)) return;
+          if (allowed[path]?.test(line)) return;
+          found.push(`${path}:${i + 1}: ${line.trim()}`);
+        });
+      }
+    }
+  };
+  await walk("src");
+  assert.deepEqual(
+    found,
+    [],
+    "print through console (made terminal-safe), or escape and list it here",
+  );
+});
