@@ -26,12 +26,29 @@ const UNSAFE =
  * command prints is often several lines. Safe to apply to text already safe.
  */
 export function terminalSafe(text: string): string {
-  return text.replace(UNSAFE, (c) => {
-    const code = c.charCodeAt(0);
-    return code < 0x100
-      ? `\\x${code.toString(16).padStart(2, "0")}`
-      : `\\u${code.toString(16).padStart(4, "0")}`;
-  });
+  return text.replace(UNSAFE, escapeChar);
+}
+
+/** `\xHH` below U+0100, `\uHHHH` above. */
+function escapeChar(c: string): string {
+  const code = c.charCodeAt(0);
+  return code < 0x100
+    ? `\\x${code.toString(16).padStart(2, "0")}`
+    : `\\u${code.toString(16).padStart(4, "0")}`;
+}
+
+/** What `terminalSafe` escapes, and newline and tab as well. */
+const UNSAFE_IN_LINE =
+  // deno-lint-ignore no-control-regex
+  /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+
+/**
+ * A one-line field (a title, a reason, a path) for a terminal: like
+ * `terminalSafe`, and newline and tab shown escaped too, so the field cannot
+ * start a line that reads as another field.
+ */
+export function terminalLine(text: string): string {
+  return text.replace(UNSAFE_IN_LINE, escapeChar);
 }
 
 /** The `console` methods that print: every one goes through `terminalSafe`. */

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { runWats, startWats, tempDataDir } from "../support/cli.ts";
 import { BIDI, CONTROLS, FORBIDDEN, TERMINATORS } from "../support/fence_check.ts";
 import { dataPaths } from "../../src/config/paths.ts";
-import { jsonTerminalSafe, terminalSafe } from "../../src/io/terminal_text.ts";
+import { jsonTerminalSafe, terminalLine, terminalSafe } from "../../src/io/terminal_text.ts";
 
 /** OSC 52: writes "hello" to the person's clipboard. */
 const OSC52 = "\x1b]52;c;aGVsbG8=\x07";
@@ -47,6 +47,10 @@ Deno.test("terminalSafe shows every control, bidi and separator character escape
   assert.ok(out.includes("\\x9b2J"), out);
   assert.ok(out.includes("\\u202egnp.exe"), out);
   assert.equal(terminalSafe("two\n\tlines"), "two\n\tlines");
+  const line = terminalLine(HOSTILE);
+  assertTerminalSafe(line, "terminalLine");
+  assert.doesNotMatch(line, /[\n\t]/, "a one-line field keeps to one line");
+  assert.ok(line.includes("\\x1b]52;c;aGVsbG8=\\x07"), line);
   assert.equal(terminalSafe(out), out, "escaping twice changes nothing");
 });
 
@@ -125,6 +129,20 @@ Deno.test("`wats agent pending`, `pending show` and `logs` print remote text wit
     assertTerminalSafe(r.stdout, `${what} stdout`);
     assertTerminalSafe(r.stderr, `${what} stderr`);
     if (words.length > 2) assert.ok(r.stdout.includes("\\x1b]52;c;"), `${what}:\n${r.stdout}`);
+    if (words[1] === "pending") {
+      // A one-line field keeps to its line: a newline in it cannot start a line
+      // that reads as another field or another draft.
+      const lines = r.stdout.split("\n");
+      const last = `w${HOSTILE.split(" ").length - 1}`;
+      for (const label of ["title", "why", "locations"]) {
+        const at = lines.filter((l) => l.startsWith(`${label} `));
+        if (at.length === 0) continue;
+        assert.equal(at.length, 1, `${what}: one ${label} line`);
+        assert.ok(at[0].includes(last), `${what}: the whole ${label} on its line: ${at[0]}`);
+        if (words.length > 2) assert.ok(at[0].includes("\\x1b]52;c;"), `${what}: ${at[0]}`);
+      }
+      if (words.length === 2) assert.equal(lines.filter((l) => l !== "").length, 2, r.stdout);
+    }
   }
 });
 
