@@ -10,6 +10,7 @@
 import { UsageError, WatsError } from "../errors.ts";
 import { formatAge } from "../duration.ts";
 import { oneLine } from "../posts/fence.ts";
+import { terminalLine } from "../io/terminal_text.ts";
 import { type HeldDraft, ReviewQueue } from "../node/review_queue.ts";
 import { budgetOf, renderRunsTable, TranscriptRenderer } from "../runner/render.ts";
 import { isRunId, Transcripts } from "../runner/transcripts.ts";
@@ -151,7 +152,7 @@ function pending(ctx: CommandContext): number {
     for (const d of drafts) {
       const p = d.permission;
       if (p !== undefined) {
-        const where = p.locations.length > 0 ? ` ${p.locations.join(" ")}` : "";
+        const where = p.locations.length > 0 ? ` ${p.locations.map(oneLine).join(" ")}` : "";
         console.log(
           `${d.id}  ${
             formatAge(now / 1000 - d.createdAt)
@@ -183,11 +184,13 @@ function pending(ctx: CommandContext): number {
       } old`,
     );
     console.log(`id        ${p.request_id}`);
-    if (p.title) console.log(`title     ${p.title}`);
-    console.log(`work      ${p.work} (checkout ${p.checkout})`);
-    console.log(`worktree  ${p.worktree}`);
-    console.log(`locations ${p.locations.join(" ") || "(none)"}`);
-    console.log(`why       ${p.reason}`);
+    // One-line fields stay on their line: a newline in a title must not start
+    // a line that reads as another field.
+    if (p.title) console.log(`title     ${terminalLine(p.title)}`);
+    console.log(`work      ${terminalLine(p.work)} (checkout ${terminalLine(p.checkout)})`);
+    console.log(`worktree  ${terminalLine(p.worktree)}`);
+    console.log(`locations ${p.locations.map(terminalLine).join(" ") || "(none)"}`);
+    console.log(`why       ${terminalLine(p.reason)}`);
     console.log("arguments:");
     console.log(indent(JSON.stringify(p.arguments ?? null, null, 2)));
     console.log("task:");
@@ -206,7 +209,7 @@ function pending(ctx: CommandContext): number {
     );
     if (parent) console.log(indent(parent.text));
   }
-  if (d.title) console.log(`title   ${d.title}`);
+  if (d.title) console.log(`title   ${terminalLine(d.title)}`);
   console.log("text:");
   console.log(indent(d.text));
   return 0;

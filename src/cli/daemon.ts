@@ -17,6 +17,7 @@ import { DAEMON_HELP, parseDaemonArgs } from "./daemon_args.ts";
 import { acquireDaemonLock, type DaemonLock, lockHolder } from "../node/lock.ts";
 import type { CommandContext } from "./context.ts";
 import { writeAllSync } from "../io/write_all.ts";
+import { jsonTerminalSafe } from "../io/terminal_text.ts";
 import { NoDaemonError, sendControl } from "./socket_client.ts";
 
 /** How long a foreground `wats` waits for a background node it asked to stop. */
@@ -129,7 +130,9 @@ export function jsonLinesSink(now: () => number = Date.now): EventSink {
   return (e) => {
     writeAllSync(
       Deno.stdout,
-      enc.encode(JSON.stringify({ ts: new Date(now()).toISOString(), ...e }) + "\n"),
+      enc.encode(
+        jsonTerminalSafe(JSON.stringify({ ts: new Date(now()).toISOString(), ...e })) + "\n",
+      ),
     );
   };
 }

@@ -20,6 +20,7 @@ import { type CommandInit, filterEnv, type FromWorker, type ToWorker } from "./c
 import { type Route, route, workerOf } from "./route.ts";
 import { reportError } from "./worker_entry.ts";
 import { commandInputs } from "./command_inputs.ts";
+import { useTerminalSafeConsole } from "../io/terminal_text.ts";
 
 const WORKERS_DIR = new URL("../workers/", import.meta.url);
 const MAIN = new URL("../../main.ts", import.meta.url);
@@ -56,6 +57,8 @@ const CREATES_DATA_DIR: ReadonlySet<CommandId> = new Set([
 
 /** Runs the command line and returns the exit code. */
 export async function launch(args: string[]): Promise<number> {
+  // The launcher prints a Worker's uncaught error, whose message may quote anything.
+  useTerminalSafeConsole();
   let r: Route;
   let paths: DataPaths;
   try {

@@ -21,6 +21,7 @@
 
 import { RUN_TOKEN_ENV } from "../mcp/service.ts";
 import { writeAll, writeAllSync } from "../io/write_all.ts";
+import { terminalSafe } from "../io/terminal_text.ts";
 import { type FlagValue, loadSettings } from "../config/settings.ts";
 import { UsageError } from "../errors.ts";
 import type { Command, CommandContext } from "./context.ts";
@@ -188,7 +189,7 @@ function realIO(ctx: CommandContext): BridgeIO {
     // Synchronous: the process may exit right after an error line.
     stderr: (line) => {
       try {
-        writeAllSync(Deno.stderr, encoder.encode(`${line}\n`));
+        writeAllSync(Deno.stderr, encoder.encode(`${terminalSafe(line)}\n`));
       } catch { /* stderr closed: nothing to tell */ }
     },
   };

@@ -9,9 +9,12 @@
 import { UsageError, WatsError } from "../errors.ts";
 import type { Command, FromWorker, ToWorker } from "./context.ts";
 import { permissionErrorLine, type PermissionSide } from "./permission_error.ts";
+import { useTerminalSafeConsole } from "../io/terminal_text.ts";
 
 /** Serves one command in this Worker. Call once, at the worker module's top level. */
 export function serveCommand(command: Command): void {
+  // Before the command prints anything: what it prints may come from anyone.
+  useTerminalSafeConsole();
   const controller = new AbortController();
   const scope = self as unknown as {
     onmessage: ((e: MessageEvent<ToWorker>) => void) | null;

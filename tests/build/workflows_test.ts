@@ -129,6 +129,19 @@ Deno.test({
     // The published install.sh gets this repository; the line it rewrites is there once.
     assert.equal(install.match(/^WATS_REPO_DEFAULT=""$/gm)?.length, 1);
     assert.match(release, /sha256sum wats-\* install\.sh > SHA256SUMS/);
+    // SHA256SUMS is signed with the release key, and checked against the public
+    // half install.sh carries (one line) before anything is published.
+    assert.match(release, /ssh-keygen -q -Y sign -f "\$key" -n wats-release SHA256SUMS/);
+    assert.match(
+      release,
+      /ssh-keygen -Y verify .* -n wats-release -s SHA256SUMS\.sig < SHA256SUMS/,
+    );
+    assert.equal(install.match(/^WATS_SIGNING_KEY_DEFAULT="[^"\n]*"$/gm)?.length, 1);
+    assert.match(install, /^SIGNATURE_NAMESPACE="wats-release"$/m);
+    const steps = jobs.release.steps ?? [];
+    const at = (re: RegExp) => steps.findIndex((st) => re.test(st.run ?? ""));
+    assert.ok(at(/-Y sign/) > at(/> SHA256SUMS/), "signs the sums once written");
+    assert.ok(at(/-Y sign/) < at(/gh release create/), "signs before publishing");
     assert.match(release, /gh release create "\$GITHUB_REF_NAME" --verify-tag .* dist\/\*/);
     assert.ok(
       !/pull_request_target|\$\{\{\s*github\.event\./.test(text),

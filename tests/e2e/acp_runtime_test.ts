@@ -15,6 +15,7 @@ import { requireCli } from "../support/clis.ts";
 import { denoDir, runWats, startWats, tempDataDir } from "../support/cli.ts";
 import { call, idIn, mcpClient, waitFor } from "../support/swarm.ts";
 import { groupMembers } from "../support/processes.ts";
+import { assertOfferedExactly, lockedToolNames } from "../support/locked_tools.ts";
 import {
   hasTool,
   lastUserContains,
@@ -128,13 +129,13 @@ Deno.test({
         node.stderr(),
         new RegExp(`mcp session opened \\(profile=helper runner=true run=${runs()[0].id}\\)`),
       );
-      // The agent had the wats tools and no built-in tool (locked).
-      const woken = mock.messages().find((m) => hasTool("mcp__wats__answer")(m.body!));
-      assert.ok(woken, "the model was offered the wats tools");
-      const tools = (woken.body?.tools ?? []).map((t) => t.name);
-      for (const builtin of ["Bash", "Read", "Write", "Edit"]) {
-        assert.ok(!tools.includes(builtin), `${builtin} offered: ${tools.join(",")}`);
-      }
+      // Locked: every request that offers tools offers exactly the wats tools (no
+      // built-in tool, no tool search placeholder).
+      // The harness is enabled as a coding agent too: its tool is a wats tool.
+      assertOfferedExactly(
+        mock.messages().map((m) => (m.body?.tools ?? []).map((t) => t.name)),
+        lockedToolNames("__", ["claude"]),
+      );
 
       // The same thread wakes it again: its session is loaded, history and all.
       const stored = node.stdoutLines.map((l) => JSON.parse(l)).find((e) =>

@@ -25,7 +25,7 @@ import {
 } from "../support/mock_openai.ts";
 import { call, idIn, mcpClient } from "../support/swarm.ts";
 import { dataPaths } from "../../src/config/paths.ts";
-import { ALL_TOOLS } from "../../src/mcp/tools.ts";
+import { assertOfferedExactly, lockedToolNames } from "../support/locked_tools.ts";
 import {
   ALLOWED_CODEX_TOOLS,
   codexStateDir,
@@ -36,10 +36,7 @@ const codex = requireCli("codex");
 const opts = { ignore: codex === null, sanitizeOps: false, sanitizeResources: false };
 
 /** Exactly what a locked run offers: Codex's MCP readers, and the runner's wats tools. */
-const LOCKED_TOOLS = [
-  ...ALLOWED_CODEX_TOOLS,
-  ...ALL_TOOLS.filter((t) => !t.interactiveOnly).map((t) => `mcp__wats/${t.name}`),
-].sort();
+const LOCKED_TOOLS = [...ALLOWED_CODEX_TOOLS, ...lockedToolNames("/")].sort();
 
 /** The ids of the events a wake prompt lists. */
 function eventIds(req: ResponsesRequest): string[] {
@@ -134,7 +131,8 @@ async function lockedRun(model: string | undefined) {
     const first = reqs[0].body!;
     if (model !== undefined) assert.equal(first.model, model);
     assert.deepEqual(eventIds(first), [askId]);
-    assert.deepEqual(toolNames(first).sort(), LOCKED_TOOLS, "exactly the locked tools");
+    // Every request, not only the first, offers exactly the locked tools.
+    assertOfferedExactly(reqs.map((r) => toolNames(r.body!)), LOCKED_TOOLS);
     for (const r of reqs) {
       assert.ok(!r.body!.input.some((i) => i.type === "additional_tools"), "no code mode input");
       assert.equal(r.headers["x-openai-internal-codex-responses-lite"], undefined);

@@ -28,6 +28,7 @@ import { systemClock, systemTimers } from "../../src/runner/ports.ts";
 import { buildPost } from "../../src/posts/post.ts";
 import { deriveProfileKey } from "../../src/identity/profile_key.ts";
 import { dataPaths } from "../../src/config/paths.ts";
+import { assertOfferedExactly, lockedToolNames } from "../support/locked_tools.ts";
 
 const claude = requireCli("claude");
 
@@ -88,6 +89,11 @@ Deno.test({
       assert.match(status, /budget today: \$0\.\d*[1-9]\d* of \$2\.00 spent/, status);
       // The prompt went in on stdin and named the event.
       assert.ok(mock.messages().some((r) => eventIds(r.body!).includes(askId)));
+      // Locked: every request that offers tools offers exactly the wats tools.
+      assertOfferedExactly(
+        mock.messages().map((m) => (m.body?.tools ?? []).map((t) => t.name)),
+        lockedToolNames("__"),
+      );
     } finally {
       await alice.close();
       await node.stop();

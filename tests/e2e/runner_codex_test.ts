@@ -41,17 +41,25 @@ import { systemClock, systemTimers } from "../../src/runner/ports.ts";
 import { buildPost } from "../../src/posts/post.ts";
 import { deriveProfileKey } from "../../src/identity/profile_key.ts";
 import { watsCommand } from "../support/cli.ts";
+import { assertOfferedExactly } from "../support/locked_tools.ts";
+import { ALL_TOOLS } from "../../src/mcp/tools.ts";
+import { MCP_SERVER_NAME } from "../../src/mcp/service.ts";
+import { ALLOWED_CODEX_TOOLS } from "../../src/runner/harnesses/codex_lock.ts";
 
 const codex = requireCli("codex");
 const opts = { ignore: codex === null, sanitizeOps: false, sanitizeResources: false };
 
 /**
- * What a locked run may offer the model: the wats tools and Codex's own MCP
- * resource readers and user-input request (which has no user under `exec`).
- * No shell, no patch tool, no sub-agents, no browser, no web search.
+ * What a locked run offers the model, exactly: the wats tools and Codex's own
+ * MCP resource readers and user-input request (which has no user under
+ * `exec`); no shell, no patch tool, no sub-agents, no browser, no web search.
+ * The runner here mints no run token, so its `wats mcp` is a person's session
+ * and keeps the review tools (codex_daemon_test.ts checks a runner session's).
  */
-const ALLOWED_TOOL =
-  /^(mcp__wats\/\w+|list_mcp_resources|list_mcp_resource_templates|read_mcp_resource|request_user_input)$/;
+const LOCKED_TOOLS = [
+  ...ALLOWED_CODEX_TOOLS,
+  ...ALL_TOOLS.map((t) => `mcp__${MCP_SERVER_NAME}/${t.name}`),
+].sort();
 
 /** The ids of the events a wake prompt lists. */
 function eventIds(req: ResponsesRequest): string[] {
@@ -211,13 +219,7 @@ Deno.test({
       assert.ok(reqs.length >= 2, `two model calls, got ${reqs.length}`);
       const first = reqs[0].body!;
       assert.deepEqual(eventIds(first), [askId]);
-      const offered = toolNames(first);
-      assert.ok(offered.includes("mcp__wats/answer"), offered.join(", "));
-      assert.deepEqual(
-        offered.filter((t) => !ALLOWED_TOOL.test(t)),
-        [],
-        "nothing but the wats tools",
-      );
+      assertOfferedExactly(reqs.map((r) => toolNames(r.body!)), LOCKED_TOOLS);
       // The answer's result went back to the model.
       assert.ok(reqs.some((r) => callOutputFor("mcp__wats", "answer")(r.body!)));
 

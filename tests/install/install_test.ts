@@ -1,9 +1,12 @@
 /**
- * install.sh against a local HTTP server on 127.0.0.1 that serves fake release
- * files: a good checksum installs; a bad checksum, a release without this
- * platform's build, an unknown platform and an unwritable install folder each
- * fail with a clear message and leave nothing behind (no install folder, no
- * temp files). The script runs under /bin/sh (dash on Debian: no bash-isms).
+ * install.sh against local servers on 127.0.0.1 that serve fake release
+ * files: a good checksum and signature install; a bad checksum, a bad or
+ * missing signature, a release without this platform's build, an unknown
+ * platform and an unwritable install folder each fail with a clear message and
+ * leave nothing behind (no install folder, no temp files). Plain http is
+ * refused, redirects included, unless WATS_ALLOW_HTTP=1 (which the tests on a
+ * plain-http server set); an https server with a throwaway certificate checks
+ * the real path. The script runs under /bin/sh (dash on Debian: no bash-isms).
  */
 
 import assert from "node:assert/strict";
@@ -14,18 +17,97 @@ const SCRIPT = new URL("../../install.sh", import.meta.url).pathname;
 const TARGET = Deno.build.target;
 const FAKE_BINARY = '#!/bin/sh\necho "fake wats"\n';
 
+/** A throwaway release key (SSH ed25519) and the allowed-signers form of its public half. */
+function signingKey(): { file: string; pub: string } {
+  const dir = Deno.makeTempDirSync({ prefix: "wats-release-key-" });
+  const file = `${dir}/key`;
+  const out = new Deno.Command("ssh-keygen", {
+    args: ["-q", "-t", "ed25519", "-N", "", "-C", "wats-release", "-f", file],
+    stdout: "null",
+  }).outputSync();
+  assert.equal(out.code, 0, "ssh-keygen made a key");
+  return { file, pub: Deno.readTextFileSync(`${file}.pub`).trim() };
+}
+
+/** The key the fake releases are signed with, and one that is not it. */
+const KEY = signingKey();
+const OTHER_KEY = signingKey();
+
+/** `text` signed as the release workflow signs SHA256SUMS (`ssh-keygen -Y sign -n wats-release`). */
+function sign(text: string, key: { file: string } = KEY): string {
+  const file = Deno.makeTempFileSync();
+  try {
+    Deno.writeTextFileSync(file, text);
+    const out = new Deno.Command("ssh-keygen", {
+      args: ["-q", "-Y", "sign", "-f", key.file, "-n", "wats-release", file],
+      stdout: "null",
+      stderr: "piped",
+    }).outputSync();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    return Deno.readTextFileSync(`${file}.sig`);
+  } finally {
+    for (const f of [file, `${file}.sig`]) Deno.removeSync(f, { recursive: true });
+  }
+}
+
 async function sha256Hex(text: string): Promise<string> {
   const d = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return [...new Uint8Array(d)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** Serves `files` (path → body) on 127.0.0.1; anything else is 404. */
-function serve(files: Record<string, string>) {
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+/** A body, or a redirect to another URL. */
+type Served = string | { redirect: string };
+
+/**
+ * Serves `files` (path → body or redirect) on 127.0.0.1, over https when given
+ * a certificate; anything else is 404. Counts the requests it gets.
+ */
+function serve(files: Record<string, Served>, tls?: { cert: string; key: string }) {
+  let requests = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {}, ...tls }, (req) => {
+    requests++;
     const body = files[new URL(req.url).pathname];
-    return body === undefined ? new Response("not found", { status: 404 }) : new Response(body);
+    if (body === undefined) return new Response("not found", { status: 404 });
+    return typeof body === "string" ? new Response(body) : Response.redirect(body.redirect, 302);
   });
-  return { url: `http://127.0.0.1:${server.addr.port}`, close: () => server.shutdown() };
+  return {
+    url: `${tls ? "https" : "http"}://127.0.0.1:${server.addr.port}`,
+    requests: () => requests,
+    close: () => server.shutdown(),
+  };
+}
+
+/** A throwaway certificate for 127.0.0.1, and the file curl trusts it from (CURL_CA_BUNDLE). */
+function certificate(dir: string): { cert: string; key: string; bundle: string } {
+  const out = new Deno.Command("openssl", {
+    args: [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:P-256",
+      "-nodes",
+      "-subj",
+      "/CN=127.0.0.1",
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+      "-days",
+      "2",
+      "-keyout",
+      `${dir}/tls.key`,
+      "-out",
+      `${dir}/tls.crt`,
+    ],
+    stdout: "null",
+    stderr: "piped",
+  }).outputSync();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  return {
+    cert: Deno.readTextFileSync(`${dir}/tls.crt`),
+    key: Deno.readTextFileSync(`${dir}/tls.key`),
+    bundle: `${dir}/tls.crt`,
+  };
 }
 
 interface Run {
@@ -57,6 +139,9 @@ async function install(
       HOME: box.root,
       TMPDIR: box.tmp,
       PATH: `${pathPrefix}${Deno.env.get("PATH")}`,
+      // The fake releases are served over plain http and signed with KEY.
+      WATS_ALLOW_HTTP: "1",
+      WATS_SIGNING_KEY: KEY.pub,
       ...env,
     },
     clearEnv: true,
@@ -77,21 +162,35 @@ function listing(dir: string): string[] {
   }
 }
 
-async function release(sumFor: string = FAKE_BINARY, target: string = TARGET) {
-  return serve({
-    "/r/SHA256SUMS": `${await sha256Hex(sumFor)}  wats-${target}\n` +
-      `${await sha256Hex("other")}  wats-riscv64-unknown-linux-gnu\n`,
+/** The files of a fake release: a binary, SHA256SUMS, and its signature by KEY. */
+async function releaseFiles(
+  sumFor: string = FAKE_BINARY,
+  target: string = TARGET,
+): Promise<Record<string, Served>> {
+  const sums = `${await sha256Hex(sumFor)}  wats-${target}\n` +
+    `${await sha256Hex("other")}  wats-riscv64-unknown-linux-gnu\n`;
+  return {
+    "/r/SHA256SUMS": sums,
+    "/r/SHA256SUMS.sig": sign(sums),
     [`/r/wats-${target}`]: FAKE_BINARY,
-  });
+  };
 }
 
-Deno.test("install.sh installs a build whose SHA-256 matches SHA256SUMS and prints the next command", async () => {
+async function release(sumFor: string = FAKE_BINARY, target: string = TARGET) {
+  return serve(await releaseFiles(sumFor, target));
+}
+
+Deno.test("install.sh installs a build whose SHA-256 matches SHA256SUMS, signed with the release key, and prints the next command", async () => {
   const box = sandbox();
   const srv = await release();
   try {
     const r = await install(box, { WATS_DOWNLOAD_URL: `${srv.url}/r`, WATS_INSTALL_DIR: box.bin });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stderr, "");
+    assert.match(
+      r.stdout,
+      /Release signature verified: SHA256SUMS was signed with the wats release key/,
+    );
     assert.equal(Deno.readTextFileSync(`${box.bin}/wats`), FAKE_BINARY);
     assert.equal(Deno.statSync(`${box.bin}/wats`).mode! & 0o777, 0o755);
     assert.match(r.stdout, new RegExp(`Installed ${box.bin}/wats`));
@@ -276,4 +375,145 @@ Deno.test({
       Deno.removeSync(bad);
     }
   },
+});
+
+Deno.test("install.sh refuses plain http unless WATS_ALLOW_HTTP=1, before downloading anything", async () => {
+  const box = sandbox();
+  const srv = await release();
+  try {
+    const r = await install(box, {
+      WATS_DOWNLOAD_URL: `${srv.url}/r`,
+      WATS_INSTALL_DIR: box.bin,
+      WATS_ALLOW_HTTP: "",
+    });
+    assert.equal(r.code, 1);
+    assert.equal(
+      r.stderr,
+      `error: refusing plain http (${srv.url}/r): anyone on the way could change what you download; use an https:// WATS_DOWNLOAD_URL\n`,
+    );
+    assert.equal(srv.requests(), 0, "nothing was asked of the server");
+    assert.deepEqual(listing(box.bin), ["<missing>"]);
+    assert.deepEqual(listing(box.tmp), []);
+  } finally {
+    await srv.close();
+    box.close();
+  }
+});
+
+Deno.test("install.sh installs over https, and refuses a redirect to plain http", async () => {
+  const box = sandbox();
+  const tls = certificate(box.root);
+  const files = await releaseFiles();
+  const plain = serve(files);
+  const secure = serve(files, tls);
+  const redirecting = serve({
+    ...files,
+    [`/r/wats-${TARGET}`]: { redirect: `${plain.url}/r/wats-${TARGET}` },
+  }, tls);
+  const env = { WATS_ALLOW_HTTP: "", CURL_CA_BUNDLE: tls.bundle, WATS_INSTALL_DIR: box.bin };
+  try {
+    const ok = await install(box, { ...env, WATS_DOWNLOAD_URL: `${secure.url}/r` });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.equal(ok.stderr, "");
+    assert.equal(Deno.readTextFileSync(`${box.bin}/wats`), FAKE_BINARY);
+    Deno.removeSync(box.bin, { recursive: true });
+
+    const r = await install(box, { ...env, WATS_DOWNLOAD_URL: `${redirecting.url}/r` });
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, new RegExp(`error: could not download ${redirecting.url}/r/wats-`));
+    assert.equal(plain.requests(), 0, "the http URL was never fetched");
+    assert.deepEqual(listing(box.bin), ["<missing>"]);
+    assert.deepEqual(listing(box.tmp), []);
+  } finally {
+    await plain.close();
+    await secure.close();
+    await redirecting.close();
+    box.close();
+  }
+});
+
+Deno.test("install.sh refuses SHA256SUMS whose signature is not the release key's, or missing", async () => {
+  const box = sandbox();
+  // What someone who can replace the release's files would serve: another
+  // binary, SHA256SUMS that matches it, signed with a key of their own.
+  const evil = "#!/bin/sh\necho evil\n";
+  const sums = `${await sha256Hex(evil)}  wats-${TARGET}\n`;
+  const forged = serve({
+    "/r/SHA256SUMS": sums,
+    "/r/SHA256SUMS.sig": sign(sums, OTHER_KEY),
+    [`/r/wats-${TARGET}`]: evil,
+  });
+  // The genuine signature, over SHA256SUMS that were changed afterwards.
+  const genuine = await releaseFiles();
+  const changed = serve({ ...genuine, "/r/SHA256SUMS": sums, [`/r/wats-${TARGET}`]: evil });
+  const { "/r/SHA256SUMS.sig": _sig, ...withoutSignature } = genuine;
+  const unsigned = serve(withoutSignature);
+  try {
+    for (const srv of [forged, changed]) {
+      const r = await install(box, {
+        WATS_DOWNLOAD_URL: `${srv.url}/r`,
+        WATS_INSTALL_DIR: box.bin,
+      });
+      assert.equal(r.code, 1);
+      assert.equal(
+        r.stderr,
+        "error: the release signature does not match the wats release key: SHA256SUMS may have been tampered with; nothing was installed\n",
+      );
+      assert.deepEqual(listing(box.bin), ["<missing>"]);
+      assert.deepEqual(listing(box.tmp), []);
+    }
+    const r = await install(box, {
+      WATS_DOWNLOAD_URL: `${unsigned.url}/r`,
+      WATS_INSTALL_DIR: box.bin,
+    });
+    assert.equal(r.code, 1);
+    assert.match(
+      r.stderr,
+      /^error: could not download .*\/SHA256SUMS\.sig: a signed release has it/m,
+    );
+    assert.deepEqual(listing(box.bin), ["<missing>"]);
+  } finally {
+    await forged.close();
+    await changed.close();
+    await unsigned.close();
+    box.close();
+  }
+});
+
+Deno.test("install.sh says when it cannot check the signature: no key, or an ssh-keygen without -Y", async () => {
+  const box = sandbox();
+  const srv = await release();
+  const oldKeygen = `${box.root}/oldbin`;
+  Deno.mkdirSync(oldKeygen);
+  // OpenSSH before 8.1: -Y is an unknown option.
+  Deno.writeTextFileSync(
+    `${oldKeygen}/ssh-keygen`,
+    '#!/bin/sh\necho "ssh-keygen: illegal option -- Y" >&2\necho "usage: ssh-keygen [-q] ..." >&2\nexit 1\n',
+    { mode: 0o755 },
+  );
+  try {
+    const old = await install(
+      box,
+      { WATS_DOWNLOAD_URL: `${srv.url}/r`, WATS_INSTALL_DIR: box.bin },
+      `${oldKeygen}:`,
+    );
+    assert.equal(old.code, 0, old.stderr);
+    assert.equal(
+      old.stderr,
+      "warning: this ssh-keygen cannot check signatures (OpenSSH 8.1 or later can): the release signature was not checked, only the download against SHA256SUMS\n",
+    );
+    assert.equal(Deno.readTextFileSync(`${box.bin}/wats`), FAKE_BINARY);
+
+    const noKey = await install(box, {
+      WATS_DOWNLOAD_URL: `${srv.url}/r`,
+      WATS_INSTALL_DIR: box.bin,
+      WATS_SIGNING_KEY: "",
+    });
+    assert.equal(noKey.code, 0, noKey.stderr);
+    assert.match(noKey.stderr, /^warning: this install\.sh carries no release key: /);
+    assert.doesNotMatch(noKey.stdout, /signature verified/);
+  } finally {
+    await srv.close();
+    box.close();
+  }
 });

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { AcpRunParser } from "../../src/runner/harnesses/acp_parser.ts";
 import {
   decideHeartbeat,
+  heartbeatHarness,
   heartbeatMeta,
   MAX_THREAD_SESSIONS,
   readThreadSessions,
@@ -265,4 +266,16 @@ Deno.test("the thread sessions file keeps the 500 most recently used threads", (
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
+});
+
+Deno.test("a heartbeat agent starts with Claude Code's tool search off, whatever the harness's env says", () => {
+  const started = heartbeatHarness({
+    ...harness,
+    env: { ANTHROPIC_BASE_URL: "http://127.0.0.1:1", ENABLE_TOOL_SEARCH: "true" },
+  });
+  assert.deepEqual(started.env, {
+    ANTHROPIC_BASE_URL: "http://127.0.0.1:1",
+    ENABLE_TOOL_SEARCH: "false",
+  });
+  assert.deepEqual(harness.env, {}, "the configured harness is left as it was");
 });

@@ -59,7 +59,11 @@ Deno.test("claude runs with exactly the locked-down flag list, the prompt on std
   ]);
   assert.equal(cmd.stdin, "You are part of WeAreTheSwarm…");
   assert.equal(cmd.cwd, "/home/alice/.local/share/wats/agent/run");
-  assert.deepEqual(cmd.env, {}, "the environment is inherited, never cleared (API key or login)");
+  assert.deepEqual(
+    cmd.env,
+    { ENABLE_TOOL_SEARCH: "false" },
+    "the environment is inherited, never cleared (API key or login); only tool search is off",
+  );
   assert.equal(cmd.files.length, 2);
   assert.equal(cmd.files[0].path, cmd.args[5]);
   assert.equal(cmd.files[0].mode, 0o600);

@@ -96,8 +96,34 @@ export const REPO_ROOT: string = fileURLToPath(new URL("../../", import.meta.url
 /** Where the pinned programs are installed (`npm install --prefix` target). */
 export const CLIS_DIR: string = `${REPO_ROOT}/.cache/clis`;
 
-/** The stamp prepare.ts writes after a successful install: the pinned list. */
-export const STAMP_FILE: string = `${CLIS_DIR}/installed.json`;
+/**
+ * The pinned programs' package.json and package-lock.json, committed: the lock
+ * holds the exact version and integrity of every transitive dependency, so a
+ * fresh clone installs (`npm ci`) exactly the set the tests were measured with.
+ * Under tests/support/node/, where Deno's tools look at no package.json.
+ * Regenerate after changing a pin: see docs/decisions/supply_chain.md.
+ */
+export const CLIS_LOCK_DIR: string = `${REPO_ROOT}/tests/support/node/clis`;
+
+/** The stamp prepare.ts writes after a successful install into `dir`. */
+export function stampFile(dir: string = CLIS_DIR): string {
+  return `${dir}/installed.json`;
+}
+
+/**
+ * What the stamp holds: the pinned list and the lock file installed from, so a
+ * changed pin or a changed lock both mean "install again".
+ */
+export function clisStamp(): string {
+  return JSON.stringify(
+    {
+      pins: pinSpecs(),
+      lock: JSON.parse(Deno.readTextFileSync(`${CLIS_LOCK_DIR}/package-lock.json`)),
+    },
+    null,
+    1,
+  ) + "\n";
+}
 
 /** `pkg@version` for every pinned program, sorted: the stamp's content. */
 export function pinSpecs(): string[] {

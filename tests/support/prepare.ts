@@ -1,12 +1,13 @@
 /**
  * Installs the pinned programs the end-to-end tests drive (see
- * {@linkcode PINNED_CLIS} in clis.ts) into `.cache/clis/`, and the Node helper
+ * {@linkcode PINNED_CLIS} in clis.ts) into `.cache/clis/` with `npm ci` from
+ * their committed lock ({@linkcode CLIS_LOCK_DIR}), and the Node helper
  * folders ({@linkcode NODE_HELPERS}: `npm ci` in each, from its lock file), and
  * the Debian tools some tests run (debian_tools.ts: apt-get, only when missing).
  * `deno task test` runs this before `deno test`.
  *
- * Idempotent: a stamp file lists the installed versions; when it matches the
- * pinned list and every program answers its probe, nothing is done. In CI
+ * Idempotent: a stamp file holds the pins and the lock installed from; when it
+ * matches them and every program is at its pinned version, nothing is done. In CI
  * (`CI=true`) any failure exits 1; locally it warns and exits 0, and the tests
  * that need the missing program are skipped with a printed reason.
  *
@@ -22,6 +23,8 @@ import {
   cliPath,
   cliProblem,
   CLIS_DIR,
+  CLIS_LOCK_DIR,
+  clisStamp,
   isCi,
   NODE_HELPERS,
   nodeHelperManifest,
@@ -31,7 +34,7 @@ import {
   PINNED_CLIS,
   type PinnedCli,
   pinSpecs,
-  STAMP_FILE,
+  stampFile,
 } from "./clis.ts";
 import { prepareDebianTools } from "./debian_tools.ts";
 
@@ -56,35 +59,29 @@ async function run(cmd: string[], opts: { cwd?: string; timeoutMs: number }): Pr
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
 
-function readStamp(): string[] | null {
+function readStamp(dir: string): string | null {
   try {
-    const v = JSON.parse(Deno.readTextFileSync(STAMP_FILE));
-    return Array.isArray(v) ? v : null;
+    return Deno.readTextFileSync(stampFile(dir));
   } catch {
     return null;
   }
 }
 
-function sameList(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
-}
-
 /** Runs a program's probe; returns why it failed, or null when it worked. */
-async function probe(name: CliName): Promise<string | null> {
-  const problem = cliProblem(name);
+async function probe(name: CliName, dir: string): Promise<string | null> {
+  const problem = cliProblem(name, dir);
   if (problem !== null) return problem;
   const c: PinnedCli = PINNED_CLIS[name];
+  const shown = `"${cliPath(name, dir)} ${c.probe.join(" ")}"`;
   try {
-    const r = await run([...cliCommand(name), ...c.probe], {
-      cwd: cliCwd(name),
+    const r = await run([...cliCommand(name, dir), ...c.probe], {
+      cwd: cliCwd(name, dir),
       timeoutMs: 60_000,
     });
     if (r.code === 0) return null;
-    return `"${cliPath(name)} ${c.probe.join(" ")}" exited ${r.code}: ${
-      (r.stderr || r.stdout).trim().slice(0, 400)
-    }`;
+    return `${shown} exited ${r.code}: ${(r.stderr || r.stdout).trim().slice(0, 400)}`;
   } catch (err) {
-    return `"${cliPath(name)} ${c.probe.join(" ")}" could not run: ${(err as Error).message}`;
+    return `${shown} could not run: ${(err as Error).message}`;
   }
 }
 
@@ -92,8 +89,8 @@ async function probe(name: CliName): Promise<string | null> {
  * Claude Code's package ships a stub `bin/claude.exe` that its postinstall
  * replaces with the native binary; if scripts were skipped the stub stays.
  */
-async function repairClaude(): Promise<void> {
-  const pkgDir = `${CLIS_DIR}/node_modules/${PINNED_CLIS.claude.pkg}`;
+async function repairClaude(dir: string): Promise<void> {
+  const pkgDir = `${dir}/node_modules/${PINNED_CLIS.claude.pkg}`;
   try {
     Deno.statSync(`${pkgDir}/install.cjs`);
   } catch {
@@ -104,34 +101,33 @@ async function repairClaude(): Promise<void> {
   if (r.code !== 0) console.warn(`prepare: node install.cjs exited ${r.code}: ${r.stderr.trim()}`);
 }
 
-async function install(specs: string[]): Promise<void> {
-  Deno.mkdirSync(CLIS_DIR, { recursive: true });
-  // Our own package.json so packages dropped from the pin list are removed too.
-  const deps = Object.fromEntries(
-    Object.values(PINNED_CLIS as Record<string, PinnedCli>).map((c) => [c.pkg, c.version]),
-  );
-  Deno.writeTextFileSync(
-    `${CLIS_DIR}/package.json`,
-    JSON.stringify({ name: "wats-test-clis", private: true, dependencies: deps }, null, 2) + "\n",
-  );
+/**
+ * `npm ci` into `dir` from the committed package.json and lock
+ * ({@linkcode CLIS_LOCK_DIR}): every transitive dependency at the version and
+ * integrity the lock names, and a lock that disagrees with package.json fails
+ * instead of being rewritten.
+ */
+async function install(dir: string): Promise<void> {
+  Deno.mkdirSync(dir, { recursive: true });
+  for (const file of ["package.json", "package-lock.json"]) {
+    Deno.copyFileSync(`${CLIS_LOCK_DIR}/${file}`, `${dir}/${file}`);
+  }
   try {
-    Deno.removeSync(STAMP_FILE);
+    Deno.removeSync(stampFile(dir));
   } catch {
     // Not there yet.
   }
-  console.log(`prepare: npm install ${specs.join(" ")} (into ${CLIS_DIR})`);
+  console.log(`prepare: npm ci ${pinSpecs().join(" ")} (into ${dir}, from ${CLIS_LOCK_DIR})`);
   const started = performance.now();
-  const r = await run(
-    ["npm", "install", "--prefix", CLIS_DIR, "--no-audit", "--no-fund", "--save-exact", ...specs],
-    { timeoutMs: 20 * 60_000 },
-  );
+  const r = await run(["npm", "ci", "--no-audit", "--no-fund"], {
+    cwd: dir,
+    timeoutMs: 20 * 60_000,
+  });
   const secs = ((performance.now() - started) / 1000).toFixed(1);
   if (r.code !== 0) {
-    throw new Error(
-      `npm install exited ${r.code} after ${secs} s:\n${r.stderr.trim().slice(-2000)}`,
-    );
+    throw new Error(`npm ci exited ${r.code} after ${secs} s:\n${r.stderr.trim().slice(-2000)}`);
   }
-  console.log(`prepare: npm install finished in ${secs} s`);
+  console.log(`prepare: npm ci finished in ${secs} s`);
 }
 
 /**
@@ -182,13 +178,16 @@ async function main(): Promise<number> {
   return cliCode;
 }
 
-async function prepareClis(): Promise<number> {
+/**
+ * Installs the pinned programs into `dir` (default `.cache/clis/`) unless its
+ * stamp says they are already there from the same pins and lock; returns the
+ * exit code (1 only in CI). A test may pass a throwaway `dir`.
+ */
+export async function prepareClis(dir: string = CLIS_DIR): Promise<number> {
   const ci = isCi();
-  const specs = pinSpecs();
   const names = Object.keys(PINNED_CLIS) as CliName[];
-  const stamped = readStamp();
-  const upToDate = stamped !== null && sameList(stamped, specs) &&
-    names.every((n) => cliProblem(n) === null);
+  const stamp = clisStamp();
+  const upToDate = readStamp(dir) === stamp && names.every((n) => cliProblem(n, dir) === null);
   const fail = (message: string): number => {
     if (ci) {
       console.error(`error: prepare: ${message}`);
@@ -203,21 +202,21 @@ async function prepareClis(): Promise<number> {
   if (upToDate) return 0;
 
   try {
-    await install(specs);
+    await install(dir);
   } catch (err) {
     return fail(`could not install the pinned CLIs: ${(err as Error).message}`);
   }
 
-  if (await probe("claude") !== null) await repairClaude();
+  if (await probe("claude", dir) !== null) await repairClaude(dir);
   const problems: string[] = [];
   for (const n of names) {
-    const p = await probe(n);
+    const p = await probe(n, dir);
     if (p !== null) problems.push(`${n}: ${p}`);
   }
   if (problems.length > 0) return fail(`installed but not working:\n  ${problems.join("\n  ")}`);
 
-  Deno.writeTextFileSync(STAMP_FILE, JSON.stringify(specs, null, 2) + "\n");
-  console.log(`prepare: ready: ${specs.join(", ")}`);
+  Deno.writeTextFileSync(stampFile(dir), stamp);
+  console.log(`prepare: ready: ${pinSpecs().join(", ")}`);
   return 0;
 }
 

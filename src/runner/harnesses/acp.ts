@@ -38,7 +38,7 @@ import type {
 } from "../harness.ts";
 import { signalProcessGroup } from "../spawn.ts";
 import { ACP_RUNTIME, type AcpRunLine, AcpRunParser } from "./acp_parser.ts";
-import { mcpConfig, validateMaxTurns } from "./claude.ts";
+import { mcpConfig, NO_TOOL_SEARCH_ENV, validateMaxTurns } from "./claude.ts";
 
 /** The agents wats can lock: they take Claude's options from `_meta.claudeCode`. */
 export const LOCKABLE_AGENTS: ReadonlySet<string> = new Set([
@@ -216,11 +216,20 @@ export function decideHeartbeat(
   return { allow: d.verdict === "allow", request, locations, ...d };
 }
 
+/**
+ * The harness as a heartbeat run starts it: its `env` with Claude Code's tool
+ * search off, set over the harness's own `env` (the heartbeat's tool list is
+ * wats's to decide).
+ */
+export function heartbeatHarness(harness: HarnessConfig): HarnessConfig {
+  return { ...harness, env: { ...harness.env, ...NO_TOOL_SEARCH_ENV } };
+}
+
 /** One run: the agent in its own process group, driven over ACP, its lines as output. */
 function launch(o: AcpRuntimeOptions, ctx: RunContext): RunningProcess {
   let agent: AcpAgent;
   try {
-    agent = AcpAgent.spawn(o.harness, ctx.cwd, o.env, { detached: true });
+    agent = AcpAgent.spawn(heartbeatHarness(o.harness), ctx.cwd, o.env, { detached: true });
   } catch (err) {
     throw new HarnessError(
       "harness.spawn",

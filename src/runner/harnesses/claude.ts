@@ -14,7 +14,8 @@
  * adds one line of its own ("You are a Claude agent, built on Anthropic's Claude
  * Agent SDK."), a billing header and the date. The prompt goes on stdin, which is closed (the CLI waits for EOF). The
  * environment is inherited, not cleared: ANTHROPIC_API_KEY is used when set,
- * otherwise the user's Claude login.
+ * otherwise the user's Claude login. Tool search is turned off in it
+ * (`NO_TOOL_SEARCH_ENV`).
  *
  * Output: stream-json, one object a line. Success is `is_error` of the `result`
  * event, never its `subtype` (an API error is `subtype: "success"`,
@@ -143,6 +144,15 @@ export function claudeArgs(ctx: RunContext): string[] {
   return args;
 }
 
+/**
+ * Claude Code's tool search turned off. While it is on, claude-agent-acp
+ * 0.101.0 offers a `DeferredToolPlaceholder` tool in every model request
+ * besides the ones the session was given (measured), and Claude Code may defer
+ * MCP tools behind a search when they are many: either way a locked run would
+ * not offer exactly the wats tools (docs/acp.md, docs/runner.md).
+ */
+export const NO_TOOL_SEARCH_ENV: Readonly<Record<string, string>> = { ENABLE_TOOL_SEARCH: "false" };
+
 /** The Claude Code harness. */
 export function claudeHarness(opts: ClaudeHarnessOptions = {}): Harness {
   const program = opts.program ?? "claude";
@@ -153,7 +163,7 @@ export function claudeHarness(opts: ClaudeHarnessOptions = {}): Harness {
       return {
         program,
         args,
-        env: {},
+        env: { ...NO_TOOL_SEARCH_ENV },
         cwd: ctx.cwd,
         stdin: ctx.prompt,
         files: [{
