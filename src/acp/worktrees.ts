@@ -109,6 +109,32 @@ export async function checkCheckout(co: CheckoutConfig): Promise<void> {
   }
 }
 
+/**
+ * What a commit in the worktree needs of its repository's git dir, for the
+ * sandbox (docs/decisions/sandbox.md): the git dir to read, and writable in it
+ * only the worktree's admin dir (HEAD, index, its logs), the objects, and the
+ * folder of the work's branch ref and of its reflog. Never `config` or `hooks`.
+ */
+export async function commitPaths(
+  worktree: string,
+  branch: string,
+): Promise<{ readable: string[]; writable: string[] }> {
+  const [gitDir, common] = (await git(
+    ["rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"],
+    worktree,
+  )).trim().split("\n");
+  const refDir = branch.slice(0, branch.lastIndexOf("/"));
+  return {
+    readable: [common],
+    writable: [
+      gitDir,
+      `${common}/objects`,
+      `${common}/refs/heads/${refDir}`,
+      `${common}/logs/refs/heads/${refDir}`,
+    ],
+  };
+}
+
 /** True when the folder is a worktree of some repository. */
 async function isWorktree(dir: string): Promise<boolean> {
   try {

@@ -1,8 +1,8 @@
 /**
  * Programs from Debian's packages that some tests run: shellcheck (install.sh),
  * systemd-analyze (the `wats service` unit), Python's YAML parser (the
- * workflow files) and Chromium (the `wats ui` dashboard in a real browser,
- * tests/ui/browser_test.ts). `prepare.ts` installs the missing ones with apt-get when it
+ * workflow files), Chromium (the `wats ui` dashboard in a real browser,
+ * tests/ui/browser_test.ts) and bubblewrap (the agents' sandbox, tests/e2e/sandbox_*_test.ts). `prepare.ts` installs the missing ones with apt-get when it
  * runs as root (as CI does); {@linkcode requireTool} then behaves like
  * `requireCli`: in CI a missing program fails the test, locally the test is
  * skipped with a printed reason.
@@ -24,6 +24,8 @@ export const DEBIAN_TOOLS = {
   "systemd-analyze": { pkg: "systemd", command: ["systemd-analyze", "--version"] },
   "python3-yaml": { pkg: "python3-yaml", command: ["/usr/bin/python3", "-c", "import yaml"] },
   chromium: { pkg: "chromium", command: ["chromium", "--version"] },
+  // The agents' OS sandbox (src/safety/sandbox.ts): proven by running something inside one.
+  bwrap: { pkg: "bubblewrap", command: ["bwrap", "--ro-bind", "/", "/", "true"] },
 } as const satisfies Record<string, DebianTool>;
 
 /** A tool's name. */
