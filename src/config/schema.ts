@@ -383,23 +383,24 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
     default: "required",
     allowed: ["required", "auto", "off"],
     safety: true,
-    description: "The OS sandbox of agents that run commands (docs/safety.md): required " +
-      "refuses to start one without it, auto warns and runs it unsandboxed, off never sandboxes.",
+    description:
+      "OS sandbox of agents that run commands: required refuses without it, auto warns, " +
+      "off (docs/safety.md).",
   },
   "sandbox.hide": {
     type: "list",
     default: [],
     safety: true,
-    description: "More files and folders (`~/` for home) to hide inside the sandbox, beyond " +
-      "the data dir and the built-in list of secrets (docs/safety.md).",
+    description: "More paths (`~/` for home) the sandbox hides, beyond the data dir and the " +
+      "built-in secrets.",
   },
   "sandbox.network": {
     type: "enum",
     default: "open",
     allowed: ["open"],
     safety: true,
-    description: "The network inside the sandbox; only open is built (model-only is not: " +
-      "docs/decisions/sandbox.md).",
+    description: "The network inside the sandbox; only open is built " +
+      "(docs/decisions/sandbox.md).",
   },
   "policy.allow": {
     type: "list",

@@ -74,6 +74,11 @@ export function expandHome(path: string, home: string): string {
   return path === "~" ? home : path.startsWith("~/") ? `${home}/${path.slice(2)}` : path;
 }
 
+/** The hidden paths of `req`, absolute (a relative `sandbox.hide` entry names nothing). */
+function hiddenPaths(req: SandboxRequest): string[] {
+  return unique(req.hide.map((h) => expandHome(h, req.home))).filter((p) => p.startsWith("/"));
+}
+
 /** What one sandbox hides and opens, before the file system is asked. */
 export interface SandboxRequest {
   /** The data dir: hidden whole. */
@@ -115,7 +120,7 @@ export interface SandboxPlan {
 /** Every path `plan` needs to know the kind of (ask `probeSandbox`). */
 export function pathsToProbe(req: SandboxRequest): string[] {
   return unique([
-    ...req.hide.map((h) => expandHome(h, req.home)),
+    ...hiddenPaths(req),
     ...req.readable,
     ...req.writable,
   ]);
@@ -131,8 +136,7 @@ export function planSandbox(
   kinds: ReadonlyMap<string, PathKind>,
 ): SandboxPlan {
   const keep = new Set(req.keep ?? []);
-  const hidden = unique(req.hide.map((h) => expandHome(h, req.home)))
-    .filter((p) => !keep.has(p) && kinds.has(p));
+  const hidden = hiddenPaths(req).filter((p) => !keep.has(p) && kinds.has(p));
   return {
     dataDir: req.dataDir,
     hiddenDirs: hidden.filter((p) => kinds.get(p) === "dir"),
@@ -213,7 +217,7 @@ export function seatbeltProfile(plan: SandboxPlan): string {
 
 /** The program and arguments that run `program args` inside `plan` on `os`. */
 export function sandboxedCommand(
-  os: typeof Deno.build.os,
+  os: string,
   bwrap: string,
   plan: SandboxPlan,
   program: string,
@@ -223,6 +227,16 @@ export function sandboxedCommand(
     return { program: "sandbox-exec", args: ["-p", seatbeltProfile(plan), program, ...args] };
   }
   return { program: bwrap, args: [...bwrapArgs(plan), program, ...args] };
+}
+
+/**
+ * Whether the heartbeat agent's runs can run commands, and so run sandboxed:
+ * `claude -p` and `codex exec` at workspace and inherit, the ACP runtime at
+ * workspace (it refuses inherit). Locked runs have no tool but wats's.
+ */
+export function runnerSandboxed(runtime: string, access: string): boolean {
+  if (runtime === "claude" || runtime === "codex") return access !== "locked";
+  return runtime === "acp" && access === "workspace";
 }
 
 /** The one line that refuses an agent under `sandbox.mode = "required"`. */

@@ -26,7 +26,7 @@ import {
 } from "./sandbox.ts";
 
 /** The sandbox program of `os`, the one the daemon's permission set grants. */
-export function sandboxProgram(os: typeof Deno.build.os): string {
+export function sandboxProgram(os: string): string {
   return os === "darwin" ? "sandbox-exec" : "bwrap";
 }
 
@@ -37,7 +37,8 @@ export interface SandboxerOptions {
   hide: readonly string[];
   dataDir: string;
   home: string;
-  os?: typeof Deno.build.os;
+  /** `Deno.build.os` when unset. */
+  os?: string;
   /** The sandbox program; `sandboxProgram(os)` when unset (tests point it elsewhere). */
   program?: string;
 }
@@ -72,7 +73,7 @@ export interface Wrapped {
 export class Sandboxer {
   readonly mode: SandboxMode;
   readonly #o: SandboxerOptions;
-  readonly #os: typeof Deno.build.os;
+  readonly #os: string;
   readonly #program: string;
   /** What kept the last agent unsandboxed, for the banner and `wats status`. */
   lastProblem: string | undefined;
@@ -132,7 +133,7 @@ export class Sandboxer {
  * program; `problem` says why the sandbox cannot run when it cannot.
  */
 export async function probePaths(
-  os: typeof Deno.build.os,
+  os: string,
   program: string,
   paths: readonly string[],
 ): Promise<{ kinds: Map<string, PathKind>; problem?: string }> {
