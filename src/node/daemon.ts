@@ -251,6 +251,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
         posts: service,
         acp: opts.acp,
         env: opts.env,
+        sandbox,
       });
       cleanups.unshift(() => agentRunner?.stop());
       halt.attach(agentRunner.runner);

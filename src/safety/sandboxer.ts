@@ -43,12 +43,10 @@ export interface SandboxerOptions {
   program?: string;
 }
 
-/** One process to start for an agent. */
-export interface SandboxedSpawn {
+/** Where an agent's processes start, and what they keep. */
+export interface SandboxTarget {
   /** Who is started, for the refusal (`harness claude`, `the heartbeat agent`). */
   what: string;
-  program: string;
-  args: readonly string[];
   cwd: string;
   /** The agent's environment: where its state lives (CLAUDE_CONFIG_DIR, CODEX_HOME). */
   env: Record<string, string>;
@@ -59,6 +57,15 @@ export interface SandboxedSpawn {
   /** Writable besides the agent's state: the worktree and its git parts, the workspace. */
   writable: readonly string[];
 }
+
+/** One process to start for an agent. */
+export interface SandboxedSpawn extends SandboxTarget {
+  program: string;
+  args: readonly string[];
+}
+
+/** Wraps one program and its arguments in a prepared sandbox. */
+export type Wrapper = (program: string, args: readonly string[]) => Wrapped;
 
 /** The command to spawn, and whether it runs sandboxed. */
 export interface Wrapped {
@@ -92,8 +99,18 @@ export class Sandboxer {
    * sandbox cannot run here; the message is the one line to show.
    */
   async wrap(s: SandboxedSpawn): Promise<Wrapped> {
-    const plain = { program: s.program, args: [...s.args] };
-    if (this.mode === "off") return { ...plain, sandboxed: false };
+    return (await this.prepare(s))(s.program, s.args);
+  }
+
+  /**
+   * Probes the sandbox of `s` once and returns what wraps each program started
+   * in it (the runner probes before a run and spawns in a sync call).
+   *
+   * @throws {HarnessError} as `wrap` does.
+   */
+  async prepare(s: SandboxTarget): Promise<Wrapper> {
+    const plain: Wrapper = (program, args) => ({ program, args: [...args], sandboxed: false });
+    if (this.mode === "off") return plain;
     const state = agentState(s.kind, s.env, this.#o.home);
     const req = {
       dataDir: this.#o.dataDir,
@@ -110,13 +127,14 @@ export class Sandboxer {
       if (this.mode === "required") {
         throw new HarnessError("harness.sandbox", requiredRefusal(s.what, probe.problem));
       }
-      return { ...plain, sandboxed: false, problem: probe.problem };
+      const problem = probe.problem;
+      return (program, args) => ({ ...plain(program, args), problem });
     }
     const plan = planSandbox(req, probe.kinds);
-    return {
-      ...sandboxedCommand(this.#os, this.#program, plan, s.program, s.args),
+    return (program, args) => ({
+      ...sandboxedCommand(this.#os, this.#program, plan, program, args),
       sandboxed: true,
-    };
+    });
   }
 
   /** Whether the sandbox runs here: undefined when it does, else why not (for status). */

@@ -58,6 +58,8 @@ export interface AcpRuntimeOptions {
   policy: Policy;
   /** Between SIGTERM and SIGKILL of a killed run; 5 s when unset. */
   graceMs?: number;
+  /** Wraps the agent's command in the run's OS sandbox (src/safety/sandboxer.ts); unset: none. */
+  wrap?: (program: string, args: readonly string[]) => { program: string; args: string[] };
 }
 
 /** Where each thread's session is kept, with the cost the agent last reported for it. */
@@ -211,7 +213,10 @@ export function decideHeartbeat(
 function launch(o: AcpRuntimeOptions, ctx: RunContext): RunningProcess {
   let agent: AcpAgent;
   try {
-    agent = AcpAgent.spawn(o.harness, ctx.cwd, o.env, { detached: true });
+    agent = AcpAgent.spawn(o.harness, ctx.cwd, o.env, {
+      detached: true,
+      command: o.wrap?.(o.harness.command, o.harness.args),
+    });
   } catch (err) {
     throw new HarnessError(
       "harness.spawn",
