@@ -227,6 +227,16 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       },
       safetyNotices: notices,
       networkStatus: () => net.current?.status(),
+      sandboxStatus: () => {
+        const state = sandboxLine(sandbox.mode, sandbox.lastProblem);
+        return [
+          ...(runnerSandboxed(settings["agent.runtime"], settings["agent.access"])
+            ? [{ who: `agent runs (${settings["agent.runtime"]})`, state }]
+            : []),
+          ...Object.values(opts.acp?.harnesses ?? {}).filter((h) => h.enabled)
+            .map((h) => ({ who: `harness ${h.name}`, state })),
+        ];
+      },
     });
 
     const runtime = settings["agent.runtime"];

@@ -56,6 +56,8 @@ export interface NodeServiceDeps {
   safetyNotices: () => Promise<string[]>;
   /** The network's state, once it runs. */
   networkStatus?: () => NodeStatus["network"];
+  /** Which agents run in the OS sandbox, for status. */
+  sandboxStatus?: () => NodeStatus["sandbox"];
   /** The coding agents over ACP (src/acp), when config.toml declares harnesses. */
   codingAgents?: CodingAgents;
 }
@@ -249,6 +251,7 @@ export class LocalNodeService implements NodeService {
       budget: runner.budget,
       ...(runner.pauses ? { pauses: runner.pauses } : {}),
       storedPosts: this.#d.store.count(),
+      ...(this.#d.sandboxStatus ? { sandbox: this.#d.sandboxStatus() } : {}),
       ...(this.#d.networkStatus ? { network: this.#d.networkStatus() } : {}),
     };
   }

@@ -13,7 +13,7 @@
 import assert from "node:assert/strict";
 import { git } from "../../src/acp/worktrees.ts";
 import { dataPaths } from "../../src/config/paths.ts";
-import { startWats } from "../support/cli.ts";
+import { runWats, startWats } from "../support/cli.ts";
 import { requireCli } from "../support/clis.ts";
 import { requireTool } from "../support/debian_tools.ts";
 import {
@@ -99,6 +99,11 @@ Deno.test({
     let bob: Awaited<ReturnType<typeof mcpClient>> | undefined;
     try {
       await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+      // The banner and `wats status` say the runs are sandboxed.
+      assert.match(node.stderr(), /runs: sandboxed/, node.stderr());
+      const status = await runWats(["--data-dir", data, "status"], { home });
+      assert.equal(status.code, 0, status.stderr);
+      assert.match(status.stdout, /^sandbox: agent runs \(claude\): sandboxed$/m, status.stdout);
       const secrets = [
         CONFIG,
         SSH,
