@@ -17,6 +17,13 @@ import { git } from "../../src/acp/worktrees.ts";
 import type { HarnessConfig } from "../../src/config/acp_tables.ts";
 import { Sandboxer } from "../../src/safety/sandboxer.ts";
 import { requireCli } from "../support/clis.ts";
+import {
+  functionCall,
+  MOCK_MODEL,
+  type ResponsesRequest,
+  startMockOpenAI,
+  text as openaiText,
+} from "../support/mock_openai.ts";
 import { requireTool } from "../support/debian_tools.ts";
 import {
   type MessagesRequest,
@@ -29,8 +36,10 @@ import {
 } from "../support/mock_anthropic.ts";
 
 const acp = requireCli("claude-acp");
+const codexAcp = requireCli("codex-acp");
 const bwrap = requireTool("bwrap");
 const opts = { ignore: acp === null || !bwrap, sanitizeOps: false, sanitizeResources: false };
+const codexOpts = { ...opts, ignore: codexAcp === null || !bwrap };
 
 const NODE_KEY = "SECRET-NODEKEY-5d0e";
 const CONFIG = "SECRET-CONFIG-7f3a";
@@ -255,6 +264,110 @@ Deno.test({
       );
       assert.equal(mock.messages().length, 0);
       assert.equal(await acpLayer.isRunning("claude"), false);
+    } finally {
+      await acpLayer.close();
+      await mock.close();
+      Deno.removeSync(f.root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "a sandboxed codex-acp allowed to run commands outside its own sandbox still cannot " +
+    "read the node key or the user's ssh key, nor write the repository's config, and commits",
+  ...codexOpts,
+  async fn() {
+    const f = await fixture();
+    const d = f.data;
+    const codexHome = `${f.home}/.codex`;
+    const D = `"$(printf %s ${d})"`;
+    // Codex asks only for commands that leave its own sandbox: each one does.
+    const run = (cmd: string) =>
+      functionCall(undefined, "exec_command", {
+        cmd,
+        sandbox_permissions: "require_escalated",
+        justification: "probe",
+      });
+    const steps = [
+      run(`od -An -tx1 -v ${D}/node.key`),
+      run(`cat ${D}/config.toml`),
+      run(`cat "$(printf %s ${f.home})/.ssh/id_ed25519"`),
+      run(`echo '[core]' >> "$(printf %s ${f.repo})/.git/config"; echo tried`),
+      run(
+        "echo done > work.txt && git add work.txt && " +
+          "git -c user.email=a@example.org -c user.name=A commit -qm 'Codex work' && echo committed",
+      ),
+    ];
+    const outputs = (r: ResponsesRequest) =>
+      (r.input ?? []).filter((x) => x.type === "function_call_output");
+    const mock = startMockOpenAI({
+      rules: [{
+        when: () => true,
+        reply: (r) => steps[outputs(r).length] ?? openaiText("done"),
+      }],
+    });
+    Deno.mkdirSync(codexHome, { recursive: true });
+    Deno.writeTextFileSync(
+      `${codexHome}/config.toml`,
+      [
+        `model = "${MOCK_MODEL}"`,
+        'model_provider = "wats_mock"',
+        "[model_providers.wats_mock]",
+        'name = "wats mock"',
+        `base_url = "${mock.url}/v1"`,
+        'wire_api = "responses"',
+        "request_max_retries = 0",
+        "stream_max_retries = 0",
+        'env_key = "OPENAI_API_KEY"',
+        "",
+      ].join("\n"),
+    );
+    const sandbox = new Sandboxer({ mode: "required", hide: [], dataDir: d, home: f.home });
+    const acpLayer = new AcpLayer({
+      worktrees: `${d}/worktrees`,
+      harnesses: {
+        codex: {
+          name: "codex",
+          command: codexAcp![0],
+          args: codexAcp!.slice(1),
+          env: { CODEX_HOME: codexHome, OPENAI_API_KEY: "test-key" },
+          meta: {},
+          context: [],
+          idle: 60_000,
+          enabled: true,
+        },
+      },
+      checkouts: { app: { name: "app", path: f.repo, base: "main", fetch: false } },
+      allowedCheckouts: [],
+      policy: makePolicy(["codex/execute"], [], d),
+      env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: f.home, IS_SANDBOX: "1" },
+      sandbox,
+    });
+    try {
+      const r = await acpLayer.call("codex", { agent: "eve", thread: "_", callId: "c" }, {
+        task: "PROBE",
+        checkout: "app",
+        work: "w",
+      });
+      const bodies = mock.responses().map((m) => m.body!);
+      const results = bodies.map((b) => outputs(b).map((o) => JSON.stringify(o.output)))
+        .reduce((a, b) => b.length > a.length ? b : a, []);
+      const why = JSON.stringify({ results, r }, null, 1);
+      assert.equal(results.length, steps.length, why);
+      const sent = JSON.stringify(bodies);
+      for (const secret of [NODE_KEY, CONFIG, SSH]) {
+        for (const form of encodings(secret)) {
+          assert.ok(!sent.includes(form), `${form} (${secret}) reached the model\n${why}`);
+        }
+      }
+      const [od, cat, ssh, gitConfig, commit] = results;
+      assert.match(od, /No such file/, why);
+      assert.match(cat, /No such file/, why);
+      assert.match(ssh, /No such file/, why);
+      assert.match(gitConfig, /Read-only file system/, why);
+      assert.match(commit, /committed/, why);
+      assert.deepEqual(r.commits.map((c) => c.subject), ["Codex work"]);
+      assert.doesNotMatch(Deno.readTextFileSync(`${f.repo}/.git/config`), /\[core\]\n$/);
     } finally {
       await acpLayer.close();
       await mock.close();
