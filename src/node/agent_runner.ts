@@ -213,7 +213,8 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
           cwd: p.cwd,
           env: { ...d.env, ...acpRuntime?.harness.env },
           kind: agentKindOf(program, acpRuntime?.harness.args ?? []),
-          readable: [configDir],
+          // Codex's locked model catalog lives in the data dir too (docs/codex.md).
+          readable: [configDir, ...(codex ? [codexStateDir(d.paths.agentDir)] : [])],
           writable: [p.cwd, d.paths.socket],
         });
       }

@@ -14,7 +14,15 @@ import assert from "node:assert/strict";
 import { git } from "../../src/acp/worktrees.ts";
 import { dataPaths } from "../../src/config/paths.ts";
 import { runWats, startWats } from "../support/cli.ts";
-import { requireCli } from "../support/clis.ts";
+import { CLIS_DIR, requireCli } from "../support/clis.ts";
+import {
+  callOutputFor,
+  functionCall,
+  hasTool as openaiHasTool,
+  startMockOpenAI,
+  text as openaiText,
+  userText,
+} from "../support/mock_openai.ts";
 import { requireTool } from "../support/debian_tools.ts";
 import {
   hasTool,
@@ -30,6 +38,7 @@ import { agentEnv, call, mcpClient } from "../support/swarm.ts";
 const claude = requireCli("claude");
 const bwrap = requireTool("bwrap");
 const opts = { ignore: claude === null || !bwrap, sanitizeOps: false, sanitizeResources: false };
+const codex = requireCli("codex");
 
 const SSH = "SECRET-SSH-e2a9";
 const CONFIG = "SECRET-CONFIG-0d7c";
@@ -136,6 +145,72 @@ Deno.test({
       assert.equal((await git(["log", "-1", "--format=%s"], work)).trim(), "Heartbeat work");
     } finally {
       await bob?.close();
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "codex exec at workspace access runs in the sandbox: it still answers through wats mcp " +
+    "with its locked catalog, and `wats status` says it is sandboxed",
+  ...opts,
+  ignore: codex === null || !bwrap,
+  async fn() {
+    const root = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "wats-sbc-" }));
+    const data = `${root}/data`;
+    const home = `${root}/home`;
+    const work = `${root}/work`;
+    Deno.mkdirSync(`${home}/.codex`, { recursive: true });
+    Deno.mkdirSync(work);
+    const mock = startMockOpenAI({
+      rules: [
+        { when: callOutputFor("mcp__wats", "answer"), reply: openaiText("Answered.") },
+        {
+          when: openaiHasTool("mcp__wats", "answer"),
+          reply: (req) => {
+            const id = [...userText(req).matchAll(/^- ([0-9a-f]{64}): /gm)].at(-1)?.[1];
+            return id
+              ? functionCall("mcp__wats", "answer", { parent: id, text: "Use journald." })
+              : openaiText("Nothing new.");
+          },
+        },
+      ],
+    });
+    const node = startWats(
+      ["--data-dir", data, "node", "--agent", "codex", "--agent-profile", "helper"],
+      {
+        home,
+        env: {
+          PATH: `${CLIS_DIR}/node_modules/.bin:${Deno.env.get("PATH")}`,
+          CODEX_HOME: `${home}/.codex`,
+          WATS_AGENT_EVERY: "0",
+          WATS_AGENT_HEARTBEAT: "0",
+          WATS_AGENT_IGNORE_LOCAL: "false",
+          WATS_AGENT_CODEX_BASE_URL: `${mock.url}/v1`,
+          WATS_AGENT_ACCESS: "workspace",
+          WATS_AGENT_WORKDIR: work,
+        },
+      },
+    );
+    let alice: Awaited<ReturnType<typeof mcpClient>> | undefined;
+    try {
+      await node.waitForLine((l) => l.includes('"event":"started"'), 120_000);
+      const status = await runWats(["--data-dir", data, "status"], { home });
+      assert.match(status.stdout, /^sandbox: agent runs \(codex\): sandboxed$/m, status.stdout);
+      alice = await mcpClient(data, "alice", home);
+      await call(alice, "ask", { title: "Logs", text: "logrotate or journald?" });
+      const ended = JSON.parse(
+        await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000),
+      );
+      assert.equal(ended.status, "ok", `${JSON.stringify(ended)}\n${node.stderr()}`);
+      assert.ok(
+        node.stdoutLines.some((l) => l.includes('"event":"post_stored"') && l.includes('"answer"')),
+        node.stdoutLines.join("\n"),
+      );
+    } finally {
+      await alice?.close();
       await node.stop();
       await mock.close();
       Deno.removeSync(root, { recursive: true });
