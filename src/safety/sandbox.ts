@@ -41,7 +41,7 @@ export type AgentKind = "claude" | "codex" | "other";
 /**
  * The state an agent writes to talk to its model and keep its sessions, and
  * its own credential file (kept readable for it, hidden from the others).
- * Measured with claude-agent-acp 0.101.0 and Codex 0.63 (docs/harness_facts.md).
+ * Measured with claude-agent-acp 0.101.0 and codex-acp on Codex 0.171 (docs/harness_facts.md).
  */
 export function agentState(
   kind: AgentKind,
