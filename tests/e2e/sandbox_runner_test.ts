@@ -13,7 +13,7 @@
 import assert from "node:assert/strict";
 import { git } from "../../src/acp/worktrees.ts";
 import { dataPaths } from "../../src/config/paths.ts";
-import { runWats, startWats } from "../support/cli.ts";
+import { denoDir, runWats, startWats } from "../support/cli.ts";
 import { CLIS_DIR, requireCli } from "../support/clis.ts";
 import {
   callOutputFor,
@@ -39,6 +39,7 @@ const claude = requireCli("claude");
 const bwrap = requireTool("bwrap");
 const opts = { ignore: claude === null || !bwrap, sanitizeOps: false, sanitizeResources: false };
 const codex = requireCli("codex");
+const claudeAcp = requireCli("claude-acp");
 
 const SSH = "SECRET-SSH-e2a9";
 const CONFIG = "SECRET-CONFIG-0d7c";
@@ -209,6 +210,96 @@ Deno.test({
         node.stdoutLines.some((l) => l.includes('"event":"post_stored"') && l.includes('"answer"')),
         node.stdoutLines.join("\n"),
       );
+    } finally {
+      await alice?.close();
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "the ACP runtime at workspace access runs its agent in the sandbox: an allowed shell " +
+    "cannot read the node key or ~/.ssh, and the agent still answers through wats mcp",
+  ...opts,
+  ignore: claudeAcp === null || !bwrap,
+  async fn() {
+    const root = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "wats-sba-" }));
+    const data = `${root}/data`;
+    const home = `${root}/home`;
+    const work = `${root}/work`;
+    Deno.mkdirSync(`${home}/.ssh`, { recursive: true });
+    Deno.mkdirSync(`${home}/.claude`);
+    Deno.writeTextFileSync(`${home}/.ssh/id_ed25519`, `${SSH}\n`);
+    Deno.mkdirSync(work);
+    Deno.mkdirSync(data);
+    const p = dataPaths(data);
+    const bash = (command: string): Reply => toolUse("Bash", { command, description: "probe" });
+    const mock = startMockAnthropic({
+      rules: [{
+        when: hasTool("mcp__wats__answer"),
+        reply: (req) => {
+          const n = toolResults(req).length;
+          if (n === 0) return bash(`od -An -tx1 -v ${spelled(p.nodeKey)}`);
+          if (n === 1) return bash(`cat ${spelled(`${home}/.ssh/id_ed25519`)}`);
+          if (n === 2) {
+            const id = [...JSON.stringify(req).matchAll(/- ([0-9a-f]{64}): /g)].at(-1)?.[1];
+            return toolUse("mcp__wats__answer", { parent: id, text: "Probed." });
+          }
+          return text("Done.");
+        },
+      }],
+    });
+    Deno.writeTextFileSync(
+      p.config,
+      [
+        "[harnesses.claude]",
+        'command = "node"',
+        `args = [${JSON.stringify(claudeAcp![1])}]`,
+        `env = { ANTHROPIC_BASE_URL = "${mock.url}", ANTHROPIC_API_KEY = "test-key", ` +
+        `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1", CLAUDE_CONFIG_DIR = "${home}/.claude", ` +
+        `DENO_DIR = "${denoDir()}" }`,
+        "",
+        "[policy]",
+        'allow = ["claude/execute"]',
+        "",
+        "[agent]",
+        'runtime = "acp"',
+        'harness = "claude"',
+        'profile = "helper"',
+        'every = "0"',
+        'heartbeat = "0"',
+        "ignore_local = false",
+        'access = "workspace"',
+        `workdir = "${work}"`,
+        'tools = ["Bash"]',
+        "",
+      ].join("\n"),
+    );
+    const node = startWats(["--data-dir", data, "node"], { env: { IS_SANDBOX: "1" }, home });
+    let alice: Awaited<ReturnType<typeof mcpClient>> | undefined;
+    try {
+      await node.waitForLine((l) => l.includes('"event":"started"'), 120_000);
+      const status = await runWats(["--data-dir", data, "status"], { home });
+      assert.match(status.stdout, /^sandbox: agent runs \(acp\): sandboxed$/m, status.stdout);
+      alice = await mcpClient(data, "alice", home);
+      await call(alice, "ask", { title: "Hi", text: "Anyone there?" });
+      const ended = JSON.parse(
+        await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000),
+      );
+      const bodies = mock.messages().map((m) => m.body!);
+      const results = bodies.map(toolResults).reduce((a, b) => b.length > a.length ? b : a, []);
+      const why = `${JSON.stringify({ ended, results }, null, 1)}\n${node.stderr()}`;
+      assert.equal(ended.status, "ok", why);
+      assert.ok(results.length >= 2, why);
+      const key = [...Deno.readFileSync(p.nodeKey).slice(0, 8)]
+        .map((b) => b.toString(16).padStart(2, "0")).join(" ");
+      const sent = JSON.stringify(bodies);
+      assert.ok(!sent.includes(key), `the node key reached the model\n${why}`);
+      assert.ok(!sent.includes(SSH), `the ssh key reached the model\n${why}`);
+      assert.match(results[0], /No such file/, why);
+      assert.match(results[1], /No such file/, why);
     } finally {
       await alice?.close();
       await node.stop();
