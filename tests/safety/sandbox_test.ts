@@ -12,7 +12,9 @@ import {
   type PathKind,
   pathsToProbe,
   planSandbox,
+  requiredRefusal,
   runnerSandboxed,
+  sandboxLine,
   type SandboxRequest,
 } from "../../src/safety/sandbox.ts";
 
@@ -108,4 +110,18 @@ Deno.test("the heartbeat agent runs sandboxed exactly where it can run commands"
   assert.equal(runnerSandboxed("acp", "workspace"), true);
   assert.equal(runnerSandboxed("acp", "locked"), false);
   assert.equal(runnerSandboxed("none", "workspace"), false);
+});
+
+Deno.test("the banner and status line says sandboxed, unsandboxed under auto, or off", () => {
+  assert.equal(sandboxLine("required", undefined), "sandboxed");
+  assert.equal(sandboxLine("auto", undefined), "sandboxed");
+  assert.equal(
+    sandboxLine("auto", "bwrap is not on PATH"),
+    "warning: unsandboxed (sandbox.mode = auto): bwrap is not on PATH",
+  );
+  assert.equal(
+    sandboxLine("off", undefined),
+    "sandbox off (sandbox.mode = off): agents' commands see your files",
+  );
+  assert.doesNotMatch(requiredRefusal("harness claude", "x"), /\n/);
 });
