@@ -33,7 +33,23 @@ export const DEFAULT_HIDE: readonly string[] = [
   "~/.azure",
   "~/.claude/.credentials.json",
   "~/.codex/auth.json",
+  // Sockets that hand out the user's keys or run programs outside the sandbox: the per-user
+  // runtime dir (ssh and gpg agents, the session bus and its secret service), Docker, and
+  // systemd's and the system bus's (as root, either starts a unit outside).
+  "/run/user",
+  "/run/docker.sock",
+  "/run/systemd/private",
+  "/run/dbus/system_bus_socket",
 ];
+
+/**
+ * The secrets the environment names: the ssh agent's socket (anywhere, such as
+ * under /tmp or a keyring's folder).
+ */
+export function envHides(env: Record<string, string>): string[] {
+  const sock = env.SSH_AUTH_SOCK;
+  return sock?.startsWith("/") ? [sock] : [];
+}
 
 /** Which agent a process is, for the state it must keep writable. */
 export type AgentKind = "claude" | "codex" | "other";

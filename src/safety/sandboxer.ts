@@ -18,6 +18,7 @@ import {
   type AgentKind,
   agentState,
   DEFAULT_HIDE,
+  envHides,
   type PathKind,
   pathsToProbe,
   planSandbox,
@@ -115,7 +116,7 @@ export class Sandboxer {
     const req = {
       dataDir: this.#o.dataDir,
       home: this.#o.home,
-      hide: [...DEFAULT_HIDE, ...this.#o.hide],
+      hide: [...DEFAULT_HIDE, ...envHides(s.env), ...this.#o.hide],
       readable: s.readable ?? [],
       writable: [...s.writable, ...state.writable],
       keep: state.ownSecrets,

@@ -9,6 +9,8 @@ import {
   agentKindOf,
   agentState,
   bwrapArgs,
+  DEFAULT_HIDE,
+  envHides,
   type PathKind,
   pathsToProbe,
   planSandbox,
@@ -124,4 +126,13 @@ Deno.test("the banner and status line says sandboxed, unsandboxed under auto, or
     "sandbox off (sandbox.mode = off): agents' commands see your files",
   );
   assert.doesNotMatch(requiredRefusal("harness claude", "x"), /\n/);
+});
+
+Deno.test("the ssh agent's socket, the per-user runtime dir and root's control sockets are hidden", () => {
+  assert.deepEqual(envHides({ SSH_AUTH_SOCK: "/tmp/ssh-x/agent.1" }), ["/tmp/ssh-x/agent.1"]);
+  assert.deepEqual(envHides({ SSH_AUTH_SOCK: "relative" }), []);
+  assert.deepEqual(envHides({}), []);
+  for (const p of ["/run/user", "/run/docker.sock", "/run/systemd/private", "~/.ssh"]) {
+    assert.ok(DEFAULT_HIDE.includes(p), p);
+  }
 });
