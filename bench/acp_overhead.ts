@@ -8,6 +8,9 @@
  *   ACP client (`@agentclientprotocol/sdk`: spawn, initialize, session/new,
  *   set_mode, prompt, stop) to the same agent and mock model. Each call gets a
  *   fresh work whose worktree was cut beforehand, so both sides start cold.
+ * - sandbox: the same call through `AcpLayer.call` with the OS sandbox
+ *   (bubblewrap, `sandbox.mode = required`) against it without (issue 21, goal
+ *   <= 1.05x), each on fresh works.
  * - worktree: `ensureWorktree` (wats's checks plus `git worktree add -b`) for a
  *   repository of 10,000 files, against `git worktree add -b` alone.
  *
@@ -23,6 +26,7 @@ import { AcpLayer } from "../src/acp/calls.ts";
 import { makePolicy } from "../src/acp/policy.ts";
 import { ensureWorktree, git, workPlace } from "../src/acp/worktrees.ts";
 import type { HarnessConfig } from "../src/config/acp_tables.ts";
+import { Sandboxer } from "../src/safety/sandboxer.ts";
 import { cliCommand, cliProblem } from "../tests/support/clis.ts";
 import { startMockAnthropic, text } from "../tests/support/mock_anthropic.ts";
 
@@ -77,7 +81,8 @@ try {
   await repoWith(small, 10);
   const mock = startMockAnthropic({ default: text("Done.") });
   const home = `${root}/home`;
-  Deno.mkdirSync(home);
+  // Claude's state folder exists, as it does once Claude has run: the sandbox keeps it writable.
+  Deno.mkdirSync(`${home}/.claude`, { recursive: true });
   const env: Record<string, string> = {
     PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
     HOME: home,
@@ -103,13 +108,16 @@ try {
   const data = `${root}/data`;
   const worktrees = `${data}/worktrees`;
   for (let i = 0; i <= RUNS; i++) {
-    await ensureWorktree(
-      checkouts.small,
-      workPlace(worktrees, "claude", "small", "bench", "_", `call${i}`),
-    );
+    for (const w of [`call${i}`, `sbx${i}`]) {
+      await ensureWorktree(
+        checkouts.small,
+        workPlace(worktrees, "claude", "small", "bench", "_", w),
+      );
+    }
   }
+  const sandbox = new Sandboxer({ mode: "required", hide: [], dataDir: data, home });
 
-  const viaWats = async (i: number) => {
+  const viaWats = async (i: number, sandboxed = false) => {
     const layer = new AcpLayer({
       worktrees,
       harnesses: { claude: harness },
@@ -117,12 +125,13 @@ try {
       allowedCheckouts: [],
       policy: makePolicy([], [], data),
       env,
+      sandbox: sandboxed ? sandbox : undefined,
     });
     const t = performance.now();
     const r = await layer.call("claude", { agent: "bench", thread: "_", callId: `c${i}` }, {
       task: "Say done.",
       checkout: "small",
-      work: `call${i}`,
+      work: sandboxed ? `sbx${i}` : `call${i}`,
     });
     await layer.close();
     const took = performance.now() - t;
@@ -159,15 +168,19 @@ try {
 
   // One untimed call each: npm and Node caches warm up.
   await viaWats(0);
+  await viaWats(0, true);
   await bare(0);
   const w: number[] = [];
   const b: number[] = [];
+  const sb: number[] = [];
   for (let i = 1; i <= RUNS; i++) {
     if (i % 2) {
       w.push(await viaWats(i));
+      sb.push(await viaWats(i, true));
       b.push(await bare(i));
     } else {
       b.push(await bare(i));
+      sb.push(await viaWats(i, true));
       w.push(await viaWats(i));
     }
   }
@@ -178,6 +191,11 @@ try {
     `call via wats: median ${ms(median(w))} (${w.map(ms).join(", ")})\n` +
       `bare ACP client: median ${ms(median(b))} (${b.map(ms).join(", ")})\n` +
       `call overhead ratio (wats / bare): ${(median(w) / median(b)).toFixed(3)} (goal <= 1.1)`,
+  );
+  console.log(
+    `call via wats, sandboxed: median ${ms(median(sb))} (${sb.map(ms).join(", ")})\n` +
+      `sandbox ratio (sandboxed / unsandboxed): ${(median(sb) / median(w)).toFixed(3)} ` +
+      "(goal <= 1.05)",
   );
   console.log(
     `worktree via ensureWorktree: median ${ms(median(wtWats))} (${wtWats.map(ms).join(", ")})\n` +

@@ -30,6 +30,7 @@ export type ErrorCode =
   | "acp.no_harness"
   | "acp.no_worktree"
   | "acp.request"
+  | "acp.sandbox"
   | "acp.spawn"
   // agent
   | "agent.access"
@@ -65,6 +66,7 @@ export type ErrorCode =
   | "harness.codex_features"
   | "harness.codex_lock"
   | "harness.not_found"
+  | "harness.sandbox"
   | "harness.spawn"
   // identity
   | "identity.bad_input"

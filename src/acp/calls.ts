@@ -19,6 +19,8 @@ import type { ContentBlock, PermissionOption, StopReason } from "@agentclientpro
 import type { CheckoutConfig, HarnessConfig } from "../config/acp_tables.ts";
 import { WatsError } from "../errors.ts";
 import { AcpAgent, type SessionUpdate, type ToolCallInfo } from "./client.ts";
+import { agentKindOf } from "../safety/sandbox.ts";
+import type { Sandboxer } from "../safety/sandboxer.ts";
 import { type RequestShape, sameRequest } from "./carried.ts";
 import { chooseOption, decide, type Policy, resolveLocation } from "./policy.ts";
 import { commandOf } from "./shell_split.ts";
@@ -26,6 +28,7 @@ import { sweep, type SweepReport } from "./sweep.ts";
 import {
   checkCheckout,
   type Commit,
+  commitPaths,
   commitsSince,
   ensureWorktree,
   headOf,
@@ -170,6 +173,12 @@ export interface AcpLayerOptions {
   inFlightDir?: string;
   /** The thread a run is about, if one (its calls' works are kept under it). */
   threadOfRun?: (runId: string) => string | undefined;
+  /**
+   * The OS sandbox (docs/decisions/sandbox.md). When set, each work gets its own
+   * agent process, sandboxed so that it sees its own worktree and no other; when
+   * unset, one process per harness serves every work.
+   */
+  sandbox?: Sandboxer;
 }
 
 /** A call could not start: a bad checkout or work name, or the harness failed. */
@@ -441,7 +450,7 @@ export class AcpLayer {
     await checkCheckout(co);
     const { created } = await ensureWorktree(co, place);
     const worktree = realOr(place.dir);
-    const running = await this.#attach(harness);
+    const running = await this.#attach(harness, worktree, place.branch);
     try {
       const saved = created ? {} : readWorkState(place.stateFile);
       let sessionId = saved.harness === harness.name ? saved.sessionId : undefined;
@@ -624,7 +633,7 @@ export class AcpLayer {
         usd,
       };
     } finally {
-      this.#detach(harness);
+      this.#detach(harness, worktree);
     }
   }
 
@@ -655,23 +664,29 @@ export class AcpLayer {
     return { path, write };
   }
 
-  async #attach(harness: HarnessConfig): Promise<Running> {
-    let p = this.#running.get(harness.name);
+  /** The key of a running agent: one per harness, or one per work when sandboxed. */
+  #key(harness: HarnessConfig, worktree: string): string {
+    return this.#o.sandbox === undefined ? harness.name : `${harness.name}\n${worktree}`;
+  }
+
+  async #attach(harness: HarnessConfig, worktree: string, branch: string): Promise<Running> {
+    const key = this.#key(harness, worktree);
+    let p = this.#running.get(key);
     if (p !== undefined) {
       const r = await p.catch(() => undefined);
       if (r === undefined || r.agent.stopped) p = undefined;
     }
     if (p === undefined) {
-      p = AcpAgent.start(harness, this.#o.worktrees, this.#o.env).then((agent) => {
+      p = this.#start(harness, worktree, branch).then((agent) => {
         const r: Running = { agent, open: new Set(), costs: new Map(), attached: 0 };
         // A harness that dies is started again by the next call.
         agent.exited.then(() => {
-          if (this.#running.get(harness.name) === p) this.#running.delete(harness.name);
+          if (this.#running.get(key) === p) this.#running.delete(key);
         });
         return r;
       });
-      this.#running.set(harness.name, p);
-      p.catch(() => this.#running.delete(harness.name));
+      this.#running.set(key, p);
+      p.catch(() => this.#running.delete(key));
     }
     const r = await p;
     r.attached++;
@@ -679,14 +694,41 @@ export class AcpLayer {
     return r;
   }
 
-  #detach(harness: HarnessConfig): void {
-    const p = this.#running.get(harness.name);
+  /** Starts the harness, in the sandbox of the work's worktree when there is one. */
+  async #start(harness: HarnessConfig, worktree: string, branch: string): Promise<AcpAgent> {
+    const sandbox = this.#o.sandbox;
+    if (sandbox === undefined) return AcpAgent.start(harness, this.#o.worktrees, this.#o.env);
+    const env = { ...this.#o.env, ...harness.env };
+    let wrapped;
+    try {
+      const git = await commitPaths(worktree, branch);
+      wrapped = await sandbox.wrap({
+        what: `harness ${harness.name}`,
+        program: harness.command,
+        args: harness.args,
+        cwd: worktree,
+        env,
+        kind: agentKindOf(harness.command, harness.args),
+        readable: git.readable,
+        writable: [worktree, ...git.writable],
+      });
+    } catch (err) {
+      throw new CallError("acp.sandbox", (err as Error).message, { cause: err });
+    }
+    return AcpAgent.start(harness, worktree, this.#o.env, {
+      command: { program: wrapped.program, args: wrapped.args },
+    });
+  }
+
+  #detach(harness: HarnessConfig, worktree: string): void {
+    const key = this.#key(harness, worktree);
+    const p = this.#running.get(key);
     p?.then((r) => {
       r.attached--;
       if (r.attached > 0) return;
       r.idleTimer = setTimeout(() => {
         if (r.attached > 0) return;
-        this.#running.delete(harness.name);
+        this.#running.delete(key);
         r.agent.stop();
       }, harness.idle);
     });
@@ -694,10 +736,12 @@ export class AcpLayer {
 
   /** True while the harness's process runs (for tests and status). */
   async isRunning(harness: string): Promise<boolean> {
-    const p = this.#running.get(harness);
-    if (p === undefined) return false;
-    const r = await p.catch(() => undefined);
-    return r !== undefined && !r.agent.stopped;
+    for (const [key, p] of this.#running) {
+      if (key !== harness && !key.startsWith(`${harness}\n`)) continue;
+      const r = await p.catch(() => undefined);
+      if (r !== undefined && !r.agent.stopped) return true;
+    }
+    return false;
   }
 
   /**

@@ -75,6 +75,14 @@ function isTable(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
+/** How an agent's process is started. */
+export interface SpawnOptions {
+  /** In a process group of its own (see `spawn`). */
+  detached?: boolean;
+  /** What runs instead of the harness's command and args: the same, wrapped in the OS sandbox. */
+  command?: { program: string; args: string[] };
+}
+
 /** The modes that make an agent ask before acting, by preference. */
 const ASKING_MODES = ["default", "read-only"];
 
@@ -100,6 +108,7 @@ export class AcpAgent {
     cwd: string,
     env: Record<string, string>,
     detached: boolean,
+    command: { program: string; args: string[] } | undefined,
   ) {
     this.harness = harness;
     const merged: Record<string, string> = {};
@@ -107,8 +116,8 @@ export class AcpAgent {
     for (const [k, v] of Object.entries(env)) if (!k.startsWith("WATS_")) merged[k] = v;
     Object.assign(merged, harness.env);
     delete merged.IS_SANDBOX;
-    this.#child = new Deno.Command(harness.command, {
-      args: harness.args,
+    this.#child = new Deno.Command(command?.program ?? harness.command, {
+      args: command?.args ?? harness.args,
       cwd,
       env: merged,
       clearEnv: true,
@@ -161,8 +170,9 @@ export class AcpAgent {
     harness: HarnessConfig,
     cwd: string,
     env: Record<string, string>,
+    opts: SpawnOptions = {},
   ): Promise<AcpAgent> {
-    const agent = AcpAgent.spawn(harness, cwd, env);
+    const agent = AcpAgent.spawn(harness, cwd, env, opts);
     await agent.initialize();
     return agent;
   }
@@ -176,10 +186,10 @@ export class AcpAgent {
     harness: HarnessConfig,
     cwd: string,
     env: Record<string, string>,
-    opts: { detached?: boolean } = {},
+    opts: SpawnOptions = {},
   ): AcpAgent {
     try {
-      return new AcpAgent(harness, cwd, env, opts.detached ?? false);
+      return new AcpAgent(harness, cwd, env, opts.detached ?? false, opts.command);
     } catch (err) {
       throw new AcpError(
         "acp.spawn",

@@ -6,6 +6,7 @@
  * @module
  */
 
+import type { Sandboxer } from "../safety/sandboxer.ts";
 import type { AcpTables } from "../config/acp_tables.ts";
 import type { DataPaths } from "../config/paths.ts";
 import type { Settings } from "../config/schema.ts";
@@ -33,6 +34,8 @@ export interface AcpSetup {
   env: Record<string, string>;
   /** Names harness tools may not take (the wats tools'). */
   reserved: readonly string[];
+  /** The OS sandbox every harness runs in (docs/decisions/sandbox.md); none: unsandboxed. */
+  sandbox?: Sandboxer;
   onEvent?: (e: CallEvent) => void;
   /** Told what each sweep removed (the node's JSON lines and log). */
   onSweep?: (report: SweepReport) => void;
@@ -135,6 +138,7 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
     threadOfRun: s.threadOfRun,
     held: () => (s.held?.() ?? []).map((ask) => ask.worktree),
     inFlightDir: `${s.paths.agentDir}/acp_calls`,
+    sandbox: s.sandbox,
   });
   let timer: ReturnType<typeof setTimeout> | undefined;
   let sweeping: Promise<void> = Promise.resolve();

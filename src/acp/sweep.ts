@@ -8,7 +8,7 @@
  */
 
 import type { CheckoutConfig } from "../config/acp_tables.ts";
-import { git, gitIn } from "./worktrees.ts";
+import { git, gitIn, pinnedCommonDir } from "./worktrees.ts";
 
 /** One worktree the sweep found. */
 export interface FoundWork {
@@ -148,8 +148,9 @@ export async function sweep(
       report.kept.push({ dir: work.dir, reason });
       continue;
     }
-    // Without --force: git itself refuses a worktree that changed since the check.
-    await git(["worktree", "remove", work.dir], co.path);
+    // Without --force: git itself refuses a worktree that changed since the check (with the
+    // checkout's own common dir: its check runs a git in the admin dir the agent may write).
+    await git(["worktree", "remove", work.dir], co.path, await pinnedCommonDir(co));
     await git(["branch", "-D", work.branch], co.path);
     await Deno.remove(`${work.dir}.acp.json`).catch(() => {});
     report.removed.push(work.dir);

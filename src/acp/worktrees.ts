@@ -71,11 +71,15 @@ export function workPlace(
 }
 
 /** Runs git and returns its stdout; throws a `WorktreeError` with git's message. */
-export async function git(args: string[], cwd: string): Promise<string> {
+export async function git(
+  args: string[],
+  cwd: string,
+  env: Record<string, string> = {},
+): Promise<string> {
   const out = await new Deno.Command("git", {
     args: ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", ...args],
     cwd,
-    env: { GIT_TERMINAL_PROMPT: "0" },
+    env: { GIT_TERMINAL_PROMPT: "0", ...env },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -107,6 +111,32 @@ export async function checkCheckout(co: CheckoutConfig): Promise<void> {
       { cause: err },
     );
   }
+}
+
+/**
+ * What a commit in the worktree needs of its repository's git dir, for the
+ * sandbox (docs/decisions/sandbox.md): the git dir to read, and writable in it
+ * only the worktree's admin dir (HEAD, index, its logs), the objects, and the
+ * folder of the work's branch ref and of its reflog. Never `config` or `hooks`.
+ */
+export async function commitPaths(
+  worktree: string,
+  branch: string,
+): Promise<{ readable: string[]; writable: string[] }> {
+  const [gitDir, common] = (await git(
+    ["rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"],
+    worktree,
+  )).trim().split("\n");
+  const refDir = branch.slice(0, branch.lastIndexOf("/"));
+  return {
+    readable: [common],
+    writable: [
+      gitDir,
+      `${common}/objects`,
+      `${common}/refs/heads/${refDir}`,
+      `${common}/logs/refs/heads/${refDir}`,
+    ],
+  };
 }
 
 /** True when the folder is a worktree of some repository. */
@@ -153,19 +183,36 @@ export async function ensureWorktree(
 
 /**
  * Runs git in a work's worktree with the git dir its checkout registered for
- * it, never the one the worktree's `.git` file names: the coding agent can
- * rewrite that file and point it at a config of its own (`core.fsmonitor`,
- * filters), which would run its programs as the daemon.
+ * it, never the one the worktree's `.git` file names, and with the checkout's
+ * own common dir, never the one the admin dir's `commondir` names: the coding
+ * agent can rewrite either (it writes the admin dir to commit, inside its
+ * sandbox) and point it at a config of its own (`core.fsmonitor`, filters),
+ * which would run its programs as the daemon, outside the sandbox.
  */
 export async function gitIn(co: CheckoutConfig, dir: string, args: string[]): Promise<string> {
-  const admin = await adminDir(co, dir);
-  return await git(["--git-dir", admin, "--work-tree", dir, ...args], dir);
+  const { admin, common } = await adminDir(co, dir);
+  return await git(["--git-dir", admin, "--work-tree", dir, ...args], dir, {
+    GIT_COMMON_DIR: common,
+  });
+}
+
+/**
+ * The environment that pins git to the checkout's own common dir (config,
+ * objects, refs): what a git run inside a worktree's admin dir (`git worktree
+ * remove` checks the worktree with one) must use, whatever `commondir` says.
+ */
+export async function pinnedCommonDir(co: CheckoutConfig): Promise<{ GIT_COMMON_DIR: string }> {
+  const common = (await git(["rev-parse", "--path-format=absolute", "--git-common-dir"], co.path))
+    .trim();
+  return { GIT_COMMON_DIR: common };
 }
 
 /** `<checkout's git dir>/worktrees/<id>`: the folder whose `gitdir` file names `<dir>/.git`. */
-async function adminDir(co: CheckoutConfig, dir: string): Promise<string> {
-  const common = (await git(["rev-parse", "--path-format=absolute", "--git-common-dir"], co.path))
-    .trim();
+async function adminDir(
+  co: CheckoutConfig,
+  dir: string,
+): Promise<{ admin: string; common: string }> {
+  const common = (await pinnedCommonDir(co)).GIT_COMMON_DIR;
   const want = realOr(dir);
   try {
     for (const e of Deno.readDirSync(`${common}/worktrees`)) {
@@ -176,7 +223,7 @@ async function adminDir(co: CheckoutConfig, dir: string): Promise<string> {
       } catch {
         continue;
       }
-      if (realOr(gitdir.replace(/\/\.git$/, "")) === want) return admin;
+      if (realOr(gitdir.replace(/\/\.git$/, "")) === want) return { admin, common };
     }
   } catch {
     // No worktrees folder: the checkout has none.

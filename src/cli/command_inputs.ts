@@ -19,6 +19,8 @@ import { HEARTBEAT_TEMPLATE_URL } from "../runner/prompt.ts";
 import { parseUiArgs, resolveUiListen } from "./ui.ts";
 import { ASSETS_DIR } from "../ui/assets.ts";
 import type { CommandId, PermissionInputs } from "../safety/permissions.ts";
+import { runnerSandboxed } from "../safety/sandbox.ts";
+import { sandboxProgram } from "../safety/sandboxer.ts";
 import type { CommandInit } from "./context.ts";
 
 /** The programs each agent runtime spawns. */
@@ -82,6 +84,12 @@ export async function commandInputs(
     relays: values.infra.map(hostPortOf),
     loopbackServer: values["agent.runtime"] === "codex",
     checkouts: Object.values(acp.checkouts).map((c) => c.path),
+    // Only a daemon with an agent that runs commands starts the sandbox program.
+    sandbox: values["sandbox.mode"] !== "off" &&
+        (Object.values(acp.harnesses).some((h) => h.enabled) ||
+          runnerSandboxed(values["agent.runtime"], values["agent.access"]))
+      ? sandboxProgram(init.os)
+      : undefined,
     harnesses: [
       ...(HARNESS_PROGRAMS[values["agent.runtime"]] ?? []),
       ...(values["agent.runtime"] === "acp" && acp.harnesses[values["agent.harness"]]

@@ -25,6 +25,8 @@ export type SettingType =
 export type AgentRuntime = "none" | "claude" | "codex" | "acp";
 /** The access levels of docs/decisions/runner.md. */
 export type AgentAccess = "locked" | "workspace" | "inherit";
+/** `sandbox.mode`: what happens when an agent cannot run in the OS sandbox (docs/decisions/sandbox.md). */
+export type SandboxMode = "required" | "auto" | "off";
 
 /**
  * Every setting's resolved value, keyed by the dotted key. Durations are in
@@ -66,6 +68,9 @@ export interface Settings {
   "agent.codex_env_key": string;
   "agent.checkouts": string[];
   "agent.sweep": number;
+  "sandbox.mode": SandboxMode;
+  "sandbox.hide": string[];
+  "sandbox.network": "open";
   "policy.allow": string[];
   "policy.deny": string[];
   "halt.accept": string[];
@@ -373,6 +378,30 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
     safety: false,
     description: "Remove coding agents' worktrees whose work is in their base, at start and " +
       "this often (docs/acp.md); infinity (or 0): off.",
+  },
+  "sandbox.mode": {
+    type: "enum",
+    default: "required",
+    allowed: ["required", "auto", "off"],
+    safety: true,
+    description:
+      "OS sandbox of agents that run commands: required refuses without it, auto warns, " +
+      "off (docs/safety.md).",
+  },
+  "sandbox.hide": {
+    type: "list",
+    default: [],
+    safety: true,
+    description: "More paths (`~/` for home) the sandbox hides, beyond the data dir and the " +
+      "built-in secrets.",
+  },
+  "sandbox.network": {
+    type: "enum",
+    default: "open",
+    allowed: ["open"],
+    safety: true,
+    description: "The network inside the sandbox; only open is built " +
+      "(docs/decisions/sandbox.md).",
   },
   "policy.allow": {
     type: "list",

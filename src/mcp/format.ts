@@ -123,6 +123,7 @@ export function formatStatus(s: NodeStatus): string {
     `agent: ${
       s.agent ? `${oneLine(s.agent.runtime)} as ${oneLine(s.agent.profile)}` : "not running"
     }`,
+    ...(s.sandbox ?? []).map((x) => `sandbox: ${oneLine(x.who)}: ${oneLine(x.state)}`),
     `stored posts: ${s.storedPosts}`,
     `drafts held for review: ${s.pendingDrafts}`,
   ];

@@ -151,6 +151,11 @@ export interface NodeStatus {
     last?: { id: string; status: string; startedAt: number };
   };
   storedPosts: number;
+  /**
+   * Whether each agent that runs commands runs in the OS sandbox: the heartbeat
+   * agent's runs and each coding agent's harness (docs/decisions/sandbox.md).
+   */
+  sandbox?: Array<{ who: string; state: string }>;
   /** The network side: relay connections, the outbox, the relay endpoint. */
   network?: {
     relays: Array<{ url: string; connected: boolean; lastError?: string }>;

@@ -39,6 +39,8 @@ import {
   writeRunnerState,
 } from "../runner/state_file.ts";
 import { type AccessPlan, planAccess } from "../safety/access.ts";
+import { agentKindOf, runnerSandboxed, sandboxLine } from "../safety/sandbox.ts";
+import type { Sandboxer, Wrapper } from "../safety/sandboxer.ts";
 import { claudeSettings, listDataEntries, writeClaudeSettings } from "../safety/claude_settings.ts";
 import type { Store } from "../store/store.ts";
 import type { EventSink } from "../events.ts";
@@ -68,6 +70,8 @@ export interface AgentRunnerDeps {
   acp?: AcpTables;
   /** The daemon's environment (an ACP agent starts from it). */
   env?: Record<string, string>;
+  /** The OS sandbox of runs that can run commands (docs/decisions/sandbox.md). */
+  sandbox?: Sandboxer;
 }
 
 /** The running runner, as the daemon sees it. */
@@ -165,18 +169,29 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
   writeRunnerState(d.paths.agentDir, state);
 
   const tokens = new Map<string, string>();
+  // Runs that can run commands start in the OS sandbox, probed before each run.
+  const sandbox = d.sandbox !== undefined && d.sandbox.mode !== "off" &&
+      runnerSandboxed(runtime, s["agent.access"])
+    ? d.sandbox
+    : undefined;
+  let wrap: Wrapper | undefined;
+  const spawn: typeof spawnProcessGroup = (req, o) => {
+    const w = wrap?.(req.program, req.args);
+    return spawnProcessGroup(w ? { ...req, program: w.program, args: w.args } : req, o);
+  };
   const runner = new Runner({
     clock: systemClock,
     timers: systemTimers,
     log: d.log,
     store: d.store,
-    harness: codex
-      ? codexHarness(codex.options)
-      : acpRuntime
-      ? acpRuntimeHarness(acpRuntime)
+    harness: codex ? codexHarness(codex.options) : acpRuntime
+      ? acpRuntimeHarness({
+        ...acpRuntime,
+        wrap: (program, args) => wrap?.(program, args) ?? { program, args: [...args] },
+      })
       : claudeHarness(),
     threadPerRun: acpRuntime !== undefined,
-    spawn: spawnProcessGroup,
+    spawn,
     transcripts: new Transcripts({ runsDir: d.paths.runsDir, runsIndex: d.paths.runsIndex }),
     settings: s,
     agentKey: d.agent.pubkey,
@@ -190,6 +205,20 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
     prepare: async () => {
       const p = plan(await listDataEntries(d.paths.dataDir, d.paths.runDir));
       if (p.problems.length > 0) throw new ConfigError("agent.access", p.problems.join("; "));
+      if (sandbox) {
+        // The run's files (settings, MCP config) and the socket its `wats mcp` connects
+        // to are the data dir's only parts it sees; its workspace is writable.
+        const program = acpRuntime?.harness.command ?? runtime;
+        wrap = await sandbox.prepare({
+          what: "the heartbeat agent",
+          cwd: p.cwd,
+          env: { ...d.env, ...acpRuntime?.harness.env },
+          kind: agentKindOf(program, acpRuntime?.harness.args ?? []),
+          // Codex's locked model catalog lives in the data dir too (docs/codex.md).
+          readable: [configDir, ...(codex ? [codexStateDir(d.paths.agentDir)] : [])],
+          writable: [p.cwd, d.paths.socket],
+        });
+      }
       // Codex takes no deny rules: its sandbox stays read-only (docs/codex.md). An ACP
       // agent's own requests are judged by the runtime (src/runner/harnesses/acp.ts).
       if (codex || acpRuntime || p.level === "inherit") {
@@ -267,6 +296,9 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
         : []),
       ...now.threads.map((t) => `thread ${t.thread} paused: ${t.reason}`),
       ...first.bannerLines,
+      ...(runnerSandboxed(runtime, s["agent.access"]) && d.sandbox
+        ? [`runs: ${sandboxLine(d.sandbox.mode, d.sandbox.lastProblem)}`]
+        : []),
     ];
   };
   return {

@@ -26,6 +26,8 @@ import { type Network, startNetwork } from "../net/network.ts";
 import { endPreviousRun } from "../runner/orphan.ts";
 import { runCommand } from "../runner/spawn.ts";
 import { safetyNotices } from "../safety/notices.ts";
+import { requiredRefusal, runnerSandboxed, sandboxLine } from "../safety/sandbox.ts";
+import { Sandboxer } from "../safety/sandboxer.ts";
 import { Store } from "../store/store.ts";
 import { VERSION } from "../version.ts";
 import { type AgentRunner, startAgentRunner } from "./agent_runner.ts";
@@ -135,12 +137,21 @@ export async function runNode(opts: NodeOptions): Promise<number> {
     let agentRunner: AgentRunner | undefined;
     // The network starts after the socket; status may ask for it before then.
     const net: { current?: Network } = {};
+    // The OS sandbox of agents that run commands (docs/decisions/sandbox.md).
+    const sandbox = new Sandboxer({
+      mode: settings["sandbox.mode"],
+      hide: settings["sandbox.hide"],
+      dataDir: paths.dataDir,
+      home: opts.env.HOME ?? "",
+      os: opts.os,
+    });
     // Coding agents over ACP (docs/acp.md): one MCP tool per enabled harness.
     const codingAgents = acpLayerFor({
       acp: opts.acp,
       settings,
       paths,
       env: opts.env,
+      sandbox: settings["sandbox.mode"] === "off" ? undefined : sandbox,
       reserved: ALL_TOOLS.map((t) => t.name),
       onEvent: (e) => {
         const line = { ...e, event: e.type };
@@ -177,6 +188,16 @@ export async function runNode(opts: NodeOptions): Promise<number> {
     });
     if (codingAgents) cleanups.unshift(() => codingAgents.close());
     await codingAgents?.check();
+    if (codingAgents || runnerSandboxed(settings["agent.runtime"], settings["agent.access"])) {
+      // Said once at start, where the access level is shown: refused, unsandboxed or off.
+      const problem = await sandbox.check();
+      if (problem !== undefined && sandbox.mode === "required") {
+        throw new WatsError("harness.sandbox", requiredRefusal("starting the agents", problem));
+      }
+      if (problem !== undefined || sandbox.mode === "off") {
+        startNotices.push(sandboxLine(sandbox.mode, problem));
+      }
+    }
     const service = new LocalNodeService({
       codingAgents: codingAgents?.layer,
       store,
@@ -206,6 +227,16 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       },
       safetyNotices: notices,
       networkStatus: () => net.current?.status(),
+      sandboxStatus: () => {
+        const state = sandboxLine(sandbox.mode, sandbox.lastProblem);
+        return [
+          ...(runnerSandboxed(settings["agent.runtime"], settings["agent.access"])
+            ? [{ who: `agent runs (${settings["agent.runtime"]})`, state }]
+            : []),
+          ...Object.values(opts.acp?.harnesses ?? {}).filter((h) => h.enabled)
+            .map((h) => ({ who: `harness ${h.name}`, state })),
+        ];
+      },
     });
 
     const runtime = settings["agent.runtime"];
@@ -230,6 +261,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
         posts: service,
         acp: opts.acp,
         env: opts.env,
+        sandbox,
       });
       cleanups.unshift(() => agentRunner?.stop());
       halt.attach(agentRunner.runner);

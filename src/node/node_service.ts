@@ -59,6 +59,8 @@ export interface NodeServiceDeps {
   safetyNotices: () => Promise<string[]>;
   /** The network's state, once it runs. */
   networkStatus?: () => NodeStatus["network"];
+  /** Which agents run in the OS sandbox, for status. */
+  sandboxStatus?: () => NodeStatus["sandbox"];
   /** The coding agents over ACP (src/acp), when config.toml declares harnesses. */
   codingAgents?: CodingAgents;
 }
@@ -254,6 +256,7 @@ export class LocalNodeService implements NodeService {
       ...(runner.skipped && !session.runner ? { skipped: runner.skipped } : {}),
       ...(runner.runs ? { runs: runner.runs } : {}),
       storedPosts: this.#d.store.count(),
+      ...(this.#d.sandboxStatus ? { sandbox: this.#d.sandboxStatus() } : {}),
       ...(this.#d.networkStatus ? { network: this.#d.networkStatus() } : {}),
     };
   }

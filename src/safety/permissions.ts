@@ -64,6 +64,8 @@ export interface PermissionInputs {
   relays?: string[];
   /** Daemon: the harness programs it may spawn (`claude`, `codex`, ACP commands). */
   harnesses?: string[];
+  /** Daemon: the OS sandbox program its agents run in (`bwrap`), when one of them needs it. */
+  sandbox?: string;
   /**
    * Daemon: the `[checkouts.NAME]` paths, read to resolve the locations of coding
    * agents' requests. Never written by the daemon itself: git, a child, writes
@@ -161,7 +163,13 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
         // `kill` signals a run's whole process group on timeout or halt; `ps`
         // tells whether a run a crashed daemon left still runs (never /proc,
         // whose <pid>/root would open every file).
-        run: unique([...(inputs.harnesses ?? []), "git", "kill", "ps"]),
+        run: unique([
+          ...(inputs.harnesses ?? []),
+          ...(inputs.sandbox ? [inputs.sandbox] : []),
+          "git",
+          "kill",
+          "ps",
+        ]),
       };
     }
     case "mcp": {

@@ -127,6 +127,10 @@ export function overviewPage(
           : "none",
       ],
       ["halt", status.halted ? "halted" : "running"],
+      ...(status.sandbox ?? []).map((x): [string, string] => [
+        `sandbox: ${esc(x.who)}`,
+        `<span class="${x.state === "sandboxed" ? "ok" : "bad"}">${esc(x.state)}</span>`,
+      ]),
       ["posts stored", String(status.storedPosts)],
       ["held drafts", `<a href="/review">${status.pendingDrafts}</a>`],
     ];

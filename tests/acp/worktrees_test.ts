@@ -5,6 +5,7 @@ import {
   commitsSince,
   ensureWorktree,
   git,
+  gitIn,
   headOf,
   segment,
   workPlace,
@@ -132,6 +133,37 @@ Deno.test("git in a worktree ignores a .git file the coding agent rewrote to a c
       () => headOf(co, `${root}/elsewhere`),
       /elsewhere is not a worktree of checkout app/,
     );
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+Deno.test("git in a worktree ignores a commondir the sandboxed agent rewrote in its admin dir (it may write there to commit)", async () => {
+  const { root, co } = await repo();
+  try {
+    const place = workPlace(`${root}/wt`, "claude", "app", "a", "_", "w");
+    await ensureWorktree(co, place);
+    const admin = (await git(["rev-parse", "--path-format=absolute", "--git-dir"], place.dir))
+      .trim();
+    // A copy of the real git dir whose config adds a clean filter that runs a program,
+    // the worktree's files asking for it, and the admin dir's commondir pointed at the copy.
+    const marker = `${root}/pwned`;
+    const evil = `${root}/evil-common`;
+    await new Deno.Command("cp", { args: ["-r", `${co.path}/.git`, evil] }).output();
+    Deno.writeTextFileSync(`${root}/hook.sh`, `#!/bin/sh\ntouch ${marker}\ncat\n`);
+    Deno.chmodSync(`${root}/hook.sh`, 0o755);
+    Deno.writeTextFileSync(
+      `${evil}/config`,
+      Deno.readTextFileSync(`${evil}/config`) + `[filter "x"]\n\tclean = ${root}/hook.sh\n`,
+    );
+    Deno.writeTextFileSync(`${place.dir}/.gitattributes`, "* filter=x\n");
+    // Same size as before: git must read (and so clean) the file to tell it changed.
+    Deno.writeTextFileSync(`${place.dir}/README.md`, "HELLO\n");
+    Deno.writeTextFileSync(`${admin}/commondir`, `${evil}\n`);
+
+    await gitIn(co, place.dir, ["status", "--porcelain", "--untracked-files=all"]);
+    assert.deepEqual(await commitsSince(co, place.dir, co.base), []);
+    assert.throws(() => Deno.statSync(marker), "a program of the agent ran");
   } finally {
     Deno.removeSync(root, { recursive: true });
   }

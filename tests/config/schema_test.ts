@@ -88,6 +88,10 @@ Deno.test("the safety keys are exactly the ones the brief marks", () => {
     "halt.accept",
     "policy.allow",
     "policy.deny",
+    // Issue 21: the OS sandbox of agents that run commands.
+    "sandbox.hide",
+    "sandbox.mode",
+    "sandbox.network",
   ]);
 });
 

@@ -272,8 +272,11 @@ Deno.test("with coding agents, the daemon also runs their commands and reads the
     const inputs = await daemonInputs(f);
     assertEquals(inputs.harnesses, ["node"]);
     assertEquals(inputs.checkouts, [checkout]);
+    // The coding agents run in the OS sandbox (sandbox.mode = required by default).
+    assertEquals(inputs.sandbox, "bwrap");
     await expect("daemon", inputs, [
       [{ op: "run", cmd: "node" }, "ok"],
+      [{ op: "run", cmd: "bwrap" }, "ok"],
       [{ op: "run", cmd: "git" }, "ok"],
       [{ op: "run", cmd: "python3" }, "NotCapable"],
       [{ op: "run", cmd: "sh" }, "NotCapable"],
@@ -284,6 +287,28 @@ Deno.test("with coding agents, the daemon also runs their commands and reads the
       [{ op: "write", path: f.paths.config }, "NotCapable"],
       [{ op: "write", path: f.paths.safety }, "NotCapable"],
     ]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("the daemon runs the sandbox program only for agents that run commands, and not with sandbox.mode = off", async () => {
+  const f = await fixture();
+  try {
+    await Deno.remove(f.paths.socket).catch(() => {});
+    const cases: [string, string | undefined][] = [
+      ['[agent]\nruntime = "claude"\n', undefined],
+      ['[agent]\nruntime = "claude"\naccess = "workspace"\n', "bwrap"],
+      ['[agent]\nruntime = "codex"\naccess = "inherit"\n', "bwrap"],
+      ['[agent]\nruntime = "claude"\naccess = "workspace"\n[sandbox]\nmode = "off"\n', undefined],
+      ['[harnesses.claude]\ncommand = "node"\n[sandbox]\nmode = "off"\n', undefined],
+    ];
+    for (const [config, sandbox] of cases) {
+      await Deno.writeTextFile(f.paths.config, config);
+      assertEquals((await daemonInputs(f)).sandbox, sandbox, config);
+    }
+    const inputs = await daemonInputs(f);
+    await expect("daemon", inputs, [[{ op: "run", cmd: "bwrap" }, "NotCapable"]]);
   } finally {
     await f.close();
   }

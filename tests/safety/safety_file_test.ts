@@ -30,7 +30,7 @@ Deno.test("safetyValues holds only the safety keys, durations as text", () => {
   assert.deepEqual(v["halt.accept"], []);
   assert.equal("agent.runtime" in v, false);
   assert.equal("agent.about" in v, false);
-  assert.equal(Object.keys(v).length, 19);
+  assert.equal(Object.keys(v).length, 22);
 });
 
 Deno.test("diffSafety lists what changed, in schema order, and nothing when equal", () => {

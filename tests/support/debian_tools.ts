@@ -2,7 +2,8 @@
  * Programs from Debian's packages that some tests run: shellcheck (install.sh),
  * systemd-analyze (the `wats service` unit), Python's YAML parser (the
  * workflow files), Chromium (the `wats ui` dashboard in a real browser,
- * tests/ui/browser_test.ts) and util-linux `script` (a terminal, tests/support/pty.ts). `prepare.ts` installs the missing ones with apt-get when it
+ * tests/ui/browser_test.ts), util-linux `script` (a terminal, tests/support/pty.ts) and
+ * bubblewrap (the agents' sandbox, tests/e2e/sandbox_*_test.ts). `prepare.ts` installs the missing ones with apt-get when it
  * runs as root (as CI does); {@linkcode requireTool} then behaves like
  * `requireCli`: in CI a missing program fails the test, locally the test is
  * skipped with a printed reason.
@@ -26,6 +27,8 @@ export const DEBIAN_TOOLS = {
   chromium: { pkg: "chromium", command: ["chromium", "--version"] },
   // A pseudo-terminal for a command (tests/support/pty.ts).
   script: { pkg: "bsdutils", command: ["script", "--version"] },
+  // The agents' OS sandbox (src/safety/sandbox.ts): proven by running something inside one.
+  bwrap: { pkg: "bubblewrap", command: ["bwrap", "--ro-bind", "/", "/", "true"] },
 } as const satisfies Record<string, DebianTool>;
 
 /** A tool's name. */

@@ -2,9 +2,15 @@
 
 import assert from "node:assert/strict";
 import { CODEX_RUN } from "../runner/codex_samples.ts";
-import { postsPage, REQUEST_TEXT_MAX, reviewPage, runPage } from "../../src/ui/pages.ts";
+import {
+  overviewPage,
+  postsPage,
+  REQUEST_TEXT_MAX,
+  reviewPage,
+  runPage,
+} from "../../src/ui/pages.ts";
 import { chartData } from "../../src/ui/charts.ts";
-import type { PostView } from "../../src/mcp/service.ts";
+import type { NodeStatus, PostView } from "../../src/mcp/service.ts";
 import type { HeldDraft } from "../../src/node/review_queue.ts";
 import type { PermissionAsk } from "../../src/acp/calls.ts";
 import type { RunIndexEntry } from "../../src/runner/transcripts.ts";
@@ -266,4 +272,33 @@ Deno.test("a Codex run's page shows its tool call with arguments, the result and
   assert.match(page, /<span class="tool">← result<\/span><pre>Posted answer 6d53538e/);
   assert.match(page, /<div class="msg"><pre>Answered\.<\/pre><\/div>/);
   assert.match(page, /id="run-end"[^>]*>end: ok · 2 turn\(s\) · no cost reported/);
+});
+
+Deno.test("the overview shows, per runtime and harness, whether it runs sandboxed", () => {
+  const status: NodeStatus = {
+    node: "n",
+    profile: { name: "me", npub: "npub1me" },
+    relays: [],
+    agent: { runtime: "claude", profile: "me-agent" },
+    pendingDrafts: 0,
+    safetyNotices: [],
+    halted: null,
+    budget: null,
+    storedPosts: 0,
+    sandbox: [
+      { who: "agent runs (claude)", state: "sandboxed" },
+      {
+        who: "harness <codex>",
+        state: "warning: unsandboxed (sandbox.mode = auto): bwrap is not on PATH",
+      },
+    ],
+  };
+  const html = overviewPage({ csrf: "t" }, status, { chart: chartData([], 0) });
+  assert.match(
+    html,
+    /sandbox: agent runs \(claude\)<\/th><td><span class="ok">sandboxed<\/span>/,
+    html,
+  );
+  assert.match(html, /sandbox: harness &#60;codex&#62;/);
+  assert.match(html, /<span class="bad">warning: unsandboxed \(sandbox.mode = auto\)/);
 });

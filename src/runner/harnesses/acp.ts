@@ -59,6 +59,8 @@ export interface AcpRuntimeOptions {
   policy: Policy;
   /** Between SIGTERM and SIGKILL of a killed run; 5 s when unset. */
   graceMs?: number;
+  /** Wraps the agent's command in the run's OS sandbox (src/safety/sandboxer.ts); unset: none. */
+  wrap?: (program: string, args: readonly string[]) => { program: string; args: string[] };
 }
 
 /** Where each thread's session is kept, with the cost the agent last reported for it. */
@@ -229,7 +231,10 @@ export function heartbeatHarness(harness: HarnessConfig): HarnessConfig {
 function launch(o: AcpRuntimeOptions, ctx: RunContext): RunningProcess {
   let agent: AcpAgent;
   try {
-    agent = AcpAgent.spawn(heartbeatHarness(o.harness), ctx.cwd, o.env, { detached: true });
+    agent = AcpAgent.spawn(heartbeatHarness(o.harness), ctx.cwd, o.env, {
+      detached: true,
+      command: o.wrap?.(o.harness.command, o.harness.args),
+    });
   } catch (err) {
     throw new HarnessError(
       "harness.spawn",

@@ -1,0 +1,310 @@
+/**
+ * The heartbeat agent's OS sandbox end to end (issue 21): a real `wats node`
+ * runs the real `claude -p` at `agent.access = "workspace"` with Bash, against
+ * the scripted Anthropic mock. Its shell reaches past the generated deny rules
+ * (`$(printf …)` builds every name), as found from outside; inside the sandbox
+ * none of it finds the data dir or the user's ssh key, and its work in the
+ * workspace still commits.
+ *
+ * Data dir, HOME and workspace live under /var/tmp, not /tmp: the sandbox's
+ * private /tmp would hide a fixture there whatever else it did.
+ */
+
+import assert from "node:assert/strict";
+import { git } from "../../src/acp/worktrees.ts";
+import { dataPaths } from "../../src/config/paths.ts";
+import { denoDir, runWats, startWats } from "../support/cli.ts";
+import { CLIS_DIR, requireCli } from "../support/clis.ts";
+import {
+  callOutputFor,
+  functionCall,
+  hasTool as openaiHasTool,
+  startMockOpenAI,
+  text as openaiText,
+  userText,
+} from "../support/mock_openai.ts";
+import { requireTool } from "../support/debian_tools.ts";
+import {
+  hasTool,
+  type MessagesRequest,
+  type Reply,
+  startMockAnthropic,
+  text,
+  textOf,
+  toolUse,
+} from "../support/mock_anthropic.ts";
+import { agentEnv, call, mcpClient } from "../support/swarm.ts";
+
+const claude = requireCli("claude");
+const bwrap = requireTool("bwrap");
+const opts = { ignore: claude === null || !bwrap, sanitizeOps: false, sanitizeResources: false };
+const codex = requireCli("codex");
+const claudeAcp = requireCli("claude-acp");
+
+const SSH = "SECRET-SSH-e2a9";
+const CONFIG = "SECRET-CONFIG-0d7c";
+
+/** `path` as a shell word that never spells it, nor any name in it: pieces joined by printf. */
+function spelled(path: string): string {
+  const pieces = path.match(/.{1,4}/g)!.map((x) => `'${x}'`).join(" ");
+  return `"$(printf %s ${pieces})"`;
+}
+
+function toolResults(req: MessagesRequest): string[] {
+  return (req.messages ?? []).flatMap((m) =>
+    m.role === "user" && typeof m.content !== "string"
+      ? m.content.filter((b) => b.type === "tool_result").map((b) => textOf(b.content))
+      : []
+  );
+}
+
+Deno.test({
+  name: "a sandboxed heartbeat agent with Bash at workspace access cannot read the node key, " +
+    "config.toml or the user's ssh key, nor write config.toml, and still commits in its workspace",
+  ...opts,
+  async fn() {
+    const root = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "wats-sbr-" }));
+    const data = `${root}/data`;
+    const home = `${root}/home`;
+    const work = `${root}/work`;
+    Deno.mkdirSync(`${home}/.ssh`, { recursive: true });
+    Deno.writeTextFileSync(`${home}/.ssh/id_ed25519`, `${SSH}\n`);
+    Deno.mkdirSync(work);
+    const p = dataPaths(data);
+    Deno.mkdirSync(data);
+    Deno.writeTextFileSync(p.config, `# ${CONFIG}\n`);
+    const bash = (command: string): Reply => toolUse("Bash", { command, description: "probe" });
+    const steps: Reply[] = [
+      bash(`od -An -tx1 -v ${spelled(p.nodeKey)}`),
+      bash(`cat ${spelled(p.config)}`),
+      bash(`python3 -c "import sys; print(open(sys.argv[1]).read())" ${spelled(p.safety)}`),
+      bash(`ls -a ${spelled(data)}; echo ls-done`),
+      bash(`cat ${spelled(`${home}/.ssh/id_ed25519`)}`),
+      bash(`echo pwned >> ${spelled(p.config)}; echo tried`),
+      bash(
+        "git init -q -b main && echo done > work.txt && git add work.txt && " +
+          "git -c user.email=a@example.org -c user.name=A commit -qm 'Heartbeat work' && " +
+          "echo committed",
+      ),
+      text("Finished."),
+    ];
+    const mock = startMockAnthropic({
+      rules: [{
+        when: hasTool("mcp__wats__ask"),
+        reply: (req) => steps[Math.min(toolResults(req).length, steps.length - 1)],
+      }],
+    });
+    const node = startWats(
+      ["--data-dir", data, "node", "--agent", "claude", "--agent-profile", "helper"],
+      {
+        home,
+        env: agentEnv(mock, {
+          WATS_AGENT_IGNORE_LOCAL: "false",
+          WATS_AGENT_ACCESS: "workspace",
+          WATS_AGENT_WORKDIR: work,
+          WATS_AGENT_TOOLS: "Bash",
+        }),
+      },
+    );
+    let bob: Awaited<ReturnType<typeof mcpClient>> | undefined;
+    try {
+      await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+      // The banner and `wats status` say the runs are sandboxed.
+      assert.match(node.stderr(), /runs: sandboxed/, node.stderr());
+      const status = await runWats(["--data-dir", data, "status"], { home });
+      assert.equal(status.code, 0, status.stderr);
+      assert.match(status.stdout, /^sandbox: agent runs \(claude\): sandboxed$/m, status.stdout);
+      const secrets = [
+        CONFIG,
+        SSH,
+        // The node key's first bytes as od prints them.
+        [...Deno.readFileSync(p.nodeKey).slice(0, 8)].map((b) => b.toString(16).padStart(2, "0"))
+          .join(" "),
+      ];
+      const config = Deno.readFileSync(p.config);
+      bob = await mcpClient(data, "bob", home);
+      await call(bob, "ask", { title: "Hi", text: "Anyone there?" });
+      const ended = JSON.parse(
+        await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000),
+      );
+      assert.equal(ended.status, "ok", JSON.stringify(ended));
+      const bodies = mock.messages().map((m) => m.body!);
+      const results = bodies.map(toolResults).reduce((a, b) => b.length > a.length ? b : a, []);
+      const why = JSON.stringify(results, null, 1);
+      assert.equal(results.length, steps.length - 1, why);
+      const sent = JSON.stringify(bodies);
+      for (const s of secrets) assert.ok(!sent.includes(s), `${s} reached the model\n${why}`);
+      const [od, cat, py, ls, ssh, write, commit] = results;
+      assert.match(od, /No such file/, why);
+      assert.match(cat, /No such file/, why);
+      assert.match(py, /No such file|FileNotFoundError/, why);
+      assert.doesNotMatch(ls, /node\.key|config\.toml|safety\.json|store/, why);
+      assert.match(ssh, /No such file/, why);
+      assert.match(write, /tried/, why);
+      assert.match(commit, /committed/, why);
+      assert.deepEqual(Deno.readFileSync(p.config), config);
+      assert.equal((await git(["log", "-1", "--format=%s"], work)).trim(), "Heartbeat work");
+    } finally {
+      await bob?.close();
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "codex exec at workspace access runs in the sandbox: it still answers through wats mcp " +
+    "with its locked catalog, and `wats status` says it is sandboxed",
+  ...opts,
+  ignore: codex === null || !bwrap,
+  async fn() {
+    const root = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "wats-sbc-" }));
+    const data = `${root}/data`;
+    const home = `${root}/home`;
+    const work = `${root}/work`;
+    Deno.mkdirSync(`${home}/.codex`, { recursive: true });
+    Deno.mkdirSync(work);
+    const mock = startMockOpenAI({
+      rules: [
+        { when: callOutputFor("mcp__wats", "answer"), reply: openaiText("Answered.") },
+        {
+          when: openaiHasTool("mcp__wats", "answer"),
+          reply: (req) => {
+            const id = [...userText(req).matchAll(/^- ([0-9a-f]{64}): /gm)].at(-1)?.[1];
+            return id
+              ? functionCall("mcp__wats", "answer", { parent: id, text: "Use journald." })
+              : openaiText("Nothing new.");
+          },
+        },
+      ],
+    });
+    const node = startWats(
+      ["--data-dir", data, "node", "--agent", "codex", "--agent-profile", "helper"],
+      {
+        home,
+        env: {
+          PATH: `${CLIS_DIR}/node_modules/.bin:${Deno.env.get("PATH")}`,
+          CODEX_HOME: `${home}/.codex`,
+          WATS_AGENT_EVERY: "0",
+          WATS_AGENT_HEARTBEAT: "0",
+          WATS_AGENT_IGNORE_LOCAL: "false",
+          WATS_AGENT_CODEX_BASE_URL: `${mock.url}/v1`,
+          WATS_AGENT_ACCESS: "workspace",
+          WATS_AGENT_WORKDIR: work,
+        },
+      },
+    );
+    let alice: Awaited<ReturnType<typeof mcpClient>> | undefined;
+    try {
+      await node.waitForLine((l) => l.includes('"event":"started"'), 120_000);
+      const status = await runWats(["--data-dir", data, "status"], { home });
+      assert.match(status.stdout, /^sandbox: agent runs \(codex\): sandboxed$/m, status.stdout);
+      alice = await mcpClient(data, "alice", home);
+      await call(alice, "ask", { title: "Logs", text: "logrotate or journald?" });
+      const ended = JSON.parse(
+        await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000),
+      );
+      assert.equal(ended.status, "ok", `${JSON.stringify(ended)}\n${node.stderr()}`);
+      assert.ok(
+        node.stdoutLines.some((l) => l.includes('"event":"post_stored"') && l.includes('"answer"')),
+        node.stdoutLines.join("\n"),
+      );
+    } finally {
+      await alice?.close();
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "the ACP runtime at workspace access runs its agent in the sandbox: an allowed shell " +
+    "cannot read the node key or ~/.ssh, and the agent still answers through wats mcp",
+  ...opts,
+  ignore: claudeAcp === null || !bwrap,
+  async fn() {
+    const root = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "wats-sba-" }));
+    const data = `${root}/data`;
+    const home = `${root}/home`;
+    const work = `${root}/work`;
+    Deno.mkdirSync(`${home}/.ssh`, { recursive: true });
+    Deno.mkdirSync(`${home}/.claude`);
+    Deno.writeTextFileSync(`${home}/.ssh/id_ed25519`, `${SSH}\n`);
+    Deno.mkdirSync(work);
+    Deno.mkdirSync(data);
+    const p = dataPaths(data);
+    const bash = (command: string): Reply => toolUse("Bash", { command, description: "probe" });
+    const mock = startMockAnthropic({
+      rules: [{
+        when: hasTool("mcp__wats__answer"),
+        reply: (req) => {
+          const n = toolResults(req).length;
+          if (n === 0) return bash(`od -An -tx1 -v ${spelled(p.nodeKey)}`);
+          if (n === 1) return bash(`cat ${spelled(`${home}/.ssh/id_ed25519`)}`);
+          if (n === 2) {
+            const id = [...JSON.stringify(req).matchAll(/- ([0-9a-f]{64}): /g)].at(-1)?.[1];
+            return toolUse("mcp__wats__answer", { parent: id, text: "Probed." });
+          }
+          return text("Done.");
+        },
+      }],
+    });
+    Deno.writeTextFileSync(
+      p.config,
+      [
+        "[harnesses.claude]",
+        'command = "node"',
+        `args = [${JSON.stringify(claudeAcp![1])}]`,
+        `env = { ANTHROPIC_BASE_URL = "${mock.url}", ANTHROPIC_API_KEY = "test-key", ` +
+        `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1", CLAUDE_CONFIG_DIR = "${home}/.claude", ` +
+        `DENO_DIR = "${denoDir()}" }`,
+        "",
+        "[policy]",
+        'allow = ["claude/execute"]',
+        "",
+        "[agent]",
+        'runtime = "acp"',
+        'harness = "claude"',
+        'profile = "helper"',
+        'every = "0"',
+        'heartbeat = "0"',
+        "ignore_local = false",
+        'access = "workspace"',
+        `workdir = "${work}"`,
+        'tools = ["Bash"]',
+        "",
+      ].join("\n"),
+    );
+    const node = startWats(["--data-dir", data, "node"], { env: { IS_SANDBOX: "1" }, home });
+    let alice: Awaited<ReturnType<typeof mcpClient>> | undefined;
+    try {
+      await node.waitForLine((l) => l.includes('"event":"started"'), 120_000);
+      const status = await runWats(["--data-dir", data, "status"], { home });
+      assert.match(status.stdout, /^sandbox: agent runs \(acp\): sandboxed$/m, status.stdout);
+      alice = await mcpClient(data, "alice", home);
+      await call(alice, "ask", { title: "Hi", text: "Anyone there?" });
+      const ended = JSON.parse(
+        await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000),
+      );
+      const bodies = mock.messages().map((m) => m.body!);
+      const results = bodies.map(toolResults).reduce((a, b) => b.length > a.length ? b : a, []);
+      const why = `${JSON.stringify({ ended, results }, null, 1)}\n${node.stderr()}`;
+      assert.equal(ended.status, "ok", why);
+      assert.ok(results.length >= 2, why);
+      const key = [...Deno.readFileSync(p.nodeKey).slice(0, 8)]
+        .map((b) => b.toString(16).padStart(2, "0")).join(" ");
+      const sent = JSON.stringify(bodies);
+      assert.ok(!sent.includes(key), `the node key reached the model\n${why}`);
+      assert.ok(!sent.includes(SSH), `the ssh key reached the model\n${why}`);
+      assert.match(results[0], /No such file/, why);
+      assert.match(results[1], /No such file/, why);
+    } finally {
+      await alice?.close();
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(root, { recursive: true });
+    }
+  },
+});
