@@ -81,8 +81,8 @@ export interface ExecuteDeps {
   ) => Promise<Partial<Pick<RunContext, "settingsFile" | "access" | "cwd">>>;
   /** Where the run in progress is recorded; nothing is recorded when unset. */
   recorder?: RunRecorder;
-  /** The leader's start time as `ps` shows it, for the record (pid reuse check). */
-  identify?: (pid: number) => Promise<string | undefined>;
+  /** The leader's start time, epoch seconds as `ps` shows it, for the record (pid reuse check). */
+  identify?: (pid: number) => Promise<number | undefined>;
 }
 
 /** How the scheduler steers a run it started. */
@@ -243,9 +243,13 @@ function record(
     alive_at: new Date(d.clock.now()).toISOString(),
   };
   d.recorder!.started(rec);
-  d.identify?.(p.pid).then((lstart) => {
-    if (lstart !== undefined && !isOver()) {
-      d.recorder!.started({ ...rec, lstart, alive_at: new Date(d.clock.now()).toISOString() });
+  d.identify?.(p.pid).then((start) => {
+    if (start !== undefined && !isOver()) {
+      d.recorder!.started({
+        ...rec,
+        leader_start_s: start,
+        alive_at: new Date(d.clock.now()).toISOString(),
+      });
     }
   }).catch((err) => d.log.warn(`run ${runId}: cannot describe its process: ${err}`));
 }

@@ -138,7 +138,7 @@ export interface RunnerOptions {
   /** Where the run in progress is recorded (its process group, alive each second). */
   recorder?: RunRecorder;
   /** The start time `ps` gives a pid, recorded so a reused pid is never taken for the run. */
-  identify?: (pid: number) => Promise<string | undefined>;
+  identify?: (pid: number) => Promise<number | undefined>;
   /**
    * When a run a previous daemon left unfinished was last seen alive (ms), if
    * known: its recorded duration ends there rather than at its last output.

@@ -117,15 +117,15 @@ Deno.test("the run in progress is recorded with its process group, marked alive 
       alive: (at) => void calls.push(`alive ${at - T0}`),
       ended: () => void calls.push("ended"),
     };
-    const s = setup(dir, { recorder, identify: () => Promise.resolve("Thu Oct 15 12:00:00 2026") });
+    const s = setup(dir, { recorder, identify: () => Promise.resolve(1792065600) });
     const run = executeRun(s.deps, s.ctx, s.writer, s.control);
     await s.time.advance(0);
     assert.equal(records[0].pgid, s.spawner.last.pid);
     assert.equal(records[0].program, "fake");
     assert.equal(records[0].id, s.ctx.runId);
     assert.equal(
-      records.at(-1)!.lstart,
-      "Thu Oct 15 12:00:00 2026",
+      records.at(-1)!.leader_start_s,
+      1792065600,
       "ps's start time joins the record",
     );
     await s.time.advance(3 * ALIVE_MS);
