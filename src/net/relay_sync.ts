@@ -44,6 +44,13 @@ import type { Store, StoredPost } from "../store/store.ts";
 import type { Ingest, IngestResult } from "./ingest.ts";
 import { CLOSED, OPEN, WsClient } from "./ws_client.ts";
 
+/**
+ * The longest reconnect delay, by default: a relay that comes back after a long
+ * absence is tried again within this (and half of it at least, once the delays
+ * have grown to it).
+ */
+export const RECONNECT_MAX_MS = 60_000;
+
 /** Options of {@linkcode startRelaySync}. */
 export interface RelaySyncOptions {
   /** The relay's ws:// or wss:// URL, as written in `infra`. */
@@ -59,7 +66,7 @@ export interface RelaySyncOptions {
   random?: () => number;
   /** The first reconnect delay. Default 1 s. */
   backoffBaseMs?: number;
-  /** The longest reconnect delay. Default 60 s. */
+  /** The longest reconnect delay. Default {@linkcode RECONNECT_MAX_MS}. */
   backoffMaxMs?: number;
   /** Give up a connection attempt after this long. Default 15 s. */
   connectTimeoutMs?: number;
@@ -235,7 +242,7 @@ class Sync implements RelaySync {
 
   #scheduleReconnect(): void {
     const base = this.#o.backoffBaseMs ?? 1_000;
-    const max = this.#o.backoffMaxMs ?? 60_000;
+    const max = this.#o.backoffMaxMs ?? RECONNECT_MAX_MS;
     const full = Math.min(max, base * 2 ** Math.min(this.#attempt, 30));
     // Half fixed, half random: many nodes that lost the same relay do not return at once.
     const delay = full / 2 + (this.#o.random ?? Math.random)() * full / 2;

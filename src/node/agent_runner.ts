@@ -32,6 +32,7 @@ import { Runner } from "../runner/scheduler.ts";
 import { runCommand, spawnProcessGroup } from "../runner/spawn.ts";
 import { Transcripts } from "../runner/transcripts.ts";
 import { processStartTime } from "../runner/orphan.ts";
+import { listProcesses } from "../runner/process_watch.ts";
 import {
   readRunnerState,
   type RunnerStateFile,
@@ -245,6 +246,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
     rejections: () => d.review.drainRejections(),
     recorder: stateFileRecorder(d.paths.agentDir),
     identify: processStartTime,
+    listProcesses,
     lastSeen: (id) => left?.id === id ? Date.parse(left.ended_at ?? left.alive_at) : undefined,
     posts: d.posts && {
       get: (id) => d.posts!.get(id),

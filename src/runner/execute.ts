@@ -17,6 +17,7 @@
 
 import type { Harness, HarnessCommand, RunContext, RunEvent, RunningProcess } from "./harness.ts";
 import type { Clock, RunnerLog, Timers } from "./ports.ts";
+import { type ProcessRow, strayProcesses } from "./process_watch.ts";
 import type { SpawnFn } from "./spawn.ts";
 import type { RunRecorder } from "./state_file.ts";
 import type { RunFooter, RunStatus, TranscriptWriter } from "./transcripts.ts";
@@ -63,6 +64,12 @@ export const denoRunnerFs: RunnerFs = {
 /** How often a run in progress is marked alive in its record. */
 export const ALIVE_MS = 1000;
 
+/**
+ * How often the processes of a run whose harness has a `processRule` are checked: a shell
+ * command Codex does not report is ended this long after it started, at most (plus one `ps`).
+ */
+export const WATCH_MS = 250;
+
 /** What running one run needs. */
 export interface ExecuteDeps {
   clock: Clock;
@@ -81,8 +88,13 @@ export interface ExecuteDeps {
   ) => Promise<Partial<Pick<RunContext, "settingsFile" | "access" | "cwd">>>;
   /** Where the run in progress is recorded; nothing is recorded when unset. */
   recorder?: RunRecorder;
-  /** The leader's start time as `ps` shows it, for the record (pid reuse check). */
-  identify?: (pid: number) => Promise<string | undefined>;
+  /** The leader's start time, epoch seconds as `ps` shows it, for the record (pid reuse check). */
+  identify?: (pid: number) => Promise<number | undefined>;
+  /**
+   * The machine's processes (process_watch.ts `listProcesses`), to hold a run to its
+   * harness's `processRule`; a run's processes are not watched when unset.
+   */
+  listProcesses?: () => Promise<ProcessRow[]>;
 }
 
 /** How the scheduler steers a run it started. */
@@ -108,12 +120,20 @@ export async function executeRun(
   let proc: RunningProcess | undefined;
   let timeout: unknown;
   let aliveTimer: unknown;
+  let watchTimer: unknown;
   let recorded = false;
   let timedOut = false;
+  let watching = false;
+  /** Why the process watch ended the run (a lock broken), if it did. */
+  let stray: string | undefined;
+  /** The parser saw the lock broken first (its error says how). */
+  let stoppedByParser = false;
   const stopTimers = () => {
+    watching = false;
     if (timeout !== undefined) d.timers.clearTimer(timeout);
     if (aliveTimer !== undefined) d.timers.clearTimer(aliveTimer);
-    timeout = aliveTimer = undefined;
+    if (watchTimer !== undefined) d.timers.clearTimer(watchTimer);
+    timeout = aliveTimer = watchTimer = undefined;
   };
   let footer: Omit<RunFooter, "type">;
   try {
@@ -159,22 +179,51 @@ export async function executeRun(
       };
       tick();
     }
+    const rule = d.harness.processRule?.(cmd, ctx);
+    if (rule && d.listProcesses) {
+      watching = true;
+      const list = d.listProcesses;
+      const check = async () => {
+        let found: ProcessRow[] = [];
+        try {
+          found = strayProcesses(await list(), p.pid, rule);
+        } catch (err) {
+          d.log.warn(`run ${ctx.runId}: cannot list its processes: ${(err as Error).message}`);
+        }
+        if (!watching) return;
+        if (found.length > 0 && stray === undefined && !stoppedByParser) {
+          // The deepest is the command itself; those above it are wrappers (a sandbox).
+          const what = found.at(-1)!.args.slice(0, 300);
+          stray = `lock broken: ${d.harness.name} started a process a locked run never has ` +
+            `(${JSON.stringify(what)}); the run was stopped`;
+          d.log.warn(`run ${ctx.runId}: ${stray}`);
+          p.kill();
+          return;
+        }
+        watchTimer = d.timers.setTimer(WATCH_MS, check);
+      };
+      watchTimer = d.timers.setTimer(WATCH_MS, check);
+    }
     const parser = d.harness.parser();
     for await (const line of p.lines) {
       writer.line(line);
       for (const ev of parser.push(line)) {
         logEvent(d.log, ctx.runId, ev);
         // The harness saw something that must not happen (Codex's lock broken): end it now.
-        if (ev.type === "stop") p.kill();
+        if (ev.type === "stop" && stray === undefined) {
+          stoppedByParser = true;
+          p.kill();
+        }
       }
     }
     const st = await p.status;
     stopTimers();
     const result = parser.finish(st.code);
     const killed = timedOut ? "timeout" : control.killedWith();
-    const status: RunStatus = killed ?? (result.ok ? "ok" : "error");
+    const status: RunStatus = killed ?? (result.ok && stray === undefined ? "ok" : "error");
     let error = result.error;
-    if (killed === "timeout") {
+    if (stray !== undefined && killed === undefined) error = stray;
+    else if (killed === "timeout") {
       error = `timed out after agent.timeout = ${formatDuration(d.timeoutMs)}`;
     } else if (killed !== undefined) error = `the run was ${killed}`;
     else if (!result.ok && st.code !== 0 && p.stderrTail().trim() !== "") {
@@ -243,9 +292,13 @@ function record(
     alive_at: new Date(d.clock.now()).toISOString(),
   };
   d.recorder!.started(rec);
-  d.identify?.(p.pid).then((lstart) => {
-    if (lstart !== undefined && !isOver()) {
-      d.recorder!.started({ ...rec, lstart, alive_at: new Date(d.clock.now()).toISOString() });
+  d.identify?.(p.pid).then((start) => {
+    if (start !== undefined && !isOver()) {
+      d.recorder!.started({
+        ...rec,
+        leader_start_s: start,
+        alive_at: new Date(d.clock.now()).toISOString(),
+      });
     }
   }).catch((err) => d.log.warn(`run ${runId}: cannot describe its process: ${err}`));
 }

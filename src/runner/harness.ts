@@ -95,6 +95,14 @@ export interface OutputParser {
   finish(exitCode: number | null): RunResult;
 }
 
+/**
+ * How a harness judges a process found below a run's leader, by its command
+ * line: `run`, one of the run's own (the CLI itself, its `wats mcp`), whose
+ * children are judged in turn; `helper`, a tool the CLI runs for itself or
+ * wats's own code (`wats mcp`), with all it starts; undefined, a process the run must not have (process_watch.ts).
+ */
+export type ProcessRule = (args: string) => "run" | "helper" | undefined;
+
 /** A coding agent CLI the runner can wake. */
 export interface Harness {
   /** `claude`, as in `agent.runtime` and transcript headers. */
@@ -109,6 +117,12 @@ export interface Harness {
    * Unset: the runner spawns `command` in a process group of its own.
    */
   launch?(cmd: HarnessCommand, ctx: RunContext): RunningProcess;
+  /**
+   * Set by a harness whose lock the runner also checks on the processes (Codex): which
+   * processes a run of `cmd` may have. The runner ends a run in which another one appears,
+   * as "lock broken". Unset: a run's processes are not watched.
+   */
+  processRule?(cmd: HarnessCommand, ctx: RunContext): ProcessRule;
 }
 
 /** How a process ended. */

@@ -9,7 +9,9 @@
  * A pid can be reused, so the group is killed only when its leader is still
  * the recorded process: `ps` shows it leading its own process group, with the
  * start time recorded at the spawn and the recorded program in its command
- * line. `ps` rather than /proc: reading /proc would let the daemon read any
+ * line. The start time is compared as epoch seconds, parsed from `ps`'s text in
+ * one function (`parseLstart`): `ps` pads a one-digit day with a second space,
+ * and two texts of one instant must never differ. `ps` rather than /proc: reading /proc would let the daemon read any
  * file through /proc/<pid>/root, which its permissions must not allow.
  *
  * Requires `--allow-run` for `ps` and `kill`, and read/write on the agent directory.
@@ -27,10 +29,27 @@ export const PS_PROGRAM = "ps";
 /** What `ps` says about one process. */
 export interface ProcessInfo {
   pgid: number;
-  /** Its start time, UTC, as `ps -o lstart` prints it. */
-  lstart: string;
+  /** Its start time, seconds since the epoch (from `ps -o lstart`, see `parseLstart`). */
+  startS: number;
   /** Its command line. */
   args: string;
+}
+
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/**
+ * Seconds since the epoch of a start time as `ps -o lstart` prints it in UTC
+ * and the C locale (`Tue Dec  1 23:39:38 2026`, `Mon Nov 30 16:15:23 2026`),
+ * however it is spaced; undefined for any other text. The one place that reads
+ * `ps`'s start time, so a record and a check always agree.
+ */
+export function parseLstart(text: string): number | undefined {
+  const m = /^[A-Z][a-z]{2}\s+([A-Z][a-z]{2})\s+(\d{1,2})\s+(\d{2}):(\d{2}):(\d{2})\s+(\d{4})$/
+    .exec(text.trim());
+  const month = m ? MONTHS.indexOf(m[1]) : -1;
+  if (!m || month < 0) return undefined;
+  const [day, h, min, s, year] = [m[2], m[3], m[4], m[5], m[6]].map(Number);
+  return Date.UTC(year, month, day, h, min, s) / 1000;
 }
 
 /**
@@ -52,12 +71,27 @@ export async function describeProcess(pid: number): Promise<ProcessInfo | undefi
   const words = line.trim().split(/\s+/);
   const pgid = Number(words[0]);
   if (!Number.isInteger(pgid) || words.length < 7 || words[1].startsWith("Z")) return undefined;
-  return { pgid, lstart: words.slice(2, 7).join(" "), args: words.slice(7).join(" ") };
+  const startS = parseLstart(words.slice(2, 7).join(" "));
+  if (startS === undefined) return undefined;
+  return { pgid, startS, args: words.slice(7).join(" ") };
 }
 
-/** The start time of `pid` for the run record (see `RunnerOptions.identify`). */
-export async function processStartTime(pid: number): Promise<string | undefined> {
-  return (await describeProcess(pid))?.lstart;
+/**
+ * The start time of `pid` for the run record, epoch seconds (see
+ * `RunnerOptions.identify`). Requires `--allow-run` for `ps`.
+ */
+export async function processStartTime(pid: number): Promise<number | undefined> {
+  return (await describeProcess(pid))?.startS;
+}
+
+/**
+ * The recorded leader's start time, epoch seconds: `leader_start_s`, or the
+ * `lstart` text a daemon before it wrote (parsed the same way, so an old
+ * record still ends its run whether its text was padded or not).
+ */
+function recordedStart(run: RunRecord): number | undefined {
+  if (typeof run.leader_start_s === "number") return run.leader_start_s;
+  return typeof run.lstart === "string" ? parseLstart(run.lstart) : undefined;
 }
 
 /**
@@ -82,9 +116,10 @@ export async function livingMembers(pgid: number): Promise<number> {
 
 /** True when `info` is the recorded run's leader (not a process that reused its pid). */
 export function isRecordedLeader(run: RunRecord, info: ProcessInfo | undefined): boolean {
-  if (info === undefined || run.lstart === undefined) return false;
+  const start = recordedStart(run);
+  if (info === undefined || start === undefined) return false;
   const program = run.program.slice(run.program.lastIndexOf("/") + 1);
-  return info.pgid === run.pgid && info.lstart === run.lstart && info.args.includes(program);
+  return info.pgid === run.pgid && info.startS === start && info.args.includes(program);
 }
 
 /** What `endPreviousRun` found. */

@@ -65,6 +65,7 @@ import {
 import { classifyPost, normalizeAllow, WakeLimiter } from "./wake_rules.ts";
 import { type SkipDecision, SkipLog } from "./skips.ts";
 import { formatDuration, formatElapsed, HOUR_MS } from "../duration.ts";
+import type { ProcessRow } from "./process_watch.ts";
 
 /** The settings the runner reads (values as the daemon started with: no live reload). */
 export type RunnerSettings = Pick<
@@ -139,7 +140,12 @@ export interface RunnerOptions {
   /** Where the run in progress is recorded (its process group, alive each second). */
   recorder?: RunRecorder;
   /** The start time `ps` gives a pid, recorded so a reused pid is never taken for the run. */
-  identify?: (pid: number) => Promise<string | undefined>;
+  identify?: (pid: number) => Promise<number | undefined>;
+  /**
+   * The machine's processes (process_watch.ts `listProcesses`): a run whose harness has a
+   * `processRule` is ended as "lock broken" when a process it must not have appears.
+   */
+  listProcesses?: () => Promise<ProcessRow[]>;
   /**
    * When a run a previous daemon left unfinished was last seen alive (ms), if
    * known: its recorded duration ends there rather than at its last output.
@@ -779,6 +785,7 @@ export class Runner {
       prepare: o.prepare,
       recorder: o.recorder,
       identify: o.identify,
+      listProcesses: o.listProcesses,
     };
   }
 

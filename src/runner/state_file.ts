@@ -30,8 +30,14 @@ export interface RunRecord {
   program: string;
   args: string[];
   /**
-   * How `ps` described the leader just after the spawn: its start time
-   * (`lstart`, UTC). A pid reused by another process has another start time.
+   * The leader's start time as `ps` told it just after the spawn, seconds since
+   * the epoch (orphan.ts `processStartTime`). A pid reused by another process
+   * has another start time.
+   */
+  leader_start_s?: number;
+  /**
+   * The same as `ps -o lstart` text, written by daemons before `leader_start_s`;
+   * still read (orphan.ts parses it), never written.
    */
   lstart?: string;
   /** ISO 8601: when the run started. */

@@ -161,8 +161,9 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
           ...(inputs.loopbackServer ? [LOOPBACK_EPHEMERAL] : []),
         ]),
         // `kill` signals a run's whole process group on timeout or halt; `ps`
-        // tells whether a run a crashed daemon left still runs (never /proc,
-        // whose <pid>/root would open every file).
+        // tells whether a run a crashed daemon left still runs, and which
+        // processes a Codex run has (never /proc, whose <pid>/root would open
+        // every file).
         run: unique([
           ...(inputs.harnesses ?? []),
           ...(inputs.sandbox ? [inputs.sandbox] : []),

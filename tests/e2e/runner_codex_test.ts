@@ -31,7 +31,8 @@ import { Runner } from "../../src/runner/scheduler.ts";
 import { codexHarness, type CodexProvider } from "../../src/runner/harnesses/codex.ts";
 import { codexFeatureProbe, lockdownDisables } from "../../src/runner/harnesses/codex_features.ts";
 import { ensureCodexCatalog } from "../../src/runner/harnesses/codex_catalog.ts";
-import type { SelfCommand } from "../../src/runner/harness.ts";
+import type { Harness, SelfCommand } from "../../src/runner/harness.ts";
+import { listProcesses } from "../../src/runner/process_watch.ts";
 import type { CommandRunner } from "../../src/runner/spawn.ts";
 import { spawnProcessGroup } from "../../src/runner/spawn.ts";
 import { Transcripts } from "../../src/runner/transcripts.ts";
@@ -96,11 +97,22 @@ function provider(mock: MockOpenAI): CodexProvider {
   };
 }
 
-/** Codex's own state (CODEX_HOME) and HOME, per test; the shared Deno cache for `wats mcp`. */
+/**
+ * Codex's own state (CODEX_HOME) and HOME, per test; the shared Deno cache for `wats mcp`.
+ * Codex gets a TMPDIR beside its home, not above it: under the temporary directory it
+ * refuses to make its helper binaries, and its sandbox then cannot start a command at all
+ * (docs/harness_facts.md), which a user's ~/.codex never meets.
+ */
 function codexEnv(root: string): Record<string, string> {
-  Deno.mkdirSync(`${root}/codex-home`, { recursive: true });
-  Deno.mkdirSync(`${root}/home`, { recursive: true });
-  return { CODEX_HOME: `${root}/codex-home`, HOME: `${root}/home`, DENO_DIR: denoDir() };
+  for (const d of ["codex-home", "home", "tmp"]) {
+    Deno.mkdirSync(`${root}/${d}`, { recursive: true });
+  }
+  return {
+    CODEX_HOME: `${root}/codex-home`,
+    HOME: `${root}/home`,
+    TMPDIR: `${root}/tmp`,
+    DENO_DIR: denoDir(),
+  };
 }
 
 /** Runs short commands (the feature probe) in the test's Codex environment. */
@@ -123,6 +135,10 @@ async function codexRunner(o: {
   selfCommand: SelfCommand;
   /** Leave the shell on: a run that breaks the lock. */
   shellOn?: boolean;
+  /** Do not watch the run's processes: only its event stream can show the lock broken. */
+  eventsOnly?: boolean;
+  /** Drop these item types from what the parser reads (a Codex that does not report them). */
+  unreported?: string[];
 }): Promise<Runner> {
   const paths = dataPaths(o.dataDir);
   await Deno.mkdir(paths.agentDir, { recursive: true });
@@ -140,14 +156,18 @@ async function codexRunner(o: {
     timers: systemTimers,
     log: { debug() {}, info() {}, warn() {}, error() {} },
     store: o.store,
-    harness: codexHarness({
-      program,
-      catalog: catalog.path,
-      disable,
-      model: MOCK_MODEL,
-      provider: provider(o.mock),
-    }),
+    harness: withUnreported(
+      codexHarness({
+        program,
+        catalog: catalog.path,
+        disable,
+        model: MOCK_MODEL,
+        provider: provider(o.mock),
+      }),
+      o.unreported ?? [],
+    ),
     spawn: (req) => spawnProcessGroup({ ...req, env: { ...req.env, ...env } }),
+    listProcesses: o.eventsOnly ? undefined : listProcesses,
     transcripts: new Transcripts({ runsDir: paths.runsDir, runsIndex: paths.runsIndex }),
     settings: {
       ...defaultSettings(),
@@ -166,6 +186,27 @@ async function codexRunner(o: {
     },
     selfCommand: o.selfCommand,
   });
+}
+
+/** `h`, with a parser blind to the event items of `types`. */
+function withUnreported(h: Harness, types: string[]): Harness {
+  if (types.length === 0) return h;
+  return {
+    ...h,
+    parser: () => {
+      const inner = h.parser();
+      return {
+        push: (line) => {
+          let type: string | undefined;
+          try {
+            type = (JSON.parse(line) as { item?: { type?: string } }).item?.type;
+          } catch { /* not an event: the parser judges it */ }
+          return type !== undefined && types.includes(type) ? [] : inner.push(line);
+        },
+        finish: (code) => inner.finish(code),
+      };
+    },
+  };
 }
 
 function jsonLines(path: string): Record<string, unknown>[] {
@@ -354,6 +395,7 @@ Deno.test({
       profile: "helper",
       selfCommand: { command: self, args: selfArgs },
       shellOn: true,
+      eventsOnly: true,
     });
     const off = store.onInsert((posts) => runner.onPosts(posts));
     runner.start();
@@ -387,6 +429,82 @@ Deno.test({
           (l.item as Record<string, unknown>).type === "command_execution"
         ),
         "the command did not complete",
+      );
+    } finally {
+      off();
+      await runner.stop();
+      store.close();
+      await mock.close();
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  ...opts,
+  name: "a shell command Codex does not report in its event stream is still stopped, " +
+    'by the process watch, and the run recorded as failed with "lock broken"',
+  async fn() {
+    const root = await Deno.makeTempDir({ prefix: "wats-codex-" });
+    const paths = dataPaths(`${root}/data`);
+    await Deno.mkdir(paths.agentDir, { recursive: true });
+    const store = Store.open(paths.store);
+    // Codex answers exec_command after its yield time (10 s) with the command still running;
+    // a run stopped at the command never sends that answer to the model.
+    const mock = startMockOpenAI({
+      rules: [
+        {
+          when: (req) => req.input.some((i) => i.type === "function_call_output"),
+          reply: text("Done."),
+        },
+        {
+          when: hasTool(undefined, "exec_command"),
+          reply: functionCall(undefined, "exec_command", { cmd: "sleep 60" }),
+        },
+      ],
+    });
+    const secret = crypto.getRandomValues(new Uint8Array(32));
+    const agent = deriveProfileKey(secret, "helper");
+    const [self, ...selfArgs] = watsCommand();
+    const runner = await codexRunner({
+      dataDir: paths.dataDir,
+      root,
+      store,
+      mock,
+      agentKey: agent.pubkey,
+      profile: "helper",
+      selfCommand: { command: self, args: selfArgs },
+      shellOn: true,
+      unreported: ["command_execution"],
+    });
+    const off = store.onInsert((posts) => runner.onPosts(posts));
+    runner.start();
+    try {
+      store.insert([
+        buildPost({
+          kind: "ask",
+          text: "Anyone?",
+          title: "Q",
+          createdAt: Math.floor(Date.now() / 1000),
+        }, deriveProfileKey(secret, "bob").secret),
+      ]);
+      await waitFor("the run", () => runner.status().lastRun !== undefined, 120_000);
+      const last = runner.status().lastRun!;
+      assert.equal(last.status, "error", JSON.stringify(last));
+      assert.match(
+        last.error!,
+        /^lock broken: codex started a process a locked run never has \(".+"\); the run was stopped$/,
+        last.error,
+      );
+      console.error(`measured: the process watch saw ${last.error}`);
+      assert.equal(mock.responses().length, 1, "the command's output never reached the model");
+      const transcript = jsonLines(`${paths.runsDir}/${last.id}.jsonl`);
+      assert.ok(
+        transcript.some((l) =>
+          l.type === "item.started" &&
+          (l.item as Record<string, unknown>).type === "command_execution"
+        ),
+        "Codex did run a shell command (the parser was not shown it)",
       );
     } finally {
       off();

@@ -27,6 +27,7 @@ import { call, eventIds, idIn, mcpClient, startAgentNode, waitFor } from "../sup
 import { dataPaths } from "../../src/config/paths.ts";
 import { readRunnerState } from "../../src/runner/state_file.ts";
 import { spawnProcessGroup } from "../../src/runner/spawn.ts";
+import { processStartTime } from "../../src/runner/orphan.ts";
 import { groupMembers } from "../support/processes.ts";
 
 const claude = requireCli("claude");
@@ -276,11 +277,8 @@ Deno.test({
     let node: ReturnType<typeof startWats> | undefined;
     try {
       const now = new Date().toISOString();
-      const ps = await new Deno.Command("ps", {
-        args: ["-o", "lstart=", "-p", String(orphan.pid)],
-        env: { TZ: "UTC", LC_ALL: "C" },
-        stdout: "piped",
-      }).output();
+      const leaderStartS = await processStartTime(orphan.pid);
+      assert.ok(leaderStartS, "ps gave the orphan's start time");
       // What a daemon records in agent/runner.json during a run.
       Deno.writeTextFileSync(
         `${paths.agentDir}/runner.json`,
@@ -293,7 +291,7 @@ Deno.test({
             pgid: orphan.pid,
             program: "sh",
             args: ["-c", "sleep 300 & sleep 300"],
-            lstart: new TextDecoder().decode(ps.stdout).trim(),
+            leader_start_s: leaderStartS,
             started_at: now,
             alive_at: now,
           },

@@ -22,6 +22,7 @@ import {
   tempDataDir,
   watsCommand,
 } from "../support/cli.ts";
+import { RECONNECT_MAX_MS } from "../../src/net/relay_sync.ts";
 import { waitFor } from "./net_support.ts";
 import { type NodeRelay, RELAY_HELPER, startNodeRelay } from "./node_relay.ts";
 
@@ -40,8 +41,14 @@ interface TestNode {
   stop(): Promise<void>;
 }
 
+/**
+ * A daemon lives as long as its test, which a loaded machine makes long: its
+ * safety kill (a leaked process) must not come first, as the default 120 s can.
+ */
+const DAEMON_SAFETY_MS = 30 * 60_000;
+
 async function startNode(args: string[], dataDir = tempDataDir()): Promise<TestNode> {
-  const proc = startWats(["node", ...args], { dataDir });
+  const proc = startWats(["node", ...args], { dataDir, timeoutMs: DAEMON_SAFETY_MS });
   await proc.waitForLine((l) => l.includes('"event":"started"'));
   const [cmd, ...rest] = watsCommand();
   const transport = new StdioClientTransport({
@@ -98,6 +105,11 @@ async function startNode(args: string[], dataDir = tempDataDir()): Promise<TestN
       assert.equal(r.code, 0, `wats node exited ${r.code}:\n${r.stderr}`);
     },
   };
+}
+
+/** What a daemon logged about its relays (for a failed wait's message). */
+function relayLog(n: TestNode): string {
+  return n.proc.stderr().split("\n").filter((l) => l.includes("relay")).join("\n");
 }
 
 function freePort(): number {
@@ -173,7 +185,15 @@ Deno.test({
       assert.equal(a.outbox(), 2);
       // …until the relay is back and acknowledges them.
       relay = await startNodeRelay({ port, db: `${relayDir}/relay.db` });
-      await waitFor(() => a.outbox() === 0, "A's outbox to empty after the relay is back");
+      // A tries again on its own backoff, which grew while the relay was away, and the
+      // relay is away longer on a loaded machine: A may wait up to RECONNECT_MAX_MS
+      // before it even tries, so the wait covers that (measured: a relay away 35 s was
+      // tried again 14-15 s after it was back).
+      await waitFor(
+        () => a.outbox() === 0,
+        () => `A's outbox to empty after the relay is back; A's relay log:\n${relayLog(a)}`,
+        RECONNECT_MAX_MS + 60_000,
+      );
 
       // B comes back and catches up with what it missed.
       b = await startNode(["--infra", url], bDir);

@@ -64,17 +64,20 @@ export function recordingSink(): { sink: (e: NodeEvent) => void; seen: SeenEvent
 }
 
 /**
- * Polls `check` every 10 ms until it returns true. Throws, naming `what`, after
- * `limitMs` (a safety net against a hang, default 60 s).
+ * Polls `check` every 10 ms until it returns true. Throws, naming `what` (a
+ * function: what it says at that moment), after `limitMs` (a safety net against
+ * a hang, default 60 s).
  */
 export async function waitFor(
   check: () => boolean,
-  what: string,
+  what: string | (() => string),
   limitMs = 60_000,
 ): Promise<void> {
   const start = Date.now();
   while (!check()) {
-    if (Date.now() - start > limitMs) throw new Error(`gave up waiting for ${what}`);
+    if (Date.now() - start > limitMs) {
+      throw new Error(`gave up waiting for ${typeof what === "string" ? what : what()}`);
+    }
     await new Promise((r) => setTimeout(r, 10));
   }
 }

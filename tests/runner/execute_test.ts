@@ -6,8 +6,15 @@
 
 import assert from "node:assert/strict";
 import { defaultSettings } from "../../src/config/schema.ts";
-import { ALIVE_MS, denoRunnerFs, type ExecuteDeps, executeRun } from "../../src/runner/execute.ts";
-import type { RunContext } from "../../src/runner/harness.ts";
+import {
+  ALIVE_MS,
+  denoRunnerFs,
+  type ExecuteDeps,
+  executeRun,
+  WATCH_MS,
+} from "../../src/runner/execute.ts";
+import type { ProcessRule, RunContext } from "../../src/runner/harness.ts";
+import type { ProcessRow } from "../../src/runner/process_watch.ts";
 import type { RunRecord, RunRecorder } from "../../src/runner/state_file.ts";
 import { Transcripts } from "../../src/runner/transcripts.ts";
 import { FakeHarness, FakeSpawner, FakeTime, MemoryLog } from "./fakes.ts";
@@ -117,15 +124,15 @@ Deno.test("the run in progress is recorded with its process group, marked alive 
       alive: (at) => void calls.push(`alive ${at - T0}`),
       ended: () => void calls.push("ended"),
     };
-    const s = setup(dir, { recorder, identify: () => Promise.resolve("Thu Oct 15 12:00:00 2026") });
+    const s = setup(dir, { recorder, identify: () => Promise.resolve(1792065600) });
     const run = executeRun(s.deps, s.ctx, s.writer, s.control);
     await s.time.advance(0);
     assert.equal(records[0].pgid, s.spawner.last.pid);
     assert.equal(records[0].program, "fake");
     assert.equal(records[0].id, s.ctx.runId);
     assert.equal(
-      records.at(-1)!.lstart,
-      "Thu Oct 15 12:00:00 2026",
+      records.at(-1)!.leader_start_s,
+      1792065600,
       "ps's start time joins the record",
     );
     await s.time.advance(3 * ALIVE_MS);
@@ -134,6 +141,36 @@ Deno.test("the run in progress is recorded with its process group, marked alive 
     await run;
     assert.equal(calls.at(-1), "ended");
     assert.equal(s.time.pending(), 0, "no alive timer after the run");
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("a run whose harness has a process rule is stopped as lock broken when a process it must not have appears", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "wats-exec-" });
+  try {
+    let rows: ProcessRow[] = [];
+    const s = setup(dir, { listProcesses: () => Promise.resolve(rows) });
+    const rule: ProcessRule = (args) => args === "fake --run" ? "run" : undefined;
+    s.deps.harness = Object.assign(s.harness, { processRule: () => rule });
+    const run = executeRun(s.deps, s.ctx, s.writer, s.control);
+    await s.time.advance(0);
+    const leader = s.spawner.last.pid;
+    rows = [{ pid: leader, ppid: 1, pgid: leader, args: "fake --run" }];
+    await s.time.advance(3 * WATCH_MS);
+    assert.equal(s.spawner.last.killed, 0, "only the run's own processes: it goes on");
+    rows.push(
+      { pid: leader + 1, ppid: leader, pgid: leader + 1, args: "bwrap --new-session -- sh" },
+      { pid: leader + 2, ppid: leader + 1, pgid: leader + 1, args: "sleep 60" },
+    );
+    await s.time.advance(WATCH_MS);
+    assert.equal(s.spawner.last.killed, 1, "stopped at the next check");
+    const footer = await run;
+    assert.equal(footer.status, "error");
+    assert.equal(
+      footer.error,
+      'lock broken: fake started a process a locked run never has ("sleep 60"); the run was stopped',
+    );
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }

@@ -10,6 +10,7 @@ import {
   endPreviousRun,
   isRecordedLeader,
   livingMembers,
+  parseLstart,
   processStartTime,
 } from "../../src/runner/orphan.ts";
 import { spawnProcessGroup } from "../../src/runner/spawn.ts";
@@ -37,13 +38,13 @@ async function gone(pid: number): Promise<boolean> {
   return false;
 }
 
-async function record(pid: number, lstart?: string): Promise<RunRecord> {
+async function record(pid: number, leaderStartS?: number): Promise<RunRecord> {
   return {
     id: "20261015T120000000Z-abcdef",
     pgid: pid,
     program: "/bin/sh",
     args: ["-c", "sleep 300 & sleep 300"],
-    lstart: lstart ?? await processStartTime(pid),
+    leader_start_s: leaderStartS ?? await processStartTime(pid),
     started_at: new Date().toISOString(),
     alive_at: new Date().toISOString(),
   };
@@ -58,7 +59,7 @@ Deno.test({
     const proc = startGroup();
     try {
       const run = await record(proc.pid);
-      assert.ok(run.lstart, "ps gave a start time");
+      assert.ok(run.leader_start_s, "ps gave a start time");
       writeRunnerState(dir, { runtime: "claude", limits: LIMITS, started_at: "x", run });
       const log = new MemoryLog();
       const out = await endPreviousRun(dir, log);
@@ -84,7 +85,7 @@ Deno.test({
     const proc = startGroup();
     try {
       // Same pid, another start time: what a reused pid looks like.
-      const run = await record(proc.pid, "Thu Jan  1 00:00:00 1970");
+      const run = await record(proc.pid, 0);
       writeRunnerState(dir, { runtime: "claude", limits: LIMITS, started_at: "x", run });
       const out = await endPreviousRun(dir, new MemoryLog());
       assert.equal(out.outcome, "other");
@@ -92,12 +93,12 @@ Deno.test({
       // Another program at the recorded pid is not the run either.
       const info = await describeProcess(proc.pid);
       assert.equal(
-        isRecordedLeader({ ...run, lstart: info!.lstart, program: "claude" }, info),
+        isRecordedLeader({ ...run, leader_start_s: info!.startS, program: "claude" }, info),
         false,
       );
-      assert.equal(isRecordedLeader({ ...run, lstart: info!.lstart }, info), true);
+      assert.equal(isRecordedLeader({ ...run, leader_start_s: info!.startS }, info), true);
       // A record without a start time is never enough to kill.
-      assert.equal(isRecordedLeader({ ...run, lstart: undefined }, info), false);
+      assert.equal(isRecordedLeader({ ...run, leader_start_s: undefined }, info), false);
     } finally {
       proc.kill();
       await proc.status;
@@ -118,7 +119,7 @@ Deno.test("no recorded run, or one whose process is gone, is nothing to do", asy
       pgid: pid,
       program: "true",
       args: [],
-      lstart: "Thu Jan  1 00:00:00 1970",
+      leader_start_s: 0,
       started_at: "2026-10-15T12:00:00.000Z",
       alive_at: "2026-10-15T12:00:08.000Z",
     };
@@ -148,7 +149,7 @@ Deno.test({
     await leader.status;
     try {
       assert.equal(await livingMembers(pgid), 1, "the sleep lives on in the group");
-      const run = { ...await record(pgid, "Thu Jan  1 00:00:00 1970"), program: "sh" };
+      const run = { ...await record(pgid, 0), program: "sh" };
       writeRunnerState(dir, { runtime: "acp", limits: LIMITS, started_at: "x", run });
       const log = new MemoryLog();
       const out = await endPreviousRun(dir, log);
@@ -160,6 +161,53 @@ Deno.test({
         Deno.kill(-pgid, "SIGKILL");
       } catch { /* gone */ }
       Deno.removeSync(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test("ps's start time reads as one instant however ps pads a one-digit day", () => {
+  // ps -o lstart in UTC and the C locale pads days 1-9 with a second space.
+  const dec1 = Date.UTC(2026, 11, 1, 23, 39, 38) / 1000;
+  assert.equal(parseLstart("Tue Dec  1 23:39:38 2026"), dec1);
+  assert.equal(parseLstart("Tue Dec 1 23:39:38 2026"), dec1);
+  assert.equal(parseLstart("  Tue Dec  1 23:39:38 2026\n"), dec1);
+  assert.equal(parseLstart("Mon Nov 30 16:15:23 2026"), Date.UTC(2026, 10, 30, 16, 15, 23) / 1000);
+  assert.equal(parseLstart("Thu Jan  1 00:00:00 1970"), 0);
+  for (const text of ["", "Tue Dex  1 23:39:38 2026", "Tue Dec  1 23:39 2026", "1764632378"]) {
+    assert.equal(parseLstart(text), undefined, text);
+  }
+});
+
+Deno.test({
+  name: "a record an older daemon wrote with ps's start time as text still names its leader, " +
+    "padded or not",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const proc = startGroup();
+    try {
+      const info = await describeProcess(proc.pid);
+      assert.ok(info);
+      const run = await record(proc.pid);
+      assert.equal(run.leader_start_s, info.startS);
+      const { leader_start_s: _s, ...old } = run;
+      // The text ps prints for this start time, padded as ps pads it, and as the old
+      // daemon normalised it.
+      const d = new Date(info.startS * 1000);
+      const day = d.toUTCString().slice(0, 3);
+      const month = d.toUTCString().slice(8, 11);
+      const time = d.toISOString().slice(11, 19);
+      const padded = `${day} ${month} ${
+        String(d.getUTCDate()).padStart(2, " ")
+      } ${time} ${d.getUTCFullYear()}`;
+      const plain = `${day} ${month} ${d.getUTCDate()} ${time} ${d.getUTCFullYear()}`;
+      assert.equal(isRecordedLeader({ ...old, lstart: padded }, info), true);
+      assert.equal(isRecordedLeader({ ...old, lstart: plain }, info), true);
+      assert.equal(isRecordedLeader({ ...old, lstart: "Thu Jan  1 00:00:00 1970" }, info), false);
+      assert.equal(isRecordedLeader({ ...old, lstart: "not a time" }, info), false);
+    } finally {
+      proc.kill();
+      await proc.status;
     }
   },
 });

@@ -45,14 +45,17 @@ interface Ran {
   stderr: string;
 }
 
-async function run(cmd: string[], opts: { cwd?: string; timeoutMs: number }): Promise<Ran> {
+async function run(
+  cmd: string[],
+  opts: { cwd?: string; timeoutMs: number; env?: Record<string, string> },
+): Promise<Ran> {
   const out = await new Deno.Command(cmd[0], {
     args: cmd.slice(1),
     cwd: opts.cwd,
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
-    env: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1" },
+    env: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", ...opts.env },
     signal: AbortSignal.timeout(opts.timeoutMs),
   }).output();
   const dec = new TextDecoder();
@@ -131,6 +134,32 @@ async function install(dir: string): Promise<void> {
 }
 
 /**
+ * Where node-gyp finds the headers of the Node that runs the helpers: the
+ * install prefix of `node` when it holds `include/node/node.h` of the same
+ * version (Debian's `nodejs` ships them in /usr/include/node). Undefined when
+ * it does not, or when npm is already told (`npm_config_nodedir`). Without it,
+ * node-gyp downloads the headers, which fails with no route to them; this
+ * machine's ~/.npmrc says `nodedir`, a fresh HOME does not.
+ */
+export async function nodeHeadersDir(): Promise<string | undefined> {
+  if (Deno.env.get("npm_config_nodedir") !== undefined) return undefined;
+  const r = await run(["node", "-p", "process.execPath + ' ' + process.version"], {
+    timeoutMs: 60_000,
+  }).catch(() => undefined);
+  if (r?.code !== 0) return undefined;
+  const [execPath, version] = r.stdout.trim().split(" ");
+  const prefix = Deno.realPathSync(execPath).replace(/\/bin\/[^/]+$/, "");
+  try {
+    const h = Deno.readTextFileSync(`${prefix}/include/node/node_version.h`);
+    const part = (name: string) => new RegExp(`#define NODE_${name}_VERSION (\\d+)`).exec(h)?.[1];
+    const headers = `v${part("MAJOR")}.${part("MINOR")}.${part("PATCH")}`;
+    return headers === version ? prefix : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * `npm ci` in a Node helper's folder (exact versions from its lock file), then its
  * probe. Returns why it failed, or null when the helper is ready.
  */
@@ -140,9 +169,11 @@ async function prepareNodeHelper(name: NodeHelperName): Promise<string | null> {
   console.log(`prepare: npm ci in ${h.dir}`);
   const started = performance.now();
   // better-sqlite3 may compile its addon here (a couple of minutes on 2 cores).
+  const nodedir = await nodeHeadersDir();
   const r = await run(["npm", "ci", "--no-audit", "--no-fund"], {
     cwd: h.dir,
     timeoutMs: 20 * 60_000,
+    env: nodedir !== undefined ? { npm_config_nodedir: nodedir } : {},
   });
   const secs = ((performance.now() - started) / 1000).toFixed(1);
   if (r.code !== 0) {

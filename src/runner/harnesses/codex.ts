@@ -50,7 +50,7 @@
 import { ConfigError } from "../../errors.ts";
 import { MCP_SERVER_NAME, RUN_TOKEN_ENV } from "../../mcp/service.ts";
 import { runSystemPrompt } from "../../prompts.ts";
-import type { Harness, HarnessCommand, RunContext } from "../harness.ts";
+import type { Harness, HarnessCommand, ProcessRule, RunContext } from "../harness.ts";
 import { LOCKDOWN_FEATURES } from "./codex_features.ts";
 import { CodexJsonParser } from "./codex_parser.ts";
 
@@ -291,5 +291,33 @@ export function codexHarness(opts: CodexHarnessOptions): Harness {
       };
     },
     parser: () => new CodexJsonParser(),
+    processRule: codexProcessRule,
+  };
+}
+
+/**
+ * Codex's own helper, measured with 0.171 on Linux: at start it runs `lsb_release -a` (a
+ * shell script that runs getopt, cut and tr) to describe the system.
+ */
+const CODEX_HELPER = /^(\S*\/)?(sh |bash |dash )?(\S*\/)?lsb_release -a$/;
+
+/**
+ * The processes a locked Codex run has (measured with 0.171, docs/harness_facts.md): the
+ * `codex` launcher and the native `codex` it starts, both with the run's arguments; the
+ * `wats mcp` it starts for the wats tools (in a process group of its own), with what that
+ * starts; its system probe. Anything else, a shell command first (`/proc/self/exe --codex-run-as-process-setup`,
+ * `bwrap`, the command), breaks the lock.
+ */
+export function codexProcessRule(cmd: HarnessCommand, ctx: RunContext): ProcessRule {
+  const own = ` ${cmd.args.join(" ")}`;
+  const mcp = ` ${
+    [...ctx.selfCommand.args, "mcp", "--profile", ctx.agentProfile, "--data-dir", ctx.dataDir]
+      .join(" ")
+  }`;
+  return (args) => {
+    if (args.endsWith(own)) return "run";
+    // wats's own code, with what it starts (a node of its own when none runs).
+    if (args.endsWith(mcp) || CODEX_HELPER.test(args)) return "helper";
+    return undefined;
   };
 }
