@@ -12,6 +12,7 @@
  * @module
  */
 
+import { errorMessage } from "../error_message.ts";
 import type { SandboxMode } from "../config/schema.ts";
 import { HarnessError } from "../errors.ts";
 import {
@@ -170,7 +171,7 @@ export async function probePaths(
       .output();
   } catch (err) {
     if (err instanceof Deno.errors.NotFound) return { kinds, problem: `${program} is not on PATH` };
-    return { kinds, problem: `${program} cannot start: ${(err as Error).message}` };
+    return { kinds, problem: `${program} cannot start: ${errorMessage(err)}` };
   }
   const dec = new TextDecoder();
   const stderr = dec.decode(out.stderr).trim();

@@ -11,6 +11,7 @@
  * @module
  */
 
+import { errorMessage } from "../error_message.ts";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { Filter } from "nostr-tools/filter";
 import { StoreError } from "../errors.ts";
@@ -128,7 +129,7 @@ export class Store {
     try {
       db = new DatabaseSync(path);
     } catch (err) {
-      throw new StoreError("store.open", `Cannot open the store ${path}: ${message(err)}`, {
+      throw new StoreError("store.open", `Cannot open the store ${path}: ${errorMessage(err)}`, {
         cause: err,
       });
     }
@@ -145,7 +146,7 @@ export class Store {
       if (err instanceof StoreError) throw err;
       throw new StoreError(
         "store.open",
-        `Cannot use ${path} as the store: ${message(err)}. If it is not a wats store, move ` +
+        `Cannot use ${path} as the store: ${errorMessage(err)}. If it is not a wats store, move ` +
           `it away and start again (a new store is created).`,
         { cause: err },
       );
@@ -171,9 +172,13 @@ export class Store {
       try {
         return { post: readPost(e), event: plainEvent(e) };
       } catch (err) {
-        throw new StoreError("store.not_a_post", `Cannot store event ${e?.id}: ${message(err)}`, {
-          cause: err,
-        });
+        throw new StoreError(
+          "store.not_a_post",
+          `Cannot store event ${e?.id}: ${errorMessage(err)}`,
+          {
+            cause: err,
+          },
+        );
       }
     });
     const results: InsertResult[] = [];
@@ -228,7 +233,7 @@ export class Store {
       this.#db.exec("ROLLBACK");
       throw new StoreError(
         "store.insert",
-        `Cannot store ${events.length} events: ${message(err)}`,
+        `Cannot store ${events.length} events: ${errorMessage(err)}`,
         {
           cause: err,
         },
@@ -317,7 +322,7 @@ export class Store {
     } catch (err) {
       throw new StoreError(
         "store.bad_search",
-        `Cannot search for ${JSON.stringify(query)}: ${message(err)}. Use words, "quoted ` +
+        `Cannot search for ${JSON.stringify(query)}: ${errorMessage(err)}. Use words, "quoted ` +
           `phrases", AND, OR, NOT and prefix* (SQLite FTS5 syntax), or search as plain words.`,
         { cause: err },
       );
@@ -547,7 +552,7 @@ export class Store {
       this.#db.exec("ROLLBACK");
       throw new StoreError(
         "store.write",
-        `Cannot write to the store ${this.#path}: ${message(err)}`,
+        `Cannot write to the store ${this.#path}: ${errorMessage(err)}`,
         {
           cause: err,
         },
@@ -661,8 +666,4 @@ function checkLimit(limit: number): number {
     );
   }
   return Math.min(limit, MAX_QUERY_LIMIT);
-}
-
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
