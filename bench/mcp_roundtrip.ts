@@ -230,20 +230,20 @@ async function echoOnce(d: Duplex, line: Uint8Array): Promise<void> {
 
 /** JSON-RPC written by hand, one line each way: no client SDK. */
 class RawRpc {
-  #d: Duplex;
+  #conn: Duplex;
   #lines: Lines;
   #id = 0;
   /** Bytes of the last request and response lines, for the report. */
   lastSizes = { request: 0, response: 0 };
 
   constructor(d: Duplex) {
-    this.#d = d;
+    this.#conn = d;
     this.#lines = new Lines(() => d.read());
   }
 
   /** Says the wats hello on a raw socket and waits for the ready line. */
   async hello(profile: string): Promise<void> {
-    await this.#d.write(enc.encode(JSON.stringify({ wats: "hello", profile }) + "\n"));
+    await this.#conn.write(enc.encode(JSON.stringify({ wats: "hello", profile }) + "\n"));
     const answer = await this.#lines.next();
     if (answer === null || JSON.parse(answer).wats !== "ready") {
       throw new Error(`the daemon refused the session: ${answer}`);
@@ -253,7 +253,7 @@ class RawRpc {
   async request(method: string, params: unknown): Promise<Record<string, unknown>> {
     const id = ++this.#id;
     const line = enc.encode(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
-    await this.#d.write(line);
+    await this.#conn.write(line);
     while (true) {
       const answer = await this.#lines.next();
       if (answer === null) throw new Error(`the peer closed during ${method}`);
@@ -271,7 +271,7 @@ class RawRpc {
       capabilities: {},
       clientInfo: { name: "bench-raw", version: "1" },
     });
-    await this.#d.write(
+    await this.#conn.write(
       enc.encode(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n"),
     );
   }
@@ -282,7 +282,7 @@ class RawRpc {
   }
 
   close(): void {
-    this.#d.close();
+    this.#conn.close();
   }
 }
 

@@ -15,6 +15,7 @@
  * @module
  */
 
+import { errorMessage } from "../error_message.ts";
 import * as acp from "@agentclientprotocol/sdk";
 import type { HarnessConfig } from "../config/acp_tables.ts";
 import { WatsError } from "../errors.ts";
@@ -194,7 +195,7 @@ export class AcpAgent {
       throw new AcpError(
         "acp.spawn",
         `could not start harness ${harness.name} (${harness.command}): ${
-          (err as Error).message
+          errorMessage(err)
         }; check [harnesses.${harness.name}] command in config.toml`,
         { cause: err },
       );

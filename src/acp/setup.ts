@@ -6,6 +6,7 @@
  * @module
  */
 
+import { errorMessage } from "../error_message.ts";
 import type { Sandboxer } from "../safety/sandboxer.ts";
 import type { AcpTables } from "../config/acp_tables.ts";
 import type { DataPaths } from "../config/paths.ts";
@@ -146,7 +147,7 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
   const every = s.settings["agent.sweep"];
   const sweepOnce = () => {
     sweeping = layer.sweep().then((report) => s.onSweep?.(report)).catch((err) =>
-      s.onSweep?.({ removed: [], kept: [], error: (err as Error).message })
+      s.onSweep?.({ removed: [], kept: [], error: errorMessage(err) })
     ).finally(() => {
       if (!closed && every > 0) timer = setTimeout(sweepOnce, every);
     });
@@ -156,7 +157,7 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
     check: async () => {
       const bad: string[] = [];
       for (const co of Object.values(s.acp.checkouts)) {
-        await checkCheckout(co).catch((err) => bad.push((err as Error).message));
+        await checkCheckout(co).catch((err) => bad.push(errorMessage(err)));
       }
       if (bad.length > 0) throw new ConfigError("config.bad_checkout", bad.join("; "));
     },

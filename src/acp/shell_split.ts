@@ -50,8 +50,10 @@ export function partText(part: CommandPart): string {
 }
 
 class Splitter {
-  #s: string;
-  #i = 0;
+  /** The command line being split. */
+  #text: string;
+  /** Where in `#text` reading goes on. */
+  #pos = 0;
   #out: CommandPart[];
   #depth: number;
   /** The words of the simple command being read. */
@@ -65,56 +67,56 @@ class Splitter {
 
   constructor(s: string, out: CommandPart[], depth: number) {
     if (depth > MAX_DEPTH) throw new Unsplittable();
-    this.#s = s;
+    this.#text = s;
     this.#out = out;
     this.#depth = depth;
   }
 
   run(): void {
-    const s = this.#s;
-    while (this.#i < s.length) {
-      const c = s[this.#i];
+    const s = this.#text;
+    while (this.#pos < s.length) {
+      const c = s[this.#pos];
       if (c === " " || c === "\t") {
         this.#endWord();
-        this.#i++;
+        this.#pos++;
       } else if (c === "\n" || c === ";" || c === "(" || c === ")") {
         this.#endCommand();
-        this.#i++;
+        this.#pos++;
       } else if (c === "&" || c === "|") {
-        if (c === "&" && s[this.#i + 1] === ">") {
+        if (c === "&" && s[this.#pos + 1] === ">") {
           this.#readRedirect();
           continue;
         }
         this.#endCommand();
-        this.#i += s[this.#i + 1] === c || (c === "|" && s[this.#i + 1] === "&") ? 2 : 1;
-      } else if ((c === "<" || c === ">") && s[this.#i + 1] === "(") {
+        this.#pos += s[this.#pos + 1] === c || (c === "|" && s[this.#pos + 1] === "&") ? 2 : 1;
+      } else if ((c === "<" || c === ">") && s[this.#pos + 1] === "(") {
         this.#append("$(…)");
-        this.#substitution(this.#i + 2, ")");
+        this.#substitution(this.#pos + 2, ")");
       } else if (c === "<" || c === ">") {
         this.#readRedirect();
       } else if (c === "#" && this.#word === undefined) {
-        while (this.#i < s.length && s[this.#i] !== "\n") this.#i++;
+        while (this.#pos < s.length && s[this.#pos] !== "\n") this.#pos++;
       } else if (c === "'") {
-        const end = s.indexOf("'", this.#i + 1);
+        const end = s.indexOf("'", this.#pos + 1);
         if (end < 0) throw new Unsplittable();
-        this.#append(s.slice(this.#i + 1, end));
-        this.#i = end + 1;
+        this.#append(s.slice(this.#pos + 1, end));
+        this.#pos = end + 1;
       } else if (c === '"') {
         this.#doubleQuoted();
       } else if (c === "\\") {
-        if (this.#i + 1 >= s.length) throw new Unsplittable();
-        if (s[this.#i + 1] !== "\n") this.#append(s[this.#i + 1]);
-        this.#i += 2;
+        if (this.#pos + 1 >= s.length) throw new Unsplittable();
+        if (s[this.#pos + 1] !== "\n") this.#append(s[this.#pos + 1]);
+        this.#pos += 2;
       } else if (c === "$" || c === "`") {
         this.#dollarOrBacktick();
       } else {
         // A digit right before a redirection is its file descriptor, not a word.
-        if (/[0-9]/.test(c) && this.#word === undefined && /^[0-9]+[<>]/.test(s.slice(this.#i))) {
-          while (/[0-9]/.test(s[this.#i])) this.#i++;
+        if (/[0-9]/.test(c) && this.#word === undefined && /^[0-9]+[<>]/.test(s.slice(this.#pos))) {
+          while (/[0-9]/.test(s[this.#pos])) this.#pos++;
           continue;
         }
         this.#append(c);
-        this.#i++;
+        this.#pos++;
       }
     }
     this.#endCommand();
@@ -154,16 +156,16 @@ class Splitter {
   /** Reads `>`, `>>`, `>|`, `<`, `<>`, `&>`, `&>>`, `>&N`, `<&N`; here-documents are unsplittable. */
   #readRedirect(): void {
     this.#endWord();
-    const s = this.#s;
-    const m = /^(&>>|&>|>>|>\||<>|<<<|<<|>&|<&|>|<)/.exec(s.slice(this.#i))!;
+    const s = this.#text;
+    const m = /^(&>>|&>|>>|>\||<>|<<<|<<|>&|<&|>|<)/.exec(s.slice(this.#pos))!;
     const op = m[1];
-    this.#i += op.length;
+    this.#pos += op.length;
     if (op === "<<") throw new Unsplittable();
     if (op === ">&" || op === "<&") {
       // A duplicated or closed descriptor (`2>&1`, `>&-`) names no file.
-      const fd = /^\s*([0-9]+|-)/.exec(s.slice(this.#i));
+      const fd = /^\s*([0-9]+|-)/.exec(s.slice(this.#pos));
       if (fd) {
-        this.#i += fd[0].length;
+        this.#pos += fd[0].length;
         return;
       }
     }
@@ -174,90 +176,90 @@ class Splitter {
       return;
     }
     this.#redirect = op.startsWith("<") ? "<" : op.endsWith(">>") ? ">>" : ">";
-    while (s[this.#i] === " " || s[this.#i] === "\t") this.#i++;
+    while (s[this.#pos] === " " || s[this.#pos] === "\t") this.#pos++;
   }
 
   /** Skips one word (a here-string's text), substitutions in it still judged. */
   #skipWord(): void {
     const words = this.#words;
     this.#words = [];
-    while (this.#s[this.#i] === " " || this.#s[this.#i] === "\t") this.#i++;
-    const start = this.#i;
-    const s = this.#s;
-    while (this.#i < s.length && !" \t\n;&|()<>".includes(s[this.#i])) {
-      const c = s[this.#i];
+    while (this.#text[this.#pos] === " " || this.#text[this.#pos] === "\t") this.#pos++;
+    const start = this.#pos;
+    const s = this.#text;
+    while (this.#pos < s.length && !" \t\n;&|()<>".includes(s[this.#pos])) {
+      const c = s[this.#pos];
       if (c === "'" || c === '"' || c === "\\" || c === "$" || c === "`") {
         if (c === "'") {
-          const end = s.indexOf("'", this.#i + 1);
+          const end = s.indexOf("'", this.#pos + 1);
           if (end < 0) throw new Unsplittable();
-          this.#i = end + 1;
+          this.#pos = end + 1;
         } else if (c === '"') this.#doubleQuoted();
-        else if (c === "\\") this.#i += 2;
+        else if (c === "\\") this.#pos += 2;
         else this.#dollarOrBacktick();
-      } else this.#i++;
+      } else this.#pos++;
     }
-    if (this.#i === start) throw new Unsplittable();
+    if (this.#pos === start) throw new Unsplittable();
     this.#word = undefined;
     this.#words = words;
   }
 
   #doubleQuoted(): void {
-    const s = this.#s;
-    this.#i++;
+    const s = this.#text;
+    this.#pos++;
     this.#append("");
     while (true) {
-      if (this.#i >= s.length) throw new Unsplittable();
-      const c = s[this.#i];
+      if (this.#pos >= s.length) throw new Unsplittable();
+      const c = s[this.#pos];
       if (c === '"') {
-        this.#i++;
+        this.#pos++;
         return;
       }
-      if (c === "\\" && '"$`\\\n'.includes(s[this.#i + 1] ?? "")) {
-        if (s[this.#i + 1] !== "\n") this.#append(s[this.#i + 1]);
-        this.#i += 2;
+      if (c === "\\" && '"$`\\\n'.includes(s[this.#pos + 1] ?? "")) {
+        if (s[this.#pos + 1] !== "\n") this.#append(s[this.#pos + 1]);
+        this.#pos += 2;
       } else if (c === "$" || c === "`") {
         this.#dollarOrBacktick();
       } else {
         this.#append(c);
-        this.#i++;
+        this.#pos++;
       }
     }
   }
 
   #dollarOrBacktick(): void {
-    const s = this.#s;
-    if (s[this.#i] === "`") {
+    const s = this.#text;
+    if (s[this.#pos] === "`") {
       this.#append("$(…)");
-      this.#substitution(this.#i + 1, "`");
-    } else if (s.startsWith("$((", this.#i)) {
+      this.#substitution(this.#pos + 1, "`");
+    } else if (s.startsWith("$((", this.#pos)) {
       // Arithmetic: its text may still hold a command substitution.
-      const end = matching(s, this.#i + 1, "(", ")");
-      if (/[`]|\$\(/.test(s.slice(this.#i + 3, end))) throw new Unsplittable();
-      this.#append(s.slice(this.#i, end + 1));
-      this.#i = end + 1;
-    } else if (s[this.#i + 1] === "(") {
+      const end = matching(s, this.#pos + 1, "(", ")");
+      if (/[`]|\$\(/.test(s.slice(this.#pos + 3, end))) throw new Unsplittable();
+      this.#append(s.slice(this.#pos, end + 1));
+      this.#pos = end + 1;
+    } else if (s[this.#pos + 1] === "(") {
       this.#append("$(…)");
-      this.#substitution(this.#i + 2, ")");
-    } else if (s[this.#i + 1] === "{") {
-      const end = matching(s, this.#i + 1, "{", "}");
-      const inner = s.slice(this.#i + 2, end);
+      this.#substitution(this.#pos + 2, ")");
+    } else if (s[this.#pos + 1] === "{") {
+      const end = matching(s, this.#pos + 1, "{", "}");
+      const inner = s.slice(this.#pos + 2, end);
       if (/[`]|\$\(|<\(|>\(/.test(inner)) throw new Unsplittable();
-      this.#append(s.slice(this.#i, end + 1));
-      this.#i = end + 1;
+      this.#append(s.slice(this.#pos, end + 1));
+      this.#pos = end + 1;
     } else {
       this.#append("$");
-      this.#i++;
+      this.#pos++;
     }
   }
 
   /** Splits the substitution starting at `from` as commands of their own. */
   #substitution(from: number, close: ")" | "`"): void {
-    const s = this.#s;
+    const s = this.#text;
     const end = close === "`" ? closingBacktick(s, from) : matching(s, from - 1, "(", ")");
     const inner = s.slice(from, end);
     new Splitter(close === "`" ? inner.replace(/\\`/g, "`") : inner, this.#out, this.#depth + 1)
       .run();
-    this.#i = end + 1;
+    this.#pos = end + 1;
   }
 }
 

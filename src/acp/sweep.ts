@@ -7,6 +7,7 @@
  * @module
  */
 
+import { errorMessage } from "../error_message.ts";
 import type { CheckoutConfig } from "../config/acp_tables.ts";
 import { git, gitIn, pinnedCommonDir } from "./worktrees.ts";
 
@@ -142,7 +143,7 @@ export async function sweep(
     try {
       reason = await keepReason(work, co);
     } catch (err) {
-      reason = `git failed: ${(err as Error).message}`;
+      reason = `git failed: ${errorMessage(err)}`;
     }
     if (reason !== undefined) {
       report.kept.push({ dir: work.dir, reason });

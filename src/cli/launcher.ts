@@ -7,6 +7,7 @@
  * @module
  */
 
+import { errorMessage } from "../error_message.ts";
 import { pathExists } from "./io.ts";
 import { WatsError } from "../errors.ts";
 import { type DataPaths, dataPaths, resolveDataDir } from "../config/paths.ts";
@@ -226,7 +227,7 @@ function prepareDataDir(dir: string): void {
 
 /** The OS's words for a failure, without Deno's call details. */
 function reason(err: unknown): string {
-  const m = err instanceof Error ? err.message : String(err);
+  const m = errorMessage(err);
   return m.split(" (os error")[0].trim();
 }
 

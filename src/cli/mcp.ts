@@ -19,6 +19,7 @@
  * @module
  */
 
+import { errorMessage } from "../error_message.ts";
 import { RUN_TOKEN_ENV } from "../mcp/service.ts";
 import { writeAll, writeAllSync } from "../io/write_all.ts";
 import { terminalSafe } from "../io/terminal_text.ts";
@@ -228,7 +229,9 @@ async function greet(conn: BridgeConn, opts: BridgeOptions, io: BridgeIO): Promi
       return false;
     }
   } catch (err) {
-    io.stderr(`wats mcp: the connection to ${opts.socket} failed during hello: ${message(err)}`);
+    io.stderr(
+      `wats mcp: the connection to ${opts.socket} failed during hello: ${errorMessage(err)}`,
+    );
     closeQuietly(conn);
     return false;
   }
@@ -241,7 +244,7 @@ async function reach(opts: BridgeOptions, io: BridgeIO): Promise<BridgeConn | nu
     return await io.connect(opts.socket);
   } catch (err) {
     if (!isAbsent(err)) {
-      io.stderr(`wats mcp: cannot connect to ${opts.socket}: ${message(err)}`);
+      io.stderr(`wats mcp: cannot connect to ${opts.socket}: ${errorMessage(err)}`);
       return null;
     }
   }
@@ -255,7 +258,7 @@ async function reach(opts: BridgeOptions, io: BridgeIO): Promise<BridgeConn | nu
     }, () => {});
   } catch (err) {
     io.stderr(
-      `wats mcp: no node runs on ${opts.socket} and starting one failed: ${message(err)}. ` +
+      `wats mcp: no node runs on ${opts.socket} and starting one failed: ${errorMessage(err)}. ` +
         `Start it yourself with \`wats --data-dir ${opts.dataDir}\`.`,
     );
     return null;
@@ -269,7 +272,7 @@ async function reach(opts: BridgeOptions, io: BridgeIO): Promise<BridgeConn | nu
       return await io.connect(opts.socket);
     } catch (err) {
       if (!isAbsent(err)) {
-        io.stderr(`wats mcp: cannot connect to ${opts.socket}: ${message(err)}`);
+        io.stderr(`wats mcp: cannot connect to ${opts.socket}: ${errorMessage(err)}`);
         return null;
       }
     }
@@ -406,7 +409,7 @@ async function pump(first: BridgeConn, opts: BridgeOptions, io: BridgeIO): Promi
     // A run without its node has no tools, no timeout and no budget over it.
     io.stderr("wats mcp: the node went away during this run; ending the run's processes");
     await io.endOwnGroup().catch((err) =>
-      io.stderr(`wats mcp: cannot end the run's processes: ${message(err)}`)
+      io.stderr(`wats mcp: cannot end the run's processes: ${errorMessage(err)}`)
     );
     return 1;
   }
@@ -440,7 +443,7 @@ async function takeOver(
       conn = await io.connect(opts.socket);
     } catch (err) {
       if (isAbsent(err)) continue;
-      io.stderr(`wats mcp: cannot connect to ${opts.socket}: ${message(err)}`);
+      io.stderr(`wats mcp: cannot connect to ${opts.socket}: ${errorMessage(err)}`);
       return null;
     }
     if (!(await greet(conn, opts, io))) return null;
@@ -460,7 +463,7 @@ async function takeOver(
       return conn;
     } catch (err) {
       io.stderr(
-        `wats mcp: the new node on ${opts.socket} did not take the session: ${message(err)}`,
+        `wats mcp: the new node on ${opts.socket} did not take the session: ${errorMessage(err)}`,
       );
       closeQuietly(conn);
       return null;
@@ -561,8 +564,4 @@ function closeQuietly(conn: BridgeConn): void {
   } catch {
     // Already closed.
   }
-}
-
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -11,6 +11,7 @@
  * @module
  */
 
+import { errorMessage } from "../error_message.ts";
 import { parseArgs } from "node:util";
 import { UsageError, WatsError } from "../errors.ts";
 import { formatDuration, parseDuration } from "../duration.ts";
@@ -72,9 +73,9 @@ export function parseTryArgs(argv: string[]): TryArgs {
       strict: true,
     });
   } catch (err) {
-    const m = (err as Error).message.match(/^Unknown option '([^']+)'/);
+    const m = errorMessage(err).match(/^Unknown option '([^']+)'/);
     throw new UsageError(
-      m ? `unknown flag ${m[1]}: see \`wats try --help\`` : (err as Error).message,
+      m ? `unknown flag ${m[1]}: see \`wats try --help\`` : errorMessage(err),
     );
   }
   const v = parsed.values;

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { errorMessage } from "../error_message.ts";
 import { UsageError, WatsError } from "../errors.ts";
 import type { Command, FromWorker, ToWorker } from "./context.ts";
 import { permissionErrorLine, type PermissionSide } from "./permission_error.ts";
@@ -70,7 +71,7 @@ export function reportError(
     if (verbose && err instanceof Error) console.error(err.stack);
     return 1;
   }
-  console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
+  console.error(`error: ${errorMessage(err)}`);
   if (verbose && err instanceof Error) console.error(err.stack);
   return 1;
 }

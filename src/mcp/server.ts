@@ -6,6 +6,7 @@
  * @module
  */
 
+import { errorMessage } from "../error_message.ts";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { VERSION } from "../version.ts";
@@ -81,13 +82,13 @@ async function callTool(
     log?.("error", "mcp tool failed", {
       tool: tool.name,
       profile: ctx.session.profile,
-      error: err instanceof Error ? err.message : String(err),
+      error: errorMessage(err),
     });
     return {
       content: [{
         type: "text",
         text: `The node could not run ${tool.name}: ${
-          err instanceof Error ? err.message : String(err)
+          errorMessage(err)
         }. This is not your mistake; try again later, or carry on without it.`,
       }],
       isError: true,

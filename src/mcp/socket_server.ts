@@ -14,6 +14,7 @@
  * @module
  */
 
+import { errorMessage } from "../error_message.ts";
 import { BusyError, WatsError } from "../errors.ts";
 import { writeAll } from "../io/write_all.ts";
 import { ConnTransport, LineReader } from "./conn_transport.ts";
@@ -102,7 +103,7 @@ export async function serveMcpSocket(opts: ServeMcpSocketOptions): Promise<McpSo
         ? 'no hello line arrived in time: send {"wats":"hello","profile":…} first'
         : "the node could not start this session";
       log(err instanceof WatsError ? "info" : "debug", "mcp connection refused", {
-        reason: err instanceof Error ? err.message : String(err),
+        reason: errorMessage(err),
       });
       await writeLine(conn, { wats: "error", message }).catch(() => {});
       closeQuietly(conn);

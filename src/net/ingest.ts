@@ -14,6 +14,7 @@
  * @module
  */
 
+import { errorMessage } from "../error_message.ts";
 import type { Logger } from "@logtape/logtape";
 import type { EventSink } from "../events.ts";
 import { watsKindOf } from "../posts/kinds.ts";
@@ -96,7 +97,7 @@ export function createIngest(opts: IngestOptions): Ingest {
     try {
       events(e);
     } catch (err) {
-      log.debug("cannot write a node event: {error}", { error: (err as Error).message });
+      log.debug("cannot write a node event: {error}", { error: errorMessage(err) });
     }
   };
 
@@ -177,7 +178,7 @@ export function createIngest(opts: IngestOptions): Ingest {
     try {
       if (id !== undefined && store.has(id)) return { ok: true, id, duplicate: true };
     } catch (err) {
-      return reject(source, id, "store", `could not read the store: ${(err as Error).message}`);
+      return reject(source, id, "store", `could not read the store: ${errorMessage(err)}`);
     }
     const checked = await validateEvent(input, {
       nowMs: opts.now(),

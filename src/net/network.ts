@@ -8,6 +8,7 @@
  * @module
  */
 
+import { errorMessage } from "../error_message.ts";
 import type { Logger } from "@logtape/logtape";
 import { BusyError, ConfigError } from "../errors.ts";
 import type { EventSink } from "../events.ts";
@@ -116,7 +117,7 @@ export async function startNetwork(opts: NetworkOptions): Promise<Network> {
       const inUse = err instanceof Deno.errors.AddrInUse;
       throw new BusyError(
         "net.listen",
-        `Cannot serve the relay endpoint on ${settings.listen}: ${(err as Error).message}. ` +
+        `Cannot serve the relay endpoint on ${settings.listen}: ${errorMessage(err)}. ` +
           (inUse
             ? "Another program (another wats node?) uses that port: stop it, or choose another with --listen or wats config set listen."
             : "Check the listen setting (wats config get listen)."),

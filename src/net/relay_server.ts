@@ -419,7 +419,7 @@ type Item = string | Answer;
 class Connection {
   readonly source: string;
   readonly #socket: WebSocket;
-  readonly #d: Deps;
+  readonly #deps: Deps;
   readonly #subs = new Map<string, Sub>();
   #queue: Item[] = [];
   /** Characters waiting in `#queue`, the pages of stored answers included. */
@@ -438,7 +438,7 @@ class Connection {
   constructor(socket: WebSocket, source: string, deps: Deps) {
     this.#socket = socket;
     this.source = source;
-    this.#d = deps;
+    this.#deps = deps;
   }
 
   /** Bytes held for this client: its queue and what its socket has not sent yet. */
@@ -452,13 +452,13 @@ class Connection {
     try {
       this.#receive(data);
     } catch (err) {
-      this.#d.log.debug("relay endpoint failed on a message from {source}: {error}", {
+      this.#deps.log.debug("relay endpoint failed on a message from {source}: {error}", {
         source: this.source,
         error: String(err),
       });
       this.#send(["NOTICE", "error: the relay failed on this message"]);
     }
-    this.#d.trim();
+    this.#deps.trim();
   }
 
   /** Queues each new post for the subscriptions it matches (store.onInsert). */
@@ -472,9 +472,9 @@ class Connection {
       for (const post of posts) {
         if (!matchFilters(sub.filters, post.event)) continue;
         const msg = JSON.stringify(["EVENT", subId, post.event]);
-        if (behind && this.buffered() + msg.length > this.#d.limits.maxQueue) {
+        if (behind && this.buffered() + msg.length > this.#deps.limits.maxQueue) {
           this.#subs.delete(subId);
-          this.#d.log.info("closed subscription {subId} of {source}: slow consumer", {
+          this.#deps.log.info("closed subscription {subId} of {source}: slow consumer", {
             subId,
             source: this.source,
           });
@@ -544,7 +544,7 @@ class Connection {
   #event(input: unknown): void {
     const rawId = (input as { id?: unknown } | null)?.id;
     const okId = typeof rawId === "string" ? rawId.slice(0, 64) : undefined;
-    this.#d.ingest(input, this.source).then((r) => {
+    this.#deps.ingest(input, this.source).then((r) => {
       if (this.#closed) return;
       const reason = r.ok
         ? (r.duplicate ? "duplicate: already have this event" : "")
@@ -554,13 +554,13 @@ class Connection {
       if (okId === undefined) this.#send(["NOTICE", reason]);
       else this.#send(["OK", okId, r.ok, reason]);
     }, (err) => {
-      this.#d.log.warn("ingest failed: {error}", { error: String(err) });
+      this.#deps.log.warn("ingest failed: {error}", { error: String(err) });
       if (okId !== undefined) this.#send(["OK", okId, false, "error: the relay failed"]);
     });
   }
 
   #req(subId: unknown, rawFilters: unknown[]): void {
-    const { limits, store } = this.#d;
+    const { limits, store } = this.#deps;
     if (typeof subId !== "string" || subId === "" || subId.length > MAX_SUB_ID_CHARS) {
       this.#send([
         "NOTICE",
@@ -628,8 +628,8 @@ class Connection {
   #enqueue(text: string, live = false): void {
     if (this.#closed) return;
     // A client that sends without ever reading the answers: cut it off.
-    if (!live && this.buffered() > 2 * this.#d.limits.maxQueue) {
-      this.#d.log.info("disconnecting {source}: it does not read what it is sent", {
+    if (!live && this.buffered() > 2 * this.#deps.limits.maxQueue) {
+      this.#deps.log.info("disconnecting {source}: it does not read what it is sent", {
         source: this.source,
       });
       this.shutdown(1008, "slow consumer");
@@ -643,7 +643,7 @@ class Connection {
   /** Writes while the socket takes it, then looks again later. */
   #pump(): void {
     if (this.#closed) return;
-    const { store } = this.#d;
+    const { store } = this.#deps;
     if (this.#socket.readyState !== WebSocket.OPEN) {
       if (this.#socket.readyState === WebSocket.CONNECTING) this.#later();
       return;
@@ -664,11 +664,11 @@ class Connection {
         continue;
       } else {
         // A new page is read only within the shared rate.
-        if (head.bytes === 0 && !this.#d.answerRate.ok()) break;
+        if (head.bytes === 0 && !this.#deps.answerRate.ok()) break;
         const [before, read] = [head.bytes, head.read];
         text = head.next(store);
         this.#queuedBytes += head.bytes - before;
-        this.#d.answerRate.spend(head.read - read);
+        this.#deps.answerRate.spend(head.read - read);
         if (text === undefined) {
           this.#queue.shift();
           this.#answers--;
@@ -686,10 +686,10 @@ class Connection {
     const now = performance.now();
     if (moved) this.#lastMoved = now;
     if (this.#queue.length === 0) return;
-    if (now - this.#lastMoved > this.#d.limits.stallMs) {
-      this.#d.log.info("disconnecting {source}: it read nothing for {seconds} s", {
+    if (now - this.#lastMoved > this.#deps.limits.stallMs) {
+      this.#deps.log.info("disconnecting {source}: it read nothing for {seconds} s", {
         source: this.source,
-        seconds: Math.round(this.#d.limits.stallMs / 1000),
+        seconds: Math.round(this.#deps.limits.stallMs / 1000),
       });
       this.shutdown(1008, "slow consumer");
       return;

@@ -15,6 +15,7 @@
  * @module
  */
 
+import { errorMessage } from "../error_message.ts";
 import type { NostrEvent } from "../posts/post.ts";
 import { verifyEvent, type VerifyResult } from "../posts/verify.ts";
 import type { VerifyAnswer, VerifyRequest } from "../workers/verify_worker.ts";
@@ -99,7 +100,7 @@ export function createVerifyPool(
         deno: { permissions: "none" },
       });
     } catch (err) {
-      onFailure(`cannot start a verify worker: ${(err as Error).message}`);
+      onFailure(`cannot start a verify worker: ${errorMessage(err)}`);
       break;
     }
     const slot: Slot = { worker, busy: undefined };

@@ -18,6 +18,8 @@
  * @module
  */
 
+import { errorMessage } from "../error_message.ts";
+
 /** Incoming messages longer than this close the connection (1009). */
 const MAX_MESSAGE_BYTES = 1024 * 1024;
 /** How long a close waits for the peer's close frame before dropping the connection. */
@@ -207,7 +209,7 @@ export class WsClient {
 
   #fail(err: unknown): void {
     if (this.#ended) return;
-    this.onerror?.({ message: err instanceof Error ? err.message : String(err) });
+    this.onerror?.({ message: errorMessage(err) });
     this.#end(1006, "");
   }
 

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { errorMessage } from "../error_message.ts";
 import { npubEncode } from "nostr-tools/nip19";
 import type { Settings } from "../config/schema.ts";
 import type { AcpTables } from "../config/acp_tables.ts";
@@ -145,7 +146,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
         d.log.info(`registered wats in Claude Code (${r.action}, scope ${r.scope})`);
       }
     } catch (err) {
-      d.log.warn(`could not register wats in Claude Code: ${(err as Error).message}`);
+      d.log.warn(`could not register wats in Claude Code: ${errorMessage(err)}`);
     }
   }
 
@@ -443,7 +444,7 @@ async function checkLockable(
   } catch (err) {
     throw new ConfigError(
       "agent.harness",
-      `agent.runtime = "acp" is refused: ${(err as Error).message}`,
+      `agent.runtime = "acp" is refused: ${errorMessage(err)}`,
     );
   }
   const name = agent.agentName;

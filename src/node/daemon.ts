@@ -9,6 +9,7 @@
  * @module
  */
 
+import { errorMessage } from "../error_message.ts";
 import { npubEncode } from "nostr-tools/nip19";
 import type { DataPaths } from "../config/paths.ts";
 import type { AcpTables } from "../config/acp_tables.ts";
@@ -364,7 +365,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       try {
         await c();
       } catch (err) {
-        logger.warn("cleanup failed: {error}", { error: (err as Error).message });
+        logger.warn("cleanup failed: {error}", { error: errorMessage(err) });
       }
     }
   }

@@ -67,21 +67,21 @@ export interface NodeServiceDeps {
 
 /** The node's side of every MCP session. */
 export class LocalNodeService implements NodeService {
-  readonly #d: NodeServiceDeps;
+  readonly #deps: NodeServiceDeps;
   /** Drafts whose approval is under way: a second approve must not sign another post. */
   readonly #approving = new Set<string>();
 
   constructor(deps: NodeServiceDeps) {
-    this.#d = deps;
+    this.#deps = deps;
   }
 
   get codingAgents(): CodingAgents | undefined {
-    return this.#d.codingAgents;
+    return this.#deps.codingAgents;
   }
 
   authenticate(hello: Hello): SessionIdentity {
     if (hello.token !== undefined) {
-      const runId = this.#d.runOfToken(hello.token);
+      const runId = this.#deps.runOfToken(hello.token);
       if (runId === undefined) {
         throw new PostError(
           "session.token",
@@ -89,26 +89,26 @@ export class LocalNodeService implements NodeService {
         );
       }
       // A runner session always speaks as the agent profile, whatever it asks for.
-      const key = this.#d.profiles.key(this.#d.agentProfile);
+      const key = this.#deps.profiles.key(this.#deps.agentProfile);
       return { profile: key.name, pubkey: key.pubkey, runner: true, runId };
     }
-    const key = this.#d.profiles.key(hello.profile ?? this.#d.defaultProfile);
+    const key = this.#deps.profiles.key(hello.profile ?? this.#deps.defaultProfile);
     return { profile: key.name, pubkey: key.pubkey, runner: false };
   }
 
   async post(session: SessionIdentity, draft: PostDraft): Promise<PostOutcome> {
     this.#checkDraft(draft);
-    const parent = draft.parent !== undefined ? this.#d.store.get(draft.parent) : undefined;
+    const parent = draft.parent !== undefined ? this.#deps.store.get(draft.parent) : undefined;
     if (draft.parent !== undefined && parent === undefined) {
       throw new PostError(
         "post.unknown_parent",
         `unknown parent ${draft.parent}: reply to an id shown by the thread, feed or search tools`,
       );
     }
-    const held = this.#d.reviewOn &&
-      (session.runner || session.profile === this.#d.agentProfile);
+    const held = this.#deps.reviewOn &&
+      (session.runner || session.profile === this.#deps.agentProfile);
     if (held) {
-      const pending = this.#d.review.hold({
+      const pending = this.#deps.review.hold({
         kind: draft.kind,
         text: draft.text,
         title: draft.title,
@@ -127,9 +127,9 @@ export class LocalNodeService implements NodeService {
           : {}),
         profile: session.profile,
         runId: session.runId,
-        createdAt: Math.floor(this.#d.now() / 1000),
+        createdAt: Math.floor(this.#deps.now() / 1000),
       });
-      this.#d.onHeld?.(pending);
+      this.#deps.onHeld?.(pending);
       return { id: pending.id, thread: pending.thread ?? pending.id, held: true };
     }
     return await this.publishAs(session.profile, draft, parent);
@@ -146,7 +146,7 @@ export class LocalNodeService implements NodeService {
 
   /** Signs `draft` as `profile` now, and checks the result as any received post is checked. */
   async #sign(profile: string, draft: PostDraft, parent?: StoredPost): Promise<NostrEvent> {
-    const key = this.#d.profiles.key(profile);
+    const key = this.#deps.profiles.key(profile);
     const event = await signPost({
       kind: draft.kind as WatsKind,
       text: draft.text,
@@ -155,11 +155,11 @@ export class LocalNodeService implements NodeService {
       parent: parent?.id,
       parentAuthor: parent?.author,
       caps: draft.caps,
-      createdAt: Math.floor(this.#d.now() / 1000),
+      createdAt: Math.floor(this.#deps.now() / 1000),
     }, key.secret);
     const checked = await validateEvent(event, {
-      nowMs: this.#d.now(),
-      maxSkewMs: this.#d.maxSkewMs,
+      nowMs: this.#deps.now(),
+      maxSkewMs: this.#deps.maxSkewMs,
     });
     if (!checked.ok) throw new PostError(`post.${checked.code}`, checked.reason);
     return checked.event;
@@ -172,10 +172,10 @@ export class LocalNodeService implements NodeService {
    */
   #store(event: NostrEvent): PostOutcome {
     const post = readPost(event);
-    const [result] = this.#d.store.insert([event]);
-    if (this.#d.relays.length > 0) this.#d.store.outboxAdd(event.id, this.#d.relays);
+    const [result] = this.#deps.store.insert([event]);
+    if (this.#deps.relays.length > 0) this.#deps.store.outboxAdd(event.id, this.#deps.relays);
     if (result.seq !== undefined) {
-      this.#d.events({
+      this.#deps.events({
         event: "post_stored",
         id: event.id,
         seq: result.seq,
@@ -213,56 +213,56 @@ export class LocalNodeService implements NodeService {
   }
 
   get(id: string): PostView | undefined {
-    const p = this.#d.store.get(id);
+    const p = this.#deps.store.get(id);
     return p ? this.#view(p, this.#localNames()) : undefined;
   }
 
   thread(id: string, limit: number): PostView[] {
-    const p = this.#d.store.get(id);
+    const p = this.#deps.store.get(id);
     if (!p) {
       throw new PostError(
         "thread.unknown",
         `unknown post ${id}: use an id shown by the feed or search tools`,
       );
     }
-    return this.#views(this.#d.store.thread(p.root ?? p.id, { limit }));
+    return this.#views(this.#deps.store.thread(p.root ?? p.id, { limit }));
   }
 
   feed(sinceSeq: number, limit: number, kinds?: string[]): { posts: PostView[]; cursor: number } {
-    const r = this.#d.store.feed({ sinceSeq, limit, kinds: kinds?.filter(isWatsKind) });
+    const r = this.#deps.store.feed({ sinceSeq, limit, kinds: kinds?.filter(isWatsKind) });
     return { posts: this.#views(r.posts), cursor: r.cursor };
   }
 
   search(query: string, limit: number): PostView[] {
-    return this.#views(this.#d.store.search(query, { limit, plain: true }));
+    return this.#views(this.#deps.store.search(query, { limit, plain: true }));
   }
 
   async status(session: SessionIdentity): Promise<NodeStatus> {
-    const runner = this.#d.runnerStatus();
-    const notices = await this.#d.safetyNotices();
+    const runner = this.#deps.runnerStatus();
+    const notices = await this.#deps.safetyNotices();
     return {
-      node: this.#d.nodeId,
+      node: this.#deps.nodeId,
       profile: { name: session.profile, npub: npubEncode(session.pubkey) },
       // A runner session reads neither where the node's files are nor how to
       // acknowledge a change (docs/decisions/runner.md keeps `wats config ack` out of its reach).
-      ...(session.runner ? {} : { dataDir: this.#d.dataDir }),
-      relays: this.#d.relays,
+      ...(session.runner ? {} : { dataDir: this.#deps.dataDir }),
+      relays: this.#deps.relays,
       agent: runner.agent,
-      pendingDrafts: this.#d.review.list().length,
+      pendingDrafts: this.#deps.review.list().length,
       safetyNotices: session.runner ? toldNotices(notices) : notices,
       halted: runner.halted,
       budget: runner.budget,
       ...(runner.pauses ? { pauses: runner.pauses } : {}),
       ...(runner.skipped && !session.runner ? { skipped: runner.skipped } : {}),
       ...(runner.runs ? { runs: runner.runs } : {}),
-      storedPosts: this.#d.store.count(),
-      ...(this.#d.sandboxStatus ? { sandbox: this.#d.sandboxStatus() } : {}),
-      ...(this.#d.networkStatus ? { network: this.#d.networkStatus() } : {}),
+      storedPosts: this.#deps.store.count(),
+      ...(this.#deps.sandboxStatus ? { sandbox: this.#deps.sandboxStatus() } : {}),
+      ...(this.#deps.networkStatus ? { network: this.#deps.networkStatus() } : {}),
     };
   }
 
   pending(): PendingDraft[] {
-    return this.#d.review.list();
+    return this.#deps.review.list();
   }
 
   /**
@@ -278,13 +278,13 @@ export class LocalNodeService implements NodeService {
     }
     this.#approving.add(id);
     try {
-      const held = this.#d.review.get(id);
+      const held = this.#deps.review.get(id);
       let signed = held.signed;
       if (signed !== undefined) {
         // Recorded by an earlier attempt: checked again, as the file could have been changed.
         const checked = await validateEvent(signed, {
-          nowMs: this.#d.now(),
-          maxSkewMs: this.#d.maxSkewMs,
+          nowMs: this.#deps.now(),
+          maxSkewMs: this.#deps.maxSkewMs,
         });
         if (!checked.ok) {
           throw new PostError(
@@ -296,12 +296,12 @@ export class LocalNodeService implements NodeService {
       } else {
         const draft = text === undefined ? held : { ...held, text };
         this.#checkDraft(draft);
-        const parent = draft.parent !== undefined ? this.#d.store.get(draft.parent) : undefined;
+        const parent = draft.parent !== undefined ? this.#deps.store.get(draft.parent) : undefined;
         signed = await this.#sign(draft.profile, draft, parent);
-        this.#d.review.markSigned(id, signed);
+        this.#deps.review.markSigned(id, signed);
       }
       const out = this.#store(signed);
-      this.#d.review.remove(id);
+      this.#deps.review.remove(id);
       return out;
     } finally {
       this.#approving.delete(id);
@@ -310,14 +310,14 @@ export class LocalNodeService implements NodeService {
 
   reject(id: string, reason: string, by: SessionIdentity): void {
     this.#mayReview(by, "reject");
-    this.#d.review.reject(id, reason);
+    this.#deps.review.reject(id, reason);
   }
 
   decidePermission(id: string, approved: boolean, by: SessionIdentity): string | undefined {
     this.#mayReview(by, approved ? "approve" : "reject");
-    const held = this.#d.review.get(id);
+    const held = this.#deps.review.get(id);
     if (held.permission === undefined) return undefined;
-    const agents = this.#d.codingAgents;
+    const agents = this.#deps.codingAgents;
     if (agents?.answer === undefined) {
       throw new PostError(
         "review.no_agents",
@@ -326,7 +326,7 @@ export class LocalNodeService implements NodeService {
       );
     }
     // Removed first: the answer goes once, even when sending it fails.
-    this.#d.review.remove(id);
+    this.#deps.review.remove(id);
     return agents.answer(id, approved, held.permission);
   }
 
@@ -335,7 +335,7 @@ export class LocalNodeService implements NodeService {
    * sessions; this refuses them here too, and any session of the agent profile.
    */
   #mayReview(by: SessionIdentity, what: "approve" | "reject"): void {
-    if (by.runner || by.profile === this.#d.agentProfile) {
+    if (by.runner || by.profile === this.#deps.agentProfile) {
       throw new PostError(
         "review.refused",
         `the agent cannot ${what} drafts held for review: a person reviews them`,
@@ -345,7 +345,7 @@ export class LocalNodeService implements NodeService {
 
   /** pubkey → local profile name, read once per tool call. */
   #localNames(): Map<string, string> {
-    return new Map(this.#d.store.profiles().map((r) => [r.pubkey, r.name]));
+    return new Map(this.#deps.store.profiles().map((r) => [r.pubkey, r.name]));
   }
 
   #views(posts: StoredPost[]): PostView[] {

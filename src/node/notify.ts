@@ -8,6 +8,7 @@
  * @module
  */
 
+import { errorMessage } from "../error_message.ts";
 import type { PendingDraft } from "../mcp/service.ts";
 import { clip, oneLine } from "../posts/fence.ts";
 import type { CommandRunner } from "../runner/spawn.ts";
@@ -50,9 +51,7 @@ export function desktopNotifier(opts: {
         },
         (err) =>
           warnOnce(
-            `${program} cannot run (${
-              (err as Error).message
-            }); install it or turn agent.notify off`,
+            `${program} cannot run (${errorMessage(err)}); install it or turn agent.notify off`,
           ),
       );
     },

@@ -21,6 +21,7 @@
  * @module
  */
 
+import { errorMessage } from "../error_message.ts";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { PostError } from "../errors.ts";
 import type { PendingDraft } from "../mcp/service.ts";
@@ -120,7 +121,7 @@ export class ReviewQueue {
       } catch (err) {
         // One damaged draft must not hide the others, nor break status: it
         // stays on disk for the person, and is reported once.
-        if (!this.#warned.has(name)) this.#warn((err as Error).message);
+        if (!this.#warned.has(name)) this.#warn(errorMessage(err));
         this.#warned.add(name);
         continue;
       }
@@ -251,7 +252,7 @@ export class ReviewQueue {
       // deleted silently.
       throw new PostError(
         "review.unreadable",
-        `draft ${path} is unreadable (${(err as Error).message}): fix or remove the file`,
+        `draft ${path} is unreadable (${errorMessage(err)}): fix or remove the file`,
       );
     }
   }

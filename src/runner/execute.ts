@@ -15,6 +15,7 @@
  * @module
  */
 
+import { errorMessage } from "../error_message.ts";
 import type { Harness, HarnessCommand, RunContext, RunEvent, RunningProcess } from "./harness.ts";
 import type { Clock, RunnerLog, Timers } from "./ports.ts";
 import { type ProcessRow, strayProcesses } from "./process_watch.ts";
@@ -172,7 +173,7 @@ export async function executeRun(
           try {
             d.recorder!.alive(d.clock.now());
           } catch (err) {
-            d.log.warn(`run ${ctx.runId}: cannot mark it alive: ${(err as Error).message}`);
+            d.log.warn(`run ${ctx.runId}: cannot mark it alive: ${errorMessage(err)}`);
           }
           tick();
         });
@@ -188,7 +189,7 @@ export async function executeRun(
         try {
           found = strayProcesses(await list(), p.pid, rule);
         } catch (err) {
-          d.log.warn(`run ${ctx.runId}: cannot list its processes: ${(err as Error).message}`);
+          d.log.warn(`run ${ctx.runId}: cannot list its processes: ${errorMessage(err)}`);
         }
         if (!watching) return;
         if (found.length > 0 && stray === undefined && !stoppedByParser) {
@@ -250,7 +251,7 @@ export async function executeRun(
       status: control.killedWith() ?? (timedOut ? "timeout" : "error"),
       exit_code: exitCode,
       duration_ms: d.clock.now() - startedAt,
-      error: (err as Error).message,
+      error: errorMessage(err),
     };
   } finally {
     stopTimers();
@@ -258,7 +259,7 @@ export async function executeRun(
       try {
         d.fs.remove(f.path);
       } catch (err) {
-        d.log.warn(`cannot remove ${f.path}: ${(err as Error).message}`);
+        d.log.warn(`cannot remove ${f.path}: ${errorMessage(err)}`);
       }
     }
   }
@@ -267,7 +268,7 @@ export async function executeRun(
     try {
       d.recorder!.ended();
     } catch (err) {
-      d.log.warn(`run ${ctx.runId}: cannot clear its record: ${(err as Error).message}`);
+      d.log.warn(`run ${ctx.runId}: cannot clear its record: ${errorMessage(err)}`);
     }
   }
   return footer;

@@ -19,6 +19,7 @@
  * @module
  */
 
+import { errorMessage } from "../error_message.ts";
 import type { RunnerLog } from "./ports.ts";
 import { signalProcessGroup } from "./spawn.ts";
 import { readRunnerState, type RunRecord, writeRunnerState } from "./state_file.ts";
@@ -149,7 +150,7 @@ export async function endPreviousRun(
   try {
     info = await describeProcess(run.pgid);
   } catch (err) {
-    const reason = `cannot run ${PS_PROGRAM}: ${(err as Error).message}`;
+    const reason = `cannot run ${PS_PROGRAM}: ${errorMessage(err)}`;
     log.warn(
       `cannot check whether run ${run.id} (process group ${run.pgid}) still runs: ${reason}`,
     );

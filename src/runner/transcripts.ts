@@ -136,12 +136,12 @@ interface CarryFile {
 
 /** The transcripts of one data directory. */
 export class Transcripts {
-  readonly #p: TranscriptPaths;
+  readonly #paths: TranscriptPaths;
 
   readonly #carry: string;
 
   constructor(paths: TranscriptPaths) {
-    this.#p = paths;
+    this.#paths = paths;
     this.#carry = paths.spendCarry ??
       `${paths.runsIndex.slice(0, paths.runsIndex.lastIndexOf("/") + 1)}spend.json`;
   }
@@ -174,12 +174,12 @@ export class Transcripts {
     if (!isRunId(id)) {
       throw new WatsError("runs.bad_id", `"${id}" is not a run id: see \`wats agent runs\``);
     }
-    return `${this.#p.runsDir}/${id}.jsonl`;
+    return `${this.#paths.runsDir}/${id}.jsonl`;
   }
 
   /** Starts the transcript of a run by writing its header. */
   begin(header: Omit<RunHeader, "type">): TranscriptWriter {
-    Deno.mkdirSync(this.#p.runsDir, { recursive: true, mode: 0o700 });
+    Deno.mkdirSync(this.#paths.runsDir, { recursive: true, mode: 0o700 });
     const file = Deno.openSync(this.path(header.id), {
       write: true,
       createNew: true,
@@ -222,7 +222,7 @@ export class Transcripts {
 
   /** Every indexed run, oldest first. Lines that do not parse are skipped. */
   index(): RunIndexEntry[] {
-    const text = readOrEmpty(this.#p.runsIndex);
+    const text = readOrEmpty(this.#paths.runsIndex);
     const out: RunIndexEntry[] = [];
     for (const line of text.split("\n")) {
       if (line.trim() === "") continue;
@@ -254,7 +254,7 @@ export class Transcripts {
   transcriptIds(): string[] {
     const ids: string[] = [];
     try {
-      for (const e of Deno.readDirSync(this.#p.runsDir)) {
+      for (const e of Deno.readDirSync(this.#paths.runsDir)) {
         const id = e.name.replace(/\.jsonl$/, "");
         if (e.isFile && e.name.endsWith(".jsonl") && isRunId(id)) ids.push(id);
       }
@@ -343,11 +343,11 @@ export class Transcripts {
     for (const e of entries) if (!keptIds.has(e.id) && !removed.includes(e.id)) removed.push(e.id);
     if (kept.length !== entries.length) {
       this.#carrySpend(entries.filter((e) => !keptIds.has(e.id)), nowMs);
-      const tmp = `${this.#p.runsIndex}.tmp`;
+      const tmp = `${this.#paths.runsIndex}.tmp`;
       Deno.writeTextFileSync(tmp, kept.map((e) => JSON.stringify(e) + "\n").join(""), {
         mode: 0o600,
       });
-      Deno.renameSync(tmp, this.#p.runsIndex);
+      Deno.renameSync(tmp, this.#paths.runsIndex);
     }
     return removed;
   }
@@ -389,7 +389,7 @@ export class Transcripts {
   }
 
   #appendIndex(entry: RunIndexEntry): void {
-    Deno.writeTextFileSync(this.#p.runsIndex, JSON.stringify(entry) + "\n", {
+    Deno.writeTextFileSync(this.#paths.runsIndex, JSON.stringify(entry) + "\n", {
       append: true,
       mode: 0o600,
     });

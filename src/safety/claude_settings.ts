@@ -19,6 +19,7 @@
  * @module
  */
 
+import { errorMessage } from "../error_message.ts";
 import { HarnessError } from "../errors.ts";
 import { absolute, dataPaths, isWithin } from "../config/paths.ts";
 
@@ -329,7 +330,7 @@ export async function writeClaudeSettings(path: string, settings: unknown): Prom
     await Deno.remove(tmp).catch(() => {});
     throw new HarnessError(
       "safety.settings_write",
-      `cannot write the Claude Code settings ${path}: ${(err as Error).message}`,
+      `cannot write the Claude Code settings ${path}: ${errorMessage(err)}`,
       { cause: err },
     );
   }

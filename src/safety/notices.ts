@@ -7,6 +7,7 @@
  * @module
  */
 
+import { errorMessage } from "../error_message.ts";
 import type { DataPaths } from "../config/paths.ts";
 import { loadSettings } from "../config/settings.ts";
 import { diffSafety, formatSafetyNotice, readAcknowledged, safetyValues } from "./safety_file.ts";
@@ -30,6 +31,6 @@ export async function safetyNotices(
     const now = await loadSettings(paths, env, {}, user);
     return formatSafetyNotice(diffSafety(acked.values, safetyValues(now.values, now.acp)));
   } catch (err) {
-    return [(err as Error).message];
+    return [errorMessage(err)];
   }
 }

@@ -12,6 +12,7 @@
  * @module
  */
 
+import { errorMessage } from "../error_message.ts";
 import type { SandboxMode } from "../config/schema.ts";
 import { HarnessError } from "../errors.ts";
 import {
@@ -80,14 +81,14 @@ export interface Wrapped {
 /** Wraps agents' processes in the sandbox; one per daemon. */
 export class Sandboxer {
   readonly mode: SandboxMode;
-  readonly #o: SandboxerOptions;
+  readonly #options: SandboxerOptions;
   readonly #os: string;
   readonly #program: string;
   /** What kept the last agent unsandboxed, for the banner and `wats status`. */
   lastProblem: string | undefined;
 
   constructor(o: SandboxerOptions) {
-    this.#o = o;
+    this.#options = o;
     this.mode = o.mode;
     this.#os = o.os ?? Deno.build.os;
     this.#program = o.program ?? sandboxProgram(this.#os);
@@ -112,11 +113,11 @@ export class Sandboxer {
   async prepare(s: SandboxTarget): Promise<Wrapper> {
     const plain: Wrapper = (program, args) => ({ program, args: [...args], sandboxed: false });
     if (this.mode === "off") return plain;
-    const state = agentState(s.kind, s.env, this.#o.home);
+    const state = agentState(s.kind, s.env, this.#options.home);
     const req = {
-      dataDir: this.#o.dataDir,
-      home: this.#o.home,
-      hide: [...DEFAULT_HIDE, ...envHides(s.env), ...this.#o.hide],
+      dataDir: this.#options.dataDir,
+      home: this.#options.home,
+      hide: [...DEFAULT_HIDE, ...envHides(s.env), ...this.#options.hide],
       readable: s.readable ?? [],
       writable: [...s.writable, ...state.writable],
       keep: state.ownSecrets,
@@ -170,7 +171,7 @@ export async function probePaths(
       .output();
   } catch (err) {
     if (err instanceof Deno.errors.NotFound) return { kinds, problem: `${program} is not on PATH` };
-    return { kinds, problem: `${program} cannot start: ${(err as Error).message}` };
+    return { kinds, problem: `${program} cannot start: ${errorMessage(err)}` };
   }
   const dec = new TextDecoder();
   const stderr = dec.decode(out.stderr).trim();

@@ -11,6 +11,7 @@
  * @module
  */
 
+import { errorMessage } from "../error_message.ts";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { Filter } from "nostr-tools/filter";
 import { StoreError } from "../errors.ts";
@@ -101,7 +102,7 @@ export class Store {
   readonly #now: () => number;
   readonly #onListenerError: (err: unknown) => void;
   readonly #listeners = new Set<(posts: StoredPost[]) => void>();
-  readonly #q: ReturnType<typeof prepare>;
+  readonly #statements: ReturnType<typeof prepare>;
   readonly #shapes = new Map<string, StatementSync>();
   #closed = false;
 
@@ -111,7 +112,7 @@ export class Store {
     this.#now = opts.now ?? Date.now;
     this.#onListenerError = opts.onListenerError ??
       ((err) => console.error("error: a store listener failed:", err));
-    this.#q = prepare(db);
+    this.#statements = prepare(db);
   }
 
   /**
@@ -128,7 +129,7 @@ export class Store {
     try {
       db = new DatabaseSync(path);
     } catch (err) {
-      throw new StoreError("store.open", `Cannot open the store ${path}: ${message(err)}`, {
+      throw new StoreError("store.open", `Cannot open the store ${path}: ${errorMessage(err)}`, {
         cause: err,
       });
     }
@@ -145,7 +146,7 @@ export class Store {
       if (err instanceof StoreError) throw err;
       throw new StoreError(
         "store.open",
-        `Cannot use ${path} as the store: ${message(err)}. If it is not a wats store, move ` +
+        `Cannot use ${path} as the store: ${errorMessage(err)}. If it is not a wats store, move ` +
           `it away and start again (a new store is created).`,
         { cause: err },
       );
@@ -171,15 +172,19 @@ export class Store {
       try {
         return { post: readPost(e), event: plainEvent(e) };
       } catch (err) {
-        throw new StoreError("store.not_a_post", `Cannot store event ${e?.id}: ${message(err)}`, {
-          cause: err,
-        });
+        throw new StoreError(
+          "store.not_a_post",
+          `Cannot store event ${e?.id}: ${errorMessage(err)}`,
+          {
+            cause: err,
+          },
+        );
       }
     });
     const results: InsertResult[] = [];
     const added: StoredPost[] = [];
     const addedByParent = new Map<string, StoredPost[]>();
-    const q = this.#q;
+    const q = this.#statements;
     this.#db.exec("BEGIN IMMEDIATE");
     try {
       for (const { post, event } of posts) {
@@ -228,7 +233,7 @@ export class Store {
       this.#db.exec("ROLLBACK");
       throw new StoreError(
         "store.insert",
-        `Cannot store ${events.length} events: ${message(err)}`,
+        `Cannot store ${events.length} events: ${errorMessage(err)}`,
         {
           cause: err,
         },
@@ -251,13 +256,13 @@ export class Store {
   /** True when an event with this id is stored (check before verifying a signature). */
   has(id: string): boolean {
     this.#open();
-    return this.#q.has.get(id) !== undefined;
+    return this.#statements.has.get(id) !== undefined;
   }
 
   /** The stored post with this id. */
   get(id: string): StoredPost | undefined {
     this.#open();
-    const row = this.#q.get.get(id) as Row | undefined;
+    const row = this.#statements.get.get(id) as Row | undefined;
     return row && toPost(row);
   }
 
@@ -270,7 +275,7 @@ export class Store {
   thread(rootId: string, opts: { limit?: number } = {}): StoredPost[] {
     this.#open();
     const limit = checkLimit(opts.limit ?? 1000);
-    const replies = (this.#q.thread.all(rootId, limit) as Row[]).map(toPost).reverse();
+    const replies = (this.#statements.thread.all(rootId, limit) as Row[]).map(toPost).reverse();
     const root = this.get(rootId);
     return root ? [root, ...replies] : replies;
   }
@@ -281,7 +286,7 @@ export class Store {
    */
   threadNewest(rootId: string, limit: number): StoredPost[] {
     this.#open();
-    return (this.#q.threadNewest.all(rootId, checkLimit(limit)) as Row[]).map(toPost);
+    return (this.#statements.threadNewest.all(rootId, checkLimit(limit)) as Row[]).map(toPost);
   }
 
   /** Posts after `sinceSeq` in seq order, and the cursor that continues after them. */
@@ -289,7 +294,7 @@ export class Store {
     this.#open();
     const limit = checkLimit(opts.limit);
     const max = this.maxSeq();
-    const rows = this.#q.feed.all(
+    const rows = this.#statements.feed.all(
       opts.sinceSeq,
       max,
       opts.kinds ? JSON.stringify(opts.kinds) : null,
@@ -313,11 +318,11 @@ export class Store {
     const match = opts.plain ? plainQuery(query) : query;
     if (match === "") return [];
     try {
-      return (this.#q.search.all(match, limit) as Row[]).map(toPost);
+      return (this.#statements.search.all(match, limit) as Row[]).map(toPost);
     } catch (err) {
       throw new StoreError(
         "store.bad_search",
-        `Cannot search for ${JSON.stringify(query)}: ${message(err)}. Use words, "quoted ` +
+        `Cannot search for ${JSON.stringify(query)}: ${errorMessage(err)}. Use words, "quoted ` +
           `phrases", AND, OR, NOT and prefix* (SQLite FTS5 syntax), or search as plain words.`,
         { cause: err },
       );
@@ -330,7 +335,12 @@ export class Store {
    */
   byTag(name: string, value: string, opts: { limit: number; since?: number }): StoredPost[] {
     this.#open();
-    return (this.#q.byTag.all(name, value, opts.since ?? 0, checkLimit(opts.limit)) as Row[]).map(
+    return (this.#statements.byTag.all(
+      name,
+      value,
+      opts.since ?? 0,
+      checkLimit(opts.limit),
+    ) as Row[]).map(
       toPost,
     );
   }
@@ -420,13 +430,13 @@ export class Store {
   /** The largest seq stored, 0 when empty. */
   maxSeq(): number {
     this.#open();
-    return (this.#q.maxSeq.get() as { m: number | null }).m ?? 0;
+    return (this.#statements.maxSeq.get() as { m: number | null }).m ?? 0;
   }
 
   /** How many events are stored. */
   count(): number {
     this.#open();
-    return (this.#q.count.get() as { n: number }).n;
+    return (this.#statements.count.get() as { n: number }).n;
   }
 
   /**
@@ -445,46 +455,48 @@ export class Store {
     }
     const at = this.#now();
     this.#transaction(() => {
-      for (const relay of relays) this.#q.outboxAdd.run(eventId, relay, at);
+      for (const relay of relays) this.#statements.outboxAdd.run(eventId, relay, at);
     });
   }
 
   /** Events still to publish to `relay`, oldest queued first. */
   outboxPending(relay: string, limit: number): NostrEvent[] {
     this.#open();
-    return (this.#q.outboxPending.all(relay, checkLimit(limit)) as { raw: string }[]).map((r) =>
-      JSON.parse(r.raw) as NostrEvent
-    );
+    return (this.#statements.outboxPending.all(relay, checkLimit(limit)) as { raw: string }[]).map((
+      r,
+    ) => JSON.parse(r.raw) as NostrEvent);
   }
 
   /** Marks the event as accepted by `relay`. Returns false when it was not queued. */
   outboxAck(eventId: string, relay: string): boolean {
     this.#open();
-    return Number(this.#q.outboxAck.run(relay, eventId).changes) > 0;
+    return Number(this.#statements.outboxAck.run(relay, eventId).changes) > 0;
   }
 
   /** How many (event, relay) pairs wait in the outbox. */
   outboxSize(): number {
     this.#open();
-    return (this.#q.outboxSize.get() as { n: number }).n;
+    return (this.#statements.outboxSize.get() as { n: number }).n;
   }
 
   /** Records that this node signs for `name` with `pubkey`. Idempotent. */
   recordProfile(name: string, pubkey: string): void {
     this.#open();
-    this.#q.recordProfile.run(name, pubkey);
+    this.#statements.recordProfile.run(name, pubkey);
   }
 
   /** Every pubkey this node has signed for: its own profiles' authors. */
   localAuthors(): Set<string> {
     this.#open();
-    return new Set((this.#q.localAuthors.all() as { pubkey: string }[]).map((r) => r.pubkey));
+    return new Set(
+      (this.#statements.localAuthors.all() as { pubkey: string }[]).map((r) => r.pubkey),
+    );
   }
 
   /** Every profile this node has signed for, by name. */
   profiles(): ProfileRecord[] {
     this.#open();
-    return (this.#q.profiles.all() as { name: string; pubkey: string }[]).map((r) => ({
+    return (this.#statements.profiles.all() as { name: string; pubkey: string }[]).map((r) => ({
       name: r.name,
       pubkey: r.pubkey,
     }));
@@ -493,25 +505,25 @@ export class Store {
   /** The `created_at` (seconds) to catch up from on `relay`, if one was saved. */
   getCursor(relay: string): number | undefined {
     this.#open();
-    return (this.#q.getCursor.get(relay) as { since: number } | undefined)?.since;
+    return (this.#statements.getCursor.get(relay) as { since: number } | undefined)?.since;
   }
 
   /** Saves the catch-up point of `relay`. */
   setCursor(relay: string, createdAt: number): void {
     this.#open();
-    this.#q.setCursor.run(relay, createdAt);
+    this.#statements.setCursor.run(relay, createdAt);
   }
 
   /** A value saved with `setMeta`. */
   getMeta(key: string): string | undefined {
     this.#open();
-    return (this.#q.getMeta.get(key) as { value: string } | undefined)?.value;
+    return (this.#statements.getMeta.get(key) as { value: string } | undefined)?.value;
   }
 
   /** Saves a small value under `key`, replacing the previous one. */
   setMeta(key: string, value: string): void {
     this.#open();
-    this.#q.setMeta.run(key, value);
+    this.#statements.setMeta.run(key, value);
   }
 
   /** Closes the database. Further calls throw; closing twice is fine. */
@@ -534,7 +546,7 @@ export class Store {
   }
 
   #isGraft(parent: string, root: string | undefined): boolean {
-    const row = this.#q.threadOf.get(parent) as { thread: string } | undefined;
+    const row = this.#statements.threadOf.get(parent) as { thread: string } | undefined;
     return row !== undefined && row.thread !== root;
   }
 
@@ -547,7 +559,7 @@ export class Store {
       this.#db.exec("ROLLBACK");
       throw new StoreError(
         "store.write",
-        `Cannot write to the store ${this.#path}: ${message(err)}`,
+        `Cannot write to the store ${this.#path}: ${errorMessage(err)}`,
         {
           cause: err,
         },
@@ -661,8 +673,4 @@ function checkLimit(limit: number): number {
     );
   }
   return Math.min(limit, MAX_QUERY_LIMIT);
-}
-
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -1,9 +1,10 @@
 /**
- * The dashboard's pages as server-rendered HTML. Every value that did not come
- * from this program is escaped (post texts, names, tool arguments are all
- * someone else's content); the only script is the chart's, loaded from this
- * server, which reads its data from a JSON block (the CSP forbids inline
- * script). Pure: data in, HTML out.
+ * The dashboard's pages as server-rendered HTML, built with the `markup` tag
+ * (./markup.ts), which escapes every value it is given: post texts, names and
+ * tool arguments are all someone else's content. Markup goes in only as
+ * `markup` fragments or, for the program's own constants, `raw`. The only
+ * script is the chart's, loaded from this server, which reads its data from a
+ * JSON block (the CSP forbids inline script). Pure: data in, HTML out.
  *
  * @module
  */
@@ -20,11 +21,7 @@ import type { IN_DOUBT, PermissionAsk } from "../acp/calls.ts";
 import type { ChartData } from "./charts.ts";
 import type { PostsPage, ThreadView } from "./source.ts";
 import { CSRF_FIELD } from "./security.ts";
-
-/** Escapes text for HTML content and attribute values. */
-export function esc(s: unknown): string {
-  return String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
+import { joinMarkup, type Markup, markup, type MarkupValue, raw } from "./markup.ts";
 
 /** What every page knows: the session's CSRF token and a flash message. */
 export interface PageContext {
@@ -47,34 +44,36 @@ const NAV: Array<[string, string]> = [
 export function layout(
   ctx: PageContext,
   title: string,
-  body: string,
-  opts: { active?: string; head?: string; scripts?: string[] } = {},
+  body: Markup,
+  opts: { active?: string; head?: Markup; scripts?: string[] } = {},
 ): string {
   const nav = NAV.map(([href, name]) =>
-    `<a href="${href}"${opts.active === href ? ' class="active"' : ""}>${name}</a>`
-  ).join("");
-  return `<!doctype html>
+    markup`<a href="${href}"${opts.active === href && raw(' class="active"')}>${name}</a>`
+  );
+  const scripts = (opts.scripts ?? []).map((s) => markup`<script src="${s}"></script>`);
+  return markup`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(title)} · wats</title>
+<title>${title} · wats</title>
 <link rel="stylesheet" href="/assets/style.css">
-${opts.head ?? ""}</head>
+${opts.head}</head>
 <body><header><span class="brand">wats</span><nav>${nav}</nav>${
-    form(ctx, "/logout", `<button id="logout">Log out</button>`, "logout")
+    form(ctx, "/logout", markup`<button id="logout">Log out</button>`, "logout")
   }</header>
 <main>
-${ctx.noDaemon ? `<p class="notice error" id="no-daemon">${esc(ctx.noDaemon)}</p>` : ""}
-${ctx.flash ? `<p class="notice" id="flash">${esc(ctx.flash)}</p>` : ""}
+${ctx.noDaemon && markup`<p class="notice error" id="no-daemon">${ctx.noDaemon}</p>`}
+${ctx.flash && markup`<p class="notice" id="flash">${ctx.flash}</p>`}
 ${body}
 </main>
-${(opts.scripts ?? []).map((s) => `<script src="${s}"></script>`).join("\n")}
-</body></html>`;
+${joinMarkup(scripts, raw("\n"))}
+</body></html>`.toString();
 }
 
 /** A form posting to `action` with the CSRF token. */
-function form(ctx: PageContext, action: string, inner: string, cls = ""): string {
-  return `<form method="post" action="${esc(action)}"${cls ? ` class="${cls}"` : ""}>` +
-    `<input type="hidden" name="${CSRF_FIELD}" value="${esc(ctx.csrf)}">${inner}</form>`;
+function form(ctx: PageContext, action: string, inner: Markup, cls = ""): Markup {
+  return markup`<form method="post" action="${action}"${
+    cls && markup` class="${cls}"`
+  }><input type="hidden" name="${CSRF_FIELD}" value="${ctx.csrf}">${inner}</form>`;
 }
 
 // ---------------------------------------------------------------- overview
@@ -92,161 +91,169 @@ export function overviewPage(
   status: NodeStatus | null,
   extras: OverviewExtras,
 ): string {
-  const parts: string[] = [];
+  const parts: Markup[] = [];
   if (status === null) {
-    parts.push(`<h1>Overview</h1><p>No daemon runs: start it with <code>wats</code>.</p>`);
+    parts.push(markup`<h1>Overview</h1><p>No daemon runs: start it with <code>wats</code>.</p>`);
   } else {
-    parts.push(`<h1>Overview</h1>`);
+    parts.push(markup`<h1>Overview</h1>`);
     if (status.safetyNotices.length > 0) {
       parts.push(
-        `<section class="notice warn" id="safety"><h2>Safety settings changed</h2><ul>${
-          status.safetyNotices.map((n) => `<li>${esc(n)}</li>`).join("")
-        }</ul><p>Review them, then run <code>wats config ack</code> in a terminal. ` +
-          `This dashboard never acknowledges.</p></section>`,
+        markup`<section class="notice warn" id="safety"><h2>Safety settings changed</h2><ul>${
+          status.safetyNotices.map((n) => markup`<li>${n}</li>`)
+        }</ul><p>Review them, then run <code>wats config ack</code> in a terminal. This dashboard never acknowledges.</p></section>`,
       );
     }
     if (status.halted) {
       parts.push(
-        `<p class="notice error" id="halted">Agents halted by ${
-          esc(status.halted.by.slice(0, 16))
-        }…${status.halted.reason ? `: ${esc(status.halted.reason)}` : ""}. ` +
-          `<a href="/halt">Resume</a></p>`,
+        markup`<p class="notice error" id="halted">Agents halted by ${
+          status.halted.by.slice(0, 16)
+        }…${
+          status.halted.reason && markup`: ${status.halted.reason}`
+        }. <a href="/halt">Resume</a></p>`,
       );
     }
-    const rows: Array<[string, string]> = [
-      ["node", `<code>${esc(status.node)}</code>`],
+    const rows: Array<[string, MarkupValue]> = [
+      ["node", markup`<code>${status.node}</code>`],
       [
         "profiles",
-        `${esc(status.profile.name)} <code>${esc(short(status.profile.npub))}</code>` +
-        (status.agent ? ` · agent ${esc(status.agent.profile)}` : ""),
+        markup`${status.profile.name} <code>${short(status.profile.npub)}</code>${
+          status.agent && markup` · agent ${status.agent.profile}`
+        }`,
       ],
       [
         "agent",
         status.agent
-          ? `${esc(status.agent.runtime)}${extras.access ? ` · access ${esc(extras.access)}` : ""}`
+          ? markup`${status.agent.runtime}${extras.access && markup` · access ${extras.access}`}`
           : "none",
       ],
       ["halt", status.halted ? "halted" : "running"],
-      ...(status.sandbox ?? []).map((x): [string, string] => [
-        `sandbox: ${esc(x.who)}`,
-        `<span class="${x.state === "sandboxed" ? "ok" : "bad"}">${esc(x.state)}</span>`,
+      ...(status.sandbox ?? []).map((x): [string, MarkupValue] => [
+        `sandbox: ${x.who}`,
+        markup`<span class="${x.state === "sandboxed" ? "ok" : "bad"}">${x.state}</span>`,
       ]),
-      ["posts stored", String(status.storedPosts)],
-      ["held drafts", `<a href="/review">${status.pendingDrafts}</a>`],
+      ["posts stored", status.storedPosts],
+      ["held drafts", markup`<a href="/review">${status.pendingDrafts}</a>`],
     ];
     const net = status.network;
     if (net) {
       rows.push([
         "relays",
-        net.relays.length === 0
-          ? "none"
-          : net.relays.map((r) =>
-            `<span class="${r.connected ? "ok" : "bad"}">${esc(r.url)} ${
-              r.connected ? "connected" : `down${r.lastError ? `: ${esc(r.lastError)}` : ""}`
+        net.relays.length === 0 ? "none" : joinMarkup(
+          net.relays.map((r) =>
+            markup`<span class="${r.connected ? "ok" : "bad"}">${r.url} ${
+              r.connected ? "connected" : markup`down${r.lastError && markup`: ${r.lastError}`}`
             }</span>`
-          ).join("<br>"),
+          ),
+          raw("<br>"),
+        ),
       ]);
-      rows.push(["outbox", String(net.outbox)]);
+      rows.push(["outbox", net.outbox]);
       if (net.listenPort !== undefined) rows.push(["relay endpoint", `port ${net.listenPort}`]);
     } else {
-      rows.push(["relays", status.relays.map(esc).join("<br>") || "none"]);
+      rows.push([
+        "relays",
+        status.relays.length === 0 ? "none" : joinMarkup(status.relays, raw("<br>")),
+      ]);
     }
     parts.push(
-      `<table class="facts" id="node">${
-        rows.map(([k, v]) => `<tr><th>${k}</th><td>${v}</td></tr>`).join("")
+      markup`<table class="facts" id="node">${
+        rows.map(([k, v]) => markup`<tr><th>${k}</th><td>${v}</td></tr>`)
       }</table>`,
     );
     const b = status.budget;
     if (b) {
       const money = b.noCost
-        ? `<p id="budget">runs today ${b.runsToday} of ${b.runsPerDay} (this runtime reports no cost)</p>`
-        : `<p id="budget">spend today <b>${
-          esc(usdOf(b.usdToday, b.usdPerDay))
+        ? markup`<p id="budget">runs today ${b.runsToday} of ${b.runsPerDay} (this runtime reports no cost)</p>`
+        : markup`<p id="budget">spend today <b>${
+          usdOf(b.usdToday, b.usdPerDay)
         }</b> · this month <b>${
-          esc(usdOf(b.usdMonth, b.usdPerMonth))
+          usdOf(b.usdMonth, b.usdPerMonth)
         }</b> · runs without a cost today ${b.runsToday} of ${b.runsPerDay}</p>`;
-      parts.push(`<h2>Budget</h2>${money}`);
+      parts.push(markup`<h2>Budget</h2>${money}`);
     }
     if (status.pauses?.budget) {
-      parts.push(`<p class="notice warn">paused: ${esc(status.pauses.budget.reason)}</p>`);
+      parts.push(markup`<p class="notice warn">paused: ${status.pauses.budget.reason}</p>`);
     }
     for (const t of status.pauses?.threads ?? []) {
       parts.push(
-        `<p class="notice warn">thread <a href="/posts/thread/${esc(t.thread)}">${
-          esc(short(t.thread))
-        }</a> paused: ${esc(t.reason)}</p>`,
+        markup`<p class="notice warn">thread <a href="/posts/thread/${t.thread}">${
+          short(t.thread)
+        }</a> paused: ${t.reason}</p>`,
       );
     }
   }
   parts.push(
-    `<h2>Spend and runs, last 30 days</h2><div class="chart" id="chart-days"></div>`,
-    `<h2>Last 24 hours</h2><div class="chart" id="chart-hours"></div>`,
-    `<script type="application/json" id="chart-data">${jsonInHtml(extras.chart)}</script>`,
+    markup`<h2>Spend and runs, last 30 days</h2><div class="chart" id="chart-days"></div>`,
+    markup`<h2>Last 24 hours</h2><div class="chart" id="chart-hours"></div>`,
+    markup`<script type="application/json" id="chart-data">${jsonInHtml(extras.chart)}</script>`,
   );
-  return layout(ctx, "Overview", parts.join("\n"), {
+  return layout(ctx, "Overview", joinMarkup(parts, raw("\n")), {
     active: "/",
-    head: `<link rel="stylesheet" href="/assets/uPlot.min.css">`,
+    head: markup`<link rel="stylesheet" href="/assets/uPlot.min.css">`,
     scripts: ["/assets/uPlot.iife.min.js", "/assets/dashboard.js"],
   });
 }
 
-/** JSON that cannot end the `<script>` element it sits in. */
-function jsonInHtml(v: unknown): string {
-  return JSON.stringify(v).replace(/</g, "\\u003c");
+/**
+ * JSON that cannot end the `<script>` element it sits in. Raw: a script's
+ * text is not entity-decoded, so escaping it as text would break the JSON.
+ */
+function jsonInHtml(v: unknown): Markup {
+  return raw(JSON.stringify(v).replace(/</g, "\\u003c"));
 }
 
 // ---------------------------------------------------------------- posts
 
-function postCard(p: PostView, opts: { link?: boolean } = {}): string {
+function postCard(p: PostView, opts: { link?: boolean } = {}): Markup {
   const who = p.localProfile !== undefined
-    ? `<span class="local">${esc(p.localProfile)}</span>`
-    : `<code title="${esc(p.authorNpub)}">${esc(short(p.authorNpub))}</code>`;
-  const labels = [
-    p.localProfile === undefined ? `<span class="label">${esc(UNVERIFIED_LABEL)}</span>` : "",
-    p.grafted ? `<span class="label">outside: grafted across threads</span>` : "",
-  ].join("");
+    ? markup`<span class="local">${p.localProfile}</span>`
+    : markup`<code title="${p.authorNpub}">${short(p.authorNpub)}</code>`;
+  const labels = markup`${
+    p.localProfile === undefined && markup`<span class="label">${UNVERIFIED_LABEL}</span>`
+  }${p.grafted && markup`<span class="label">outside: grafted across threads</span>`}`;
   const root = p.root ?? p.id;
-  const thread = opts.link === false ? "" : ` · <a href="/posts/thread/${esc(root)}">thread</a>`;
-  return `<article class="post" data-id="${esc(p.id)}">
-<div class="meta"><span class="kind">${esc(p.kind)}</span> by ${who} · ${
+  const thread = opts.link !== false && markup` · <a href="/posts/thread/${root}">thread</a>`;
+  return markup`<article class="post" data-id="${p.id}">
+<div class="meta"><span class="kind">${p.kind}</span> by ${who} · ${
     new Date(p.createdAt * 1000).toISOString().slice(0, 16).replace("T", " ")
   } · seq ${p.seq}${thread} ${labels}</div>
-${p.title ? `<h3>${esc(p.title)}</h3>` : ""}<pre class="text">${esc(p.text)}</pre>
+${p.title && markup`<h3>${p.title}</h3>`}<pre class="text">${p.text}</pre>
 </article>`;
 }
 
 /** The feed, newest first, with a search box and a link to older posts. */
 export function postsPage(ctx: PageContext, page: PostsPage): string {
-  const body = `<h1>Posts</h1>${searchBox("")}
+  const body = markup`<h1>Posts</h1>${searchBox("")}
 <p>${page.newest} post(s) received in all; newest first.</p>
-${page.posts.map((p) => postCard(p)).join("\n") || "<p>No posts yet.</p>"}
 ${
-    page.older !== undefined
-      ? `<p class="paging"><a id="older" href="/posts?before=${page.older}">Older posts</a></p>`
-      : ""
+    page.posts.length > 0
+      ? joinMarkup(page.posts.map((p) => postCard(p)), raw("\n"))
+      : markup`<p>No posts yet.</p>`
+  }
+${
+    page.older !== undefined &&
+    markup`<p class="paging"><a id="older" href="/posts?before=${page.older}">Older posts</a></p>`
   }`;
   return layout(ctx, "Posts", body, { active: "/posts" });
 }
 
 /** Search results. */
 export function searchPage(ctx: PageContext, query: string, posts: PostView[]): string {
-  const body = `<h1>Search</h1>${searchBox(query)}
-<p>${posts.length} post(s) match.</p>${posts.map((p) => postCard(p)).join("\n")}`;
+  const body = markup`<h1>Search</h1>${searchBox(query)}
+<p>${posts.length} post(s) match.</p>${joinMarkup(posts.map((p) => postCard(p)), raw("\n"))}`;
   return layout(ctx, "Search", body, { active: "/posts" });
 }
 
-function searchBox(q: string): string {
+function searchBox(q: string): Markup {
   // A GET form changes nothing, so it carries no CSRF token.
-  return `<form method="get" action="/posts/search" class="search"><input name="q" value="${
-    esc(q)
-  }" placeholder="words in a title or text"><button>Search</button></form>`;
+  return markup`<form method="get" action="/posts/search" class="search"><input name="q" value="${q}" placeholder="words in a title or text"><button>Search</button></form>`;
 }
 
 /** A thread: its first post, then its replies, oldest first. */
 export function threadPage(ctx: PageContext, t: ThreadView): string {
-  const body = `<h1>Thread <code>${esc(short(t.root))}</code></h1>
-${t.cut ? "<p>Older replies were left out.</p>" : ""}
-${t.posts.map((p) => postCard(p, { link: false })).join("\n")}`;
+  const body = markup`<h1>Thread <code>${short(t.root)}</code></h1>
+${t.cut && markup`<p>Older replies were left out.</p>`}
+${joinMarkup(t.posts.map((p) => postCard(p, { link: false })), raw("\n"))}`;
   return layout(ctx, "Thread", body, { active: "/posts" });
 }
 
@@ -262,27 +269,25 @@ export function runsPage(
   const newest = [...entries].reverse();
   const shown = newest.slice(page.offset, page.offset + page.size);
   const rows = shown.map((e) =>
-    `<tr><td><a href="/runs/${esc(e.id)}">${esc(e.id)}</a></td><td>${
-      esc(e.started_at.slice(0, 19).replace("T", " "))
-    }</td><td>${esc(e.trigger)} (${e.events} event(s))</td><td class="status-${esc(e.status)}">${
-      esc(e.status)
-    }</td><td>${e.turns ?? "-"}</td><td>${
-      e.cost_usd !== undefined ? esc(usd(e.cost_usd)) : "-"
-    }</td><td>${esc(formatElapsed(e.duration_ms))}</td></tr>`
-  ).join("\n");
-  const next = page.offset + page.size < newest.length
-    ? `<p class="paging"><a id="older" href="/runs?offset=${
+    markup`<tr><td><a href="/runs/${e.id}">${e.id}</a></td><td>${
+      e.started_at.slice(0, 19).replace("T", " ")
+    }</td><td>${e.trigger} (${e.events} event(s))</td><td class="status-${e.status}">${e.status}</td><td>${
+      e.turns ?? "-"
+    }</td><td>${e.cost_usd !== undefined ? usd(e.cost_usd) : "-"}</td><td>${
+      formatElapsed(e.duration_ms)
+    }</td></tr>`
+  );
+  const next = page.offset + page.size < newest.length &&
+    markup`<p class="paging"><a id="older" href="/runs?offset=${
       page.offset + page.size
-    }">Older runs</a></p>`
-    : "";
-  const running = live.length > 0
-    ? `<p class="notice" id="live">In progress: ${
-      live.map((id) => `<a href="/runs/${esc(id)}">${esc(id)}</a>`).join(", ")
-    }</p>`
-    : "";
-  const body = `<h1>Runs</h1>${running}<p>${entries.length} run(s).</p>
+    }">Older runs</a></p>`;
+  const running = live.length > 0 &&
+    markup`<p class="notice" id="live">In progress: ${
+      joinMarkup(live.map((id) => markup`<a href="/runs/${id}">${id}</a>`), raw(", "))
+    }</p>`;
+  const body = markup`<h1>Runs</h1>${running}<p>${entries.length} run(s).</p>
 <table class="list" id="runs"><tr><th>run</th><th>started (UTC)</th><th>reason</th><th>status</th><th>turns</th><th>cost</th><th>duration</th></tr>
-${rows}</table>${next}`;
+${joinMarkup(rows, raw("\n"))}</table>${next}`;
   return layout(ctx, "Runs", body, { active: "/runs" });
 }
 
@@ -294,18 +299,18 @@ export function runPage(ctx: PageContext, id: string, lines: readonly string[]):
   let parser: OutputParser | undefined;
   let header: RunHeader | undefined;
   let footer: RunFooter | undefined;
-  const items: string[] = [];
+  const items: Markup[] = [];
   // ACP sessions, decisions and the coding agents a run called, as `wats agent logs` shows them.
   const acp = new TranscriptRenderer();
   const acpHtml = (out: string[]) => {
-    if (out.length > 0) items.push(`<pre class="acp">${esc(out.join("\n"))}</pre>`);
+    if (out.length > 0) items.push(markup`<pre class="acp">${out.join("\n")}</pre>`);
   };
-  for (const raw of lines) {
+  for (const line of lines) {
     let obj: Record<string, unknown> | undefined;
     try {
-      obj = JSON.parse(raw);
+      obj = JSON.parse(line);
     } catch {
-      items.push(`<pre class="raw">${esc(raw)}</pre>`);
+      items.push(markup`<pre class="raw">${line}</pre>`);
       continue;
     }
     if (obj?.type === "wats_run") {
@@ -316,58 +321,59 @@ export function runPage(ctx: PageContext, id: string, lines: readonly string[]):
     if (obj?.type === "wats_end") {
       footer = obj as unknown as RunFooter;
       // What comes after is said to come after the run; the footer itself is shown below.
-      acpHtml(acp.line(raw).slice(0, -1));
+      acpHtml(acp.line(line).slice(0, -1));
       continue;
     }
     if (ACP_LINE_TYPES.has(String(obj?.type))) {
-      acpHtml(acp.line(raw));
+      acpHtml(acp.line(line));
       continue;
     }
-    for (const e of parser?.push(raw) ?? []) items.push(eventHtml(e));
+    for (const e of parser?.push(line) ?? []) items.push(eventHtml(e));
   }
   acpHtml(acp.flush());
-  const head = header
-    ? `<p>${esc(header.trigger)} · ${header.events.length} event(s) · started ${
-      esc(header.started_at)
-    } · ${esc(header.harness)}${header.profile ? ` as ${esc(header.profile)}` : ""}</p>`
-    : "";
+  const head = header &&
+    markup`<p>${header.trigger} · ${header.events.length} event(s) · started ${header.started_at} · ${header.harness}${
+      header.profile && markup` as ${header.profile}`
+    }</p>`;
   const end = footer
-    ? `<p id="run-end" class="status-${esc(footer.status)}">end: ${esc(footer.status)} · ${
+    ? markup`<p id="run-end" class="status-${footer.status}">end: ${footer.status} · ${
       footer.turns ?? "?"
-    } turn(s) · ${
-      footer.cost_usd !== undefined ? esc(usd(footer.cost_usd)) : "no cost reported"
-    } · ${esc(formatElapsed(footer.duration_ms))}${
-      footer.error ? ` · ${esc(footer.error)}` : ""
-    }</p>`
-    : `<p id="run-live" class="notice">running: this page reloads every 2 seconds</p>`;
-  const body = `<h1>Run <code>${esc(id)}</code></h1>${head}
-<div class="transcript">${items.join("\n") || "<p>No output yet.</p>"}</div>${end}`;
+    } turn(s) · ${footer.cost_usd !== undefined ? usd(footer.cost_usd) : "no cost reported"} · ${
+      formatElapsed(footer.duration_ms)
+    }${footer.error && markup` · ${footer.error}`}</p>`
+    : markup`<p id="run-live" class="notice">running: this page reloads every 2 seconds</p>`;
+  // An event with nothing to show renders as nothing, so the transcript can be empty with items.
+  const transcript = joinMarkup(items, raw("\n"));
+  const body = markup`<h1>Run <code>${id}</code></h1>${head}
+<div class="transcript">${
+    transcript.toString() === "" ? markup`<p>No output yet.</p>` : transcript
+  }</div>${end}`;
   return layout(ctx, `Run ${id}`, body, {
     active: "/runs",
-    head: footer ? "" : `<meta http-equiv="refresh" content="2">`,
+    head: footer ? undefined : markup`<meta http-equiv="refresh" content="2">`,
   });
 }
 
-function eventHtml(e: RunEvent): string {
+function eventHtml(e: RunEvent): Markup {
   switch (e.type) {
     case "init":
-      return `<p class="init">mcp: ${
-        esc(e.mcpServers.map((s) => `${s.name} ${s.status}`).join(", ") || "none")
+      return markup`<p class="init">mcp: ${
+        e.mcpServers.map((s) => `${s.name} ${s.status}`).join(", ") || "none"
       } · ${e.tools.length} tool(s)</p>`;
     case "text":
-      return `<div class="msg"><pre>${esc(e.text)}</pre></div>`;
+      return markup`<div class="msg"><pre>${e.text}</pre></div>`;
     case "tool_call":
-      return `<div class="tool-call"><span class="tool">→ ${esc(e.name)}</span><pre>${
-        esc(JSON.stringify(e.args, null, 2))
+      return markup`<div class="tool-call"><span class="tool">→ ${e.name}</span><pre>${
+        String(JSON.stringify(e.args, null, 2))
       }</pre></div>`;
     case "tool_result":
-      return `<div class="tool-result${e.isError ? " error" : ""}"><span class="tool">← ${
+      return markup`<div class="tool-result${e.isError && " error"}"><span class="tool">← ${
         e.isError ? "error" : "result"
-      }</span><pre>${esc(e.text)}</pre></div>`;
+      }</span><pre>${e.text}</pre></div>`;
     case "error":
-      return `<p class="error">! ${esc(e.message)}</p>`;
+      return markup`<p class="error">! ${e.message}</p>`;
     default:
-      return "";
+      return markup``;
   }
 }
 
@@ -382,31 +388,28 @@ export function reviewPage(ctx: PageContext, drafts: readonly HeldDraft[], now: 
   const cards = drafts.map((d) => {
     if (d.permission !== undefined) return requestCard(ctx, d, d.permission, now);
     const answers = d.parent
-      ? `<div class="answers">answers <a href="/posts/thread/${esc(d.thread ?? d.parent)}">${
-        esc(short(d.parent))
+      ? markup`<div class="answers">answers <a href="/posts/thread/${d.thread ?? d.parent}">${
+        short(d.parent)
       }</a>${
-        d.parentSummary
-          ? ` (${esc(d.parentSummary.kind)} by <code>${
-            esc(short(d.parentSummary.author))
-          }</code>)<pre class="text">${esc(d.parentSummary.text)}</pre>`
-          : ""
+        d.parentSummary &&
+        markup` (${d.parentSummary.kind} by <code>${
+          short(d.parentSummary.author)
+        }</code>)<pre class="text">${d.parentSummary.text}</pre>`
       }</div>`
-      : `<div class="answers">starts a new thread</div>`;
+      : markup`<div class="answers">starts a new thread</div>`;
     const path = `/review/${encodeURIComponent(d.id)}`;
-    return `<article class="draft" data-id="${esc(d.id)}">
-<div class="meta"><span class="kind">${esc(d.kind)}</span> by ${esc(d.profile)} · ${
-      esc(formatAge(now / 1000 - d.createdAt))
-    } old · run ${d.runId ? `<a href="/runs/${esc(d.runId)}">${esc(d.runId)}</a>` : "-"} · <code>${
-      esc(d.id)
-    }</code></div>
-${answers}${d.title ? `<h3>${esc(d.title)}</h3>` : ""}
+    return markup`<article class="draft" data-id="${d.id}">
+<div class="meta"><span class="kind">${d.kind}</span> by ${d.profile} · ${
+      formatAge(now / 1000 - d.createdAt)
+    } old · run ${
+      d.runId ? markup`<a href="/runs/${d.runId}">${d.runId}</a>` : "-"
+    } · <code>${d.id}</code></div>
+${answers}${d.title && markup`<h3>${d.title}</h3>`}
 ${
       form(
         ctx,
         `${path}/approve`,
-        `<textarea name="text" rows="5">${
-          esc(d.text)
-        }</textarea><button name="do" value="approve">Approve (publish this text)</button>`,
+        markup`<textarea name="text" rows="5">${d.text}</textarea><button name="do" value="approve">Approve (publish this text)</button>`,
         "approve",
       )
     }
@@ -414,15 +417,18 @@ ${
       form(
         ctx,
         `${path}/reject`,
-        `<input name="reason" placeholder="why (the agent sees it in its next run)"><button>Reject</button>`,
+        markup`<input name="reason" placeholder="why (the agent sees it in its next run)"><button>Reject</button>`,
         "reject",
       )
     }
 </article>`;
-  }).join("\n");
+  });
   const requests = drafts.filter((d) => d.permission !== undefined).length;
-  const body = `<h1>Review</h1><p>${drafts.length - requests} draft(s) and ${requests} ` +
-    `coding agent request(s) wait for review.</p>${cards || "<p>Nothing waits for review.</p>"}`;
+  const body = markup`<h1>Review</h1><p>${
+    drafts.length - requests
+  } draft(s) and ${requests} coding agent request(s) wait for review.</p>${
+    drafts.length > 0 ? joinMarkup(cards, raw("\n")) : markup`<p>Nothing waits for review.</p>`
+  }`;
   return layout(ctx, "Review", body, { active: "/review" });
 }
 
@@ -431,24 +437,28 @@ export const REQUEST_TEXT_MAX = 4000;
 /** How many of a request's locations a card lists. */
 export const REQUEST_LOCATIONS_MAX = 20;
 
+/** What a call in doubt's card says approve and reject do. */
+const IN_DOUBT_NOTICE = raw(
+  `<p class="notice warn">The node stopped while this call ran: what it did is in doubt. ` +
+    `Approve sends a new call telling the coding agent to check the worktree and finish the task; ` +
+    `reject leaves the work as it is.</p>`,
+);
+
 /**
  * A coding agent's held request (docs/acp.md, "Review: parked requests"), or
  * a call in doubt. Every field but the id is the coding agent's or the waking
  * agent's text: one-line fields go through `oneLine`, the arguments and the
  * task through `fenceBody` (no control or bidi character can hide what they
- * say), all escaped and bounded. Approve allows the request once, reject
- * refuses it; neither takes a text.
+ * say), all escaped (by `markup`) and bounded. Approve allows the request once,
+ * reject refuses it; neither takes a text.
  */
-function requestCard(ctx: PageContext, d: HeldDraft, p: PermissionAsk, now: number): string {
-  const line = (s: string) => esc(clip(oneLine(s), 500));
+function requestCard(ctx: PageContext, d: HeldDraft, p: PermissionAsk, now: number): Markup {
+  const line = (s: string) => clip(oneLine(s), 500);
   const block = (s: string, cls: string) => {
     const whole = fenceBody(s);
-    const more = whole.length > REQUEST_TEXT_MAX
-      ? `<p class="more">(${whole.length} characters in all: <code>wats agent pending show ${
-        esc(d.id)
-      }</code> shows them whole)</p>`
-      : "";
-    return `<pre class="${cls}">${esc(clip(whole, REQUEST_TEXT_MAX))}</pre>${more}`;
+    const more = whole.length > REQUEST_TEXT_MAX &&
+      markup`<p class="more">(${whole.length} characters in all: <code>wats agent pending show ${d.id}</code> shows them whole)</p>`;
+    return markup`<pre class="${cls}">${clip(whole, REQUEST_TEXT_MAX)}</pre>${more}`;
   };
   // The literal, checked against the constant: importing its value would load
   // the ACP layer into `wats ui`.
@@ -456,49 +466,41 @@ function requestCard(ctx: PageContext, d: HeldDraft, p: PermissionAsk, now: numb
   const shown = p.locations.slice(0, REQUEST_LOCATIONS_MAX);
   const locations = shown.length === 0
     ? "(none)"
-    : `<ul class="locations">${shown.map((l) => `<li><code>${line(l)}</code></li>`).join("")}${
-      p.locations.length > shown.length
-        ? `<li>and ${p.locations.length - shown.length} more</li>`
-        : ""
+    : markup`<ul class="locations">${shown.map((l) => markup`<li><code>${line(l)}</code></li>`)}${
+      p.locations.length > shown.length &&
+      markup`<li>and ${p.locations.length - shown.length} more</li>`
     }</ul>`;
-  const facts: Array<[string, string]> = [
+  const facts: Array<[string, MarkupValue]> = [
     ["locations", locations],
-    ["worktree", `<code>${line(p.worktree)}</code>`],
-    ["checkout", `<code>${line(p.checkout)}</code>`],
-    ["work", `<code>${line(p.work)}</code>`],
+    ["worktree", markup`<code>${line(p.worktree)}</code>`],
+    ["checkout", markup`<code>${line(p.checkout)}</code>`],
+    ["work", markup`<code>${line(p.work)}</code>`],
     ["why it asks", line(p.reason)],
-    ["request id", `<code>${line(p.request_id)}</code>`],
+    ["request id", markup`<code>${line(p.request_id)}</code>`],
   ];
   const path = `/review/${encodeURIComponent(d.id)}`;
-  return `<article class="draft request" data-id="${esc(d.id)}">
+  return markup`<article class="draft request" data-id="${d.id}">
 <div class="meta"><span class="kind">${
     inDoubt ? "call in doubt" : "permission"
   }</span> by the coding agent of ${line(p.agent)} · ${
-    esc(formatAge(now / 1000 - d.createdAt))
-  } old · <code>${esc(d.id)}</code></div>
+    formatAge(now / 1000 - d.createdAt)
+  } old · <code>${d.id}</code></div>
 <h3><code class="request">${line(`${p.harness}/${p.kind}`)}</code>${
-    p.title ? ` ${line(p.title)}` : ""
+    p.title && markup` ${line(p.title)}`
   }</h3>
-${
-    inDoubt
-      ? `<p class="notice warn">The node stopped while this call ran: what it did is in doubt. ` +
-        `Approve sends a new call telling the coding agent to check the worktree and finish the task; ` +
-        `reject leaves the work as it is.</p>`
-      : ""
-  }<table class="facts">${
-    facts.map(([k, v]) => `<tr><th>${k}</th><td>${v}</td></tr>`).join("")
+${inDoubt && IN_DOUBT_NOTICE}<table class="facts">${
+    facts.map(([k, v]) => markup`<tr><th>${k}</th><td>${v}</td></tr>`)
   }</table>
 ${
-    inDoubt
-      ? ""
-      : `<h4>Arguments</h4>${block(JSON.stringify(p.arguments ?? null, null, 2), "arguments")}`
+    !inDoubt &&
+    markup`<h4>Arguments</h4>${block(JSON.stringify(p.arguments ?? null, null, 2), "arguments")}`
   }
 <h4>Task</h4>${block(p.task, "task")}
 ${
     form(
       ctx,
       `${path}/approve`,
-      `<button name="do" value="approve">${
+      markup`<button name="do" value="approve">${
         inDoubt ? "Approve (finish the task)" : "Approve (allow once)"
       }</button>`,
       "approve",
@@ -508,7 +510,9 @@ ${
     form(
       ctx,
       `${path}/reject`,
-      `<button>${inDoubt ? "Reject (leave the work as it is)" : "Reject (refuse once)"}</button>`,
+      markup`<button>${
+        inDoubt ? "Reject (leave the work as it is)" : "Reject (refuse once)"
+      }</button>`,
       "reject",
     )
   }
@@ -521,32 +525,29 @@ ${
 export function haltPage(ctx: PageContext, status: NodeStatus | null, now: number): string {
   const halted = status?.halted;
   const state = status === null
-    ? "<p>No daemon runs.</p>"
+    ? markup`<p>No daemon runs.</p>`
     : halted
-    ? `<p id="halt-state" class="notice error">Halted ${
-      esc(formatAge(now / 1000 - halted.at))
-    } ago${halted.reason ? `: ${esc(halted.reason)}` : ""}.</p>`
-    : `<p id="halt-state">The agent runs.</p>`;
-  const body = `<h1>Halt</h1>${state}
+    ? markup`<p id="halt-state" class="notice error">Halted ${
+      formatAge(now / 1000 - halted.at)
+    } ago${halted.reason && markup`: ${halted.reason}`}.</p>`
+    : markup`<p id="halt-state">The agent runs.</p>`;
+  const body = markup`<h1>Halt</h1>${state}
 ${
     form(
       ctx,
       "/halt",
-      `<input name="reason" placeholder="reason (optional)"><button class="danger">Halt agents now</button>`,
+      markup`<input name="reason" placeholder="reason (optional)"><button class="danger">Halt agents now</button>`,
     )
   }
-${form(ctx, "/resume", `<button>Resume</button>`)}
+${form(ctx, "/resume", markup`<button>Resume</button>`)}
 <p>The same as <code>wats guardian halt</code> and <code>wats resume</code>.</p>`;
   return layout(ctx, "Halt", body, { active: "/halt" });
 }
 
 /** A refusal or an error, as a small page. */
 export function messagePage(title: string, message: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${
-    esc(title)
-  } · wats</title><link rel="stylesheet" href="/assets/style.css"></head><body><main><h1>${
-    esc(title)
-  }</h1><p>${esc(message)}</p></main></body></html>`;
+  return markup`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title} · wats</title><link rel="stylesheet" href="/assets/style.css"></head><body><main><h1>${title}</h1><p>${message}</p></main></body></html>`
+    .toString();
 }
 
 function short(s: string): string {

@@ -3,11 +3,16 @@
 import assert from "node:assert/strict";
 import { CODEX_RUN } from "../runner/codex_samples.ts";
 import {
+  haltPage,
+  messagePage,
   overviewPage,
   postsPage,
   REQUEST_TEXT_MAX,
   reviewPage,
   runPage,
+  runsPage,
+  searchPage,
+  threadPage,
 } from "../../src/ui/pages.ts";
 import { chartData } from "../../src/ui/charts.ts";
 import type { NodeStatus, PostView } from "../../src/mcp/service.ts";
@@ -301,4 +306,93 @@ Deno.test("the overview shows, per runtime and harness, whether it runs sandboxe
   );
   assert.match(html, /sandbox: harness &#60;codex&#62;/);
   assert.match(html, /<span class="bad">warning: unsandboxed \(sandbox.mode = auto\)/);
+});
+
+Deno.test("every page shows hostile text in every field it prints as text, never as markup", () => {
+  const evil = `"'<script>alert(1)</script><img src=x onerror="alert(2)">`;
+  const ctx = { csrf: evil, flash: evil, noDaemon: evil };
+  const post: PostView = {
+    id: evil,
+    seq: 1,
+    author: evil,
+    authorNpub: evil,
+    kind: evil,
+    title: evil,
+    text: evil,
+    grafted: true,
+    caps: [],
+    createdAt: 1_790_000_000,
+    root: evil,
+  };
+  const status: NodeStatus = {
+    node: evil,
+    profile: { name: evil, npub: evil },
+    relays: [evil],
+    agent: { runtime: evil, profile: evil },
+    pendingDrafts: 1,
+    safetyNotices: [evil],
+    halted: { by: evil, at: 1_790_000_000, reason: evil },
+    budget: null,
+    pauses: { budget: { reason: evil, until: 0 }, threads: [{ thread: evil, reason: evil }] },
+    storedPosts: 1,
+    sandbox: [{ who: evil, state: evil }],
+    network: { relays: [{ url: evil, connected: false, lastError: evil }], outbox: 0 },
+  };
+  // The index is a file on disk: what it says is not trusted either.
+  const run: RunIndexEntry = {
+    id: evil,
+    trigger: evil as RunIndexEntry["trigger"],
+    events: 1,
+    started_at: evil,
+    ended_at: evil,
+    harness: "claude",
+    status: evil as RunIndexEntry["status"],
+    exit_code: 0,
+    duration_ms: 1,
+  };
+  const l = (o: unknown) => JSON.stringify(o);
+  const lines = [
+    evil,
+    l({
+      type: "wats_run",
+      id: "r",
+      trigger: evil,
+      events: [],
+      started_at: evil,
+      harness: "claude",
+    }),
+    l({ type: "assistant", message: { content: [{ type: "text", text: evil }] } }),
+    l({ type: "wats_end", status: evil, exit_code: 1, duration_ms: 5, error: evil }),
+  ];
+  const draft: HeldDraft = {
+    id: evil,
+    kind: evil,
+    text: evil,
+    profile: evil,
+    createdAt: 1_790_000_000,
+    title: evil,
+    parent: evil,
+    runId: evil,
+    parentSummary: { author: evil, kind: evil, text: evil },
+  };
+  const pages: Record<string, string> = {
+    overview: overviewPage(ctx, status, { access: evil, chart: chartData([], 0) }),
+    overviewOffline: overviewPage(ctx, { ...status, network: undefined }, {
+      chart: chartData([], 0),
+    }),
+    posts: postsPage(ctx, { posts: [post], newest: 1 }),
+    search: searchPage(ctx, evil, [post]),
+    thread: threadPage(ctx, { root: evil, posts: [post], cut: false }),
+    runs: runsPage(ctx, [run], [evil], { offset: 0, size: 10 }),
+    run: runPage(ctx, evil, lines),
+    review: reviewPage(ctx, [draft, held("0123456789ab", { title: evil, agent: evil })], 0),
+    halt: haltPage(ctx, status, 1_790_000_060_000),
+    message: messagePage(evil, evil),
+  };
+  for (const [name, html] of Object.entries(pages)) {
+    assert.ok(!html.includes("<script>alert"), `${name}: ${html}`);
+    assert.ok(!html.includes("<img"), `${name}: ${html}`);
+    assert.ok(!html.includes('onerror="'), `${name}: ${html}`);
+    assert.match(html, /&#60;script&#62;alert\(1\)/, name);
+  }
 });

@@ -21,6 +21,7 @@
  * @module
  */
 
+import { errorMessage } from "../../error_message.ts";
 import type * as acp from "@agentclientprotocol/sdk";
 import { AcpAgent, deepMerge, type SessionUpdate, type ToolCallInfo } from "../../acp/client.ts";
 import { chooseOption, decide, type Policy, resolveLocation } from "../../acp/policy.ts";
@@ -238,7 +239,7 @@ function launch(o: AcpRuntimeOptions, ctx: RunContext): RunningProcess {
   } catch (err) {
     throw new HarnessError(
       "harness.spawn",
-      `${(err as Error).message} (agent.harness = "${o.harness.name}")`,
+      `${errorMessage(err)} (agent.harness = "${o.harness.name}")`,
       { cause: err },
     );
   }
@@ -319,7 +320,7 @@ function launch(o: AcpRuntimeOptions, ctx: RunContext): RunningProcess {
     try {
       await Promise.race([flow(), exited]);
     } catch (err) {
-      if (!killing) emit({ type: "acp_error", message: (err as Error).message });
+      if (!killing) emit({ type: "acp_error", message: errorMessage(err) });
     } finally {
       exited.catch(() => {});
       await agent.stop();

@@ -16,6 +16,7 @@
  * @module
  */
 
+import { errorMessage } from "../../error_message.ts";
 import { HarnessError } from "../../errors.ts";
 import { MCP_SERVER_NAME } from "../../mcp/service.ts";
 import type { Harness, RunContext } from "../harness.ts";
@@ -246,7 +247,7 @@ export async function ensureSelfCheck(
   try {
     verdict = judgeSelfCheck(await runSelfCheck(o));
   } catch (err) {
-    verdict = { tools: [], error: `the Codex self-check could not run: ${(err as Error).message}` };
+    verdict = { tools: [], error: `the Codex self-check could not run: ${errorMessage(err)}` };
   }
   const result: SelfCheckResult = {
     ok: verdict.error === undefined,

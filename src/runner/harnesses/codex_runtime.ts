@@ -10,6 +10,7 @@
  * @module
  */
 
+import { errorMessage } from "../../error_message.ts";
 import { ConfigError } from "../../errors.ts";
 import type { RunContext } from "../harness.ts";
 import type { CommandRunner, SpawnFn } from "../spawn.ts";
@@ -121,7 +122,7 @@ export async function prepareCodexRuntime(o: {
     catalog = await ensureCodexCatalog({ run: o.run, program, dir: o.dir });
     known = await codexFeatureProbe(o.run)(program);
   } catch (err) {
-    return await refuse((err as Error).message);
+    return await refuse(errorMessage(err));
   }
   const model = o.settings["agent.codex_model"] || undefined;
   const options: CodexHarnessOptions = {
@@ -164,7 +165,7 @@ export async function prepareCodexRuntime(o: {
       } catch (err) {
         throw new ConfigError(
           "agent.runtime",
-          `agent.runtime = "codex" is refused: ${(err as Error).message}`,
+          `agent.runtime = "codex" is refused: ${errorMessage(err)}`,
         );
       }
     },
