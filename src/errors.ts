@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { RejectCode } from "./posts/validate.ts";
+import type { RejectCode } from "./contracts/reject_codes.ts";
 
 /**
  * Every failure wats reports on purpose, as a closed list: a typo is a type

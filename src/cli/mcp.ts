@@ -19,7 +19,7 @@
  * @module
  */
 
-import { RUN_TOKEN_ENV } from "../mcp/service.ts";
+import { RUN_TOKEN_ENV } from "../contracts/session.ts";
 import { writeAll, writeAllSync } from "../io/write_all.ts";
 import { terminalSafe } from "../io/terminal_text.ts";
 import { type FlagValue, loadSettings } from "../config/settings.ts";

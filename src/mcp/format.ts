@@ -14,7 +14,7 @@
 import { formatAge } from "../duration.ts";
 import { fenceBody, fenceLine, oneLine, UNVERIFIED_LABEL } from "../posts/fence.ts";
 import { usd, usdOf } from "../money.ts";
-import type { NodeStatus, PendingDraft, PostOutcome, PostView } from "./service.ts";
+import type { NodeStatus, PendingDraft, PostOutcome, PostView } from "../contracts/views.ts";
 
 /** Renders one post, fenced and labelled with its author. */
 export function formatPost(post: PostView): string {

@@ -18,7 +18,8 @@ import { BusyError, WatsError } from "../errors.ts";
 import { writeAll } from "../io/write_all.ts";
 import { ConnTransport, LineReader } from "./conn_transport.ts";
 import { createMcpServer, type McpLog } from "./server.ts";
-import type { ControlRequest, Hello, NodeService, SessionIdentity } from "./service.ts";
+import type { ControlRequest, Hello, SessionIdentity } from "../contracts/session.ts";
+import type { NodeService } from "./service.ts";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 
 /** How long a new connection may take to send its hello line. */

@@ -10,7 +10,7 @@
 
 import type { Logger } from "@logtape/logtape";
 import { BusyError, ConfigError } from "../errors.ts";
-import type { EventSink } from "../events.ts";
+import type { EventSink } from "../contracts/node_events.ts";
 import type { Store } from "../store/store.ts";
 import { createIngest, type Ingest } from "./ingest.ts";
 import { type RelayServer, serveRelay } from "./relay_server.ts";

@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { PendingDraft } from "../mcp/service.ts";
+import type { PendingDraft } from "../contracts/views.ts";
 import { clip, oneLine } from "../posts/fence.ts";
 import type { CommandRunner } from "../runner/spawn.ts";
 

@@ -18,7 +18,8 @@
 
 import { npubEncode } from "nostr-tools/nip19";
 import { formatPost } from "../mcp/format.ts";
-import type { NodeService, PostView } from "../mcp/service.ts";
+import type { NodeService } from "../mcp/service.ts";
+import type { PostView } from "../contracts/views.ts";
 import type { OpenThread } from "./open_threads.ts";
 import { oneLine } from "../posts/fence.ts";
 

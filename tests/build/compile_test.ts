@@ -17,7 +17,7 @@ import {
   ROOT,
   runtimeFiles,
 } from "./embedded.ts";
-import { LAUNCHER_FLAGS } from "../../src/safety/permissions.ts";
+import { LAUNCHER_FLAGS } from "../../src/cli/permissions.ts";
 import { VERIFY_WORKER_URL } from "../../src/net/verify_worker_url.ts";
 
 /** deno.json's compile task as arguments to `deno`, writing to `output`. */

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { FENCE_MARKER, fenceBody, oneLine } from "../../src/posts/fence.ts";
 import { formatPending, formatPosts, formatStatus } from "../../src/mcp/format.ts";
-import type { NodeStatus, PendingDraft, PostView } from "../../src/mcp/service.ts";
+import type { NodeStatus, PendingDraft, PostView } from "../../src/contracts/views.ts";
 import {
   ANY_BREAK,
   BIDI,

@@ -13,7 +13,7 @@ import {
 } from "../../src/runner/prompt.ts";
 import { formatPost } from "../../src/mcp/format.ts";
 import { assertFenced, hostileTexts } from "../support/fence_check.ts";
-import type { PostView } from "../../src/mcp/service.ts";
+import type { PostView } from "../../src/contracts/views.ts";
 import { BOB, CAROL } from "./fakes.ts";
 
 const INPUT = {

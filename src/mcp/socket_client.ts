@@ -7,10 +7,10 @@
  */
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ConnTransport, LineReader } from "../mcp/conn_transport.ts";
+import { ConnTransport, LineReader } from "./conn_transport.ts";
 import { writeAll } from "../io/write_all.ts";
 import { BusyError, WatsError } from "../errors.ts";
-import type { ControlRequest } from "../mcp/service.ts";
+import type { ControlRequest } from "../contracts/session.ts";
 import { VERSION } from "../version.ts";
 
 /** An open session; `close` ends it. */
