@@ -33,7 +33,7 @@ import { type RequestShape, sameRequest } from "./carried.ts";
 import { chooseOption, decide, type Policy, resolveLocation } from "./policy.ts";
 import { commandOf } from "./shell_split.ts";
 import { sweep } from "./sweep.ts";
-import { type SweepReport } from "../contracts/coding_agents.ts";
+import type { SweepReport } from "../contracts/coding_agents.ts";
 import {
   checkCheckout,
   commitPaths,

@@ -12,7 +12,7 @@ import type { DataPaths } from "../config/paths.ts";
 import type { Settings } from "../config/schema.ts";
 import { ConfigError } from "../errors.ts";
 import { AcpLayer, type CallEvent } from "./calls.ts";
-import { type PermissionAsk } from "../contracts/coding_agents.ts";
+import type { PermissionAsk } from "../contracts/coding_agents.ts";
 import { makePolicy } from "./policy.ts";
 import { AcpSpendFile } from "./spend.ts";
 import { checkCheckout } from "./worktrees.ts";

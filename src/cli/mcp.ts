@@ -19,7 +19,12 @@
  * @module
  */
 
-import { RUN_TOKEN_ENV } from "../contracts/session.ts";
+import {
+  type Hello,
+  HELLO_ANSWER_TIMEOUT_MS,
+  RUN_TOKEN_ENV,
+  sessionLine,
+} from "../contracts/session.ts";
 import { writeAll, writeAllSync } from "../io/write_all.ts";
 import { terminalSafe } from "../io/terminal_text.ts";
 import { type FlagValue, loadSettings } from "../config/settings.ts";
@@ -79,8 +84,6 @@ export function parseMcpArgs(argv: string[]): McpArgs {
 export const START_TIMEOUT_MS = 15_000;
 /** How long to keep looking after the started node exited (another may have won the lock). */
 export const EXITED_GRACE_MS = 3_000;
-/** How long the node may take to answer the hello line (the node's own wait for a hello is socket_server.ts's). */
-export const HELLO_ANSWER_TIMEOUT_MS = 15_000;
 /** After stdin ends, how long to let the node's last bytes through. */
 export const DRAIN_MS = 2_000;
 
@@ -209,13 +212,13 @@ export async function runBridge(opts: BridgeOptions, io: BridgeIO): Promise<numb
 
 /** Says hello and waits for `ready`; false (the connection closed) after saying why. */
 async function greet(conn: BridgeConn, opts: BridgeOptions, io: BridgeIO): Promise<boolean> {
-  const hello = {
+  const hello: Hello = {
     wats: "hello",
     profile: opts.profile,
     ...(opts.token !== undefined ? { token: opts.token } : {}),
   };
   try {
-    await writeAll(conn, new TextEncoder().encode(JSON.stringify(hello) + "\n"));
+    await writeAll(conn, new TextEncoder().encode(sessionLine(hello)));
     const answer = await withDeadline(readLineBytewise(conn), HELLO_ANSWER_TIMEOUT_MS, io);
     const reply = answer === null ? null : parseReply(answer);
     if (reply?.wats !== "ready") {

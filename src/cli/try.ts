@@ -14,7 +14,7 @@
 import { parseArgs } from "node:util";
 import { UsageError, WatsError } from "../errors.ts";
 import { formatDuration, parseDuration } from "../duration.ts";
-import { formatPost } from "../mcp/format.ts";
+import { formatPost } from "../posts/format_post.ts";
 import type { NodeStatus, PostView } from "../contracts/views.ts";
 import type { CommandContext } from "./context.ts";
 import { callData, callText, connectDaemon, type DaemonSession } from "../mcp/socket_client.ts";

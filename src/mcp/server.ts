@@ -14,7 +14,7 @@ import { instructionsFor } from "./instructions.ts";
 import type { NodeService } from "./service.ts";
 import type { SessionIdentity } from "../contracts/session.ts";
 import { inputSchema, toolsFor } from "./tools.ts";
-import { type ToolContext, type ToolSpec } from "./tool_spec.ts";
+import type { ToolContext, ToolSpec } from "./tool_spec.ts";
 
 /** A log function: level, message, structured fields. */
 export type McpLog = (

@@ -23,7 +23,8 @@ import { PostError, WatsError } from "../errors.ts";
 import { WATS_KINDS } from "../posts/kinds.ts";
 import { MAX_TEXT_BYTES } from "../posts/post.ts";
 import { oneLine } from "../posts/fence.ts";
-import { formatOutcome, formatPending, formatPosts, formatStatus } from "./format.ts";
+import { formatOutcome, formatPending, formatStatus } from "./format.ts";
+import { formatPosts } from "../posts/format_post.ts";
 import type { SessionIdentity } from "../contracts/session.ts";
 import type { PostDraft } from "../contracts/views.ts";
 

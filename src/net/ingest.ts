@@ -18,7 +18,7 @@ import type { Logger } from "@logtape/logtape";
 import type { EventSink } from "../contracts/node_events.ts";
 import { watsKindOf } from "../posts/kinds.ts";
 import type { NostrEvent } from "../posts/post.ts";
-import { type RejectCode } from "../contracts/reject_codes.ts";
+import type { RejectCode } from "../contracts/reject_codes.ts";
 import { validateEvent } from "../posts/validate.ts";
 import type { InsertResult, Store } from "../store/store.ts";
 import type { Verifier } from "./verify_pool.ts";

@@ -11,7 +11,7 @@
 import type { DataPaths } from "../config/paths.ts";
 import type { NodeStatus, PostView } from "../contracts/views.ts";
 import { type HeldDraft, ReviewQueue } from "../node/review_queue.ts";
-import { type RunIndexEntry } from "../contracts/runs.ts";
+import type { RunIndexEntry } from "../contracts/runs.ts";
 import { Transcripts } from "../runner/transcripts.ts";
 import {
   callData,
