@@ -16,7 +16,7 @@ export type ErrorCode =
   // a post the network or a draft failed validation with (src/posts/validate.ts)
   | `post.${RejectCode}`
   | `review.${RejectCode}`
-  // a wats MCP tool answered with an error (src/cli/socket_client.ts)
+  // a wats MCP tool answered with an error (src/mcp/socket_client.ts)
   | `tool.${string}`
   // acp
   | "acp.bad_checkout"

@@ -30,6 +30,7 @@ import { terminalSafe } from "../io/terminal_text.ts";
 import { type FlagValue, loadSettings } from "../config/settings.ts";
 import { UsageError } from "../errors.ts";
 import type { Command, CommandContext } from "./context.ts";
+import { killOwnGroup, startBackgroundNode } from "./bridge_processes.ts";
 import { needsValue, unexpectedArgument, unknownFlag } from "./usage.ts";
 
 /** The help text of `wats mcp`. */
@@ -149,26 +150,7 @@ function realIO(ctx: CommandContext): BridgeIO {
   const encoder = new TextEncoder();
   return {
     connect: (path) => Deno.connect({ transport: "unix", path }),
-    startNode: () => {
-      const child = new Deno.Command(ctx.self[0], {
-        args: [
-          ...ctx.self.slice(1),
-          "--data-dir",
-          ctx.paths.dataDir,
-          "node",
-          "--agent",
-          "none",
-          "--started-by-mcp",
-        ],
-        stdin: "null",
-        stdout: "null",
-        stderr: "null",
-        // Its own session: the host stopping this bridge must not stop the node.
-        detached: true,
-      }).spawn();
-      child.unref();
-      return { exited: child.status.then((s) => s.code) };
-    },
+    startNode: () => startBackgroundNode(ctx.self, ctx.paths.dataDir),
     sleep: (ms, signal) =>
       new Promise((resolve) => {
         const t = setTimeout(resolve, ms);
@@ -178,15 +160,7 @@ function realIO(ctx: CommandContext): BridgeIO {
         }, { once: true });
       }),
     now: () => performance.now(),
-    // `kill 0` signals the process group of `kill` itself, which is ours.
-    endOwnGroup: async () => {
-      await new Deno.Command("kill", {
-        args: ["-s", "KILL", "0"],
-        stdin: "null",
-        stdout: "null",
-        stderr: "null",
-      }).output();
-    },
+    endOwnGroup: killOwnGroup,
     stdin: Deno.stdin.readable,
     stdout: Deno.stdout,
     // Synchronous: the process may exit right after an error line.

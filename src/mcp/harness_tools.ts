@@ -3,6 +3,8 @@
  * named after it (`claude`, `codex`, …), with the arguments `task`, `checkout`
  * and `work`. Runner and interactive sessions both get them; the coding agent
  * they start is held by the wats policy (src/acp/policy.ts), not by the caller.
+ * They reach the ACP layer only through the `CodingAgents` contract
+ * (src/contracts/coding_agents.ts), so MCP's graph loads none of its process code.
  *
  * @module
  */
