@@ -15,7 +15,7 @@
  */
 
 import { parseArgs } from "node:util";
-import { callText, connectDaemon, type DaemonSession } from "../src/cli/socket_client.ts";
+import { callText, connectDaemon, type DaemonSession } from "../src/mcp/socket_client.ts";
 import { type RunningWats, startWats, tempDataDir } from "../tests/support/cli.ts";
 
 const { values } = parseArgs({

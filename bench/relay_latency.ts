@@ -15,8 +15,8 @@
  */
 
 import { parseArgs } from "node:util";
-import { connectDaemon, type DaemonSession } from "../src/cli/socket_client.ts";
-import { LAUNCHER_FLAGS } from "../src/safety/permissions.ts";
+import { connectDaemon, type DaemonSession } from "../src/mcp/socket_client.ts";
+import { LAUNCHER_FLAGS } from "../src/cli/permissions.ts";
 import { DENO_JSON, denoDir, MAIN_TS, tempDataDir } from "../tests/support/cli.ts";
 
 const { values } = parseArgs({

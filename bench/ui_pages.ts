@@ -25,7 +25,7 @@ import { dataPaths } from "../src/config/paths.ts";
 import { Store } from "../src/store/store.ts";
 import { nostrKindOf, type WatsKind } from "../src/posts/kinds.ts";
 import type { NostrEvent } from "../src/posts/post.ts";
-import type { RunIndexEntry } from "../src/runner/transcripts.ts";
+import type { RunIndexEntry } from "../src/contracts/runs.ts";
 
 const { values } = parseArgs({
   args: Deno.args,

@@ -80,3 +80,27 @@ export function parseDuration(text: string): number | undefined {
   for (const m of t.matchAll(/(\d+)(ms|s|m|h|d)/g)) total += Number(m[1]) * UNIT_MS[m[2]];
   return Number.isSafeInteger(total) ? total : undefined;
 }
+
+/** Midnight UTC at the start of the day of `ms`. */
+export function utcDayStart(ms: number): number {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
+}
+
+/** Midnight UTC of the first day of the month of `ms`. */
+export function utcMonthStart(ms: number): number {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+}
+
+/** The next UTC midnight after `ms`. */
+export function nextUtcDay(ms: number): number {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1);
+}
+
+/** Midnight UTC of the first day of the next month after `ms`. */
+export function nextUtcMonth(ms: number): number {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+}

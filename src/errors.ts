@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { RejectCode } from "./posts/validate.ts";
+import type { RejectCode } from "./contracts/reject_codes.ts";
 
 /**
  * Every failure wats reports on purpose, as a closed list: a typo is a type
@@ -16,7 +16,7 @@ export type ErrorCode =
   // a post the network or a draft failed validation with (src/posts/validate.ts)
   | `post.${RejectCode}`
   | `review.${RejectCode}`
-  // a wats MCP tool answered with an error (src/cli/socket_client.ts)
+  // a wats MCP tool answered with an error (src/mcp/socket_client.ts)
   | `tool.${string}`
   // acp
   | "acp.bad_checkout"

@@ -1,6 +1,6 @@
 /**
  * Logging: LogTape with one human-readable sink on stderr. `wats node`'s JSON
- * lines on stdout are a separate event stream (src/events.ts), not logs.
+ * lines on stdout are a separate event stream (src/contracts/node_events.ts), not logs.
  *
  * @module
  */

@@ -15,7 +15,15 @@
  * @module
  */
 
-import type { ContentBlock, PermissionOption, StopReason } from "@agentclientprotocol/sdk";
+import type { ContentBlock, PermissionOption } from "@agentclientprotocol/sdk";
+import {
+  type CallArgs,
+  type CallOrigin,
+  type CallResult,
+  IN_DOUBT,
+  type PermissionAsk,
+  type Refusal,
+} from "../contracts/coding_agents.ts";
 import type { CheckoutConfig, HarnessConfig } from "../config/acp_tables.ts";
 import { WatsError } from "../errors.ts";
 import { AcpAgent, type SessionUpdate, type ToolCallInfo } from "./client.ts";
@@ -24,10 +32,10 @@ import type { Sandboxer } from "../safety/sandboxer.ts";
 import { type RequestShape, sameRequest } from "./carried.ts";
 import { chooseOption, decide, type Policy, resolveLocation } from "./policy.ts";
 import { commandOf } from "./shell_split.ts";
-import { sweep, type SweepReport } from "./sweep.ts";
+import { sweep } from "./sweep.ts";
+import type { SweepReport } from "../contracts/coding_agents.ts";
 import {
   checkCheckout,
-  type Commit,
   commitPaths,
   commitsSince,
   ensureWorktree,
@@ -42,82 +50,6 @@ import {
   saveSession,
   takeDeclined,
 } from "./work_state.ts";
-
-/** The arguments of a harness tool. */
-export interface CallArgs {
-  /** What to do. */
-  task: string;
-  /** The name of a `[checkouts.NAME]`. */
-  checkout: string;
-  /** A name for the piece of work, such as `fix-login`. */
-  work: string;
-}
-
-/** Who calls: the agent's profile, its thread (`_` for none) and this call's id. */
-export interface CallOrigin {
-  agent: string;
-  thread: string;
-  callId: string;
-}
-
-/** A permission request the policy refused. */
-export interface Refusal {
-  /** `<call id>:<toolCallId>`. */
-  id: string;
-  /** `<harness>/<kind>`. */
-  request: string;
-  title?: string;
-  reason: string;
-}
-
-/**
- * A request held for a person's decision (agent.review): what `wats agent
- * pending` shows, and what answering it needs when its call is gone.
- */
-export interface PermissionAsk {
-  /** `<call id>:<toolCallId>`; for a call in doubt, the call id. */
-  request_id: string;
-  harness: string;
-  /** The ACP tool kind; `in_doubt` for a call the daemon was running when it stopped. */
-  kind: string;
-  title?: string;
-  arguments?: unknown;
-  locations: string[];
-  worktree: string;
-  checkout: string;
-  work: string;
-  agent: string;
-  thread: string;
-  /** What the call asked the coding agent to do. */
-  task: string;
-  reason: string;
-}
-
-/** A parked call, as its result names it. */
-export interface Parked {
-  /** The pending id: `wats agent approve/reject ID`. */
-  id: string;
-  request_id: string;
-  request: string;
-}
-
-/** What a call returns to the agent (the seed's map, plus `usd` and `labels`). */
-export interface CallResult {
-  message: string;
-  /** `parked` while a request waits for a person. */
-  stop_reason: StopReason | "parked";
-  branch: string;
-  worktree: string;
-  head: string;
-  commits: Commit[];
-  refused: Refusal[];
-  /** `outside` once the coding agent asked to fetch from the network. */
-  labels: string[];
-  /** What the call cost, in USD, when the agent reports it (Claude does; Codex does not). */
-  usd: number;
-  /** Set when the call waits for a person: the prompt goes on once they decide. */
-  parked?: Parked;
-}
 
 /** One thing that happened in a call, for the node's log lines. */
 export type CallEvent =
@@ -816,9 +748,6 @@ export async function contextBlocks(
   }
   return out;
 }
-
-/** The kind of a call parked because the daemon stopped during it. */
-export const IN_DOUBT = "in_doubt";
 
 /**
  * A person's decision on a request that waited while its coding agent was

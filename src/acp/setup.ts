@@ -12,11 +12,12 @@ import type { AcpTables } from "../config/acp_tables.ts";
 import type { DataPaths } from "../config/paths.ts";
 import type { Settings } from "../config/schema.ts";
 import { ConfigError } from "../errors.ts";
-import { AcpLayer, type CallEvent, type PermissionAsk } from "./calls.ts";
+import { AcpLayer, type CallEvent } from "./calls.ts";
+import type { PermissionAsk } from "../contracts/coding_agents.ts";
 import { makePolicy } from "./policy.ts";
 import { AcpSpendFile } from "./spend.ts";
 import { checkCheckout } from "./worktrees.ts";
-import type { SweepReport } from "./sweep.ts";
+import type { SweepReport } from "../contracts/coding_agents.ts";
 
 /** The runner's budget, as the ACP layer uses it (src/runner/scheduler.ts `Runner`). */
 export interface AcpBudget {

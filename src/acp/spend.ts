@@ -7,7 +7,7 @@
  * @module
  */
 
-import { utcMonthStart } from "../runner/budget.ts";
+import { utcMonthStart } from "../duration.ts";
 
 /** One call's cost. */
 export interface AcpSpend {

@@ -9,6 +9,7 @@
 
 import { errorMessage } from "../error_message.ts";
 import type { CheckoutConfig } from "../config/acp_tables.ts";
+import type { SweepReport } from "../contracts/coding_agents.ts";
 import { git, gitIn, pinnedCommonDir } from "./worktrees.ts";
 
 /** One worktree the sweep found. */
@@ -16,15 +17,6 @@ export interface FoundWork {
   dir: string;
   checkout: string;
   branch: string;
-}
-
-/** What one sweep did. */
-export interface SweepReport {
-  removed: string[];
-  /** Worktrees kept, each with why. */
-  kept: { dir: string; reason: string }[];
-  /** Set when the sweep stopped on an error (what it removed before stays listed). */
-  error?: string;
 }
 
 /**

@@ -13,6 +13,7 @@
 
 import { WatsError } from "../errors.ts";
 import type { CheckoutConfig } from "../config/acp_tables.ts";
+import type { Commit } from "../contracts/coding_agents.ts";
 
 /** A work's place: its worktree folder and branch. */
 export interface WorkPlace {
@@ -20,12 +21,6 @@ export interface WorkPlace {
   branch: string;
   /** A file beside the worktree (not in it) where the ACP session id is kept. */
   stateFile: string;
-}
-
-/** One commit of the work. */
-export interface Commit {
-  sha: string;
-  subject: string;
 }
 
 /** A git command failed, or a name cannot be used. */

@@ -17,7 +17,7 @@ import { isRunId, Transcripts } from "../runner/transcripts.ts";
 import { reportsCost } from "../runner/budget.ts";
 import { readRunnerState } from "../runner/state_file.ts";
 import type { CommandContext } from "./context.ts";
-import { callText, connectDaemon } from "./socket_client.ts";
+import { callText, connectDaemon } from "../mcp/socket_client.ts";
 import { parseCommandArgs, refuseArguments, unexpectedArgument } from "./usage.ts";
 
 /** The usage text of `wats agent`. */

@@ -18,7 +18,7 @@ import { requireCodexKey } from "../runner/harnesses/codex_runtime.ts";
 import { HEARTBEAT_TEMPLATE_URL } from "../runner/prompt.ts";
 import { parseUiArgs, resolveUiListen } from "./ui.ts";
 import { ASSETS_DIR } from "../ui/assets.ts";
-import type { CommandId, PermissionInputs } from "../safety/permissions.ts";
+import type { CommandId, PermissionInputs } from "./permissions.ts";
 import { runnerSandboxed } from "../safety/sandbox.ts";
 import { sandboxProgram } from "../safety/sandboxer.ts";
 import type { CommandInit } from "./context.ts";

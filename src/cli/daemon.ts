@@ -10,7 +10,7 @@
 import type { DataPaths } from "../config/paths.ts";
 import { loadSettings } from "../config/settings.ts";
 import { BusyError } from "../errors.ts";
-import { type EventSink, noEvents } from "../events.ts";
+import { type EventSink, noEvents } from "../contracts/node_events.ts";
 import { log, setupLogging } from "../log.ts";
 import { runNode } from "../node/daemon.ts";
 import { DAEMON_HELP, parseDaemonArgs } from "./daemon_args.ts";
@@ -18,7 +18,7 @@ import { acquireDaemonLock, type DaemonLock, lockHolder } from "../node/lock.ts"
 import type { CommandContext } from "./context.ts";
 import { writeAllSync } from "../io/write_all.ts";
 import { jsonTerminalSafe } from "../io/terminal_text.ts";
-import { NoDaemonError, sendControl } from "./socket_client.ts";
+import { NoDaemonError, sendControl } from "../mcp/socket_client.ts";
 
 /** How long a foreground `wats` waits for a background node it asked to stop. */
 export const TAKEOVER_WAIT_MS = 15_000;

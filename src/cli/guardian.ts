@@ -15,7 +15,7 @@ import { UsageError } from "../errors.ts";
 import { runConfig } from "./config.ts";
 import { GUARDIAN_HELP } from "./help.ts";
 import type { CommandContext } from "./context.ts";
-import { sendControl } from "./socket_client.ts";
+import { sendControl } from "../mcp/socket_client.ts";
 import { refuseArguments } from "./usage.ts";
 
 /** The usage text of `wats resume`. */

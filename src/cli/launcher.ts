@@ -16,7 +16,7 @@ import {
   LAUNCHER_FLAGS,
   type PermissionInputs,
   permissionsFor,
-} from "../safety/permissions.ts";
+} from "./permissions.ts";
 import { type CommandInit, filterEnv, type FromWorker, type ToWorker } from "./context.ts";
 import { type Route, route, workerOf } from "./route.ts";
 import { reportError } from "./worker_entry.ts";

@@ -20,12 +20,18 @@
  */
 
 import { errorMessage } from "../error_message.ts";
-import { RUN_TOKEN_ENV } from "../mcp/service.ts";
+import {
+  type Hello,
+  HELLO_ANSWER_TIMEOUT_MS,
+  RUN_TOKEN_ENV,
+  sessionLine,
+} from "../contracts/session.ts";
 import { writeAll, writeAllSync } from "../io/write_all.ts";
 import { terminalSafe } from "../io/terminal_text.ts";
 import { type FlagValue, loadSettings } from "../config/settings.ts";
 import { UsageError } from "../errors.ts";
 import type { Command, CommandContext } from "./context.ts";
+import { killOwnGroup, startBackgroundNode } from "./bridge_processes.ts";
 import { needsValue, unexpectedArgument, unknownFlag } from "./usage.ts";
 
 /** The help text of `wats mcp`. */
@@ -80,8 +86,6 @@ export function parseMcpArgs(argv: string[]): McpArgs {
 export const START_TIMEOUT_MS = 15_000;
 /** How long to keep looking after the started node exited (another may have won the lock). */
 export const EXITED_GRACE_MS = 3_000;
-/** How long the node may take to answer the hello line (the node's own wait for a hello is socket_server.ts's). */
-export const HELLO_ANSWER_TIMEOUT_MS = 15_000;
 /** After stdin ends, how long to let the node's last bytes through. */
 export const DRAIN_MS = 2_000;
 
@@ -147,26 +151,7 @@ function realIO(ctx: CommandContext): BridgeIO {
   const encoder = new TextEncoder();
   return {
     connect: (path) => Deno.connect({ transport: "unix", path }),
-    startNode: () => {
-      const child = new Deno.Command(ctx.self[0], {
-        args: [
-          ...ctx.self.slice(1),
-          "--data-dir",
-          ctx.paths.dataDir,
-          "node",
-          "--agent",
-          "none",
-          "--started-by-mcp",
-        ],
-        stdin: "null",
-        stdout: "null",
-        stderr: "null",
-        // Its own session: the host stopping this bridge must not stop the node.
-        detached: true,
-      }).spawn();
-      child.unref();
-      return { exited: child.status.then((s) => s.code) };
-    },
+    startNode: () => startBackgroundNode(ctx.self, ctx.paths.dataDir),
     sleep: (ms, signal) =>
       new Promise((resolve) => {
         const t = setTimeout(resolve, ms);
@@ -176,15 +161,7 @@ function realIO(ctx: CommandContext): BridgeIO {
         }, { once: true });
       }),
     now: () => performance.now(),
-    // `kill 0` signals the process group of `kill` itself, which is ours.
-    endOwnGroup: async () => {
-      await new Deno.Command("kill", {
-        args: ["-s", "KILL", "0"],
-        stdin: "null",
-        stdout: "null",
-        stderr: "null",
-      }).output();
-    },
+    endOwnGroup: killOwnGroup,
     stdin: Deno.stdin.readable,
     stdout: Deno.stdout,
     // Synchronous: the process may exit right after an error line.
@@ -210,13 +187,13 @@ export async function runBridge(opts: BridgeOptions, io: BridgeIO): Promise<numb
 
 /** Says hello and waits for `ready`; false (the connection closed) after saying why. */
 async function greet(conn: BridgeConn, opts: BridgeOptions, io: BridgeIO): Promise<boolean> {
-  const hello = {
+  const hello: Hello = {
     wats: "hello",
     profile: opts.profile,
     ...(opts.token !== undefined ? { token: opts.token } : {}),
   };
   try {
-    await writeAll(conn, new TextEncoder().encode(JSON.stringify(hello) + "\n"));
+    await writeAll(conn, new TextEncoder().encode(sessionLine(hello)));
     const answer = await withDeadline(readLineBytewise(conn), HELLO_ANSWER_TIMEOUT_MS, io);
     const reply = answer === null ? null : parseReply(answer);
     if (reply?.wats !== "ready") {

@@ -11,7 +11,7 @@
  * @module
  */
 
-import { LAUNCHER_FLAGS } from "../safety/permissions.ts";
+import { LAUNCHER_FLAGS } from "./permissions.ts";
 
 /** Who lacked the permission: the launcher process, or a command's Worker. */
 export type PermissionSide = "launcher" | "command";

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { CommandId } from "../safety/permissions.ts";
+import type { CommandId } from "./permissions.ts";
 import { needsValue } from "./usage.ts";
 
 /** The launcher's reading of a command line. */

@@ -8,7 +8,7 @@
 
 import { safetyNotices } from "../safety/notices.ts";
 import type { CommandContext } from "./context.ts";
-import { callText, connectDaemon, NoDaemonError } from "./socket_client.ts";
+import { callText, connectDaemon, NoDaemonError } from "../mcp/socket_client.ts";
 import {
   codexStateDir,
   readSelfCheck,

@@ -15,10 +15,10 @@ import { errorMessage } from "../error_message.ts";
 import { parseArgs } from "node:util";
 import { UsageError, WatsError } from "../errors.ts";
 import { formatDuration, parseDuration } from "../duration.ts";
-import { formatPost } from "../mcp/format.ts";
-import type { NodeStatus, PostView } from "../mcp/service.ts";
+import { formatPost } from "../posts/format_post.ts";
+import type { NodeStatus, PostView } from "../contracts/views.ts";
 import type { CommandContext } from "./context.ts";
-import { callData, callText, connectDaemon, type DaemonSession } from "./socket_client.ts";
+import { callData, callText, connectDaemon, type DaemonSession } from "../mcp/socket_client.ts";
 
 /** The usage text of `wats try`. */
 export const TRY_HELP = `Usage: wats try [--text "…"] [--timeout D]

@@ -1,5 +1,6 @@
 /**
- * How MCP tools show posts, outcomes, drafts and the node's status to a model.
+ * How MCP tools show outcomes, drafts and the node's status to a model; posts
+ * are shown by src/posts/format_post.ts.
  *
  * Every post is content written by some author, unverified until reputation
  * exists, so each one is fenced between a labelled header line and an end line
@@ -14,32 +15,8 @@
 import { formatAge } from "../duration.ts";
 import { fenceBody, fenceLine, oneLine, UNVERIFIED_LABEL } from "../posts/fence.ts";
 import { usd, usdOf } from "../money.ts";
-import type { NodeStatus, PendingDraft, PostOutcome, PostView } from "./service.ts";
-
-/** Renders one post, fenced and labelled with its author. */
-export function formatPost(post: PostView): string {
-  const who = post.localProfile !== undefined
-    ? `${post.authorNpub} (${oneLine(post.localProfile)}, this node)`
-    : post.authorNpub;
-  const head = fenceLine(
-    `post ${post.id} · ${oneLine(post.kind)} · by ${who} · ${UNVERIFIED_LABEL}`,
-  );
-  const meta = [`seq: ${post.seq}`, `created: ${isoSeconds(post.createdAt)}`];
-  if (post.root !== undefined && post.root !== post.id) meta.push(`thread: ${post.root}`);
-  else meta.push("thread: this post starts it");
-  if (post.parent !== undefined) meta.push(`parent: ${post.parent}`);
-  if (post.grafted) meta.push("grafted: replies across threads");
-  const lines = [head, meta.join(" · ")];
-  if (post.title !== undefined && post.title !== "") lines.push(`title: ${oneLine(post.title)}`);
-  if (post.caps.length > 0) lines.push(`caps: ${post.caps.map(oneLine).join(", ")}`);
-  lines.push("", fenceBody(post.text), fenceLine(`end of post ${post.id}`));
-  return lines.join("\n");
-}
-
-/** Renders a list of posts, each fenced, separated by a blank line. */
-export function formatPosts(posts: readonly PostView[]): string {
-  return posts.map(formatPost).join("\n\n");
-}
+import type { NodeStatus, PendingDraft, PostOutcome } from "../contracts/views.ts";
+import { isoSeconds } from "../posts/format_post.ts";
 
 /** What a posting tool reports after the node took the post. */
 export function formatOutcome(kind: string, outcome: PostOutcome): string {
@@ -178,9 +155,4 @@ export function formatStatus(s: NodeStatus): string {
     for (const n of s.safetyNotices) lines.push(`  - ${oneLine(n)}`);
   }
   return lines.join("\n");
-}
-
-function isoSeconds(unixSeconds: number): string {
-  const d = new Date(unixSeconds * 1000);
-  return Number.isNaN(d.getTime()) ? String(unixSeconds) : d.toISOString().replace(".000Z", "Z");
 }

@@ -12,8 +12,10 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { VERSION } from "../version.ts";
 import { WatsError } from "../errors.ts";
 import { instructionsFor } from "./instructions.ts";
-import type { NodeService, SessionIdentity } from "./service.ts";
-import { inputSchema, type ToolContext, toolsFor, type ToolSpec } from "./tools.ts";
+import type { NodeService } from "./service.ts";
+import type { SessionIdentity } from "../contracts/session.ts";
+import { inputSchema, toolsFor } from "./tools.ts";
+import type { ToolContext, ToolSpec } from "./tool_spec.ts";
 
 /** A log function: level, message, structured fields. */
 export type McpLog = (

@@ -19,11 +19,14 @@ import { BusyError, WatsError } from "../errors.ts";
 import { writeAll } from "../io/write_all.ts";
 import { ConnTransport, LineReader } from "./conn_transport.ts";
 import { createMcpServer, type McpLog } from "./server.ts";
-import type { ControlRequest, Hello, NodeService, SessionIdentity } from "./service.ts";
+import {
+  type ControlRequest,
+  decodeFirstLine,
+  HELLO_TIMEOUT_MS,
+  type SessionIdentity,
+} from "../contracts/session.ts";
+import type { NodeService } from "./service.ts";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-
-/** How long a new connection may take to send its hello line. */
-export const HELLO_TIMEOUT_MS = 10_000;
 
 /** Options of {@linkcode serveMcpSocket}. */
 export interface ServeMcpSocketOptions {
@@ -79,8 +82,10 @@ export async function serveMcpSocket(opts: ServeMcpSocketOptions): Promise<McpSo
     try {
       const hello = await withTimeout(reader.readLine(), helloTimeout);
       if (closing) throw new WatsError("mcp.closing", "the node is shutting down; try again");
-      const control = parseControl(hello);
-      if (control !== undefined) {
+      const first = decodeFirstLine(hello);
+      if ("refused" in first) throw new WatsError(first.refused, first.message);
+      if ("control" in first) {
+        const control = first.control;
         if (!opts.control) {
           throw new WatsError("mcp.no_control", "this node takes no control requests");
         }
@@ -92,7 +97,7 @@ export async function serveMcpSocket(opts: ServeMcpSocketOptions): Promise<McpSo
         if (typeof answer !== "string") answer.afterAnswer();
         return;
       }
-      const parsed = parseHello(hello);
+      const parsed = first.hello;
       identity = opts.service.authenticate(parsed);
       if (parsed.data === true && !identity.runner) identity = { ...identity, data: true };
       await writeLine(conn, { wats: "ready", profile: identity.profile });
@@ -172,61 +177,6 @@ export async function serveMcpSocket(opts: ServeMcpSocketOptions): Promise<McpSo
   }
 
   return { close, sessions: () => sessions.size };
-}
-
-/** A control line, or undefined when the line is something else (a hello). */
-export function parseControl(line: string | null): ControlRequest | undefined {
-  if (line === null || !line.includes('"control"')) return undefined;
-  let v: Record<string, unknown>;
-  try {
-    v = JSON.parse(line);
-  } catch {
-    return undefined;
-  }
-  if (v?.wats !== "control") return undefined;
-  if (v.op !== "resume" && v.op !== "halt" && v.op !== "takeover" && v.op !== "sweep") {
-    throw new WatsError("mcp.bad_control", `unknown control op ${JSON.stringify(v.op)}`);
-  }
-  if (v.reason !== undefined && typeof v.reason !== "string") {
-    throw new WatsError("mcp.bad_control", "reason must be a string");
-  }
-  return {
-    wats: "control",
-    op: v.op,
-    ...(typeof v.reason === "string" ? { reason: v.reason } : {}),
-  };
-}
-
-/** Reads the hello line; throws a `WatsError` saying what the first line must be. */
-export function parseHello(line: string | null): Hello {
-  const expected = 'the first line must be {"wats":"hello","profile":"NAME"} (token optional)';
-  if (line === null) {
-    throw new WatsError("mcp.no_hello", `the connection ended before hello: ${expected}`);
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    throw new WatsError("mcp.bad_hello", `the hello line is not JSON: ${expected}`);
-  }
-  if (
-    typeof value !== "object" || value === null || (value as { wats?: unknown }).wats !== "hello"
-  ) {
-    throw new WatsError("mcp.bad_hello", expected);
-  }
-  const v = value as { profile?: unknown; token?: unknown; data?: unknown };
-  if (v.profile !== undefined && typeof v.profile !== "string") {
-    throw new WatsError("mcp.bad_hello", `profile must be a string: ${expected}`);
-  }
-  if (v.token !== undefined && typeof v.token !== "string") {
-    throw new WatsError("mcp.bad_hello", `token must be a string: ${expected}`);
-  }
-  return {
-    wats: "hello",
-    ...(v.profile !== undefined ? { profile: v.profile } : {}),
-    ...(v.token !== undefined ? { token: v.token } : {}),
-    ...(v.data === true ? { data: true } : {}),
-  };
 }
 
 /**

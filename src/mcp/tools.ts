@@ -16,13 +16,17 @@
  */
 
 import { z } from "zod";
-import { type CodingAgents, harnessTools } from "../acp/tool.ts";
+import type { CodingAgents } from "../contracts/coding_agents.ts";
+import { harnessTools } from "./harness_tools.ts";
+import type { ToolContext, ToolHints, ToolOutput, ToolSpec } from "./tool_spec.ts";
 import { PostError, WatsError } from "../errors.ts";
 import { WATS_KINDS } from "../posts/kinds.ts";
 import { MAX_TEXT_BYTES } from "../posts/post.ts";
 import { oneLine } from "../posts/fence.ts";
-import { formatOutcome, formatPending, formatPosts, formatStatus } from "./format.ts";
-import type { NodeService, PostDraft, SessionIdentity } from "./service.ts";
+import { formatOutcome, formatPending, formatStatus } from "./format.ts";
+import { formatPosts } from "../posts/format_post.ts";
+import type { SessionIdentity } from "../contracts/session.ts";
+import type { PostDraft } from "../contracts/views.ts";
 
 /** Longest title, in characters. */
 export const MAX_TITLE_CHARS = 200;
@@ -32,14 +36,6 @@ export const MAX_CAPS = 16;
 export const MAX_QUERY_CHARS = 500;
 /** Longest rejection reason, in characters. */
 export const MAX_REASON_CHARS = 2000;
-
-/** The four MCP hints, always all given: Codex refuses un-annotated tools. */
-export interface ToolHints {
-  readOnlyHint: boolean;
-  destructiveHint: boolean;
-  idempotentHint: boolean;
-  openWorldHint: boolean;
-}
 
 /** Posts go to other machines; each call makes a new post. */
 const POSTING: ToolHints = {
@@ -56,41 +52,6 @@ const READING: ToolHints = {
   idempotentHint: true,
   openWorldHint: false,
 };
-
-/** What a tool's handler works with. */
-export interface ToolContext {
-  service: NodeService;
-  session: SessionIdentity;
-  /** Unix seconds now (drafts' age). */
-  now(): number;
-  /** Aborted when the client cancels the call or its session ends (a coding agent's prompt stops). */
-  signal?: AbortSignal;
-}
-
-/**
- * A reading tool's result: the text a model reads, and the same as data for a
- * client that asked for it in its hello (`wats ui`).
- */
-export interface ToolOutput {
-  text: string;
-  data: Record<string, unknown>;
-}
-
-/** One tool: its contract (name, schema, hints) and its handler. */
-export interface ToolSpec {
-  name: string;
-  title: string;
-  description: string;
-  input: z.ZodRawShape;
-  annotations: ToolHints;
-  /** Only interactive sessions get it; runner sessions never do. */
-  interactiveOnly: boolean;
-  /** Returns the text shown to the model; throws a `WatsError` for a fixable mistake. */
-  run(
-    ctx: ToolContext,
-    args: Record<string, unknown>,
-  ): Promise<string | ToolOutput> | string | ToolOutput;
-}
 
 function defineTool<S extends z.ZodRawShape>(spec: {
   name: string;

@@ -16,10 +16,11 @@
 
 import { errorMessage } from "../error_message.ts";
 import type { Logger } from "@logtape/logtape";
-import type { EventSink } from "../events.ts";
+import type { EventSink } from "../contracts/node_events.ts";
 import { watsKindOf } from "../posts/kinds.ts";
 import type { NostrEvent } from "../posts/post.ts";
-import { type RejectCode, validateEvent } from "../posts/validate.ts";
+import type { RejectCode } from "../contracts/reject_codes.ts";
+import { validateEvent } from "../posts/validate.ts";
 import type { InsertResult, Store } from "../store/store.ts";
 import type { Verifier } from "./verify_pool.ts";
 

@@ -11,7 +11,7 @@
 import { errorMessage } from "../error_message.ts";
 import type { Logger } from "@logtape/logtape";
 import { BusyError, ConfigError } from "../errors.ts";
-import type { EventSink } from "../events.ts";
+import type { EventSink } from "../contracts/node_events.ts";
 import type { Store } from "../store/store.ts";
 import { createIngest, type Ingest } from "./ingest.ts";
 import { type RelayServer, serveRelay } from "./relay_server.ts";

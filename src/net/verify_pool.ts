@@ -1,6 +1,6 @@
 /**
  * Signature checks in parallel, off the daemon's thread: a pool of permission-less
- * workers (`src/workers/verify_worker.ts`, `deno: { permissions: "none" }`), one per
+ * workers (`src/net/verify_worker.ts`, `deno: { permissions: "none" }`), one per
  * core by default. The ingest of relay catch-ups and of the relay endpoint uses it.
  *
  * Batching keeps the cost per event low: an event goes at once to an idle worker;
@@ -18,7 +18,7 @@
 import { errorMessage } from "../error_message.ts";
 import type { NostrEvent } from "../posts/post.ts";
 import { verifyEvent, type VerifyResult } from "../posts/verify.ts";
-import type { VerifyAnswer, VerifyRequest } from "../workers/verify_worker.ts";
+import type { VerifyAnswer, VerifyRequest } from "./verify_worker.ts";
 import { VERIFY_WORKER_URL } from "./verify_worker_url.ts";
 
 /** Events per message to a worker, at most. */

@@ -5,7 +5,7 @@
  */
 
 /** The URL of `verify_worker.ts`. */
-export const VERIFY_WORKER_URL: URL = new URL("../workers/verify_worker.ts", import.meta.url);
+export const VERIFY_WORKER_URL: URL = new URL("./verify_worker.ts", import.meta.url);
 
 /**
  * The files the worker's module graph loads from this program's source: a Worker's

@@ -18,7 +18,7 @@ import { acpRuntimeHarness, LOCKABLE_AGENTS } from "../runner/harnesses/acp.ts";
 import { usdOf } from "../money.ts";
 import type { DataPaths } from "../config/paths.ts";
 import { ConfigError } from "../errors.ts";
-import type { NodeStatus } from "../mcp/service.ts";
+import type { NodeStatus } from "../contracts/views.ts";
 import { reportsCost } from "../runner/budget.ts";
 import { type AnnounceDraft, markAnnounced, planAnnounce } from "../runner/announce.ts";
 import { claudeHarness } from "../runner/harnesses/claude.ts";
@@ -45,7 +45,7 @@ import { agentKindOf, runnerSandboxed, sandboxLine } from "../safety/sandbox.ts"
 import type { Sandboxer, Wrapper } from "../safety/sandboxer.ts";
 import { claudeSettings, listDataEntries, writeClaudeSettings } from "../safety/claude_settings.ts";
 import type { Store } from "../store/store.ts";
-import type { EventSink } from "../events.ts";
+import type { EventSink } from "../contracts/node_events.ts";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import type { ProfileKey } from "./profiles.ts";
 import type { ReviewQueue } from "./review_queue.ts";

@@ -16,12 +16,12 @@ import type { AcpTables } from "../config/acp_tables.ts";
 import type { Settings } from "../config/schema.ts";
 import { formatDuration } from "../duration.ts";
 import { WatsError } from "../errors.ts";
-import type { EventSink } from "../events.ts";
+import type { EventSink, NodeEvent } from "../contracts/node_events.ts";
 import { acpLayerFor, sweepNow } from "../acp/setup.ts";
 import { ALL_TOOLS } from "../mcp/tools.ts";
 import { loadOrCreateNodeKey } from "../identity/node_key.ts";
 import { log } from "../log.ts";
-import type { ControlRequest } from "../mcp/service.ts";
+import type { ControlRequest } from "../contracts/session.ts";
 import { type ControlAnswer, serveMcpSocket } from "../mcp/socket_server.ts";
 import { type Network, startNetwork } from "../net/network.ts";
 import { endPreviousRun } from "../runner/orphan.ts";
@@ -155,7 +155,10 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       sandbox: settings["sandbox.mode"] === "off" ? undefined : sandbox,
       reserved: ALL_TOOLS.map((t) => t.name),
       onEvent: (e) => {
-        const line = { ...e, event: e.type };
+        // Spelled out per member so the line stays one member of the closed union.
+        const line: NodeEvent = e.type === "acp_update"
+          ? { ...e, event: e.type }
+          : { ...e, event: e.type };
         events(line);
         // A runner session's call ids start with its run's id: its transcript gets the line.
         const run = e.call.split(".acp_");

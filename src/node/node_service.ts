@@ -6,23 +6,22 @@
  * @module
  */
 
-import type { CodingAgents } from "../acp/tool.ts";
+import type { CodingAgents } from "../contracts/coding_agents.ts";
 import { SAFETY_KEYS } from "../config/schema.ts";
 import { PostError } from "../errors.ts";
+import type { Hello, SessionIdentity } from "../contracts/session.ts";
+import type { NodeService } from "../mcp/service.ts";
 import type {
-  Hello,
-  NodeService,
   NodeStatus,
   PendingDraft,
   PostDraft,
   PostOutcome,
   PostView,
-  SessionIdentity,
-} from "../mcp/service.ts";
+} from "../contracts/views.ts";
 import { MAX_TEXT_BYTES, type NostrEvent, readPost, signPost } from "../posts/post.ts";
 import { validateEvent } from "../posts/validate.ts";
 import type { Store, StoredPost } from "../store/store.ts";
-import type { EventSink } from "../events.ts";
+import type { EventSink } from "../contracts/node_events.ts";
 import type { Profiles } from "./profiles.ts";
 import type { ReviewQueue } from "./review_queue.ts";
 import { npubEncode } from "nostr-tools/nip19";

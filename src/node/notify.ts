@@ -9,7 +9,7 @@
  */
 
 import { errorMessage } from "../error_message.ts";
-import type { PendingDraft } from "../mcp/service.ts";
+import type { PendingDraft } from "../contracts/views.ts";
 import { clip, oneLine } from "../posts/fence.ts";
 import type { CommandRunner } from "../runner/spawn.ts";
 

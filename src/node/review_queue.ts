@@ -24,7 +24,7 @@
 import { errorMessage } from "../error_message.ts";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { PostError } from "../errors.ts";
-import type { PendingDraft } from "../mcp/service.ts";
+import type { PendingDraft } from "../contracts/views.ts";
 import type { NostrEvent } from "../posts/post.ts";
 
 /** A draft as held: what `PendingDraft` shows plus what publishing needs. */

@@ -16,29 +16,7 @@ import type { NostrEvent } from "nostr-tools/core";
 import { KIND_BASE, WATS_KINDS, watsKindOf } from "./kinds.ts";
 import { isHex64, MAX_EVENT_BYTES, MAX_TAGS, MAX_TEXT_BYTES, threadLinks } from "./post.ts";
 import { serializeEvent, type VerifyBackend, verifyEvent, type VerifyResult } from "./verify.ts";
-
-/** Why an event was rejected; stable names, used in counters and logs. */
-export type RejectCode =
-  | "malformed"
-  | "too_many_tags"
-  | "too_large"
-  | "unknown_kind"
-  | "future"
-  | "bad_thread"
-  | "bad_id"
-  | "bad_sig";
-
-/** Every rejection code, for counters. */
-export const REJECT_CODES: readonly RejectCode[] = [
-  "malformed",
-  "too_many_tags",
-  "too_large",
-  "unknown_kind",
-  "future",
-  "bad_thread",
-  "bad_id",
-  "bad_sig",
-];
+import type { RejectCode } from "../contracts/reject_codes.ts";
 
 /** The outcome of `validateEvent`. */
 export type Validation =

@@ -10,6 +10,7 @@
  */
 
 import { usdPair } from "../money.ts";
+import { nextUtcDay, nextUtcMonth, utcDayStart, utcMonthStart } from "../duration.ts";
 
 /** The limits, from settings. */
 export interface BudgetLimits {
@@ -75,30 +76,6 @@ export interface BudgetState {
   limits: BudgetLimits;
   /** Set when a budget is reached. */
   blocked?: BudgetBlock;
-}
-
-/** Midnight UTC at the start of the day of `ms`. */
-export function utcDayStart(ms: number): number {
-  const d = new Date(ms);
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
-}
-
-/** Midnight UTC of the first day of the month of `ms`. */
-export function utcMonthStart(ms: number): number {
-  const d = new Date(ms);
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
-}
-
-/** The next UTC midnight after `ms`. */
-export function nextUtcDay(ms: number): number {
-  const d = new Date(ms);
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1);
-}
-
-/** Midnight UTC of the first day of the next month after `ms`. */
-export function nextUtcMonth(ms: number): number {
-  const d = new Date(ms);
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
 }
 
 /** Spend so far in the current day and month windows. */

@@ -21,7 +21,8 @@ import type { Clock, RunnerLog, Timers } from "./ports.ts";
 import { type ProcessRow, strayProcesses } from "./process_watch.ts";
 import type { SpawnFn } from "./spawn.ts";
 import type { RunRecorder } from "./state_file.ts";
-import type { RunFooter, RunStatus, TranscriptWriter } from "./transcripts.ts";
+import type { RunFooter, TranscriptWriter } from "./transcripts.ts";
+import type { RunStatus } from "../contracts/runs.ts";
 import { formatDuration } from "../duration.ts";
 
 /** The file operations a run needs (its generated files, its empty directory). */

@@ -17,8 +17,8 @@
  */
 
 import { npubEncode } from "nostr-tools/nip19";
-import { formatPost } from "../mcp/format.ts";
-import type { NodeService, PostView } from "../mcp/service.ts";
+import { formatPost } from "../posts/format_post.ts";
+import type { PostView } from "../contracts/views.ts";
 import type { OpenThread } from "./open_threads.ts";
 import { oneLine } from "../posts/fence.ts";
 
@@ -108,14 +108,16 @@ export interface PromptRejection {
 }
 
 /**
- * Reads posts as the MCP tools show them (`NodeService`): `thread(id, n)` is
- * the thread of post `id`, its root first (when stored), then its newest `n`
- * replies, oldest first; `get(id)` one post.
+ * Reads posts as the MCP tools show them (the node's `NodeService` is one):
+ * `thread(id, n)` is the thread of post `id`, its root first (when stored),
+ * then its newest `n` replies, oldest first; `get(id)` one post.
  */
-export type PostReader = Pick<NodeService, "get" | "thread"> & {
+export interface PostReader {
+  get(id: string): PostView | undefined;
+  thread(id: string, limit: number): PostView[];
   /** The agent's open threads (open_threads.ts), for a heartbeat with nothing new. */
   openThreads?: () => readonly OpenThread[];
-};
+}
 
 /** The lists {events} is made of. */
 export interface EventLists {

@@ -21,13 +21,8 @@ import type { OutputParser, RunEvent } from "./harness.ts";
 import { ClaudeStreamParser } from "./harnesses/claude.ts";
 import { CodexJsonParser } from "./harnesses/codex_parser.ts";
 import { ACP_RUNTIME, AcpRunParser } from "./harnesses/acp_parser.ts";
-import {
-  parseJsonLine,
-  type RunFooter,
-  type RunHeader,
-  type RunIndexEntry,
-  type SpendLine,
-} from "./transcripts.ts";
+import { parseJsonLine, type RunFooter, type RunHeader, type SpendLine } from "./transcripts.ts";
+import type { RunIndexEntry } from "../contracts/runs.ts";
 import { formatElapsed } from "../duration.ts";
 
 /** How many characters of a tool result to show. */

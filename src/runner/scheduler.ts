@@ -56,12 +56,10 @@ import {
   isRunId,
   newRunId,
   type Retention,
-  type RunIndexEntry,
-  type RunStatus,
-  type RunTrigger,
   type Transcripts,
   type TranscriptWriter,
 } from "./transcripts.ts";
+import type { RunIndexEntry, RunStatus, RunTrigger } from "../contracts/runs.ts";
 import { classifyPost, normalizeAllow, WakeLimiter } from "./wake_rules.ts";
 import { type SkipDecision, SkipLog } from "./skips.ts";
 import { formatDuration, formatElapsed, HOUR_MS } from "../duration.ts";

@@ -13,12 +13,7 @@
 
 import { WatsError } from "../errors.ts";
 import { writeAllSync } from "../io/write_all.ts";
-
-/** How a run ended. */
-export type RunStatus = "ok" | "error" | "timeout" | "stopped" | "halted" | "interrupted";
-
-/** Why a run started. */
-export type RunTrigger = "events" | "heartbeat";
+import type { RunIndexEntry, RunStatus, RunTrigger } from "../contracts/runs.ts";
 
 /** The first line of a transcript. */
 export interface RunHeader {
@@ -51,23 +46,6 @@ export interface RunFooter {
   duration_ms: number;
   turns?: number;
   /** Present only when the harness reported a cost. */
-  cost_usd?: number;
-  error?: string;
-}
-
-/** One line of `runs.jsonl`. */
-export interface RunIndexEntry {
-  id: string;
-  trigger: RunTrigger;
-  /** How many events woke it. */
-  events: number;
-  started_at: string;
-  ended_at: string;
-  harness: string;
-  status: RunStatus;
-  exit_code: number | null;
-  duration_ms: number;
-  turns?: number;
   cost_usd?: number;
   error?: string;
 }

@@ -5,9 +5,8 @@
  * @module
  */
 
-import type { RunIndexEntry } from "../runner/transcripts.ts";
-import { HOUR_MS } from "../duration.ts";
-import { utcDayStart } from "../runner/budget.ts";
+import type { RunIndexEntry } from "../contracts/runs.ts";
+import { HOUR_MS, utcDayStart } from "../duration.ts";
 
 /** One chart: bucket starts (unix seconds, as uPlot takes them), spend and runs per bucket. */
 export interface Series {

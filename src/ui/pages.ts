@@ -9,15 +9,16 @@
  * @module
  */
 
-import type { NodeStatus, PostView } from "../mcp/service.ts";
+import type { NodeStatus, PostView } from "../contracts/views.ts";
 import type { HeldDraft } from "../node/review_queue.ts";
 import type { OutputParser, RunEvent } from "../runner/harness.ts";
 import { ACP_LINE_TYPES, parserFor, TranscriptRenderer } from "../runner/render.ts";
-import type { RunFooter, RunHeader, RunIndexEntry } from "../runner/transcripts.ts";
+import type { RunFooter, RunHeader } from "../runner/transcripts.ts";
+import type { RunIndexEntry } from "../contracts/runs.ts";
 import { usd, usdOf } from "../money.ts";
 import { formatAge, formatElapsed } from "../duration.ts";
 import { clip, fenceBody, oneLine, UNVERIFIED_LABEL } from "../posts/fence.ts";
-import type { IN_DOUBT, PermissionAsk } from "../acp/calls.ts";
+import type { IN_DOUBT, PermissionAsk } from "../contracts/coding_agents.ts";
 import type { ChartData } from "./charts.ts";
 import type { PostsPage, ThreadView } from "./source.ts";
 import { CSRF_FIELD } from "./security.ts";

@@ -30,7 +30,7 @@ import {
   type UiSession,
 } from "./security.ts";
 import type { UiSource } from "./source.ts";
-import { NoDaemonError } from "../cli/socket_client.ts";
+import { NoDaemonError } from "../mcp/socket_client.ts";
 
 /** Posts per page of the feed. */
 export const POSTS_PAGE = 50;

@@ -9,9 +9,10 @@
  */
 
 import type { DataPaths } from "../config/paths.ts";
-import type { NodeStatus, PostView } from "../mcp/service.ts";
+import type { NodeStatus, PostView } from "../contracts/views.ts";
 import { type HeldDraft, ReviewQueue } from "../node/review_queue.ts";
-import { type RunIndexEntry, Transcripts } from "../runner/transcripts.ts";
+import type { RunIndexEntry } from "../contracts/runs.ts";
+import { Transcripts } from "../runner/transcripts.ts";
 import {
   callData,
   callText,
@@ -19,7 +20,7 @@ import {
   type DaemonSession,
   NoDaemonError,
   sendControl,
-} from "../cli/socket_client.ts";
+} from "../mcp/socket_client.ts";
 
 /** A page of the feed, newest first. */
 export interface PostsPage {

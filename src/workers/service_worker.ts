@@ -1,6 +1,6 @@
 /**
  * Worker: `wats service install|uninstall|status`. Permissions: "service-install",
- * "service-uninstall", "service-status" in src/safety/permissions.ts.
+ * "service-uninstall", "service-status" in src/cli/permissions.ts.
  *
  * @module
  */

@@ -1,4 +1,4 @@
-/** Worker: `wats status`. Permissions: "status" in src/safety/permissions.ts. @module */
+/** Worker: `wats status`. Permissions: "status" in src/cli/permissions.ts. @module */
 import { serveCommand } from "../cli/worker_entry.ts";
 import { statusCommand } from "../cli/status.ts";
 

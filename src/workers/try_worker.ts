@@ -1,4 +1,4 @@
-/** Worker: `wats try`. Permissions: "try" in src/safety/permissions.ts. @module */
+/** Worker: `wats try`. Permissions: "try" in src/cli/permissions.ts. @module */
 import { serveCommand } from "../cli/worker_entry.ts";
 import { tryCommand } from "../cli/try.ts";
 

@@ -1,4 +1,4 @@
-/** Worker: `wats ui`. Permissions: "ui" in src/safety/permissions.ts. @module */
+/** Worker: `wats ui`. Permissions: "ui" in src/cli/permissions.ts. @module */
 import { serveCommand } from "../cli/worker_entry.ts";
 import { uiCommand } from "../cli/ui.ts";
 

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { AcpLayer, IN_DOUBT, type PermissionAsk } from "../../src/acp/calls.ts";
+import { AcpLayer } from "../../src/acp/calls.ts";
+import { IN_DOUBT, type PermissionAsk } from "../../src/contracts/coding_agents.ts";
 import { makePolicy } from "../../src/acp/policy.ts";
 import {
   declinedNotice,

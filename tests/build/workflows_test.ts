@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { requireTool } from "../support/debian_tools.ts";
 import { ROOT } from "./embedded.ts";
-import { LAUNCHER_FLAGS } from "../../src/safety/permissions.ts";
+import { LAUNCHER_FLAGS } from "../../src/cli/permissions.ts";
 
 const DIR = `${ROOT}.github/workflows`;
 const FILES = ["ci.yml", "release.yml"];

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { dataPaths } from "../../src/config/paths.ts";
-import { permissionsFor } from "../../src/safety/permissions.ts";
+import { permissionsFor } from "../../src/cli/permissions.ts";
 import type { AttemptRequest, AttemptResult } from "../config/acknowledge_worker.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;

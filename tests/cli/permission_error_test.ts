@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { DENO_JSON, MAIN_TS, tempDataDir } from "../support/cli.ts";
-import { LAUNCHER_FLAGS } from "../../src/safety/permissions.ts";
+import { LAUNCHER_FLAGS } from "../../src/cli/permissions.ts";
 import { permissionErrorLine } from "../../src/cli/permission_error.ts";
 
 const LAUNCHER_ADVICE = "start wats with `deno task wats` or the compiled `wats`, or run " +

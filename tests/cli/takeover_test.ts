@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { type LockPorts, takeDaemonLock, TAKEOVER_WAIT_MS } from "../../src/cli/daemon.ts";
-import { NoDaemonError } from "../../src/cli/socket_client.ts";
+import { NoDaemonError } from "../../src/mcp/socket_client.ts";
 import { BusyError, WatsError } from "../../src/errors.ts";
 import type { DaemonLock } from "../../src/node/lock.ts";
 

@@ -44,7 +44,7 @@ import { deriveProfileKey } from "../../src/identity/profile_key.ts";
 import { watsCommand } from "../support/cli.ts";
 import { assertOfferedExactly } from "../support/locked_tools.ts";
 import { ALL_TOOLS } from "../../src/mcp/tools.ts";
-import { MCP_SERVER_NAME } from "../../src/mcp/service.ts";
+import { MCP_SERVER_NAME } from "../../src/contracts/session.ts";
 import { ALLOWED_CODEX_TOOLS } from "../../src/runner/harnesses/codex_lock.ts";
 
 const codex = requireCli("codex");

@@ -16,7 +16,7 @@ import {
 import { type BridgeConn, type BridgeIO, parseMcpArgs, runBridge } from "../../src/cli/mcp.ts";
 import { UsageError } from "../../src/errors.ts";
 import { serveMcpSocket } from "../../src/mcp/socket_server.ts";
-import { LAUNCHER_FLAGS } from "../../src/safety/permissions.ts";
+import { LAUNCHER_FLAGS } from "../../src/cli/permissions.ts";
 import { FakeService } from "./fake_service.ts";
 
 const REPO = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");

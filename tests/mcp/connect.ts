@@ -8,7 +8,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { createMcpServer, type McpLog } from "../../src/mcp/server.ts";
-import type { NodeService, SessionIdentity } from "../../src/mcp/service.ts";
+import type { NodeService } from "../../src/mcp/service.ts";
+import type { SessionIdentity } from "../../src/contracts/session.ts";
 import { fakePubkey } from "./fake_service.ts";
 
 /** An interactive session of `profile`. */

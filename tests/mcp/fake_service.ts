@@ -10,16 +10,15 @@
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { PostError, WatsError } from "../../src/errors.ts";
+import type { Hello, SessionIdentity } from "../../src/contracts/session.ts";
+import type { NodeService } from "../../src/mcp/service.ts";
 import type {
-  Hello,
-  NodeService,
   NodeStatus,
   PendingDraft,
   PostDraft,
   PostOutcome,
   PostView,
-  SessionIdentity,
-} from "../../src/mcp/service.ts";
+} from "../../src/contracts/views.ts";
 
 /** A fake npub for a hex key: recognisable, not bech32. */
 export function fakeNpub(pubkey: string): string {

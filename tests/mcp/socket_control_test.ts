@@ -9,7 +9,8 @@
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ConnTransport, LineReader } from "../../src/mcp/conn_transport.ts";
-import { parseControl, serveMcpSocket } from "../../src/mcp/socket_server.ts";
+import { decodeFirstLine } from "../../src/contracts/session.ts";
+import { serveMcpSocket } from "../../src/mcp/socket_server.ts";
 import { FakeService } from "./fake_service.ts";
 
 const enc = new TextEncoder();
@@ -24,9 +25,8 @@ async function until(what: string, cond: () => boolean): Promise<void> {
 }
 
 Deno.test("a takeover control line is read as one", () => {
-  assert.deepEqual(parseControl('{"wats":"control","op":"takeover"}'), {
-    wats: "control",
-    op: "takeover",
+  assert.deepEqual(decodeFirstLine('{"wats":"control","op":"takeover"}'), {
+    control: { wats: "control", op: "takeover" },
   });
 });
 

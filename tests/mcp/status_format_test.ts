@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { formatStatus } from "../../src/mcp/format.ts";
-import type { NodeStatus } from "../../src/mcp/service.ts";
+import type { NodeStatus } from "../../src/contracts/views.ts";
 
 function status(over: Partial<NodeStatus> = {}): NodeStatus {
   return {

@@ -13,7 +13,7 @@
 import assert from "node:assert/strict";
 import { call, connect, interactive, runner } from "./connect.ts";
 import { FakeService } from "./fake_service.ts";
-import type { CodingAgents } from "../../src/acp/tool.ts";
+import type { CodingAgents } from "../../src/contracts/coding_agents.ts";
 
 interface Reviewed {
   readOnlyHint: boolean;

@@ -8,7 +8,7 @@
 
 import { getLogger, type Logger } from "@logtape/logtape";
 import { deriveProfileKey, type ProfileKey } from "../../src/identity/profile_key.ts";
-import type { NodeEvent } from "../../src/events.ts";
+import type { NodeEvent } from "../../src/contracts/node_events.ts";
 import type { WatsKind } from "../../src/posts/kinds.ts";
 import { buildPost, type NostrEvent, type PostDraft } from "../../src/posts/post.ts";
 import { Store } from "../../src/store/store.ts";

@@ -8,7 +8,7 @@ import { LocalNodeService, type NodeServiceDeps } from "../../src/node/node_serv
 import { Profiles } from "../../src/node/profiles.ts";
 import { ReviewQueue } from "../../src/node/review_queue.ts";
 import { Store } from "../../src/store/store.ts";
-import type { SessionIdentity } from "../../src/mcp/service.ts";
+import type { SessionIdentity } from "../../src/contracts/session.ts";
 import type { NostrEvent } from "../../src/posts/post.ts";
 import { formatPending, formatStatus } from "../../src/mcp/format.ts";
 

@@ -6,8 +6,8 @@ import {
   NOTICE_BODY_MAX,
   notifierProgram,
 } from "../../src/node/notify.ts";
-import type { PendingDraft } from "../../src/mcp/service.ts";
-import type { PermissionAsk } from "../../src/acp/calls.ts";
+import type { PendingDraft } from "../../src/contracts/views.ts";
+import type { PermissionAsk } from "../../src/contracts/coding_agents.ts";
 import type { CommandOutput } from "../../src/runner/spawn.ts";
 
 function recorder(result: CommandOutput | Error) {

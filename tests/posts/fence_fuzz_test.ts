@@ -6,8 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { FENCE_MARKER, fenceBody, oneLine } from "../../src/posts/fence.ts";
-import { formatPending, formatPosts, formatStatus } from "../../src/mcp/format.ts";
-import type { NodeStatus, PendingDraft, PostView } from "../../src/mcp/service.ts";
+import { formatPending, formatStatus } from "../../src/mcp/format.ts";
+import { formatPosts } from "../../src/posts/format_post.ts";
+import type { NodeStatus, PendingDraft, PostView } from "../../src/contracts/views.ts";
 import {
   ANY_BREAK,
   BIDI,

@@ -19,7 +19,7 @@ import { makePolicy } from "../../src/acp/policy.ts";
 import type { HarnessConfig } from "../../src/config/acp_tables.ts";
 import type { RunContext } from "../../src/runner/harness.ts";
 import { renderTranscript } from "../../src/runner/render.ts";
-import { RUN_TOKEN_ENV } from "../../src/mcp/service.ts";
+import { RUN_TOKEN_ENV } from "../../src/contracts/session.ts";
 
 const harness: HarnessConfig = {
   name: "claude",

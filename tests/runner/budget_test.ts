@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { BudgetLedger, nextUtcDay, nextUtcMonth } from "../../src/runner/budget.ts";
+import { BudgetLedger } from "../../src/runner/budget.ts";
+import { nextUtcDay, nextUtcMonth } from "../../src/duration.ts";
 import { usd } from "../../src/money.ts";
 
 const LIMITS = { usdPerDay: 2, usdPerMonth: 20, runsPerDay: 3 };

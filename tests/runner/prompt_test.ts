@@ -11,9 +11,9 @@ import {
   THREAD_LIMITS,
   unwrapProse,
 } from "../../src/runner/prompt.ts";
-import { formatPost } from "../../src/mcp/format.ts";
+import { formatPost } from "../../src/posts/format_post.ts";
 import { assertFenced, hostileTexts } from "../support/fence_check.ts";
-import type { PostView } from "../../src/mcp/service.ts";
+import type { PostView } from "../../src/contracts/views.ts";
 import { BOB, CAROL } from "./fakes.ts";
 
 const INPUT = {

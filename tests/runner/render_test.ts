@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { budgetOf, renderRunsTable, renderTranscript } from "../../src/runner/render.ts";
-import type { RunIndexEntry } from "../../src/runner/transcripts.ts";
+import type { RunIndexEntry } from "../../src/contracts/runs.ts";
 import { assistant, init, RESULT_SUCCESS, toolResult } from "./claude_samples.ts";
 import { CODEX_RUN } from "./codex_samples.ts";
 

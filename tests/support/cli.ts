@@ -12,7 +12,7 @@
  */
 
 import { fileURLToPath } from "node:url";
-import { LAUNCHER_FLAGS } from "../../src/safety/permissions.ts";
+import { LAUNCHER_FLAGS } from "../../src/cli/permissions.ts";
 
 /** The repository's `main.ts`. */
 export const MAIN_TS: string = fileURLToPath(new URL("../../main.ts", import.meta.url));

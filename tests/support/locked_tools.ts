@@ -9,7 +9,7 @@
 
 import assert from "node:assert/strict";
 import { ALL_TOOLS } from "../../src/mcp/tools.ts";
-import { MCP_SERVER_NAME } from "../../src/mcp/service.ts";
+import { MCP_SERVER_NAME } from "../../src/contracts/session.ts";
 
 /**
  * The wats tools a runner session gets, plus one tool per enabled coding-agent

@@ -10,7 +10,7 @@ import { Gate, type GateOptions } from "../../src/ui/security.ts";
 import { uiHandler } from "../../src/ui/server.ts";
 import { serveUi, type UiHttpLimits } from "../../src/ui/http.ts";
 import type { UiSource } from "../../src/ui/source.ts";
-import type { NodeStatus } from "../../src/mcp/service.ts";
+import type { NodeStatus } from "../../src/contracts/views.ts";
 import type { HeldDraft } from "../../src/node/review_queue.ts";
 
 const STATUS: NodeStatus = {

@@ -15,10 +15,10 @@ import {
   threadPage,
 } from "../../src/ui/pages.ts";
 import { chartData } from "../../src/ui/charts.ts";
-import type { NodeStatus, PostView } from "../../src/mcp/service.ts";
+import type { NodeStatus, PostView } from "../../src/contracts/views.ts";
 import type { HeldDraft } from "../../src/node/review_queue.ts";
-import type { PermissionAsk } from "../../src/acp/calls.ts";
-import type { RunIndexEntry } from "../../src/runner/transcripts.ts";
+import type { PermissionAsk } from "../../src/contracts/coding_agents.ts";
+import type { RunIndexEntry } from "../../src/contracts/runs.ts";
 
 Deno.test("a post's text, title and kind are shown as text, never as markup", () => {
   const evil = '<script>alert(1)</script><img src=x onerror="alert(2)">';

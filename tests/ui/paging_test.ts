@@ -12,7 +12,7 @@ import { nostrKindOf } from "../../src/posts/kinds.ts";
 import type { NostrEvent } from "../../src/posts/post.ts";
 import { DaemonSource } from "../../src/ui/source.ts";
 import { runsPage } from "../../src/ui/pages.ts";
-import type { RunIndexEntry } from "../../src/runner/transcripts.ts";
+import type { RunIndexEntry } from "../../src/contracts/runs.ts";
 
 Deno.test({
   name: "the posts page walks the feed newest first, a page at a time, to the oldest post",

@@ -28,7 +28,7 @@ import { chooseOption, decide, type Policy, resolveLocation } from "../../acp/po
 import { commandOf } from "../../acp/shell_split.ts";
 import type { HarnessConfig } from "../../config/acp_tables.ts";
 import { HarnessError } from "../../errors.ts";
-import { MCP_SERVER_NAME } from "../../mcp/service.ts";
+import { MCP_SERVER_NAME } from "../../contracts/session.ts";
 import { runSystemPrompt } from "../../prompts.ts";
 import type {
   Harness,

@@ -28,7 +28,7 @@
  */
 
 import { ConfigError } from "../../errors.ts";
-import { MCP_SERVER_NAME, RUN_TOKEN_ENV } from "../../mcp/service.ts";
+import { MCP_SERVER_NAME, RUN_TOKEN_ENV } from "../../contracts/session.ts";
 import { runSystemPrompt } from "../../prompts.ts";
 import type {
   Harness,

@@ -48,7 +48,7 @@
  */
 
 import { ConfigError } from "../../errors.ts";
-import { MCP_SERVER_NAME, RUN_TOKEN_ENV } from "../../mcp/service.ts";
+import { MCP_SERVER_NAME, RUN_TOKEN_ENV } from "../../contracts/session.ts";
 import { runSystemPrompt } from "../../prompts.ts";
 import type { Harness, HarnessCommand, ProcessRule, RunContext } from "../harness.ts";
 import { LOCKDOWN_FEATURES } from "./codex_features.ts";

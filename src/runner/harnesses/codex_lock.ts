@@ -18,7 +18,7 @@
 
 import { errorMessage } from "../../error_message.ts";
 import { HarnessError } from "../../errors.ts";
-import { MCP_SERVER_NAME } from "../../mcp/service.ts";
+import { MCP_SERVER_NAME } from "../../contracts/session.ts";
 import type { Harness, RunContext } from "../harness.ts";
 import type { SpawnFn } from "../spawn.ts";
 import { shortHash } from "./codex_catalog.ts";

@@ -3,31 +3,16 @@
  * named after it (`claude`, `codex`, …), with the arguments `task`, `checkout`
  * and `work`. Runner and interactive sessions both get them; the coding agent
  * they start is held by the wats policy (src/acp/policy.ts), not by the caller.
+ * They reach the ACP layer only through the `CodingAgents` contract
+ * (src/contracts/coding_agents.ts), so MCP's graph loads none of its process code.
  *
  * @module
  */
 
 import { z } from "zod";
-import type { SessionIdentity } from "../mcp/service.ts";
-import type { ToolHints, ToolSpec } from "../mcp/tools.ts";
-import type { CallArgs, CallOrigin, CallResult, PermissionAsk } from "./calls.ts";
-
-/** What the MCP server needs of the ACP layer ({@linkcode AcpLayer} is one). */
-export interface CodingAgents {
-  harnessNames(): string[];
-  checkoutNames(): string[];
-  /** `signal` cancels the coding agent's prompt (the MCP call was cancelled or timed out). */
-  call(
-    harness: string,
-    origin: CallOrigin,
-    args: CallArgs,
-    signal?: AbortSignal,
-  ): Promise<CallResult>;
-  /** The thread the run `runId` is about, if it is about one. */
-  threadOfRun?(runId: string): string | undefined;
-  /** A person's decision on a parked request (pending id `id`); says what happened. */
-  answer?(id: string, approved: boolean, ask: PermissionAsk): string;
-}
+import type { CallArgs, CallResult, CodingAgents } from "../contracts/coding_agents.ts";
+import type { SessionIdentity } from "../contracts/session.ts";
+import type { ToolHints, ToolSpec } from "./tool_spec.ts";
 
 /**
  * A coding agent changes files only in its own worktree, through requests the

@@ -12,7 +12,7 @@ import {
   LAUNCHER_FLAGS,
   type PermissionInputs,
   permissionsFor,
-} from "../../src/safety/permissions.ts";
+} from "../../src/cli/permissions.ts";
 import type { Probe } from "./probe_worker.ts";
 import { commandInputs } from "../../src/cli/command_inputs.ts";
 import type { CommandInit } from "../../src/cli/context.ts";

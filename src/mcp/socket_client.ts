@@ -7,10 +7,10 @@
  */
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ConnTransport, LineReader } from "../mcp/conn_transport.ts";
+import { ConnTransport, LineReader } from "./conn_transport.ts";
 import { writeAll } from "../io/write_all.ts";
 import { BusyError, WatsError } from "../errors.ts";
-import type { ControlRequest } from "../mcp/service.ts";
+import { type ControlRequest, type Hello, sessionLine } from "../contracts/session.ts";
 import { VERSION } from "../version.ts";
 
 /** An open session; `close` ends it. */
@@ -42,12 +42,12 @@ export async function connectDaemon(
 ): Promise<DaemonSession> {
   const conn = await dialDaemon(socket);
   const reader = new LineReader(conn);
-  const hello = {
+  const hello: Hello = {
     wats: "hello",
     ...(profile ? { profile } : {}),
     ...(opts.data ? { data: true } : {}),
   };
-  await writeAll(conn, new TextEncoder().encode(JSON.stringify(hello) + "\n"));
+  await writeAll(conn, new TextEncoder().encode(sessionLine(hello)));
   const answer = await reader.readLine();
   const parsed = answer ? JSON.parse(answer) : null;
   if (parsed?.wats !== "ready") {
@@ -100,7 +100,7 @@ export async function callData<T>(
 export async function sendControl(socket: string, req: ControlRequest): Promise<string> {
   const conn = await dialDaemon(socket);
   try {
-    await writeAll(conn, new TextEncoder().encode(JSON.stringify(req) + "\n"));
+    await writeAll(conn, new TextEncoder().encode(sessionLine(req)));
     const line = await new LineReader(conn).readLine();
     const answer = line ? JSON.parse(line) : null;
     if (answer?.wats !== "done") {

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import type { CallArgs, CallOrigin, CallResult } from "../../src/acp/calls.ts";
+import type { CallArgs, CallOrigin, CallResult } from "../../src/contracts/coding_agents.ts";
 import { CallError } from "../../src/acp/calls.ts";
-import type { CodingAgents } from "../../src/acp/tool.ts";
-import { call, connect, interactive, runner } from "../mcp/connect.ts";
-import { FakeService } from "../mcp/fake_service.ts";
+import type { CodingAgents } from "../../src/contracts/coding_agents.ts";
+import { call, connect, interactive, runner } from "./connect.ts";
+import { FakeService } from "./fake_service.ts";
 
 const RESULT: CallResult = {
   message: "Fixed it.",

@@ -1,0 +1,67 @@
+/**
+ * The node's event stream: one record for each thing that happens (a post
+ * stored or rejected, a run started or ended, a halt, a coding agent's step).
+ * The node, the network and the runner emit them into an
+ * {@linkcode EventSink}; the command decides where they go (`wats node` prints
+ * them as JSON lines, the bare daemon drops them). The union is closed: a new
+ * event is a new member here, so every reader sees every shape.
+ *
+ * @module
+ */
+
+import type { SweepReport } from "./coding_agents.ts";
+import type { RunIndexEntry } from "./runs.ts";
+
+/** A coding agent's session update, as the ACP layer relays it (docs/acp.md). */
+export type AcpUpdateEvent = {
+  event: "acp_update";
+  type: "acp_update";
+  harness: string;
+  agent: string;
+  call: string;
+  /** The ACP `session/update` payload, passed through as the agent sent it. */
+  update: unknown;
+};
+
+/** A coding agent's permission request and what the policy answered. */
+export type AcpPermissionEvent = {
+  event: "acp_permission";
+  type: "acp_permission";
+  harness: string;
+  agent: string;
+  call: string;
+  id: string;
+  request: string;
+  locations: string[];
+  verdict: "allow" | "deny" | "ask";
+  answer: string;
+  reason: string;
+  labels: string[];
+};
+
+/** One event. */
+export type NodeEvent =
+  | {
+    event: "started";
+    node: string;
+    dataDir: string;
+    socket: string;
+    profiles: Record<string, string>;
+    pid: number;
+  }
+  | { event: "post_stored"; id: string; seq: number; kind: string; author: string; source: string }
+  | { event: "post_rejected"; id?: string; code: string; reason: string; source: string }
+  | { event: "halted"; id: string; by: string; reason: string }
+  | { event: "resumed" }
+  | { event: "run_started"; run: string }
+  | ({ event: "run_ended"; run: string } & RunIndexEntry)
+  | AcpUpdateEvent
+  | AcpPermissionEvent
+  | ({ event: "acp_sweep" } & SweepReport)
+  | { event: "stopped"; reason: string };
+
+/** Where node events go. */
+export type EventSink = (e: NodeEvent) => void;
+
+/** A sink that drops everything: the bare daemon. */
+export const noEvents: EventSink = () => {};

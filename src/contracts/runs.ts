@@ -1,0 +1,29 @@
+/**
+ * One finished agent run as `agent/runs.jsonl` records it: the runner writes
+ * it, `wats agent runs`, `wats ui` and the node's `run_ended` event show it.
+ *
+ * @module
+ */
+
+/** How a run ended. */
+export type RunStatus = "ok" | "error" | "timeout" | "stopped" | "halted" | "interrupted";
+
+/** Why a run started. */
+export type RunTrigger = "events" | "heartbeat";
+
+/** One line of `runs.jsonl`. */
+export interface RunIndexEntry {
+  id: string;
+  trigger: RunTrigger;
+  /** How many events woke it. */
+  events: number;
+  started_at: string;
+  ended_at: string;
+  harness: string;
+  status: RunStatus;
+  exit_code: number | null;
+  duration_ms: number;
+  turns?: number;
+  cost_usd?: number;
+  error?: string;
+}
