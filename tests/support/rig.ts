@@ -121,6 +121,12 @@ export interface NodeRigOptions {
   agent?: { mock: MockAnthropic; settings?: Record<string, string> };
   /** How long to wait for the `started` event: a safety net, 90 s when unset. */
   startTimeoutMs?: number;
+  /**
+   * Start again while the node exits before `started`, for this long: a
+   * restart right after SIGKILL may be refused while the dead daemon's lock
+   * still looks held. Unset: no retry.
+   */
+  retryRefusedMs?: number;
 }
 
 /** A running node and what hangs off it; `await using` stops and removes it all. */
@@ -155,6 +161,17 @@ export interface NodeRig extends AsyncDisposable {
  * Requires `--allow-all` (it runs wats, git and the CLIs).
  */
 export async function nodeRig(opts: NodeRigOptions = {}): Promise<NodeRig> {
+  const until = Date.now() + (opts.retryRefusedMs ?? 0);
+  for (;;) {
+    const rig = await startRig(opts);
+    if (typeof rig !== "string") return rig;
+    if (Date.now() > until) throw new Error(`the node exited before it started: ${rig}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** One try of {@linkcode nodeRig}; when a retried node exits before `started`, its stderr. */
+async function startRig(opts: NodeRigOptions): Promise<NodeRig | string> {
   const owned: string[] = [];
   const fresh = (prefix: string) => {
     const path = Deno.makeTempDirSync({ prefix });
@@ -192,12 +209,19 @@ export async function nodeRig(opts: NodeRigOptions = {}): Promise<NodeRig> {
     }, o.timeoutMs ?? 120_000);
     return eventOf(line) as EventOf<K>;
   };
-  let started: EventOf<"started">;
+  let started: EventOf<"started"> | undefined;
   try {
-    started = await waitEvent("started", { timeoutMs: opts.startTimeoutMs ?? 90_000 });
+    const up = waitEvent("started", { timeoutMs: opts.startTimeoutMs ?? 90_000 });
+    started = opts.retryRefusedMs === undefined
+      ? await up
+      : await Promise.race([up, node.process.status.then(() => undefined)]);
   } catch (err) {
     await dispose();
     throw err;
+  }
+  if (started === undefined) {
+    await dispose();
+    return node.stderr();
   }
   return {
     dataDir,
