@@ -95,6 +95,11 @@ export async function gitRepo(dir: string, opts: GitRepoOptions = {}): Promise<s
   return dir;
 }
 
+/** `thing` with `await using` support: its `close()` runs when the scope ends (an MCP client). */
+export function closing<T extends { close(): Promise<unknown> }>(thing: T): T & AsyncDisposable {
+  return Object.assign(thing, { [Symbol.asyncDispose]: async () => void await thing.close() });
+}
+
 /** Reads a JSON-lines file (the runs index, a transcript) into its records. */
 export function jsonLines(path: string): Record<string, unknown>[] {
   return Deno.readTextFileSync(path).split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
@@ -137,8 +142,11 @@ export interface NodeRig extends AsyncDisposable {
   node: RunningWats;
   /** The node's `started` event. */
   started: EventOf<"started">;
-  /** An MCP client through a real `wats mcp --profile <profile>`, closed with the rig. */
-  mcp(profile: string): Promise<Client>;
+  /**
+   * An MCP client through a real `wats mcp --profile <profile>` (with `home`
+   * as its HOME, the rig's when unset), closed with the rig.
+   */
+  mcp(profile: string, home?: string): Promise<Client>;
   /**
    * Reads the node's events until one named `name` (and satisfying `where`)
    * arrives, and returns it. Reads on from where the last wait stopped, so two
@@ -195,6 +203,7 @@ async function startRig(opts: NodeRigOptions): Promise<NodeRig | string> {
   });
   const clients: Client[] = [];
   const dispose = async () => {
+    // A client whose node was killed may fail to close: the test has its answer by then.
     for (const c of clients.reverse()) await c.close().catch(() => {});
     await node.stop();
     for (const path of owned) await Deno.remove(path, { recursive: true }).catch(() => {});
@@ -228,8 +237,8 @@ async function startRig(opts: NodeRigOptions): Promise<NodeRig | string> {
     home,
     node,
     started,
-    async mcp(profile) {
-      const c = await mcpClient(dataDir, profile, home);
+    async mcp(profile, clientHome = home) {
+      const c = await mcpClient(dataDir, profile, clientHome);
       clients.push(c);
       return c;
     },
