@@ -220,10 +220,14 @@ async function startRig(opts: NodeRigOptions): Promise<NodeRig | string> {
   };
   let started: EventOf<"started"> | undefined;
   try {
-    const up = waitEvent("started", { timeoutMs: opts.startTimeoutMs ?? 90_000 });
-    started = opts.retryRefusedMs === undefined
-      ? await up
-      : await Promise.race([up, node.process.status.then(() => undefined)]);
+    started = await waitEvent("started", { timeoutMs: opts.startTimeoutMs ?? 90_000 }).catch(
+      async (err) => {
+        // Stdout closes as the node exits; a retried start lets that exit decide.
+        if (opts.retryRefusedMs === undefined || !/stdout closed/.test(String(err))) throw err;
+        await node.process.status;
+        return undefined;
+      },
+    );
   } catch (err) {
     await dispose();
     throw err;
