@@ -21,9 +21,13 @@ import {
   text,
   textOf,
   toolNames,
-  userText,
 } from "../support/mock_openai.ts";
-import { call, idIn } from "../support/swarm.ts";
+import {
+  answeringCodexMock as answeringMock,
+  call,
+  codexEventIds as eventIds,
+  idIn,
+} from "../support/swarm.ts";
 import { type NodeRig, nodeRig, type NodeRigOptions, tempDir } from "../support/rig.ts";
 import { dataPaths } from "../../src/config/paths.ts";
 import { assertOfferedExactly, lockedToolNames } from "../support/locked_tools.ts";
@@ -38,28 +42,6 @@ const opts = { ignore: codex === null, sanitizeOps: false, sanitizeResources: fa
 
 /** Exactly what a locked run offers: Codex's MCP readers, and the runner's wats tools. */
 const LOCKED_TOOLS = [...ALLOWED_CODEX_TOOLS, ...lockedToolNames("/")].sort();
-
-/** The ids of the events a wake prompt lists. */
-function eventIds(req: ResponsesRequest): string[] {
-  return [...userText(req).matchAll(/^- ([0-9a-f]{64}): /gm)].map((m) => m[1]);
-}
-
-/** A model that answers the newest event with `Use journald.`, then says "Answered.". */
-function answeringMock(): MockOpenAI {
-  return startMockOpenAI({
-    rules: [
-      { when: callOutputFor("mcp__wats", "answer"), reply: text("Answered.") },
-      {
-        when: hasTool("mcp__wats", "answer"),
-        reply: (req) => {
-          const ids = eventIds(req);
-          if (ids.length === 0) return text("Nothing new.");
-          return functionCall("mcp__wats", "answer", { parent: ids.at(-1), text: "Use journald." });
-        },
-      },
-    ],
-  });
-}
 
 /** A HOME holding a secret, and Codex's own state dir; removed when its scope ends. */
 function homeWithSecret(): { home: string; codexHome: string; secret: string } & AsyncDisposable {

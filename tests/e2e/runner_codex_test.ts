@@ -17,13 +17,17 @@ import {
   hasTool,
   MOCK_MODEL,
   type MockOpenAI,
-  type ResponsesRequest,
   startMockOpenAI,
   text,
   toolNames,
-  userText,
 } from "../support/mock_openai.ts";
-import { call, idIn, waitFor } from "../support/swarm.ts";
+import {
+  answeringCodexMock,
+  call,
+  codexEventIds as eventIds,
+  idIn,
+  waitFor,
+} from "../support/swarm.ts";
 import { jsonLines, nodeRig, tempDir } from "../support/rig.ts";
 import { defaultSettings } from "../../src/config/schema.ts";
 import { dataPaths } from "../../src/config/paths.ts";
@@ -63,29 +67,9 @@ const LOCKED_TOOLS = [
   ...ALL_TOOLS.map((t) => `mcp__${MCP_SERVER_NAME}/${t.name}`),
 ].sort();
 
-/** The ids of the events a wake prompt lists. */
-function eventIds(req: ResponsesRequest): string[] {
-  return [...userText(req).matchAll(/^- ([0-9a-f]{64}): /gm)].map((m) => m[1]);
-}
-
 /** A mock model that answers the newest event with `Use journald (<n>).`, then says "Answered.". */
 function answeringMock(): MockOpenAI {
-  return startMockOpenAI({
-    rules: [
-      { when: callOutputFor("mcp__wats", "answer"), reply: text("Answered.") },
-      {
-        when: hasTool("mcp__wats", "answer"),
-        reply: (req) => {
-          const ids = eventIds(req);
-          if (ids.length === 0) return text("Nothing new.");
-          return functionCall("mcp__wats", "answer", {
-            parent: ids.at(-1),
-            text: `Use journald (${ids.length}).`,
-          });
-        },
-      },
-    ],
-  });
+  return answeringCodexMock((n) => `Use journald (${n}).`);
 }
 
 function provider(mock: MockOpenAI): CodexProvider {
