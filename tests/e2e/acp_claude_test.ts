@@ -9,7 +9,6 @@ import assert from "node:assert/strict";
 import { AcpLayer, type CallEvent } from "../../src/acp/calls.ts";
 import { makePolicy } from "../../src/acp/policy.ts";
 import { git } from "../../src/acp/worktrees.ts";
-import type { HarnessConfig } from "../../src/config/acp_tables.ts";
 import { requireCli } from "../support/clis.ts";
 import { runWats } from "../support/cli.ts";
 import { call, idIn, mcpClient, waitFor } from "../support/swarm.ts";
@@ -21,6 +20,7 @@ import {
   type NodeRigOptions,
   tempDir,
 } from "../support/rig.ts";
+import { claudeAcpHarness, claudeAcpToml } from "../support/harness_fixtures.ts";
 import { hasTool, type MockAnthropic } from "../support/mock_anthropic.ts";
 import {
   type MessagesRequest,
@@ -84,21 +84,7 @@ function layer(
   events: CallEvent[],
   costs: number[],
 ): AcpLayer {
-  const harness: HarnessConfig = {
-    name: "claude",
-    command: acp![0],
-    args: acp!.slice(1),
-    env: {
-      ANTHROPIC_BASE_URL: mockUrl,
-      ANTHROPIC_API_KEY: "test-key",
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-      CLAUDE_CONFIG_DIR: `${f.home}/.claude`,
-    },
-    meta: {},
-    context: [],
-    idle: 60_000,
-    enabled: true,
-  };
+  const harness = claudeAcpHarness(acp!, mockUrl, f.home);
   return new AcpLayer({
     worktrees: `${f.data}/worktrees`,
     harnesses: { claude: harness },
@@ -362,11 +348,7 @@ Deno.test({
     Deno.writeTextFileSync(
       `${f.data}/config.toml`,
       [
-        "[harnesses.claude]",
-        'command = "node"',
-        `args = [${JSON.stringify(acp![1])}]`,
-        `env = { ANTHROPIC_BASE_URL = "${mock.url}", ANTHROPIC_API_KEY = "test-key", ` +
-        `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1", CLAUDE_CONFIG_DIR = "${f.home}/.claude" }`,
+        ...claudeAcpToml(acp!, mock.url, f.home),
         "",
         "[checkouts.app]",
         `path = "${f.repo}"`,
@@ -477,11 +459,7 @@ Deno.test({
     Deno.writeTextFileSync(
       `${f.data}/config.toml`,
       [
-        "[harnesses.claude]",
-        'command = "node"',
-        `args = [${JSON.stringify(acp![1])}]`,
-        `env = { ANTHROPIC_BASE_URL = "${mock.url}", ANTHROPIC_API_KEY = "test-key", ` +
-        `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1", CLAUDE_CONFIG_DIR = "${f.home}/.claude" }`,
+        ...claudeAcpToml(acp!, mock.url, f.home),
         "",
         "[checkouts.app]",
         `path = "${f.repo}"`,
@@ -527,13 +505,12 @@ Deno.test({
  */
 function reviewConfig(f: Fixture, mockUrl: string, notify = false): string {
   return [
-    "[harnesses.claude]",
-    'command = "node"',
-    `args = [${JSON.stringify(acp![1])}]`,
-    `env = { ANTHROPIC_BASE_URL = "${mockUrl}", ANTHROPIC_API_KEY = "test-key", ` +
-    `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1", CLAUDE_CONFIG_DIR = "${f.home}/.claude", ` +
-    'GIT_AUTHOR_NAME = "Coder", GIT_AUTHOR_EMAIL = "c@example.org", ' +
-    'GIT_COMMITTER_NAME = "Coder", GIT_COMMITTER_EMAIL = "c@example.org" }',
+    ...claudeAcpToml(acp!, mockUrl, f.home, {
+      GIT_AUTHOR_NAME: "Coder",
+      GIT_AUTHOR_EMAIL: "c@example.org",
+      GIT_COMMITTER_NAME: "Coder",
+      GIT_COMMITTER_EMAIL: "c@example.org",
+    }),
     "",
     "[checkouts.app]",
     `path = "${f.repo}"`,

@@ -12,7 +12,6 @@ import { makePolicy } from "../../src/acp/policy.ts";
 import { requireCli } from "../support/clis.ts";
 import {
   functionCall,
-  MOCK_MODEL,
   type MockOpenAI,
   startMockOpenAI,
   text,
@@ -20,6 +19,7 @@ import {
   userText,
 } from "../support/mock_openai.ts";
 import { gitRepo, tempDir } from "../support/rig.ts";
+import { codexAcpHarness } from "../support/harness_fixtures.ts";
 
 const codexAcp = requireCli("codex-acp");
 const opts = { ignore: codexAcp === null, sanitizeOps: false, sanitizeResources: false };
@@ -32,37 +32,9 @@ function layer(
   events: CallEvent[],
 ): AcpLayer {
   const home = `${root}/home`;
-  const codexHome = `${home}/.codex`;
-  Deno.mkdirSync(codexHome, { recursive: true });
-  Deno.writeTextFileSync(
-    `${codexHome}/config.toml`,
-    [
-      `model = "${MOCK_MODEL}"`,
-      'model_provider = "wats_mock"',
-      "[model_providers.wats_mock]",
-      'name = "wats mock"',
-      `base_url = "${mock.url}/v1"`,
-      'wire_api = "responses"',
-      "request_max_retries = 0",
-      "stream_max_retries = 0",
-      'env_key = "OPENAI_API_KEY"',
-      "",
-    ].join("\n"),
-  );
   return new AcpLayer({
     worktrees: `${root}/data/worktrees`,
-    harnesses: {
-      codex: {
-        name: "codex",
-        command: codexAcp![0],
-        args: codexAcp!.slice(1),
-        env: { CODEX_HOME: codexHome, OPENAI_API_KEY: "test-key" },
-        meta: {},
-        context: [],
-        idle: 60_000,
-        enabled: true,
-      },
-    },
+    harnesses: { codex: codexAcpHarness(codexAcp!, mock.url, `${home}/.codex`) },
     checkouts: { app: { name: "app", path: repoDir, base: "main", fetch: false } },
     allowedCheckouts: [],
     policy: makePolicy(allow, [], `${root}/data`),

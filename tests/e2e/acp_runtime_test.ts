@@ -15,6 +15,7 @@ import { requireCli } from "../support/clis.ts";
 import { denoDir, runWats } from "../support/cli.ts";
 import { call, idIn, waitFor } from "../support/swarm.ts";
 import { gitRepo, jsonLines, nodeRig, type NodeRigOptions, tempDir } from "../support/rig.ts";
+import { claudeAcpToml } from "../support/harness_fixtures.ts";
 import { groupMembers } from "../support/processes.ts";
 import { assertOfferedExactly, lockedToolNames } from "../support/locked_tools.ts";
 import {
@@ -50,13 +51,8 @@ function answer(say: string) {
 
 function config(home: string, mockUrl: string, repo?: string): string {
   return [
-    "[harnesses.claude]",
-    'command = "node"',
-    `args = [${JSON.stringify(acp![1])}]`,
-    `env = { ANTHROPIC_BASE_URL = "${mockUrl}", ANTHROPIC_API_KEY = "test-key", ` +
-    `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1", CLAUDE_CONFIG_DIR = "${home}/.claude", ` +
     // `wats mcp` runs from source here: it needs the tests' Deno cache.
-    `DENO_DIR = "${denoDir()}" }`,
+    ...claudeAcpToml(acp!, mockUrl, home, { DENO_DIR: denoDir() }),
     ...(repo ? ["", "[checkouts.app]", `path = "${repo}"`, 'base = "main"'] : []),
     "",
     "[agent]",

@@ -14,12 +14,10 @@ import assert from "node:assert/strict";
 import { AcpLayer, type CallEvent } from "../../src/acp/calls.ts";
 import { makePolicy } from "../../src/acp/policy.ts";
 import { git } from "../../src/acp/worktrees.ts";
-import type { HarnessConfig } from "../../src/config/acp_tables.ts";
 import { Sandboxer } from "../../src/safety/sandboxer.ts";
 import { requireCli } from "../support/clis.ts";
 import {
   functionCall,
-  MOCK_MODEL,
   type ResponsesRequest,
   startMockOpenAI,
   text as openaiText,
@@ -35,6 +33,7 @@ import {
   toolUse,
 } from "../support/mock_anthropic.ts";
 import { closing, gitRepo, tempDir } from "../support/rig.ts";
+import { claudeAcpHarness, codexAcpHarness } from "../support/harness_fixtures.ts";
 
 const acp = requireCli("claude-acp");
 const codexAcp = requireCli("codex-acp");
@@ -79,28 +78,10 @@ async function fixture(): Promise<Fixture> {
   return { root, data, repo, home, [Symbol.asyncDispose]: dir[Symbol.asyncDispose] };
 }
 
-function harness(f: Fixture, mockUrl: string): HarnessConfig {
-  return {
-    name: "claude",
-    command: acp![0],
-    args: acp!.slice(1),
-    env: {
-      ANTHROPIC_BASE_URL: mockUrl,
-      ANTHROPIC_API_KEY: "test-key",
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-      CLAUDE_CONFIG_DIR: `${f.home}/.claude`,
-    },
-    meta: {},
-    context: [],
-    idle: 60_000,
-    enabled: true,
-  };
-}
-
 function layer(f: Fixture, mockUrl: string, events: CallEvent[], sandbox?: Sandboxer): AcpLayer {
   return new AcpLayer({
     worktrees: `${f.data}/worktrees`,
-    harnesses: { claude: harness(f, mockUrl) },
+    harnesses: { claude: claudeAcpHarness(acp!, mockUrl, f.home) },
     checkouts: { app: { name: "app", path: f.repo, base: "main", fetch: false } },
     allowedCheckouts: [],
     policy: makePolicy(["claude/edit(*)", "claude/execute"], [], f.data),
@@ -290,38 +271,11 @@ Deno.test({
         reply: (r) => steps[outputs(r).length] ?? openaiText("done"),
       }],
     });
-    Deno.mkdirSync(codexHome, { recursive: true });
-    Deno.writeTextFileSync(
-      `${codexHome}/config.toml`,
-      [
-        `model = "${MOCK_MODEL}"`,
-        'model_provider = "wats_mock"',
-        "[model_providers.wats_mock]",
-        'name = "wats mock"',
-        `base_url = "${mock.url}/v1"`,
-        'wire_api = "responses"',
-        "request_max_retries = 0",
-        "stream_max_retries = 0",
-        'env_key = "OPENAI_API_KEY"',
-        "",
-      ].join("\n"),
-    );
     const sandbox = new Sandboxer({ mode: "required", hide: [], dataDir: d, home: f.home });
     await using acpLayer = closing(
       new AcpLayer({
         worktrees: `${d}/worktrees`,
-        harnesses: {
-          codex: {
-            name: "codex",
-            command: codexAcp![0],
-            args: codexAcp!.slice(1),
-            env: { CODEX_HOME: codexHome, OPENAI_API_KEY: "test-key" },
-            meta: {},
-            context: [],
-            idle: 60_000,
-            enabled: true,
-          },
-        },
+        harnesses: { codex: codexAcpHarness(codexAcp!, mock.url, codexHome) },
         checkouts: { app: { name: "app", path: f.repo, base: "main", fetch: false } },
         allowedCheckouts: [],
         policy: makePolicy(["codex/execute"], [], d),
