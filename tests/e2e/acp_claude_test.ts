@@ -9,10 +9,18 @@ import assert from "node:assert/strict";
 import { AcpLayer, type CallEvent } from "../../src/acp/calls.ts";
 import { makePolicy } from "../../src/acp/policy.ts";
 import { git } from "../../src/acp/worktrees.ts";
-import type { HarnessConfig } from "../../src/config/acp_tables.ts";
 import { requireCli } from "../support/clis.ts";
-import { type RunningWats, runWats, startWats } from "../support/cli.ts";
-import { call, idIn, mcpClient, startAgentNode, waitFor } from "../support/swarm.ts";
+import { runWats } from "../support/cli.ts";
+import { call, idIn, mcpClient, waitFor } from "../support/swarm.ts";
+import {
+  closing,
+  gitRepo,
+  type NodeRig,
+  nodeRig,
+  type NodeRigOptions,
+  tempDir,
+} from "../support/rig.ts";
+import { claudeAcpHarness, claudeAcpToml } from "../support/harness_fixtures.ts";
 import { hasTool, type MockAnthropic } from "../support/mock_anthropic.ts";
 import {
   type MessagesRequest,
@@ -32,7 +40,7 @@ import {
 const acp = requireCli("claude-acp");
 const opts = { ignore: acp === null, sanitizeOps: false, sanitizeResources: false };
 
-interface Fixture {
+interface Fixture extends AsyncDisposable {
   root: string;
   data: string;
   repo: string;
@@ -40,9 +48,13 @@ interface Fixture {
   home: string;
 }
 
-/** A data dir with the files an agent must never see, a repository, and a secret outside both. */
+/**
+ * A data dir with the files an agent must never see, a repository, and a
+ * secret outside both; removed when its scope ends.
+ */
 async function fixture(): Promise<Fixture> {
-  const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "wats-acp-e2e-" }));
+  const dir = tempDir("wats-acp-e2e-");
+  const root = dir.path;
   const data = `${root}/data`;
   Deno.mkdirSync(`${data}/worktrees`, { recursive: true });
   Deno.writeTextFileSync(`${data}/config.toml`, "# SECRET-CONFIG-7f3a\n");
@@ -51,19 +63,11 @@ async function fixture(): Promise<Fixture> {
   const outside = `${root}/outside`;
   Deno.mkdirSync(outside);
   Deno.writeTextFileSync(`${outside}/secret.txt`, "SECRET-OUTSIDE-b8e4\n");
-  const repo = `${root}/repo`;
-  Deno.mkdirSync(repo);
-  await git(["init", "--quiet", "-b", "main"], repo);
-  await git(["config", "user.email", "t@example.org"], repo);
-  await git(["config", "user.name", "T"], repo);
-  Deno.writeTextFileSync(`${repo}/README.md`, "the app\n");
   // A committed symlink that points out of the repository.
-  Deno.symlinkSync(outside, `${repo}/leak`);
-  await git(["add", "README.md", "leak"], repo);
-  await git(["commit", "--quiet", "-m", "first"], repo);
+  const repo = await gitRepo(`${root}/repo`, { identity: true, symlinks: { leak: outside } });
   const home = `${root}/home`;
   Deno.mkdirSync(home);
-  return { root, data, repo, outside, home };
+  return { root, data, repo, outside, home, [Symbol.asyncDispose]: dir[Symbol.asyncDispose] };
 }
 
 const SECRETS = [
@@ -80,21 +84,7 @@ function layer(
   events: CallEvent[],
   costs: number[],
 ): AcpLayer {
-  const harness: HarnessConfig = {
-    name: "claude",
-    command: acp![0],
-    args: acp!.slice(1),
-    env: {
-      ANTHROPIC_BASE_URL: mockUrl,
-      ANTHROPIC_API_KEY: "test-key",
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-      CLAUDE_CONFIG_DIR: `${f.home}/.claude`,
-    },
-    meta: {},
-    context: [],
-    idle: 60_000,
-    enabled: true,
-  };
+  const harness = claudeAcpHarness(acp!, mockUrl, f.home);
   return new AcpLayer({
     worktrees: `${f.data}/worktrees`,
     harnesses: { claude: harness },
@@ -133,9 +123,9 @@ Deno.test({
     "and the same work continues its session after a restart",
   ...opts,
   async fn() {
-    const f = await fixture();
+    await using f = await fixture();
     const wt = `${f.data}/worktrees/claude/app/bob-agent/t1/fix-login`;
-    const mock = startMockAnthropic({
+    await using mock = startMockAnthropic({
       rules: [
         {
           when: (r) => lastUserContains("TASK-TWO")(r) && promptContains("TASK-ONE")(r),
@@ -156,77 +146,72 @@ Deno.test({
     const events: CallEvent[] = [];
     const costs: number[] = [];
     let acpLayer = layer(f, mock.url, { allow: ["claude/edit(notes.txt)"] }, events, costs);
-    try {
-      const origin = { agent: "bob-agent", thread: "t1", callId: "call_1" };
-      const r1 = await acpLayer.call("claude", origin, {
-        task: "TASK-ONE: fix the login",
-        checkout: "app",
-        work: "fix-login",
-      });
-      const why = () => JSON.stringify({ r1, events: events.slice(-5) }, null, 1);
-      assert.equal(r1.worktree, wt, why());
-      assert.equal(r1.branch, "wats/bob-agent/t1/fix-login");
-      assert.equal((await git(["branch", "--show-current"], wt)).trim(), r1.branch);
-      assert.equal(r1.head, (await git(["rev-parse", "main"], f.repo)).trim());
-      assert.deepEqual(r1.commits, []);
-      assert.equal(r1.stop_reason, "end_turn");
-      assert.equal(r1.message, "Wrote notes.txt; the command was refused.", why());
+    await using _layer = { [Symbol.asyncDispose]: () => acpLayer.close() };
+    const origin = { agent: "bob-agent", thread: "t1", callId: "call_1" };
+    const r1 = await acpLayer.call("claude", origin, {
+      task: "TASK-ONE: fix the login",
+      checkout: "app",
+      work: "fix-login",
+    });
+    const why = () => JSON.stringify({ r1, events: events.slice(-5) }, null, 1);
+    assert.equal(r1.worktree, wt, why());
+    assert.equal(r1.branch, "wats/bob-agent/t1/fix-login");
+    assert.equal((await git(["branch", "--show-current"], wt)).trim(), r1.branch);
+    assert.equal(r1.head, (await git(["rev-parse", "main"], f.repo)).trim());
+    assert.deepEqual(r1.commits, []);
+    assert.equal(r1.stop_reason, "end_turn");
+    assert.equal(r1.message, "Wrote notes.txt; the command was refused.", why());
 
-      // The command was refused with reject_once and listed; it never ran.
-      assert.equal(r1.refused.length, 1, why());
-      assert.equal(r1.refused[0].request, "claude/execute");
-      assert.match(r1.refused[0].id, /^call_1:.+/);
-      assert.match(r1.refused[0].reason, /claude\/execute is gated/);
-      // Review is off (no park): ask refuses, and says why.
-      assert.match(r1.refused[0].reason, /agent\.review is off, so it was refused/);
-      assert.throws(() => Deno.statSync(`${wt}/ran-bash.txt`));
-      const answers = events.filter((e) => e.type === "acp_permission");
-      assert.deepEqual(
-        answers.map((e) => e.type === "acp_permission" && [e.request, e.answer]),
-        [["claude/execute", "reject_once"], ["claude/edit", "allow_once"]],
-      );
-      // The edit the rule allows was written.
-      assert.equal(Deno.readTextFileSync(`${wt}/notes.txt`), "fixed\n");
+    // The command was refused with reject_once and listed; it never ran.
+    assert.equal(r1.refused.length, 1, why());
+    assert.equal(r1.refused[0].request, "claude/execute");
+    assert.match(r1.refused[0].id, /^call_1:.+/);
+    assert.match(r1.refused[0].reason, /claude\/execute is gated/);
+    // Review is off (no park): ask refuses, and says why.
+    assert.match(r1.refused[0].reason, /agent\.review is off, so it was refused/);
+    assert.throws(() => Deno.statSync(`${wt}/ran-bash.txt`));
+    const answers = events.filter((e) => e.type === "acp_permission");
+    assert.deepEqual(
+      answers.map((e) => e.type === "acp_permission" && [e.request, e.answer]),
+      [["claude/execute", "reject_once"], ["claude/edit", "allow_once"]],
+    );
+    // The edit the rule allows was written.
+    assert.equal(Deno.readTextFileSync(`${wt}/notes.txt`), "fixed\n");
 
-      // Claude reports a cumulative cost; the call's share reaches the ledger.
-      assert.ok(r1.usd > 0, `usd ${r1.usd}`);
-      assert.deepEqual(costs, [r1.usd]);
+    // Claude reports a cumulative cost; the call's share reaches the ledger.
+    assert.ok(r1.usd > 0, `usd ${r1.usd}`);
+    assert.deepEqual(costs, [r1.usd]);
 
-      // Someone commits the work; the daemon restarts (a new layer, a new agent process).
-      await git(["-c", "user.email=t@example.org", "-c", "user.name=T", "add", "notes.txt"], wt);
-      await git(
-        ["-c", "user.email=t@example.org", "-c", "user.name=T", "commit", "-qm", "Fix login"],
-        wt,
-      );
-      await acpLayer.close();
-      acpLayer = layer(f, mock.url, {}, events, costs);
-      const r2 = await acpLayer.call("claude", { ...origin, callId: "call_2" }, {
-        task: "TASK-TWO: what did you do?",
-        checkout: "app",
-        work: "fix-login",
-      });
-      assert.equal(r2.message, "CONTINUED: I remember TASK-ONE.", JSON.stringify(r2));
-      assert.equal(r2.worktree, wt);
-      const head = (await git(["rev-parse", "HEAD"], wt)).trim();
-      assert.equal(r2.head, head);
-      assert.deepEqual(r2.commits, [{ sha: head, subject: "Fix login" }]);
-      assert.deepEqual(r2.refused, []);
-      // The loaded session reports its cost since it began (measured): the call costs what
-      // it added, not the first call's cost again.
-      const reported = events.flatMap((e) => {
-        const u = e.type === "acp_update"
-          ? e.update as { sessionUpdate?: string; cost?: { amount: number } }
-          : undefined;
-        return u?.sessionUpdate === "usage_update" && u.cost ? [u.cost.amount] : [];
-      });
-      assert.ok(reported.at(-1)! > r1.usd, `reported ${reported}`);
-      assert.ok(Math.abs(r2.usd - (reported.at(-1)! - r1.usd)) < 1e-9, `${r2.usd} ${reported}`);
-      assert.deepEqual(costs, [r1.usd, r2.usd]);
-    } finally {
-      await acpLayer.close();
-      await mock.close();
-      Deno.removeSync(f.root, { recursive: true });
-    }
+    // Someone commits the work; the daemon restarts (a new layer, a new agent process).
+    await git(["-c", "user.email=t@example.org", "-c", "user.name=T", "add", "notes.txt"], wt);
+    await git(
+      ["-c", "user.email=t@example.org", "-c", "user.name=T", "commit", "-qm", "Fix login"],
+      wt,
+    );
+    await acpLayer.close();
+    acpLayer = layer(f, mock.url, {}, events, costs);
+    const r2 = await acpLayer.call("claude", { ...origin, callId: "call_2" }, {
+      task: "TASK-TWO: what did you do?",
+      checkout: "app",
+      work: "fix-login",
+    });
+    assert.equal(r2.message, "CONTINUED: I remember TASK-ONE.", JSON.stringify(r2));
+    assert.equal(r2.worktree, wt);
+    const head = (await git(["rev-parse", "HEAD"], wt)).trim();
+    assert.equal(r2.head, head);
+    assert.deepEqual(r2.commits, [{ sha: head, subject: "Fix login" }]);
+    assert.deepEqual(r2.refused, []);
+    // The loaded session reports its cost since it began (measured): the call costs what
+    // it added, not the first call's cost again.
+    const reported = events.flatMap((e) => {
+      const u = e.type === "acp_update"
+        ? e.update as { sessionUpdate?: string; cost?: { amount: number } }
+        : undefined;
+      return u?.sessionUpdate === "usage_update" && u.cost ? [u.cost.amount] : [];
+    });
+    assert.ok(reported.at(-1)! > r1.usd, `reported ${reported}`);
+    assert.ok(Math.abs(r2.usd - (reported.at(-1)! - r1.usd)) < 1e-9, `${r2.usd} ${reported}`);
+    assert.deepEqual(costs, [r1.usd, r2.usd]);
   },
 });
 
@@ -234,43 +219,37 @@ Deno.test({
   name: "a cancelled call cancels its prompt, and the next call on the work sends a new one",
   ...opts,
   async fn() {
-    const f = await fixture();
-    const mock = startMockAnthropic({
+    await using f = await fixture();
+    await using mock = startMockAnthropic({
       rules: [
         { when: lastUserContains("TASK-AFTER"), reply: text("AFTER") },
         // The model hangs: the call stays in its prompt until it is cancelled.
         { when: lastUserContains("TASK-SLOW"), reply: { ...text("too late"), delayMs: 120_000 } },
       ],
     });
-    const acpLayer = layer(f, mock.url, {}, [], []);
-    try {
-      const origin = { agent: "bob", thread: "_", callId: "slow" };
-      const abort = new AbortController();
-      const slow = acpLayer.call("claude", origin, {
-        task: "TASK-SLOW",
-        checkout: "app",
-        work: "w",
-      }, abort.signal);
-      const end = Date.now() + 60_000;
-      while (!mock.messages().some((m) => m.body && lastUserContains("TASK-SLOW")(m.body))) {
-        if (Date.now() > end) throw new Error("the prompt never reached the model");
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      abort.abort();
-      const r1 = await slow;
-      assert.equal(r1.stop_reason, "cancelled");
-      const r2 = await acpLayer.call("claude", { ...origin, callId: "after" }, {
-        task: "TASK-AFTER",
-        checkout: "app",
-        work: "w",
-      });
-      assert.equal(r2.stop_reason, "end_turn");
-      assert.equal(r2.message, "AFTER");
-    } finally {
-      await acpLayer.close();
-      await mock.close();
-      Deno.removeSync(f.root, { recursive: true });
+    await using acpLayer = closing(layer(f, mock.url, {}, [], []));
+    const origin = { agent: "bob", thread: "_", callId: "slow" };
+    const abort = new AbortController();
+    const slow = acpLayer.call("claude", origin, {
+      task: "TASK-SLOW",
+      checkout: "app",
+      work: "w",
+    }, abort.signal);
+    const end = Date.now() + 60_000;
+    while (!mock.messages().some((m) => m.body && lastUserContains("TASK-SLOW")(m.body))) {
+      if (Date.now() > end) throw new Error("the prompt never reached the model");
+      await new Promise((r) => setTimeout(r, 50));
     }
+    abort.abort();
+    const r1 = await slow;
+    assert.equal(r1.stop_reason, "cancelled");
+    const r2 = await acpLayer.call("claude", { ...origin, callId: "after" }, {
+      task: "TASK-AFTER",
+      checkout: "app",
+      work: "w",
+    });
+    assert.equal(r2.stop_reason, "end_turn");
+    assert.equal(r2.message, "AFTER");
   },
 });
 
@@ -279,7 +258,7 @@ Deno.test({
     "the worktree, through any request (adversarial script)",
   ...opts,
   async fn() {
-    const f = await fixture();
+    await using f = await fixture();
     const wt = `${f.data}/worktrees/claude/app/eve/_/w`;
     const attacks: Reply[] = [
       toolUse("Read", { file_path: `${f.data}/config.toml` }),
@@ -300,7 +279,7 @@ Deno.test({
         new_string: "pwned",
       }),
     ];
-    const mock = startMockAnthropic({
+    await using mock = startMockAnthropic({
       rules: [{
         when: promptContains("ATTACK"),
         reply: (req) => attacks[step(req)] ?? text("done"),
@@ -308,7 +287,7 @@ Deno.test({
     });
     const events: CallEvent[] = [];
     // Explicit rules that try to open the data dir: it stays closed whatever the rules say.
-    const acpLayer = layer(
+    await using acpLayer = closing(layer(
       f,
       mock.url,
       {
@@ -316,41 +295,33 @@ Deno.test({
       },
       events,
       [],
-    );
-    try {
-      const r = await acpLayer.call("claude", { agent: "eve", thread: "_", callId: "c" }, {
-        task: "ATTACK",
-        checkout: "app",
-        work: "w",
-      });
-      const sent = JSON.stringify(mock.messages().map((m) => m.body));
-      for (const s of SECRETS) {
-        assert.ok(
-          !sent.includes(s),
-          `${s} reached the model; refused: ${JSON.stringify(r.refused)}`,
-        );
-      }
-      // Every attack was made (the script ran to its end) and nothing was written.
-      assert.equal(r.message, "done");
-      assert.ok(sent.includes("cat leak/secret.txt"));
-      assert.equal(Deno.readTextFileSync(`${f.data}/config.toml`), "# SECRET-CONFIG-7f3a\n");
-      assert.equal(
-        Deno.readTextFileSync(`${f.data}/safety.json`),
-        '{"note": "SECRET-SAFETY-91c2"}\n',
+    ));
+    const r = await acpLayer.call("claude", { agent: "eve", thread: "_", callId: "c" }, {
+      task: "ATTACK",
+      checkout: "app",
+      work: "w",
+    });
+    const sent = JSON.stringify(mock.messages().map((m) => m.body));
+    for (const s of SECRETS) {
+      assert.ok(
+        !sent.includes(s),
+        `${s} reached the model; refused: ${JSON.stringify(r.refused)}`,
       );
-      // Claude itself refuses file tools outside the cwd (blockReadsOutsideWorkingDirectories);
-      // the shell commands ask, and the policy refuses them.
-      assert.ok(r.refused.some((x) => /inside the wats data directory/.test(x.reason)));
-      assert.ok(r.refused.every((x) => x.request === "claude/execute"), JSON.stringify(r.refused));
-      const allowed = events.filter((e) =>
-        e.type === "acp_permission" && e.answer === "allow_once"
-      );
-      assert.deepEqual(allowed, [], JSON.stringify(allowed));
-    } finally {
-      await acpLayer.close();
-      await mock.close();
-      Deno.removeSync(f.root, { recursive: true });
     }
+    // Every attack was made (the script ran to its end) and nothing was written.
+    assert.equal(r.message, "done");
+    assert.ok(sent.includes("cat leak/secret.txt"));
+    assert.equal(Deno.readTextFileSync(`${f.data}/config.toml`), "# SECRET-CONFIG-7f3a\n");
+    assert.equal(
+      Deno.readTextFileSync(`${f.data}/safety.json`),
+      '{"note": "SECRET-SAFETY-91c2"}\n',
+    );
+    // Claude itself refuses file tools outside the cwd (blockReadsOutsideWorkingDirectories);
+    // the shell commands ask, and the policy refuses them.
+    assert.ok(r.refused.some((x) => /inside the wats data directory/.test(x.reason)));
+    assert.ok(r.refused.every((x) => x.request === "claude/execute"), JSON.stringify(r.refused));
+    const allowed = events.filter((e) => e.type === "acp_permission" && e.answer === "allow_once");
+    assert.deepEqual(allowed, [], JSON.stringify(allowed));
   },
 });
 
@@ -359,9 +330,9 @@ Deno.test({
     "and its sweep removes the work once merged, keeping one with changes",
   ...opts,
   async fn() {
-    const f = await fixture();
+    await using f = await fixture();
     const wt = `${f.data}/worktrees/claude/app/alice/_/notes`;
-    const mock = startMockAnthropic({
+    await using mock = startMockAnthropic({
       rules: [
         { when: toolResultFor("Write"), reply: text("Wrote notes.txt.") },
         {
@@ -377,11 +348,7 @@ Deno.test({
     Deno.writeTextFileSync(
       `${f.data}/config.toml`,
       [
-        "[harnesses.claude]",
-        'command = "node"',
-        `args = [${JSON.stringify(acp![1])}]`,
-        `env = { ANTHROPIC_BASE_URL = "${mock.url}", ANTHROPIC_API_KEY = "test-key", ` +
-        `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1", CLAUDE_CONFIG_DIR = "${f.home}/.claude" }`,
+        ...claudeAcpToml(acp!, mock.url, f.home),
         "",
         "[checkouts.app]",
         `path = "${f.repo}"`,
@@ -392,85 +359,69 @@ Deno.test({
         "",
       ].join("\n"),
     );
-    const node = startWats(["--data-dir", f.data, "node"], { env: { IS_SANDBOX: "1" } });
-    let client: Awaited<ReturnType<typeof mcpClient>> | undefined;
-    try {
-      await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
-      client = await mcpClient(f.data, "alice", f.home);
-      const tools = (await client.listTools()).tools.map((t: { name: string }) => t.name);
-      assert.ok(tools.includes("claude"), tools.join(","));
-      const r = await client.callTool({
-        name: "claude",
-        arguments: { task: "TASK-D: write notes", checkout: "app", work: "notes" },
-      });
-      const out = (r.content as { text: string }[])[0].text;
-      assert.ok(!r.isError, `${out}\n${node.stderr()}`);
-      const result = JSON.parse(out.slice(out.indexOf("\n") + 1));
-      assert.equal(result.worktree, wt);
-      assert.equal(result.branch, "wats/alice/_/notes");
-      assert.equal(result.message, "Wrote notes.txt.");
-      assert.equal(Deno.readTextFileSync(`${wt}/notes.txt`), "from the daemon\n");
-      // `wats node` prints the permission decision as a JSON line.
-      const decided = node.stdoutLines.map((l) => JSON.parse(l)).find((e) =>
-        e.event === "acp_permission"
-      );
-      assert.equal(decided?.request, "claude/edit");
-      assert.equal(decided?.answer, "allow_once");
-      assert.equal(decided?.harness, "claude");
-      assert.equal(decided?.agent, "alice");
-      // The start's sweep kept it: notes.txt is not committed yet.
-      const first = node.stdoutLines.map((l) => JSON.parse(l)).find((e) => e.event === "acp_sweep");
-      assert.deepEqual(first?.removed, []);
+    await using rig = await nodeRig({ dataDir: f.data, env: { IS_SANDBOX: "1" } });
+    const node = rig.node;
+    const client = await rig.mcp("alice", f.home);
+    const tools = (await client.listTools()).tools.map((t: { name: string }) => t.name);
+    assert.ok(tools.includes("claude"), tools.join(","));
+    const r = await client.callTool({
+      name: "claude",
+      arguments: { task: "TASK-D: write notes", checkout: "app", work: "notes" },
+    });
+    const out = (r.content as { text: string }[])[0].text;
+    assert.ok(!r.isError, `${out}\n${node.stderr()}`);
+    const result = JSON.parse(out.slice(out.indexOf("\n") + 1));
+    assert.equal(result.worktree, wt);
+    assert.equal(result.branch, "wats/alice/_/notes");
+    assert.equal(result.message, "Wrote notes.txt.");
+    assert.equal(Deno.readTextFileSync(`${wt}/notes.txt`), "from the daemon\n");
+    // `wats node` prints the permission decision as a JSON line.
+    const decided = rig.events("acp_permission")[0];
+    assert.equal(decided?.request, "claude/edit");
+    assert.equal(decided?.answer, "allow_once");
+    assert.equal(decided?.harness, "claude");
+    assert.equal(decided?.agent, "alice");
+    // The start's sweep kept it: notes.txt is not committed yet.
+    const first = rig.events("acp_sweep")[0];
+    assert.deepEqual(first?.removed, []);
 
-      // The work is committed and merged into the base; another work has an uncommitted file.
-      await client.close();
-      client = undefined;
-      await node.stop();
-      const id = ["-c", "user.email=t@example.org", "-c", "user.name=T"];
-      await git(["add", "notes.txt"], wt);
-      await git([...id, "commit", "-qm", "Add notes"], wt);
-      await git(
-        [...id, "merge", "-q", "--no-ff", "-m", "merge notes", "wats/alice/_/notes"],
-        f.repo,
-      );
-      const keep = `${f.data}/worktrees/claude/app/alice/_/keep`;
-      await git(["worktree", "add", "-q", "-b", "wats/alice/_/keep", keep, "main"], f.repo);
-      Deno.writeTextFileSync(`${keep}/draft.txt`, "not yet\n");
+    // The work is committed and merged into the base; another work has an uncommitted file.
+    await client.close();
+    await rig.stop();
+    const id = ["-c", "user.email=t@example.org", "-c", "user.name=T"];
+    await git(["add", "notes.txt"], wt);
+    await git([...id, "commit", "-qm", "Add notes"], wt);
+    await git(
+      [...id, "merge", "-q", "--no-ff", "-m", "merge notes", "wats/alice/_/notes"],
+      f.repo,
+    );
+    const keep = `${f.data}/worktrees/claude/app/alice/_/keep`;
+    await git(["worktree", "add", "-q", "-b", "wats/alice/_/keep", keep, "main"], f.repo);
+    Deno.writeTextFileSync(`${keep}/draft.txt`, "not yet\n");
 
-      // The next start sweeps: the merged work goes, with its branch; the other stays.
-      const again = startWats(["--data-dir", f.data, "node"], { env: { IS_SANDBOX: "1" } });
-      try {
-        const line = await again.waitForLine((l) => l.includes('"event":"acp_sweep"'), 90_000);
-        const swept = JSON.parse(line);
-        assert.deepEqual(swept.removed, [wt], line);
-        assert.deepEqual(swept.kept, [{ dir: keep, reason: "it has changes or untracked files" }]);
-        assert.throws(() => Deno.statSync(wt));
-        assert.equal(Deno.readTextFileSync(`${keep}/draft.txt`), "not yet\n");
-        const branches = await git(
-          ["branch", "--list", "wats/*", "--format=%(refname:short)"],
-          f.repo,
-        );
-        assert.equal(branches.trim(), "wats/alice/_/keep");
+    // The next start sweeps: the merged work goes, with its branch; the other stays.
+    await using again = await nodeRig({ dataDir: f.data, env: { IS_SANDBOX: "1" } });
+    const swept = await again.waitEvent("acp_sweep", { timeoutMs: 90_000 });
+    assert.deepEqual(swept.removed, [wt], JSON.stringify(swept));
+    assert.deepEqual(swept.kept, [{ dir: keep, reason: "it has changes or untracked files" }]);
+    assert.throws(() => Deno.statSync(wt));
+    assert.equal(Deno.readTextFileSync(`${keep}/draft.txt`), "not yet\n");
+    const branches = await git(
+      ["branch", "--list", "wats/*", "--format=%(refname:short)"],
+      f.repo,
+    );
+    assert.equal(branches.trim(), "wats/alice/_/keep");
 
-        // `wats agent sweep` sweeps again, now: the kept work goes once it is merged too.
-        Deno.removeSync(`${keep}/draft.txt`);
-        await git(
-          [...id, "merge", "-q", "--no-ff", "-m", "merge keep", "wats/alice/_/keep"],
-          f.repo,
-        );
-        const byHand = await runWats(["--data-dir", f.data, "agent", "sweep"]);
-        assert.equal(byHand.code, 0, byHand.stderr);
-        assert.equal(byHand.stdout, `removed 1 worktree(s):\n  ${keep}\n`);
-        assert.throws(() => Deno.statSync(keep));
-      } finally {
-        await again.stop();
-      }
-    } finally {
-      await client?.close();
-      await node.stop();
-      await mock.close();
-      Deno.removeSync(f.root, { recursive: true });
-    }
+    // `wats agent sweep` sweeps again, now: the kept work goes once it is merged too.
+    Deno.removeSync(`${keep}/draft.txt`);
+    await git(
+      [...id, "merge", "-q", "--no-ff", "-m", "merge keep", "wats/alice/_/keep"],
+      f.repo,
+    );
+    const byHand = await runWats(["--data-dir", f.data, "agent", "sweep"]);
+    assert.equal(byHand.code, 0, byHand.stderr);
+    assert.equal(byHand.stdout, `removed 1 worktree(s):\n  ${keep}\n`);
+    assert.throws(() => Deno.statSync(keep));
   },
 });
 
@@ -479,13 +430,13 @@ Deno.test({
     "worktree and the call's cost in the budget file",
   ...opts,
   async fn() {
-    const f = await fixture();
+    await using f = await fixture();
     Deno.removeSync(`${f.data}/node.key`);
     Deno.removeSync(`${f.data}/safety.json`);
     // The run is about the ask's thread: its works live under it.
     const wtOf = (ask: string) => `${f.data}/worktrees/claude/app/helper/${ask.slice(0, 12)}/notes`;
     // One mock for both: the woken agent's Claude Code and the coding agent's.
-    const mock = startMockAnthropic({
+    await using mock = startMockAnthropic({
       rules: [
         { when: toolResultFor("mcp__wats__claude"), reply: text("Delegated the notes.") },
         { when: toolResultFor("Write"), reply: text("Wrote notes.txt.") },
@@ -508,11 +459,7 @@ Deno.test({
     Deno.writeTextFileSync(
       `${f.data}/config.toml`,
       [
-        "[harnesses.claude]",
-        'command = "node"',
-        `args = [${JSON.stringify(acp![1])}]`,
-        `env = { ANTHROPIC_BASE_URL = "${mock.url}", ANTHROPIC_API_KEY = "test-key", ` +
-        `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1", CLAUDE_CONFIG_DIR = "${f.home}/.claude" }`,
+        ...claudeAcpToml(acp!, mock.url, f.home),
         "",
         "[checkouts.app]",
         `path = "${f.repo}"`,
@@ -523,42 +470,32 @@ Deno.test({
         "",
       ].join("\n"),
     );
-    const node = await startAgentNode(f.data, mock);
-    const alice = await mcpClient(f.data, "alice", node.home);
-    try {
-      const ask = idIn(
-        await call(alice, "ask", { title: "Notes", text: "Could someone write the notes?" }),
-      );
-      const wt = wtOf(ask);
-      await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000);
-      const ended = node.stdoutLines.map((l) => JSON.parse(l)).find((e) => e.event === "run_ended");
-      assert.equal(ended?.status, "ok", JSON.stringify(ended));
-      assert.equal(Deno.readTextFileSync(`${wt}/notes.txt`), "by the coder\n");
-      // The woken agent got the call's result as its tool result.
-      const back = mock.messages().find((m) =>
-        m.body && toolResultFor("mcp__wats__claude")(m.body)
-      );
-      const result = JSON.stringify(back?.body?.messages);
-      assert.ok(result.includes(`wats/helper/${ask.slice(0, 12)}/notes`), result);
-      assert.ok(result.includes("Wrote notes.txt."), result);
-      // The coding agent's cost is kept for the budget.
-      await waitFor("the spend line", () => {
-        try {
-          return Deno.readTextFileSync(`${f.data}/agent/acp_spend.jsonl`).trim() !== "";
-        } catch {
-          return false;
-        }
-      });
-      const spent = JSON.parse(Deno.readTextFileSync(`${f.data}/agent/acp_spend.jsonl`));
-      assert.equal(spent.harness, "claude");
-      assert.ok(spent.usd > 0);
-      assert.match(spent.call, new RegExp(`^${ended.run}\\.acp_`));
-    } finally {
-      await alice.close();
-      await node.stop();
-      await mock.close();
-      Deno.removeSync(f.root, { recursive: true });
-    }
+    await using rig = await nodeRig({ dataDir: f.data, agent: { mock } });
+    const alice = await rig.mcp("alice");
+    const ask = idIn(
+      await call(alice, "ask", { title: "Notes", text: "Could someone write the notes?" }),
+    );
+    const wt = wtOf(ask);
+    const ended = await rig.waitEvent("run_ended");
+    assert.equal(ended?.status, "ok", JSON.stringify(ended));
+    assert.equal(Deno.readTextFileSync(`${wt}/notes.txt`), "by the coder\n");
+    // The woken agent got the call's result as its tool result.
+    const back = mock.messages().find((m) => m.body && toolResultFor("mcp__wats__claude")(m.body));
+    const result = JSON.stringify(back?.body?.messages);
+    assert.ok(result.includes(`wats/helper/${ask.slice(0, 12)}/notes`), result);
+    assert.ok(result.includes("Wrote notes.txt."), result);
+    // The coding agent's cost is kept for the budget.
+    await waitFor("the spend line", () => {
+      try {
+        return Deno.readTextFileSync(`${f.data}/agent/acp_spend.jsonl`).trim() !== "";
+      } catch {
+        return false;
+      }
+    });
+    const spent = JSON.parse(Deno.readTextFileSync(`${f.data}/agent/acp_spend.jsonl`));
+    assert.equal(spent.harness, "claude");
+    assert.ok(spent.usd > 0);
+    assert.match(spent.call, new RegExp(`^${ended.run}\\.acp_`));
   },
 });
 
@@ -568,13 +505,12 @@ Deno.test({
  */
 function reviewConfig(f: Fixture, mockUrl: string, notify = false): string {
   return [
-    "[harnesses.claude]",
-    'command = "node"',
-    `args = [${JSON.stringify(acp![1])}]`,
-    `env = { ANTHROPIC_BASE_URL = "${mockUrl}", ANTHROPIC_API_KEY = "test-key", ` +
-    `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1", CLAUDE_CONFIG_DIR = "${f.home}/.claude", ` +
-    'GIT_AUTHOR_NAME = "Coder", GIT_AUTHOR_EMAIL = "c@example.org", ' +
-    'GIT_COMMITTER_NAME = "Coder", GIT_COMMITTER_EMAIL = "c@example.org" }',
+    ...claudeAcpToml(acp!, mockUrl, f.home, {
+      GIT_AUTHOR_NAME: "Coder",
+      GIT_AUTHOR_EMAIL: "c@example.org",
+      GIT_COMMITTER_NAME: "Coder",
+      GIT_COMMITTER_EMAIL: "c@example.org",
+    }),
     "",
     "[checkouts.app]",
     `path = "${f.repo}"`,
@@ -613,19 +549,18 @@ function recordingNotifier(f: Fixture): { path: string; shown: () => string } {
 }
 
 /**
- * The daemon dies (SIGKILL) during a call on the work `notes` whose task, `TASK-K: write the
- * notes`, the mock must hang on; a new daemon (`start`, handed to `track` at once for cleanup)
- * starts, retried while the dead one's lock looks held, and parks the call as in doubt. Returns
- * the held item's id.
+ * The daemon of `rig` dies (SIGKILL) during a call on the work `notes` whose task, `TASK-K: write
+ * the notes`, the mock must hang on; a new daemon (`restart`) starts, retried while the dead one's
+ * lock looks held, and parks the call as in doubt. Returns the held item's id and the new daemon,
+ * for the caller to dispose.
  */
 async function crashDuringCall(
   f: Fixture,
   mock: MockAnthropic,
-  node: RunningWats,
-  start: () => RunningWats,
-  track: (restarted: RunningWats) => void,
-): Promise<string> {
-  await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
+  rig: NodeRig,
+  restart: NodeRigOptions,
+): Promise<{ id: string; again: NodeRig }> {
+  const node = rig.node;
   const client = await mcpClient(f.data, "alice", f.home);
   client.callTool({
     name: "claude",
@@ -641,58 +576,46 @@ async function crashDuringCall(
   client.close().catch(() => {});
   // The restart finds the call in flight: it waits for a person, in doubt. A restart right after
   // SIGKILL may be refused while the dead daemon's lock looks held.
-  const until = Date.now() + 30_000;
-  for (;;) {
-    const next = start();
-    track(next);
-    const started = await Promise.race([
-      next.waitForLine((l) => l.includes('"event":"started"'), 90_000).then(() => true),
-      next.process.status.then(() => false),
-    ]);
-    if (started) break;
-    if (Date.now() > until) throw new Error(`no restart: ${next.stderr()}`);
-    await new Promise((r) => setTimeout(r, 250));
+  const again = await nodeRig({ ...restart, dataDir: f.data, retryRefusedMs: 30_000 });
+  try {
+    let listed = "";
+    for (let i = 0; i < 60 && !listed.includes("in_doubt"); i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 500));
+      listed = (await runWats(["--data-dir", f.data, "agent", "pending"])).stdout;
+    }
+    assert.match(listed, /permission claude\/in_doubt +work notes/);
+    return { id: listed.split(" ")[0], again };
+  } catch (err) {
+    await again[Symbol.asyncDispose]();
+    throw err;
   }
-  let listed = "";
-  for (let i = 0; i < 60 && !listed.includes("in_doubt"); i++) {
-    if (i > 0) await new Promise((r) => setTimeout(r, 500));
-    listed = (await runWats(["--data-dir", f.data, "agent", "pending"])).stdout;
-  }
-  assert.match(listed, /permission claude\/in_doubt +work notes/);
-  return listed.split(" ")[0];
 }
 
 /**
  * A call on the work `notes` with `task` parks (the mock must answer it with a request the policy
- * asks about); then the daemon stops, its coding agent with it, and a new one (`start`, handed to
- * `track` at once for cleanup) starts while the request still waits. Returns the held item's id.
+ * asks about); then the daemon of `rig` stops, its coding agent with it, and a new one
+ * (`restart`) starts while the request still waits. Returns the held item's id and the new
+ * daemon, for the caller to dispose.
  */
 async function parkThenRestart(
   f: Fixture,
-  node: RunningWats,
-  start: () => RunningWats,
-  track: (restarted: RunningWats) => void,
+  rig: NodeRig,
+  restart: NodeRigOptions,
   task: string,
-): Promise<string> {
-  await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
-  const client = await mcpClient(f.data, "alice", f.home);
-  let parked: Record<string, unknown>;
-  try {
-    parked = resultOf(
+): Promise<{ held: string; again: NodeRig }> {
+  const parked = await (async () => {
+    await using client = closing(await mcpClient(f.data, "alice", f.home));
+    return resultOf(
       await client.callTool({
         name: "claude",
         arguments: { task, checkout: "app", work: "notes" },
       }),
     );
-  } finally {
-    await client.close();
-  }
+  })();
   assert.equal(parked.stop_reason, "parked", JSON.stringify(parked));
-  await node.stop();
-  const again = start();
-  track(again);
-  await again.waitForLine((l) => l.includes('"event":"started"'), 90_000);
-  return (parked.parked as { id: string }).id;
+  await rig.stop();
+  const again = await nodeRig({ ...restart, dataDir: f.data });
+  return { held: (parked.parked as { id: string }).id, again };
 }
 
 /** The JSON of a harness tool's result (after its line about trust). */
@@ -718,11 +641,11 @@ Deno.test({
     "agent writes and commits, and the next call's commits are right",
   ...opts,
   async fn() {
-    const f = await fixture();
+    await using f = await fixture();
     Deno.removeSync(`${f.data}/node.key`);
     Deno.removeSync(`${f.data}/safety.json`);
     const wt = `${f.data}/worktrees/claude/app/alice/_/notes`;
-    const mock = startMockAnthropic({
+    await using mock = startMockAnthropic({
       rules: [
         { when: lastUserContains("TASK-CONT"), reply: text("CONTINUED: the notes are in.") },
         { when: toolResultFor("Bash"), reply: text("Committed the notes.") },
@@ -741,74 +664,65 @@ Deno.test({
     });
     Deno.writeTextFileSync(`${f.data}/config.toml`, reviewConfig(f, mock.url, true));
     const notes = recordingNotifier(f);
-    const node = startWats(["--data-dir", f.data, "node"], {
+    await using rig = await nodeRig({
+      dataDir: f.data,
       env: { IS_SANDBOX: "1", PATH: notes.path },
     });
-    let client: Awaited<ReturnType<typeof mcpClient>> | undefined;
-    try {
-      await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
-      client = await mcpClient(f.data, "alice", f.home);
-      const parked = resultOf(
-        await client.callTool({
-          name: "claude",
-          arguments: { task: "TASK-P: write the notes", checkout: "app", work: "notes" },
-        }),
-      );
-      assert.equal(parked.stop_reason, "parked", JSON.stringify(parked));
-      const p = parked.parked as { id: string; request: string; request_id: string };
-      assert.equal(p.request, "claude/edit");
-      assert.throws(() => Deno.statSync(`${wt}/notes.txt`));
+    const client = await rig.mcp("alice", f.home);
+    const parked = resultOf(
+      await client.callTool({
+        name: "claude",
+        arguments: { task: "TASK-P: write the notes", checkout: "app", work: "notes" },
+      }),
+    );
+    assert.equal(parked.stop_reason, "parked", JSON.stringify(parked));
+    const p = parked.parked as { id: string; request: string; request_id: string };
+    assert.equal(p.request, "claude/edit");
+    assert.throws(() => Deno.statSync(`${wt}/notes.txt`));
 
-      // `wats agent pending` shows it with what a person needs to decide.
-      const listed = await runWats(["--data-dir", f.data, "agent", "pending"]);
-      assert.equal(listed.code, 0, listed.stderr);
-      assert.match(listed.stdout, new RegExp(`^${p.id} .*permission claude/edit ${wt}/notes.txt`));
-      const shown = await runWats(["--data-dir", f.data, "agent", "pending", "show", p.id]);
-      assert.match(shown.stdout, new RegExp(`worktree  ${wt}`));
-      assert.match(shown.stdout, /"content": "reviewed\\n"/);
-      // agent.notify tells the person, on one line: the request, where, which work.
-      await waitFor("the desktop notification", () => notes.shown() !== "", 30_000);
-      assert.equal(
-        notes.shown(),
-        `--app-name=wats wats: a coding agent waits for a decision claude/edit ${wt}/notes.txt (work notes)\n`,
-      );
+    // `wats agent pending` shows it with what a person needs to decide.
+    const listed = await runWats(["--data-dir", f.data, "agent", "pending"]);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stdout, new RegExp(`^${p.id} .*permission claude/edit ${wt}/notes.txt`));
+    const shown = await runWats(["--data-dir", f.data, "agent", "pending", "show", p.id]);
+    assert.match(shown.stdout, new RegExp(`worktree  ${wt}`));
+    assert.match(shown.stdout, /"content": "reviewed\\n"/);
+    // agent.notify tells the person, on one line: the request, where, which work.
+    await waitFor("the desktop notification", () => notes.shown() !== "", 30_000);
+    assert.equal(
+      notes.shown(),
+      `--app-name=wats wats: a coding agent waits for a decision claude/edit ${wt}/notes.txt (work notes)\n`,
+    );
 
-      // A request has no text to edit.
-      const edit = await runWats(["--data-dir", f.data, "agent", "approve", p.id, "--edit"]);
-      assert.notEqual(edit.code, 0);
-      assert.match(edit.stderr, /is a coding agent's request, not a draft/);
-      const approved = await runWats(["--data-dir", f.data, "agent", "approve", p.id]);
-      assert.equal(approved.code, 0, approved.stderr);
-      assert.match(approved.stdout, /got the answer/);
-      await waitFor(
-        "the coding agent's commit",
-        () => subjects(f.repo, "wats/alice/_/notes").length > 0,
-        120_000,
-      );
-      assert.equal(Deno.readTextFileSync(`${wt}/notes.txt`), "reviewed\n");
-      const gone = await runWats(["--data-dir", f.data, "agent", "pending"]);
-      assert.equal(gone.stdout, "no drafts waiting for review\n");
+    // A request has no text to edit.
+    const edit = await runWats(["--data-dir", f.data, "agent", "approve", p.id, "--edit"]);
+    assert.notEqual(edit.code, 0);
+    assert.match(edit.stderr, /is a coding agent's request, not a draft/);
+    const approved = await runWats(["--data-dir", f.data, "agent", "approve", p.id]);
+    assert.equal(approved.code, 0, approved.stderr);
+    assert.match(approved.stdout, /got the answer/);
+    await waitFor(
+      "the coding agent's commit",
+      () => subjects(f.repo, "wats/alice/_/notes").length > 0,
+      120_000,
+    );
+    assert.equal(Deno.readTextFileSync(`${wt}/notes.txt`), "reviewed\n");
+    const gone = await runWats(["--data-dir", f.data, "agent", "pending"]);
+    assert.equal(gone.stdout, "no drafts waiting for review\n");
 
-      // The agent continues the work: the same work name, after the parked prompt ended.
-      const r = resultOf(
-        await client.callTool({
-          name: "claude",
-          arguments: { task: "TASK-CONT: anything left?", checkout: "app", work: "notes" },
-        }),
-      );
-      assert.equal(r.message, "CONTINUED: the notes are in.");
-      const head = (await git(["rev-parse", "HEAD"], wt)).trim();
-      assert.deepEqual(r.commits, [{ sha: head, subject: "Add notes" }]);
-      const decisions = node.stdoutLines.map((l) => JSON.parse(l)).filter((e) =>
-        e.event === "acp_permission" && e.request === "claude/edit"
-      ).map((e) => e.answer);
-      assert.deepEqual(decisions, ["parked", "allow_once"]);
-    } finally {
-      await client?.close();
-      await node.stop();
-      await mock.close();
-      Deno.removeSync(f.root, { recursive: true });
-    }
+    // The agent continues the work: the same work name, after the parked prompt ended.
+    const r = resultOf(
+      await client.callTool({
+        name: "claude",
+        arguments: { task: "TASK-CONT: anything left?", checkout: "app", work: "notes" },
+      }),
+    );
+    assert.equal(r.message, "CONTINUED: the notes are in.");
+    const head = (await git(["rev-parse", "HEAD"], wt)).trim();
+    assert.deepEqual(r.commits, [{ sha: head, subject: "Add notes" }]);
+    const decisions = rig.events("acp_permission").filter((e) => e.request === "claude/edit")
+      .map((e) => e.answer);
+    assert.deepEqual(decisions, ["parked", "allow_once"]);
   },
 });
 
@@ -817,11 +731,11 @@ Deno.test({
     "approving it has the coding agent check the worktree and finish",
   ...opts,
   async fn() {
-    const f = await fixture();
+    await using f = await fixture();
     Deno.removeSync(`${f.data}/node.key`);
     Deno.removeSync(`${f.data}/safety.json`);
     const wt = `${f.data}/worktrees/claude/app/alice/_/notes`;
-    const mock = startMockAnthropic({
+    await using mock = startMockAnthropic({
       rules: [
         { when: toolResultFor("Bash"), reply: text("Checked the worktree and finished.") },
         {
@@ -838,41 +752,33 @@ Deno.test({
     });
     Deno.writeTextFileSync(`${f.data}/config.toml`, reviewConfig(f, mock.url, true));
     const notes = recordingNotifier(f);
-    const start = () =>
-      startWats(["--data-dir", f.data, "node"], { env: { IS_SANDBOX: "1", PATH: notes.path } });
-    const node = start();
-    let again: ReturnType<typeof start> | undefined;
-    try {
-      const id = await crashDuringCall(f, mock, node, start, (w) => again = w);
-      const shown = await runWats(["--data-dir", f.data, "agent", "pending", "show", id]);
-      assert.match(shown.stdout, /TASK-K: write the notes/);
-      await waitFor("the desktop notification", () => notes.shown() !== "", 30_000);
-      assert.equal(
-        notes.shown(),
-        "--app-name=wats wats: a coding agent waits for a decision claude/in_doubt (work notes)\n",
-      );
+    const daemon = { dataDir: f.data, env: { IS_SANDBOX: "1", PATH: notes.path } };
+    await using rig = await nodeRig(daemon);
+    const { id, again } = await crashDuringCall(f, mock, rig, daemon);
+    await using _again = again;
+    const shown = await runWats(["--data-dir", f.data, "agent", "pending", "show", id]);
+    assert.match(shown.stdout, /TASK-K: write the notes/);
+    await waitFor("the desktop notification", () => notes.shown() !== "", 30_000);
+    assert.equal(
+      notes.shown(),
+      "--app-name=wats wats: a coding agent waits for a decision claude/in_doubt (work notes)\n",
+    );
 
-      const approved = await runWats(["--data-dir", f.data, "agent", "approve", id]);
-      assert.equal(approved.code, 0, approved.stderr);
-      assert.match(approved.stdout, /told to check the worktree of notes and finish/);
-      await waitFor(
-        "the coding agent's commit",
-        () => subjects(f.repo, "wats/alice/_/notes").length > 0,
-        120_000,
-      );
-      assert.deepEqual(subjects(f.repo, "wats/alice/_/notes"), ["Finish notes"]);
-      assert.equal(Deno.readTextFileSync(`${wt}/notes.txt`), "finished\n");
-      // The coding agent was told the task it was cut off in.
-      const told = mock.messages().find((m) =>
-        m.body && lastUserContains("The node restarted while you worked")(m.body)
-      );
-      assert.ok(JSON.stringify(told?.body).includes("TASK-K: write the notes"));
-    } finally {
-      await again?.stop();
-      await node.stop().catch(() => {});
-      await mock.close();
-      Deno.removeSync(f.root, { recursive: true });
-    }
+    const approved = await runWats(["--data-dir", f.data, "agent", "approve", id]);
+    assert.equal(approved.code, 0, approved.stderr);
+    assert.match(approved.stdout, /told to check the worktree of notes and finish/);
+    await waitFor(
+      "the coding agent's commit",
+      () => subjects(f.repo, "wats/alice/_/notes").length > 0,
+      120_000,
+    );
+    assert.deepEqual(subjects(f.repo, "wats/alice/_/notes"), ["Finish notes"]);
+    assert.equal(Deno.readTextFileSync(`${wt}/notes.txt`), "finished\n");
+    // The coding agent was told the task it was cut off in.
+    const told = mock.messages().find((m) =>
+      m.body && lastUserContains("The node restarted while you worked")(m.body)
+    );
+    assert.ok(JSON.stringify(told?.body).includes("TASK-K: write the notes"));
   },
 });
 
@@ -881,10 +787,10 @@ Deno.test({
     "by telling the coding agent a person declined to let that task finish, once",
   ...opts,
   async fn() {
-    const f = await fixture();
+    await using f = await fixture();
     Deno.removeSync(`${f.data}/node.key`);
     Deno.removeSync(`${f.data}/safety.json`);
-    const mock = startMockAnthropic({
+    await using mock = startMockAnthropic({
       rules: [
         { when: lastUserContains("TASK-N2"), reply: text("NEXT-2 done.") },
         { when: lastUserContains("TASK-N1"), reply: text("NEXT-1 done.") },
@@ -893,59 +799,49 @@ Deno.test({
       ],
     });
     Deno.writeTextFileSync(`${f.data}/config.toml`, reviewConfig(f, mock.url));
-    const start = () => startWats(["--data-dir", f.data, "node"], { env: { IS_SANDBOX: "1" } });
-    const node = start();
-    let again: ReturnType<typeof start> | undefined;
-    let client: Awaited<ReturnType<typeof mcpClient>> | undefined;
-    try {
-      const id = await crashDuringCall(f, mock, node, start, (w) => again = w);
-      // The sweep at start keeps the work: its call waits for a person.
-      const sweeps = () =>
-        again!.stdoutLines.map((l) => JSON.parse(l)).filter((e) => e.event === "acp_sweep");
-      await waitFor("the sweep at start", () => sweeps().length > 0, 60_000);
-      assert.deepEqual(sweeps()[0].kept, [{
-        dir: `${f.data}/worktrees/claude/app/alice/_/notes`,
-        reason: "a request of it waits for a person",
-      }]);
-      const asked = mock.messages().length;
-      const rejected = await runWats(["--data-dir", f.data, "agent", "reject", id]);
-      assert.equal(rejected.code, 0, rejected.stderr);
-      assert.match(
-        rejected.stdout,
-        /left as it is; the next call on it tells the coding agent not to finish that task/,
-      );
-      // Nothing went to the coding agent.
-      assert.equal(mock.messages().length, asked);
+    const daemon = { dataDir: f.data, env: { IS_SANDBOX: "1" } };
+    await using rig = await nodeRig(daemon);
+    const { id, again } = await crashDuringCall(f, mock, rig, daemon);
+    await using _again = again;
+    // The sweep at start keeps the work: its call waits for a person.
+    const sweeps = () => again.events("acp_sweep");
+    await waitFor("the sweep at start", () => sweeps().length > 0, 60_000);
+    assert.deepEqual(sweeps()[0].kept, [{
+      dir: `${f.data}/worktrees/claude/app/alice/_/notes`,
+      reason: "a request of it waits for a person",
+    }]);
+    const asked = mock.messages().length;
+    const rejected = await runWats(["--data-dir", f.data, "agent", "reject", id]);
+    assert.equal(rejected.code, 0, rejected.stderr);
+    assert.match(
+      rejected.stdout,
+      /left as it is; the next call on it tells the coding agent not to finish that task/,
+    );
+    // Nothing went to the coding agent.
+    assert.equal(mock.messages().length, asked);
 
-      client = await mcpClient(f.data, "alice", f.home);
-      const next = resultOf(
-        await client.callTool({
-          name: "claude",
-          arguments: { task: "TASK-N1: say hello", checkout: "app", work: "notes" },
-        }),
-      );
-      assert.equal(next.message, "NEXT-1 done.");
-      const first = mock.messages().find((m) => m.body && lastUserContains("TASK-N1")(m.body));
-      const said = trailingMessages(first!.body!).map((m) => textOf(m.content)).join("\n");
-      const notice = said.indexOf("Before your task: the node restarted while you worked");
-      assert.ok(notice >= 0 && notice < said.indexOf("TASK-N1"), said);
-      assert.match(said, /a person declined to let that interrupted work finish/);
-      assert.match(said, /Interrupted task:\n---\nTASK-K: write the notes\n---/);
-
-      // Told once: the call after it has only its task.
+    const client = await again.mcp("alice", f.home);
+    const next = resultOf(
       await client.callTool({
         name: "claude",
-        arguments: { task: "TASK-N2: say hello again", checkout: "app", work: "notes" },
-      });
-      const second = mock.messages().find((m) => m.body && lastUserContains("TASK-N2")(m.body));
-      assert.ok(!lastUserContains("Before your task")(second!.body!));
-    } finally {
-      await client?.close().catch(() => {});
-      await again?.stop();
-      await node.stop().catch(() => {});
-      await mock.close();
-      Deno.removeSync(f.root, { recursive: true });
-    }
+        arguments: { task: "TASK-N1: say hello", checkout: "app", work: "notes" },
+      }),
+    );
+    assert.equal(next.message, "NEXT-1 done.");
+    const first = mock.messages().find((m) => m.body && lastUserContains("TASK-N1")(m.body));
+    const said = trailingMessages(first!.body!).map((m) => textOf(m.content)).join("\n");
+    const notice = said.indexOf("Before your task: the node restarted while you worked");
+    assert.ok(notice >= 0 && notice < said.indexOf("TASK-N1"), said);
+    assert.match(said, /a person declined to let that interrupted work finish/);
+    assert.match(said, /Interrupted task:\n---\nTASK-K: write the notes\n---/);
+
+    // Told once: the call after it has only its task.
+    await client.callTool({
+      name: "claude",
+      arguments: { task: "TASK-N2: say hello again", checkout: "app", work: "notes" },
+    });
+    const second = mock.messages().find((m) => m.body && lastUserContains("TASK-N2")(m.body));
+    assert.ok(!lastUserContains("Before your task")(second!.body!));
   },
 });
 
@@ -954,12 +850,12 @@ Deno.test({
     "coding agent, which makes the request again, allowed once",
   ...opts,
   async fn() {
-    const f = await fixture();
+    await using f = await fixture();
     Deno.removeSync(`${f.data}/node.key`);
     Deno.removeSync(`${f.data}/safety.json`);
     const wt = `${f.data}/worktrees/claude/app/alice/_/notes`;
     const write = toolUse("Write", { file_path: `${wt}/notes.txt`, content: "later\n" });
-    const mock = startMockAnthropic({
+    await using mock = startMockAnthropic({
       rules: [
         { when: toolResultFor("Bash"), reply: text("Wrote and committed the notes.") },
         {
@@ -974,41 +870,26 @@ Deno.test({
       ],
     });
     Deno.writeTextFileSync(`${f.data}/config.toml`, reviewConfig(f, mock.url));
-    const start = () => startWats(["--data-dir", f.data, "node"], { env: { IS_SANDBOX: "1" } });
-    const node = start();
-    let again: ReturnType<typeof start> | undefined;
-    try {
-      const held = await parkThenRestart(
-        f,
-        node,
-        start,
-        (w) => again = w,
-        "TASK-S: write the notes",
-      );
-      const approved = await runWats(["--data-dir", f.data, "agent", "approve", held]);
-      assert.equal(approved.code, 0, approved.stderr);
-      assert.match(
-        approved.stdout,
-        /its coding agent had stopped, so a new call on notes tells it/,
-      );
-      await waitFor(
-        "the coding agent's commit",
-        () => subjects(f.repo, "wats/alice/_/notes").length > 0,
-        120_000,
-      );
-      assert.deepEqual(subjects(f.repo, "wats/alice/_/notes"), ["Add notes later"]);
-      assert.equal(Deno.readTextFileSync(`${wt}/notes.txt`), "later\n");
-      const edits = again!.stdoutLines.map((l) => JSON.parse(l)).filter((e) =>
-        e.event === "acp_permission" && e.request === "claude/edit"
-      );
-      assert.deepEqual(edits.map((e) => e.answer), ["allow_once"]);
-      assert.match(edits[0].reason, /a person approved it while it waited/);
-    } finally {
-      await again?.stop();
-      await node.stop().catch(() => {});
-      await mock.close();
-      Deno.removeSync(f.root, { recursive: true });
-    }
+    const daemon = { dataDir: f.data, env: { IS_SANDBOX: "1" } };
+    await using rig = await nodeRig(daemon);
+    const { held, again } = await parkThenRestart(f, rig, daemon, "TASK-S: write the notes");
+    await using _again = again;
+    const approved = await runWats(["--data-dir", f.data, "agent", "approve", held]);
+    assert.equal(approved.code, 0, approved.stderr);
+    assert.match(
+      approved.stdout,
+      /its coding agent had stopped, so a new call on notes tells it/,
+    );
+    await waitFor(
+      "the coding agent's commit",
+      () => subjects(f.repo, "wats/alice/_/notes").length > 0,
+      120_000,
+    );
+    assert.deepEqual(subjects(f.repo, "wats/alice/_/notes"), ["Add notes later"]);
+    assert.equal(Deno.readTextFileSync(`${wt}/notes.txt`), "later\n");
+    const edits = again.events("acp_permission").filter((e) => e.request === "claude/edit");
+    assert.deepEqual(edits.map((e) => e.answer), ["allow_once"]);
+    assert.match(String(edits[0].reason), /a person approved it while it waited/);
   },
 });
 
@@ -1017,11 +898,11 @@ Deno.test({
     "same kind is not allowed by it, and parks for a person again",
   ...opts,
   async fn() {
-    const f = await fixture();
+    await using f = await fixture();
     Deno.removeSync(`${f.data}/node.key`);
     Deno.removeSync(`${f.data}/safety.json`);
     const wt = `${f.data}/worktrees/claude/app/alice/_/notes`;
-    const mock = startMockAnthropic({
+    await using mock = startMockAnthropic({
       rules: [
         { when: toolResultFor("Write"), reply: text("Wrote it.") },
         // Told of the approval, the coding agent writes another file than it asked for.
@@ -1036,42 +917,26 @@ Deno.test({
       ],
     });
     Deno.writeTextFileSync(`${f.data}/config.toml`, reviewConfig(f, mock.url));
-    const start = () => startWats(["--data-dir", f.data, "node"], { env: { IS_SANDBOX: "1" } });
-    const node = start();
-    let again: ReturnType<typeof start> | undefined;
-    try {
-      const held = await parkThenRestart(
-        f,
-        node,
-        start,
-        (w) => again = w,
-        "TASK-D: write the notes",
-      );
-      const approved = await runWats(["--data-dir", f.data, "agent", "approve", held]);
-      assert.equal(approved.code, 0, approved.stderr);
-      const edits = () =>
-        again!.stdoutLines.map((l) => JSON.parse(l)).filter((e) =>
-          e.event === "acp_permission" && e.request === "claude/edit"
-        );
-      await waitFor("the coding agent's next edit request", () => edits().length > 0, 120_000);
-      // The approval was for notes.txt: other.txt waits for a person, unwritten.
-      assert.deepEqual(edits().map((e) => [e.answer, e.locations]), [
-        ["parked", [`${wt}/other.txt`]],
-      ]);
-      assert.throws(() => Deno.statSync(`${wt}/other.txt`));
-      const listed = await runWats(["--data-dir", f.data, "agent", "pending"]);
-      assert.match(listed.stdout, new RegExp(`permission claude/edit ${wt}/other.txt`));
-      // The coding agent was told which request the approval is for.
-      const told = mock.messages().find((m) =>
-        m.body && lastUserContains("A person approved your request")(m.body)
-      );
-      assert.match(JSON.stringify(told?.body), /Make that same request again now, unchanged/);
-    } finally {
-      await again?.stop();
-      await node.stop().catch(() => {});
-      await mock.close();
-      Deno.removeSync(f.root, { recursive: true });
-    }
+    const daemon = { dataDir: f.data, env: { IS_SANDBOX: "1" } };
+    await using rig = await nodeRig(daemon);
+    const { held, again } = await parkThenRestart(f, rig, daemon, "TASK-D: write the notes");
+    await using _again = again;
+    const approved = await runWats(["--data-dir", f.data, "agent", "approve", held]);
+    assert.equal(approved.code, 0, approved.stderr);
+    const edits = () => again.events("acp_permission").filter((e) => e.request === "claude/edit");
+    await waitFor("the coding agent's next edit request", () => edits().length > 0, 120_000);
+    // The approval was for notes.txt: other.txt waits for a person, unwritten.
+    assert.deepEqual(edits().map((e) => [e.answer, e.locations]), [
+      ["parked", [`${wt}/other.txt`]],
+    ]);
+    assert.throws(() => Deno.statSync(`${wt}/other.txt`));
+    const listed = await runWats(["--data-dir", f.data, "agent", "pending"]);
+    assert.match(listed.stdout, new RegExp(`permission claude/edit ${wt}/other.txt`));
+    // The coding agent was told which request the approval is for.
+    const told = mock.messages().find((m) =>
+      m.body && lastUserContains("A person approved your request")(m.body)
+    );
+    assert.match(JSON.stringify(told?.body), /Make that same request again now, unchanged/);
   },
 });
 
@@ -1080,12 +945,12 @@ Deno.test({
     "the work, and `wats agent logs` shows the coding agent and its decisions",
   ...opts,
   async fn() {
-    const f = await fixture();
+    await using f = await fixture();
     Deno.removeSync(`${f.data}/node.key`);
     Deno.removeSync(`${f.data}/safety.json`);
     const both = (req: MessagesRequest) =>
       hasTool("mcp__wats__claude")(req) && promptContains("permission decided")(req);
-    const mock = startMockAnthropic({
+    await using mock = startMockAnthropic({
       rules: [
         { when: toolResultFor("mcp__wats__claude"), reply: text("Handled the coding work.") },
         { when: lastUserContains("TASK-CONT"), reply: text("CONTINUED: the notes are in.") },
@@ -1122,66 +987,66 @@ Deno.test({
       ],
     });
     Deno.writeTextFileSync(`${f.data}/config.toml`, reviewConfig(f, mock.url));
-    const node = await startAgentNode(f.data, mock);
-    const alice = await mcpClient(f.data, "alice", node.home);
-    try {
-      const ask = idIn(
-        await call(alice, "ask", { title: "Notes", text: "Could someone write the notes?" }),
-      );
-      // Both runs are about the ask's thread: one worktree, one branch.
-      const branch = `wats/helper/${ask.slice(0, 12)}/notes`;
-      const wt = `${f.data}/worktrees/claude/app/helper/${ask.slice(0, 12)}/notes`;
-      await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000);
-      let listed = "";
-      for (let i = 0; i < 60 && !listed.includes("permission claude/edit"); i++) {
-        if (i > 0) await new Promise((r) => setTimeout(r, 500));
-        listed = (await runWats(["--data-dir", f.data, "agent", "pending"])).stdout;
-      }
-      const id = listed.split(" ")[0];
-      const approved = await runWats(["--data-dir", f.data, "agent", "approve", id]);
-      assert.equal(approved.code, 0, approved.stderr);
-
-      // The approval wakes the agent; it calls the same work again.
-      await waitFor(
-        "the second run",
-        () => node.stdoutLines.filter((l) => l.includes('"event":"run_ended"')).length >= 2,
-        120_000,
-      );
-      const runs = node.stdoutLines.map((l) => JSON.parse(l)).filter((e) =>
-        e.event === "run_ended"
-      );
-      assert.equal(runs[1].status, "ok", JSON.stringify(runs[1]));
-      const second = mock.messages().find((m) => m.body && both(m.body));
-      assert.ok(second, "no run was woken by the decision");
-      assert.match(
-        JSON.stringify(second.body),
-        /permission decided: claude\/edit on work notes was approved/,
-      );
-      assert.deepEqual(subjects(f.repo, branch), ["Add notes"]);
-      const back = mock.messages().filter((m) =>
-        m.body && toolResultFor("mcp__wats__claude")(m.body)
-      ).map((m) => JSON.stringify(m.body?.messages));
-      assert.match(back[0], /\\"stop_reason\\": \\"parked\\"/);
-      assert.match(back.at(-1)!, /CONTINUED: the notes are in\./);
-      assert.match(back.at(-1)!, /Add notes/);
-
-      // The first run's log shows the coding agent's request, parked.
-      const logs = await runWats(["--data-dir", f.data, "agent", "logs", "--run", runs[0].run]);
-      assert.equal(logs.code, 0, logs.stderr);
-      // Claude names the call as it starts it ("Preparing file…"): its kind says what it is.
-      assert.match(logs.stdout, /claude│ → .* \[edit\]/);
-      assert.match(logs.stdout, new RegExp(`claude│ \\? claude/edit ${wt}/notes.txt → parked`));
-      // What the coding agent did once the person decided, after that run ended, is there too.
-      const after = logs.stdout.slice(logs.stdout.indexOf("── end:"));
-      assert.match(after, /── after the run ended, its coding agent went on:/, logs.stdout);
-      assert.match(after, new RegExp(`claude│ \\? claude/edit ${wt}/notes.txt → allow_once`));
-      const later = await runWats(["--data-dir", f.data, "agent", "logs", "--run", runs[1].run]);
-      assert.match(later.stdout, /claude│ CONTINUED: the notes are in\./);
-    } finally {
-      await alice.close();
-      await node.stop();
-      await mock.close();
-      Deno.removeSync(f.root, { recursive: true });
+    await using rig = await nodeRig({ dataDir: f.data, agent: { mock } });
+    const alice = await rig.mcp("alice");
+    const ask = idIn(
+      await call(alice, "ask", { title: "Notes", text: "Could someone write the notes?" }),
+    );
+    // Both runs are about the ask's thread: one worktree, one branch.
+    const branch = `wats/helper/${ask.slice(0, 12)}/notes`;
+    const wt = `${f.data}/worktrees/claude/app/helper/${ask.slice(0, 12)}/notes`;
+    await rig.waitEvent("run_ended");
+    let listed = "";
+    for (let i = 0; i < 60 && !listed.includes("permission claude/edit"); i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 500));
+      listed = (await runWats(["--data-dir", f.data, "agent", "pending"])).stdout;
     }
+    const id = listed.split(" ")[0];
+    const approved = await runWats(["--data-dir", f.data, "agent", "approve", id]);
+    assert.equal(approved.code, 0, approved.stderr);
+
+    // The approval wakes the agent; it calls the same work again.
+    await waitFor("the second run", () => rig.events("run_ended").length >= 2, 120_000);
+    const runs = rig.events("run_ended");
+    assert.equal(runs[1].status, "ok", JSON.stringify(runs[1]));
+    const second = mock.messages().find((m) => m.body && both(m.body));
+    assert.ok(second, "no run was woken by the decision");
+    assert.match(
+      JSON.stringify(second.body),
+      /permission decided: claude\/edit on work notes was approved/,
+    );
+    assert.deepEqual(subjects(f.repo, branch), ["Add notes"]);
+    const back = mock.messages().filter((m) => m.body && toolResultFor("mcp__wats__claude")(m.body))
+      .map((m) => JSON.stringify(m.body?.messages));
+    assert.match(back[0], /\\"stop_reason\\": \\"parked\\"/);
+    assert.match(back.at(-1)!, /CONTINUED: the notes are in\./);
+    assert.match(back.at(-1)!, /Add notes/);
+
+    // The first run's log shows the coding agent's request, parked.
+    const logs = await runWats([
+      "--data-dir",
+      f.data,
+      "agent",
+      "logs",
+      "--run",
+      String(runs[0].run),
+    ]);
+    assert.equal(logs.code, 0, logs.stderr);
+    // Claude names the call as it starts it ("Preparing file…"): its kind says what it is.
+    assert.match(logs.stdout, /claude│ → .* \[edit\]/);
+    assert.match(logs.stdout, new RegExp(`claude│ \\? claude/edit ${wt}/notes.txt → parked`));
+    // What the coding agent did once the person decided, after that run ended, is there too.
+    const after = logs.stdout.slice(logs.stdout.indexOf("── end:"));
+    assert.match(after, /── after the run ended, its coding agent went on:/, logs.stdout);
+    assert.match(after, new RegExp(`claude│ \\? claude/edit ${wt}/notes.txt → allow_once`));
+    const later = await runWats([
+      "--data-dir",
+      f.data,
+      "agent",
+      "logs",
+      "--run",
+      String(runs[1].run),
+    ]);
+    assert.match(later.stdout, /claude│ CONTINUED: the notes are in\./);
   },
 });

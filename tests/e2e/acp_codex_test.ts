@@ -9,30 +9,20 @@
 import assert from "node:assert/strict";
 import { AcpLayer, type CallEvent } from "../../src/acp/calls.ts";
 import { makePolicy } from "../../src/acp/policy.ts";
-import { git } from "../../src/acp/worktrees.ts";
 import { requireCli } from "../support/clis.ts";
 import {
   functionCall,
-  MOCK_MODEL,
   type MockOpenAI,
   startMockOpenAI,
   text,
   trailingCallOutputs,
   userText,
 } from "../support/mock_openai.ts";
+import { gitRepo, tempDir } from "../support/rig.ts";
+import { codexAcpHarness } from "../support/harness_fixtures.ts";
 
 const codexAcp = requireCli("codex-acp");
 const opts = { ignore: codexAcp === null, sanitizeOps: false, sanitizeResources: false };
-
-async function repo(root: string): Promise<string> {
-  const dir = `${root}/repo`;
-  Deno.mkdirSync(dir);
-  await git(["init", "-q", "-b", "main"], dir);
-  Deno.writeTextFileSync(`${dir}/README.md`, "the app\n");
-  await git(["add", "README.md"], dir);
-  await git(["-c", "user.email=t@example.org", "-c", "user.name=T", "commit", "-qm", "first"], dir);
-  return dir;
-}
 
 function layer(
   root: string,
@@ -42,37 +32,9 @@ function layer(
   events: CallEvent[],
 ): AcpLayer {
   const home = `${root}/home`;
-  const codexHome = `${home}/.codex`;
-  Deno.mkdirSync(codexHome, { recursive: true });
-  Deno.writeTextFileSync(
-    `${codexHome}/config.toml`,
-    [
-      `model = "${MOCK_MODEL}"`,
-      'model_provider = "wats_mock"',
-      "[model_providers.wats_mock]",
-      'name = "wats mock"',
-      `base_url = "${mock.url}/v1"`,
-      'wire_api = "responses"',
-      "request_max_retries = 0",
-      "stream_max_retries = 0",
-      'env_key = "OPENAI_API_KEY"',
-      "",
-    ].join("\n"),
-  );
   return new AcpLayer({
     worktrees: `${root}/data/worktrees`,
-    harnesses: {
-      codex: {
-        name: "codex",
-        command: codexAcp![0],
-        args: codexAcp!.slice(1),
-        env: { CODEX_HOME: codexHome, OPENAI_API_KEY: "test-key" },
-        meta: {},
-        context: [],
-        idle: 60_000,
-        enabled: true,
-      },
-    },
+    harnesses: { codex: codexAcpHarness(codexAcp!, mock.url, `${home}/.codex`) },
     checkouts: { app: { name: "app", path: repoDir, base: "main", fetch: false } },
     allowedCheckouts: [],
     policy: makePolicy(allow, [], `${root}/data`),
@@ -102,10 +64,11 @@ Deno.test({
     "the same work continues its session after a restart",
   ...opts,
   async fn() {
-    const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "wats-acp-codex-" }));
-    const repoDir = await repo(root);
+    await using tmp = tempDir("wats-acp-codex-");
+    const root = tmp.path;
+    const repoDir = await gitRepo(`${root}/repo`);
     const wt = `${root}/data/worktrees/codex/app/bob/_/w`;
-    const mock = startMockOpenAI({
+    await using mock = startMockOpenAI({
       rules: [
         {
           when: (r) => userText(r).includes("TASK-3") && userText(r).includes("TASK-2"),
@@ -119,53 +82,48 @@ Deno.test({
     });
     const events: CallEvent[] = [];
     let acpLayer = layer(root, repoDir, mock, [], events);
-    try {
-      const origin = { agent: "bob", thread: "_", callId: "c1" };
-      const args = { checkout: "app", work: "w" };
-      const r1 = await acpLayer.call("codex", origin, { task: "TASK-1", ...args });
-      assert.equal(r1.worktree, wt);
-      assert.equal(r1.branch, "wats/bob/_/w");
-      assert.equal(r1.stop_reason, "cancelled", JSON.stringify(r1));
-      assert.equal(r1.refused.length, 1, JSON.stringify(r1.refused));
-      assert.equal(r1.refused[0].request, "codex/execute");
-      assert.match(r1.refused[0].id, /^c1:/);
-      assert.throws(() => Deno.statSync(`${wt}/refused.txt`));
-      // Codex reports no cost.
-      assert.equal(r1.usd, 0);
+    await using _layer = { [Symbol.asyncDispose]: () => acpLayer.close() };
+    const origin = { agent: "bob", thread: "_", callId: "c1" };
+    const args = { checkout: "app", work: "w" };
+    const r1 = await acpLayer.call("codex", origin, { task: "TASK-1", ...args });
+    assert.equal(r1.worktree, wt);
+    assert.equal(r1.branch, "wats/bob/_/w");
+    assert.equal(r1.stop_reason, "cancelled", JSON.stringify(r1));
+    assert.equal(r1.refused.length, 1, JSON.stringify(r1.refused));
+    assert.equal(r1.refused[0].request, "codex/execute");
+    assert.match(r1.refused[0].id, /^c1:/);
+    assert.throws(() => Deno.statSync(`${wt}/refused.txt`));
+    // Codex reports no cost.
+    assert.equal(r1.usd, 0);
 
-      // An explicit rule allows commands; the daemon restarts in between.
-      await acpLayer.close();
-      acpLayer = layer(root, repoDir, mock, ["codex/execute"], events);
-      const r2 = await acpLayer.call("codex", { ...origin, callId: "c2" }, {
-        task: "TASK-2",
-        ...args,
-      });
-      assert.equal(r2.stop_reason, "end_turn", JSON.stringify(r2));
-      assert.ok(r2.message.endsWith("Ran it."), r2.message);
-      assert.deepEqual(r2.refused, []);
-      // The restarted layer loaded the work's session: TASK-2 went to the model with TASK-1.
-      assert.ok(
-        mock.requests.some((q) =>
-          q.body && userText(q.body).includes("TASK-2") && userText(q.body).includes("TASK-1")
-        ),
-      );
-      Deno.statSync(`${wt}/allowed.txt`);
-      const answers = events.filter((e) => e.type === "acp_permission")
-        .map((e) => e.type === "acp_permission" && [e.request, e.answer]);
-      assert.deepEqual(answers, [["codex/execute", "reject_once"], [
-        "codex/execute",
-        "allow_once",
-      ]]);
+    // An explicit rule allows commands; the daemon restarts in between.
+    await acpLayer.close();
+    acpLayer = layer(root, repoDir, mock, ["codex/execute"], events);
+    const r2 = await acpLayer.call("codex", { ...origin, callId: "c2" }, {
+      task: "TASK-2",
+      ...args,
+    });
+    assert.equal(r2.stop_reason, "end_turn", JSON.stringify(r2));
+    assert.ok(r2.message.endsWith("Ran it."), r2.message);
+    assert.deepEqual(r2.refused, []);
+    // The restarted layer loaded the work's session: TASK-2 went to the model with TASK-1.
+    assert.ok(
+      mock.requests.some((q) =>
+        q.body && userText(q.body).includes("TASK-2") && userText(q.body).includes("TASK-1")
+      ),
+    );
+    Deno.statSync(`${wt}/allowed.txt`);
+    const answers = events.filter((e) => e.type === "acp_permission")
+      .map((e) => e.type === "acp_permission" && [e.request, e.answer]);
+    assert.deepEqual(answers, [["codex/execute", "reject_once"], [
+      "codex/execute",
+      "allow_once",
+    ]]);
 
-      const r3 = await acpLayer.call("codex", { ...origin, callId: "c3" }, {
-        task: "TASK-3",
-        ...args,
-      });
-      assert.ok(r3.message.endsWith("CONTINUED"), r3.message);
-    } finally {
-      await acpLayer.close();
-      await mock.close();
-      Deno.removeSync(root, { recursive: true });
-    }
+    const r3 = await acpLayer.call("codex", { ...origin, callId: "c3" }, {
+      task: "TASK-3",
+      ...args,
+    });
+    assert.ok(r3.message.endsWith("CONTINUED"), r3.message);
   },
 });

@@ -12,8 +12,10 @@ import assert from "node:assert/strict";
 import { dataPaths } from "../../src/config/paths.ts";
 import { git } from "../../src/acp/worktrees.ts";
 import { requireCli } from "../support/clis.ts";
-import { denoDir, runWats, startWats, tempDataDir } from "../support/cli.ts";
-import { call, idIn, mcpClient, waitFor } from "../support/swarm.ts";
+import { denoDir, runWats } from "../support/cli.ts";
+import { call, idIn, waitFor } from "../support/swarm.ts";
+import { gitRepo, jsonLines, nodeRig, type NodeRigOptions, tempDir } from "../support/rig.ts";
+import { claudeAcpToml } from "../support/harness_fixtures.ts";
 import { groupMembers } from "../support/processes.ts";
 import { assertOfferedExactly, lockedToolNames } from "../support/locked_tools.ts";
 import {
@@ -47,19 +49,10 @@ function answer(say: string) {
     toolUse("mcp__wats__answer", { parent: wokenFor(req).at(-1), text: say });
 }
 
-function jsonLines(path: string): Record<string, unknown>[] {
-  return Deno.readTextFileSync(path).split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
-}
-
 function config(home: string, mockUrl: string, repo?: string): string {
   return [
-    "[harnesses.claude]",
-    'command = "node"',
-    `args = [${JSON.stringify(acp![1])}]`,
-    `env = { ANTHROPIC_BASE_URL = "${mockUrl}", ANTHROPIC_API_KEY = "test-key", ` +
-    `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1", CLAUDE_CONFIG_DIR = "${home}/.claude", ` +
     // `wats mcp` runs from source here: it needs the tests' Deno cache.
-    `DENO_DIR = "${denoDir()}" }`,
+    ...claudeAcpToml(acp!, mockUrl, home, { DENO_DIR: denoDir() }),
     ...(repo ? ["", "[checkouts.app]", `path = "${repo}"`, 'base = "main"'] : []),
     "",
     "[agent]",
@@ -73,15 +66,21 @@ function config(home: string, mockUrl: string, repo?: string): string {
   ].join("\n");
 }
 
+/** The rig of these tests: a node on `config`, with the HOME the config names. */
+function acpNode(home: string, toml: string): NodeRigOptions {
+  // After the node is up (the rig waits for it): a `wats mcp` first would start a node of its own.
+  return { home, config: toml, env: { IS_SANDBOX: "1" }, startTimeoutMs: 120_000 };
+}
+
 Deno.test({
   name: "agent.runtime = acp: one session per thread, loaded when the thread wakes it again, " +
     "locked to the wats tools, each run costed",
   ...opts,
   async fn() {
-    const dir = tempDataDir();
-    const home = Deno.makeTempDirSync({ prefix: "wats-acp-rt-home-" });
+    await using tmp = tempDir("wats-acp-rt-home-");
+    const home = tmp.path;
     const escaped = `${home}/escaped.txt`;
-    const mock = startMockAnthropic({
+    await using mock = startMockAnthropic({
       rules: [
         { when: toolResultFor("mcp__wats__answer"), reply: text("Answered.") },
         // A locked agent has no Bash: the call fails in Claude Code, nothing runs.
@@ -102,9 +101,9 @@ Deno.test({
         { when: hasTool("mcp__wats__answer"), reply: answer("First answer.") },
       ],
     });
-    Deno.writeTextFileSync(`${dir}/config.toml`, config(home, mock.url));
-    const node = startWats(["--data-dir", dir, "node"], { env: { IS_SANDBOX: "1" }, home });
-    let alice: Awaited<ReturnType<typeof mcpClient>> | undefined;
+    await using rig = await nodeRig(acpNode(home, config(home, mock.url)));
+    const node = rig.node;
+    const dir = rig.dataDir;
     const paths = dataPaths(dir);
     const runs = () => {
       try {
@@ -113,105 +112,85 @@ Deno.test({
         return [];
       }
     };
-    try {
-      await node.waitForLine((l) => l.includes('"event":"started"'), 120_000);
-      // After the node is up: a `wats mcp` first would start a node of its own.
-      alice = await mcpClient(dir, "alice", home);
-      assert.match(node.stderr(), /agent +acp on \[harnesses\.claude\] as helper · budget/);
-      const one = idIn(await call(alice, "ask", { title: "One", text: "ASK-ONE: which init?" }));
-      await waitFor("the first run", () => runs().length === 1, 120_000);
-      assert.equal(runs()[0].status, "ok", JSON.stringify(runs()) + node.stderr());
-      const first = await call(alice, "thread", { id: one });
-      assert.match(first, /First answer\./);
+    const alice = await rig.mcp("alice");
+    assert.match(node.stderr(), /agent +acp on \[harnesses\.claude\] as helper · budget/);
+    const one = idIn(await call(alice, "ask", { title: "One", text: "ASK-ONE: which init?" }));
+    await waitFor("the first run", () => runs().length === 1, 120_000);
+    assert.equal(runs()[0].status, "ok", JSON.stringify(runs()) + node.stderr());
+    const first = await call(alice, "thread", { id: one });
+    assert.match(first, /First answer\./);
 
-      // Its `wats mcp` presented the run's token (given in session/new): a runner session.
-      assert.match(
-        node.stderr(),
-        new RegExp(`mcp session opened \\(profile=helper runner=true run=${runs()[0].id}\\)`),
-      );
-      // Locked: every request that offers tools offers exactly the wats tools (no
-      // built-in tool, no tool search placeholder).
-      // The harness is enabled as a coding agent too: its tool is a wats tool.
-      assertOfferedExactly(
-        mock.messages().map((m) => (m.body?.tools ?? []).map((t) => t.name)),
-        lockedToolNames("__", ["claude"]),
-      );
+    // Its `wats mcp` presented the run's token (given in session/new): a runner session.
+    assert.match(
+      node.stderr(),
+      new RegExp(`mcp session opened \\(profile=helper runner=true run=${runs()[0].id}\\)`),
+    );
+    // Locked: every request that offers tools offers exactly the wats tools (no
+    // built-in tool, no tool search placeholder).
+    // The harness is enabled as a coding agent too: its tool is a wats tool.
+    assertOfferedExactly(
+      mock.messages().map((m) => (m.body?.tools ?? []).map((t) => t.name)),
+      lockedToolNames("__", ["claude"]),
+    );
 
-      // The same thread wakes it again: its session is loaded, history and all.
-      const stored = node.stdoutLines.map((l) => JSON.parse(l)).find((e) =>
-        e.event === "post_stored" && e.kind === "answer"
-      );
-      assert.ok(stored, node.stdoutLines.join("\n"));
-      await call(alice, "clarify", { parent: stored.id, text: "ASK-TWO: and why?" });
-      await waitFor("the second run", () => runs().length === 2, 120_000);
-      assert.equal(runs()[1].status, "ok", JSON.stringify(runs()[1]));
-      const second = await call(alice, "thread", { id: one });
-      assert.match(second, /REMEMBERED: we spoke of ASK-ONE\./, second);
+    // The same thread wakes it again: its session is loaded, history and all.
+    const stored = rig.events("post_stored").find((e) => e.kind === "answer");
+    assert.ok(stored, node.stdoutLines.join("\n"));
+    await call(alice, "clarify", { parent: stored.id, text: "ASK-TWO: and why?" });
+    await waitFor("the second run", () => runs().length === 2, 120_000);
+    assert.equal(runs()[1].status, "ok", JSON.stringify(runs()[1]));
+    const second = await call(alice, "thread", { id: one });
+    assert.match(second, /REMEMBERED: we spoke of ASK-ONE\./, second);
 
-      // Another thread: a new session, which knows nothing of the first.
-      const three = idIn(await call(alice, "ask", { title: "Three", text: "ASK-THREE: cron?" }));
-      await waitFor("the third run", () => runs().length === 3, 120_000);
-      const third = await call(alice, "thread", { id: three });
-      assert.match(third, /FRESH: a new thread\./, third);
-      assert.throws(() => Deno.statSync(escaped), "the Bash call of a locked agent never ran");
+    // Another thread: a new session, which knows nothing of the first.
+    const three = idIn(await call(alice, "ask", { title: "Three", text: "ASK-THREE: cron?" }));
+    await waitFor("the third run", () => runs().length === 3, 120_000);
+    const third = await call(alice, "thread", { id: three });
+    assert.match(third, /FRESH: a new thread\./, third);
+    assert.throws(() => Deno.statSync(escaped), "the Bash call of a locked agent never ran");
 
-      // One session per thread, kept for the next wake.
-      const sessions = JSON.parse(Deno.readTextFileSync(`${paths.agentDir}/acp_threads.json`));
-      assert.deepEqual(Object.keys(sessions).sort(), [one, three].sort());
-      const transcripts = runs().map((r) => jsonLines(`${paths.runsDir}/${r.id}.jsonl`));
-      const opened = transcripts.map((t) => t.find((l) => l.type === "acp_session"));
-      assert.deepEqual(opened.map((o) => o?.continued), [false, true, false]);
-      assert.equal(opened[0]?.session, opened[1]?.session);
-      assert.deepEqual(transcripts.map((t) => t[0].thread), [one, one, three]);
-      // The agent's list of slash commands is not kept in each run's transcript.
-      assert.ok(
-        !transcripts.flat().some((l) =>
-          (l.update as { sessionUpdate?: string } | undefined)?.sessionUpdate ===
-            "available_commands_update"
-        ),
-      );
+    // One session per thread, kept for the next wake.
+    const sessions = JSON.parse(Deno.readTextFileSync(`${paths.agentDir}/acp_threads.json`));
+    assert.deepEqual(Object.keys(sessions).sort(), [one, three].sort());
+    const transcripts = runs().map((r) => jsonLines(`${paths.runsDir}/${r.id}.jsonl`));
+    const opened = transcripts.map((t) => t.find((l) => l.type === "acp_session"));
+    assert.deepEqual(opened.map((o) => o?.continued), [false, true, false]);
+    assert.equal(opened[0]?.session, opened[1]?.session);
+    assert.deepEqual(transcripts.map((t) => t[0].thread), [one, one, three]);
+    // The agent's list of slash commands is not kept in each run's transcript.
+    assert.ok(
+      !transcripts.flat().some((l) =>
+        (l.update as { sessionUpdate?: string } | undefined)?.sessionUpdate ===
+          "available_commands_update"
+      ),
+    );
 
-      // Each run is costed by what it added: a loaded session reports its total since it
-      // began, so the second run's cost is not the first's plus its own.
-      const costs = runs().map((r) => r.cost_usd as number);
-      assert.ok(costs.every((c) => c > 0), JSON.stringify(costs));
-      const reported = transcripts[1].flatMap((l) => {
-        const u = l.update as { sessionUpdate?: string; cost?: { amount: number } } | undefined;
-        return u?.sessionUpdate === "usage_update" && u.cost ? [u.cost.amount] : [];
-      });
-      assert.ok(reported.length > 0, "the agent reported a cost");
-      console.log(
-        `measured: run costs ${JSON.stringify(costs)}; run 2's agent reported ${reported.at(-1)}`,
-      );
-      assert.ok(
-        Math.abs(costs[1] - (reported.at(-1)! - costs[0])) < 1e-9,
-        `run 2 cost ${costs[1]}, reported ${reported.at(-1)}, run 1 ${costs[0]}`,
-      );
+    // Each run is costed by what it added: a loaded session reports its total since it
+    // began, so the second run's cost is not the first's plus its own.
+    const costs = runs().map((r) => r.cost_usd as number);
+    assert.ok(costs.every((c) => c > 0), JSON.stringify(costs));
+    const reported = transcripts[1].flatMap((l) => {
+      const u = l.update as { sessionUpdate?: string; cost?: { amount: number } } | undefined;
+      return u?.sessionUpdate === "usage_update" && u.cost ? [u.cost.amount] : [];
+    });
+    assert.ok(reported.length > 0, "the agent reported a cost");
+    console.log(
+      `measured: run costs ${JSON.stringify(costs)}; run 2's agent reported ${reported.at(-1)}`,
+    );
+    assert.ok(
+      Math.abs(costs[1] - (reported.at(-1)! - costs[0])) < 1e-9,
+      `run 2 cost ${costs[1]}, reported ${reported.at(-1)}, run 1 ${costs[0]}`,
+    );
 
-      // Nobody types at an unattended agent: no paid request predicts the next prompt.
-      assert.ok(!mock.messages().some((m) => promptContains("SUGGESTION MODE")(m.body!)));
+    // Nobody types at an unattended agent: no paid request predicts the next prompt.
+    assert.ok(!mock.messages().some((m) => promptContains("SUGGESTION MODE")(m.body!)));
 
-      // People read it like a CLI run.
-      const logs = await runWats([
-        "--data-dir",
-        dir,
-        "agent",
-        "logs",
-        "--run",
-        String(runs()[1].id),
-      ], {
-        home,
-      });
-      assert.equal(logs.code, 0, logs.stderr);
-      assert.match(logs.stdout, /session \S+ on \[harnesses\.claude\] \(continued\)/, logs.stdout);
-      assert.match(logs.stdout, /mcp__wats__answer .*REMEMBERED/, logs.stdout);
-      assert.match(logs.stdout, /end: ok/);
-    } finally {
-      await alice?.close();
-      await node.stop();
-      await mock.close();
-      Deno.removeSync(home, { recursive: true });
-    }
+    // People read it like a CLI run.
+    const logs = await rig.wats(["agent", "logs", "--run", String(runs()[1].id)]);
+    assert.equal(logs.code, 0, logs.stderr);
+    assert.match(logs.stdout, /session \S+ on \[harnesses\.claude\] \(continued\)/, logs.stdout);
+    assert.match(logs.stdout, /mcp__wats__answer .*REMEMBERED/, logs.stdout);
+    assert.match(logs.stdout, /end: ok/);
   },
 });
 
@@ -219,18 +198,10 @@ Deno.test({
   name: "agent.runtime = acp: a coding agent called from a thread's run works under that thread",
   ...opts,
   async fn() {
-    const dir = tempDataDir();
-    const home = Deno.makeTempDirSync({ prefix: "wats-acp-rt-home-" });
-    const repo = `${home}/repo`;
-    Deno.mkdirSync(repo);
-    await git(["init", "--quiet", "-b", "main"], repo);
-    Deno.writeTextFileSync(`${repo}/README.md`, "the app\n");
-    await git(["add", "README.md"], repo);
-    await git(
-      ["-c", "user.email=t@example.org", "-c", "user.name=T", "commit", "-qm", "first"],
-      repo,
-    );
-    const mock = startMockAnthropic({
+    await using tmp = tempDir("wats-acp-rt-home-");
+    const home = tmp.path;
+    const repo = await gitRepo(`${home}/repo`);
+    await using mock = startMockAnthropic({
       rules: [
         { when: toolResultFor("mcp__wats__answer"), reply: text("Answered.") },
         {
@@ -249,30 +220,16 @@ Deno.test({
         },
       ],
     });
-    Deno.writeTextFileSync(`${dir}/config.toml`, config(home, mock.url, repo));
-    const node = startWats(["--data-dir", dir, "node"], { env: { IS_SANDBOX: "1" }, home });
-    let alice: Awaited<ReturnType<typeof mcpClient>> | undefined;
-    try {
-      await node.waitForLine((l) => l.includes('"event":"started"'), 120_000);
-      // After the node is up: a `wats mcp` first would start a node of its own.
-      alice = await mcpClient(dir, "alice", home);
-      const ask = idIn(await call(alice, "ask", { title: "Code", text: "CODE-ASK: check it" }));
-      await waitFor(
-        "the agent's answer",
-        () => node.stdoutLines.some((l) => l.includes('"event":"run_ended"')),
-        180_000,
-      );
-      const thread = await call(alice, "thread", { id: ask });
-      assert.match(thread, /CODED/, thread + node.stderr());
-      const branches = await git(["branch", "--list", "wats/*"], repo);
-      assert.match(branches, new RegExp(`wats/helper/${ask.slice(0, 12)}/readme`), branches);
-      Deno.statSync(`${dir}/worktrees/claude/app/helper/${ask.slice(0, 12)}/readme/README.md`);
-    } finally {
-      await alice?.close();
-      await node.stop();
-      await mock.close();
-      Deno.removeSync(home, { recursive: true });
-    }
+    await using rig = await nodeRig(acpNode(home, config(home, mock.url, repo)));
+    const dir = rig.dataDir;
+    const alice = await rig.mcp("alice");
+    const ask = idIn(await call(alice, "ask", { title: "Code", text: "CODE-ASK: check it" }));
+    await rig.waitEvent("run_ended", { timeoutMs: 180_000 });
+    const thread = await call(alice, "thread", { id: ask });
+    assert.match(thread, /CODED/, thread + rig.node.stderr());
+    const branches = await git(["branch", "--list", "wats/*"], repo);
+    assert.match(branches, new RegExp(`wats/helper/${ask.slice(0, 12)}/readme`), branches);
+    Deno.statSync(`${dir}/worktrees/claude/app/helper/${ask.slice(0, 12)}/readme/README.md`);
   },
 });
 
@@ -281,9 +238,9 @@ Deno.test({
     "and recorded as timed out; the thread's next wake loads its session again",
   ...opts,
   async fn() {
-    const dir = tempDataDir();
-    const home = Deno.makeTempDirSync({ prefix: "wats-acp-rt-home-" });
-    const mock = startMockAnthropic({
+    await using tmp = tempDir("wats-acp-rt-home-");
+    const home = tmp.path;
+    await using mock = startMockAnthropic({
       rules: [
         { when: toolResultFor("mcp__wats__answer"), reply: text("Answered.") },
         {
@@ -294,62 +251,47 @@ Deno.test({
         { when: hasTool("mcp__wats__answer"), reply: answer("In time.") },
       ],
     });
-    Deno.writeTextFileSync(
-      `${dir}/config.toml`,
-      config(home, mock.url).replace("[agent]\n", '[agent]\ntimeout = "5s"\n'),
+    await using rig = await nodeRig(
+      acpNode(home, config(home, mock.url).replace("[agent]\n", '[agent]\ntimeout = "5s"\n')),
     );
-    const node = startWats(["--data-dir", dir, "node"], { env: { IS_SANDBOX: "1" }, home });
-    let alice: Awaited<ReturnType<typeof mcpClient>> | undefined;
-    const paths = dataPaths(dir);
-    const ended = () =>
-      node.stdoutLines.map((l) => JSON.parse(l)).filter((e) => e.event === "run_ended");
-    try {
-      await node.waitForLine((l) => l.includes('"event":"started"'), 120_000);
-      // After the node is up: a `wats mcp` first would start a node of its own.
-      alice = await mcpClient(dir, "alice", home);
-      const ask = idIn(await call(alice, "ask", { title: "Q", text: "FIRST: which init?" }));
-      await waitFor("the first run", () => ended().length === 1, 120_000);
-      const answer1 = node.stdoutLines.map((l) => JSON.parse(l)).find((e) =>
-        e.event === "post_stored" && e.kind === "answer"
-      );
-      assert.ok(answer1, node.stderr());
+    const paths = dataPaths(rig.dataDir);
+    const ended = () => rig.events("run_ended");
+    const alice = await rig.mcp("alice");
+    const ask = idIn(await call(alice, "ask", { title: "Q", text: "FIRST: which init?" }));
+    await waitFor("the first run", () => ended().length === 1, 120_000);
+    const answer1 = rig.events("post_stored").find((e) => e.kind === "answer");
+    assert.ok(answer1, rig.node.stderr());
 
-      await call(alice, "clarify", { parent: answer1.id, text: "SLOW: this one hangs" });
-      // The run in progress is recorded with the agent's process group.
-      let pgid = 0;
-      await waitFor("the run's record", () => {
-        try {
-          pgid = JSON.parse(Deno.readTextFileSync(`${paths.agentDir}/runner.json`)).run?.pgid ?? 0;
-        } catch {
-          pgid = 0;
-        }
-        return pgid > 0;
-      }, 120_000);
-      await waitFor("the slow run's end", () => ended().length === 2, 120_000);
-      assert.equal(ended()[1].status, "timeout", JSON.stringify(ended()[1]));
-      assert.match(ended()[1].error, /timed out after agent.timeout = 5s/);
-      // Nothing of the group survives the run (the agent, its Claude Code, its `wats mcp`): the
-      // group was sent SIGKILL before the run ended; dying takes the kernel a moment.
-      let left: string[] = [];
-      for (let i = 0; i < 100; i++) {
-        left = await groupMembers(pgid);
-        if (left.length === 0) break;
-        await new Promise((r) => setTimeout(r, 100));
+    await call(alice, "clarify", { parent: answer1.id, text: "SLOW: this one hangs" });
+    // The run in progress is recorded with the agent's process group.
+    let pgid = 0;
+    await waitFor("the run's record", () => {
+      try {
+        pgid = JSON.parse(Deno.readTextFileSync(`${paths.agentDir}/runner.json`)).run?.pgid ?? 0;
+      } catch {
+        pgid = 0;
       }
-      assert.deepEqual(left, [], "the run's process group is gone");
-
-      // The thread's session was kept: its next wake loads it and is answered.
-      await call(alice, "clarify", { parent: answer1.id, text: "AND-NOW: and now?" });
-      await waitFor("the third run", () => ended().length === 3, 120_000);
-      assert.equal(ended()[2].status, "ok", JSON.stringify(ended()[2]));
-      const thread = await call(alice, "thread", { id: ask });
-      assert.match(thread, /Recovered, and I remember FIRST\./, thread);
-    } finally {
-      await alice?.close();
-      await node.stop();
-      await mock.close();
-      Deno.removeSync(home, { recursive: true });
+      return pgid > 0;
+    }, 120_000);
+    await waitFor("the slow run's end", () => ended().length === 2, 120_000);
+    assert.equal(ended()[1].status, "timeout", JSON.stringify(ended()[1]));
+    assert.match(String(ended()[1].error), /timed out after agent.timeout = 5s/);
+    // Nothing of the group survives the run (the agent, its Claude Code, its `wats mcp`): the
+    // group was sent SIGKILL before the run ended; dying takes the kernel a moment.
+    let left: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      left = await groupMembers(pgid);
+      if (left.length === 0) break;
+      await new Promise((r) => setTimeout(r, 100));
     }
+    assert.deepEqual(left, [], "the run's process group is gone");
+
+    // The thread's session was kept: its next wake loads it and is answered.
+    await call(alice, "clarify", { parent: answer1.id, text: "AND-NOW: and now?" });
+    await waitFor("the third run", () => ended().length === 3, 120_000);
+    assert.equal(ended()[2].status, "ok", JSON.stringify(ended()[2]));
+    const thread = await call(alice, "thread", { id: ask });
+    assert.match(thread, /Recovered, and I remember FIRST\./, thread);
   },
 });
 
@@ -359,10 +301,10 @@ Deno.test({
     "and the interrupted ask is answered exactly once, in the thread's session",
   ...opts,
   async fn() {
-    const dir = tempDataDir();
-    const home = Deno.makeTempDirSync({ prefix: "wats-acp-rt-home-" });
+    await using tmp = tempDir("wats-acp-rt-home-");
+    const home = tmp.path;
     let answers = 0;
-    const mock = startMockAnthropic({
+    await using mock = startMockAnthropic({
       rules: [
         { when: toolResultFor("mcp__wats__answer"), reply: text("Answered.") },
         {
@@ -375,65 +317,45 @@ Deno.test({
         },
       ],
     });
-    Deno.writeTextFileSync(`${dir}/config.toml`, config(home, mock.url));
-    const start = () => startWats(["--data-dir", dir, "node"], { env: { IS_SANDBOX: "1" }, home });
-    const node = start();
-    let again: ReturnType<typeof start> | undefined;
+    await using rig = await nodeRig(acpNode(home, config(home, mock.url)));
+    const { node, dataDir: dir } = rig;
     const paths = dataPaths(dir);
-    try {
-      await node.waitForLine((l) => l.includes('"event":"started"'), 120_000);
-      const alice = await mcpClient(dir, "alice", home);
-      const ask = idIn(await call(alice, "ask", { title: "Logs", text: "logrotate or journald?" }));
-      await alice.close();
-      await waitFor("the held answer", () => answers === 1, 120_000);
-      const run = JSON.parse(Deno.readTextFileSync(`${paths.agentDir}/runner.json`)).run;
-      assert.equal(run.program, "node", "the run is recorded as the harness's command");
-      const members = await groupMembers(run.pgid);
-      assert.ok(members.some((p) => p.includes(" mcp ")), `wats mcp is in the group: ${members}`);
+    const alice = await rig.mcp("alice");
+    const ask = idIn(await call(alice, "ask", { title: "Logs", text: "logrotate or journald?" }));
+    await alice.close();
+    await waitFor("the held answer", () => answers === 1, 120_000);
+    const run = JSON.parse(Deno.readTextFileSync(`${paths.agentDir}/runner.json`)).run;
+    assert.equal(run.program, "node", "the run is recorded as the harness's command");
+    const members = await groupMembers(run.pgid);
+    assert.ok(members.some((p) => p.includes(" mcp ")), `wats mcp is in the group: ${members}`);
 
-      node.process.kill("SIGKILL");
-      await node.process.status;
-      // A restart right after SIGKILL may be refused while the dead daemon's lock looks held.
-      const until = Date.now() + 30_000;
-      for (;;) {
-        again = start();
-        const started = await Promise.race([
-          again.waitForLine((l) => l.includes('"event":"started"'), 120_000).then(() => true),
-          again.process.status.then(() => false),
-        ]);
-        if (started) break;
-        if (Date.now() > until) throw new Error(`no restart: ${again.stderr()}`);
-        await new Promise((r) => setTimeout(r, 250));
-      }
-      assert.deepEqual(
-        await groupMembers(run.pgid),
-        [],
-        "the restarted daemon runs beside no orphan",
-      );
+    node.process.kill("SIGKILL");
+    await node.process.status;
+    // A restart right after SIGKILL may be refused while the dead daemon's lock looks held.
+    await using again = await nodeRig({
+      ...acpNode(home, config(home, mock.url)),
+      dataDir: dir,
+      retryRefusedMs: 30_000,
+    });
+    assert.deepEqual(
+      await groupMembers(run.pgid),
+      [],
+      "the restarted daemon runs beside no orphan",
+    );
 
-      await again.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000);
-      const index = Deno.readTextFileSync(paths.runsIndex).trim().split("\n").map((l) =>
-        JSON.parse(l)
-      );
-      assert.deepEqual(index.map((e) => e.status), ["interrupted", "ok"], again.stderr());
-      const bob = await mcpClient(dir, "bob", home);
-      try {
-        const thread = await call(bob, "thread", { id: ask });
-        assert.equal(thread.match(/Use journald\./g)?.length, 1, thread);
-      } finally {
-        await bob.close();
-      }
-      // The new run is the thread's. (Whether it could load the cut-off session depends on
-      // whether Claude Code had saved it before the SIGKILL: measured both ways; a new one
-      // starts when it had not.)
-      const second = jsonLines(`${paths.runsDir}/${index[1].id}.jsonl`);
-      assert.equal(second.find((l) => l.type === "acp_session")?.thread, ask);
-    } finally {
-      await again?.stop();
-      await node.stop().catch(() => {});
-      await mock.close();
-      Deno.removeSync(home, { recursive: true });
-    }
+    await again.waitEvent("run_ended");
+    const index = Deno.readTextFileSync(paths.runsIndex).trim().split("\n").map((l) =>
+      JSON.parse(l)
+    );
+    assert.deepEqual(index.map((e) => e.status), ["interrupted", "ok"], again.node.stderr());
+    const bob = await again.mcp("bob");
+    const thread = await call(bob, "thread", { id: ask });
+    assert.equal(thread.match(/Use journald\./g)?.length, 1, thread);
+    // The new run is the thread's. (Whether it could load the cut-off session depends on
+    // whether Claude Code had saved it before the SIGKILL: measured both ways; a new one
+    // starts when it had not.)
+    const second = jsonLines(`${paths.runsDir}/${index[1].id}.jsonl`);
+    assert.equal(second.find((l) => l.type === "acp_session")?.thread, ask);
   },
 });
 
@@ -447,44 +369,41 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    const dir = tempDataDir();
-    const home = Deno.makeTempDirSync({ prefix: "wats-acp-rt-home-" });
-    try {
-      const start = async (toml: string) => {
-        Deno.writeTextFileSync(`${dir}/config.toml`, toml);
-        return await runWats(["--data-dir", dir, "node"], { home, timeoutMs: 120_000 });
-      };
-      const none = await start('[agent]\nruntime = "acp"\n');
-      assert.equal(none.code, 1, none.stderr);
-      assert.match(none.stderr, /agent\.runtime = "acp" needs agent\.harness.*harnesses: none/);
+    await using data = tempDir("wats-data-");
+    await using tmp = tempDir("wats-acp-rt-home-");
+    const dir = data.path;
+    const home = tmp.path;
+    const start = async (toml: string) => {
+      Deno.writeTextFileSync(`${dir}/config.toml`, toml);
+      return await runWats(["--data-dir", dir, "node"], { home, timeoutMs: 120_000 });
+    };
+    const none = await start('[agent]\nruntime = "acp"\n');
+    assert.equal(none.code, 1, none.stderr);
+    assert.match(none.stderr, /agent\.runtime = "acp" needs agent\.harness.*harnesses: none/);
 
-      const claude = `[harnesses.claude]\ncommand = "node"\nargs = [${JSON.stringify(acp![1])}]\n`;
-      const typo = await start(`${claude}\n[agent]\nruntime = "acp"\nharness = "claud"\n`);
-      assert.equal(typo.code, 1);
-      assert.match(typo.stderr, /agent\.harness = "claud" names no \[harnesses\.claud\].*claude/);
+    const claude = `[harnesses.claude]\ncommand = "node"\nargs = [${JSON.stringify(acp![1])}]\n`;
+    const typo = await start(`${claude}\n[agent]\nruntime = "acp"\nharness = "claud"\n`);
+    assert.equal(typo.code, 1);
+    assert.match(typo.stderr, /agent\.harness = "claud" names no \[harnesses\.claud\].*claude/);
 
-      const inherit = await start(
-        `${claude}\n[agent]\nruntime = "acp"\nharness = "claude"\naccess = "inherit"\n`,
-      );
-      assert.equal(inherit.code, 1);
-      assert.match(
-        inherit.stderr,
-        /agent\.access = "inherit" is not available with agent\.runtime = "acp"/,
-      );
+    const inherit = await start(
+      `${claude}\n[agent]\nruntime = "acp"\nharness = "claude"\naccess = "inherit"\n`,
+    );
+    assert.equal(inherit.code, 1);
+    assert.match(
+      inherit.stderr,
+      /agent\.access = "inherit" is not available with agent\.runtime = "acp"/,
+    );
 
-      const codex = await start(
-        `[harnesses.codex]\ncommand = ${JSON.stringify(codexAcp![0])}\nargs = ${
-          JSON.stringify(codexAcp!.slice(1))
-        }\n\n[agent]\nruntime = "acp"\nharness = "codex"\n`,
-      );
-      assert.equal(codex.code, 1, codex.stderr);
-      assert.match(
-        codex.stderr,
-        /\[harnesses\.codex\] runs @agentclientprotocol\/codex-acp, which wats cannot hold to agent\.access/,
-      );
-    } finally {
-      Deno.removeSync(dir, { recursive: true });
-      Deno.removeSync(home, { recursive: true });
-    }
+    const codex = await start(
+      `[harnesses.codex]\ncommand = ${JSON.stringify(codexAcp![0])}\nargs = ${
+        JSON.stringify(codexAcp!.slice(1))
+      }\n\n[agent]\nruntime = "acp"\nharness = "codex"\n`,
+    );
+    assert.equal(codex.code, 1, codex.stderr);
+    assert.match(
+      codex.stderr,
+      /\[harnesses\.codex\] runs @agentclientprotocol\/codex-acp, which wats cannot hold to agent\.access/,
+    );
   },
 });

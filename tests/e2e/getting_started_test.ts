@@ -16,6 +16,7 @@ import assert from "node:assert/strict";
 import { runWats, startWats } from "../support/cli.ts";
 import { requireCli } from "../support/clis.ts";
 import { answeringMock, call, idIn, mcpClient, waitFor } from "../support/swarm.ts";
+import { closing, tempDir } from "../support/rig.ts";
 import { CLIS_DIR } from "../support/clis.ts";
 
 const claude = requireCli("claude");
@@ -50,9 +51,10 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    const home = await Deno.makeTempDir({ prefix: "wats-home-" });
+    await using tmp = tempDir("wats-home-");
+    const home = tmp.path;
     const dataDir = `${home}/.local/share/wats`;
-    const mock = answeringMock();
+    await using mock = answeringMock();
     // Claude Code as the person has it, but talking to the mock model. No wats setting.
     const env = {
       PATH: `${CLIS_DIR}/node_modules/.bin:${Deno.env.get("PATH")}`,
@@ -61,80 +63,74 @@ Deno.test({
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     };
     const leftovers: number[] = [];
-    let node: ReturnType<typeof startWats> | undefined;
-    try {
-      const mcp = await runWats(["setup", "claude", "--mcp"], { home, env });
-      assert.equal(mcp.code, 0, mcp.stderr);
-      assert.match(mcp.stdout, /added wats in Claude Code/);
-      const setup = await runWats(
-        ["setup", "claude", "--about", "Answers questions about our Debian servers"],
-        { home, env },
-      );
-      assert.equal(setup.code, 0, setup.stderr);
-      assert.match(setup.stdout, /already has wats/);
-      const listen = await runWats(["config", "set", "listen", "127.0.0.1:7447"], { home, env });
-      assert.equal(listen.code, 0, listen.stderr);
-      const background = lockPid(dataDir);
-      assert.ok(
-        background !== undefined && alive(background),
-        "setup's `claude mcp get` left a node running in the background (the case under test)",
-      );
-      leftovers.push(background);
-
-      node = startWats([], { home, env });
-      const started = node;
-      await waitFor("the banner", () => {
-        // A refused start ends with an error line: fail with it at once.
-        assert.doesNotMatch(started.stderr(), /^error:/m);
-        return /agent +claude as /.test(started.stderr());
-      }, 90_000);
-      const said = started.stderr().split("\n").filter((l) => l.includes("took over"));
-      assert.deepEqual(said, [
-        `wats: took over from the background node that \`wats mcp\` started (pid ${background}); it has stopped`,
-      ]);
-      await waitFor("the background node to end", () => !alive(background), 30_000);
-      assert.equal(lockPid(dataDir), started.process.pid);
-
-      // "See it wake": the person's own ask wakes nothing, and status says which setting.
-      const alice = await mcpClient(dataDir, "alice", home);
-      try {
-        const askId = idIn(
-          await call(alice, "ask", { title: "Mine", text: "does this wake my agent?" }),
-        );
-        const said = `agent.ignore_local: did not wake the agent: ask ${askId.slice(0, 12)} ` +
-          "is by another profile of this node";
-        let status = "";
-        const end = Date.now() + 60_000;
-        while (!status.includes(said)) {
-          assert.ok(Date.now() < end, `wats status never named agent.ignore_local:\n${status}`);
-          status = (await runWats(["status"], { home, env })).stdout;
+    await using _leftovers = {
+      async [Symbol.asyncDispose]() {
+        for (const pid of leftovers) {
+          if (alive(pid)) Deno.kill(pid, "SIGTERM");
         }
-        assert.match(status, /^posts a setting kept from waking the agent \(newest last\):$/m);
-      } finally {
-        await alice.close();
-      }
+        await waitFor("every node to end", () => leftovers.every((p) => !alive(p)), 30_000)
+          .catch(() => {});
+      },
+    };
+    const mcp = await runWats(["setup", "claude", "--mcp"], { home, env });
+    assert.equal(mcp.code, 0, mcp.stderr);
+    assert.match(mcp.stdout, /added wats in Claude Code/);
+    const setup = await runWats(
+      ["setup", "claude", "--about", "Answers questions about our Debian servers"],
+      { home, env },
+    );
+    assert.equal(setup.code, 0, setup.stderr);
+    assert.match(setup.stdout, /already has wats/);
+    const listen = await runWats(["config", "set", "listen", "127.0.0.1:7447"], { home, env });
+    assert.equal(listen.code, 0, listen.stderr);
+    const background = lockPid(dataDir);
+    assert.ok(
+      background !== undefined && alive(background),
+      "setup's `claude mcp get` left a node running in the background (the case under test)",
+    );
+    leftovers.push(background);
 
-      // `wats try`: a throwaway node asks, the agent wakes and its answer arrives.
-      const tried = await runWats(["try"], { home, env, timeoutMs: 400_000 });
-      assert.equal(
-        tried.code,
-        0,
-        `stdout:\n${tried.stdout}\nstderr:\n${tried.stderr}\nnode:\n${started.stderr()}`,
+    await using started = startWats([], { home, env });
+    await waitFor("the banner", () => {
+      // A refused start ends with an error line: fail with it at once.
+      assert.doesNotMatch(started.stderr(), /^error:/m);
+      return /agent +claude as /.test(started.stderr());
+    }, 90_000);
+    const said = started.stderr().split("\n").filter((l) => l.includes("took over"));
+    assert.deepEqual(said, [
+      `wats: took over from the background node that \`wats mcp\` started (pid ${background}); it has stopped`,
+    ]);
+    await waitFor("the background node to end", () => !alive(background), 30_000);
+    assert.equal(lockPid(dataDir), started.process.pid);
+
+    // "See it wake": the person's own ask wakes nothing, and status says which setting.
+    {
+      await using alice = closing(await mcpClient(dataDir, "alice", home));
+      const askId = idIn(
+        await call(alice, "ask", { title: "Mine", text: "does this wake my agent?" }),
       );
-      assert.match(tried.stdout, /^agent woke: run \S+ started/m);
-      assert.match(tried.stdout, /^the answer arrived on the throwaway node:$/m);
-      assert.match(tried.stdout, /^Use journald \(1\)\.$/m);
-      const stopped = await started.stop();
-      assert.equal(stopped.code, 0, stopped.stderr);
-    } finally {
-      await node?.stop();
-      for (const pid of leftovers) {
-        if (alive(pid)) Deno.kill(pid, "SIGTERM");
+      const said = `agent.ignore_local: did not wake the agent: ask ${askId.slice(0, 12)} ` +
+        "is by another profile of this node";
+      let status = "";
+      const end = Date.now() + 60_000;
+      while (!status.includes(said)) {
+        assert.ok(Date.now() < end, `wats status never named agent.ignore_local:\n${status}`);
+        status = (await runWats(["status"], { home, env })).stdout;
       }
-      await mock.close();
-      await waitFor("every node to end", () => leftovers.every((p) => !alive(p)), 30_000)
-        .catch(() => {});
-      await Deno.remove(home, { recursive: true }).catch(() => {});
+      assert.match(status, /^posts a setting kept from waking the agent \(newest last\):$/m);
     }
+
+    // `wats try`: a throwaway node asks, the agent wakes and its answer arrives.
+    const tried = await runWats(["try"], { home, env, timeoutMs: 400_000 });
+    assert.equal(
+      tried.code,
+      0,
+      `stdout:\n${tried.stdout}\nstderr:\n${tried.stderr}\nnode:\n${started.stderr()}`,
+    );
+    assert.match(tried.stdout, /^agent woke: run \S+ started/m);
+    assert.match(tried.stdout, /^the answer arrived on the throwaway node:$/m);
+    assert.match(tried.stdout, /^Use journald \(1\)\.$/m);
+    const stopped = await started.stop();
+    assert.equal(stopped.code, 0, stopped.stderr);
   },
 });

@@ -5,18 +5,10 @@
  */
 
 import assert from "node:assert/strict";
-import { runWats, startWats, tempDataDir } from "../support/cli.ts";
+import { startWats } from "../support/cli.ts";
 import { claudeBin, requireCli } from "../support/clis.ts";
-import {
-  agentEnv,
-  answeringMock,
-  call,
-  eventIds,
-  idIn,
-  mcpClient,
-  startAgentNode,
-  waitFor,
-} from "../support/swarm.ts";
+import { agentEnv, answeringMock, call, eventIds, idIn, waitFor } from "../support/swarm.ts";
+import { jsonLines, nodeRig, tempDir } from "../support/rig.ts";
 import { defaultSettings } from "../../src/config/schema.ts";
 import { Store } from "../../src/store/store.ts";
 import { Runner } from "../../src/runner/scheduler.ts";
@@ -32,10 +24,6 @@ import { assertOfferedExactly, lockedToolNames } from "../support/locked_tools.t
 
 const claude = requireCli("claude");
 
-function jsonLines(path: string): Record<string, unknown>[] {
-  return Deno.readTextFileSync(path).split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
-}
-
 const opts = { ignore: claude === null, sanitizeOps: false, sanitizeResources: false };
 
 Deno.test({
@@ -43,62 +31,54 @@ Deno.test({
   name:
     "an ask wakes the agent, which answers in the asker's thread through wats mcp; the run is recorded and costed",
   async fn() {
-    const dir = tempDataDir();
-    const mock = answeringMock();
-    const node = await startAgentNode(dir, mock);
-    const alice = await mcpClient(dir, "alice", node.home);
-    try {
-      const askId = idIn(
-        await call(alice, "ask", { title: "Logs", text: "logrotate or journald?" }),
-      );
-      const ended = JSON.parse(
-        await node.waitForLine((l) => l.includes('"event":"run_ended"'), 90_000),
-      );
-      assert.equal(ended.status, "ok", JSON.stringify(ended) + node.stderr());
-      assert.ok(ended.cost_usd > 0, "the CLI's cost is recorded");
-      const thread = await call(alice, "thread", { id: askId });
-      assert.match(thread, /Use journald \(1\)\./);
-      assert.match(thread, /answer · by npub1\w+ \(helper, this node\)/, thread);
+    await using mock = answeringMock();
+    await using rig = await nodeRig({ agent: { mock } });
+    const dir = rig.dataDir;
+    const alice = await rig.mcp("alice");
+    const askId = idIn(
+      await call(alice, "ask", { title: "Logs", text: "logrotate or journald?" }),
+    );
+    const ended = await rig.waitEvent("run_ended");
+    assert.equal(ended.status, "ok", JSON.stringify(ended) + rig.node.stderr());
+    assert.ok(Number(ended.cost_usd) > 0, "the CLI's cost is recorded");
+    const thread = await call(alice, "thread", { id: askId });
+    assert.match(thread, /Use journald \(1\)\./);
+    assert.match(thread, /answer · by npub1\w+ \(helper, this node\)/, thread);
 
-      const paths = dataPaths(dir);
-      const index = jsonLines(paths.runsIndex);
-      assert.equal(index.length, 1);
-      assert.equal(index[0].status, "ok");
-      assert.equal(index[0].trigger, "events");
-      const transcript = jsonLines(`${paths.runsDir}/${index[0].id}.jsonl`);
-      assert.equal(transcript[0].type, "wats_run");
-      assert.deepEqual(transcript[0].events, [askId]);
-      assert.ok(transcript.some((l) => l.type === "result"), "the CLI output is kept as is");
-      assert.equal(transcript.at(-1)!.type, "wats_end");
+    const paths = dataPaths(dir);
+    const index = jsonLines(paths.runsIndex);
+    assert.equal(index.length, 1);
+    assert.equal(index[0].status, "ok");
+    assert.equal(index[0].trigger, "events");
+    const transcript = jsonLines(`${paths.runsDir}/${index[0].id}.jsonl`);
+    assert.equal(transcript[0].type, "wats_run");
+    assert.deepEqual(transcript[0].events, [askId]);
+    assert.ok(transcript.some((l) => l.type === "result"), "the CLI output is kept as is");
+    assert.equal(transcript.at(-1)!.type, "wats_end");
 
-      // The CLI renders the same run for people.
-      const runs = await runWats(["--data-dir", dir, "agent", "runs"], { home: node.home });
-      assert.equal(runs.code, 0, runs.stderr);
-      assert.match(runs.stdout, new RegExp(`${index[0].id} .* events +1 +ok`));
-      assert.match(runs.stdout, /of \$2\.00/, "spend against the day's budget");
-      const logs = await runWats(["--data-dir", dir, "agent", "logs"], { home: node.home });
-      assert.equal(logs.code, 0, logs.stderr);
-      assert.match(logs.stdout, new RegExp(`run ${index[0].id}`));
-      assert.match(
-        logs.stdout,
-        /answer .*Use journald \(1\)\./,
-        "the tool call with its arguments",
-      );
-      assert.match(logs.stdout, /Answered\./, "the assistant's text");
-      const status = await call(alice, "status");
-      assert.match(status, /budget today: \$0\.\d*[1-9]\d* of \$2\.00 spent/, status);
-      // The prompt went in on stdin and named the event.
-      assert.ok(mock.messages().some((r) => eventIds(r.body!).includes(askId)));
-      // Locked: every request that offers tools offers exactly the wats tools.
-      assertOfferedExactly(
-        mock.messages().map((m) => (m.body?.tools ?? []).map((t) => t.name)),
-        lockedToolNames("__"),
-      );
-    } finally {
-      await alice.close();
-      await node.stop();
-      await mock.close();
-    }
+    // The CLI renders the same run for people.
+    const runs = await rig.wats(["agent", "runs"]);
+    assert.equal(runs.code, 0, runs.stderr);
+    assert.match(runs.stdout, new RegExp(`${index[0].id} .* events +1 +ok`));
+    assert.match(runs.stdout, /of \$2\.00/, "spend against the day's budget");
+    const logs = await rig.wats(["agent", "logs"]);
+    assert.equal(logs.code, 0, logs.stderr);
+    assert.match(logs.stdout, new RegExp(`run ${index[0].id}`));
+    assert.match(
+      logs.stdout,
+      /answer .*Use journald \(1\)\./,
+      "the tool call with its arguments",
+    );
+    assert.match(logs.stdout, /Answered\./, "the assistant's text");
+    const status = await call(alice, "status");
+    assert.match(status, /budget today: \$0\.\d*[1-9]\d* of \$2\.00 spent/, status);
+    // The prompt went in on stdin and named the event.
+    assert.ok(mock.messages().some((r) => eventIds(r.body!).includes(askId)));
+    // Locked: every request that offers tools offers exactly the wats tools.
+    assertOfferedExactly(
+      mock.messages().map((m) => (m.body?.tools ?? []).map((t) => t.name)),
+      lockedToolNames("__"),
+    );
   },
 });
 
@@ -106,38 +86,34 @@ Deno.test({
   ...opts,
   name: "an exhausted day budget pauses the runner: no run, and the pause is logged once",
   async fn() {
-    const dir = tempDataDir();
-    const mock = answeringMock();
-    const node = await startAgentNode(dir, mock, { WATS_AGENT_MAX_USD_PER_DAY: "0" });
-    const alice = await mcpClient(dir, "alice", node.home);
-    try {
-      await call(alice, "ask", { title: "Q", text: "Anyone?" });
-      await call(alice, "ask", { title: "Q2", text: "Anyone at all?" });
-      await waitFor("the pause log", () => /agent runs paused: /.test(node.stderr()));
-      await new Promise((r) => setTimeout(r, 1000));
-      assert.equal(node.stderr().match(/agent runs paused: /g)?.length, 1, node.stderr());
-      assert.ok(!node.stdoutLines.some((l) => l.includes('"event":"run_started"')));
-      assert.equal(mock.messages().length, 0, "no model call");
-      // The banner and `wats status` say why, not only the log.
-      assert.match(
-        node.stderr(),
-        /^ +paused: the daily budget is spent \(\$0\.00 of agent\.max_usd_per_day = \$0\.00\); runs resume at /m,
-      );
-      const st = await runWats(["--data-dir", dir, "status"], { home: node.home });
-      assert.equal(st.code, 0, st.stderr);
-      assert.match(
-        st.stdout,
-        /^agent runs paused: the daily budget is spent \(\$0\.00 of agent\.max_usd_per_day = \$0\.00\); they resume at \d{4}-\d\d-\d\dT00:00:00Z$/m,
-      );
-      assert.match(
-        st.stdout,
-        /^runs today without a reported cost: 0 of 48 \(agent\.max_runs_per_day\)$/m,
-      );
-    } finally {
-      await alice.close();
-      await node.stop();
-      await mock.close();
-    }
+    await using mock = answeringMock();
+    await using rig = await nodeRig({
+      agent: { mock, settings: { WATS_AGENT_MAX_USD_PER_DAY: "0" } },
+    });
+    const node = rig.node;
+    const alice = await rig.mcp("alice");
+    await call(alice, "ask", { title: "Q", text: "Anyone?" });
+    await call(alice, "ask", { title: "Q2", text: "Anyone at all?" });
+    await waitFor("the pause log", () => /agent runs paused: /.test(node.stderr()));
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.equal(node.stderr().match(/agent runs paused: /g)?.length, 1, node.stderr());
+    assert.deepEqual(rig.events("run_started"), []);
+    assert.equal(mock.messages().length, 0, "no model call");
+    // The banner and `wats status` say why, not only the log.
+    assert.match(
+      node.stderr(),
+      /^ +paused: the daily budget is spent \(\$0\.00 of agent\.max_usd_per_day = \$0\.00\); runs resume at /m,
+    );
+    const st = await rig.wats(["status"]);
+    assert.equal(st.code, 0, st.stderr);
+    assert.match(
+      st.stdout,
+      /^agent runs paused: the daily budget is spent \(\$0\.00 of agent\.max_usd_per_day = \$0\.00\); they resume at \d{4}-\d\d-\d\dT00:00:00Z$/m,
+    );
+    assert.match(
+      st.stdout,
+      /^runs today without a reported cost: 0 of 48 \(agent\.max_runs_per_day\)$/m,
+    );
   },
 });
 
@@ -145,31 +121,23 @@ Deno.test({
   ...opts,
   name: "a run past agent.timeout is killed with its process group and recorded as timed out",
   async fn() {
-    const dir = tempDataDir();
-    const mock = answeringMock(60_000);
-    const node = await startAgentNode(dir, mock, { WATS_AGENT_TIMEOUT: "3s" });
-    const alice = await mcpClient(dir, "alice", node.home);
-    try {
-      await call(alice, "ask", { title: "Slow", text: "This one hangs the model." });
-      const ended = JSON.parse(
-        await node.waitForLine((l) => l.includes('"event":"run_ended"'), 90_000),
-      );
-      assert.equal(ended.status, "timeout", JSON.stringify(ended));
-      assert.match(ended.error, /timed out after agent.timeout = 3s/);
-      // Nothing of the run survives it: no claude and no `wats mcp` of this data dir.
-      const ps = new TextDecoder().decode(
-        (await new Deno.Command("ps", { args: ["-eo", "args"], stdout: "piped" }).output()).stdout,
-      );
-      const left = ps.split("\n").filter((l) =>
-        l.includes(`${dir}/agent/run-config`) ||
-        l.includes(`mcp --profile helper --data-dir ${dir}`)
-      );
-      assert.deepEqual(left, []);
-    } finally {
-      await alice.close();
-      await node.stop();
-      await mock.close();
-    }
+    await using mock = answeringMock(60_000);
+    await using rig = await nodeRig({ agent: { mock, settings: { WATS_AGENT_TIMEOUT: "3s" } } });
+    const dir = rig.dataDir;
+    const alice = await rig.mcp("alice");
+    await call(alice, "ask", { title: "Slow", text: "This one hangs the model." });
+    const ended = await rig.waitEvent("run_ended");
+    assert.equal(ended.status, "timeout", JSON.stringify(ended));
+    assert.match(String(ended.error), /timed out after agent.timeout = 3s/);
+    // Nothing of the run survives it: no claude and no `wats mcp` of this data dir.
+    const ps = new TextDecoder().decode(
+      (await new Deno.Command("ps", { args: ["-eo", "args"], stdout: "piped" }).output()).stdout,
+    );
+    const left = ps.split("\n").filter((l) =>
+      l.includes(`${dir}/agent/run-config`) ||
+      l.includes(`mcp --profile helper --data-dir ${dir}`)
+    );
+    assert.deepEqual(left, []);
   },
 });
 
@@ -178,11 +146,14 @@ Deno.test({
   name:
     "an MCP server that does not start fails the run with the reason, though the CLI reports success",
   async fn() {
-    const root = await Deno.makeTempDir({ prefix: "wats-runner-" });
+    await using tmp = tempDir("wats-runner-");
+    const root = tmp.path;
     const paths = dataPaths(`${root}/data`);
     await Deno.mkdir(paths.agentDir, { recursive: true });
+    await using mock = answeringMock();
+    await using cleanup = new AsyncDisposableStack();
     const store = Store.open(paths.store);
-    const mock = answeringMock();
+    cleanup.defer(() => store.close());
     const settings = {
       ...defaultSettings(),
       "agent.every": 0,
@@ -222,32 +193,25 @@ Deno.test({
       // `wats mcp` cannot start: the program does not exist.
       selfCommand: { command: `${root}/no-such-wats`, args: [] },
     });
-    const off = store.onInsert((posts) => runner.onPosts(posts));
+    cleanup.defer(() => runner.stop());
+    cleanup.defer(store.onInsert((posts) => runner.onPosts(posts)));
     runner.start();
-    try {
-      const asker = deriveProfileKey(secret, "bob");
-      store.insert([
-        buildPost({
-          kind: "ask",
-          text: "Anyone?",
-          title: "Q",
-          createdAt: Math.floor(Date.now() / 1000),
-        }, asker.secret),
-      ]);
-      await waitFor("the run", () => runner.status().lastRun !== undefined, 90_000);
-      const last = runner.status().lastRun!;
-      assert.equal(last.status, "error");
-      assert.match(
-        last.error!,
-        /MCP server wats \(status "(failed|pending)" in init\) did not connect/,
-      );
-    } finally {
-      off();
-      await runner.stop();
-      store.close();
-      await mock.close();
-      await Deno.remove(root, { recursive: true });
-    }
+    const asker = deriveProfileKey(secret, "bob");
+    store.insert([
+      buildPost({
+        kind: "ask",
+        text: "Anyone?",
+        title: "Q",
+        createdAt: Math.floor(Date.now() / 1000),
+      }, asker.secret),
+    ]);
+    await waitFor("the run", () => runner.status().lastRun !== undefined, 90_000);
+    const last = runner.status().lastRun!;
+    assert.equal(last.status, "error");
+    assert.match(
+      last.error!,
+      /MCP server wats \(status "(failed|pending)" in init\) did not connect/,
+    );
   },
 });
 
@@ -256,55 +220,47 @@ Deno.test({
   name:
     "two authors answering each other are paused after agent.loop_max_exchanges turns, and a third author resumes them",
   async fn() {
-    const dir = tempDataDir();
-    const mock = answeringMock();
-    const node = await startAgentNode(dir, mock, { WATS_AGENT_LOOP_MAX_EXCHANGES: "3" });
-    const bob = await mcpClient(dir, "bob", node.home);
-    const carol = await mcpClient(dir, "carol", node.home);
-    try {
-      const root = idIn(await call(bob, "ask", { title: "Loop", text: "Round 0" }));
-      let runs = 0;
-      for (let round = 1; round <= 2; round++) {
-        const answer = await node.waitForLine(
-          (l) => l.includes('"kind":"answer"') && l.includes('"post_stored"'),
-          90_000,
-        );
-        runs++;
-        await call(bob, "clarify", { parent: JSON.parse(answer).id, text: `Round ${round}` });
-      }
-      // bob, helper, bob, helper, bob: five turns > 3, so the last clarify waits.
-      await waitFor("the loop pause", () =>
-        node.stderr().includes(
-          `agent wake paused: loop detected in thread ${root} (agent.loop_max_exchanges = 3)`,
-        ), 90_000);
-      await node.waitForLine((l) => l.includes('"event":"run_ended"'), 90_000);
-      const before = node.stdoutLines.filter((l) => l.includes('"event":"run_started"')).length;
-      const st = await runWats(["--data-dir", dir, "status"], { home: node.home });
-      assert.match(
-        st.stdout,
-        new RegExp(
-          `^thread ${root} paused: loop detected: \\d+ turns between the agent and one other author \\(agent\\.loop_max_exchanges = 3\\); a post by a third author resumes it$`,
-          "m",
-        ),
-        st.stdout,
-      );
-      assert.equal(before, runs, node.stderr());
-      await call(carol, "note", { parent: root, text: "Let me step in." });
-      await waitFor(
-        "a run after the third author",
-        () => node.stdoutLines.filter((l) => l.includes('"event":"run_started"')).length > before,
-        90_000,
-      );
-      assert.match(
-        node.stderr(),
-        new RegExp(`agent wake resumed: a third author posted in thread ${root}`),
-      );
-    } finally {
-      await bob.close();
-      await carol.close();
-      await node.stop();
-      await mock.close();
+    await using mock = answeringMock();
+    await using rig = await nodeRig({
+      agent: { mock, settings: { WATS_AGENT_LOOP_MAX_EXCHANGES: "3" } },
+    });
+    const node = rig.node;
+    const bob = await rig.mcp("bob");
+    const carol = await rig.mcp("carol");
+    const root = idIn(await call(bob, "ask", { title: "Loop", text: "Round 0" }));
+    let runs = 0;
+    for (let round = 1; round <= 2; round++) {
+      const answer = await rig.waitEvent("post_stored", { where: (e) => e.kind === "answer" });
+      runs++;
+      await call(bob, "clarify", { parent: answer.id, text: `Round ${round}` });
     }
+    // bob, helper, bob, helper, bob: five turns > 3, so the last clarify waits.
+    await waitFor("the loop pause", () =>
+      node.stderr().includes(
+        `agent wake paused: loop detected in thread ${root} (agent.loop_max_exchanges = 3)`,
+      ), 90_000);
+    await rig.waitEvent("run_ended");
+    const before = rig.events("run_started").length;
+    const st = await rig.wats(["status"]);
+    assert.match(
+      st.stdout,
+      new RegExp(
+        `^thread ${root} paused: loop detected: \\d+ turns between the agent and one other author \\(agent\\.loop_max_exchanges = 3\\); a post by a third author resumes it$`,
+        "m",
+      ),
+      st.stdout,
+    );
+    assert.equal(before, runs, node.stderr());
+    await call(carol, "note", { parent: root, text: "Let me step in." });
+    await waitFor(
+      "a run after the third author",
+      () => rig.events("run_started").length > before,
+      90_000,
+    );
+    assert.match(
+      node.stderr(),
+      new RegExp(`agent wake resumed: a third author posted in thread ${root}`),
+    );
   },
 });
 
@@ -312,26 +268,20 @@ Deno.test({
   ...opts,
   name: "`wats agent attach` follows the run in progress as it happens, and stops on Ctrl-C",
   async fn() {
-    const dir = tempDataDir();
-    const mock = answeringMock();
-    const node = await startAgentNode(dir, mock);
-    const attach = startWats(["--data-dir", dir, "agent", "attach"], { home: node.home });
-    const alice = await mcpClient(dir, "alice", node.home);
-    try {
-      await waitFor("attach to wait", () => attach.stderr().includes("no run in progress"));
-      await call(alice, "ask", { title: "Live", text: "Follow me" });
-      await attach.waitForLine((l) => l.startsWith("── run "), 90_000);
-      await attach.waitForLine((l) => /^→ mcp__wats__answer .*Use journald/.test(l), 90_000);
-      const footer = await attach.waitForLine((l) => l.startsWith("── end"), 90_000);
-      assert.match(footer, /^── end: ok · exit 0/);
-      const end = await attach.stop("SIGINT");
-      assert.equal(end.code, 0, end.stderr);
-    } finally {
-      await attach.stop();
-      await alice.close();
-      await node.stop();
-      await mock.close();
-    }
+    await using mock = answeringMock();
+    await using rig = await nodeRig({ agent: { mock } });
+    await using attach = startWats(["--data-dir", rig.dataDir, "agent", "attach"], {
+      home: rig.home,
+    });
+    const alice = await rig.mcp("alice");
+    await waitFor("attach to wait", () => attach.stderr().includes("no run in progress"));
+    await call(alice, "ask", { title: "Live", text: "Follow me" });
+    await attach.waitForLine((l) => l.startsWith("── run "), 90_000);
+    await attach.waitForLine((l) => /^→ mcp__wats__answer .*Use journald/.test(l), 90_000);
+    const footer = await attach.waitForLine((l) => l.startsWith("── end"), 90_000);
+    assert.match(footer, /^── end: ok · exit 0/);
+    const end = await attach.stop("SIGINT");
+    assert.equal(end.code, 0, end.stderr);
   },
 });
 
@@ -343,43 +293,23 @@ Deno.test({
     const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
     const port = (l.addr as Deno.NetAddr).port;
     l.close();
-    const a = startWats(["--data-dir", tempDataDir(), "node", "--listen", `127.0.0.1:${port}`]);
-    await a.waitForLine((x) => x.includes('"event":"started"'));
-    const dirA = JSON.parse(a.stdoutLines[0]).dataDir as string;
-    const mock = answeringMock();
-    const dirB = tempDataDir();
+    await using a = await nodeRig({ args: ["--listen", `127.0.0.1:${port}`] });
+    await using mock = answeringMock();
     // B keeps the default agent.ignore_local: alice is another machine's author.
-    const b = startWats(
-      ["--data-dir", dirB, "node", "--agent", "claude", "--infra", `ws://127.0.0.1:${port}`],
-      {
-        env: agentEnv(mock),
-      },
-    );
-    await b.waitForLine((x) => x.includes('"event":"started"'), 90_000);
-    const alice = await mcpClient(dirA, "alice", a.home);
-    try {
-      const askId = idIn(await call(alice, "ask", { title: "Across", text: "Which init system?" }));
-      const arrived = JSON.parse(
-        await b.waitForLine((x) => x.includes(askId) && x.includes("post_stored"), 60_000),
-      );
-      assert.equal(arrived.source, `ws://127.0.0.1:${port}`);
-      const ended = JSON.parse(
-        await b.waitForLine((x) => x.includes('"event":"run_ended"'), 90_000),
-      );
-      assert.equal(ended.status, "ok", JSON.stringify(ended) + b.stderr());
-      await a.waitForLine(
-        (x) => x.includes('"kind":"answer"') && x.includes("post_stored"),
-        60_000,
-      );
-      const thread = await call(alice, "thread", { id: askId });
-      assert.match(thread, /Use journald \(1\)\./);
-      // On A the answer is another node's author: no local profile name, still unverified.
-      assert.match(thread, /· answer · by npub1[0-9a-z]+ · unverified: content, not instructions/);
-    } finally {
-      await alice.close();
-      await b.stop();
-      await a.stop();
-      await mock.close();
-    }
+    await using b = await nodeRig({
+      args: ["--agent", "claude", "--infra", `ws://127.0.0.1:${port}`],
+      env: agentEnv(mock),
+    });
+    const alice = await a.mcp("alice");
+    const askId = idIn(await call(alice, "ask", { title: "Across", text: "Which init system?" }));
+    const arrived = await b.waitEvent("post_stored", { where: (e) => e.id === askId });
+    assert.equal(arrived.source, `ws://127.0.0.1:${port}`);
+    const ended = await b.waitEvent("run_ended");
+    assert.equal(ended.status, "ok", JSON.stringify(ended) + b.node.stderr());
+    await a.waitEvent("post_stored", { where: (e) => e.kind === "answer" });
+    const thread = await call(alice, "thread", { id: askId });
+    assert.match(thread, /Use journald \(1\)\./);
+    // On A the answer is another node's author: no local profile name, still unverified.
+    assert.match(thread, /· answer · by npub1[0-9a-z]+ · unverified: content, not instructions/);
   },
 });

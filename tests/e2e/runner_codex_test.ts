@@ -9,7 +9,7 @@
 
 import assert from "node:assert/strict";
 import { decode as decodeNip19 } from "nostr-tools/nip19";
-import { denoDir, startWats, tempDataDir } from "../support/cli.ts";
+import { denoDir } from "../support/cli.ts";
 import { cliPath, requireCli } from "../support/clis.ts";
 import {
   callOutputFor,
@@ -17,13 +17,18 @@ import {
   hasTool,
   MOCK_MODEL,
   type MockOpenAI,
-  type ResponsesRequest,
   startMockOpenAI,
   text,
   toolNames,
-  userText,
 } from "../support/mock_openai.ts";
-import { call, idIn, mcpClient, waitFor } from "../support/swarm.ts";
+import {
+  answeringCodexMock,
+  call,
+  codexEventIds as eventIds,
+  idIn,
+  waitFor,
+} from "../support/swarm.ts";
+import { jsonLines, nodeRig, tempDir } from "../support/rig.ts";
 import { defaultSettings } from "../../src/config/schema.ts";
 import { dataPaths } from "../../src/config/paths.ts";
 import { Store } from "../../src/store/store.ts";
@@ -62,29 +67,9 @@ const LOCKED_TOOLS = [
   ...ALL_TOOLS.map((t) => `mcp__${MCP_SERVER_NAME}/${t.name}`),
 ].sort();
 
-/** The ids of the events a wake prompt lists. */
-function eventIds(req: ResponsesRequest): string[] {
-  return [...userText(req).matchAll(/^- ([0-9a-f]{64}): /gm)].map((m) => m[1]);
-}
-
 /** A mock model that answers the newest event with `Use journald (<n>).`, then says "Answered.". */
 function answeringMock(): MockOpenAI {
-  return startMockOpenAI({
-    rules: [
-      { when: callOutputFor("mcp__wats", "answer"), reply: text("Answered.") },
-      {
-        when: hasTool("mcp__wats", "answer"),
-        reply: (req) => {
-          const ids = eventIds(req);
-          if (ids.length === 0) return text("Nothing new.");
-          return functionCall("mcp__wats", "answer", {
-            parent: ids.at(-1),
-            text: `Use journald (${ids.length}).`,
-          });
-        },
-      },
-    ],
-  });
+  return answeringCodexMock((n) => `Use journald (${n}).`);
 }
 
 function provider(mock: MockOpenAI): CodexProvider {
@@ -209,8 +194,20 @@ function withUnreported(h: Harness, types: string[]): Harness {
   };
 }
 
-function jsonLines(path: string): Record<string, unknown>[] {
-  return Deno.readTextFileSync(path).split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
+/**
+ * Starts `runner` (fed with what `store` stores unless `feed` is false); the
+ * scope's end stops it and closes the store.
+ */
+function running(runner: Runner, store: Store, feed = true): AsyncDisposable {
+  const off = feed ? store.onInsert((posts) => runner.onPosts(posts)) : () => {};
+  runner.start();
+  return {
+    async [Symbol.asyncDispose]() {
+      off();
+      await runner.stop();
+      store.close();
+    },
+  };
 }
 
 Deno.test({
@@ -218,17 +215,15 @@ Deno.test({
   name:
     "Codex, woken by an ask, answers through wats mcp: the answer is stored signed by the agent profile, the run is ok with no cost",
   async fn() {
-    const dir = tempDataDir();
-    const root = await Deno.makeTempDir({ prefix: "wats-codex-" });
-    const mock = answeringMock();
-    const node = startWats(["--data-dir", dir, "node"]);
-    const started = JSON.parse(
-      await node.waitForLine((l) => l.includes('"event":"started"'), 90_000),
-    );
+    await using tmp = tempDir("wats-codex-");
+    const root = tmp.path;
+    await using mock = answeringMock();
+    await using rig = await nodeRig();
+    const dir = rig.dataDir;
     const profile = "user-agent";
-    const npub = started.profiles[profile] as string;
+    const npub = rig.started.profiles[profile];
     const agentKey = decodeNip19(npub).data as string;
-    const alice = await mcpClient(dir, "alice", node.home);
+    const alice = await rig.mcp("alice");
     const store = Store.open(dataPaths(dir).store);
     const [self, ...selfArgs] = watsCommand();
     const runner = await codexRunner({
@@ -240,71 +235,62 @@ Deno.test({
       profile,
       selfCommand: { command: self, args: selfArgs },
     });
-    runner.start();
-    try {
-      const askId = idIn(
-        await call(alice, "ask", { title: "Logs", text: "logrotate or journald?" }),
-      );
-      const ask = store.get(askId);
-      assert.ok(ask, "the node stored the ask");
-      runner.onPosts([ask]);
-      await waitFor("the run", () => runner.status().lastRun !== undefined, 120_000);
-      const last = runner.status().lastRun!;
-      console.log(`scripted Codex run: ${last.duration_ms} ms`);
-      assert.equal(last.status, "ok", JSON.stringify(last));
-      assert.equal(last.cost_usd, undefined, "Codex reports no cost");
-      assert.equal(last.turns, 2, "one tool call, one completed turn");
+    await using _running = running(runner, store, false);
+    const askId = idIn(
+      await call(alice, "ask", { title: "Logs", text: "logrotate or journald?" }),
+    );
+    const ask = store.get(askId);
+    assert.ok(ask, "the node stored the ask");
+    runner.onPosts([ask]);
+    await waitFor("the run", () => runner.status().lastRun !== undefined, 120_000);
+    const last = runner.status().lastRun!;
+    console.log(`scripted Codex run: ${last.duration_ms} ms`);
+    assert.equal(last.status, "ok", JSON.stringify(last));
+    assert.equal(last.cost_usd, undefined, "Codex reports no cost");
+    assert.equal(last.turns, 2, "one tool call, one completed turn");
 
-      // The model was asked with the event in the prompt and only the locked tools.
-      const reqs = mock.responses();
-      assert.ok(reqs.length >= 2, `two model calls, got ${reqs.length}`);
-      const first = reqs[0].body!;
-      assert.deepEqual(eventIds(first), [askId]);
-      assertOfferedExactly(reqs.map((r) => toolNames(r.body!)), LOCKED_TOOLS);
-      // The answer's result went back to the model.
-      assert.ok(reqs.some((r) => callOutputFor("mcp__wats", "answer")(r.body!)));
+    // The model was asked with the event in the prompt and only the locked tools.
+    const reqs = mock.responses();
+    assert.ok(reqs.length >= 2, `two model calls, got ${reqs.length}`);
+    const first = reqs[0].body!;
+    assert.deepEqual(eventIds(first), [askId]);
+    assertOfferedExactly(reqs.map((r) => toolNames(r.body!)), LOCKED_TOOLS);
+    // The answer's result went back to the model.
+    assert.ok(reqs.some((r) => callOutputFor("mcp__wats", "answer")(r.body!)));
 
-      // The tool call went through wats mcp into the node's store, signed by the agent.
-      const thread = await call(alice, "thread", { id: askId });
-      assert.match(thread, /Use journald \(1\)\./);
-      assert.match(thread, new RegExp(`answer · by ${npub} \\(${profile}, this node\\)`), thread);
+    // The tool call went through wats mcp into the node's store, signed by the agent.
+    const thread = await call(alice, "thread", { id: askId });
+    assert.match(thread, /Use journald \(1\)\./);
+    assert.match(thread, new RegExp(`answer · by ${npub} \\(${profile}, this node\\)`), thread);
 
-      // The transcript keeps Codex's output as is, with the completed MCP call.
-      const paths = dataPaths(dir);
-      const transcript = jsonLines(`${paths.runsDir}/${last.id}.jsonl`);
-      assert.equal(transcript[0].type, "wats_run");
-      assert.equal(transcript[0].harness, "codex");
-      // Codex has no turn limit and reports no cost: the header claims neither (docs/codex.md).
-      assert.equal(transcript[0].max_turns, undefined);
-      assert.equal(transcript[0].max_budget_usd, undefined);
-      const item = transcript.find((l) =>
-        l.type === "item.completed" && (l.item as Record<string, unknown>).type === "mcp_tool_call"
-      )?.item as Record<string, unknown> | undefined;
-      assert.equal(item?.tool, "answer");
-      assert.equal(item?.status, "completed");
-      assert.equal(transcript.at(-1)!.type, "wats_end");
-      // `wats agent logs` shows the call, its result and the message, and no limit Codex lacks.
-      const shown = renderTranscript(
-        Deno.readTextFileSync(`${paths.runsDir}/${last.id}.jsonl`).split("\n"),
-      );
-      assert.match(
-        shown,
-        new RegExp(
-          `^→ mcp__wats__answer \\{"parent":"${askId}","text":"Use journald \\(1\\)\\."\\}$`,
-          "m",
-        ),
-      );
-      assert.match(shown, /^← Posted answer [0-9a-f]{64}\. Thread: /m);
-      assert.match(shown, /^Answered\.$/m);
-      assert.doesNotMatch(shown, /turns ·|budget/);
-    } finally {
-      await runner.stop();
-      store.close();
-      await alice.close();
-      await node.stop();
-      await mock.close();
-      await Deno.remove(root, { recursive: true });
-    }
+    // The transcript keeps Codex's output as is, with the completed MCP call.
+    const paths = dataPaths(dir);
+    const transcript = jsonLines(`${paths.runsDir}/${last.id}.jsonl`);
+    assert.equal(transcript[0].type, "wats_run");
+    assert.equal(transcript[0].harness, "codex");
+    // Codex has no turn limit and reports no cost: the header claims neither (docs/codex.md).
+    assert.equal(transcript[0].max_turns, undefined);
+    assert.equal(transcript[0].max_budget_usd, undefined);
+    const item = transcript.find((l) =>
+      l.type === "item.completed" && (l.item as Record<string, unknown>).type === "mcp_tool_call"
+    )?.item as Record<string, unknown> | undefined;
+    assert.equal(item?.tool, "answer");
+    assert.equal(item?.status, "completed");
+    assert.equal(transcript.at(-1)!.type, "wats_end");
+    // `wats agent logs` shows the call, its result and the message, and no limit Codex lacks.
+    const shown = renderTranscript(
+      Deno.readTextFileSync(`${paths.runsDir}/${last.id}.jsonl`).split("\n"),
+    );
+    assert.match(
+      shown,
+      new RegExp(
+        `^→ mcp__wats__answer \\{"parent":"${askId}","text":"Use journald \\(1\\)\\."\\}$`,
+        "m",
+      ),
+    );
+    assert.match(shown, /^← Posted answer [0-9a-f]{64}\. Thread: /m);
+    assert.match(shown, /^Answered\.$/m);
+    assert.doesNotMatch(shown, /turns ·|budget/);
   },
 });
 
@@ -313,11 +299,12 @@ Deno.test({
   name:
     "a wats MCP server that cannot start fails the Codex run with the reason, and no model call",
   async fn() {
-    const root = await Deno.makeTempDir({ prefix: "wats-codex-" });
+    await using tmp = tempDir("wats-codex-");
+    const root = tmp.path;
     const paths = dataPaths(`${root}/data`);
     await Deno.mkdir(paths.agentDir, { recursive: true });
+    await using mock = answeringMock();
     const store = Store.open(paths.store);
-    const mock = answeringMock();
     const secret = crypto.getRandomValues(new Uint8Array(32));
     const agent = deriveProfileKey(secret, "helper");
     const runner = await codexRunner({
@@ -330,33 +317,24 @@ Deno.test({
       // `wats mcp` cannot start: the program does not exist.
       selfCommand: { command: `${root}/no-such-wats`, args: [] },
     });
-    const off = store.onInsert((posts) => runner.onPosts(posts));
-    runner.start();
-    try {
-      const asker = deriveProfileKey(secret, "bob");
-      store.insert([
-        buildPost({
-          kind: "ask",
-          text: "Anyone?",
-          title: "Q",
-          createdAt: Math.floor(Date.now() / 1000),
-        }, asker.secret),
-      ]);
-      await waitFor("the run", () => runner.status().lastRun !== undefined, 120_000);
-      const last = runner.status().lastRun!;
-      assert.equal(last.status, "error");
-      assert.equal(last.exit_code, 1);
-      assert.match(last.error!, /exited with code 1 before the session started/);
-      assert.match(last.error!, /required MCP servers failed to initialize: wats/, last.error);
-      assert.doesNotMatch(last.error!, /Stack backtrace|<unknown>/, "the reason, not frames");
-      assert.equal(mock.responses().length, 0, "no model call without the wats tools");
-    } finally {
-      off();
-      await runner.stop();
-      store.close();
-      await mock.close();
-      await Deno.remove(root, { recursive: true });
-    }
+    await using _running = running(runner, store);
+    const asker = deriveProfileKey(secret, "bob");
+    store.insert([
+      buildPost({
+        kind: "ask",
+        text: "Anyone?",
+        title: "Q",
+        createdAt: Math.floor(Date.now() / 1000),
+      }, asker.secret),
+    ]);
+    await waitFor("the run", () => runner.status().lastRun !== undefined, 120_000);
+    const last = runner.status().lastRun!;
+    assert.equal(last.status, "error");
+    assert.equal(last.exit_code, 1);
+    assert.match(last.error!, /exited with code 1 before the session started/);
+    assert.match(last.error!, /required MCP servers failed to initialize: wats/, last.error);
+    assert.doesNotMatch(last.error!, /Stack backtrace|<unknown>/, "the reason, not frames");
+    assert.equal(mock.responses().length, 0, "no model call without the wats tools");
   },
 });
 
@@ -365,13 +343,13 @@ Deno.test({
   name:
     'a run whose event stream shows a shell command is stopped at once and recorded as failed with "lock broken"',
   async fn() {
-    const root = await Deno.makeTempDir({ prefix: "wats-codex-" });
+    await using tmp = tempDir("wats-codex-");
+    const root = tmp.path;
     const paths = dataPaths(`${root}/data`);
     await Deno.mkdir(paths.agentDir, { recursive: true });
-    const store = Store.open(paths.store);
     // The model asks for a long shell command; its output must never come back.
     // (With shell_tool on, Codex 0.171 offers it as `exec_command`.)
-    const mock = startMockOpenAI({
+    await using mock = startMockOpenAI({
       rules: [
         {
           when: (req) => req.input.some((i) => i.type === "function_call_output"),
@@ -383,6 +361,7 @@ Deno.test({
         },
       ],
     });
+    const store = Store.open(paths.store);
     const secret = crypto.getRandomValues(new Uint8Array(32));
     const agent = deriveProfileKey(secret, "helper");
     const [self, ...selfArgs] = watsCommand();
@@ -397,46 +376,37 @@ Deno.test({
       shellOn: true,
       eventsOnly: true,
     });
-    const off = store.onInsert((posts) => runner.onPosts(posts));
-    runner.start();
-    try {
-      store.insert([
-        buildPost({
-          kind: "ask",
-          text: "Anyone?",
-          title: "Q",
-          createdAt: Math.floor(Date.now() / 1000),
-        }, deriveProfileKey(secret, "bob").secret),
-      ]);
-      await waitFor("the run", () => runner.status().lastRun !== undefined, 120_000);
-      const last = runner.status().lastRun!;
-      assert.equal(last.status, "error", JSON.stringify(last));
-      assert.match(
-        last.error!,
-        /^lock broken: Codex started a shell command \(.*sleep.*60/,
-        last.error,
-      );
-      // Stopped at the command's start: its result never reached the model.
-      assert.equal(mock.responses().length, 1, "no request after the shell command");
-      const transcript = jsonLines(`${paths.runsDir}/${last.id}.jsonl`);
-      assert.ok(transcript.some((l) =>
-        l.type === "item.started" &&
+    await using _running = running(runner, store);
+    store.insert([
+      buildPost({
+        kind: "ask",
+        text: "Anyone?",
+        title: "Q",
+        createdAt: Math.floor(Date.now() / 1000),
+      }, deriveProfileKey(secret, "bob").secret),
+    ]);
+    await waitFor("the run", () => runner.status().lastRun !== undefined, 120_000);
+    const last = runner.status().lastRun!;
+    assert.equal(last.status, "error", JSON.stringify(last));
+    assert.match(
+      last.error!,
+      /^lock broken: Codex started a shell command \(.*sleep.*60/,
+      last.error,
+    );
+    // Stopped at the command's start: its result never reached the model.
+    assert.equal(mock.responses().length, 1, "no request after the shell command");
+    const transcript = jsonLines(`${paths.runsDir}/${last.id}.jsonl`);
+    assert.ok(transcript.some((l) =>
+      l.type === "item.started" &&
+      (l.item as Record<string, unknown>).type === "command_execution"
+    ));
+    assert.ok(
+      !transcript.some((l) =>
+        l.type === "item.completed" &&
         (l.item as Record<string, unknown>).type === "command_execution"
-      ));
-      assert.ok(
-        !transcript.some((l) =>
-          l.type === "item.completed" &&
-          (l.item as Record<string, unknown>).type === "command_execution"
-        ),
-        "the command did not complete",
-      );
-    } finally {
-      off();
-      await runner.stop();
-      store.close();
-      await mock.close();
-      await Deno.remove(root, { recursive: true });
-    }
+      ),
+      "the command did not complete",
+    );
   },
 });
 
@@ -445,13 +415,13 @@ Deno.test({
   name: "a shell command Codex does not report in its event stream is still stopped, " +
     'by the process watch, and the run recorded as failed with "lock broken"',
   async fn() {
-    const root = await Deno.makeTempDir({ prefix: "wats-codex-" });
+    await using tmp = tempDir("wats-codex-");
+    const root = tmp.path;
     const paths = dataPaths(`${root}/data`);
     await Deno.mkdir(paths.agentDir, { recursive: true });
-    const store = Store.open(paths.store);
     // Codex answers exec_command after its yield time (10 s) with the command still running;
     // a run stopped at the command never sends that answer to the model.
-    const mock = startMockOpenAI({
+    await using mock = startMockOpenAI({
       rules: [
         {
           when: (req) => req.input.some((i) => i.type === "function_call_output"),
@@ -463,6 +433,7 @@ Deno.test({
         },
       ],
     });
+    const store = Store.open(paths.store);
     const secret = crypto.getRandomValues(new Uint8Array(32));
     const agent = deriveProfileKey(secret, "helper");
     const [self, ...selfArgs] = watsCommand();
@@ -477,41 +448,32 @@ Deno.test({
       shellOn: true,
       unreported: ["command_execution"],
     });
-    const off = store.onInsert((posts) => runner.onPosts(posts));
-    runner.start();
-    try {
-      store.insert([
-        buildPost({
-          kind: "ask",
-          text: "Anyone?",
-          title: "Q",
-          createdAt: Math.floor(Date.now() / 1000),
-        }, deriveProfileKey(secret, "bob").secret),
-      ]);
-      await waitFor("the run", () => runner.status().lastRun !== undefined, 120_000);
-      const last = runner.status().lastRun!;
-      assert.equal(last.status, "error", JSON.stringify(last));
-      assert.match(
-        last.error!,
-        /^lock broken: codex started a process a locked run never has \(".+"\); the run was stopped$/,
-        last.error,
-      );
-      console.error(`measured: the process watch saw ${last.error}`);
-      assert.equal(mock.responses().length, 1, "the command's output never reached the model");
-      const transcript = jsonLines(`${paths.runsDir}/${last.id}.jsonl`);
-      assert.ok(
-        transcript.some((l) =>
-          l.type === "item.started" &&
-          (l.item as Record<string, unknown>).type === "command_execution"
-        ),
-        "Codex did run a shell command (the parser was not shown it)",
-      );
-    } finally {
-      off();
-      await runner.stop();
-      store.close();
-      await mock.close();
-      await Deno.remove(root, { recursive: true });
-    }
+    await using _running = running(runner, store);
+    store.insert([
+      buildPost({
+        kind: "ask",
+        text: "Anyone?",
+        title: "Q",
+        createdAt: Math.floor(Date.now() / 1000),
+      }, deriveProfileKey(secret, "bob").secret),
+    ]);
+    await waitFor("the run", () => runner.status().lastRun !== undefined, 120_000);
+    const last = runner.status().lastRun!;
+    assert.equal(last.status, "error", JSON.stringify(last));
+    assert.match(
+      last.error!,
+      /^lock broken: codex started a process a locked run never has \(".+"\); the run was stopped$/,
+      last.error,
+    );
+    console.error(`measured: the process watch saw ${last.error}`);
+    assert.equal(mock.responses().length, 1, "the command's output never reached the model");
+    const transcript = jsonLines(`${paths.runsDir}/${last.id}.jsonl`);
+    assert.ok(
+      transcript.some((l) =>
+        l.type === "item.started" &&
+        (l.item as Record<string, unknown>).type === "command_execution"
+      ),
+      "Codex did run a shell command (the parser was not shown it)",
+    );
   },
 });

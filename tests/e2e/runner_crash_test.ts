@@ -14,7 +14,6 @@
  */
 
 import assert from "node:assert/strict";
-import { startWats, tempDataDir } from "../support/cli.ts";
 import { requireCli } from "../support/clis.ts";
 import {
   hasTool,
@@ -23,7 +22,8 @@ import {
   toolResultFor,
   toolUse,
 } from "../support/mock_anthropic.ts";
-import { call, eventIds, idIn, mcpClient, startAgentNode, waitFor } from "../support/swarm.ts";
+import { call, eventIds, idIn, waitFor } from "../support/swarm.ts";
+import { type NodeRig, nodeRig, tempDir } from "../support/rig.ts";
 import { dataPaths } from "../../src/config/paths.ts";
 import { readRunnerState } from "../../src/runner/state_file.ts";
 import { spawnProcessGroup } from "../../src/runner/spawn.ts";
@@ -67,18 +67,18 @@ async function claudeGroup(dir: string): Promise<number | undefined> {
   return line === undefined ? undefined : Number(line.trim().split(/\s+/)[0]);
 }
 
-/** Starts a held run: an ask, the run started, its first model call waiting. */
-async function heldRun(dir: string, mock: ReturnType<typeof holdingMock>) {
-  const node = await startAgentNode(dir, mock);
-  const alice = await mcpClient(dir, "alice", node.home);
+/** Starts a held run on `rig`: an ask, the run started, its first model call waiting. */
+async function heldRun(rig: NodeRig, mock: ReturnType<typeof holdingMock>) {
+  const dir = rig.dataDir;
+  const alice = await rig.mcp("alice");
   const askId = idIn(await call(alice, "ask", { title: "Logs", text: "logrotate or journald?" }));
-  await node.waitForLine((l) => l.includes('"event":"run_started"'), 90_000);
+  await rig.waitEvent("run_started");
   await waitFor("the held model call", () => mock.messages().some((r) => r.matched === 1), 90_000);
   const pgid = await claudeGroup(dir);
   assert.ok(pgid !== undefined, "claude runs");
   const members = await groupMembers(pgid);
   assert.ok(members.some((p) => p.includes(" mcp ")), `wats mcp is in its group: ${members}`);
-  return { node, alice, askId, pgid };
+  return { node: rig.node, alice, askId, pgid };
 }
 
 /** Polls until group `pgid` is empty; returns how long it took (ms), or null after 30 s. */
@@ -95,42 +95,37 @@ async function groupGone(pgid: number, since: number): Promise<number | null> {
  * few seconds while the dead daemon's lock looks held (issue 8, item 4, not
  * this test's subject): try again until it starts.
  */
-async function restart(dir: string, mock: ReturnType<typeof holdingMock>) {
-  const until = Date.now() + 30_000;
-  for (;;) {
-    try {
-      return await startAgentNode(dir, mock);
-    } catch (err) {
-      if (!/already runs on this data directory/.test(String(err)) || Date.now() > until) throw err;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
+function restart(rig: NodeRig, mock: ReturnType<typeof holdingMock>): Promise<NodeRig> {
+  return nodeRig({ dataDir: rig.dataDir, agent: { mock }, retryRefusedMs: 30_000 });
+}
+
+/** Kills what is left of group `pgid` when the scope ends, whatever the test found. */
+function killGroupAtEnd(pgid: number): AsyncDisposable {
+  return {
+    async [Symbol.asyncDispose]() {
+      for (const p of await groupMembers(pgid)) Deno.kill(Number(p.split(" ")[0]), "SIGKILL");
+    },
+  };
 }
 
 Deno.test({
   ...opts,
   name: "a run whose daemon gets SIGKILL ends on its own, without a restart",
   async fn() {
-    const dir = tempDataDir();
-    const mock = holdingMock();
-    const { node, alice, pgid } = await heldRun(dir, mock);
-    try {
-      const killedAt = performance.now();
-      node.process.kill("SIGKILL");
-      await node.stop();
-      const lived = await groupGone(pgid, killedAt);
-      console.error(
-        `measured: the run's process group lived ${
-          lived?.toFixed(0)
-        } ms after SIGKILL of its daemon (no restart)`,
-      );
-      assert.notEqual(lived, null, `still running: ${(await groupMembers(pgid)).join("; ")}`);
-    } finally {
-      await alice.close().catch(() => {});
-      await node.stop();
-      for (const p of await groupMembers(pgid)) Deno.kill(Number(p.split(" ")[0]), "SIGKILL");
-      await mock.close();
-    }
+    await using mock = holdingMock();
+    await using rig = await nodeRig({ agent: { mock } });
+    const { node, pgid } = await heldRun(rig, mock);
+    await using _group = killGroupAtEnd(pgid);
+    const killedAt = performance.now();
+    node.process.kill("SIGKILL");
+    await node.stop();
+    const lived = await groupGone(pgid, killedAt);
+    console.error(
+      `measured: the run's process group lived ${
+        lived?.toFixed(0)
+      } ms after SIGKILL of its daemon (no restart)`,
+    );
+    assert.notEqual(lived, null, `still running: ${(await groupMembers(pgid)).join("; ")}`);
   },
 });
 
@@ -139,72 +134,59 @@ Deno.test({
   name:
     "after SIGKILL during a run and a restart, the run's group is gone and the interrupted ask is answered exactly once",
   async fn() {
-    const dir = tempDataDir();
-    const mock = holdingMock();
-    const { node, alice, askId, pgid } = await heldRun(dir, mock);
-    let node2: Awaited<ReturnType<typeof startAgentNode>> | undefined;
-    let bob: Awaited<ReturnType<typeof mcpClient>> | undefined;
-    try {
-      // The run as recorded for the next daemon: its group and program.
-      const run = readRunnerState(dataPaths(dir).agentDir)?.run;
-      assert.equal(run?.pgid, pgid, "the run's process group is recorded");
-      assert.equal(run?.program, "claude");
-      // The run goes on a while without output (the model is thinking): its
-      // recorded duration must still cover this time.
-      const silentFrom = Date.now();
-      await new Promise((r) => setTimeout(r, 3000));
-      const killedAt = performance.now();
-      const killedWall = Date.now();
-      node.process.kill("SIGKILL");
-      await node.stop();
-      await alice.close().catch(() => {});
-      node2 = await restart(dir, mock);
-      const members = await groupMembers(pgid);
-      console.error(
-        `measured: ${members.length} process(es) of the run's group left when the restarted daemon said started, ` +
-          `${(performance.now() - killedAt).toFixed(0)} ms after the SIGKILL`,
-      );
-      assert.deepEqual(members, [], "the restarted daemon runs beside no orphan");
+    await using mock = holdingMock();
+    await using rig = await nodeRig({ agent: { mock } });
+    const dir = rig.dataDir;
+    const { node, alice, askId, pgid } = await heldRun(rig, mock);
+    // The run as recorded for the next daemon: its group and program.
+    const run = readRunnerState(dataPaths(dir).agentDir)?.run;
+    assert.equal(run?.pgid, pgid, "the run's process group is recorded");
+    assert.equal(run?.program, "claude");
+    // The run goes on a while without output (the model is thinking): its
+    // recorded duration must still cover this time.
+    const silentFrom = Date.now();
+    await new Promise((r) => setTimeout(r, 3000));
+    const killedAt = performance.now();
+    const killedWall = Date.now();
+    node.process.kill("SIGKILL");
+    await node.stop();
+    await alice.close().catch(() => {});
+    await using rig2 = await restart(rig, mock);
+    const node2 = rig2.node;
+    const members = await groupMembers(pgid);
+    console.error(
+      `measured: ${members.length} process(es) of the run's group left when the restarted daemon said started, ` +
+        `${(performance.now() - killedAt).toFixed(0)} ms after the SIGKILL`,
+    );
+    assert.deepEqual(members, [], "the restarted daemon runs beside no orphan");
 
-      const ended = JSON.parse(
-        await node2.waitForLine((l) => l.includes('"event":"run_ended"'), 90_000),
-      );
-      assert.equal(ended.status, "ok", JSON.stringify(ended) + node2.stderr());
-      assert.match(
-        node2.stderr(),
-        /1 event\(s\) not handled before the restart wait for the next run/,
-      );
+    const ended = await rig2.waitEvent("run_ended");
+    assert.equal(ended.status, "ok", JSON.stringify(ended) + node2.stderr());
+    assert.match(
+      node2.stderr(),
+      /1 event\(s\) not handled before the restart wait for the next run/,
+    );
 
-      bob = await mcpClient(dir, "bob", node2.home);
-      const thread = await call(bob, "thread", { id: askId });
-      assert.equal(thread.match(/Use journald\./g)?.length, 1, thread);
-      // No second wake for the same ask.
-      await new Promise((r) => setTimeout(r, 3000));
-      assert.equal(
-        node2.stdoutLines.filter((l) => l.includes('"event":"run_started"')).length,
-        1,
-        node2.stderr(),
-      );
+    const bob = await rig2.mcp("bob");
+    const thread = await call(bob, "thread", { id: askId });
+    assert.equal(thread.match(/Use journald\./g)?.length, 1, thread);
+    // No second wake for the same ask.
+    await new Promise((r) => setTimeout(r, 3000));
+    assert.equal(rig2.events("run_started").length, 1, node2.stderr());
 
-      const index = Deno.readTextFileSync(dataPaths(dir).runsIndex).trim().split("\n")
-        .map((l) => JSON.parse(l));
-      assert.deepEqual(index.map((e) => e.status), ["interrupted", "ok"]);
-      // The interrupted run lasted until its daemon died, not until its last output
-      // (before the silent wait): the record covers the silence, to within the
-      // alive stamp's period and how late a loaded machine fires its timer.
-      const ran = killedWall - Date.parse(index[0].started_at);
-      const beforeSilence = silentFrom - Date.parse(index[0].started_at);
-      assert.ok(
-        index[0].duration_ms >= beforeSilence + 1000,
-        `recorded ${index[0].duration_ms} ms; it ran ${ran} ms until its daemon died, ` +
-          `${beforeSilence} ms of them before its silent ${killedWall - silentFrom} ms`,
-      );
-    } finally {
-      await bob?.close().catch(() => {});
-      await node2?.stop();
-      await node.stop();
-      await mock.close();
-    }
+    const index = Deno.readTextFileSync(dataPaths(dir).runsIndex).trim().split("\n")
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(index.map((e) => e.status), ["interrupted", "ok"]);
+    // The interrupted run lasted until its daemon died, not until its last output
+    // (before the silent wait): the record covers the silence, to within the
+    // alive stamp's period and how late a loaded machine fires its timer.
+    const ran = killedWall - Date.parse(index[0].started_at);
+    const beforeSilence = silentFrom - Date.parse(index[0].started_at);
+    assert.ok(
+      index[0].duration_ms >= beforeSilence + 1000,
+      `recorded ${index[0].duration_ms} ms; it ran ${ran} ms until its daemon died, ` +
+        `${beforeSilence} ms of them before its silent ${killedWall - silentFrom} ms`,
+    );
   },
 });
 
@@ -213,47 +195,39 @@ Deno.test({
   name:
     "when the run's bridge cannot end it, the restarted daemon ends the claude group before it starts anything",
   async fn() {
-    const dir = tempDataDir();
-    const mock = holdingMock();
-    const { node, alice, pgid } = await heldRun(dir, mock);
-    let node2: Awaited<ReturnType<typeof startAgentNode>> | undefined;
+    await using mock = holdingMock();
+    await using rig = await nodeRig({ agent: { mock } });
+    const { node, alice, pgid } = await heldRun(rig, mock);
+    await using _group = killGroupAtEnd(pgid);
     // The bridge is frozen: it cannot see the socket close (a bridge that
     // crashed, or was never started, looks the same to the run).
     const bridges = (await groupMembers(pgid)).filter((p) => p.includes(" mcp "));
     for (const b of bridges) Deno.kill(Number(b.split(" ")[0]), "SIGSTOP");
-    try {
-      const killedAt = performance.now();
-      node.process.kill("SIGKILL");
-      await node.stop();
-      await alice.close().catch(() => {});
-      await new Promise((r) => setTimeout(r, 1000));
-      assert.ok(
-        (await groupMembers(pgid)).some((p) => p.includes("claude")),
-        "without its bridge, the run outlives its daemon",
-      );
-      node2 = await restart(dir, mock);
-      const left = await groupMembers(pgid);
-      console.error(
-        `measured: with its bridge frozen, the run's group lived until the restarted daemon ended it: ` +
-          `${left.length} process(es) left when it said started, ${
-            (performance.now() - killedAt).toFixed(0)
-          } ms after the SIGKILL`,
-      );
-      assert.deepEqual(left, []);
-      assert.match(
-        node2.stderr(),
-        /ended run \S+ left running by the previous daemon \(process group \d+, claude\)/,
-      );
-      const ended = JSON.parse(
-        await node2.waitForLine((l) => l.includes('"event":"run_ended"'), 90_000),
-      );
-      assert.equal(ended.status, "ok", JSON.stringify(ended) + node2.stderr());
-    } finally {
-      for (const p of await groupMembers(pgid)) Deno.kill(Number(p.split(" ")[0]), "SIGKILL");
-      await node2?.stop();
-      await node.stop();
-      await mock.close();
-    }
+    const killedAt = performance.now();
+    node.process.kill("SIGKILL");
+    await node.stop();
+    await alice.close().catch(() => {});
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.ok(
+      (await groupMembers(pgid)).some((p) => p.includes("claude")),
+      "without its bridge, the run outlives its daemon",
+    );
+    await using rig2 = await restart(rig, mock);
+    const node2 = rig2.node;
+    const left = await groupMembers(pgid);
+    console.error(
+      `measured: with its bridge frozen, the run's group lived until the restarted daemon ended it: ` +
+        `${left.length} process(es) left when it said started, ${
+          (performance.now() - killedAt).toFixed(0)
+        } ms after the SIGKILL`,
+    );
+    assert.deepEqual(left, []);
+    assert.match(
+      node2.stderr(),
+      /ended run \S+ left running by the previous daemon \(process group \d+, claude\)/,
+    );
+    const ended = await rig2.waitEvent("run_ended");
+    assert.equal(ended.status, "ok", JSON.stringify(ended) + node2.stderr());
   },
 });
 
@@ -263,7 +237,8 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    const dir = tempDataDir();
+    await using data = tempDir("wats-data-");
+    const dir = data.path;
     const paths = dataPaths(dir);
     Deno.mkdirSync(paths.agentDir, { recursive: true });
     // A run's group as a crashed daemon would leave it, with a bridge that did not end it.
@@ -274,46 +249,44 @@ Deno.test({
       cwd: "/",
       stdin: "",
     });
-    let node: ReturnType<typeof startWats> | undefined;
-    try {
-      const now = new Date().toISOString();
-      const leaderStartS = await processStartTime(orphan.pid);
-      assert.ok(leaderStartS, "ps gave the orphan's start time");
-      // What a daemon records in agent/runner.json during a run.
-      Deno.writeTextFileSync(
-        `${paths.agentDir}/runner.json`,
-        JSON.stringify({
-          runtime: "claude",
-          limits: { usdPerDay: 2, usdPerMonth: 20, runsPerDay: 48 },
+    await using _orphan = {
+      async [Symbol.asyncDispose]() {
+        orphan.kill();
+        await orphan.status;
+      },
+    };
+    const now = new Date().toISOString();
+    const leaderStartS = await processStartTime(orphan.pid);
+    assert.ok(leaderStartS, "ps gave the orphan's start time");
+    // What a daemon records in agent/runner.json during a run.
+    Deno.writeTextFileSync(
+      `${paths.agentDir}/runner.json`,
+      JSON.stringify({
+        runtime: "claude",
+        limits: { usdPerDay: 2, usdPerMonth: 20, runsPerDay: 48 },
+        started_at: now,
+        run: {
+          id: "20261015T120000000Z-abcdef",
+          pgid: orphan.pid,
+          program: "sh",
+          args: ["-c", "sleep 300 & sleep 300"],
+          leader_start_s: leaderStartS,
           started_at: now,
-          run: {
-            id: "20261015T120000000Z-abcdef",
-            pgid: orphan.pid,
-            program: "sh",
-            args: ["-c", "sleep 300 & sleep 300"],
-            leader_start_s: leaderStartS,
-            started_at: now,
-            alive_at: now,
-          },
-        }),
-      );
-      const startAt = performance.now();
-      node = startWats(["--data-dir", dir, "node"]);
-      await node.waitForLine((l) => l.includes('"event":"started"'), 60_000);
-      assert.deepEqual(await groupMembers(orphan.pid), []);
-      console.error(
-        `measured: the recorded group was gone when the new daemon said started, ${
-          (performance.now() - startAt).toFixed(0)
-        } ms after its spawn`,
-      );
-      assert.match(
-        node.stderr(),
-        /ended run 20261015T120000000Z-abcdef left running by the previous daemon/,
-      );
-    } finally {
-      await node?.stop();
-      orphan.kill();
-      await orphan.status;
-    }
+          alive_at: now,
+        },
+      }),
+    );
+    const startAt = performance.now();
+    await using rig = await nodeRig({ dataDir: dir, startTimeoutMs: 60_000 });
+    assert.deepEqual(await groupMembers(orphan.pid), []);
+    console.error(
+      `measured: the recorded group was gone when the new daemon said started, ${
+        (performance.now() - startAt).toFixed(0)
+      } ms after its spawn`,
+    );
+    assert.match(
+      rig.node.stderr(),
+      /ended run 20261015T120000000Z-abcdef left running by the previous daemon/,
+    );
   },
 });

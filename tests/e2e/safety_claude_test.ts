@@ -6,7 +6,6 @@
  */
 
 import assert from "node:assert/strict";
-import { type RunningWats, runWats, tempDataDir } from "../support/cli.ts";
 import { CLIS_DIR, requireCli } from "../support/clis.ts";
 import {
   hasTool,
@@ -18,14 +17,8 @@ import {
   textOf,
   toolUse,
 } from "../support/mock_anthropic.ts";
-import {
-  answeringMock,
-  call,
-  eventIds,
-  idIn,
-  mcpClient,
-  startAgentNode,
-} from "../support/swarm.ts";
+import { answeringMock, call, eventIds, idIn } from "../support/swarm.ts";
+import { nodeRig, tempDir } from "../support/rig.ts";
 import { dataPaths } from "../../src/config/paths.ts";
 import { decode } from "nostr-tools/nip19";
 
@@ -76,46 +69,36 @@ function attackerMock(dir: string): MockAnthropic {
 }
 
 async function attack(access: Record<string, string>) {
-  const dir = tempDataDir();
+  await using data = tempDir("wats-data-");
+  const dir = data.path;
   const paths = dataPaths(dir);
-  const mock = attackerMock(dir);
-  const node = await startAgentNode(dir, mock, access);
+  await using mock = attackerMock(dir);
+  await using rig = await nodeRig({ dataDir: dir, agent: { mock, settings: access } });
   const config = await Deno.readFile(paths.config).catch(() => null);
   const safety = await Deno.readFile(paths.safety);
-  const bob = await mcpClient(dir, "bob", node.home);
-  try {
-    await call(bob, "ask", { title: "Hi", text: "Anyone there?" });
-    const ended = JSON.parse(
-      await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000),
-    );
-    assert.equal(ended.status, "ok", JSON.stringify(ended));
-    const transcript = lastRunTranscript(dir);
-    const results = transcript.filter((l) => l.type === "user").flatMap((l) =>
-      (l.message as { content: Array<{ type: string; is_error?: boolean; content?: unknown }> })
-        .content
-        .filter((b) => b.type === "tool_result")
-    );
-    assert.equal(results.length, 5, JSON.stringify(results));
-    for (const r of results.slice(0, 4)) {
-      assert.equal(r.is_error, true, `refused in the transcript: ${JSON.stringify(r)}`);
-    }
-    // config.toml and safety.json are byte for byte unchanged.
-    assert.deepEqual(await Deno.readFile(paths.config).catch(() => null), config);
-    assert.deepEqual(await Deno.readFile(paths.safety), safety);
-    // The ask went out, signed by the agent whatever profile it asked for.
-    const started = JSON.parse(node.stdoutLines.find((l) => l.includes('"event":"started"'))!);
-    const helperHex = decode(started.profiles.helper as `npub1${string}`).data;
-    const asked = node.stdoutLines.map((l) => JSON.parse(l)).filter((e) =>
-      e.event === "post_stored" && e.kind === "ask"
-    );
-    assert.equal(asked.length, 2, "bob's ask and the agent's");
-    assert.equal(asked[1].author, helperHex);
-    return results.slice(0, 4).map((r) => JSON.stringify(r.content));
-  } finally {
-    await bob.close();
-    await node.stop();
-    await mock.close();
+  const bob = await rig.mcp("bob");
+  await call(bob, "ask", { title: "Hi", text: "Anyone there?" });
+  const ended = await rig.waitEvent("run_ended");
+  assert.equal(ended.status, "ok", JSON.stringify(ended));
+  const transcript = lastRunTranscript(dir);
+  const results = transcript.filter((l) => l.type === "user").flatMap((l) =>
+    (l.message as { content: Array<{ type: string; is_error?: boolean; content?: unknown }> })
+      .content
+      .filter((b) => b.type === "tool_result")
+  );
+  assert.equal(results.length, 5, JSON.stringify(results));
+  for (const r of results.slice(0, 4)) {
+    assert.equal(r.is_error, true, `refused in the transcript: ${JSON.stringify(r)}`);
   }
+  // config.toml and safety.json are byte for byte unchanged.
+  assert.deepEqual(await Deno.readFile(paths.config).catch(() => null), config);
+  assert.deepEqual(await Deno.readFile(paths.safety), safety);
+  // The ask went out, signed by the agent whatever profile it asked for.
+  const helperHex = decode(rig.started.profiles.helper as `npub1${string}`).data;
+  const asked = rig.events("post_stored").filter((e) => e.kind === "ask");
+  assert.equal(asked.length, 2, "bob's ask and the agent's");
+  assert.equal(asked[1].author, helperHex);
+  return results.slice(0, 4).map((r) => JSON.stringify(r.content));
 }
 
 Deno.test({
@@ -133,14 +116,13 @@ Deno.test({
   ...opts,
   name: "workspace with Bash, Write, Edit and Read opened: the deny rules refuse every attempt",
   async fn() {
-    const work = await Deno.makeTempDir({ prefix: "wats-workspace-" });
+    await using work = tempDir("wats-workspace-");
     const refusals = await attack({
       WATS_AGENT_ACCESS: "workspace",
-      WATS_AGENT_WORKDIR: work,
+      WATS_AGENT_WORKDIR: work.path,
       WATS_AGENT_TOOLS: "Bash,Write,Edit,Read",
     });
     for (const r of refusals) assert.match(r, /denied|permission/i, r);
-    await Deno.remove(work, { recursive: true });
   },
 });
 
@@ -149,74 +131,73 @@ Deno.test({
   name:
     "agent.review: the answer waits in pending until `wats agent approve`; a rejection's reason reaches the next prompt",
   async fn() {
-    const dir = tempDataDir();
-    const mock = answeringMock();
+    await using mock = answeringMock();
     // agent.notify with a notify-send that records what it was asked to show.
-    const bin = await Deno.makeTempDir({ prefix: "wats-bin-" });
+    await using binDir = tempDir("wats-bin-");
+    const bin = binDir.path;
     await Deno.writeTextFile(`${bin}/notify-send`, `#!/bin/sh\necho "$@" >> ${bin}/shown.txt\n`, {
       mode: 0o755,
     });
-    const node = await startAgentNode(dir, mock, {
-      WATS_AGENT_REVIEW: "true",
-      WATS_AGENT_NOTIFY: "true",
-      PATH: `${bin}:${CLIS_DIR}/node_modules/.bin:${Deno.env.get("PATH")}`,
+    await using rig = await nodeRig({
+      agent: {
+        mock,
+        settings: {
+          WATS_AGENT_REVIEW: "true",
+          WATS_AGENT_NOTIFY: "true",
+          PATH: `${bin}:${CLIS_DIR}/node_modules/.bin:${Deno.env.get("PATH")}`,
+        },
+      },
     });
-    const alice = await mcpClient(dir, "alice", node.home);
-    const wats = (...args: string[]) => runWats(["--data-dir", dir, ...args], { home: node.home });
-    try {
-      const ask1 = idIn(await call(alice, "ask", { title: "One", text: "First question" }));
-      await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000);
-      assert.doesNotMatch(
-        await call(alice, "thread", { id: ask1 }),
-        /Use journald/,
-        "held, not stored",
-      );
-      const pending = await wats("agent", "pending");
-      assert.equal(pending.code, 0, pending.stderr);
-      const draft = pending.stdout.match(/^([0-9a-f]{12}) /m)?.[1];
-      assert.ok(draft, pending.stdout);
-      const shown = await wats("agent", "pending", "show", draft);
-      assert.match(shown.stdout, new RegExp(`answers ${ask1}`));
-      assert.match(shown.stdout, /First question/, "the post it answers is shown");
-      assert.match(
-        await Deno.readTextFile(`${bin}/shown.txt`),
-        new RegExp(`a draft waits for review answer ${draft}`),
-      );
+    const alice = await rig.mcp("alice");
+    const wats = (...args: string[]) => rig.wats(args);
+    const ask1 = idIn(await call(alice, "ask", { title: "One", text: "First question" }));
+    await rig.waitEvent("run_ended");
+    assert.doesNotMatch(
+      await call(alice, "thread", { id: ask1 }),
+      /Use journald/,
+      "held, not stored",
+    );
+    const pending = await wats("agent", "pending");
+    assert.equal(pending.code, 0, pending.stderr);
+    const draft = pending.stdout.match(/^([0-9a-f]{12}) /m)?.[1];
+    assert.ok(draft, pending.stdout);
+    const shown = await wats("agent", "pending", "show", draft);
+    assert.match(shown.stdout, new RegExp(`answers ${ask1}`));
+    assert.match(shown.stdout, /First question/, "the post it answers is shown");
+    assert.match(
+      await Deno.readTextFile(`${bin}/shown.txt`),
+      new RegExp(`a draft waits for review answer ${draft}`),
+    );
 
-      const approved = await wats("agent", "approve", draft);
-      assert.equal(approved.code, 0, approved.stderr);
-      assert.match(
-        await call(alice, "thread", { id: ask1 }),
-        /Use journald/,
-        "published after approval",
-      );
+    const approved = await wats("agent", "approve", draft);
+    assert.equal(approved.code, 0, approved.stderr);
+    assert.match(
+      await call(alice, "thread", { id: ask1 }),
+      /Use journald/,
+      "published after approval",
+    );
 
-      await call(alice, "ask", { title: "Two", text: "Second question" });
-      await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000);
-      const draft2 = (await wats("agent", "pending")).stdout.match(/^([0-9a-f]{12}) /m)?.[1];
-      assert.ok(draft2);
-      const rejected = await wats(
-        "agent",
-        "reject",
-        draft2,
-        "--reason",
-        "too vague: cite the docs",
-      );
-      assert.equal(rejected.code, 0, rejected.stderr);
-      assert.match((await wats("agent", "pending")).stdout, /no drafts waiting/);
+    await call(alice, "ask", { title: "Two", text: "Second question" });
+    await rig.waitEvent("run_ended");
+    const draft2 = (await wats("agent", "pending")).stdout.match(/^([0-9a-f]{12}) /m)?.[1];
+    assert.ok(draft2);
+    const rejected = await wats(
+      "agent",
+      "reject",
+      draft2,
+      "--reason",
+      "too vague: cite the docs",
+    );
+    assert.equal(rejected.code, 0, rejected.stderr);
+    assert.match((await wats("agent", "pending")).stdout, /no drafts waiting/);
 
-      await call(alice, "ask", { title: "Three", text: "Third question" });
-      await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000);
-      const prompts = mock.messages().map((r) => textOf(r.body!.messages[0].content));
-      assert.ok(
-        prompts.some((p) => p.includes("too vague: cite the docs")),
-        "the reason is in the next prompt",
-      );
-    } finally {
-      await alice.close();
-      await node.stop();
-      await mock.close();
-    }
+    await call(alice, "ask", { title: "Three", text: "Third question" });
+    await rig.waitEvent("run_ended");
+    const prompts = mock.messages().map((r) => textOf(r.body!.messages[0].content));
+    assert.ok(
+      prompts.some((p) => p.includes("too vague: cite the docs")),
+      "the reason is in the next prompt",
+    );
   },
 });
 
@@ -224,8 +205,7 @@ Deno.test({
   ...opts,
   name: "a halt cancels the run in progress and holds new runs until `wats resume`",
   async fn() {
-    const dir = tempDataDir();
-    const mock = startMockAnthropic({
+    await using mock = startMockAnthropic({
       rules: [{
         when: hasTool("mcp__wats__answer"),
         reply: (req) => ({
@@ -234,34 +214,22 @@ Deno.test({
         }),
       }],
     });
-    const node: RunningWats = await startAgentNode(dir, mock);
-    const alice = await mcpClient(dir, "alice", node.home);
-    const wats = (...args: string[]) => runWats(["--data-dir", dir, ...args], { home: node.home });
-    try {
-      await call(alice, "ask", { title: "Slow", text: "Hangs the model" });
-      await node.waitForLine((l) => l.includes('"event":"run_started"'), 60_000);
-      const halted = await wats("guardian", "halt", "--reason", "enough");
-      assert.equal(halted.code, 0, halted.stderr);
-      const ended = JSON.parse(
-        await node.waitForLine((l) => l.includes('"event":"run_ended"'), 60_000),
-      );
-      assert.equal(ended.status, "halted");
-      assert.match((await wats("status")).stdout, /halted: yes.*enough/);
-      await call(alice, "ask", { title: "Again", text: "Still there?" });
-      await call(alice, "ask", { title: "And", text: "Hello?" });
-      await new Promise((r) => setTimeout(r, 1500));
-      assert.equal(
-        node.stdoutLines.filter((l) => l.includes('"event":"run_started"')).length,
-        1,
-        "no run while halted",
-      );
-      const resumed = await wats("resume");
-      assert.equal(resumed.code, 0, resumed.stderr);
-      await node.waitForLine((l) => l.includes('"event":"run_started"'), 60_000);
-    } finally {
-      await alice.close();
-      await node.stop();
-      await mock.close();
-    }
+    await using rig = await nodeRig({ agent: { mock } });
+    const alice = await rig.mcp("alice");
+    const wats = (...args: string[]) => rig.wats(args);
+    await call(alice, "ask", { title: "Slow", text: "Hangs the model" });
+    await rig.waitEvent("run_started", { timeoutMs: 60_000 });
+    const halted = await wats("guardian", "halt", "--reason", "enough");
+    assert.equal(halted.code, 0, halted.stderr);
+    const ended = await rig.waitEvent("run_ended", { timeoutMs: 60_000 });
+    assert.equal(ended.status, "halted");
+    assert.match((await wats("status")).stdout, /halted: yes.*enough/);
+    await call(alice, "ask", { title: "Again", text: "Still there?" });
+    await call(alice, "ask", { title: "And", text: "Hello?" });
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(rig.events("run_started").length, 1, "no run while halted");
+    const resumed = await wats("resume");
+    assert.equal(resumed.code, 0, resumed.stderr);
+    await rig.waitEvent("run_started", { timeoutMs: 60_000 });
   },
 });

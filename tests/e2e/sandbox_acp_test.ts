@@ -14,12 +14,10 @@ import assert from "node:assert/strict";
 import { AcpLayer, type CallEvent } from "../../src/acp/calls.ts";
 import { makePolicy } from "../../src/acp/policy.ts";
 import { git } from "../../src/acp/worktrees.ts";
-import type { HarnessConfig } from "../../src/config/acp_tables.ts";
 import { Sandboxer } from "../../src/safety/sandboxer.ts";
 import { requireCli } from "../support/clis.ts";
 import {
   functionCall,
-  MOCK_MODEL,
   type ResponsesRequest,
   startMockOpenAI,
   text as openaiText,
@@ -34,6 +32,8 @@ import {
   textOf,
   toolUse,
 } from "../support/mock_anthropic.ts";
+import { closing, gitRepo, tempDir } from "../support/rig.ts";
+import { claudeAcpHarness, codexAcpHarness } from "../support/harness_fixtures.ts";
 
 const acp = requireCli("claude-acp");
 const codexAcp = requireCli("codex-acp");
@@ -55,15 +55,17 @@ function encodings(s: string): string[] {
   ];
 }
 
-interface Fixture {
+interface Fixture extends AsyncDisposable {
   root: string;
   data: string;
   repo: string;
   home: string;
 }
 
+/** A data dir, a HOME with an ssh key and a repository, under /var/tmp; removed when its scope ends. */
 async function fixture(): Promise<Fixture> {
-  const root = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "wats-sbx-" }));
+  const dir = tempDir("wats-sbx-", "/var/tmp");
+  const root = dir.path;
   const data = `${root}/data`;
   Deno.mkdirSync(`${data}/worktrees`, { recursive: true });
   Deno.writeTextFileSync(`${data}/config.toml`, `# ${CONFIG}\n`);
@@ -72,39 +74,14 @@ async function fixture(): Promise<Fixture> {
   Deno.mkdirSync(`${home}/.ssh`, { recursive: true });
   Deno.mkdirSync(`${home}/.claude`);
   Deno.writeTextFileSync(`${home}/.ssh/id_ed25519`, `${SSH}\n`);
-  const repo = `${root}/repo`;
-  Deno.mkdirSync(repo);
-  await git(["init", "--quiet", "-b", "main"], repo);
-  await git(["config", "user.email", "t@example.org"], repo);
-  await git(["config", "user.name", "T"], repo);
-  Deno.writeTextFileSync(`${repo}/README.md`, "the app\n");
-  await git(["add", "README.md"], repo);
-  await git(["commit", "--quiet", "-m", "first"], repo);
-  return { root, data, repo, home };
-}
-
-function harness(f: Fixture, mockUrl: string): HarnessConfig {
-  return {
-    name: "claude",
-    command: acp![0],
-    args: acp!.slice(1),
-    env: {
-      ANTHROPIC_BASE_URL: mockUrl,
-      ANTHROPIC_API_KEY: "test-key",
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-      CLAUDE_CONFIG_DIR: `${f.home}/.claude`,
-    },
-    meta: {},
-    context: [],
-    idle: 60_000,
-    enabled: true,
-  };
+  const repo = await gitRepo(`${root}/repo`, { identity: true });
+  return { root, data, repo, home, [Symbol.asyncDispose]: dir[Symbol.asyncDispose] };
 }
 
 function layer(f: Fixture, mockUrl: string, events: CallEvent[], sandbox?: Sandboxer): AcpLayer {
   return new AcpLayer({
     worktrees: `${f.data}/worktrees`,
-    harnesses: { claude: harness(f, mockUrl) },
+    harnesses: { claude: claudeAcpHarness(acp!, mockUrl, f.home) },
     checkouts: { app: { name: "app", path: f.repo, base: "main", fetch: false } },
     allowedCheckouts: [],
     policy: makePolicy(["claude/edit(*)", "claude/execute"], [], f.data),
@@ -144,7 +121,7 @@ Deno.test({
     "and still commits its work",
   ...opts,
   async fn() {
-    const f = await fixture();
+    await using f = await fixture();
     const d = f.data;
     // Each names the data dir through `$(printf …)`, as the attack found from outside did:
     // the request then names no file, the policy allows it, and only the sandbox stands.
@@ -166,7 +143,7 @@ Deno.test({
           "echo committed",
       ),
     ];
-    const mock = startMockAnthropic({
+    await using mock = startMockAnthropic({
       rules: [{
         when: promptContains("PROBE"),
         reply: (req) => attacks[step(req)] ?? text("done"),
@@ -174,57 +151,51 @@ Deno.test({
     });
     const events: CallEvent[] = [];
     const sandbox = new Sandboxer({ mode: "required", hide: [], dataDir: d, home: f.home });
-    const acpLayer = layer(f, mock.url, events, sandbox);
-    try {
-      const r = await acpLayer.call("claude", { agent: "eve", thread: "_", callId: "c" }, {
-        task: "PROBE",
-        checkout: "app",
-        work: "w",
-      });
-      const bodies = mock.messages().map((m) => m.body!);
-      // The request that carries the whole script (Claude may send others besides).
-      const results = bodies.map(toolResults).reduce((a, b) => b.length > a.length ? b : a, []);
-      const why = JSON.stringify({ results, refused: r.refused, message: r.message }, null, 1);
-      // The script ran to its end, every command allowed by the policy.
-      assert.equal(r.message, "done", why);
-      assert.equal(results.length, attacks.length, why);
-      assert.deepEqual(r.refused, [], why);
+    await using acpLayer = closing(layer(f, mock.url, events, sandbox));
+    const r = await acpLayer.call("claude", { agent: "eve", thread: "_", callId: "c" }, {
+      task: "PROBE",
+      checkout: "app",
+      work: "w",
+    });
+    const bodies = mock.messages().map((m) => m.body!);
+    // The request that carries the whole script (Claude may send others besides).
+    const results = bodies.map(toolResults).reduce((a, b) => b.length > a.length ? b : a, []);
+    const why = JSON.stringify({ results, refused: r.refused, message: r.message }, null, 1);
+    // The script ran to its end, every command allowed by the policy.
+    assert.equal(r.message, "done", why);
+    assert.equal(results.length, attacks.length, why);
+    assert.deepEqual(r.refused, [], why);
 
-      const sent = JSON.stringify(bodies);
-      for (const secret of [NODE_KEY, CONFIG, SSH]) {
-        for (const form of encodings(secret)) {
-          assert.ok(!sent.includes(form), `${form} (${secret}) reached the model\n${why}`);
-        }
+    const sent = JSON.stringify(bodies);
+    for (const secret of [NODE_KEY, CONFIG, SSH]) {
+      for (const form of encodings(secret)) {
+        assert.ok(!sent.includes(form), `${form} (${secret}) reached the model\n${why}`);
       }
-      // Each attack failed inside the sandbox, and says so.
-      const [od, cat, b64, py, find, ls, ssh, gitConfig, dataWrite, proc, commit] = results;
-      assert.match(od, /No such file/, why);
-      assert.match(cat, /No such file/, why);
-      assert.match(b64, /No such file/, why);
-      assert.match(py, /No such file|FileNotFoundError/, why);
-      assert.ok(!find.includes(`${d}/node.key`), why);
-      assert.match(find, /find-done/, why);
-      // The data dir shows only the way to this work's worktree.
-      assert.doesNotMatch(ls, /node\.key|config\.toml/, why);
-      assert.match(ssh, /No such file/, why);
-      assert.match(gitConfig, /Read-only file system/, why);
-      assert.doesNotMatch(dataWrite, /SECRET/, why);
-      assert.match(proc, /No such file|Permission denied/, why);
-      assert.match(commit, /committed/, why);
-
-      // Outside, nothing changed but the work's commit.
-      assert.equal(Deno.readTextFileSync(`${d}/config.toml`), `# ${CONFIG}\n`);
-      assert.doesNotMatch(Deno.readTextFileSync(`${f.repo}/.git/config`), /\[core\]\n$/);
-      assert.deepEqual(r.commits.map((c) => c.subject), ["Sandboxed work"]);
-      assert.equal(
-        (await git(["log", "-1", "--format=%s", r.branch], f.repo)).trim(),
-        "Sandboxed work",
-      );
-    } finally {
-      await acpLayer.close();
-      await mock.close();
-      Deno.removeSync(f.root, { recursive: true });
     }
+    // Each attack failed inside the sandbox, and says so.
+    const [od, cat, b64, py, find, ls, ssh, gitConfig, dataWrite, proc, commit] = results;
+    assert.match(od, /No such file/, why);
+    assert.match(cat, /No such file/, why);
+    assert.match(b64, /No such file/, why);
+    assert.match(py, /No such file|FileNotFoundError/, why);
+    assert.ok(!find.includes(`${d}/node.key`), why);
+    assert.match(find, /find-done/, why);
+    // The data dir shows only the way to this work's worktree.
+    assert.doesNotMatch(ls, /node\.key|config\.toml/, why);
+    assert.match(ssh, /No such file/, why);
+    assert.match(gitConfig, /Read-only file system/, why);
+    assert.doesNotMatch(dataWrite, /SECRET/, why);
+    assert.match(proc, /No such file|Permission denied/, why);
+    assert.match(commit, /committed/, why);
+
+    // Outside, nothing changed but the work's commit.
+    assert.equal(Deno.readTextFileSync(`${d}/config.toml`), `# ${CONFIG}\n`);
+    assert.doesNotMatch(Deno.readTextFileSync(`${f.repo}/.git/config`), /\[core\]\n$/);
+    assert.deepEqual(r.commits.map((c) => c.subject), ["Sandboxed work"]);
+    assert.equal(
+      (await git(["log", "-1", "--format=%s", r.branch], f.repo)).trim(),
+      "Sandboxed work",
+    );
   },
 });
 
@@ -233,8 +204,8 @@ Deno.test({
     "in one line that says what to install",
   ...opts,
   async fn() {
-    const f = await fixture();
-    const mock = startMockAnthropic({ rules: [{ when: () => true, reply: text("ran") }] });
+    await using f = await fixture();
+    await using mock = startMockAnthropic({ rules: [{ when: () => true, reply: text("ran") }] });
     const sandbox = new Sandboxer({
       mode: "required",
       hide: [],
@@ -243,32 +214,26 @@ Deno.test({
       // As on a machine without bubblewrap: nothing of that name on PATH.
       program: "bwrap-missing-here",
     });
-    const acpLayer = layer(f, mock.url, [], sandbox);
-    try {
-      await assert.rejects(
-        acpLayer.call("claude", { agent: "eve", thread: "_", callId: "c" }, {
-          task: "ANY",
-          checkout: "app",
-          work: "w",
-        }),
-        (err: Error) => {
-          assert.equal(
-            err.message,
-            'harness claude is refused: sandbox.mode = "required" and the OS sandbox cannot ' +
-              "run (bwrap-missing-here is not on PATH); install bubblewrap (Debian/Ubuntu: " +
-              "apt-get install bubblewrap), or accept running unsandboxed with " +
-              "`wats config set sandbox.mode auto`",
-          );
-          return true;
-        },
-      );
-      assert.equal(mock.messages().length, 0);
-      assert.equal(await acpLayer.isRunning("claude"), false);
-    } finally {
-      await acpLayer.close();
-      await mock.close();
-      Deno.removeSync(f.root, { recursive: true });
-    }
+    await using acpLayer = closing(layer(f, mock.url, [], sandbox));
+    await assert.rejects(
+      acpLayer.call("claude", { agent: "eve", thread: "_", callId: "c" }, {
+        task: "ANY",
+        checkout: "app",
+        work: "w",
+      }),
+      (err: Error) => {
+        assert.equal(
+          err.message,
+          'harness claude is refused: sandbox.mode = "required" and the OS sandbox cannot ' +
+            "run (bwrap-missing-here is not on PATH); install bubblewrap (Debian/Ubuntu: " +
+            "apt-get install bubblewrap), or accept running unsandboxed with " +
+            "`wats config set sandbox.mode auto`",
+        );
+        return true;
+      },
+    );
+    assert.equal(mock.messages().length, 0);
+    assert.equal(await acpLayer.isRunning("claude"), false);
   },
 });
 
@@ -277,7 +242,7 @@ Deno.test({
     "read the node key or the user's ssh key, nor write the repository's config, and commits",
   ...codexOpts,
   async fn() {
-    const f = await fixture();
+    await using f = await fixture();
     const d = f.data;
     const codexHome = `${f.home}/.codex`;
     const D = `"$(printf %s ${d})"`;
@@ -300,78 +265,47 @@ Deno.test({
     ];
     const outputs = (r: ResponsesRequest) =>
       (r.input ?? []).filter((x) => x.type === "function_call_output");
-    const mock = startMockOpenAI({
+    await using mock = startMockOpenAI({
       rules: [{
         when: () => true,
         reply: (r) => steps[outputs(r).length] ?? openaiText("done"),
       }],
     });
-    Deno.mkdirSync(codexHome, { recursive: true });
-    Deno.writeTextFileSync(
-      `${codexHome}/config.toml`,
-      [
-        `model = "${MOCK_MODEL}"`,
-        'model_provider = "wats_mock"',
-        "[model_providers.wats_mock]",
-        'name = "wats mock"',
-        `base_url = "${mock.url}/v1"`,
-        'wire_api = "responses"',
-        "request_max_retries = 0",
-        "stream_max_retries = 0",
-        'env_key = "OPENAI_API_KEY"',
-        "",
-      ].join("\n"),
-    );
     const sandbox = new Sandboxer({ mode: "required", hide: [], dataDir: d, home: f.home });
-    const acpLayer = new AcpLayer({
-      worktrees: `${d}/worktrees`,
-      harnesses: {
-        codex: {
-          name: "codex",
-          command: codexAcp![0],
-          args: codexAcp!.slice(1),
-          env: { CODEX_HOME: codexHome, OPENAI_API_KEY: "test-key" },
-          meta: {},
-          context: [],
-          idle: 60_000,
-          enabled: true,
-        },
-      },
-      checkouts: { app: { name: "app", path: f.repo, base: "main", fetch: false } },
-      allowedCheckouts: [],
-      policy: makePolicy(["codex/execute"], [], d),
-      env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: f.home, IS_SANDBOX: "1" },
-      sandbox,
+    await using acpLayer = closing(
+      new AcpLayer({
+        worktrees: `${d}/worktrees`,
+        harnesses: { codex: codexAcpHarness(codexAcp!, mock.url, codexHome) },
+        checkouts: { app: { name: "app", path: f.repo, base: "main", fetch: false } },
+        allowedCheckouts: [],
+        policy: makePolicy(["codex/execute"], [], d),
+        env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: f.home, IS_SANDBOX: "1" },
+        sandbox,
+      }),
+    );
+    const r = await acpLayer.call("codex", { agent: "eve", thread: "_", callId: "c" }, {
+      task: "PROBE",
+      checkout: "app",
+      work: "w",
     });
-    try {
-      const r = await acpLayer.call("codex", { agent: "eve", thread: "_", callId: "c" }, {
-        task: "PROBE",
-        checkout: "app",
-        work: "w",
-      });
-      const bodies = mock.responses().map((m) => m.body!);
-      const results = bodies.map((b) => outputs(b).map((o) => JSON.stringify(o.output)))
-        .reduce((a, b) => b.length > a.length ? b : a, []);
-      const why = JSON.stringify({ results, r }, null, 1);
-      assert.equal(results.length, steps.length, why);
-      const sent = JSON.stringify(bodies);
-      for (const secret of [NODE_KEY, CONFIG, SSH]) {
-        for (const form of encodings(secret)) {
-          assert.ok(!sent.includes(form), `${form} (${secret}) reached the model\n${why}`);
-        }
+    const bodies = mock.responses().map((m) => m.body!);
+    const results = bodies.map((b) => outputs(b).map((o) => JSON.stringify(o.output)))
+      .reduce((a, b) => b.length > a.length ? b : a, []);
+    const why = JSON.stringify({ results, r }, null, 1);
+    assert.equal(results.length, steps.length, why);
+    const sent = JSON.stringify(bodies);
+    for (const secret of [NODE_KEY, CONFIG, SSH]) {
+      for (const form of encodings(secret)) {
+        assert.ok(!sent.includes(form), `${form} (${secret}) reached the model\n${why}`);
       }
-      const [od, cat, ssh, gitConfig, commit] = results;
-      assert.match(od, /No such file/, why);
-      assert.match(cat, /No such file/, why);
-      assert.match(ssh, /No such file/, why);
-      assert.match(gitConfig, /Read-only file system/, why);
-      assert.match(commit, /committed/, why);
-      assert.deepEqual(r.commits.map((c) => c.subject), ["Codex work"]);
-      assert.doesNotMatch(Deno.readTextFileSync(`${f.repo}/.git/config`), /\[core\]\n$/);
-    } finally {
-      await acpLayer.close();
-      await mock.close();
-      Deno.removeSync(f.root, { recursive: true });
     }
+    const [od, cat, ssh, gitConfig, commit] = results;
+    assert.match(od, /No such file/, why);
+    assert.match(cat, /No such file/, why);
+    assert.match(ssh, /No such file/, why);
+    assert.match(gitConfig, /Read-only file system/, why);
+    assert.match(commit, /committed/, why);
+    assert.deepEqual(r.commits.map((c) => c.subject), ["Codex work"]);
+    assert.doesNotMatch(Deno.readTextFileSync(`${f.repo}/.git/config`), /\[core\]\n$/);
   },
 });

@@ -13,16 +13,8 @@
 import assert from "node:assert/strict";
 import { git } from "../../src/acp/worktrees.ts";
 import { dataPaths } from "../../src/config/paths.ts";
-import { denoDir, runWats, startWats } from "../support/cli.ts";
+import { denoDir, runWats } from "../support/cli.ts";
 import { CLIS_DIR, requireCli } from "../support/clis.ts";
-import {
-  callOutputFor,
-  functionCall,
-  hasTool as openaiHasTool,
-  startMockOpenAI,
-  text as openaiText,
-  userText,
-} from "../support/mock_openai.ts";
 import { requireTool } from "../support/debian_tools.ts";
 import {
   hasTool,
@@ -33,7 +25,9 @@ import {
   textOf,
   toolUse,
 } from "../support/mock_anthropic.ts";
-import { agentEnv, call, mcpClient } from "../support/swarm.ts";
+import { answeringCodexMock, call } from "../support/swarm.ts";
+import { nodeRig, tempDir } from "../support/rig.ts";
+import { claudeAcpToml } from "../support/harness_fixtures.ts";
 
 const claude = requireCli("claude");
 const bwrap = requireTool("bwrap");
@@ -63,7 +57,8 @@ Deno.test({
     "config.toml or the user's ssh key, nor write config.toml, and still commits in its workspace",
   ...opts,
   async fn() {
-    const root = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "wats-sbr-" }));
+    await using tmp = tempDir("wats-sbr-", "/var/tmp");
+    const root = tmp.path;
     const data = `${root}/data`;
     const home = `${root}/home`;
     const work = `${root}/work`;
@@ -88,68 +83,58 @@ Deno.test({
       ),
       text("Finished."),
     ];
-    const mock = startMockAnthropic({
+    await using mock = startMockAnthropic({
       rules: [{
         when: hasTool("mcp__wats__ask"),
         reply: (req) => steps[Math.min(toolResults(req).length, steps.length - 1)],
       }],
     });
-    const node = startWats(
-      ["--data-dir", data, "node", "--agent", "claude", "--agent-profile", "helper"],
-      {
-        home,
-        env: agentEnv(mock, {
-          WATS_AGENT_IGNORE_LOCAL: "false",
+    await using rig = await nodeRig({
+      dataDir: data,
+      home,
+      agent: {
+        mock,
+        settings: {
           WATS_AGENT_ACCESS: "workspace",
           WATS_AGENT_WORKDIR: work,
           WATS_AGENT_TOOLS: "Bash",
-        }),
+        },
       },
-    );
-    let bob: Awaited<ReturnType<typeof mcpClient>> | undefined;
-    try {
-      await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
-      // The banner and `wats status` say the runs are sandboxed.
-      assert.match(node.stderr(), /runs: sandboxed/, node.stderr());
-      const status = await runWats(["--data-dir", data, "status"], { home });
-      assert.equal(status.code, 0, status.stderr);
-      assert.match(status.stdout, /^sandbox: agent runs \(claude\): sandboxed$/m, status.stdout);
-      const secrets = [
-        CONFIG,
-        SSH,
-        // The node key's first bytes as od prints them.
-        [...Deno.readFileSync(p.nodeKey).slice(0, 8)].map((b) => b.toString(16).padStart(2, "0"))
-          .join(" "),
-      ];
-      const config = Deno.readFileSync(p.config);
-      bob = await mcpClient(data, "bob", home);
-      await call(bob, "ask", { title: "Hi", text: "Anyone there?" });
-      const ended = JSON.parse(
-        await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000),
-      );
-      assert.equal(ended.status, "ok", JSON.stringify(ended));
-      const bodies = mock.messages().map((m) => m.body!);
-      const results = bodies.map(toolResults).reduce((a, b) => b.length > a.length ? b : a, []);
-      const why = JSON.stringify(results, null, 1);
-      assert.equal(results.length, steps.length - 1, why);
-      const sent = JSON.stringify(bodies);
-      for (const s of secrets) assert.ok(!sent.includes(s), `${s} reached the model\n${why}`);
-      const [od, cat, py, ls, ssh, write, commit] = results;
-      assert.match(od, /No such file/, why);
-      assert.match(cat, /No such file/, why);
-      assert.match(py, /No such file|FileNotFoundError/, why);
-      assert.doesNotMatch(ls, /node\.key|config\.toml|safety\.json|store/, why);
-      assert.match(ssh, /No such file/, why);
-      assert.match(write, /tried/, why);
-      assert.match(commit, /committed/, why);
-      assert.deepEqual(Deno.readFileSync(p.config), config);
-      assert.equal((await git(["log", "-1", "--format=%s"], work)).trim(), "Heartbeat work");
-    } finally {
-      await bob?.close();
-      await node.stop();
-      await mock.close();
-      Deno.removeSync(root, { recursive: true });
-    }
+    });
+    const node = rig.node;
+    // The banner and `wats status` say the runs are sandboxed.
+    assert.match(node.stderr(), /runs: sandboxed/, node.stderr());
+    const status = await runWats(["--data-dir", data, "status"], { home });
+    assert.equal(status.code, 0, status.stderr);
+    assert.match(status.stdout, /^sandbox: agent runs \(claude\): sandboxed$/m, status.stdout);
+    const secrets = [
+      CONFIG,
+      SSH,
+      // The node key's first bytes as od prints them.
+      [...Deno.readFileSync(p.nodeKey).slice(0, 8)].map((b) => b.toString(16).padStart(2, "0"))
+        .join(" "),
+    ];
+    const config = Deno.readFileSync(p.config);
+    const bob = await rig.mcp("bob");
+    await call(bob, "ask", { title: "Hi", text: "Anyone there?" });
+    const ended = await rig.waitEvent("run_ended");
+    assert.equal(ended.status, "ok", JSON.stringify(ended));
+    const bodies = mock.messages().map((m) => m.body!);
+    const results = bodies.map(toolResults).reduce((a, b) => b.length > a.length ? b : a, []);
+    const why = JSON.stringify(results, null, 1);
+    assert.equal(results.length, steps.length - 1, why);
+    const sent = JSON.stringify(bodies);
+    for (const s of secrets) assert.ok(!sent.includes(s), `${s} reached the model\n${why}`);
+    const [od, cat, py, ls, ssh, write, commit] = results;
+    assert.match(od, /No such file/, why);
+    assert.match(cat, /No such file/, why);
+    assert.match(py, /No such file|FileNotFoundError/, why);
+    assert.doesNotMatch(ls, /node\.key|config\.toml|safety\.json|store/, why);
+    assert.match(ssh, /No such file/, why);
+    assert.match(write, /tried/, why);
+    assert.match(commit, /committed/, why);
+    assert.deepEqual(Deno.readFileSync(p.config), config);
+    assert.equal((await git(["log", "-1", "--format=%s"], work)).trim(), "Heartbeat work");
   },
 });
 
@@ -159,63 +144,41 @@ Deno.test({
   ...opts,
   ignore: codex === null || !bwrap,
   async fn() {
-    const root = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "wats-sbc-" }));
+    await using tmp = tempDir("wats-sbc-", "/var/tmp");
+    const root = tmp.path;
     const data = `${root}/data`;
     const home = `${root}/home`;
     const work = `${root}/work`;
     Deno.mkdirSync(`${home}/.codex`, { recursive: true });
     Deno.mkdirSync(work);
-    const mock = startMockOpenAI({
-      rules: [
-        { when: callOutputFor("mcp__wats", "answer"), reply: openaiText("Answered.") },
-        {
-          when: openaiHasTool("mcp__wats", "answer"),
-          reply: (req) => {
-            const id = [...userText(req).matchAll(/^- ([0-9a-f]{64}): /gm)].at(-1)?.[1];
-            return id
-              ? functionCall("mcp__wats", "answer", { parent: id, text: "Use journald." })
-              : openaiText("Nothing new.");
-          },
-        },
-      ],
-    });
-    const node = startWats(
-      ["--data-dir", data, "node", "--agent", "codex", "--agent-profile", "helper"],
-      {
-        home,
-        env: {
-          PATH: `${CLIS_DIR}/node_modules/.bin:${Deno.env.get("PATH")}`,
-          CODEX_HOME: `${home}/.codex`,
-          WATS_AGENT_EVERY: "0",
-          WATS_AGENT_HEARTBEAT: "0",
-          WATS_AGENT_IGNORE_LOCAL: "false",
-          WATS_AGENT_CODEX_BASE_URL: `${mock.url}/v1`,
-          WATS_AGENT_ACCESS: "workspace",
-          WATS_AGENT_WORKDIR: work,
-        },
+    await using mock = answeringCodexMock();
+    await using rig = await nodeRig({
+      dataDir: data,
+      home,
+      args: ["--agent", "codex", "--agent-profile", "helper"],
+      env: {
+        PATH: `${CLIS_DIR}/node_modules/.bin:${Deno.env.get("PATH")}`,
+        CODEX_HOME: `${home}/.codex`,
+        WATS_AGENT_EVERY: "0",
+        WATS_AGENT_HEARTBEAT: "0",
+        WATS_AGENT_IGNORE_LOCAL: "false",
+        WATS_AGENT_CODEX_BASE_URL: `${mock.url}/v1`,
+        WATS_AGENT_ACCESS: "workspace",
+        WATS_AGENT_WORKDIR: work,
       },
+      startTimeoutMs: 120_000,
+    });
+    const node = rig.node;
+    const status = await runWats(["--data-dir", data, "status"], { home });
+    assert.match(status.stdout, /^sandbox: agent runs \(codex\): sandboxed$/m, status.stdout);
+    const alice = await rig.mcp("alice");
+    await call(alice, "ask", { title: "Logs", text: "logrotate or journald?" });
+    const ended = await rig.waitEvent("run_ended");
+    assert.equal(ended.status, "ok", `${JSON.stringify(ended)}\n${node.stderr()}`);
+    assert.ok(
+      rig.events("post_stored").some((e) => e.kind === "answer"),
+      node.stdoutLines.join("\n"),
     );
-    let alice: Awaited<ReturnType<typeof mcpClient>> | undefined;
-    try {
-      await node.waitForLine((l) => l.includes('"event":"started"'), 120_000);
-      const status = await runWats(["--data-dir", data, "status"], { home });
-      assert.match(status.stdout, /^sandbox: agent runs \(codex\): sandboxed$/m, status.stdout);
-      alice = await mcpClient(data, "alice", home);
-      await call(alice, "ask", { title: "Logs", text: "logrotate or journald?" });
-      const ended = JSON.parse(
-        await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000),
-      );
-      assert.equal(ended.status, "ok", `${JSON.stringify(ended)}\n${node.stderr()}`);
-      assert.ok(
-        node.stdoutLines.some((l) => l.includes('"event":"post_stored"') && l.includes('"answer"')),
-        node.stdoutLines.join("\n"),
-      );
-    } finally {
-      await alice?.close();
-      await node.stop();
-      await mock.close();
-      Deno.removeSync(root, { recursive: true });
-    }
   },
 });
 
@@ -225,7 +188,8 @@ Deno.test({
   ...opts,
   ignore: claudeAcp === null || !bwrap,
   async fn() {
-    const root = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "wats-sba-" }));
+    await using tmp = tempDir("wats-sba-", "/var/tmp");
+    const root = tmp.path;
     const data = `${root}/data`;
     const home = `${root}/home`;
     const work = `${root}/work`;
@@ -236,7 +200,7 @@ Deno.test({
     Deno.mkdirSync(data);
     const p = dataPaths(data);
     const bash = (command: string): Reply => toolUse("Bash", { command, description: "probe" });
-    const mock = startMockAnthropic({
+    await using mock = startMockAnthropic({
       rules: [{
         when: hasTool("mcp__wats__answer"),
         reply: (req) => {
@@ -254,12 +218,7 @@ Deno.test({
     Deno.writeTextFileSync(
       p.config,
       [
-        "[harnesses.claude]",
-        'command = "node"',
-        `args = [${JSON.stringify(claudeAcp![1])}]`,
-        `env = { ANTHROPIC_BASE_URL = "${mock.url}", ANTHROPIC_API_KEY = "test-key", ` +
-        `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1", CLAUDE_CONFIG_DIR = "${home}/.claude", ` +
-        `DENO_DIR = "${denoDir()}" }`,
+        ...claudeAcpToml(claudeAcp!, mock.url, home, { DENO_DIR: denoDir() }),
         "",
         "[policy]",
         'allow = ["claude/execute"]',
@@ -277,34 +236,29 @@ Deno.test({
         "",
       ].join("\n"),
     );
-    const node = startWats(["--data-dir", data, "node"], { env: { IS_SANDBOX: "1" }, home });
-    let alice: Awaited<ReturnType<typeof mcpClient>> | undefined;
-    try {
-      await node.waitForLine((l) => l.includes('"event":"started"'), 120_000);
-      const status = await runWats(["--data-dir", data, "status"], { home });
-      assert.match(status.stdout, /^sandbox: agent runs \(acp\): sandboxed$/m, status.stdout);
-      alice = await mcpClient(data, "alice", home);
-      await call(alice, "ask", { title: "Hi", text: "Anyone there?" });
-      const ended = JSON.parse(
-        await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000),
-      );
-      const bodies = mock.messages().map((m) => m.body!);
-      const results = bodies.map(toolResults).reduce((a, b) => b.length > a.length ? b : a, []);
-      const why = `${JSON.stringify({ ended, results }, null, 1)}\n${node.stderr()}`;
-      assert.equal(ended.status, "ok", why);
-      assert.ok(results.length >= 2, why);
-      const key = [...Deno.readFileSync(p.nodeKey).slice(0, 8)]
-        .map((b) => b.toString(16).padStart(2, "0")).join(" ");
-      const sent = JSON.stringify(bodies);
-      assert.ok(!sent.includes(key), `the node key reached the model\n${why}`);
-      assert.ok(!sent.includes(SSH), `the ssh key reached the model\n${why}`);
-      assert.match(results[0], /No such file/, why);
-      assert.match(results[1], /No such file/, why);
-    } finally {
-      await alice?.close();
-      await node.stop();
-      await mock.close();
-      Deno.removeSync(root, { recursive: true });
-    }
+    await using rig = await nodeRig({
+      dataDir: data,
+      home,
+      env: { IS_SANDBOX: "1" },
+      startTimeoutMs: 120_000,
+    });
+    const node = rig.node;
+    const status = await runWats(["--data-dir", data, "status"], { home });
+    assert.match(status.stdout, /^sandbox: agent runs \(acp\): sandboxed$/m, status.stdout);
+    const alice = await rig.mcp("alice");
+    await call(alice, "ask", { title: "Hi", text: "Anyone there?" });
+    const ended = await rig.waitEvent("run_ended");
+    const bodies = mock.messages().map((m) => m.body!);
+    const results = bodies.map(toolResults).reduce((a, b) => b.length > a.length ? b : a, []);
+    const why = `${JSON.stringify({ ended, results }, null, 1)}\n${node.stderr()}`;
+    assert.equal(ended.status, "ok", why);
+    assert.ok(results.length >= 2, why);
+    const key = [...Deno.readFileSync(p.nodeKey).slice(0, 8)]
+      .map((b) => b.toString(16).padStart(2, "0")).join(" ");
+    const sent = JSON.stringify(bodies);
+    assert.ok(!sent.includes(key), `the node key reached the model\n${why}`);
+    assert.ok(!sent.includes(SSH), `the ssh key reached the model\n${why}`);
+    assert.match(results[0], /No such file/, why);
+    assert.match(results[1], /No such file/, why);
   },
 });

@@ -150,8 +150,8 @@ export async function runWats(args: string[], opts: WatsOptions = {}): Promise<W
   }
 }
 
-/** A wats process started by {@linkcode startWats}. */
-export interface RunningWats {
+/** A wats process started by {@linkcode startWats}; `await using` stops it. */
+export interface RunningWats extends AsyncDisposable {
   /** The child process (its `pid`, `status`). */
   process: Deno.ChildProcess;
   /** The HOME it runs with. */
@@ -181,7 +181,8 @@ export interface RunningWats {
 }
 
 /**
- * Starts `wats <args>` and leaves it running. Always `stop()` it (in `finally`).
+ * Starts `wats <args>` and leaves it running. Always `stop()` it, or hold it
+ * with `await using`.
  * Requires `--allow-run --allow-read --allow-write --allow-env`.
  */
 export function startWats(args: string[], opts: WatsOptions = {}): RunningWats {
@@ -336,5 +337,6 @@ export function startIsolated(command: string[], opts: WatsOptions = {}): Runnin
     write: (text) => stdin.write(new TextEncoder().encode(text)),
     closeStdin,
     stop,
+    [Symbol.asyncDispose]: async () => void await stop(),
   };
 }

@@ -20,6 +20,18 @@
  * @module
  */
 
+import {
+  chooseReply,
+  estimateTokens,
+  halves,
+  type MockRequest,
+  type MockRule,
+  type MockScript,
+  type MockServer,
+  serveMock,
+  sseResponse,
+} from "./mock_core.ts";
+
 /** A model the CLI knows the price of, so `total_cost_usd` is non-zero against the mock. */
 export const MOCK_MODEL = "claude-sonnet-4-5-20250929";
 
@@ -77,40 +89,18 @@ export interface ErrorReply {
 export type Reply = MessageReply | ErrorReply;
 
 /** One rule of a script: when `when` holds for a request, answer with `reply`. */
-export interface Rule {
-  when: (req: MessagesRequest) => boolean;
-  reply: Reply | ((req: MessagesRequest) => Reply);
-}
+export type Rule = MockRule<MessagesRequest, Reply>;
 
-/** The mock's script: rules tried in order, then the default reply. */
-export interface Script {
-  rules?: Rule[];
-  /** The reply when no rule matches; `text("ok")` when unset. */
-  default?: Reply | ((req: MessagesRequest) => Reply);
-}
+/** The mock's script: rules tried in order, then the default reply (`text("ok")` when unset). */
+export type Script = MockScript<MessagesRequest, Reply>;
 
 /** One request the mock received. */
-export interface RecordedRequest {
-  method: string;
-  /** Path and query, e.g. `/v1/messages?beta=true`. */
-  path: string;
-  headers: Record<string, string>;
-  /** The parsed JSON body, or undefined for requests without one. */
-  body: MessagesRequest | undefined;
-  /** Which reply was sent: the index of the matching rule, `"default"`, or `"none"`. */
-  matched: number | "default" | "none";
-}
+export type RecordedRequest = MockRequest<MessagesRequest>;
 
 /** A running mock server. */
-export interface MockAnthropic {
-  /** The base URL to put in `ANTHROPIC_BASE_URL`, e.g. `http://127.0.0.1:40123`. */
-  url: string;
-  /** Every request received so far, in arrival order (live array). */
-  requests: RecordedRequest[];
+export interface MockAnthropic extends MockServer<MessagesRequest> {
   /** The `POST /v1/messages` requests only. */
   messages(): RecordedRequest[];
-  /** Stops the server and waits for it to finish. */
-  close(): Promise<void>;
 }
 
 /** A reply with one text block. */
@@ -189,35 +179,13 @@ export function toolResultFor(name: string): (req: MessagesRequest) => boolean {
   return (req) => trailingToolResults(req).some((r) => r.name === name);
 }
 
-/** Starts the mock on a random port of 127.0.0.1. */
+/**
+ * Starts the mock on a random port of 127.0.0.1; its `url` goes in
+ * `ANTHROPIC_BASE_URL`. Close it, or let `await using` do so.
+ */
 export function startMockAnthropic(script: Script = {}): MockAnthropic {
-  const requests: RecordedRequest[] = [];
-  let nextId = 1;
-  const ids = () => (nextId++).toString().padStart(6, "0");
-
-  const choose = (body: MessagesRequest): { reply: Reply; matched: number | "default" } => {
-    const rules = script.rules ?? [];
-    for (let i = 0; i < rules.length; i++) {
-      if (rules[i].when(body)) {
-        const r = rules[i].reply;
-        return { reply: typeof r === "function" ? r(body) : r, matched: i };
-      }
-    }
-    const d = script.default ?? text("ok");
-    return { reply: typeof d === "function" ? d(body) : d, matched: "default" };
-  };
-
-  const closing = new AbortController();
-  const handler = async (request: Request): Promise<Response> => {
+  const server = serveMock<MessagesRequest>(async (request, { rec, nextId, delay }) => {
     const u = new URL(request.url);
-    const rec: RecordedRequest = {
-      method: request.method,
-      path: u.pathname + u.search,
-      headers: Object.fromEntries(request.headers),
-      body: undefined,
-      matched: "none",
-    };
-    requests.push(rec);
     if (request.method === "HEAD" || (request.method === "GET" && u.pathname !== "/v1/messages")) {
       return new Response(request.method === "HEAD" ? null : "ok", { status: 200 });
     }
@@ -232,49 +200,33 @@ export function startMockAnthropic(script: Script = {}): MockAnthropic {
     }
     rec.body = body;
     if (u.pathname === "/v1/messages/count_tokens") {
-      return Response.json({ input_tokens: estimateTokens(body) });
+      return Response.json({ input_tokens: estimateTokens(body.messages) });
     }
     if (u.pathname !== "/v1/messages") {
       return errorResponse(404, "not_found_error", `the mock does not serve ${u.pathname}`);
     }
-    const { reply, matched } = choose(body);
+    const { reply, matched } = chooseReply(script, text("ok"), body);
     rec.matched = matched;
     if ("error" in reply) {
       return errorResponse(reply.error.status, reply.error.type, reply.error.message);
     }
-    if (reply.delayMs !== undefined) {
-      // A delayed reply ends early when the mock closes, so close() never waits it out.
-      await new Promise<void>((r) => {
-        const t = setTimeout(r, reply.delayMs);
-        closing.signal.addEventListener("abort", () => {
-          clearTimeout(t);
-          r();
-        }, { once: true });
-      });
-    }
-    const message = buildMessage(reply, body, `msg_mock_${ids()}`, () => `toolu_mock_${ids()}`);
-    if (body.stream) {
-      return new Response(sseBody(message), {
-        headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
-      });
-    }
-    return Response.json(message, { headers: { "request-id": `req_mock_${ids()}` } });
-  };
-
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, handler);
-  const addr = server.addr as Deno.NetAddr;
+    if (reply.delayMs !== undefined) await delay(reply.delayMs);
+    const message = buildMessage(
+      reply,
+      body,
+      `msg_mock_${nextId()}`,
+      () => `toolu_mock_${nextId()}`,
+    );
+    if (body.stream) return sseResponse(sseEvents(message));
+    return Response.json(message, { headers: { "request-id": `req_mock_${nextId()}` } });
+  });
   return {
-    url: `http://127.0.0.1:${addr.port}`,
-    requests,
+    ...server,
     messages: () =>
-      requests.filter((r) =>
+      server.requests.filter((r) =>
         r.method === "POST" && r.path.startsWith("/v1/messages") &&
         !r.path.startsWith("/v1/messages/")
       ),
-    close: async () => {
-      closing.abort();
-      await server.shutdown();
-    },
   };
 }
 
@@ -314,7 +266,7 @@ function buildMessage(
     stop_reason: stop,
     stop_sequence: null,
     usage: {
-      input_tokens: reply.usage?.input_tokens ?? estimateTokens(body),
+      input_tokens: reply.usage?.input_tokens ?? estimateTokens(body.messages),
       output_tokens: reply.usage?.output_tokens ?? 12,
       cache_creation_input_tokens: 0,
       cache_read_input_tokens: 0,
@@ -322,20 +274,7 @@ function buildMessage(
   };
 }
 
-/** A rough token count (4 characters a token) so usage grows with the conversation. */
-function estimateTokens(body: MessagesRequest): number {
-  return Math.max(1, Math.ceil(JSON.stringify(body.messages ?? []).length / 4));
-}
-
-/** Splits a string in two halves (so clients must join deltas). */
-function halves(s: string): string[] {
-  if (s.length < 2) return [s];
-  const mid = Math.floor(s.length / 2);
-  return [s.slice(0, mid), s.slice(mid)];
-}
-
-function sseBody(m: BuiltMessage): ReadableStream<Uint8Array> {
-  const enc = new TextEncoder();
+function sseEvents(m: BuiltMessage): [string, unknown][] {
   const events: [string, unknown][] = [];
   events.push(["message_start", {
     type: "message_start",
@@ -382,15 +321,7 @@ function sseBody(m: BuiltMessage): ReadableStream<Uint8Array> {
     usage: { output_tokens: m.usage.output_tokens },
   }]);
   events.push(["message_stop", { type: "message_stop" }]);
-  const chunks = events.map(([name, data]) =>
-    enc.encode(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`)
-  );
-  return new ReadableStream({
-    start(controller) {
-      for (const c of chunks) controller.enqueue(c);
-      controller.close();
-    },
-  });
+  return events;
 }
 
 function errorResponse(status: number, type: string, message: string): Response {

@@ -34,6 +34,18 @@
  * @module
  */
 
+import {
+  chooseReply,
+  estimateTokens,
+  halves,
+  type MockRequest,
+  type MockRule,
+  type MockScript,
+  type MockServer,
+  serveMock,
+  sseResponse,
+} from "./mock_core.ts";
+
 /**
  * A model slug Codex does not know: it then offers MCP tools as plain
  * namespaced functions (known slugs may defer them behind `tool_search` or a
@@ -118,40 +130,18 @@ export interface FailedReply {
 export type Reply = ResponseReply | ErrorReply | FailedReply;
 
 /** One rule of a script: when `when` holds for a request, answer with `reply`. */
-export interface Rule {
-  when: (req: ResponsesRequest) => boolean;
-  reply: Reply | ((req: ResponsesRequest) => Reply);
-}
+export type Rule = MockRule<ResponsesRequest, Reply>;
 
-/** The mock's script: rules tried in order, then the default reply. */
-export interface Script {
-  rules?: Rule[];
-  /** The reply when no rule matches; `text("ok")` when unset. */
-  default?: Reply | ((req: ResponsesRequest) => Reply);
-}
+/** The mock's script: rules tried in order, then the default reply (`text("ok")` when unset). */
+export type Script = MockScript<ResponsesRequest, Reply>;
 
 /** One request the mock received. */
-export interface RecordedRequest {
-  method: string;
-  /** Path and query, e.g. `/v1/responses`. */
-  path: string;
-  headers: Record<string, string>;
-  /** The parsed JSON body, or undefined for requests without one. */
-  body: ResponsesRequest | undefined;
-  /** Which reply was sent: the index of the matching rule, `"default"`, or `"none"`. */
-  matched: number | "default" | "none";
-}
+export type RecordedRequest = MockRequest<ResponsesRequest>;
 
 /** A running mock server. */
-export interface MockOpenAI {
-  /** The server's root, e.g. `http://127.0.0.1:40123`; the provider's `base_url` is `<url>/v1`. */
-  url: string;
-  /** Every request received so far, in arrival order (live array). */
-  requests: RecordedRequest[];
+export interface MockOpenAI extends MockServer<ResponsesRequest> {
   /** The `POST /v1/responses` requests only. */
   responses(): RecordedRequest[];
-  /** Stops the server and waits for it to finish. */
-  close(): Promise<void>;
 }
 
 /** A reply with one assistant message. */
@@ -264,35 +254,13 @@ export function callOutputFor(
     trailingCallOutputs(req).some((o) => o.call?.name === name && o.call.namespace === namespace);
 }
 
-/** Starts the mock on a random port of 127.0.0.1. */
+/**
+ * Starts the mock on a random port of 127.0.0.1; the provider's `base_url` is
+ * `<url>/v1`. Close it, or let `await using` do so.
+ */
 export function startMockOpenAI(script: Script = {}): MockOpenAI {
-  const requests: RecordedRequest[] = [];
-  let nextId = 1;
-  const ids = () => (nextId++).toString().padStart(6, "0");
-
-  const choose = (body: ResponsesRequest): { reply: Reply; matched: number | "default" } => {
-    const rules = script.rules ?? [];
-    for (let i = 0; i < rules.length; i++) {
-      if (rules[i].when(body)) {
-        const r = rules[i].reply;
-        return { reply: typeof r === "function" ? r(body) : r, matched: i };
-      }
-    }
-    const d = script.default ?? text("ok");
-    return { reply: typeof d === "function" ? d(body) : d, matched: "default" };
-  };
-
-  const closing = new AbortController();
-  const handler = async (request: Request): Promise<Response> => {
+  const server = serveMock<ResponsesRequest>(async (request, { rec, nextId, delay }) => {
     const u = new URL(request.url);
-    const rec: RecordedRequest = {
-      method: request.method,
-      path: u.pathname + u.search,
-      headers: Object.fromEntries(request.headers),
-      body: undefined,
-      matched: "none",
-    };
-    requests.push(rec);
     if (request.method === "GET" && u.pathname === "/v1/models") {
       return Response.json({ object: "list", data: [] });
     }
@@ -309,26 +277,15 @@ export function startMockOpenAI(script: Script = {}): MockOpenAI {
       return errorResponse(400, "invalid_request_error", "body is not JSON");
     }
     rec.body = body;
-    const { reply, matched } = choose(body);
+    const { reply, matched } = chooseReply(script, text("ok"), body);
     rec.matched = matched;
     if ("error" in reply) {
       return errorResponse(reply.error.status, reply.error.type, reply.error.message);
     }
-    const responseId = `resp_mock_${ids()}`;
-    if ("failed" in reply) {
-      return sse(failedEvents(responseId, body, reply));
-    }
-    if (reply.delayMs !== undefined) {
-      // A delayed reply ends early when the mock closes, so close() never waits it out.
-      await new Promise<void>((r) => {
-        const t = setTimeout(r, reply.delayMs);
-        closing.signal.addEventListener("abort", () => {
-          clearTimeout(t);
-          r();
-        }, { once: true });
-      });
-    }
-    const built = buildOutput(reply, ids);
+    const responseId = `resp_mock_${nextId()}`;
+    if ("failed" in reply) return sse(failedEvents(responseId, body, reply));
+    if (reply.delayMs !== undefined) await delay(reply.delayMs);
+    const built = buildOutput(reply, nextId);
     const usage = usageOf(reply, body);
     if (body.stream === false) {
       return Response.json({
@@ -341,18 +298,11 @@ export function startMockOpenAI(script: Script = {}): MockOpenAI {
       });
     }
     return sse(streamEvents(responseId, body, built, usage));
-  };
-
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, handler);
-  const addr = server.addr as Deno.NetAddr;
+  });
   return {
-    url: `http://127.0.0.1:${addr.port}`,
-    requests,
-    responses: () => requests.filter((r) => r.method === "POST" && r.path === "/v1/responses"),
-    close: async () => {
-      closing.abort();
-      await server.shutdown();
-    },
+    ...server,
+    responses: () =>
+      server.requests.filter((r) => r.method === "POST" && r.path === "/v1/responses"),
   };
 }
 
@@ -361,7 +311,7 @@ export function startMockOpenAI(script: Script = {}): MockOpenAI {
  * `wats_mock`), with retries off so a failure shows at once, and
  * {@linkcode MOCK_MODEL} as the model.
  */
-export function codexProviderArgs(mock: MockOpenAI): string[] {
+export function codexProviderArgs(mock: Pick<MockOpenAI, "url">): string[] {
   return [
     "-m",
     MOCK_MODEL,
@@ -406,7 +356,7 @@ function buildOutput(reply: ResponseReply, ids: () => string): Json[] {
 }
 
 function usageOf(reply: ResponseReply, body: ResponsesRequest): Json {
-  const input = reply.usage?.input_tokens ?? estimateTokens(body);
+  const input = reply.usage?.input_tokens ?? estimateTokens(body.input);
   const output = reply.usage?.output_tokens ?? 12;
   return {
     input_tokens: input,
@@ -415,18 +365,6 @@ function usageOf(reply: ResponseReply, body: ResponsesRequest): Json {
     output_tokens_details: { reasoning_tokens: 0 },
     total_tokens: input + output,
   };
-}
-
-/** A rough token count (4 characters a token) so usage grows with the conversation. */
-function estimateTokens(body: ResponsesRequest): number {
-  return Math.max(1, Math.ceil(JSON.stringify(body.input ?? []).length / 4));
-}
-
-/** Splits a string in two halves (so clients must join deltas). */
-function halves(s: string): string[] {
-  if (s.length < 2) return [s];
-  const mid = Math.floor(s.length / 2);
-  return [s.slice(0, mid), s.slice(mid)];
 }
 
 function responseShell(id: string, body: ResponsesRequest, status: string): Json {
@@ -488,19 +426,7 @@ function failedEvents(id: string, body: ResponsesRequest, reply: FailedReply): J
 }
 
 function sse(events: Json[]): Response {
-  const enc = new TextEncoder();
-  const chunks = events.map((e) =>
-    enc.encode(`event: ${String(e.type)}\ndata: ${JSON.stringify(e)}\n\n`)
-  );
-  return new Response(
-    new ReadableStream({
-      start(controller) {
-        for (const c of chunks) controller.enqueue(c);
-        controller.close();
-      },
-    }),
-    { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } },
-  );
+  return sseResponse(events.map((e) => [String(e.type), e]));
 }
 
 function errorResponse(status: number, type: string, message: string): Response {

@@ -191,12 +191,7 @@ Deno.test("the default reply is a text message; stream false gets a plain JSON r
 });
 
 Deno.test("codexProviderArgs points Codex at the mock with retries off", () => {
-  const args = codexProviderArgs({
-    url: "http://127.0.0.1:9",
-    requests: [],
-    responses: () => [],
-    close: () => Promise.resolve(),
-  });
+  const args = codexProviderArgs({ url: "http://127.0.0.1:9" });
   assert.deepEqual(args.slice(0, 2), ["-m", MOCK_MODEL]);
   assert.ok(args.includes('model_providers.wats_mock.base_url="http://127.0.0.1:9/v1"'));
   assert.ok(args.includes("model_providers.wats_mock.request_max_retries=0"));

@@ -19,6 +19,16 @@ import {
   toolResultFor,
   toolUse,
 } from "./mock_anthropic.ts";
+import {
+  callOutputFor,
+  functionCall,
+  hasTool as codexHasTool,
+  type MockOpenAI,
+  type ResponsesRequest,
+  startMockOpenAI,
+  text as codexText,
+  userText,
+} from "./mock_openai.ts";
 
 /** The arguments that start `wats mcp` for `profile` on `dataDir` (after the program). */
 export function mcpArgs(dataDir: string, profile: string): string[] {
@@ -150,6 +160,34 @@ export function answeringMock(delayMs?: number): MockAnthropic {
             }),
             ...(delayMs !== undefined ? { delayMs } : {}),
           };
+        },
+      },
+    ],
+  });
+}
+
+/** The ids of the events a Codex wake prompt (a Responses API request) lists, in order. */
+export function codexEventIds(req: ResponsesRequest): string[] {
+  return [...userText(req).matchAll(/^- ([0-9a-f]{64}): /gm)].map((m) => m[1]);
+}
+
+/**
+ * The Responses API twin of {@linkcode answeringMock}, for Codex: answers the
+ * newest event it was woken for with `say(<number of events>)` (`Use journald.`
+ * when unset), then says "Answered.".
+ */
+export function answeringCodexMock(
+  say: (events: number) => string = () => "Use journald.",
+): MockOpenAI {
+  return startMockOpenAI({
+    rules: [
+      { when: callOutputFor("mcp__wats", "answer"), reply: codexText("Answered.") },
+      {
+        when: codexHasTool("mcp__wats", "answer"),
+        reply: (req) => {
+          const ids = codexEventIds(req);
+          if (ids.length === 0) return codexText("Nothing new.");
+          return functionCall("mcp__wats", "answer", { parent: ids.at(-1), text: say(ids.length) });
         },
       },
     ],
