@@ -20,7 +20,7 @@
  */
 
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { NodeEvent } from "../../src/events.ts";
+import type { NodeEvent } from "../../src/contracts/node_events.ts";
 import { git } from "../../src/acp/worktrees.ts";
 import { type RunningWats, runWats, startWats, type WatsOptions, type WatsResult } from "./cli.ts";
 import type { MockAnthropic } from "./mock_anthropic.ts";
