@@ -12,6 +12,7 @@
 import { npubEncode } from "nostr-tools/nip19";
 import type { DataPaths } from "../config/paths.ts";
 import type { AcpTables } from "../config/acp_tables.ts";
+import type { AgentHost } from "../contracts/agent_host.ts";
 import type { Settings } from "../config/schema.ts";
 import { formatDuration } from "../duration.ts";
 import { WatsError } from "../errors.ts";
@@ -145,6 +146,15 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       home: opts.env.HOME ?? "",
       os: opts.os,
     });
+    // The runner as the ACP layer's host. It is built after the service (its announce and
+    // wake prompt read posts through it), so the host finds it once it is there.
+    const runnerHost: AgentHost = {
+      budgetBlocked: () => agentRunner?.runner.budgetBlocked(),
+      addSpend: (at, usd) => agentRunner?.runner.addSpend(at, usd),
+      threadOfRun: (runId) => agentRunner?.runner.threadOfRun(runId),
+      noteAcp: (runId, event) => agentRunner?.runner.noteAcp(runId, event),
+      permissionDecided: (reason, thread) => agentRunner?.runner.permissionDecided(reason, thread),
+    };
     // Coding agents over ACP (docs/acp.md): one MCP tool per enabled harness.
     const codingAgents = acpLayerFor({
       acp: opts.acp,
@@ -153,14 +163,8 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       env: opts.env,
       sandbox: settings["sandbox.mode"] === "off" ? undefined : sandbox,
       reserved: ALL_TOOLS.map((t) => t.name),
-      onEvent: (e) => {
-        const line = { ...e, event: e.type };
-        events(line);
-        // A runner session's call ids start with its run's id: its transcript gets the line.
-        const run = e.call.split(".acp_");
-        if (run.length === 2) agentRunner?.runner.noteAcp(run[0], line);
-      },
-      budget: () => agentRunner?.runner,
+      onEvent: (e) => events({ ...e, event: e.type }),
+      host: runnerHost,
       onSweep: (r) => events({ event: "acp_sweep", ...r }),
       // agent.review on: a gated request waits in the review queue for a person.
       park: settings["agent.review"]
@@ -177,14 +181,6 @@ export async function runNode(opts: NodeOptions): Promise<number> {
         }
         : undefined,
       held: () => review.read().flatMap((d) => d.permission ?? []),
-      onDecided: (ask, approved) =>
-        agentRunner?.runner.permissionDecided(
-          `permission decided: ${ask.harness}/${ask.kind} on work ${ask.work} was ${
-            approved ? "approved" : "rejected"
-          }`,
-          ask.thread === "_" ? undefined : ask.thread,
-        ),
-      threadOfRun: (runId) => agentRunner?.runner.threadOfRun(runId),
     });
     if (codingAgents) cleanups.unshift(() => codingAgents.close());
     await codingAgents?.check();

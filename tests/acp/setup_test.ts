@@ -3,9 +3,12 @@ import { acpLayerFor, sweepNow } from "../../src/acp/setup.ts";
 import { resolveSettings } from "../../src/config/settings.ts";
 import { dataPaths } from "../../src/config/paths.ts";
 import { ConfigError } from "../../src/errors.ts";
-import type { AcpBudget } from "../../src/acp/setup.ts";
+import type { AgentHost } from "../../src/contracts/agent_host.ts";
 import { AcpSpendFile } from "../../src/acp/spend.ts";
 import { git } from "../../src/acp/worktrees.ts";
+
+/** A runner that only has a budget. */
+type AcpBudget = Pick<AgentHost, "addSpend" | "budgetBlocked">;
 
 function setup(text: string, dataDir = "/d", budget?: AcpBudget, now?: () => number) {
   const r = resolveSettings({
@@ -22,7 +25,12 @@ function setup(text: string, dataDir = "/d", budget?: AcpBudget, now?: () => num
       paths: dataPaths(dataDir),
       env: {},
       reserved: ["ask", "status"],
-      budget: () => budget,
+      host: budget && {
+        ...budget,
+        threadOfRun: () => undefined,
+        noteAcp: () => {},
+        permissionDecided: () => {},
+      },
       now,
     });
 }
