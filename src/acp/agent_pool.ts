@@ -12,6 +12,7 @@ import { WatsError } from "../errors.ts";
 import { agentKindOf } from "../safety/sandbox.ts";
 import type { Sandboxer } from "../safety/sandboxer.ts";
 import { AcpAgent, type Connect } from "./client.ts";
+import { readWorkState, saveCost, saveSession } from "./work_state.ts";
 import { commitPaths } from "./worktrees.ts";
 
 /** A call could not start: a bad checkout or work name, or the harness failed. */
@@ -156,4 +157,46 @@ export class AgentPool {
       await r.agent.stop();
     }));
   }
+}
+
+/**
+ * The work's session on the running agent: continued in memory when this
+ * process opened it, else loaded or resumed from the work's state file, else
+ * new (then noted there). `created`: the worktree was just cut (no state yet).
+ */
+export async function workSession(
+  running: Running,
+  harness: HarnessConfig,
+  worktree: string,
+  stateFile: string,
+  created: boolean,
+): Promise<{ sessionId: string; continued: boolean }> {
+  const saved = created ? {} : readWorkState(stateFile);
+  const known = saved.harness === harness.name ? saved.sessionId : undefined;
+  if (known !== undefined && running.open.has(known)) return { sessionId: known, continued: true };
+  const { sessionId, continued } = await running.agent.openSession(worktree, harness.meta, known);
+  running.open.add(sessionId);
+  // A loaded session reports its cost since it began: count from what it was.
+  if (continued && saved.sessionId === sessionId && !running.costs.has(sessionId)) {
+    running.costs.set(sessionId, saved.cost ?? 0);
+  }
+  saveSession(stateFile, harness.name, sessionId, created);
+  return { sessionId, continued };
+}
+
+/**
+ * What a call cost, in USD, from its session's cumulative `cost` at its end;
+ * notes where the session stands, in memory and in the work's state file.
+ */
+export function callCost(
+  running: Running,
+  stateFile: string,
+  sessionId: string,
+  cost: number,
+): number {
+  const before = running.costs.get(sessionId) ?? 0;
+  running.costs.set(sessionId, cost);
+  saveCost(stateFile, sessionId, cost);
+  // A count below where it was started again from zero (an agent that does not restore it).
+  return cost >= before ? cost - before : cost;
 }

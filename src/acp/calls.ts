@@ -19,7 +19,7 @@ import type { ContentBlock, StopReason } from "@agentclientprotocol/sdk";
 import type { CheckoutConfig, HarnessConfig } from "../config/acp_tables.ts";
 import type { AgentHost } from "../contracts/agent_host.ts";
 import type { Sandboxer } from "../safety/sandboxer.ts";
-import { AgentPool, CallError } from "./agent_pool.ts";
+import { AgentPool, callCost, CallError, workSession } from "./agent_pool.ts";
 import type { Connect, SessionUpdate, ToolCallInfo } from "./client.ts";
 import { answerTask, declineInDoubt, IN_DOUBT, noteInFlight, parkInDoubt } from "./in_doubt.ts";
 import { answerPermission, decidedByPerson, type Grant, judgePermission } from "./judge.ts";
@@ -35,13 +35,7 @@ import {
   headOf,
   workPlace,
 } from "./worktrees.ts";
-import {
-  declinedNotice,
-  readWorkState,
-  saveCost,
-  saveSession,
-  takeDeclined,
-} from "./work_state.ts";
+import { declinedNotice, takeDeclined } from "./work_state.ts";
 
 export { CallError } from "./agent_pool.ts";
 export { IN_DOUBT } from "./in_doubt.ts";
@@ -399,20 +393,13 @@ export class AcpLayer {
     const worktree = realOr(place.dir);
     const running = await this.#pool.attach(harness, worktree, place.branch);
     try {
-      const saved = created ? {} : readWorkState(place.stateFile);
-      let sessionId = saved.harness === harness.name ? saved.sessionId : undefined;
-      let continued = sessionId !== undefined && running.open.has(sessionId);
-      if (!continued) {
-        const opened = await running.agent.openSession(worktree, harness.meta, sessionId);
-        sessionId = opened.sessionId;
-        continued = opened.continued;
-        running.open.add(sessionId);
-        // A loaded session reports its cost since it began: count from what it was.
-        if (continued && saved.sessionId === sessionId && !running.costs.has(sessionId)) {
-          running.costs.set(sessionId, saved.cost ?? 0);
-        }
-        saveSession(place.stateFile, harness.name, sessionId, created);
-      }
+      const { sessionId, continued } = await workSession(
+        running,
+        harness,
+        worktree,
+        place.stateFile,
+        created,
+      );
       const prompt: ContentBlock[] = continued
         ? []
         : await contextBlocks(worktree, harness.context);
@@ -430,7 +417,7 @@ export class AcpLayer {
         ...(origin.run !== undefined ? { run: origin.run } : {}),
       };
       // A cancelled or timed-out call cancels its prompt; the next call sends a new one.
-      const cancel = () => running.agent.cancel(sessionId!);
+      const cancel = () => running.agent.cancel(sessionId);
       signal?.addEventListener("abort", cancel, { once: true });
       const dir = this.#o.inFlightDir;
       const note = dir === undefined ? undefined : noteInFlight(dir, {
@@ -448,7 +435,7 @@ export class AcpLayer {
       // Told once, in the prompt about to be sent: a person declined to let a call in doubt finish.
       const declined = takeDeclined(place.stateFile);
       if (declined.length > 0) prompt.unshift({ type: "text", text: declinedNotice(declined) });
-      const stopReason = await running.agent.prompt(sessionId!, prompt, {
+      const stopReason = await running.agent.prompt(sessionId, prompt, {
         onUpdate: (update) => {
           emit({ type: "acp_update", ...base, update });
           if (update.sessionUpdate === "tool_call") {
@@ -520,18 +507,16 @@ export class AcpLayer {
             // While it waits, the held request stands for the call: a restart now
             // must not also park it in doubt.
             note?.remove();
-            onParked({
-              message: message.trim(),
-              stop_reason: "parked",
-              branch: place.branch,
-              worktree: place.dir,
-              head: await headOf(co, place.dir),
-              commits: await commitsSince(co, place.dir, co.base),
-              refused: [...refused],
-              labels: [...labels],
-              usd: 0,
-              parked: { id: pendingId, request_id: id, request: name },
-            });
+            onParked(
+              await resultOf(co, place, {
+                message: message.trim(),
+                stop_reason: "parked",
+                refused: [...refused],
+                labels: [...labels],
+                usd: 0,
+                parked: { id: pendingId, request_id: id, request: name },
+              }),
+            );
             const approved = await decided;
             note?.write();
             ({ verdict, reason } = decidedByPerson(judged.reason, approved));
@@ -571,26 +556,15 @@ export class AcpLayer {
         }
       });
 
-      let usd = 0;
-      if (cost !== undefined) {
-        const before = running.costs.get(sessionId!) ?? 0;
-        // A count below where it was started again from zero (an agent that does not restore it).
-        usd = cost >= before ? cost - before : cost;
-        running.costs.set(sessionId!, cost);
-        saveCost(place.stateFile, sessionId!, cost);
-        if (usd > 0) this.#o.onCost?.(usd, { harness: harness.name, callId: origin.callId });
-      }
-      return {
+      const usd = cost === undefined ? 0 : callCost(running, place.stateFile, sessionId, cost);
+      if (usd > 0) this.#o.onCost?.(usd, { harness: harness.name, callId: origin.callId });
+      return await resultOf(co, place, {
         message: message.trim(),
         stop_reason: stopReason,
-        branch: place.branch,
-        worktree: place.dir,
-        head: await headOf(co, place.dir),
-        commits: await commitsSince(co, place.dir, co.base),
         refused,
         labels: [...labels],
         usd,
-      };
+      });
     } finally {
       this.#pool.detach(harness, worktree);
     }
@@ -633,6 +607,26 @@ export class AcpLayer {
     this.#closed = true;
     await this.#pool.close();
   }
+}
+
+/** A call's result: what it did, then the work's branch, head and commits as they are now. */
+async function resultOf(
+  co: CheckoutConfig,
+  place: ReturnType<typeof workPlace>,
+  r: Pick<CallResult, "message" | "stop_reason" | "refused" | "labels" | "usd" | "parked">,
+): Promise<CallResult> {
+  return {
+    message: r.message,
+    stop_reason: r.stop_reason,
+    branch: place.branch,
+    worktree: place.dir,
+    head: await headOf(co, place.dir),
+    commits: await commitsSince(co, place.dir, co.base),
+    refused: r.refused,
+    labels: r.labels,
+    usd: r.usd,
+    ...(r.parked !== undefined ? { parked: r.parked } : {}),
+  };
 }
 
 function realOr(path: string): string {
