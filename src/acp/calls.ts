@@ -37,6 +37,7 @@ import {
 } from "./worktrees.ts";
 import { declinedNotice, takeDeclined } from "./work_state.ts";
 
+// Part of the layer's API (what a call throws, the kind of a call in doubt), kept where its users find it.
 export { CallError } from "./agent_pool.ts";
 export { IN_DOUBT } from "./in_doubt.ts";
 
