@@ -20,12 +20,12 @@ import type { CheckoutConfig, HarnessConfig } from "../config/acp_tables.ts";
 import type { AgentHost } from "../contracts/agent_host.ts";
 import type { Sandboxer } from "../safety/sandboxer.ts";
 import { AgentPool, callCost, CallError, workSession } from "./agent_pool.ts";
-import type { Connect, SessionUpdate, ToolCallInfo } from "./client.ts";
+import type { Connect } from "./client.ts";
 import { answerTask, declineInDoubt, IN_DOUBT, noteInFlight, parkInDoubt } from "./in_doubt.ts";
-import { answerPermission, decidedByPerson, type Grant, judgePermission } from "./judge.ts";
-import { type Policy, resolveLocation, type Verdict } from "./policy.ts";
+import type { Grant } from "./judge.ts";
+import type { Policy } from "./policy.ts";
 import { contextBlocks } from "./context.ts";
-import { commandOf } from "./shell_split.ts";
+import { type CallEvent, Turn } from "./turn.ts";
 import { sweep, type SweepReport } from "./sweep.ts";
 import {
   checkCheckout,
@@ -37,7 +37,9 @@ import {
 } from "./worktrees.ts";
 import { declinedNotice, takeDeclined } from "./work_state.ts";
 
-// Part of the layer's API (what a call throws, the kind of a call in doubt), kept where its users find it.
+// Part of the layer's API (the lines a call emits, what it throws, the kind of a call in
+// doubt), kept where its users find it.
+export type { CallEvent } from "./turn.ts";
 export { CallError } from "./agent_pool.ts";
 export { IN_DOUBT } from "./in_doubt.ts";
 
@@ -121,32 +123,6 @@ export interface CallResult {
   /** Set when the call waits for a person: the prompt goes on once they decide. */
   parked?: Parked;
 }
-
-/** One thing that happened in a call, for the node's log lines. */
-export type CallEvent =
-  | {
-    type: "acp_update";
-    harness: string;
-    agent: string;
-    call: string;
-    /** The run that called, if one. */
-    run?: string;
-    update: SessionUpdate;
-  }
-  | {
-    type: "acp_permission";
-    harness: string;
-    agent: string;
-    call: string;
-    run?: string;
-    id: string;
-    request: string;
-    locations: string[];
-    verdict: "allow" | "deny" | "ask";
-    answer: string;
-    reason: string;
-    labels: string[];
-  };
 
 /** Everything the ACP layer is built from; resolved at daemon start. */
 export interface AcpLayerOptions {
@@ -406,17 +382,6 @@ export class AcpLayer {
         : await contextBlocks(worktree, harness.context);
       prompt.push({ type: "text", text: args.task });
 
-      const refused: Refusal[] = [];
-      const labels = new Set<string>();
-      let message = "";
-      let cost: number | undefined;
-      const emit = (e: CallEvent) => this.#o.onEvent?.(e);
-      const base = {
-        harness: harness.name,
-        agent: origin.agent,
-        call: origin.callId,
-        ...(origin.run !== undefined ? { run: origin.run } : {}),
-      };
       // A cancelled or timed-out call cancels its prompt; the next call sends a new one.
       const cancel = () => running.agent.cancel(sessionId);
       signal?.addEventListener("abort", cancel, { once: true });
@@ -432,119 +397,36 @@ export class AcpLayer {
         worktree: place.dir,
       });
       const mine: string[] = [];
-      let granted = grant;
+      const park = this.#o.park;
+      const turn = new Turn({
+        harness: harness.name,
+        checkout: co.name,
+        args,
+        origin,
+        worktreeDir: place.dir,
+        worktree,
+        policy: this.#policy,
+        grant,
+        emit: (e) => this.#o.onEvent?.(e),
+        park: park && ((ask) => {
+          const id = park(ask);
+          mine.push(id);
+          return { id, decided: new Promise((resolve) => this.#parked.set(id, { resolve })) };
+        }),
+        parked: async (r) => {
+          // The MCP call returns now; the prompt outlives it and waits for the person.
+          signal?.removeEventListener("abort", cancel);
+          // While it waits, the held request stands for the call: a restart now
+          // must not also park it in doubt.
+          note?.remove();
+          onParked(await resultOf(co, place, { ...r, stop_reason: "parked", usd: 0 }));
+        },
+        resumed: () => note?.write(),
+      });
       // Told once, in the prompt about to be sent: a person declined to let a call in doubt finish.
       const declined = takeDeclined(place.stateFile);
       if (declined.length > 0) prompt.unshift({ type: "text", text: declinedNotice(declined) });
-      const stopReason = await running.agent.prompt(sessionId, prompt, {
-        onUpdate: (update) => {
-          emit({ type: "acp_update", ...base, update });
-          if (update.sessionUpdate === "tool_call") {
-            message = "";
-            if (update.kind === "fetch") labels.add("outside");
-          } else if (update.sessionUpdate === "agent_message_chunk") {
-            if (update.content.type === "text") message += update.content.text;
-          } else if (update.sessionUpdate === "usage_update") {
-            if (update.cost?.currency === "USD") cost = update.cost.amount;
-          }
-        },
-        onPermission: async (toolCall: ToolCallInfo, options) => {
-          const kind = toolCall.kind ?? "other";
-          if (kind === "fetch") labels.add("outside");
-          const locations = (toolCall.locations ?? []).map((l) =>
-            resolveLocation(l.path, worktree, this.#policy.home)
-          );
-          const request = {
-            harness: harness.name,
-            kind,
-            locations,
-            worktree,
-            command: commandOf(toolCall.rawInput),
-            rawInput: toolCall.rawInput,
-          };
-          const id = `${origin.callId}:${toolCall.toolCallId}`;
-          const name = `${harness.name}/${kind}`;
-          const judged = judgePermission(this.#policy, request, {
-            grant: granted,
-            canPark: this.#o.park !== undefined,
-          });
-          let verdict: Verdict, reason: string;
-          if (judged.then === "answer") {
-            ({ verdict, reason } = judged);
-            if (judged.grantUsed) granted = undefined;
-          } else {
-            const pendingId = this.#o.park!({
-              request_id: id,
-              harness: harness.name,
-              kind,
-              title: toolCall.title ?? undefined,
-              arguments: toolCall.rawInput,
-              locations,
-              worktree: place.dir,
-              checkout: co.name,
-              work: args.work,
-              agent: origin.agent,
-              thread: origin.thread,
-              task: args.task,
-              reason: judged.reason,
-            });
-            mine.push(pendingId);
-            const decided = new Promise<boolean>((resolve) =>
-              this.#parked.set(pendingId, { resolve })
-            );
-            emit({
-              type: "acp_permission",
-              ...base,
-              id,
-              request: name,
-              locations,
-              verdict: "ask",
-              answer: "parked",
-              reason: `${judged.reason}; parked for review as ${pendingId}`,
-              labels: [...labels],
-            });
-            // The MCP call returns now; the prompt outlives it and waits for the person.
-            signal?.removeEventListener("abort", cancel);
-            // While it waits, the held request stands for the call: a restart now
-            // must not also park it in doubt.
-            note?.remove();
-            onParked(
-              await resultOf(co, place, {
-                message: message.trim(),
-                stop_reason: "parked",
-                refused: [...refused],
-                labels: [...labels],
-                usd: 0,
-                parked: { id: pendingId, request_id: id, request: name },
-              }),
-            );
-            const approved = await decided;
-            note?.write();
-            ({ verdict, reason } = decidedByPerson(judged.reason, approved));
-          }
-          const answer = answerPermission(verdict, reason, options);
-          if (answer.refused) {
-            refused.push({
-              id,
-              request: name,
-              title: toolCall.title ?? undefined,
-              reason: answer.reason,
-            });
-          }
-          emit({
-            type: "acp_permission",
-            ...base,
-            id,
-            request: name,
-            locations,
-            verdict,
-            answer: answer.answer,
-            reason: answer.reason,
-            labels: [...labels],
-          });
-          return answer.optionId;
-        },
-      }).finally(() => {
+      const stopReason = await running.agent.prompt(sessionId, prompt, turn).finally(() => {
         signal?.removeEventListener("abort", cancel);
         for (const id of mine) this.#parked.delete(id);
         // A call the stopping daemon cut off stays noted: the next start parks it in doubt.
@@ -557,13 +439,14 @@ export class AcpLayer {
         }
       });
 
+      const { cost } = turn;
       const usd = cost === undefined ? 0 : callCost(running, place.stateFile, sessionId, cost);
       if (usd > 0) this.#o.onCost?.(usd, { harness: harness.name, callId: origin.callId });
       return await resultOf(co, place, {
-        message: message.trim(),
+        message: turn.message,
         stop_reason: stopReason,
-        refused,
-        labels: [...labels],
+        refused: turn.refused,
+        labels: [...turn.labels],
         usd,
       });
     } finally {
