@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { acpLayerFor, sweepNow } from "../../src/acp/setup.ts";
+import { IN_DOUBT } from "../../src/acp/calls.ts";
 import { resolveSettings } from "../../src/config/settings.ts";
 import { dataPaths } from "../../src/config/paths.ts";
 import { ConfigError } from "../../src/errors.ts";
@@ -189,5 +190,56 @@ Deno.test("agent.sweep = infinity (or 0): no sweep at start or later; a duration
     assert.equal(await sweeps('"24h"'), 1);
   } finally {
     Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("a person's decision reaches the runner (its host) as a wake about the work's thread", () => {
+  const woken: Array<[string, string | undefined]> = [];
+  const host: AgentHost = {
+    addSpend: () => {},
+    budgetBlocked: () => undefined,
+    threadOfRun: () => undefined,
+    noteAcp: () => {},
+    permissionDecided: (reason, thread) => woken.push([reason, thread]),
+  };
+  const r = resolveSettings({
+    fileText: ONE,
+    filePath: "/d/config.toml",
+    env: {},
+    flags: {},
+    user: "a",
+  });
+  const root = Deno.makeTempDirSync();
+  try {
+    const acp = acpLayerFor({
+      acp: r.acp,
+      settings: r.values,
+      paths: dataPaths(root),
+      env: {},
+      reserved: [],
+      host,
+    })!;
+    const ask = {
+      request_id: "c1",
+      harness: "c",
+      kind: IN_DOUBT,
+      locations: [],
+      worktree: `${root}/gone`,
+      checkout: "a",
+      work: "w",
+      agent: "x",
+      thread: "t1",
+      task: "t",
+      reason: "in doubt",
+    };
+    // A rejected call in doubt sends nothing to any agent; the runner is told all the same.
+    acp.layer.answer("p1", false, ask);
+    acp.layer.answer("p2", false, { ...ask, thread: "_" });
+    assert.deepEqual(woken, [
+      ["permission decided: c/in_doubt on work w was rejected", "t1"],
+      ["permission decided: c/in_doubt on work w was rejected", undefined],
+    ]);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
   }
 });
