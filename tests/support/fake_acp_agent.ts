@@ -55,8 +55,6 @@ export function fakeAcpAgent(turns: FakeTurn[]): FakeAgent {
   let next = 0;
   function connect(): AgentLink {
     fake.starts++;
-    const toAgent = new TransformStream<Uint8Array, Uint8Array>();
-    const toClient = new TransformStream<Uint8Array, Uint8Array>();
     const app = acp.agent({ name: "fake" })
       .onRequest("initialize", () => ({
         protocolVersion: acp.PROTOCOL_VERSION,
@@ -116,21 +114,28 @@ export function fakeAcpAgent(turns: FakeTurn[]): FakeAgent {
         return { stopReason: "end_turn" };
       })
       .onNotification("session/cancel", () => {});
-    const conn = app.connect(acp.ndJsonStream(toClient.writable, toAgent.readable));
-    let ended!: (s: Deno.CommandStatus) => void;
-    const exited = new Promise<Deno.CommandStatus>((r) => ended = r);
-    return {
-      input: toAgent.writable,
-      output: toClient.readable,
-      exited,
-      pid: 0,
-      stderrTail: () => "",
-      end: () => {
-        conn.close();
-        ended({ success: true, code: 0, signal: null });
-        return Promise.resolve();
-      },
-    };
+    return linkTo(app);
   }
   return fake;
+}
+
+/** Links an agent app in this process to a client, over a pair of in-memory streams. */
+export function linkTo(app: acp.AgentApp): AgentLink {
+  const toAgent = new TransformStream<Uint8Array, Uint8Array>();
+  const toClient = new TransformStream<Uint8Array, Uint8Array>();
+  const conn = app.connect(acp.ndJsonStream(toClient.writable, toAgent.readable));
+  let ended!: (s: Deno.CommandStatus) => void;
+  const exited = new Promise<Deno.CommandStatus>((r) => ended = r);
+  return {
+    input: toAgent.writable,
+    output: toClient.readable,
+    exited,
+    pid: 0,
+    stderrTail: () => "",
+    end: () => {
+      conn.close();
+      ended({ success: true, code: 0, signal: null });
+      return Promise.resolve();
+    },
+  };
 }
