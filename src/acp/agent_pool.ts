@@ -43,16 +43,16 @@ export interface AgentPoolOptions {
 
 /** The node's running coding agents. */
 export class AgentPool {
-  readonly #o: AgentPoolOptions;
+  readonly #options: AgentPoolOptions;
   readonly #running = new Map<string, Promise<Running>>();
 
   constructor(options: AgentPoolOptions) {
-    this.#o = options;
+    this.#options = options;
   }
 
   /** The key of a running agent: one per harness, or one per work when sandboxed. */
   #key(harness: HarnessConfig, worktree: string): string {
-    return this.#o.sandbox === undefined ? harness.name : `${harness.name}\n${worktree}`;
+    return this.#options.sandbox === undefined ? harness.name : `${harness.name}\n${worktree}`;
   }
 
   /** The agent of a call in `worktree` (on `branch`), started when none runs. */
@@ -83,11 +83,11 @@ export class AgentPool {
 
   /** Starts the harness, in the sandbox of the work's worktree when there is one. */
   async #start(harness: HarnessConfig, worktree: string, branch: string): Promise<AcpAgent> {
-    const { sandbox, connect } = this.#o;
+    const { sandbox, connect } = this.#options;
     if (sandbox === undefined) {
-      return AcpAgent.start(harness, this.#o.worktrees, this.#o.env, { connect });
+      return AcpAgent.start(harness, this.#options.worktrees, this.#options.env, { connect });
     }
-    const env = { ...this.#o.env, ...harness.env };
+    const env = { ...this.#options.env, ...harness.env };
     let wrapped;
     try {
       const git = await commitPaths(worktree, branch);
@@ -104,7 +104,7 @@ export class AgentPool {
     } catch (err) {
       throw new CallError("acp.sandbox", (err as Error).message, { cause: err });
     }
-    return AcpAgent.start(harness, worktree, this.#o.env, {
+    return AcpAgent.start(harness, worktree, this.#options.env, {
       command: { program: wrapped.program, args: wrapped.args },
       connect,
     });

@@ -79,7 +79,7 @@ export interface TurnOptions {
 
 /** The handlers of one prompt, and what it gathered. */
 export class Turn implements SessionHandlers {
-  readonly #o: TurnOptions;
+  readonly #call: TurnOptions;
   readonly #base: { harness: string; agent: string; call: string; run?: string };
   #grant: Grant | undefined;
   #message = "";
@@ -90,7 +90,7 @@ export class Turn implements SessionHandlers {
   cost: number | undefined;
 
   constructor(options: TurnOptions) {
-    this.#o = options;
+    this.#call = options;
     this.#grant = options.grant;
     const { origin } = options;
     this.#base = {
@@ -107,7 +107,7 @@ export class Turn implements SessionHandlers {
   }
 
   onUpdate(update: SessionUpdate): void {
-    this.#o.emit({ type: "acp_update", ...this.#base, update });
+    this.#call.emit({ type: "acp_update", ...this.#base, update });
     if (update.sessionUpdate === "tool_call") {
       this.#message = "";
       if (update.kind === "fetch") this.labels.add("outside");
@@ -122,48 +122,48 @@ export class Turn implements SessionHandlers {
     toolCall: ToolCallInfo,
     options: readonly PermissionOption[],
   ): Promise<string | undefined> {
-    const o = this.#o;
+    const call = this.#call;
     const kind = toolCall.kind ?? "other";
     if (kind === "fetch") this.labels.add("outside");
     const request: JudgedRequest = {
-      harness: o.harness,
+      harness: call.harness,
       kind,
       locations: (toolCall.locations ?? []).map((l) =>
-        resolveLocation(l.path, o.worktree, o.policy.home)
+        resolveLocation(l.path, call.worktree, call.policy.home)
       ),
-      worktree: o.worktree,
+      worktree: call.worktree,
       command: commandOf(toolCall.rawInput),
       rawInput: toolCall.rawInput,
     };
     const { locations } = request;
-    const id = `${o.origin.callId}:${toolCall.toolCallId}`;
-    const name = `${o.harness}/${kind}`;
+    const id = `${call.origin.callId}:${toolCall.toolCallId}`;
+    const name = `${call.harness}/${kind}`;
     const title = toolCall.title ?? undefined;
-    const judged = judgePermission(o.policy, request, {
+    const judged = judgePermission(call.policy, request, {
       grant: this.#grant,
-      canPark: o.park !== undefined,
+      canPark: call.park !== undefined,
     });
     let verdict: Verdict, reason: string;
     if (judged.then === "answer") {
       ({ verdict, reason } = judged);
       if (judged.grantUsed) this.#grant = undefined;
     } else {
-      const held = o.park!({
+      const held = call.park!({
         request_id: id,
-        harness: o.harness,
+        harness: call.harness,
         kind,
         title,
         arguments: toolCall.rawInput,
         locations,
-        worktree: o.worktreeDir,
-        checkout: o.checkout,
-        work: o.args.work,
-        agent: o.origin.agent,
-        thread: o.origin.thread,
-        task: o.args.task,
+        worktree: call.worktreeDir,
+        checkout: call.checkout,
+        work: call.args.work,
+        agent: call.origin.agent,
+        thread: call.origin.thread,
+        task: call.args.task,
         reason: judged.reason,
       });
-      o.emit({
+      call.emit({
         type: "acp_permission",
         ...this.#base,
         id,
@@ -174,19 +174,19 @@ export class Turn implements SessionHandlers {
         reason: `${judged.reason}; parked for review as ${held.id}`,
         labels: [...this.labels],
       });
-      await o.parked({
+      await call.parked({
         message: this.message,
         refused: [...this.refused],
         labels: [...this.labels],
         parked: { id: held.id, request_id: id, request: name },
       });
       const approved = await held.decided;
-      o.resumed();
+      call.resumed();
       ({ verdict, reason } = decidedByPerson(judged.reason, approved));
     }
     const answer = answerPermission(verdict, reason, options);
     if (answer.refused) this.refused.push({ id, request: name, title, reason: answer.reason });
-    o.emit({
+    call.emit({
       type: "acp_permission",
       ...this.#base,
       id,
