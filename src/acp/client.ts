@@ -1,16 +1,14 @@
 /**
- * One running ACP agent (a harness process) and the client side of its
- * connection (`@agentclientprotocol/sdk` 2.x over stdio). What the real agents
- * need, measured (shared/docs/harness_facts.md, "ACP agents"):
+ * One ACP agent (a harness) and the client side of its connection
+ * (`@agentclientprotocol/sdk` 2.x over a pair of byte streams). The streams
+ * come from a {@linkcode Connect} function: by default the harness's process
+ * (src/acp/agent_process.ts); in tests, an agent in the same process. What the
+ * real agents need, measured (shared/docs/harness_facts.md, "ACP agents"):
  *
- * - `IS_SANDBOX` is dropped from its environment: as root it makes Claude's
- *   `session/new` fail (`bypass_root`).
  * - Sessions start in a mode that never asks, so the mode is set after
  *   `session/new`, load and resume (`default` for Claude, `read-only` for Codex).
  * - A permission request may arrive before its `tool_call`, without title or
  *   rawInput: the latest `tool_call` of each `toolCallId` is kept and merged in.
- * - `conn.close()` does not close the agent's stdin: stop closes it, then
- *   sends SIGTERM after a grace period. Stderr is always drained.
  *
  * @module
  */
@@ -19,6 +17,7 @@ import { errorMessage } from "../error_message.ts";
 import * as acp from "@agentclientprotocol/sdk";
 import type { HarnessConfig } from "../config/acp_tables.ts";
 import { WatsError } from "../errors.ts";
+import { spawnAgentProcess } from "./agent_process.ts";
 
 /** A session update as the SDK parses it. */
 export type SessionUpdate = acp.SessionNotification["update"];
@@ -82,59 +81,53 @@ export interface SpawnOptions {
   detached?: boolean;
   /** What runs instead of the harness's command and args: the same, wrapped in the OS sandbox. */
   command?: { program: string; args: string[] };
+  /** How the agent is reached; default: its process ({@linkcode spawnAgentProcess}). */
+  connect?: Connect;
 }
+
+/** A connection to a started agent: its byte streams, and its end. */
+export interface AgentLink {
+  /** Bytes to the agent (newline-delimited JSON-RPC). */
+  input: WritableStream<Uint8Array>;
+  /** Bytes from the agent. */
+  output: ReadableStream<Uint8Array>;
+  /** Settles when the agent has ended. */
+  exited: Promise<Deno.CommandStatus>;
+  /** The process id, for logs and process groups. */
+  pid: number;
+  /** The last of what the agent wrote to stderr (for error messages). */
+  stderrTail(): string;
+  /** Ends the agent (a process: stdin closed, then SIGTERM, then SIGKILL) and waits for it. */
+  end(): Promise<void>;
+}
+
+/** Starts an agent for a harness in `cwd` and links to it. */
+export type Connect = (
+  harness: HarnessConfig,
+  cwd: string,
+  env: Record<string, string>,
+  opts: SpawnOptions,
+) => AgentLink;
 
 /** The modes that make an agent ask before acting, by preference. */
 const ASKING_MODES = ["default", "read-only"];
 
-/** How long the agent gets to exit after its stdin closes, before SIGTERM and SIGKILL. */
-const STOP_GRACE_MS = 2_000;
-
 /** A running ACP agent. */
 export class AcpAgent {
   readonly harness: HarnessConfig;
-  readonly #child: Deno.ChildProcess;
+  readonly #link: AgentLink;
   readonly #conn: acp.ClientConnection;
-  readonly #stdin: WritableStreamDefaultWriter<Uint8Array>;
   readonly #sessions = new Map<string, SessionHandlers>();
   readonly #toolCalls = new Map<string, ToolCallInfo>();
-  #stderr = "";
   #init?: acp.InitializeResponse;
   #stopped = false;
-  /** Settles when the process exits. */
+  /** Settles when the agent has ended. */
   readonly exited: Promise<Deno.CommandStatus>;
 
-  private constructor(
-    harness: HarnessConfig,
-    cwd: string,
-    env: Record<string, string>,
-    detached: boolean,
-    command: { program: string; args: string[] } | undefined,
-  ) {
+  private constructor(harness: HarnessConfig, link: AgentLink) {
     this.harness = harness;
-    const merged: Record<string, string> = {};
-    // wats's own variables are none of the coding agent's business.
-    for (const [k, v] of Object.entries(env)) if (!k.startsWith("WATS_")) merged[k] = v;
-    Object.assign(merged, harness.env);
-    delete merged.IS_SANDBOX;
-    this.#child = new Deno.Command(command?.program ?? harness.command, {
-      args: command?.args ?? harness.args,
-      cwd,
-      env: merged,
-      clearEnv: true,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-      detached,
-    }).spawn();
-    this.exited = this.#child.status;
-    this.#drainStderr();
-    // Our own writer on stdin, so stop() can close it (the SDK never does).
-    this.#stdin = this.#child.stdin.getWriter();
-    const writer = this.#stdin;
-    const toAgent = new WritableStream<Uint8Array>({
-      write: (chunk) => writer.write(chunk),
-    });
+    this.#link = link;
+    this.exited = link.exited;
     const app = acp.client({ name: "wats" })
       .onRequest("session/request_permission", async ({ params }) => {
         const handlers = this.#sessions.get(params.sessionId);
@@ -157,13 +150,13 @@ export class AcpAgent {
         }
         this.#sessions.get(params.sessionId)?.onUpdate(u);
       });
-    this.#conn = app.connect(acp.ndJsonStream(toAgent, this.#child.stdout));
+    this.#conn = app.connect(acp.ndJsonStream(link.input, link.output));
   }
 
   /**
-   * Starts the harness's program in `cwd` and initialises the connection.
-   * `env` is the environment it starts from (the harness's `env` is added,
-   * `IS_SANDBOX` removed).
+   * Starts the harness in `cwd` (by `opts.connect`, its process by default)
+   * and initialises the connection. `env` is the environment it starts from
+   * (the harness's `env` is added, `IS_SANDBOX` removed).
    *
    * Requires `--allow-run` on the harness's command.
    */
@@ -179,8 +172,8 @@ export class AcpAgent {
   }
 
   /**
-   * Spawns the harness's program without initialising the connection (call
-   * `initialize`). `detached`: in a process group of its own (its pid is the
+   * Starts the harness (by `opts.connect`, its process by default) without
+   * initialising the connection (call `initialize`). `detached`: in a process group of its own (its pid is the
    * group's id), so that a run's whole tree can be killed (src/runner/spawn.ts).
    */
   static spawn(
@@ -190,7 +183,7 @@ export class AcpAgent {
     opts: SpawnOptions = {},
   ): AcpAgent {
     try {
-      return new AcpAgent(harness, cwd, env, opts.detached ?? false, opts.command);
+      return new AcpAgent(harness, (opts.connect ?? spawnAgentProcess)(harness, cwd, env, opts));
     } catch (err) {
       throw new AcpError(
         "acp.spawn",
@@ -228,12 +221,12 @@ export class AcpAgent {
 
   /** The process id, for logs. */
   get pid(): number {
-    return this.#child.pid;
+    return this.#link.pid;
   }
 
   /** The last of what the agent wrote to stderr (for error messages). */
   get stderrTail(): string {
-    return this.#stderr;
+    return this.#link.stderrTail();
   }
 
   /** True once stop() ran or the process ended. */
@@ -325,24 +318,7 @@ export class AcpAgent {
     }
     this.#stopped = true;
     this.#conn.close();
-    try {
-      await this.#stdin.close();
-    } catch {
-      // Already closed: the process is gone.
-    }
-    for (const signal of ["SIGTERM", "SIGKILL"] as const) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const grace = new Promise<"late">((r) => timer = setTimeout(() => r("late"), STOP_GRACE_MS));
-      const done = await Promise.race([this.exited.then(() => "done" as const), grace]);
-      clearTimeout(timer);
-      if (done === "done") return;
-      try {
-        this.#child.kill(signal);
-      } catch {
-        // Exited between the check and the kill.
-      }
-    }
-    await this.exited;
+    await this.#link.end();
   }
 
   /** Runs an ACP request; a failure names the harness and what it wrote to stderr. */
@@ -352,23 +328,12 @@ export class AcpAgent {
     } catch (err) {
       if (err instanceof AcpError) throw err;
       const detail = err instanceof Error ? err.message : JSON.stringify(err);
-      const tail = this.#stderr.trim().split("\n").slice(-3).join(" | ");
+      const tail = this.#link.stderrTail().trim().split("\n").slice(-3).join(" | ");
       throw new AcpError(
         "acp.request",
         `harness ${this.harness.name}: ${detail}${tail ? ` (stderr: ${tail})` : ""}`,
         { cause: err },
       );
-    }
-  }
-
-  async #drainStderr(): Promise<void> {
-    const dec = new TextDecoder();
-    try {
-      for await (const chunk of this.#child.stderr) {
-        this.#stderr = (this.#stderr + dec.decode(chunk, { stream: true })).slice(-4096);
-      }
-    } catch {
-      // The process is gone.
     }
   }
 }

@@ -7,6 +7,7 @@
  */
 
 import { errorMessage } from "../error_message.ts";
+import type { AgentHost } from "../contracts/agent_host.ts";
 import type { Sandboxer } from "../safety/sandboxer.ts";
 import type { AcpTables } from "../config/acp_tables.ts";
 import type { DataPaths } from "../config/paths.ts";
@@ -18,14 +19,6 @@ import { makePolicy } from "./policy.ts";
 import { AcpSpendFile } from "./spend.ts";
 import { checkCheckout } from "./worktrees.ts";
 import type { SweepReport } from "../contracts/coding_agents.ts";
-
-/** The runner's budget, as the ACP layer uses it (src/runner/scheduler.ts `Runner`). */
-export interface AcpBudget {
-  /** Counts spend outside runs. */
-  addSpend(at: number, usd: number): void;
-  /** Why nothing may spend now, or undefined. */
-  budgetBlocked(): string | undefined;
-}
 
 /** What the daemon gives the layer. */
 export interface AcpSetup {
@@ -41,16 +34,16 @@ export interface AcpSetup {
   onEvent?: (e: CallEvent) => void;
   /** Told what each sweep removed (the node's JSON lines and log). */
   onSweep?: (report: SweepReport) => void;
-  /** The runner's budget, once it runs (none: calls are not budgeted). */
-  budget?: () => AcpBudget | undefined;
+  /**
+   * The runner, built before the layer (src/contracts/agent_host.ts): its
+   * budget, its runs' threads and transcripts, and its wake when a person
+   * decides. None (agent.runtime = none): calls are not budgeted.
+   */
+  host?: AgentHost;
   /** The clock, ms since the epoch. */
   now?: () => number;
   /** Holds an `ask` in the review queue (agent.review on); undefined: `ask` refuses. */
   park?: (ask: PermissionAsk) => string;
-  /** Told each decision a person made on a parked request (wakes the heartbeat agent). */
-  onDecided?: (ask: PermissionAsk, approved: boolean) => void;
-  /** The thread a run is about, if one (the runner's). */
-  threadOfRun?: (runId: string) => string | undefined;
   /** The requests held in the review queue: the sweep keeps their worktrees. */
   held?: () => readonly PermissionAsk[];
 }
@@ -81,7 +74,8 @@ export interface NodeAcp {
   /**
    * Parks the calls the previous daemon left in flight as in doubt, counts
    * this month's earlier calls in the runner's budget and starts the sweeps
-   * (now, then every `agent.sweep`); call once the runner started.
+   * (now, then every `agent.sweep`); call once the runner started (a decision
+   * on a call in doubt wakes it).
    */
   start(): void;
   /** Sweeps now (`wats agent sweep`), reported like the timed sweeps. */
@@ -128,16 +122,26 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
       home: s.env.HOME,
     }),
     env: s.env,
-    onEvent: s.onEvent,
+    onEvent: (e) => {
+      s.onEvent?.(e);
+      // A run's calls go to its transcript too.
+      if (e.run !== undefined) s.host?.noteAcp(e.run, { ...e, event: e.type });
+    },
     onCost: (usd, call) => {
       const at = now();
       spend.add({ at, usd, harness: call.harness, call: call.callId });
-      s.budget?.()?.addSpend(at, usd);
+      s.host?.addSpend(at, usd);
     },
-    budgetBlocked: () => s.budget?.()?.budgetBlocked(),
+    host: s.host,
     park: s.park,
-    onDecided: s.onDecided,
-    threadOfRun: s.threadOfRun,
+    // The heartbeat agent wakes to continue the work.
+    onDecided: (ask, approved) =>
+      s.host?.permissionDecided(
+        `permission decided: ${ask.harness}/${ask.kind} on work ${ask.work} was ${
+          approved ? "approved" : "rejected"
+        }`,
+        ask.thread === "_" ? undefined : ask.thread,
+      ),
     held: () => (s.held?.() ?? []).map((ask) => ask.worktree),
     inFlightDir: `${s.paths.agentDir}/acp_calls`,
     sandbox: s.sandbox,
@@ -165,8 +169,7 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
     start: () => {
       // Calls the previous daemon left running are in doubt: a person decides.
       layer.parkInDoubt();
-      const budget = s.budget?.();
-      for (const x of spend.month(now())) budget?.addSpend(x.at, x.usd);
+      for (const x of spend.month(now())) s.host?.addSpend(x.at, x.usd);
       if (every > 0) sweepOnce();
     },
     sweep: async () => {

@@ -35,11 +35,16 @@ export interface CallArgs {
   work: string;
 }
 
-/** Who calls: the agent's profile, its thread (`_` for none) and this call's id. */
+/**
+ * Who calls: the agent's profile, its thread (`_` for none), this call's id,
+ * and the run it is part of, when a runner session calls.
+ */
 export interface CallOrigin {
   agent: string;
   thread: string;
   callId: string;
+  /** The runner's run id, when a run called (its transcript gets the call's lines). */
+  run?: string;
 }
 
 /** A permission request the policy refused. */

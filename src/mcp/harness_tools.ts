@@ -58,6 +58,7 @@ export function harnessTools(agents: CodingAgents | undefined): ToolSpec[] {
         // over several threads, a heartbeat, an interactive session) under `_`.
         thread: (run !== undefined ? agents.threadOfRun?.(run) : undefined) ?? "_",
         callId: callIdOf(ctx.session),
+        ...(run !== undefined ? { run } : {}),
       };
       const result = await agents.call(name, origin, args as unknown as CallArgs, ctx.signal);
       return formatResult(name, result);
@@ -65,6 +66,7 @@ export function harnessTools(agents: CodingAgents | undefined): ToolSpec[] {
   }));
 }
 
+/** A readable call id: a run's calls are named after it (the origin carries the run itself). */
 function callIdOf(session: SessionIdentity): string {
   const rand = crypto.getRandomValues(new Uint8Array(6));
   const hex = [...rand].map((b) => b.toString(16).padStart(2, "0")).join("");

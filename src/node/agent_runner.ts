@@ -64,8 +64,6 @@ export interface AgentRunnerDeps {
   log: RunnerLog;
   home: string;
   cwd: string;
-  /** Publishes the runner's announce as the agent (the one post wats makes for it). */
-  publishAnnounce: (draft: AnnounceDraft) => Promise<string>;
   /** Posts as the MCP tools show them (the node's `NodeService`), for the wake prompt. */
   posts?: Pick<PostReader, "get" | "thread">;
   /** config.toml's `[harnesses.*]` (agent.runtime = acp runs on agent.harness). */
@@ -79,6 +77,11 @@ export interface AgentRunnerDeps {
 /** The running runner, as the daemon sees it. */
 export interface AgentRunner {
   runner: Runner;
+  /**
+   * Publishes the agent's announce when its about or caps changed, by `publish`
+   * (signs and stores it as the agent; the one post wats makes for it; returns its id).
+   */
+  announce(publish: (draft: AnnounceDraft) => Promise<string>): Promise<void>;
   /** Lines for the banner: runtime, budget and pauses, access level. Call it after `ready()`. */
   bannerLines(): string[];
   /** The run whose MCP session presents `token`, while that run lasts. */
@@ -96,7 +99,10 @@ export interface AgentRunner {
 /** Runtimes the runner can run today. */
 const SUPPORTED: ReadonlySet<string> = new Set(["claude", "codex", "acp"]);
 
-/** Builds and starts the runner. Throws a `ConfigError` the user can act on. */
+/**
+ * Builds the runner, not started (`ready()` starts it). Throws a `ConfigError`
+ * the user can act on.
+ */
 export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner> {
   const s = d.settings;
   const runtime = s["agent.runtime"];
@@ -148,14 +154,6 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
     } catch (err) {
       d.log.warn(`could not register wats in Claude Code: ${errorMessage(err)}`);
     }
-  }
-
-  const announce = planAnnounce(s["agent.about"], s["agent.caps"], d.store);
-  if (announce.warning) d.log.warn(announce.warning);
-  if (announce.draft) {
-    const id = await d.publishAnnounce(announce.draft);
-    markAnnounced(d.store, announce.hash);
-    d.log.info(`announced the agent (post ${id})`);
   }
 
   const limits = {
@@ -306,6 +304,15 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
   };
   return {
     runner,
+    announce: async (publish) => {
+      const announce = planAnnounce(s["agent.about"], s["agent.caps"], d.store);
+      if (announce.warning) d.log.warn(announce.warning);
+      if (announce.draft) {
+        const id = await publish(announce.draft);
+        markAnnounced(d.store, announce.hash);
+        d.log.info(`announced the agent (post ${id})`);
+      }
+    },
     bannerLines,
     runOfToken: (token) => tokens.get(token),
     ready: async () => {

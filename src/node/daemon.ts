@@ -3,8 +3,10 @@
  * store, derives the profiles, runs the agent runner when agent.runtime is set,
  * serves MCP on mcp.sock and syncs with other nodes, until its signal aborts,
  * a foreground `wats` takes over (a node started by `wats mcp` only), or such a
- * node has had no MCP session for a while. This file only composes the parts;
- * the command around it (`wats`, `wats node`) is src/cli/daemon.ts.
+ * node has had no MCP session for a while. This file only composes the parts,
+ * each from the ones built before it: store → runner (not started) → ACP layer
+ * (the runner is its host) → service → socket → runner started → network. The
+ * command around it (`wats`, `wats node`) is src/cli/daemon.ts.
  *
  * @module
  */
@@ -16,7 +18,7 @@ import type { AcpTables } from "../config/acp_tables.ts";
 import type { Settings } from "../config/schema.ts";
 import { formatDuration } from "../duration.ts";
 import { WatsError } from "../errors.ts";
-import type { EventSink, NodeEvent } from "../contracts/node_events.ts";
+import type { EventSink } from "../contracts/node_events.ts";
 import { acpLayerFor, sweepNow } from "../acp/setup.ts";
 import { ALL_TOOLS } from "../mcp/tools.ts";
 import { loadOrCreateNodeKey } from "../identity/node_key.ts";
@@ -37,6 +39,7 @@ import { HaltState } from "./halt.ts";
 import { MCP_NODE_IDLE_MS, watchIdle } from "./idle.ts";
 import type { DaemonLock } from "./lock.ts";
 import { nodeId } from "./node_id.ts";
+import { PostViews } from "./post_views.ts";
 import { LocalNodeService } from "./node_service.ts";
 import { desktopNotifier, heldNotifier } from "./notify.ts";
 import { Profiles } from "./profiles.ts";
@@ -135,7 +138,6 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       : undefined;
     // Drafts, coding agents' requests and calls in doubt alike.
     const onHeld = notifier ? heldNotifier(notifier) : undefined;
-    let agentRunner: AgentRunner | undefined;
     // The network starts after the socket; status may ask for it before then.
     const net: { current?: Network } = {};
     // The OS sandbox of agents that run commands (docs/decisions/sandbox.md).
@@ -146,6 +148,32 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       home: opts.env.HOME ?? "",
       os: opts.os,
     });
+    const runtime = settings["agent.runtime"];
+    // The runner, built but not started: the ACP layer's host (src/contracts/agent_host.ts).
+    // It reads posts from the store as the MCP tools show them; it starts once the socket serves.
+    const agentRunner: AgentRunner | undefined = runtime === "none"
+      ? undefined
+      : await startAgentRunner({
+        settings,
+        store,
+        paths,
+        self: opts.self,
+        person,
+        agent,
+        review,
+        events,
+        log: log("runner"),
+        home: opts.env.HOME ?? "",
+        cwd: opts.cwd,
+        posts: new PostViews(store),
+        acp: opts.acp,
+        env: opts.env,
+        sandbox,
+      });
+    if (agentRunner) {
+      cleanups.unshift(() => agentRunner.stop());
+      halt.attach(agentRunner.runner);
+    }
     // Coding agents over ACP (docs/acp.md): one MCP tool per enabled harness.
     const codingAgents = acpLayerFor({
       acp: opts.acp,
@@ -154,17 +182,10 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       env: opts.env,
       sandbox: settings["sandbox.mode"] === "off" ? undefined : sandbox,
       reserved: ALL_TOOLS.map((t) => t.name),
-      onEvent: (e) => {
-        // Spelled out per member so the line stays one member of the closed union.
-        const line: NodeEvent = e.type === "acp_update"
-          ? { ...e, event: e.type }
-          : { ...e, event: e.type };
-        events(line);
-        // A runner session's call ids start with its run's id: its transcript gets the line.
-        const run = e.call.split(".acp_");
-        if (run.length === 2) agentRunner?.runner.noteAcp(run[0], line);
-      },
-      budget: () => agentRunner?.runner,
+      // Spelled out per member so the line stays one member of the closed union.
+      onEvent: (e) =>
+        events(e.type === "acp_update" ? { ...e, event: e.type } : { ...e, event: e.type }),
+      host: agentRunner?.runner,
       onSweep: (r) => events({ event: "acp_sweep", ...r }),
       // agent.review on: a gated request waits in the review queue for a person.
       park: settings["agent.review"]
@@ -181,14 +202,6 @@ export async function runNode(opts: NodeOptions): Promise<number> {
         }
         : undefined,
       held: () => review.read().flatMap((d) => d.permission ?? []),
-      onDecided: (ask, approved) =>
-        agentRunner?.runner.permissionDecided(
-          `permission decided: ${ask.harness}/${ask.kind} on work ${ask.work} was ${
-            approved ? "approved" : "rejected"
-          }`,
-          ask.thread === "_" ? undefined : ask.thread,
-        ),
-      threadOfRun: (runId) => agentRunner?.runner.threadOfRun(runId),
     });
     if (codingAgents) cleanups.unshift(() => codingAgents.close());
     await codingAgents?.check();
@@ -243,32 +256,10 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       },
     });
 
-    const runtime = settings["agent.runtime"];
+    await agentRunner?.announce(async (draft) => (await service.publishAs(agent.name, draft)).id);
     const haltNow = halt.current();
     if (haltNow) {
       startNotices.push(`agent halted by ${npubEncode(haltNow.by)}: run \`wats resume\` to end it`);
-    }
-    if (runtime !== "none") {
-      agentRunner = await startAgentRunner({
-        settings,
-        store,
-        paths,
-        self: opts.self,
-        person,
-        agent,
-        review,
-        events,
-        log: log("runner"),
-        home: opts.env.HOME ?? "",
-        cwd: opts.cwd,
-        publishAnnounce: async (draft) => (await service.publishAs(agent.name, draft)).id,
-        posts: service,
-        acp: opts.acp,
-        env: opts.env,
-        sandbox,
-      });
-      cleanups.unshift(() => agentRunner?.stop());
-      halt.attach(agentRunner.runner);
     }
     const control = async (req: ControlRequest): Promise<ControlAnswer> => {
       if (req.op === "sweep") return await sweepNow(codingAgents);

@@ -22,6 +22,7 @@ import { MAX_TEXT_BYTES, type NostrEvent, readPost, signPost } from "../posts/po
 import { validateEvent } from "../posts/validate.ts";
 import type { Store, StoredPost } from "../store/store.ts";
 import type { EventSink } from "../contracts/node_events.ts";
+import { PostViews } from "./post_views.ts";
 import type { Profiles } from "./profiles.ts";
 import type { ReviewQueue } from "./review_queue.ts";
 import { npubEncode } from "nostr-tools/nip19";
@@ -69,9 +70,11 @@ export class LocalNodeService implements NodeService {
   readonly #deps: NodeServiceDeps;
   /** Drafts whose approval is under way: a second approve must not sign another post. */
   readonly #approving = new Set<string>();
+  readonly #posts: PostViews;
 
   constructor(deps: NodeServiceDeps) {
     this.#deps = deps;
+    this.#posts = new PostViews(deps.store);
   }
 
   get codingAgents(): CodingAgents | undefined {
@@ -212,28 +215,20 @@ export class LocalNodeService implements NodeService {
   }
 
   get(id: string): PostView | undefined {
-    const p = this.#deps.store.get(id);
-    return p ? this.#view(p, this.#localNames()) : undefined;
+    return this.#posts.get(id);
   }
 
   thread(id: string, limit: number): PostView[] {
-    const p = this.#deps.store.get(id);
-    if (!p) {
-      throw new PostError(
-        "thread.unknown",
-        `unknown post ${id}: use an id shown by the feed or search tools`,
-      );
-    }
-    return this.#views(this.#deps.store.thread(p.root ?? p.id, { limit }));
+    return this.#posts.thread(id, limit);
   }
 
   feed(sinceSeq: number, limit: number, kinds?: string[]): { posts: PostView[]; cursor: number } {
     const r = this.#deps.store.feed({ sinceSeq, limit, kinds: kinds?.filter(isWatsKind) });
-    return { posts: this.#views(r.posts), cursor: r.cursor };
+    return { posts: this.#posts.views(r.posts), cursor: r.cursor };
   }
 
   search(query: string, limit: number): PostView[] {
-    return this.#views(this.#deps.store.search(query, { limit, plain: true }));
+    return this.#posts.views(this.#deps.store.search(query, { limit, plain: true }));
   }
 
   async status(session: SessionIdentity): Promise<NodeStatus> {
@@ -340,35 +335,6 @@ export class LocalNodeService implements NodeService {
         `the agent cannot ${what} drafts held for review: a person reviews them`,
       );
     }
-  }
-
-  /** pubkey → local profile name, read once per tool call. */
-  #localNames(): Map<string, string> {
-    return new Map(this.#deps.store.profiles().map((r) => [r.pubkey, r.name]));
-  }
-
-  #views(posts: StoredPost[]): PostView[] {
-    const names = this.#localNames();
-    return posts.map((p) => this.#view(p, names));
-  }
-
-  #view(p: StoredPost, names: Map<string, string>): PostView {
-    const local = names.get(p.author);
-    return {
-      id: p.id,
-      seq: p.seq,
-      author: p.author,
-      authorNpub: npubEncode(p.author),
-      localProfile: local,
-      kind: p.kind,
-      title: p.title,
-      text: p.text,
-      root: p.root,
-      parent: p.parent,
-      grafted: p.grafted,
-      caps: p.caps,
-      createdAt: p.createdAt,
-    };
   }
 }
 

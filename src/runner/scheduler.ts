@@ -64,6 +64,7 @@ import { classifyPost, normalizeAllow, WakeLimiter } from "./wake_rules.ts";
 import { type SkipDecision, SkipLog } from "./skips.ts";
 import { formatDuration, formatElapsed, HOUR_MS } from "../duration.ts";
 import type { ProcessRow } from "./process_watch.ts";
+import type { AgentHost } from "../contracts/agent_host.ts";
 
 /** The settings the runner reads (values as the daemon started with: no live reload). */
 export type RunnerSettings = Pick<
@@ -210,7 +211,7 @@ interface Active extends CurrentRun {
 }
 
 /** The heartbeat runner. */
-export class Runner {
+export class Runner implements AgentHost {
   readonly #o: RunnerOptions;
   readonly #s: RunnerSettings;
   readonly #fs: RunnerFs;

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { contextBlocks } from "../../src/acp/calls.ts";
+import { contextBlocks } from "../../src/acp/context.ts";
 
 Deno.test("context files come from the worktree only: a link out of it is skipped", async () => {
   const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "wats-ctx-" }));

@@ -1,11 +1,15 @@
 import assert from "node:assert/strict";
 import { acpLayerFor, sweepNow } from "../../src/acp/setup.ts";
+import { IN_DOUBT } from "../../src/contracts/coding_agents.ts";
 import { resolveSettings } from "../../src/config/settings.ts";
 import { dataPaths } from "../../src/config/paths.ts";
 import { ConfigError } from "../../src/errors.ts";
-import type { AcpBudget } from "../../src/acp/setup.ts";
+import type { AgentHost } from "../../src/contracts/agent_host.ts";
 import { AcpSpendFile } from "../../src/acp/spend.ts";
 import { git } from "../../src/acp/worktrees.ts";
+
+/** A runner that only has a budget. */
+type AcpBudget = Pick<AgentHost, "addSpend" | "budgetBlocked">;
 
 function setup(text: string, dataDir = "/d", budget?: AcpBudget, now?: () => number) {
   const r = resolveSettings({
@@ -22,7 +26,12 @@ function setup(text: string, dataDir = "/d", budget?: AcpBudget, now?: () => num
       paths: dataPaths(dataDir),
       env: {},
       reserved: ["ask", "status"],
-      budget: () => budget,
+      host: budget && {
+        ...budget,
+        threadOfRun: () => undefined,
+        noteAcp: () => {},
+        permissionDecided: () => {},
+      },
       now,
     });
 }
@@ -181,5 +190,56 @@ Deno.test("agent.sweep = infinity (or 0): no sweep at start or later; a duration
     assert.equal(await sweeps('"24h"'), 1);
   } finally {
     Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("a person's decision reaches the runner (its host) as a wake about the work's thread", () => {
+  const woken: Array<[string, string | undefined]> = [];
+  const host: AgentHost = {
+    addSpend: () => {},
+    budgetBlocked: () => undefined,
+    threadOfRun: () => undefined,
+    noteAcp: () => {},
+    permissionDecided: (reason, thread) => woken.push([reason, thread]),
+  };
+  const r = resolveSettings({
+    fileText: ONE,
+    filePath: "/d/config.toml",
+    env: {},
+    flags: {},
+    user: "a",
+  });
+  const root = Deno.makeTempDirSync();
+  try {
+    const acp = acpLayerFor({
+      acp: r.acp,
+      settings: r.values,
+      paths: dataPaths(root),
+      env: {},
+      reserved: [],
+      host,
+    })!;
+    const ask = {
+      request_id: "c1",
+      harness: "c",
+      kind: IN_DOUBT,
+      locations: [],
+      worktree: `${root}/gone`,
+      checkout: "a",
+      work: "w",
+      agent: "x",
+      thread: "t1",
+      task: "t",
+      reason: "in doubt",
+    };
+    // A rejected call in doubt sends nothing to any agent; the runner is told all the same.
+    acp.layer.answer("p1", false, ask);
+    acp.layer.answer("p2", false, { ...ask, thread: "_" });
+    assert.deepEqual(woken, [
+      ["permission decided: c/in_doubt on work w was rejected", "t1"],
+      ["permission decided: c/in_doubt on work w was rejected", undefined],
+    ]);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
   }
 });

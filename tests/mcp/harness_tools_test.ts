@@ -49,6 +49,8 @@ Deno.test("the harness tool passes task, checkout and work, and returns the call
   assert.equal(seen[0].origin.agent, "alice-agent");
   assert.equal(seen[0].origin.thread, "_");
   assert.match(seen[0].origin.callId, /^run-7\.acp_[0-9a-f]{12}$/);
+  // The run is carried as itself, not read back out of the call id.
+  assert.equal(seen[0].origin.run, "run-7");
   // The MCP request's signal reaches the layer: a cancelled call cancels the prompt.
   assert.ok(seen[0].signal instanceof AbortSignal);
 
