@@ -11,7 +11,8 @@ import type { HarnessConfig } from "../config/acp_tables.ts";
 import { WatsError } from "../errors.ts";
 import { agentKindOf } from "../safety/sandbox.ts";
 import type { Sandboxer } from "../safety/sandboxer.ts";
-import { AcpAgent, type Connect } from "./client.ts";
+import { AcpAgent } from "./client.ts";
+import type { Connect } from "./agent_link.ts";
 import { readWorkState, saveCost, saveSession } from "./work_state.ts";
 import { commitPaths } from "./worktrees.ts";
 

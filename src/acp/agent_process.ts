@@ -12,7 +12,7 @@
  */
 
 import type { HarnessConfig } from "../config/acp_tables.ts";
-import type { AgentLink, SpawnOptions } from "./client.ts";
+import type { AgentLink, SpawnOptions } from "./agent_link.ts";
 
 /** How long the agent gets to exit after its stdin closes, before SIGTERM and SIGKILL. */
 const STOP_GRACE_MS = 2_000;

@@ -28,7 +28,7 @@ import type { CheckoutConfig, HarnessConfig } from "../config/acp_tables.ts";
 import type { AgentHost } from "../contracts/agent_host.ts";
 import type { Sandboxer } from "../safety/sandboxer.ts";
 import { AgentPool, callCost, CallError, workSession } from "./agent_pool.ts";
-import type { Connect } from "./client.ts";
+import type { Connect } from "./agent_link.ts";
 import { answerTask, declineInDoubt, noteInFlight, parkInDoubt } from "./in_doubt.ts";
 import type { Grant } from "./judge.ts";
 import type { Policy } from "./policy.ts";

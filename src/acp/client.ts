@@ -18,6 +18,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import type { HarnessConfig } from "../config/acp_tables.ts";
 import { WatsError } from "../errors.ts";
 import { spawnAgentProcess } from "./agent_process.ts";
+import type { AgentLink, Connect, SpawnOptions } from "./agent_link.ts";
 
 /** A session update as the SDK parses it. */
 export type SessionUpdate = acp.SessionNotification["update"];
@@ -74,40 +75,6 @@ export function deepMerge(
 function isTable(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
-
-/** How an agent's process is started. */
-export interface SpawnOptions {
-  /** In a process group of its own (see `spawn`). */
-  detached?: boolean;
-  /** What runs instead of the harness's command and args: the same, wrapped in the OS sandbox. */
-  command?: { program: string; args: string[] };
-  /** How the agent is reached; default: its process ({@linkcode spawnAgentProcess}). */
-  connect?: Connect;
-}
-
-/** A connection to a started agent: its byte streams, and its end. */
-export interface AgentLink {
-  /** Bytes to the agent (newline-delimited JSON-RPC). */
-  input: WritableStream<Uint8Array>;
-  /** Bytes from the agent. */
-  output: ReadableStream<Uint8Array>;
-  /** Settles when the agent has ended. */
-  exited: Promise<Deno.CommandStatus>;
-  /** The process id, for logs and process groups. */
-  pid: number;
-  /** The last of what the agent wrote to stderr (for error messages). */
-  stderrTail(): string;
-  /** Ends the agent (a process: stdin closed, then SIGTERM, then SIGKILL) and waits for it. */
-  end(): Promise<void>;
-}
-
-/** Starts an agent for a harness in `cwd` and links to it. */
-export type Connect = (
-  harness: HarnessConfig,
-  cwd: string,
-  env: Record<string, string>,
-  opts: SpawnOptions,
-) => AgentLink;
 
 /** The modes that make an agent ask before acting, by preference. */
 const ASKING_MODES = ["default", "read-only"];

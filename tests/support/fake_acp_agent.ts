@@ -10,7 +10,7 @@
  */
 
 import * as acp from "@agentclientprotocol/sdk";
-import type { AgentLink, Connect } from "../../src/acp/client.ts";
+import type { AgentLink, Connect } from "../../src/acp/agent_link.ts";
 
 /** One permission request the agent makes. */
 export interface FakeRequest {

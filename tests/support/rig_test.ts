@@ -44,9 +44,13 @@ Deno.test({
   name: "a wait for an event that never comes fails with the node's output, when the node ends",
   async fn() {
     await using rig = await nodeRig();
-    const waiting = rig.waitEvent("run_ended");
+    // The handler is attached before the stop: the wait may fail while the stop is awaited.
+    const failed = assert.rejects(
+      rig.waitEvent("run_ended"),
+      /stdout closed before a matching line/,
+    );
     await rig.stop();
-    await assert.rejects(waiting, /stdout closed before a matching line/);
+    await failed;
   },
 });
 
