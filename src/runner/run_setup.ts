@@ -126,3 +126,13 @@ export function setUpRun(
   };
   return { ctx, header, startLine };
 }
+
+/**
+ * The feed cursor given to a run: the stored one (moved by completed runs), or
+ * before the first event it was given when none is stored yet.
+ */
+export function cursorOf(stored: string | undefined, events: readonly QueuedEvent[]): number {
+  if (stored !== undefined) return Number(stored);
+  const firstSeq = Math.min(...events.map((q) => q.post.seq));
+  return Number.isFinite(firstSeq) ? firstSeq - 1 : 0;
+}

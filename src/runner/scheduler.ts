@@ -1,43 +1,32 @@
 /**
  * The heartbeat runner's core (docs/decisions/runner.md): it hears every new post, decides which
- * ones wake the agent, and when to start a run: one at a time, within the limits.
+ * ones wake the agent (intake.ts, wake_rules.ts), and starts runs one at a time, when plan.ts
+ * says: the debounce of `agent.every`, the heartbeat, the hourly cap and the budget pause. The
+ * loop detector holds a thread's events while it is paused (loop_detector.ts).
  *
- * - Events of interest (wake_rules.ts) are queued; the first one starts a
- *   debounce of `agent.every`, and everything queued meanwhile joins that run.
- *   Events arriving during a run wait for the next one.
- * - A heartbeat run comes `agent.heartbeat` after the last run started (or after
- *   start), even with nothing new; 0 turns it off.
- * - `agent.max_runs_per_hour` skips a due run (logged: hourly cap); queued events
- *   then wait until the oldest run of the hour leaves the window.
- * - The loop detector holds a thread's events while it is paused.
- * - Budgets (budget.ts): when one is reached the runner pauses until the window
- *   resets, logged once; each run gets what is left as `--max-budget-usd`.
- * - What is owed to a future run (queued events, the events of the run in
- *   progress, feedback) is kept in store meta and queued again at start; a
- *   run that does not complete (interrupted, stopped, halted) gives its events
- *   back, and only a completed run moves the feed cursor.
+ * What is owed to a future run (queued events, the events of the run in progress, feedback) is
+ * kept in store meta (pending.ts) and queued again at start; a run that does not complete
+ * (interrupted, stopped, halted) gives its events back, and only a completed run moves the feed
+ * cursor. Running one run (the spawn, `agent.timeout` killing its whole process group, the
+ * transcript) is execute.ts's; what it starts with is run_setup.ts's.
  *
- * Running one run (the spawn, `agent.timeout` killing its whole process group,
- * the transcript) is execute.ts's.
- *
- * No polling: an idle runner holds at most one timer, set for its next deadline
- * (debounce end, heartbeat, hourly-cap release or budget reset). The clock,
- * timers, store, harness, spawn function and transcripts are injected.
+ * No polling: an idle runner holds at most one timer, set for its next deadline. Everything it
+ * uses is injected (runner_options.ts).
  *
  * @module
  */
 
-import { usd, usdOf } from "../money.ts";
+import { usd } from "../money.ts";
 import { BudgetLedger, type BudgetState } from "./budget.ts";
-import { denoRunnerFs, executeRun, type RunnerFs } from "./execute.ts";
-import type { RunningProcess } from "./harness.ts";
-import { checkThread, loopPausedMessage } from "./loop_detector.ts";
+import { denoRunnerFs, type ExecuteDeps, executeRun } from "./execute.ts";
+import { type ActiveRun, activeRun } from "./active_run.ts";
+import { ThreadPauses } from "./loop_detector.ts";
 import { literalLog, type RunnerPost, threadOf } from "./ports.ts";
 import type { PromptFeedback } from "./prompt.ts";
-import { loadPending, savePending } from "./pending.ts";
+import { reloadPending, savePending } from "./pending.ts";
 import { type Plan, planRun, takeForRun } from "./plan.ts";
 import type { RunnerOptions, RunnerSettings } from "./runner_options.ts";
-import { type QueuedEvent, setUpRun } from "./run_setup.ts";
+import { cursorOf, type QueuedEvent, setUpRun } from "./run_setup.ts";
 import {
   DEFAULT_RETENTION,
   isRunId,
@@ -45,60 +34,15 @@ import {
   type RunIndexEntry,
   type RunStatus,
   type RunTrigger,
-  type TranscriptWriter,
 } from "./transcripts.ts";
-import { classifyPost, normalizeAllow, WakeLimiter } from "./wake_rules.ts";
-import { type SkipDecision, SkipLog } from "./skips.ts";
-import { formatElapsed, HOUR_MS } from "../duration.ts";
+import { normalizeAllow, type WakeContext, WakeLimiter } from "./wake_rules.ts";
+import { SkipLog } from "./skips.ts";
+import { answered, heldBecause, intake } from "./intake.ts";
+import { endedLine, type RunnerStatus, statusOf } from "./runner_status.ts";
+import { HOUR_MS } from "../duration.ts";
 
 /** The meta key of the feed cursor given to the next run (moved by completed runs only). */
 export const CURSOR_META_KEY = "runner.cursor";
-
-/** The run in progress. */
-export interface CurrentRun {
-  id: string;
-  trigger: RunTrigger;
-  startedAt: number;
-  events: number;
-  /** The thread (root id) the run is about, when its events and decisions are all of one. */
-  thread?: string;
-}
-
-/** What `status()` reports. */
-export interface RunnerStatus {
-  state: "stopped" | "idle" | "running" | "paused" | "halted";
-  /** Why runs are paused (budget) or halted. */
-  reason?: string;
-  /** When a budget pause ends. */
-  resumesAt?: number;
-  current?: CurrentRun;
-  /** Queued events, paused threads' included. */
-  queued: number;
-  /** Threads the loop detector holds, with why. */
-  pausedThreads: Array<{ thread: string; reason: string }>;
-  /** Feedback posts waiting for the next run. */
-  feedback: number;
-  /** The next deadline the runner waits for, if any. */
-  nextAt?: number;
-  budget: BudgetState;
-  /** The last run that ended, from the index. */
-  lastRun?: RunIndexEntry;
-  /** The newest posts a setting kept from waking the agent, oldest first (src/runner/skips.ts). */
-  skipped: SkipDecision[];
-}
-
-type Queued = QueuedEvent;
-
-interface Active extends CurrentRun {
-  /** The events and feedback it was given, owed back if it does not complete. */
-  queued: Queued[];
-  feedback: PromptFeedback[];
-  settled?: boolean;
-  kill: (why: RunStatus) => void;
-  done: Promise<void>;
-  /** Its transcript, once open. */
-  writer?: TranscriptWriter;
-}
 
 /** The heartbeat runner. */
 export class Runner {
@@ -108,17 +52,18 @@ export class Runner {
   readonly #launch: RunnerOptions["launch"];
   readonly #hooks: NonNullable<RunnerOptions["hooks"]>;
   readonly #s: RunnerSettings;
-  readonly #fs: RunnerFs;
+  /** What running one run needs (execute.ts): the same for every run. */
+  readonly #execute: ExecuteDeps;
   readonly #ledger: BudgetLedger;
   readonly #limiter: WakeLimiter;
   readonly #skips: SkipLog;
-  readonly #allow: ReadonlySet<string>;
-  readonly #queue = new Map<string, Queued>();
+  /** What the wake rules read (wake_rules.ts). */
+  readonly #wake: WakeContext;
+  readonly #queue = new Map<string, QueuedEvent>();
   /** Decisions on coding agents' parked requests not yet told to a run, with their thread. */
   #decided: Decided[] = [];
   readonly #feedback = new Map<string, PromptFeedback>();
-  /** Threads held by the loop detector (only those holding queued events). */
-  readonly #paused = new Map<string, string>();
+  readonly #paused: ThreadPauses;
   #runStarts: number[] = [];
   #debounceAt: number | undefined;
   #heartbeatAt: number | undefined;
@@ -127,7 +72,7 @@ export class Runner {
   #halted: string | undefined;
   #timer: unknown;
   #timerAt: number | undefined;
-  #current: Active | undefined;
+  #current: ActiveRun | undefined;
   #lastRun: RunIndexEntry | undefined;
   #state: "new" | "started" | "stopped" = "new";
 
@@ -138,10 +83,34 @@ export class Runner {
     this.#launch = opts.launch;
     this.#hooks = opts.hooks ?? {};
     this.#s = opts.settings;
-    this.#fs = opts.launch.fs ?? denoRunnerFs;
-    this.#allow = normalizeAllow(opts.settings["agent.allow"]);
+    const l = opts.launch;
+    this.#execute = {
+      ...this.#world,
+      harness: l.harness,
+      spawn: l.spawn,
+      fs: l.fs ?? denoRunnerFs,
+      runDir: l.paths.runDir,
+      timeoutMs: opts.settings["agent.timeout"],
+      prepare: l.prepare,
+      recorder: l.recorder,
+      identify: l.identify,
+      listProcesses: l.listProcesses,
+    };
+    this.#wake = {
+      agentKey: opts.agent.agentKey,
+      localAuthors: opts.agent.localAuthors,
+      ignoreLocal: opts.settings["agent.ignore_local"],
+      allow: normalizeAllow(opts.settings["agent.allow"]),
+      get: (id: string) => opts.records.store.get(id),
+    };
     this.#limiter = new WakeLimiter(opts.settings["agent.wakes_per_author_per_hour"]);
     this.#skips = new SkipLog(this.#world.log);
+    this.#paused = new ThreadPauses({
+      store: opts.records.store,
+      agentKey: opts.agent.agentKey,
+      maxExchanges: opts.settings["agent.loop_max_exchanges"],
+      log: this.#world.log,
+    });
     this.#ledger = new BudgetLedger({
       usdPerDay: opts.settings["agent.max_usd_per_day"],
       usdPerMonth: opts.settings["agent.max_usd_per_month"],
@@ -165,8 +134,7 @@ export class Runner {
     this.#ledger.restore(t.spend(now));
     this.#runStarts = entries.map((e) => Date.parse(e.started_at)).filter((s) => now - s < HOUR_MS);
     this.#lastRun = entries.at(-1);
-    const hb = this.#s["agent.heartbeat"];
-    this.#heartbeatAt = hb > 0 ? now + hb : undefined;
+    this.#heartbeatAt = this.#nextHeartbeat(now);
     this.#restore();
     this.#state = "started";
     this.#armDebounce(now);
@@ -257,9 +225,8 @@ export class Runner {
   onPosts(posts: readonly RunnerPost[]): void {
     const now = this.#world.clock.now();
     const check = new Set<string>();
-    const ctx = this.#classifyContext();
     const before = this.#queue.size + this.#feedback.size;
-    const queued: Queued[] = [];
+    const queued: QueuedEvent[] = [];
     const skip = (post: RunnerPost, setting: string, reason: string) =>
       this.#skips.add({
         at: now,
@@ -269,57 +236,37 @@ export class Runner {
         setting,
         reason: `did not wake the agent: ${reason}`,
       });
+    const at = {
+      ctx: this.#wake,
+      limiter: this.#limiter,
+      now,
+      wakesPerAuthor: this.#s["agent.wakes_per_author_per_hour"],
+    };
     for (const post of posts) {
-      const thread = threadOf(post);
       // Any post in a held thread may be the third author that releases it.
-      if (this.#paused.has(thread)) check.add(thread);
-      const d = classifyPost(post, ctx);
-      if (d.action === "ignore") {
+      const thread = threadOf(post);
+      if (this.#paused.reason(thread) !== undefined) check.add(thread);
+      const d = intake(post, at);
+      if (d.do === "ignore") {
         if (d.setting !== undefined) skip(post, d.setting, d.reason);
         else this.#world.log.debug(`ignored: ${d.reason}`, { id: post.id });
-      } else if (d.action === "feedback") {
-        this.#feedback.set(post.id, {
-          id: post.id,
-          kind: post.kind,
-          author: post.author,
-          parent: post.parent ?? thread,
-        });
+      } else if (d.do === "feedback") {
+        this.#feedback.set(post.id, d.feedback);
         this.#world.log.info(`remembered for the next run: ${d.reason}`, { id: post.id });
-      } else if (!this.#limiter.take(post.author, now)) {
-        const max = this.#s["agent.wakes_per_author_per_hour"];
-        skip(
-          post,
-          "agent.wakes_per_author_per_hour",
-          `${d.reason}, but its author reached agent.wakes_per_author_per_hour = ${max}`,
-        );
       } else {
-        const q = { post, reason: d.reason, thread: d.thread };
+        const q = d.queued;
         this.#queue.set(post.id, q);
         queued.push(q);
-        this.#world.log.info(`queued: ${d.reason}`, { id: post.id, thread: d.thread });
-        check.add(d.thread);
+        this.#world.log.info(`queued: ${q.reason}`, { id: post.id, thread: q.thread });
+        check.add(q.thread);
       }
     }
     for (const thread of check) this.#checkThread(thread);
-    // Queued, but held: the post waits for the loop pause or the budget pause to end.
+    // QueuedEvent, but held: the post waits for the loop pause or the budget pause to end.
     const blocked = queued.length > 0 ? this.#ledger.state(now).blocked : undefined;
     for (const q of queued) {
-      const loop = this.#paused.get(q.thread);
-      if (loop !== undefined) {
-        skip(
-          q.post,
-          "agent.loop_max_exchanges",
-          `${q.reason} waits: thread ${q.thread} is paused (${loop})`,
-        );
-      } else if (blocked !== undefined) {
-        skip(
-          q.post,
-          blocked.setting,
-          `${q.reason} waits: ${blocked.reason}; runs resume at ${
-            new Date(blocked.resetsAt).toISOString()
-          }`,
-        );
-      }
+      const held = heldBecause(q, this.#paused.reason(q.thread), blocked);
+      if (held !== undefined) skip(q.post, held.setting, held.reason);
     }
     for (const thread of check) this.#checkThread(thread);
     if (this.#queue.size + this.#feedback.size !== before) this.#persist();
@@ -329,71 +276,42 @@ export class Runner {
 
   /** The runner's state, budget and queue. */
   status(): RunnerStatus {
-    const now = this.#world.clock.now();
-    const budget = this.#ledger.state(now);
-    const cur = this.#current;
-    const base = {
+    return statusOf({
+      started: this.#state === "started",
+      ...(this.#halted !== undefined ? { halted: this.#halted } : {}),
+      ...(this.#current ? { current: this.#current } : {}),
+    }, {
       queued: this.#queue.size,
-      pausedThreads: [...this.#paused].map(([thread, reason]) => ({ thread, reason })),
+      pausedThreads: this.#paused.list(),
       feedback: this.#feedback.size,
-      budget,
+      budget: this.#ledger.state(this.#world.clock.now()),
       skipped: this.#skips.recent(),
       ...(this.#lastRun ? { lastRun: this.#lastRun } : {}),
       ...(this.#timerAt !== undefined ? { nextAt: this.#timerAt } : {}),
-    };
-    if (this.#state !== "started") return { state: "stopped", ...base };
-    if (this.#halted !== undefined) return { state: "halted", reason: this.#halted, ...base };
-    if (cur) {
-      const { id, trigger, startedAt, events, thread } = cur;
-      return {
-        state: "running",
-        current: { id, trigger, startedAt, events, ...(thread ? { thread } : {}) },
-        ...base,
-      };
-    }
-    if (budget.blocked) {
-      return {
-        state: "paused",
-        reason: budget.blocked.reason,
-        resumesAt: budget.blocked.resetsAt,
-        ...base,
-      };
-    }
-    return { state: "idle", ...base };
+    });
   }
 
   // ------------------------------------------------------------- deciding
 
-  /** Recomputes the loop detector for a thread holding queued events. */
-  #checkThread(thread: string): void {
-    const max = this.#s["agent.loop_max_exchanges"];
-    const holding = [...this.#queue.values()].some((q) => q.thread === thread);
-    if (!holding) {
-      this.#paused.delete(thread);
-      return;
-    }
-    const v = checkThread(this.#records.store, thread, this.#agent.agentKey, max);
-    if (v.paused && !this.#paused.has(thread)) {
-      this.#paused.set(
-        thread,
-        `loop detected: ${v.turns} turns between the agent and one other author ` +
-          `(agent.loop_max_exchanges = ${max}); a post by a third author resumes it`,
-      );
-      this.#world.log.info(loopPausedMessage(thread, max), {
-        thread,
-        turns: v.turns,
-        other: v.other,
-      });
-    } else if (!v.paused && this.#paused.has(thread)) {
-      this.#paused.delete(thread);
-      this.#world.log.info(`agent wake resumed: a third author posted in thread ${thread}`, {
-        thread,
-      });
+  /** The next heartbeat run's time, counted from `now` (`agent.heartbeat` = 0: none). */
+  #nextHeartbeat(now: number): number | undefined {
+    const hb = this.#s["agent.heartbeat"];
+    return hb > 0 ? now + hb : undefined;
+  }
+
+  #checkQueuedThreads(): void {
+    for (const thread of new Set([...this.#queue.values()].map((q) => q.thread))) {
+      this.#checkThread(thread);
     }
   }
 
-  #runnable(): Queued[] {
-    return [...this.#queue.values()].filter((q) => !this.#paused.has(q.thread));
+  /** Asks the loop detector again about a thread (held only while it holds queued events). */
+  #checkThread(thread: string): void {
+    this.#paused.check(thread, [...this.#queue.values()].some((q) => q.thread === thread));
+  }
+
+  #runnable(): QueuedEvent[] {
+    return [...this.#queue.values()].filter((q) => this.#paused.reason(q.thread) === undefined);
   }
 
   /** Starts the debounce when runnable events wait and no window is open. */
@@ -427,10 +345,9 @@ export class Runner {
     this.#runStarts = this.#runStarts.filter((t) => now - t < HOUR_MS);
     let plan = planRun(this.#planState(now, budget, false));
     if (plan.do === "check") {
-      // Loop state may have changed since the events were queued (the agent posted).
-      for (const thread of new Set([...this.#queue.values()].map((q) => q.thread))) {
-        this.#checkThread(thread);
-      }
+      // Loop state may have changed since the events were queued (the agent posted);
+      // checked, the plan never asks again.
+      this.#checkQueuedThreads();
       plan = planRun(this.#planState(now, budget, true));
     }
     if (plan.debounceEnded) this.#debounceAt = undefined;
@@ -486,8 +403,6 @@ export class Runner {
       case "run":
         this.#startRun(plan.trigger, this.#runnable(), now);
         return;
-      case "check":
-        throw new Error("the plan asked for a loop check twice");
     }
   }
 
@@ -510,7 +425,7 @@ export class Runner {
 
   // -------------------------------------------------------------- running
 
-  #startRun(trigger: RunTrigger, runnable: Queued[], now: number): void {
+  #startRun(trigger: RunTrigger, runnable: QueuedEvent[], now: number): void {
     this.#clearTimer();
     const { store, transcripts } = this.#records;
     const log = this.#world.log;
@@ -527,17 +442,10 @@ export class Runner {
     // Events left for the next run (one thread per run) have waited their debounce already.
     this.#debounceAt = events.length < runnable.length ? now : undefined;
     this.#capUntil = undefined;
-    const hb = this.#s["agent.heartbeat"];
-    this.#heartbeatAt = hb > 0 ? now + hb : undefined;
+    this.#heartbeatAt = this.#nextHeartbeat(now);
     this.#runStarts.push(now);
 
-    const stored = store.getMeta(CURSOR_META_KEY);
-    const firstSeq = Math.min(...events.map((q) => q.post.seq));
-    const cursor = stored !== undefined
-      ? Number(stored)
-      : Number.isFinite(firstSeq)
-      ? firstSeq - 1
-      : 0;
+    const cursor = cursorOf(store.getMeta(CURSOR_META_KEY), events);
     // The cursor moves when this run completes, not now: a run that does not
     // complete leaves it (and its events) for the next one.
     const cursorAfter = Math.max(cursor, store.maxSeq());
@@ -566,9 +474,7 @@ export class Runner {
       },
     );
     log.info(startLine, { run: id, events: events.map((q) => q.post.id) });
-    let killWith: RunStatus | undefined;
-    let proc: RunningProcess | undefined;
-    const active: Active = {
+    const { active, control } = activeRun({
       id,
       trigger,
       startedAt: now,
@@ -576,24 +482,12 @@ export class Runner {
       ...(thread !== undefined ? { thread } : {}),
       queued: events,
       feedback,
-      kill: (why) => {
-        killWith ??= why;
-        proc?.kill();
-      },
-      done: Promise.resolve(),
-    };
+    });
     this.#current = active;
-    const control = {
-      started: (p: RunningProcess) => {
-        proc = p;
-        if (killWith !== undefined) p.kill();
-      },
-      killedWith: () => killWith,
-    };
     active.done = (async () => {
       const writer = transcripts.begin(header);
       active.writer = writer;
-      const footer = await executeRun(this.#executeDeps(), ctx, writer, control);
+      const footer = await executeRun(this.#execute, ctx, writer, control);
       const entry = writer.end(footer, this.#world.clock.now());
       this.#settle(active, footer.status, cursorAfter);
       this.#ended(entry);
@@ -609,32 +503,18 @@ export class Runner {
       });
   }
 
-  #executeDeps() {
-    const l = this.#launch;
-    return {
-      ...this.#world,
-      harness: l.harness,
-      spawn: l.spawn,
-      fs: this.#fs,
-      runDir: l.paths.runDir,
-      timeoutMs: this.#s["agent.timeout"],
-      prepare: l.prepare,
-      recorder: l.recorder,
-      identify: l.identify,
-      listProcesses: l.listProcesses,
-    };
-  }
-
   /**
    * After a run: a completed run moves the cursor past what it was given and
    * its events are done; the events of a run that did not complete (the node
    * stopped, a halt) go back to the queue for the next run.
    */
-  #settle(run: Active, status: RunStatus, cursorAfter: number): void {
+  #settle(run: ActiveRun, status: RunStatus, cursorAfter: number): void {
     if (run.settled) return;
     run.settled = true;
     if (INCOMPLETE.has(status)) {
-      const owed = run.queued.filter((q) => !this.#answered(q.post.id, q.thread));
+      const { store } = this.#records;
+      const agent = this.#agent.agentKey;
+      const owed = run.queued.filter((q) => !answered(store, agent, q.post.id, q.thread));
       for (const q of owed) if (!this.#queue.has(q.post.id)) this.#queue.set(q.post.id, q);
       for (const f of run.feedback) if (!this.#feedback.has(f.id)) this.#feedback.set(f.id, f);
       if (owed.length > 0) {
@@ -654,13 +534,9 @@ export class Runner {
     const endedAt = Date.parse(entry.ended_at);
     this.#lastRun = entry;
     this.#ledger.record({ at: endedAt, costUsd: entry.cost_usd });
-    const b = this.#ledger.state(endedAt);
-    const cost = entry.cost_usd !== undefined ? usd(entry.cost_usd) : "no cost reported";
-    const line = `run ${entry.id} ended: ${entry.status} in ${formatElapsed(entry.duration_ms)}, ` +
-      `${entry.turns ?? "?"} turn(s), ${cost}; today ${usdOf(b.usdToday, b.limits.usdPerDay)}, ` +
-      `month ${usdOf(b.usdMonth, b.limits.usdPerMonth)}`;
+    const line = endedLine(entry, this.#ledger.state(endedAt));
     if (entry.status === "ok") log.info(line, { run: entry.id });
-    else log.warn(`${line}: ${entry.error ?? ""}`, { run: entry.id });
+    else log.warn(line, { run: entry.id });
     try {
       this.#hooks.onRunEnd?.(entry);
     } finally {
@@ -687,56 +563,20 @@ export class Runner {
 
   /** Queues again what a previous daemon owed a run (see `#persist`). */
   #restore(): void {
-    const state = loadPending(this.#records.store, this.#world.log);
-    if (state === undefined) return;
-    const ctx = this.#classifyContext();
-    let events = 0;
-    for (const id of [...state.events, ...state.feedback]) {
-      const post = this.#records.store.get(id);
-      if (!post) continue;
-      // Classified again: the settings may have changed since it was queued.
-      const d = classifyPost(post, ctx);
-      if (d.action === "wake") {
-        if (this.#answered(post.id, d.thread)) continue;
-        this.#queue.set(post.id, { post, reason: d.reason, thread: d.thread });
-        events++;
-      } else if (d.action === "feedback") {
-        this.#feedback.set(post.id, {
-          id: post.id,
-          kind: post.kind,
-          author: post.author,
-          parent: post.parent ?? threadOf(post),
-        });
-      }
-    }
-    if (events > 0) {
+    const { events, feedback } = reloadPending({
+      store: this.#records.store,
+      log: this.#world.log,
+      wake: this.#wake,
+      agentKey: this.#agent.agentKey,
+    });
+    for (const q of events) this.#queue.set(q.post.id, q);
+    for (const f of feedback) this.#feedback.set(f.id, f);
+    if (events.length > 0) {
       this.#world.log.info(
-        `${events} event(s) not handled before the restart wait for the next run`,
+        `${events.length} event(s) not handled before the restart wait for the next run`,
       );
     }
-    for (const thread of new Set([...this.#queue.values()].map((q) => q.thread))) {
-      this.#checkThread(thread);
-    }
-  }
-
-  /**
-   * True when the agent already replied to post `id` (a run that did not
-   * complete may have answered before it was cut off): offering it again
-   * would make the agent answer twice.
-   */
-  #answered(id: string, thread: string): boolean {
-    return this.#records.store.threadNewest(thread, ANSWERED_LOOKBACK)
-      .some((p) => p.author === this.#agent.agentKey && p.parent === id);
-  }
-
-  #classifyContext() {
-    return {
-      agentKey: this.#agent.agentKey,
-      localAuthors: this.#agent.localAuthors,
-      ignoreLocal: this.#s["agent.ignore_local"],
-      allow: this.#allow,
-      get: (id: string) => this.#records.store.get(id),
-    };
+    this.#checkQueuedThreads();
   }
 
   #prune(now: number): void {
@@ -747,9 +587,6 @@ export class Runner {
     }
   }
 }
-
-/** How many of a thread's newest posts are searched for the agent's reply to an event. */
-const ANSWERED_LOOKBACK = 200;
 
 /** The statuses of a run that did not complete: its events are offered to the next run. */
 const INCOMPLETE: ReadonlySet<RunStatus> = new Set(["interrupted", "stopped", "halted"]);
