@@ -262,7 +262,7 @@ export class Runner {
       }
     }
     for (const thread of check) this.#checkThread(thread);
-    // QueuedEvent, but held: the post waits for the loop pause or the budget pause to end.
+    // Queued, but held: the post waits for the loop pause or the budget pause to end.
     const blocked = queued.length > 0 ? this.#ledger.state(now).blocked : undefined;
     for (const q of queued) {
       const held = heldBecause(q, this.#paused.reason(q.thread), blocked);
