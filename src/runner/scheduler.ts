@@ -228,14 +228,7 @@ export class Runner {
     const before = this.#queue.size + this.#feedback.size;
     const queued: QueuedEvent[] = [];
     const skip = (post: RunnerPost, setting: string, reason: string) =>
-      this.#skips.add({
-        at: now,
-        post: post.id,
-        kind: post.kind,
-        author: post.author,
-        setting,
-        reason: `did not wake the agent: ${reason}`,
-      });
+      this.#skips.didNotWake(now, post, setting, reason);
     const at = {
       ctx: this.#wake,
       limiter: this.#limiter,
