@@ -1,9 +1,11 @@
 /**
- * The daemon's side of the heartbeat agent runner: builds the runner from the
- * settings, applies the access level (a validated deny-rules settings file
- * before every run), registers wats in Claude Code, posts the announce, mints a
- * per-run token for each run's MCP session, and feeds stored posts to the
- * runner. The runner itself (src/runner) knows none of this.
+ * The daemon's side of the heartbeat agent runner: composes the runner from the
+ * settings and the `Runtime` of `agent.runtime` (src/runner/runtimes/: what
+ * differs between Claude Code, Codex and ACP agents lives there, not in
+ * branches here), plans the access level and probes the OS sandbox before
+ * every run, posts the announce, mints a per-run token for each run's MCP
+ * session, and feeds stored posts to the runner. The runner itself
+ * (src/runner/scheduler.ts) knows none of this.
  *
  * @module
  */
