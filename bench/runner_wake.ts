@@ -35,7 +35,8 @@ import { dataPaths } from "../src/config/paths.ts";
 import { Store } from "../src/store/store.ts";
 import { buildPost, type NostrEvent } from "../src/posts/post.ts";
 import { deriveProfileKey } from "../src/identity/profile_key.ts";
-import { Runner, type RunnerOptions } from "../src/runner/scheduler.ts";
+import { Runner } from "../src/runner/scheduler.ts";
+import type { RunnerOptions } from "../src/runner/runner_options.ts";
 import { denoRunnerFs, type RunnerFs } from "../src/runner/execute.ts";
 import { processStartTime } from "../src/runner/orphan.ts";
 import { stateFileRecorder, writeRunnerState } from "../src/runner/state_file.ts";
@@ -171,7 +172,7 @@ async function makeRig(name: string, daemonLike: boolean): Promise<Rig> {
     ),
   };
   const t = new Transcripts({ runsDir: paths.runsDir, runsIndex: paths.runsIndex });
-  const transcripts: RunnerOptions["transcripts"] = {
+  const transcripts: RunnerOptions["records"]["transcripts"] = {
     begin: timed(rig, "transcript begin (mkdir, open, header)", (h) => t.begin(h)),
     index: () => t.index(),
     recoverInterrupted: (n) => t.recoverInterrupted(n),
@@ -205,25 +206,26 @@ async function makeRig(name: string, daemonLike: boolean): Promise<Rig> {
   };
   const configDir = `${paths.agentDir}/run-config`;
   const opts: RunnerOptions = {
-    clock: systemClock,
-    timers: systemTimers,
-    log: quiet,
-    store: s,
-    harness,
-    spawn,
-    transcripts,
+    world: { clock: systemClock, timers: systemTimers, log: quiet },
+    records: { store: s, transcripts },
     settings: SETTINGS,
-    agentKey: agent.pubkey,
-    user: "alice",
-    localAuthors: () => new Set([agent.pubkey]),
-    template,
-    paths: { dataDir: paths.dataDir, runDir: paths.runDir, configDir },
-    selfCommand: { command: "wats", args: [] },
-    fs,
+    agent: {
+      agentKey: agent.pubkey,
+      user: "alice",
+      localAuthors: () => new Set([agent.pubkey]),
+      template,
+    },
+    launch: {
+      harness,
+      spawn,
+      paths: { dataDir: paths.dataDir, runDir: paths.runDir, configDir },
+      selfCommand: { command: "wats", args: [] },
+      fs,
+    },
   };
   if (daemonLike) {
     // As src/node/agent_runner.ts does before every run.
-    opts.prepare = timedAsync(
+    opts.launch.prepare = timedAsync(
       rig,
       "prepare (list data dir, deny rules, settings write)",
       async () => {
@@ -260,9 +262,13 @@ async function makeRig(name: string, daemonLike: boolean): Promise<Rig> {
         };
       },
     );
-    opts.onRunStart = () =>
-      Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0"))
-        .join("");
+    opts.hooks = {
+      onRunStart: () =>
+        Array.from(
+          crypto.getRandomValues(new Uint8Array(32)),
+          (b) => b.toString(16).padStart(2, "0"),
+        ).join(""),
+    };
     await Deno.mkdir(configDir, { recursive: true });
     // The run in progress recorded in agent/runner.json, with its ps start time.
     writeRunnerState(paths.agentDir, {
@@ -271,12 +277,12 @@ async function makeRig(name: string, daemonLike: boolean): Promise<Rig> {
       started_at: new Date().toISOString(),
     });
     const recorder = stateFileRecorder(paths.agentDir);
-    opts.recorder = {
+    opts.launch.recorder = {
       started: timed(rig, "run record (after the spawn)", recorder.started),
       alive: recorder.alive,
       ended: timed(rig, "run record (after the spawn)", recorder.ended),
     };
-    opts.identify = processStartTime;
+    opts.launch.identify = processStartTime;
   }
   rig.runner = new Runner(opts);
   store.onInsert((posts) => rig.runner.onPosts(posts));

@@ -1,36 +1,29 @@
 /**
- * The daemon's side of the heartbeat agent runner: builds the runner from the
- * settings, applies the access level (a validated deny-rules settings file
- * before every run), registers wats in Claude Code, posts the announce, mints a
- * per-run token for each run's MCP session, and feeds stored posts to the
- * runner. The runner itself (src/runner) knows none of this.
+ * The daemon's side of the heartbeat agent runner: composes the runner from the
+ * settings and the `Runtime` of `agent.runtime` (src/runner/runtimes/: what
+ * differs between Claude Code, Codex and ACP agents lives there, not in
+ * branches here), plans the access level and probes the OS sandbox before
+ * every run, posts the announce, mints a per-run token for each run's MCP
+ * session, and feeds stored posts to the runner. The runner itself
+ * (src/runner/scheduler.ts) knows none of this.
  *
  * @module
  */
 
-import { errorMessage } from "../error_message.ts";
 import { npubEncode } from "nostr-tools/nip19";
 import type { Settings } from "../config/schema.ts";
 import type { AcpTables } from "../config/acp_tables.ts";
-import { AcpAgent } from "../acp/client.ts";
-import { makePolicy } from "../acp/policy.ts";
-import { acpRuntimeHarness, LOCKABLE_AGENTS } from "../runner/harnesses/acp.ts";
 import { usdOf } from "../money.ts";
 import type { DataPaths } from "../config/paths.ts";
 import { ConfigError } from "../errors.ts";
 import type { NodeStatus } from "../contracts/views.ts";
 import { reportsCost } from "../runner/budget.ts";
 import { type AnnounceDraft, markAnnounced, planAnnounce } from "../runner/announce.ts";
-import { claudeHarness } from "../runner/harnesses/claude.ts";
-import { codexHarness } from "../runner/harnesses/codex.ts";
-import { type CodexRuntime, prepareCodexRuntime } from "../runner/harnesses/codex_runtime.ts";
-import { codexStateDir } from "../runner/harnesses/codex_lock.ts";
-import { ensureClaudeRegistration, personEntry } from "../runner/harnesses/claude_registration.ts";
 import { type RunnerLog, systemClock, systemTimers } from "../runner/ports.ts";
 import { openThreads } from "../runner/open_threads.ts";
 import { type PostReader, readHeartbeatTemplate } from "../runner/prompt.ts";
 import { Runner } from "../runner/scheduler.ts";
-import { runCommand, spawnProcessGroup } from "../runner/spawn.ts";
+import { spawnProcessGroup } from "../runner/spawn.ts";
 import { Transcripts } from "../runner/transcripts.ts";
 import { processStartTime } from "../runner/orphan.ts";
 import { listProcesses } from "../runner/process_watch.ts";
@@ -40,10 +33,14 @@ import {
   stateFileRecorder,
   writeRunnerState,
 } from "../runner/state_file.ts";
+import type { Runtime, RuntimeDeps } from "../runner/runtimes/runtime.ts";
+import { acpRuntime } from "../runner/runtimes/acp.ts";
+import { claudeRuntime } from "../runner/runtimes/claude.ts";
+import { codexRuntime } from "../runner/runtimes/codex.ts";
 import { type AccessPlan, planAccess } from "../safety/access.ts";
 import { agentKindOf, runnerSandboxed, sandboxLine } from "../safety/sandbox.ts";
 import type { Sandboxer, Wrapper } from "../safety/sandboxer.ts";
-import { claudeSettings, listDataEntries, writeClaudeSettings } from "../safety/claude_settings.ts";
+import { listDataEntries } from "../safety/claude_settings.ts";
 import type { Store } from "../store/store.ts";
 import type { EventSink } from "../contracts/node_events.ts";
 import { bytesToHex } from "@noble/hashes/utils.js";
@@ -96,8 +93,12 @@ export interface AgentRunner {
   stop(): Promise<void>;
 }
 
-/** Runtimes the runner can run today. */
-const SUPPORTED: ReadonlySet<string> = new Set(["claude", "codex", "acp"]);
+/** The runtimes the runner can run today, by `agent.runtime`. */
+const RUNTIMES: ReadonlyMap<string, (d: RuntimeDeps) => Runtime> = new Map([
+  ["claude", claudeRuntime],
+  ["codex", codexRuntime],
+  ["acp", acpRuntime],
+]);
 
 /**
  * Builds the runner, not started (`ready()` starts it). Throws a `ConfigError`
@@ -105,16 +106,28 @@ const SUPPORTED: ReadonlySet<string> = new Set(["claude", "codex", "acp"]);
  */
 export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner> {
   const s = d.settings;
-  const runtime = s["agent.runtime"];
-  if (!SUPPORTED.has(runtime)) {
+  const makeRuntime = RUNTIMES.get(s["agent.runtime"]);
+  if (makeRuntime === undefined) {
     throw new ConfigError(
       "agent.runtime",
-      `agent.runtime = "${runtime}" has no runner yet in this version; use "claude", ` +
+      `agent.runtime = "${s["agent.runtime"]}" has no runner yet in this version; use "claude", ` +
         `or "none" to run the node without an agent (\`wats config set agent.runtime claude\`)`,
     );
   }
-  const acpRuntime = runtime === "acp" ? acpRuntimeOf(d) : undefined;
   const configDir = `${d.paths.agentDir}/run-config`;
+  const selfCommand = { command: d.self[0], args: d.self.slice(1) };
+  const runtime = makeRuntime({
+    settings: s,
+    paths: d.paths,
+    configDir,
+    selfCommand,
+    person: d.person.name,
+    agent: d.agent.name,
+    home: d.home,
+    env: d.env ?? {},
+    ...(d.acp ? { acp: d.acp } : {}),
+    log: d.log,
+  });
   const plan = (entries?: string[]): AccessPlan =>
     planAccess({
       access: s["agent.access"],
@@ -129,32 +142,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
   if (first.problems.length > 0) {
     throw new ConfigError("agent.access", first.problems.join("\n"));
   }
-
-  // Codex: the locked catalog and the feature probe, or a refusal with the reason.
-  const codex: CodexRuntime | undefined = runtime === "codex"
-    ? await prepareCodexRuntime({
-      run: runCommand,
-      dir: codexStateDir(d.paths.agentDir),
-      settings: s,
-    })
-    : undefined;
-
-  // docs/decisions/runner.md: register wats in Claude Code when the entry is missing or
-  // different, and say nothing otherwise.
-  const selfCommand = { command: d.self[0], args: d.self.slice(1) };
-  if (runtime === "claude") {
-    try {
-      const r = await ensureClaudeRegistration({
-        run: runCommand,
-        entry: personEntry(selfCommand, d.person.name, d.paths.dataDir),
-      });
-      if (r.action !== "unchanged") {
-        d.log.info(`registered wats in Claude Code (${r.action}, scope ${r.scope})`);
-      }
-    } catch (err) {
-      d.log.warn(`could not register wats in Claude Code: ${errorMessage(err)}`);
-    }
-  }
+  await runtime.prepare();
 
   const limits = {
     usdPerDay: s["agent.max_usd_per_day"],
@@ -165,13 +153,17 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
   // The run a previous daemon left (ended at start by endPreviousRun): when
   // it was last seen alive dates its transcript's end.
   const left = readRunnerState(d.paths.agentDir)?.run;
-  const state: RunnerStateFile = { runtime, limits, started_at: new Date().toISOString() };
+  const state: RunnerStateFile = {
+    runtime: runtime.name,
+    limits,
+    started_at: new Date().toISOString(),
+  };
   writeRunnerState(d.paths.agentDir, state);
 
   const tokens = new Map<string, string>();
   // Runs that can run commands start in the OS sandbox, probed before each run.
-  const sandbox = d.sandbox !== undefined && d.sandbox.mode !== "off" &&
-      runnerSandboxed(runtime, s["agent.access"])
+  const sandboxed = runnerSandboxed(runtime.name, s["agent.access"]);
+  const sandbox = d.sandbox !== undefined && d.sandbox.mode !== "off" && sandboxed
     ? d.sandbox
     : undefined;
   let wrap: Wrapper | undefined;
@@ -180,94 +172,85 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
     return spawnProcessGroup(w ? { ...req, program: w.program, args: w.args } : req, o);
   };
   const runner = new Runner({
-    clock: systemClock,
-    timers: systemTimers,
-    log: d.log,
-    store: d.store,
-    harness: codex ? codexHarness(codex.options) : acpRuntime
-      ? acpRuntimeHarness({
-        ...acpRuntime,
-        wrap: (program, args) => wrap?.(program, args) ?? { program, args: [...args] },
-      })
-      : claudeHarness(),
-    threadPerRun: acpRuntime !== undefined,
-    spawn,
-    transcripts: new Transcripts({ runsDir: d.paths.runsDir, runsIndex: d.paths.runsIndex }),
+    world: { clock: systemClock, timers: systemTimers, log: d.log },
+    records: {
+      store: d.store,
+      transcripts: new Transcripts({ runsDir: d.paths.runsDir, runsIndex: d.paths.runsIndex }),
+      lastSeen: (id) => left?.id === id ? Date.parse(left.ended_at ?? left.alive_at) : undefined,
+    },
     settings: s,
-    agentKey: d.agent.pubkey,
-    user: d.person.name,
-    localAuthors: () => d.store.localAuthors(),
-    template: readHeartbeatTemplate(),
-    paths: { dataDir: d.paths.dataDir, runDir: d.paths.runDir, configDir },
-    selfCommand,
-    // Before every run: list the data dir as it is now, generate the deny
-    // rules, and validate them (Claude silently ignores an invalid file).
-    prepare: async () => {
-      const p = plan(await listDataEntries(d.paths.dataDir, d.paths.runDir));
-      if (p.problems.length > 0) throw new ConfigError("agent.access", p.problems.join("; "));
-      if (sandbox) {
-        // The run's files (settings, MCP config) and the socket its `wats mcp` connects
-        // to are the data dir's only parts it sees; its workspace is writable.
-        const program = acpRuntime?.harness.command ?? runtime;
-        wrap = await sandbox.prepare({
-          what: "the heartbeat agent",
-          cwd: p.cwd,
-          env: { ...d.env, ...acpRuntime?.harness.env },
-          kind: agentKindOf(program, acpRuntime?.harness.args ?? []),
-          // Codex's locked model catalog lives in the data dir too (docs/codex.md).
-          readable: [configDir, ...(codex ? [codexStateDir(d.paths.agentDir)] : [])],
-          writable: [p.cwd, d.paths.socket],
-        });
-      }
-      // Codex takes no deny rules: its sandbox stays read-only (docs/codex.md). An ACP
-      // agent's own requests are judged by the runtime (src/runner/harnesses/acp.ts).
-      if (codex || acpRuntime || p.level === "inherit") {
-        return { access: { args: [], allowedTools: [] }, cwd: p.cwd };
-      }
-      const settingsFile = `${configDir}/claude-settings.json`;
-      await writeClaudeSettings(settingsFile, claudeSettings(p.denyRules));
-      return {
-        settingsFile,
-        access: { args: p.claudeArgs, allowedTools: p.allowedTools },
-        cwd: p.cwd,
-      };
+    agent: {
+      agentKey: d.agent.pubkey,
+      user: d.person.name,
+      localAuthors: () => d.store.localAuthors(),
+      template: readHeartbeatTemplate(),
+      rejections: () => d.review.drainRejections(),
+      posts: d.posts && {
+        get: (id) => d.posts!.get(id),
+        thread: (id, replies) => d.posts!.thread(id, replies),
+        openThreads: () =>
+          openThreads({
+            // Newest first by the author's clock; each is read back for its thread.
+            agentPosts: (limit) =>
+              d.store.query({ authors: [d.agent.pubkey], limit }).flatMap((e) =>
+                d.store.get(e.id) ?? []
+              ),
+            threadNewest: (root, limit) => d.store.threadNewest(root, limit),
+          }, d.agent.pubkey),
+      },
     },
-    onRunStart: (runId) => {
-      const token = bytesToHex(crypto.getRandomValues(new Uint8Array(32)));
-      tokens.set(token, runId);
-      d.events({ event: "run_started", run: runId });
-      return token;
+    launch: {
+      harness: runtime.harness((program, args) =>
+        wrap?.(program, args) ?? { program, args: [...args] }
+      ),
+      threadPerRun: runtime.threadPerRun,
+      spawn,
+      paths: { dataDir: d.paths.dataDir, runDir: d.paths.runDir, configDir },
+      selfCommand,
+      // Before every run: list the data dir as it is now, plan the access level,
+      // probe the sandbox, and let the runtime apply the plan.
+      prepare: async () => {
+        const p = plan(await listDataEntries(d.paths.dataDir, d.paths.runDir));
+        if (p.problems.length > 0) throw new ConfigError("agent.access", p.problems.join("; "));
+        if (sandbox) {
+          // The run's files (settings, MCP config) and the socket its `wats mcp` connects
+          // to are the data dir's only parts it sees; its workspace is writable.
+          const agent = runtime.sandboxed();
+          wrap = await sandbox.prepare({
+            what: "the heartbeat agent",
+            cwd: p.cwd,
+            env: agent.env,
+            kind: agentKindOf(agent.program, agent.args),
+            readable: agent.readable,
+            writable: [p.cwd, d.paths.socket],
+          });
+        }
+        return await runtime.access(p);
+      },
+      recorder: stateFileRecorder(d.paths.agentDir),
+      identify: processStartTime,
+      listProcesses,
     },
-    onRunEnd: (entry) => {
-      for (const [t, id] of tokens) if (id === entry.id) tokens.delete(t);
-      d.events({ event: "run_ended", ...entry, run: entry.id });
-    },
-    rejections: () => d.review.drainRejections(),
-    recorder: stateFileRecorder(d.paths.agentDir),
-    identify: processStartTime,
-    listProcesses,
-    lastSeen: (id) => left?.id === id ? Date.parse(left.ended_at ?? left.alive_at) : undefined,
-    posts: d.posts && {
-      get: (id) => d.posts!.get(id),
-      thread: (id, replies) => d.posts!.thread(id, replies),
-      openThreads: () =>
-        openThreads({
-          // Newest first by the author's clock; each is read back for its thread.
-          agentPosts: (limit) =>
-            d.store.query({ authors: [d.agent.pubkey], limit }).flatMap((e) =>
-              d.store.get(e.id) ?? []
-            ),
-          threadNewest: (root, limit) => d.store.threadNewest(root, limit),
-        }, d.agent.pubkey),
+    hooks: {
+      onRunStart: (runId) => {
+        const token = bytesToHex(crypto.getRandomValues(new Uint8Array(32)));
+        tokens.set(token, runId);
+        d.events({ event: "run_started", run: runId });
+        return token;
+      },
+      onRunEnd: (entry) => {
+        for (const [t, id] of tokens) if (id === entry.id) tokens.delete(t);
+        d.events({ event: "run_ended", ...entry, run: entry.id });
+      },
     },
   });
   const unsubscribe = d.store.onInsert((posts) => runner.onPosts(posts));
 
   const budgetLine = () => {
     const b = runner.status().budget;
-    if (!reportsCost(runtime)) {
+    if (!reportsCost(runtime.name)) {
       return `runs ${b.runsWithoutCostToday} of ${limits.runsPerDay} today ` +
-        `(${runtime} reports no cost: runs count against agent.max_runs_per_day)`;
+        `(${runtime.name} reports no cost: runs count against agent.max_runs_per_day)`;
     }
     return `budget ${usdOf(b.usdToday, limits.usdPerDay)} today, ` +
       `${usdOf(b.usdMonth, limits.usdPerMonth)} this month`;
@@ -285,9 +268,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
   const bannerLines = () => {
     const now = pauses();
     return [
-      `${
-        acpRuntime ? `acp on [harnesses.${acpRuntime.harness.name}]` : runtime
-      } as ${d.agent.name} · ${budgetLine()}`,
+      `${runtime.label} as ${d.agent.name} · ${budgetLine()}`,
       ...(now.budget
         ? [
           `paused: ${now.budget.reason}; runs resume at ${
@@ -297,7 +278,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
         : []),
       ...now.threads.map((t) => `thread ${t.thread} paused: ${t.reason}`),
       ...first.bannerLines,
-      ...(runnerSandboxed(runtime, s["agent.access"]) && d.sandbox
+      ...(sandboxed && d.sandbox
         ? [`runs: ${sandboxLine(d.sandbox.mode, d.sandbox.lastProblem)}`]
         : []),
     ];
@@ -316,39 +297,17 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
     bannerLines,
     runOfToken: (token) => tokens.get(token),
     ready: async () => {
-      if (acpRuntime) {
-        if (first.cwd === d.paths.runDir) Deno.mkdirSync(first.cwd, { recursive: true });
-        await checkLockable(acpRuntime.harness, first.cwd, acpRuntime.env, d.log);
-      }
-      if (codex) {
-        // The self-check's `wats mcp` speaks as a runner session, like a run's.
-        const token = bytesToHex(crypto.getRandomValues(new Uint8Array(32)));
-        tokens.set(token, "codex-self-check");
-        try {
+      await runtime.ready({
+        workdir: () => {
           if (first.cwd === d.paths.runDir) Deno.mkdirSync(first.cwd, { recursive: true });
-          const { result, ran } = await codex.selfCheck({
-            spawn: spawnProcessGroup,
-            ctx: {
-              runId: "codex-self-check",
-              prompt: "",
-              maxTurns: s["agent.max_turns"],
-              maxBudgetUsd: 0,
-              token,
-              agentProfile: d.agent.name,
-              dataDir: d.paths.dataDir,
-              cwd: first.cwd,
-              configDir,
-              selfCommand,
-            },
-          });
-          d.log.info(
-            `Codex lock ${ran ? "checked" : "already checked"} for ${codex.install.version}: ` +
-              `the model sees only ${result.tools.join(", ")}`,
-          );
-        } finally {
-          tokens.delete(token);
-        }
-      }
+          return first.cwd;
+        },
+        mintToken: (runId) => {
+          const token = bytesToHex(crypto.getRandomValues(new Uint8Array(32)));
+          tokens.set(token, runId);
+          return { token, revoke: () => void tokens.delete(token) };
+        },
+      });
       runner.start();
     },
     status: () => {
@@ -371,7 +330,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
             }
             : {}),
         },
-        agent: { runtime, profile: d.agent.name },
+        agent: { runtime: runtime.name, profile: d.agent.name },
         budget: {
           usdToday: b.usdToday,
           usdPerDay: b.limits.usdPerDay,
@@ -379,7 +338,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
           usdPerMonth: b.limits.usdPerMonth,
           runsToday: b.runsWithoutCostToday,
           runsPerDay: b.limits.runsPerDay,
-          ...(reportsCost(runtime) ? {} : { noCost: true }),
+          ...(reportsCost(runtime.name) ? {} : { noCost: true }),
         },
       };
     },
@@ -389,83 +348,4 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
       tokens.clear();
     },
   };
-}
-
-/**
- * `agent.runtime = "acp"`: the harness of `agent.harness` and how the access
- * level holds it (src/runner/harnesses/acp.ts). Throws a `ConfigError` the user
- * can act on.
- */
-function acpRuntimeOf(d: AgentRunnerDeps) {
-  const s = d.settings;
-  const name = s["agent.harness"];
-  const harnesses = d.acp?.harnesses ?? {};
-  const harness = harnesses[name];
-  if (harness === undefined) {
-    const known = Object.keys(harnesses);
-    throw new ConfigError(
-      "agent.harness",
-      name === ""
-        ? `agent.runtime = "acp" needs agent.harness, the [harnesses.NAME] of config.toml the ` +
-          `agent runs on (\`wats config set agent.harness NAME\`; harnesses: ${
-            known.join(", ") || "none"
-          }; docs/acp.md)`
-        : `agent.harness = "${name}" names no [harnesses.${name}] in config.toml ` +
-          `(harnesses: ${known.join(", ") || "none"}); add the table or fix the name`,
-    );
-  }
-  const access = s["agent.access"];
-  if (access === "inherit") {
-    throw new ConfigError(
-      "agent.access",
-      `agent.access = "inherit" is not available with agent.runtime = "acp": an ACP agent's ` +
-        `settings files are never loaded; use "locked" or "workspace" ` +
-        "(`wats config set agent.access workspace`)",
-    );
-  }
-  return {
-    harness,
-    env: d.env ?? {},
-    agentDir: d.paths.agentDir,
-    // `Edit(//x/**)` scopes are Claude Code settings rules; over ACP the policy scopes requests.
-    tools: access === "locked"
-      ? "locked" as const
-      : s["agent.tools"].map((t) => t.replace(/\(.*$/, "")),
-    policy: makePolicy(s["policy.allow"], s["policy.deny"], d.paths.dataDir, { home: d.home }),
-  };
-}
-
-/**
- * Starts the harness once and reads its name: only agents that take Claude's
- * options can be held to the access level (the tools they get, the asking mode).
- */
-async function checkLockable(
-  harness: AcpTables["harnesses"][string],
-  cwd: string,
-  env: Record<string, string>,
-  log: RunnerLog,
-): Promise<void> {
-  let agent: AcpAgent;
-  try {
-    agent = await AcpAgent.start(harness, cwd, env);
-  } catch (err) {
-    throw new ConfigError(
-      "agent.harness",
-      `agent.runtime = "acp" is refused: ${errorMessage(err)}`,
-    );
-  }
-  const name = agent.agentName;
-  await agent.stop();
-  if (name === undefined || !LOCKABLE_AGENTS.has(name)) {
-    throw new ConfigError(
-      "agent.harness",
-      `agent.runtime = "acp" is refused: [harnesses.${harness.name}] runs ${
-        name ?? "an agent that gives no name"
-      }, which wats cannot hold to agent.access (it does not take Claude's tool list, so it ` +
-        `could read files without asking). Use a Claude ACP agent (${
-          [...LOCKABLE_AGENTS][0]
-        }), or agent.runtime = "codex" for Codex`,
-    );
-  }
-  log.info(`the agent runs on [harnesses.${harness.name}] over ACP (${name})`);
 }

@@ -84,7 +84,7 @@ export interface ExecuteDeps {
   runDir: string;
   /** `agent.timeout`, ms. */
   timeoutMs: number;
-  /** Writes the run's deny rules and access plan (see `RunnerOptions.prepare`). */
+  /** Writes the run's deny rules and access plan (see `RunnerLaunch.prepare`). */
   prepare?: (
     ctx: RunContext,
   ) => Promise<Partial<Pick<RunContext, "settingsFile" | "access" | "cwd">>>;

@@ -13,7 +13,7 @@
  * @module
  */
 
-import type { RunnerPost, RunnerStore } from "./ports.ts";
+import type { RunnerLog, RunnerPost, RunnerStore } from "./ports.ts";
 
 /** What the count found. */
 export interface TurnCount {
@@ -90,4 +90,60 @@ const MAX_READ = 10_000;
 /** The log line of a paused thread, exactly as the runner contract writes it. */
 export function loopPausedMessage(thread: string, maxExchanges: number): string {
   return `agent wake paused: loop detected in thread ${thread} (agent.loop_max_exchanges = ${maxExchanges})`;
+}
+
+/** The threads the loop detector holds, with why: only threads holding queued events. */
+export class ThreadPauses {
+  readonly #held = new Map<string, string>();
+  readonly #store: Pick<RunnerStore, "threadNewest">;
+  readonly #agentKey: string;
+  readonly #max: number;
+  readonly #log: RunnerLog;
+
+  constructor(o: {
+    store: Pick<RunnerStore, "threadNewest">;
+    agentKey: string;
+    /** `agent.loop_max_exchanges`. */
+    maxExchanges: number;
+    log: RunnerLog;
+  }) {
+    this.#store = o.store;
+    this.#agentKey = o.agentKey;
+    this.#max = o.maxExchanges;
+    this.#log = o.log;
+  }
+
+  /** Why `thread` is held, or undefined. */
+  reason(thread: string): string | undefined {
+    return this.#held.get(thread);
+  }
+
+  /** The held threads, with why. */
+  list(): Array<{ thread: string; reason: string }> {
+    return [...this.#held].map(([thread, reason]) => ({ thread, reason }));
+  }
+
+  /**
+   * Decides again for `thread` from the store, logging a pause and a resume once
+   * each; a thread `holding` no queued event is let go without a read.
+   */
+  check(thread: string, holding: boolean): void {
+    if (!holding) {
+      this.#held.delete(thread);
+      return;
+    }
+    const max = this.#max;
+    const v = checkThread(this.#store, thread, this.#agentKey, max);
+    if (v.paused && !this.#held.has(thread)) {
+      this.#held.set(
+        thread,
+        `loop detected: ${v.turns} turns between the agent and one other author ` +
+          `(agent.loop_max_exchanges = ${max}); a post by a third author resumes it`,
+      );
+      this.#log.info(loopPausedMessage(thread, max), { thread, turns: v.turns, other: v.other });
+    } else if (!v.paused && this.#held.has(thread)) {
+      this.#held.delete(thread);
+      this.#log.info(`agent wake resumed: a third author posted in thread ${thread}`, { thread });
+    }
+  }
 }

@@ -79,7 +79,7 @@ export async function describeProcess(pid: number): Promise<ProcessInfo | undefi
 
 /**
  * The start time of `pid` for the run record, epoch seconds (see
- * `RunnerOptions.identify`). Requires `--allow-run` for `ps`.
+ * `RunnerLaunch.identify`). Requires `--allow-run` for `ps`.
  */
 export async function processStartTime(pid: number): Promise<number | undefined> {
   return (await describeProcess(pid))?.startS;

@@ -11,7 +11,7 @@
  */
 
 import { HOUR_MS } from "../duration.ts";
-import type { RunnerLog } from "./ports.ts";
+import type { RunnerLog, RunnerPost } from "./ports.ts";
 
 /** How many skip decisions `wats status` shows (the newest). */
 export const SKIPS_KEPT = 5;
@@ -42,6 +42,23 @@ export class SkipLog {
 
   constructor(log: RunnerLog) {
     this.#log = log;
+  }
+
+  /** Records that `post` did not wake the agent at `at` because of `setting`, and why. */
+  didNotWake(
+    at: number,
+    post: Pick<RunnerPost, "id" | "kind" | "author">,
+    setting: string,
+    reason: string,
+  ): void {
+    this.add({
+      at,
+      post: post.id,
+      kind: post.kind,
+      author: post.author,
+      setting,
+      reason: `did not wake the agent: ${reason}`,
+    });
   }
 
   /** Records one decision. Call it once per post and setting. */

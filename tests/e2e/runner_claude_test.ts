@@ -163,35 +163,43 @@ Deno.test({
     const secret = crypto.getRandomValues(new Uint8Array(32));
     const agent = deriveProfileKey(secret, "helper");
     const runner = new Runner({
-      clock: systemClock,
-      timers: systemTimers,
-      log: { debug() {}, info() {}, warn() {}, error() {} },
-      store,
-      harness: claudeHarness({ program: claudeBin() }),
-      spawn: (req) =>
-        spawnProcessGroup({
-          ...req,
-          env: {
-            ...req.env,
-            HOME: root,
-            ANTHROPIC_BASE_URL: mock.url,
-            ANTHROPIC_API_KEY: "test-key",
-            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-          },
-        }),
-      transcripts: new Transcripts({ runsDir: paths.runsDir, runsIndex: paths.runsIndex }),
-      settings,
-      agentKey: agent.pubkey,
-      user: "alice",
-      localAuthors: () => new Set([agent.pubkey]),
-      template: readHeartbeatTemplate(),
-      paths: {
-        dataDir: paths.dataDir,
-        runDir: paths.runDir,
-        configDir: `${paths.agentDir}/run-config`,
+      world: {
+        clock: systemClock,
+        timers: systemTimers,
+        log: { debug() {}, info() {}, warn() {}, error() {} },
       },
-      // `wats mcp` cannot start: the program does not exist.
-      selfCommand: { command: `${root}/no-such-wats`, args: [] },
+      records: {
+        store,
+        transcripts: new Transcripts({ runsDir: paths.runsDir, runsIndex: paths.runsIndex }),
+      },
+      settings,
+      agent: {
+        agentKey: agent.pubkey,
+        user: "alice",
+        localAuthors: () => new Set([agent.pubkey]),
+        template: readHeartbeatTemplate(),
+      },
+      launch: {
+        harness: claudeHarness({ program: claudeBin() }),
+        spawn: (req) =>
+          spawnProcessGroup({
+            ...req,
+            env: {
+              ...req.env,
+              HOME: root,
+              ANTHROPIC_BASE_URL: mock.url,
+              ANTHROPIC_API_KEY: "test-key",
+              CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+            },
+          }),
+        paths: {
+          dataDir: paths.dataDir,
+          runDir: paths.runDir,
+          configDir: `${paths.agentDir}/run-config`,
+        },
+        // `wats mcp` cannot start: the program does not exist.
+        selfCommand: { command: `${root}/no-such-wats`, args: [] },
+      },
     });
     cleanup.defer(() => runner.stop());
     cleanup.defer(store.onInsert((posts) => runner.onPosts(posts)));

@@ -137,39 +137,47 @@ async function codexRunner(o: {
   });
   const disable = lockdownDisables(known).filter((f) => !(o.shellOn && f === "shell_tool"));
   return new Runner({
-    clock: systemClock,
-    timers: systemTimers,
-    log: { debug() {}, info() {}, warn() {}, error() {} },
-    store: o.store,
-    harness: withUnreported(
-      codexHarness({
-        program,
-        catalog: catalog.path,
-        disable,
-        model: MOCK_MODEL,
-        provider: provider(o.mock),
-      }),
-      o.unreported ?? [],
-    ),
-    spawn: (req) => spawnProcessGroup({ ...req, env: { ...req.env, ...env } }),
-    listProcesses: o.eventsOnly ? undefined : listProcesses,
-    transcripts: new Transcripts({ runsDir: paths.runsDir, runsIndex: paths.runsIndex }),
+    world: {
+      clock: systemClock,
+      timers: systemTimers,
+      log: { debug() {}, info() {}, warn() {}, error() {} },
+    },
+    records: {
+      store: o.store,
+      transcripts: new Transcripts({ runsDir: paths.runsDir, runsIndex: paths.runsIndex }),
+    },
     settings: {
       ...defaultSettings(),
       "agent.every": 0,
       "agent.heartbeat": 0,
       "agent.profile": o.profile,
     },
-    agentKey: o.agentKey,
-    user: "alice",
-    localAuthors: () => new Set([o.agentKey]),
-    template: readHeartbeatTemplate(),
-    paths: {
-      dataDir: paths.dataDir,
-      runDir: paths.runDir,
-      configDir: `${paths.agentDir}/run-config`,
+    agent: {
+      agentKey: o.agentKey,
+      user: "alice",
+      localAuthors: () => new Set([o.agentKey]),
+      template: readHeartbeatTemplate(),
     },
-    selfCommand: o.selfCommand,
+    launch: {
+      harness: withUnreported(
+        codexHarness({
+          program,
+          catalog: catalog.path,
+          disable,
+          model: MOCK_MODEL,
+          provider: provider(o.mock),
+        }),
+        o.unreported ?? [],
+      ),
+      spawn: (req) => spawnProcessGroup({ ...req, env: { ...req.env, ...env } }),
+      listProcesses: o.eventsOnly ? undefined : listProcesses,
+      paths: {
+        dataDir: paths.dataDir,
+        runDir: paths.runDir,
+        configDir: `${paths.agentDir}/run-config`,
+      },
+      selfCommand: o.selfCommand,
+    },
   });
 }
 

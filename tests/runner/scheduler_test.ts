@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { defaultSettings } from "../../src/config/schema.ts";
-import {
-  CURSOR_META_KEY,
-  PENDING_META_KEY,
-  Runner,
-  type RunnerOptions,
-  type RunnerSettings,
-} from "../../src/runner/scheduler.ts";
+import { CURSOR_META_KEY, Runner } from "../../src/runner/scheduler.ts";
+import { PENDING_META_KEY } from "../../src/runner/pending.ts";
+import type {
+  RunnerLaunch,
+  RunnerOptions,
+  RunnerSettings,
+} from "../../src/runner/runner_options.ts";
 import { newRunId, Transcripts } from "../../src/runner/transcripts.ts";
 import {
   AGENT,
@@ -49,7 +49,7 @@ function rig(
     transcriptsDir?: string;
     /** The store of a previous rig: a restarted daemon on the same data. */
     store?: FakeStore;
-    extra?: Partial<RunnerOptions>;
+    launch?: Partial<RunnerLaunch>;
   } = {},
 ): Rig {
   const dir = opts.transcriptsDir ?? Deno.makeTempDirSync({ prefix: "wats-runner-sched-" });
@@ -72,27 +72,30 @@ function rig(
     ...settings,
   };
   const o: RunnerOptions = {
-    clock: time,
-    timers: time,
-    log,
-    store,
-    harness,
-    spawn: spawner.spawn,
-    transcripts,
+    world: { clock: time, timers: time, log },
+    records: { store, transcripts },
     settings: all,
-    agentKey: AGENT,
-    user: "alice",
-    localAuthors: () => new Set([AGENT, PERSON]),
-    template: "{reasons}\n{cursor}\n{events}",
-    paths: { dataDir: dir, runDir: `${dir}/agent/run`, configDir: `${dir}/agent/run-config` },
-    selfCommand: { command: "wats", args: [] },
-    onRunStart: (id) => {
-      const t = `token-${id}`;
-      tokens.push(t);
-      return t;
+    agent: {
+      agentKey: AGENT,
+      user: "alice",
+      localAuthors: () => new Set([AGENT, PERSON]),
+      template: "{reasons}\n{cursor}\n{events}",
     },
-    onRunEnd: (e) => void ended.push(e.id),
-    ...opts.extra,
+    launch: {
+      harness,
+      spawn: spawner.spawn,
+      paths: { dataDir: dir, runDir: `${dir}/agent/run`, configDir: `${dir}/agent/run-config` },
+      selfCommand: { command: "wats", args: [] },
+      ...opts.launch,
+    },
+    hooks: {
+      onRunStart: (id) => {
+        const t = `token-${id}`;
+        tokens.push(t);
+        return t;
+      },
+      onRunEnd: (e) => void ended.push(e.id),
+    },
   };
   const runner = new Runner(o);
   return {
@@ -903,7 +906,7 @@ Deno.test("a person's decision on a coding agent's parked request wakes the agen
 });
 
 Deno.test("threadPerRun: asks of two threads in one window make two runs, one thread each, the second right after the first", async () => {
-  const r = rig({}, { extra: { threadPerRun: true } });
+  const r = rig({}, { launch: { threadPerRun: true } });
   try {
     r.runner.start();
     const a = r.post({ author: BOB, kind: "ask" });
@@ -960,7 +963,7 @@ Deno.test("without threadPerRun one run takes every thread, and is about a threa
 });
 
 Deno.test("threadPerRun: a decision on a thread's parked request wakes a run about that thread", async () => {
-  const r = rig({}, { extra: { threadPerRun: true } });
+  const r = rig({}, { launch: { threadPerRun: true } });
   try {
     r.runner.start();
     const a = r.post({ author: BOB, kind: "ask" });
@@ -1023,7 +1026,7 @@ Deno.test("a run's header and start line state only the limits its runtime appli
   for (const runtime of ["fake", "codex"]) {
     const harness = new FakeHarness();
     Object.defineProperty(harness, "name", { value: runtime });
-    const r = rig({}, { extra: { harness } });
+    const r = rig({}, { launch: { harness } });
     try {
       r.runner.start();
       r.post({ author: BOB, kind: "ask" });

@@ -39,23 +39,27 @@ Deno.test("the runner takes the store's inserts and LogTape's logger as they are
     const spawner = new FakeSpawner();
     const logger: RunnerLog = log("runner");
     const runner = new Runner({
-      clock: time,
-      timers: time,
-      log: logger,
-      store,
-      harness: new FakeHarness(),
-      spawn: spawner.spawn,
-      transcripts: new Transcripts({
-        runsDir: `${dir}/agent/runs`,
-        runsIndex: `${dir}/agent/runs.jsonl`,
-      }),
+      world: { clock: time, timers: time, log: logger },
+      records: {
+        store,
+        transcripts: new Transcripts({
+          runsDir: `${dir}/agent/runs`,
+          runsIndex: `${dir}/agent/runs.jsonl`,
+        }),
+      },
       settings: { ...defaultSettings(), "agent.profile": "alice-agent" },
-      agentKey: alice.pubkey,
-      user: "alice",
-      localAuthors: () => store.localAuthors(),
-      template: "{events}",
-      paths: { dataDir: dir, runDir: `${dir}/agent/run`, configDir: `${dir}/agent/run-config` },
-      selfCommand: { command: "wats", args: [] },
+      agent: {
+        agentKey: alice.pubkey,
+        user: "alice",
+        localAuthors: () => store.localAuthors(),
+        template: "{events}",
+      },
+      launch: {
+        harness: new FakeHarness(),
+        spawn: spawner.spawn,
+        paths: { dataDir: dir, runDir: `${dir}/agent/run`, configDir: `${dir}/agent/run-config` },
+        selfCommand: { command: "wats", args: [] },
+      },
     });
     store.onInsert((posts) => runner.onPosts(posts));
     runner.start();

@@ -1,0 +1,52 @@
+/**
+ * `agent.runtime = "claude"`: Claude Code in `-p` mode (docs/decisions/runner.md).
+ * Before the runner is built, wats is registered in Claude Code when the entry
+ * is missing or different (and nothing is said otherwise); each run's access
+ * level is a validated deny-rules settings file written before it starts.
+ *
+ * @module
+ */
+
+import { errorMessage } from "../../error_message.ts";
+import { claudeSettings, writeClaudeSettings } from "../../safety/claude_settings.ts";
+import { claudeHarness } from "../harnesses/claude.ts";
+import { ensureClaudeRegistration, personEntry } from "../harnesses/claude_registration.ts";
+import { runCommand } from "../spawn.ts";
+import { noDenyRules, type Runtime, type RuntimeDeps } from "./runtime.ts";
+
+/** The Claude Code runtime. */
+export function claudeRuntime(d: RuntimeDeps): Runtime {
+  return {
+    name: "claude",
+    label: "claude",
+    threadPerRun: false,
+    prepare: async () => {
+      try {
+        const r = await ensureClaudeRegistration({
+          run: runCommand,
+          entry: personEntry(d.selfCommand, d.person, d.paths.dataDir),
+        });
+        if (r.action !== "unchanged") {
+          d.log.info(`registered wats in Claude Code (${r.action}, scope ${r.scope})`);
+        }
+      } catch (err) {
+        d.log.warn(`could not register wats in Claude Code: ${errorMessage(err)}`);
+      }
+    },
+    // Claude's own processes are wrapped where the runner spawns them.
+    harness: () => claudeHarness(),
+    sandboxed: () => ({ program: "claude", args: [], env: { ...d.env }, readable: [d.configDir] }),
+    // Claude silently ignores an invalid settings file: writeClaudeSettings validates it.
+    access: async (p) => {
+      if (p.level === "inherit") return noDenyRules(p);
+      const settingsFile = `${d.configDir}/claude-settings.json`;
+      await writeClaudeSettings(settingsFile, claudeSettings(p.denyRules));
+      return {
+        settingsFile,
+        access: { args: p.claudeArgs, allowedTools: p.allowedTools },
+        cwd: p.cwd,
+      };
+    },
+    ready: () => Promise.resolve(),
+  };
+}

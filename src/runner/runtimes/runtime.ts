@@ -1,0 +1,91 @@
+/**
+ * One object per `agent.runtime` (claude, codex, acp): what the daemon asks of
+ * the coding agent its heartbeat runs start, so src/node/agent_runner.ts
+ * composes the runner without a branch per runtime. Each runtime says how it
+ * checks its settings (as it is made), what it needs before the runner is
+ * built (`prepare`), the harness runs use, what the OS sandbox is told about
+ * its program, how a run's access level is applied, the check it passes once
+ * mcp.sock serves (`ready`), and how it is reported.
+ *
+ * @module
+ */
+
+import type { AcpTables } from "../../config/acp_tables.ts";
+import type { DataPaths } from "../../config/paths.ts";
+import type { Settings } from "../../config/schema.ts";
+import type { AccessPlan } from "../../safety/access.ts";
+import type { Harness, RunContext, SelfCommand } from "../harness.ts";
+import type { RunnerLog } from "../ports.ts";
+
+/** What a runtime is made from. */
+export interface RuntimeDeps {
+  settings: Settings;
+  paths: DataPaths;
+  /** Where the files generated for runs go (`agent/run-config`). */
+  configDir: string;
+  /** How to start `wats` itself. */
+  selfCommand: SelfCommand;
+  /** The person's profile name (wats's entry in Claude Code is theirs). */
+  person: string;
+  /** The agent's profile name. */
+  agent: string;
+  home: string;
+  /** The daemon's environment (an ACP agent starts from it). */
+  env: Record<string, string>;
+  /** config.toml's `[harnesses.*]` (agent.runtime = acp runs on agent.harness). */
+  acp?: AcpTables;
+  log: RunnerLog;
+}
+
+/** Puts a program in the run's OS sandbox (src/safety/sandboxer.ts); as it is when there is none. */
+export type Wrap = (
+  program: string,
+  args: readonly string[],
+) => { program: string; args: string[] };
+
+/** What the OS sandbox is told about the agent a run starts (src/safety/sandboxer.ts). */
+export interface SandboxedAgent {
+  /** The agent's program and arguments (they tell which agent it is). */
+  program: string;
+  args: readonly string[];
+  /** The environment it starts with. */
+  env: Record<string, string>;
+  /** The parts of the data dir it reads besides the run's files. */
+  readable: string[];
+}
+
+/** What a run's access level sets in its context. */
+export type RunAccess = Partial<Pick<RunContext, "settingsFile" | "access" | "cwd">>;
+
+/** What a runtime's `ready` check is given. */
+export interface ReadyAt {
+  /** Creates the runs' working directory when it is the run dir, and returns it. */
+  workdir(): string;
+  /** A runner session token for a check whose `wats mcp` speaks to mcp.sock. */
+  mintToken(runId: string): { token: string; revoke(): void };
+}
+
+/** One `agent.runtime`. */
+export interface Runtime {
+  /** The `agent.runtime` value. */
+  readonly name: string;
+  /** How the banner names it. */
+  readonly label: string;
+  /** Each run is about one thread (scheduler.ts `threadPerRun`). */
+  readonly threadPerRun: boolean;
+  /** Probes and registrations before the runner is built; throws a `ConfigError` when it cannot run. */
+  prepare(): Promise<void>;
+  /** The harness runs use (after `prepare`); `wrap` starts what it spawns itself in the sandbox. */
+  harness(wrap: Wrap): Harness;
+  /** What the OS sandbox is told about the agent (after `prepare`). */
+  sandboxed(): SandboxedAgent;
+  /** Applies the access plan of a run about to start. */
+  access(plan: AccessPlan): Promise<RunAccess>;
+  /** The check before the first run, once mcp.sock serves; throws when the runtime cannot run. */
+  ready(at: ReadyAt): Promise<void>;
+}
+
+/** The access of a run whose runtime takes no deny rules: only its working directory. */
+export function noDenyRules(plan: AccessPlan): RunAccess {
+  return { access: { args: [], allowedTools: [] }, cwd: plan.cwd };
+}
