@@ -1,7 +1,7 @@
 /**
  * One ACP agent (a harness) and the client side of its connection
  * (`@agentclientprotocol/sdk` 2.x over a pair of byte streams). The streams
- * come from a {@linkcode Connect} function: by default the harness's process
+ * come from a `Connect` function (agent_link.ts): by default the harness's process
  * (src/acp/agent_process.ts); in tests, an agent in the same process. What the
  * real agents need, measured (shared/docs/harness_facts.md, "ACP agents"):
  *
@@ -18,7 +18,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import type { HarnessConfig } from "../config/acp_tables.ts";
 import { WatsError } from "../errors.ts";
 import { spawnAgentProcess } from "./agent_process.ts";
-import type { AgentLink, Connect, SpawnOptions } from "./agent_link.ts";
+import type { AgentLink, SpawnOptions } from "./agent_link.ts";
 
 /** A session update as the SDK parses it. */
 export type SessionUpdate = acp.SessionNotification["update"];
