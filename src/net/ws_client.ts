@@ -39,6 +39,7 @@ export class WsClient {
   #writing: Promise<void> = Promise.resolve();
   #closeTimer: ReturnType<typeof setTimeout> | undefined;
   #closeSent = false;
+  #pendingPong: Uint8Array | undefined;
   #ended = false;
   readonly #enc = new TextEncoder();
 
@@ -88,15 +89,20 @@ export class WsClient {
       `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\n` +
         `Connection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
     ));
+    // What was read and not yet parsed is `buf[pos..]`: frames are taken by moving
+    // `pos`, not by copying the rest (a flood of small frames stayed linear).
     let buf = new Uint8Array(0);
+    let pos = 0;
     const chunk = new Uint8Array(64 * 1024);
     const fill = async (): Promise<boolean> => {
       const n = await this.#conn!.read(chunk);
       if (n === null) return false;
-      const next = new Uint8Array(buf.length + n);
-      next.set(buf);
-      next.set(chunk.subarray(0, n), buf.length);
+      const rest = buf.length - pos;
+      const next = new Uint8Array(rest + n);
+      next.set(buf.subarray(pos));
+      next.set(chunk.subarray(0, n), rest);
       buf = next;
+      pos = 0;
       return true;
     };
     // The handshake's answer.
@@ -105,7 +111,7 @@ export class WsClient {
       if (buf.length > 16 * 1024 || !await fill()) throw new Error("no WebSocket handshake");
     }
     const head = new TextDecoder().decode(buf.subarray(0, headEnd));
-    buf = buf.slice(headEnd + 4);
+    pos = headEnd + 4;
     const status = head.match(/^HTTP\/1\.1 (\d{3})[^\r\n]*/);
     if (status?.[1] !== "101") {
       throw new Error(`the server refused the WebSocket: ${status?.[0] ?? head.slice(0, 80)}`);
@@ -127,27 +133,34 @@ export class WsClient {
       let at = 2;
       let len = 0;
       for (;;) {
-        if (buf.length >= 2) {
-          len = buf[1] & 127;
-          if (len === 126 && buf.length >= 4) {
-            len = (buf[2] << 8) | buf[3];
+        const have = buf.length - pos;
+        if (have >= 2) {
+          len = buf[pos + 1] & 127;
+          at = 2;
+          if (len === 126 && have >= 4) {
+            len = (buf[pos + 2] << 8) | buf[pos + 3];
             at = 4;
-          } else if (len === 127 && buf.length >= 10) {
-            len = Number(new DataView(buf.buffer, buf.byteOffset + 2, 8).getBigUint64(0));
+          } else if (len === 127 && have >= 10) {
+            len = Number(new DataView(buf.buffer, buf.byteOffset + pos + 2, 8).getBigUint64(0));
             at = 10;
           } else if (len >= 126) {
             len = -1;
           }
+          // RFC 6455 §5.5: a control frame carries at most 125 bytes and is never
+          // fragmented. Refused before its payload is read.
+          if ((buf[pos] & 8) !== 0 && (len > 125 || len === -1 || (buf[pos] & 0x80) === 0)) {
+            return this.#protocolError(1002, "a control frame over 125 bytes or fragmented");
+          }
           if (len > MAX_MESSAGE_BYTES) return this.#protocolError(1009, "message too big");
-          if (len >= 0 && buf.length >= at + len) break;
+          if (len >= 0 && have >= at + len) break;
         }
         if (!await fill()) return this.#end(1006, "the connection ended");
       }
-      const fin = (buf[0] & 0x80) !== 0;
-      const opcode = buf[0] & 15;
-      if (buf[1] & 0x80) return this.#protocolError(1002, "a server must not mask frames");
-      const payload = buf.slice(at, at + len);
-      buf = buf.slice(at + len);
+      const fin = (buf[pos] & 0x80) !== 0;
+      const opcode = buf[pos] & 15;
+      if (buf[pos + 1] & 0x80) return this.#protocolError(1002, "a server must not mask frames");
+      const payload = buf.slice(pos + at, pos + at + len);
+      pos += at + len;
       if (opcode === 8) {
         const code = payload.length >= 2 ? (payload[0] << 8) | payload[1] : 1005;
         const reason = new TextDecoder().decode(payload.subarray(2));
@@ -156,7 +169,7 @@ export class WsClient {
         return this.#end(code, reason);
       }
       if (opcode === 9) {
-        this.#write(frame(10, payload));
+        this.#pong(payload);
         continue;
       }
       if (opcode === 10) continue;
@@ -189,6 +202,24 @@ export class WsClient {
     }).catch((err) => this.#fail(err));
   }
 
+  /**
+   * Answers a ping. At most one pong waits to be written, carrying the newest
+   * ping's payload (RFC 6455 §5.5.3 allows answering only the most recent): a
+   * relay that pings faster than it reads cannot make pongs pile up here.
+   */
+  #pong(payload: Uint8Array): void {
+    const queued = this.#pendingPong !== undefined;
+    this.#pendingPong = payload;
+    if (queued || !this.#conn) return;
+    const conn = this.#conn;
+    this.#writing = this.#writing.then(async () => {
+      const bytes = frame(10, this.#pendingPong!);
+      this.#pendingPong = undefined;
+      let off = 0;
+      while (off < bytes.length) off += await conn.write(bytes.subarray(off));
+    }).catch((err) => this.#fail(err));
+  }
+
   #sendClose(code: number, reason: string): void {
     this.#closeSent = true;
     const r = this.#enc.encode(reason).subarray(0, 123);
@@ -203,6 +234,8 @@ export class WsClient {
     this.onerror?.({ message: `WebSocket protocol error: ${reason}` });
     this.#sendClose(code, reason);
     this.#writing.finally(() => this.#end(code, reason));
+    // A peer that reads nothing would hold the close frame, and the connection, forever.
+    this.#closeTimer = setTimeout(() => this.#end(code, reason), CLOSE_WAIT_MS);
   }
 
   #fail(err: unknown): void {
