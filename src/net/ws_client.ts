@@ -40,6 +40,7 @@ export class WsClient {
   #closeTimer: ReturnType<typeof setTimeout> | undefined;
   #closeSent = false;
   #pendingPong: Uint8Array | undefined;
+  #paused: PromiseWithResolvers<void> | undefined;
   #ended = false;
   readonly #enc = new TextEncoder();
 
@@ -57,6 +58,20 @@ export class WsClient {
   send(text: string): void {
     if (this.readyState !== OPEN) throw new DOMException("the connection is not open");
     this.#write(frame(1, this.#enc.encode(text)));
+  }
+
+  /**
+   * Stops reading from the connection (after the message being delivered) until
+   * {@linkcode resume}: the peer is slowed by TCP instead of buffered here.
+   */
+  pause(): void {
+    this.#paused ??= Promise.withResolvers<void>();
+  }
+
+  /** Reads again after {@linkcode pause}. */
+  resume(): void {
+    this.#paused?.resolve();
+    this.#paused = undefined;
   }
 
   /** Starts the closing handshake (or abandons a connection still opening). */
@@ -129,6 +144,8 @@ export class WsClient {
     let partsBytes = 0;
     const dec = new TextDecoder("utf-8", { fatal: true });
     for (;;) {
+      if (this.#paused) await this.#paused.promise;
+      if (this.#ended) return;
       // One frame: 2 bytes, an extended length, no mask from a server, the payload.
       let at = 2;
       let len = 0;
@@ -247,6 +264,7 @@ export class WsClient {
   #end(code: number, reason: string): void {
     if (this.#ended) return;
     this.#ended = true;
+    this.resume();
     clearTimeout(this.#closeTimer);
     this.readyState = CLOSED;
     try {
