@@ -59,6 +59,7 @@ export type ErrorCode =
   // data_dir
   | "data_dir.create"
   | "data_dir.unwritable"
+  | "data_dir.not_private"
   // harness
   | "harness.codex_catalog"
   | "harness.codex_features"

@@ -10,6 +10,7 @@
 import { pathExists } from "./io.ts";
 import { WatsError } from "../errors.ts";
 import { type DataPaths, dataPaths, resolveDataDir } from "../config/paths.ts";
+import { describeModeChanges, makeDataDirPrivate } from "../config/data_dir_mode.ts";
 import {
   type CommandId,
   LAUNCHER_FLAGS,
@@ -165,6 +166,17 @@ function prepareDataDir(dir: string): void {
       `cannot create the data directory ${dir} (${
         reason(err)
       }): check the folders above it, ${elsewhere}`,
+      { cause: err },
+    );
+  }
+  try {
+    const changed = makeDataDirPrivate(dir);
+    if (changed.length > 0) console.error(describeModeChanges(dir, changed));
+  } catch (err) {
+    throw new WatsError(
+      "data_dir.not_private",
+      `cannot make the data directory ${dir} private (${reason(err)}): it holds keys and ` +
+        `posts, so make it yours with mode 0700 (chmod 700 ${dir}), ${elsewhere}`,
       { cause: err },
     );
   }
