@@ -104,26 +104,32 @@ export class WsClient {
       `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\n` +
         `Connection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
     ));
-    // What was read and not yet parsed is `buf[pos..]`: frames are taken by moving
-    // `pos`, not by copying the rest (a flood of small frames stayed linear).
-    let buf = new Uint8Array(0);
+    // One read buffer for the connection's life: what was read and not yet parsed
+    // is `buf[pos..end]`. It grows only while a frame does not fit (to about twice
+    // the largest message); a flood of frames allocates nothing per read.
+    let buf = new Uint8Array(64 * 1024);
     let pos = 0;
-    const chunk = new Uint8Array(64 * 1024);
+    let end = 0;
     const fill = async (): Promise<boolean> => {
-      const n = await this.#conn!.read(chunk);
+      if (end === buf.length) {
+        buf.copyWithin(0, pos, end);
+        end -= pos;
+        pos = 0;
+        if (end === buf.length) {
+          const bigger = new Uint8Array(buf.length * 2);
+          bigger.set(buf);
+          buf = bigger;
+        }
+      }
+      const n = await this.#conn!.read(buf.subarray(end));
       if (n === null) return false;
-      const rest = buf.length - pos;
-      const next = new Uint8Array(rest + n);
-      next.set(buf.subarray(pos));
-      next.set(chunk.subarray(0, n), rest);
-      buf = next;
-      pos = 0;
+      end += n;
       return true;
     };
     // The handshake's answer.
     let headEnd: number;
-    while ((headEnd = indexOfCrlf2(buf)) < 0) {
-      if (buf.length > 16 * 1024 || !await fill()) throw new Error("no WebSocket handshake");
+    while ((headEnd = indexOfCrlf2(buf.subarray(0, end))) < 0) {
+      if (end > 16 * 1024 || !await fill()) throw new Error("no WebSocket handshake");
     }
     const head = new TextDecoder().decode(buf.subarray(0, headEnd));
     pos = headEnd + 4;
@@ -150,7 +156,7 @@ export class WsClient {
       let at = 2;
       let len = 0;
       for (;;) {
-        const have = buf.length - pos;
+        const have = end - pos;
         if (have >= 2) {
           len = buf[pos + 1] & 127;
           at = 2;
@@ -176,7 +182,8 @@ export class WsClient {
       const fin = (buf[pos] & 0x80) !== 0;
       const opcode = buf[pos] & 15;
       if (buf[pos + 1] & 0x80) return this.#protocolError(1002, "a server must not mask frames");
-      const payload = buf.slice(pos + at, pos + at + len);
+      // A view into the read buffer: copied only where it must outlive the next read.
+      const payload = buf.subarray(pos + at, pos + at + len);
       pos += at + len;
       if (opcode === 8) {
         const code = payload.length >= 2 ? (payload[0] << 8) | payload[1] : 1005;
@@ -186,7 +193,7 @@ export class WsClient {
         return this.#end(code, reason);
       }
       if (opcode === 9) {
-        this.#pong(payload);
+        this.#pong(payload.slice());
         continue;
       }
       if (opcode === 10) continue;
@@ -195,7 +202,7 @@ export class WsClient {
       }
       partsBytes += payload.length;
       if (partsBytes > MAX_MESSAGE_BYTES) return this.#protocolError(1009, "message too big");
-      parts.push(payload);
+      parts.push(fin && parts.length === 0 ? payload : payload.slice());
       if (!fin) continue;
       const whole = parts.length === 1 ? parts[0] : concat(parts);
       parts.length = 0;
