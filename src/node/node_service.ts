@@ -23,7 +23,7 @@ import { MAX_TEXT_BYTES, type NostrEvent, readPost, signPost } from "../posts/po
 import { validateEvent } from "../posts/validate.ts";
 import type { Store, StoredPost } from "../store/store.ts";
 import type { EventSink } from "../events.ts";
-import type { Profiles } from "./profiles.ts";
+import { type Profiles, shownProfileName } from "./profiles.ts";
 import type { ReviewQueue } from "./review_queue.ts";
 import { npubEncode } from "nostr-tools/nip19";
 import { isPostable, isWatsKind, POSTABLE, type WatsKind } from "../posts/kinds.ts";
@@ -337,7 +337,7 @@ export class LocalNodeService implements NodeService {
 
   /** pubkey → local profile name, read once per tool call. */
   #localNames(): Map<string, string> {
-    return new Map(this.#d.store.profiles().map((r) => [r.pubkey, r.name]));
+    return new Map(this.#d.store.profiles().map((r) => [r.pubkey, shownProfileName(r.name)]));
   }
 
   #views(posts: StoredPost[]): PostView[] {
