@@ -39,7 +39,9 @@ export class WsClient {
   #writing: Promise<void> = Promise.resolve();
   #closeTimer: ReturnType<typeof setTimeout> | undefined;
   #closeSent = false;
-  #pendingPong: Uint8Array | undefined;
+  /** The payload of the pong waiting to be written (`#pongLength` -1: none waits). */
+  readonly #pongBody = new Uint8Array(125);
+  #pongLength = -1;
   #paused: PromiseWithResolvers<void> | undefined;
   #ended = false;
   readonly #enc = new TextEncoder();
@@ -182,9 +184,16 @@ export class WsClient {
       const fin = (buf[pos] & 0x80) !== 0;
       const opcode = buf[pos] & 15;
       if (buf[pos + 1] & 0x80) return this.#protocolError(1002, "a server must not mask frames");
-      // A view into the read buffer: copied only where it must outlive the next read.
-      const payload = buf.subarray(pos + at, pos + at + len);
+      const from = pos + at;
       pos += at + len;
+      // Pings and pongs allocate nothing: a flood of them is only parsed.
+      if (opcode === 9) {
+        this.#pong(buf, from, len);
+        continue;
+      }
+      if (opcode === 10) continue;
+      // A view into the read buffer: copied only where it must outlive the next read.
+      const payload = buf.subarray(from, from + len);
       if (opcode === 8) {
         const code = payload.length >= 2 ? (payload[0] << 8) | payload[1] : 1005;
         const reason = new TextDecoder().decode(payload.subarray(2));
@@ -192,11 +201,6 @@ export class WsClient {
         await this.#writing;
         return this.#end(code, reason);
       }
-      if (opcode === 9) {
-        this.#pong(payload.slice());
-        continue;
-      }
-      if (opcode === 10) continue;
       if (opcode !== 0 && opcode !== 1 && opcode !== 2) {
         return this.#protocolError(1002, `unknown opcode ${opcode}`);
       }
@@ -231,14 +235,15 @@ export class WsClient {
    * ping's payload (RFC 6455 §5.5.3 allows answering only the most recent): a
    * relay that pings faster than it reads cannot make pongs pile up here.
    */
-  #pong(payload: Uint8Array): void {
-    const queued = this.#pendingPong !== undefined;
-    this.#pendingPong = payload;
+  #pong(from: Uint8Array, at: number, len: number): void {
+    const queued = this.#pongLength >= 0;
+    for (let i = 0; i < len; i++) this.#pongBody[i] = from[at + i];
+    this.#pongLength = len;
     if (queued || !this.#conn) return;
     const conn = this.#conn;
     this.#writing = this.#writing.then(async () => {
-      const bytes = frame(10, this.#pendingPong!);
-      this.#pendingPong = undefined;
+      const bytes = frame(10, this.#pongBody.subarray(0, this.#pongLength));
+      this.#pongLength = -1;
       let off = 0;
       while (off < bytes.length) off += await conn.write(bytes.subarray(off));
     }).catch((err) => this.#fail(err));
