@@ -18,8 +18,16 @@
  * @module
  */
 
-/** Incoming messages longer than this close the connection (1009). */
-const MAX_MESSAGE_BYTES = 1024 * 1024;
+import { MAX_EVENT_BYTES } from "../posts/post.ts";
+
+/**
+ * Incoming messages longer than this close the connection (1009). A relay's message
+ * carries at most one event, and an event is at most `MAX_EVENT_BYTES` (64 KiB)
+ * serialised: four times that leaves room for escaping, the same cap as the relay
+ * endpoint's (`MAX_MESSAGE_CHARS`). Anything longer is junk that would only be
+ * parsed to be refused.
+ */
+const MAX_MESSAGE_BYTES = 4 * MAX_EVENT_BYTES;
 /** How long a close waits for the peer's close frame before dropping the connection. */
 const CLOSE_WAIT_MS = 2_000;
 const GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
