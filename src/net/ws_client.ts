@@ -19,6 +19,7 @@
  */
 
 import { MAX_EVENT_BYTES } from "../posts/post.ts";
+import { closeBody, concat, type Frame, frame, FrameError, FrameReader } from "./ws_frames.ts";
 
 /**
  * Incoming messages longer than this close the connection (1009). A relay's message
@@ -67,7 +68,7 @@ export class WsClient {
   /** Sends one text message (ignored unless open, as `WebSocket.send` is not). */
   send(text: string): void {
     if (this.readyState !== OPEN) throw new DOMException("the connection is not open");
-    this.#write(frame(1, this.#enc.encode(text)));
+    this.#write(frame(1, this.#enc.encode(text), true));
   }
 
   /**
@@ -114,35 +115,11 @@ export class WsClient {
       `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\n` +
         `Connection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
     ));
-    // One read buffer for the connection's life: what was read and not yet parsed
-    // is `buf[pos..end]`. It grows only while a frame does not fit (to about twice
-    // the largest message); a flood of frames allocates nothing per read.
-    let buf = new Uint8Array(64 * 1024);
-    let pos = 0;
-    let end = 0;
-    const fill = async (): Promise<boolean> => {
-      if (end === buf.length) {
-        buf.copyWithin(0, pos, end);
-        end -= pos;
-        pos = 0;
-        if (end === buf.length) {
-          const bigger = new Uint8Array(buf.length * 2);
-          bigger.set(buf);
-          buf = bigger;
-        }
-      }
-      const n = await this.#conn!.read(buf.subarray(end));
-      if (n === null) return false;
-      end += n;
-      return true;
-    };
+    const reader = new FrameReader(this.#conn, MAX_MESSAGE_BYTES, false);
     // The handshake's answer.
-    let headEnd: number;
-    while ((headEnd = indexOfCrlf2(buf.subarray(0, end))) < 0) {
-      if (end > 16 * 1024 || !await fill()) throw new Error("no WebSocket handshake");
-    }
-    const head = new TextDecoder().decode(buf.subarray(0, headEnd));
-    pos = headEnd + 4;
+    const headBytes = await reader.readHead(16 * 1024);
+    if (headBytes === null) throw new Error("no WebSocket handshake");
+    const head = new TextDecoder().decode(headBytes) + "\r\n";
     const status = head.match(/^HTTP\/1\.1 (\d{3})[^\r\n]*/);
     if (status?.[1] !== "101") {
       throw new Error(`the server refused the WebSocket: ${status?.[0] ?? head.slice(0, 80)}`);
@@ -162,46 +139,21 @@ export class WsClient {
     for (;;) {
       if (this.#paused) await this.#paused.promise;
       if (this.#ended) return;
-      // One frame: 2 bytes, an extended length, no mask from a server, the payload.
-      let at = 2;
-      let len = 0;
-      for (;;) {
-        const have = end - pos;
-        if (have >= 2) {
-          len = buf[pos + 1] & 127;
-          at = 2;
-          if (len === 126 && have >= 4) {
-            len = (buf[pos + 2] << 8) | buf[pos + 3];
-            at = 4;
-          } else if (len === 127 && have >= 10) {
-            len = Number(new DataView(buf.buffer, buf.byteOffset + pos + 2, 8).getBigUint64(0));
-            at = 10;
-          } else if (len >= 126) {
-            len = -1;
-          }
-          // RFC 6455 §5.5: a control frame carries at most 125 bytes and is never
-          // fragmented. Refused before its payload is read.
-          if ((buf[pos] & 8) !== 0 && (len > 125 || len === -1 || (buf[pos] & 0x80) === 0)) {
-            return this.#protocolError(1002, "a control frame over 125 bytes or fragmented");
-          }
-          if (len > MAX_MESSAGE_BYTES) return this.#protocolError(1009, "message too big");
-          if (len >= 0 && have >= at + len) break;
-        }
-        if (!await fill()) return this.#end(1006, "the connection ended");
+      let f: Frame | null;
+      try {
+        f = await reader.next();
+      } catch (err) {
+        if (!(err instanceof FrameError)) throw err;
+        return this.#protocolError(err.code, err.message);
       }
-      const fin = (buf[pos] & 0x80) !== 0;
-      const opcode = buf[pos] & 15;
-      if (buf[pos + 1] & 0x80) return this.#protocolError(1002, "a server must not mask frames");
-      const from = pos + at;
-      pos += at + len;
+      if (f === null) return this.#end(1006, "the connection ended");
+      const { fin, opcode, payload } = f;
       // Pings and pongs allocate nothing: a flood of them is only parsed.
       if (opcode === 9) {
-        this.#pong(buf, from, len);
+        this.#pong(payload);
         continue;
       }
       if (opcode === 10) continue;
-      // A view into the read buffer: copied only where it must outlive the next read.
-      const payload = buf.subarray(from, from + len);
       if (opcode === 8) {
         const code = payload.length >= 2 ? (payload[0] << 8) | payload[1] : 1005;
         const reason = new TextDecoder().decode(payload.subarray(2));
@@ -214,6 +166,7 @@ export class WsClient {
       }
       partsBytes += payload.length;
       if (partsBytes > MAX_MESSAGE_BYTES) return this.#protocolError(1009, "message too big");
+      // The payload is a view into the reader's buffer: copied only to outlive a read.
       parts.push(fin && parts.length === 0 ? payload : payload.slice());
       if (!fin) continue;
       const whole = parts.length === 1 ? parts[0] : concat(parts);
@@ -243,14 +196,14 @@ export class WsClient {
    * ping's payload (RFC 6455 §5.5.3 allows answering only the most recent): a
    * relay that pings faster than it reads cannot make pongs pile up here.
    */
-  #pong(from: Uint8Array, at: number, len: number): void {
+  #pong(payload: Uint8Array): void {
     const queued = this.#pongLength >= 0;
-    for (let i = 0; i < len; i++) this.#pongBody[i] = from[at + i];
-    this.#pongLength = len;
+    this.#pongBody.set(payload);
+    this.#pongLength = payload.length;
     if (queued || !this.#conn) return;
     const conn = this.#conn;
     this.#writing = this.#writing.then(async () => {
-      const bytes = frame(10, this.#pongBody.subarray(0, this.#pongLength));
+      const bytes = frame(10, this.#pongBody.subarray(0, this.#pongLength), true);
       this.#pongLength = -1;
       let off = 0;
       while (off < bytes.length) off += await conn.write(bytes.subarray(off));
@@ -259,12 +212,7 @@ export class WsClient {
 
   #sendClose(code: number, reason: string): void {
     this.#closeSent = true;
-    const r = this.#enc.encode(reason).subarray(0, 123);
-    const body = new Uint8Array(2 + r.length);
-    body[0] = code >> 8;
-    body[1] = code & 255;
-    body.set(r, 2);
-    this.#write(frame(8, body));
+    this.#write(frame(8, closeBody(code, reason), true));
   }
 
   #protocolError(code: number, reason: string): void {
@@ -296,40 +244,6 @@ export class WsClient {
   }
 }
 
-/** One masked frame (a client always masks), header and payload in one buffer. */
-function frame(opcode: number, payload: Uint8Array): Uint8Array {
-  const len = payload.length;
-  const ext = len < 126 ? 0 : len < 65536 ? 2 : 8;
-  const out = new Uint8Array(2 + ext + 4 + len);
-  out[0] = 0x80 | opcode;
-  out[1] = 0x80 | (ext === 0 ? len : ext === 2 ? 126 : 127);
-  const view = new DataView(out.buffer);
-  if (ext === 2) view.setUint16(2, len);
-  if (ext === 8) view.setBigUint64(2, BigInt(len));
-  const mask = crypto.getRandomValues(new Uint8Array(4));
-  out.set(mask, 2 + ext);
-  const at = 6 + ext;
-  for (let i = 0; i < len; i++) out[at + i] = payload[i] ^ mask[i & 3];
-  return out;
-}
-
 function encodeBase64(bytes: Uint8Array): string {
   return btoa(String.fromCharCode(...bytes));
-}
-
-function indexOfCrlf2(b: Uint8Array): number {
-  for (let i = 0; i + 3 < b.length; i++) {
-    if (b[i] === 13 && b[i + 1] === 10 && b[i + 2] === 13 && b[i + 3] === 10) return i;
-  }
-  return -1;
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
