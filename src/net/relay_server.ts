@@ -1,6 +1,7 @@
 /**
- * The node's own NIP-01 relay endpoint (the `listen` setting): `Deno.serve` with a
- * WebSocket upgrade, so two nodes can peer directly with no third-party relay.
+ * The node's own NIP-01 relay endpoint (the `listen` setting), on wats' own
+ * WebSocket server (`ws_server.ts`: it counts half-sent messages, which Deno's server
+ * WebSocket hides), so two nodes can peer directly with no third-party relay.
  *
  * - `EVENT` goes through the node's ingest (validation, store) and is answered with
  *   `OK` (`duplicate:`, `invalid:`, `error:` prefixes as NIP-01 says);
@@ -8,12 +9,12 @@
  *   event that matches, as the store inserts it (`store.onInsert`);
  * - `CLOSE` ends a subscription; anything unreadable gets a `NOTICE`.
  *
- * Memory stays bounded whatever clients do. Deno's server WebSocket has no
- * backpressure (`send` always buffers), so every message to a client goes through
+ * Memory stays bounded whatever clients do. A WebSocket's `send` has no
+ * backpressure (it always buffers), so every message to a client goes through
  * that client's queue, written only while the socket's `bufferedAmount` is low. The
  * stored answer of a REQ is read from the store a page at a time as the socket takes
  * it, never built whole. Per connection, `maxQueue` bytes may wait (queue, answer
- * page and socket together): a client already behind that a live event would take
+ * page, socket and the client's half-sent message together): a client already behind that a live event would take
  * past it has that subscription closed (`CLOSED` … `error: slow consumer`). Past
  * `maxTotalQueue` for all clients together, the slowest readers are
  * disconnected. A client that reads nothing for `stallMs` is disconnected, and one
