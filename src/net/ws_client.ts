@@ -139,21 +139,23 @@ export class WsClient {
     for (;;) {
       if (this.#paused) await this.#paused.promise;
       if (this.#ended) return;
-      let f: Frame | null;
+      let f: Frame | undefined;
       try {
-        f = await reader.next();
+        while ((f = reader.take()) === undefined) {
+          if (!await reader.fill()) return this.#end(1006, "the connection ended");
+        }
       } catch (err) {
         if (!(err instanceof FrameError)) throw err;
         return this.#protocolError(err.code, err.message);
       }
-      if (f === null) return this.#end(1006, "the connection ended");
-      const { fin, opcode, payload } = f;
+      const { fin, opcode } = f;
       // Pings and pongs allocate nothing: a flood of them is only parsed.
       if (opcode === 9) {
-        this.#pong(payload);
+        this.#pong(f);
         continue;
       }
       if (opcode === 10) continue;
+      const payload = f.payload();
       if (opcode === 8) {
         const code = payload.length >= 2 ? (payload[0] << 8) | payload[1] : 1005;
         const reason = new TextDecoder().decode(payload.subarray(2));
@@ -196,10 +198,10 @@ export class WsClient {
    * ping's payload (RFC 6455 §5.5.3 allows answering only the most recent): a
    * relay that pings faster than it reads cannot make pongs pile up here.
    */
-  #pong(payload: Uint8Array): void {
+  #pong(ping: Frame): void {
     const queued = this.#pongLength >= 0;
-    this.#pongBody.set(payload);
-    this.#pongLength = payload.length;
+    ping.copyPayload(this.#pongBody);
+    this.#pongLength = ping.length;
     if (queued || !this.#conn) return;
     const conn = this.#conn;
     this.#writing = this.#writing.then(async () => {

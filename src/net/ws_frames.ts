@@ -18,11 +18,18 @@ export class FrameError extends Error {
   }
 }
 
-/** One frame. `payload` is a view into the reader's buffer, valid until the next read. */
+/**
+ * The frame {@linkcode FrameReader.take} returned: one object per reader, reused, and
+ * valid until the next `take` or `fill`. Reading a flood of pings allocates nothing.
+ */
 export interface Frame {
-  fin: boolean;
-  opcode: number;
-  payload: Uint8Array;
+  readonly fin: boolean;
+  readonly opcode: number;
+  readonly length: number;
+  /** A view of the payload into the reader's buffer. */
+  payload(): Uint8Array;
+  /** Copies the payload to the start of `to` (which must be long enough). */
+  copyPayload(to: Uint8Array): void;
 }
 
 /** Reads frames (and, before them, an HTTP head) from one connection. */
@@ -36,6 +43,7 @@ export class FrameReader {
   #buf = new Uint8Array(64 * 1024);
   #pos = 0;
   #end = 0;
+  readonly #frame = new ReusedFrame();
 
   /**
    * @param maxFrameBytes longer frames fail with 1009 before they are read.
@@ -73,51 +81,59 @@ export class FrameReader {
   }
 
   /**
-   * The next frame, or null when the connection ends.
+   * The next frame if the buffer holds all of it, else undefined: then
+   * {@linkcode fill} and ask again.
    *
    * @throws {FrameError} on a frame that breaks the protocol or the cap.
    */
-  async next(): Promise<Frame | null> {
-    for (;;) {
-      const have = this.#end - this.#pos;
-      if (have >= 2) {
-        const b = this.#buf;
-        const p = this.#pos;
-        const masked = (b[p + 1] & 0x80) !== 0;
-        let len = b[p + 1] & 127;
-        let at = 2;
-        if (len === 126 && have >= 4) {
-          len = (b[p + 2] << 8) | b[p + 3];
-          at = 4;
-        } else if (len === 127 && have >= 10) {
-          len = Number(new DataView(b.buffer, b.byteOffset + p + 2, 8).getBigUint64(0));
-          at = 10;
-        } else if (len >= 126) {
-          len = -1;
-        }
-        if ((b[p] & 8) !== 0 && (len > 125 || len === -1 || (b[p] & 0x80) === 0)) {
-          throw new FrameError(1002, "a control frame over 125 bytes or fragmented");
-        }
-        if (masked !== this.#fromClient) {
-          throw new FrameError(
-            1002,
-            this.#fromClient ? "a client must mask its frames" : "a server must not mask frames",
-          );
-        }
-        if (len > this.#maxFrameBytes) throw new FrameError(1009, "message too big");
-        const maskAt = at;
-        if (masked) at += 4;
-        if (len >= 0 && have >= at + len) {
-          const payload = b.subarray(p + at, p + at + len);
-          if (masked) {
-            for (let i = 0; i < len; i++) payload[i] ^= b[p + maskAt + (i & 3)];
-          }
-          this.#pos = p + at + len;
-          return { fin: (b[p] & 0x80) !== 0, opcode: b[p] & 15, payload };
-        }
-      }
-      if (!await this.#fill()) return null;
+  take(): Frame | undefined {
+    const have = this.#end - this.#pos;
+    if (have < 2) return undefined;
+    const b = this.#buf;
+    const p = this.#pos;
+    const masked = (b[p + 1] & 0x80) !== 0;
+    let len = b[p + 1] & 127;
+    let at = 2;
+    if (len === 126 && have >= 4) {
+      len = (b[p + 2] << 8) | b[p + 3];
+      at = 4;
+    } else if (len === 127 && have >= 10) {
+      len = Number(new DataView(b.buffer, b.byteOffset + p + 2, 8).getBigUint64(0));
+      at = 10;
+    } else if (len >= 126) {
+      len = -1;
     }
+    if ((b[p] & 8) !== 0 && (len > 125 || len === -1 || (b[p] & 0x80) === 0)) {
+      throw new FrameError(1002, "a control frame over 125 bytes or fragmented");
+    }
+    if (masked !== this.#fromClient) {
+      throw new FrameError(
+        1002,
+        this.#fromClient ? "a client must mask its frames" : "a server must not mask frames",
+      );
+    }
+    if (len > this.#maxFrameBytes) throw new FrameError(1009, "message too big");
+    const maskAt = at;
+    if (masked) at += 4;
+    if (len < 0 || have < at + len) return undefined;
+    if (masked) {
+      for (let i = 0; i < len; i++) b[p + at + i] ^= b[p + maskAt + (i & 3)];
+    }
+    const f = this.#frame;
+    f.fin = (b[p] & 0x80) !== 0;
+    f.opcode = b[p] & 15;
+    f.start = p + at;
+    f.length = len;
+    f.buf = b;
+    this.#pos = p + at + len;
+    return f;
+  }
+
+  /**
+   * Reads more from the connection; false when it ended.
+   */
+  fill(): Promise<boolean> {
+    return this.#fill();
   }
 
   async #fill(): Promise<boolean> {
@@ -179,4 +195,20 @@ export function concat(parts: Uint8Array[]): Uint8Array {
     at += p.length;
   }
   return out;
+}
+
+class ReusedFrame implements Frame {
+  fin = false;
+  opcode = 0;
+  length = 0;
+  start = 0;
+  buf: Uint8Array = new Uint8Array(0);
+
+  payload(): Uint8Array {
+    return this.buf.subarray(this.start, this.start + this.length);
+  }
+
+  copyPayload(to: Uint8Array): void {
+    for (let i = 0; i < this.length; i++) to[i] = this.buf[this.start + i];
+  }
 }

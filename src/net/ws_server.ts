@@ -262,20 +262,23 @@ export class WsServerSocket {
       this.readyState = OPEN;
       this.onopen?.();
       for (;;) {
-        let f: Frame | null;
+        let f: Frame | undefined;
         try {
-          f = await this.#reader.next();
+          while ((f = this.#reader.take()) === undefined) {
+            if (!await this.#reader.fill()) return;
+          }
         } catch (err) {
           if (!(err instanceof FrameError)) throw err;
           return await this.#protocolError(err.code, err.message);
         }
-        if (f === null || this.#ended) return;
-        const { fin, opcode, payload } = f;
+        if (this.#ended) return;
+        const { fin, opcode } = f;
         if (opcode === 9) {
-          this.#pong(payload);
+          this.#pong(f);
           continue;
         }
         if (opcode === 10) continue;
+        const payload = f.payload();
         if (opcode === 8) {
           const code = payload.length >= 2 ? (payload[0] << 8) | payload[1] : 1005;
           if (!this.#closeSent) this.#sendClose(code === 1005 ? 1000 : code, "");
@@ -329,10 +332,10 @@ export class WsServerSocket {
   }
 
   /** At most one pong waits to be written, with the newest ping's payload. */
-  #pong(payload: Uint8Array): void {
+  #pong(ping: Frame): void {
     const queued = this.#pongLength >= 0;
-    this.#pongBody.set(payload);
-    this.#pongLength = payload.length;
+    ping.copyPayload(this.#pongBody);
+    this.#pongLength = ping.length;
     if (queued) return;
     this.#writing = this.#writing.then(async () => {
       const bytes = frame(10, this.#pongBody.subarray(0, this.#pongLength), false);
