@@ -75,12 +75,15 @@ export function serveWebSockets(opts: WsServerOptions): WsServer {
   const conns = new Set<Deno.Conn>();
   const accepting = (async () => {
     for (;;) {
-      let conn: Deno.Conn;
+      let conn: Deno.TcpConn;
       try {
         conn = await listener.accept();
       } catch {
         return; // the listener closed
       }
+      // Each frame leaves in one write; without this, a small frame sent while the
+      // previous one is unacknowledged waits for the peer's delayed ACK (~40 ms).
+      conn.setNoDelay(true);
       conns.add(conn);
       void serveConn(conn, opts).finally(() => {
         conns.delete(conn);
