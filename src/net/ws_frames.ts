@@ -38,9 +38,10 @@ export class FrameReader {
   readonly #maxFrameBytes: number;
   readonly #fromClient: boolean;
   // What was read and not yet parsed is `#buf[#pos..#end]`. The buffer grows only
-  // while a frame does not fit (to about twice the cap); a flood of frames
-  // allocates nothing per read.
-  #buf = new Uint8Array(64 * 1024);
+  // while a frame does not fit (to about twice the cap) and returns to its first
+  // size once emptied; a flood of frames allocates nothing per read.
+  readonly #initialBytes: number;
+  #buf: Uint8Array;
   #pos = 0;
   #end = 0;
   readonly #frame = new ReusedFrame();
@@ -48,8 +49,17 @@ export class FrameReader {
   /**
    * @param maxFrameBytes longer frames fail with 1009 before they are read.
    * @param fromClient the peer is a client: its frames must be masked (else unmasked).
+   * @param initialBytes the read buffer's size while no long frame is being read: a
+   *   server with hundreds of clients keeps it small.
    */
-  constructor(conn: Deno.Conn, maxFrameBytes: number, fromClient: boolean) {
+  constructor(
+    conn: Deno.Conn,
+    maxFrameBytes: number,
+    fromClient: boolean,
+    initialBytes = 64 * 1024,
+  ) {
+    this.#initialBytes = initialBytes;
+    this.#buf = new Uint8Array(initialBytes);
     this.#conn = conn;
     this.#maxFrameBytes = maxFrameBytes;
     this.#fromClient = fromClient;
@@ -65,17 +75,19 @@ export class FrameReader {
    * the connection ends first or the head passes `maxBytes`.
    */
   async readHead(maxBytes: number): Promise<Uint8Array | null> {
-    for (let from = this.#pos;;) {
-      for (let i = Math.max(this.#pos, from - 3); i + 3 < this.#end; i++) {
-        const b = this.#buf;
+    // Bytes after `#pos` already searched (positions move when the buffer compacts).
+    let searched = 0;
+    for (;;) {
+      const b = this.#buf;
+      for (let i = this.#pos + Math.max(0, searched - 3); i + 3 < this.#end; i++) {
         if (b[i] === 13 && b[i + 1] === 10 && b[i + 2] === 13 && b[i + 3] === 10) {
-          const head = this.#buf.slice(this.#pos, i);
+          const head = b.slice(this.#pos, i);
           this.#pos = i + 4;
           return head;
         }
       }
       if (this.held > maxBytes) return null;
-      from = this.#end;
+      searched = this.held;
       if (!await this.#fill()) return null;
     }
   }
@@ -137,6 +149,10 @@ export class FrameReader {
   }
 
   async #fill(): Promise<boolean> {
+    if (this.#pos === this.#end && this.#buf.length > this.#initialBytes) {
+      this.#buf = new Uint8Array(this.#initialBytes);
+      this.#pos = this.#end = 0;
+    }
     if (this.#end === this.#buf.length) {
       this.#buf.copyWithin(0, this.#pos, this.#end);
       this.#end -= this.#pos;
