@@ -171,7 +171,8 @@ function prepareDataDir(dir: string): void {
   }
   try {
     const changed = makeDataDirPrivate(dir);
-    if (changed.length > 0) console.error(describeModeChanges(dir, changed));
+    // Files inside a private folder were out of others' reach: fixed without a word.
+    if (changed.some((c) => c.path === dir)) console.error(describeModeChanges(dir, changed));
   } catch (err) {
     throw new WatsError(
       "data_dir.not_private",

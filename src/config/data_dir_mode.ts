@@ -48,7 +48,7 @@ export function makeDataDirPrivate(dir: string): ModeChange[] {
   return changed;
 }
 
-/** The one line a command prints after tightening, e.g. for stderr. */
+/** The one line a command prints after tightening an open folder, e.g. for stderr. */
 export function describeModeChanges(dir: string, changed: ModeChange[]): string {
   const octal = (m: number) => m.toString(8).padStart(4, "0");
   const what = changed.map((c) =>

@@ -91,6 +91,20 @@ Deno.test("a data directory left readable by others (0755, files 0644) is made p
   }
 });
 
+Deno.test("files left readable inside a private data directory are made private without a line", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "wats-data-" });
+  try {
+    await Deno.writeTextFile(`${dir}/config.toml`, "");
+    await Deno.chmod(`${dir}/config.toml`, 0o644);
+    const r = await runWats(["--data-dir", dir, "config", "set", "listen", "127.0.0.1:7447"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, "");
+    assert.equal(((await Deno.stat(`${dir}/config.toml`)).mode! & 0o777).toString(8), "600");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("config.toml created by `wats config set` is readable by its owner only", async () => {
   const dir = await Deno.makeTempDir({ prefix: "wats-data-" });
   try {
