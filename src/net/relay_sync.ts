@@ -100,6 +100,9 @@ export interface RelaySync {
 }
 
 const LIVE = "wats-live";
+/** The subscription id of an EVENT message, read without parsing the message. */
+const EVENT_SUB = /^\[\s*"EVENT"\s*,\s*"([^"\\]*)"/;
+const PEEK_DECODER = new TextDecoder();
 /** Events of one relay being validated and stored at once, at most (see the module doc). */
 export const MAX_INGESTING = 256;
 /** NIP-01 prefixes of an `OK false` that will not change on a retry. */
@@ -240,6 +243,13 @@ class Sync implements RelaySync {
           error: String(err),
         });
       }
+    };
+    // An EVENT of a subscription no longer open (a page that ended) is dropped
+    // before it is even decoded: a relay may keep sending them, each as large as
+    // the message cap, and decoding and parsing them only fed the garbage collector.
+    ws.onpeek = (head) => {
+      const sub = EVENT_SUB.exec(PEEK_DECODER.decode(head))?.[1];
+      return sub === undefined || sub === LIVE || sub === this.#page?.subId;
     };
     ws.onerror = (e) => {
       const msg = e.message;

@@ -44,6 +44,11 @@ export class WsClient {
   onmessage: ((e: { data: string }) => void) | undefined;
   onerror: ((e: { message: string }) => void) | undefined;
   onclose: ((e: { code: number; reason: string }) => void) | undefined;
+  /**
+   * Sees the first bytes (at most 100) of each whole text message before it is
+   * decoded; false drops the message, which then costs no allocation.
+   */
+  onpeek: ((head: Uint8Array) => boolean) | undefined;
   #conn: Deno.Conn | undefined;
   #writing: Promise<void> = Promise.resolve();
   #closeTimer: ReturnType<typeof setTimeout> | undefined;
@@ -174,6 +179,7 @@ export class WsClient {
       const whole = parts.length === 1 ? parts[0] : concat(parts);
       parts.length = 0;
       partsBytes = 0;
+      if (this.onpeek && !this.onpeek(whole.subarray(0, 100))) continue;
       let text: string;
       try {
         text = dec.decode(whole);

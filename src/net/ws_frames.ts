@@ -39,12 +39,15 @@ export class FrameReader {
   readonly #fromClient: boolean;
   // What was read and not yet parsed is `#buf[#pos..#end]`. The buffer grows only
   // while a frame does not fit (to about twice the cap) and returns to its first
-  // size once emptied; a flood of frames allocates nothing per read.
+  // size once emptied after a short frame; a flood of frames, short or long,
+  // allocates nothing per read.
   readonly #initialBytes: number;
   #buf: Uint8Array;
   #pos = 0;
   #end = 0;
   readonly #frame = new ReusedFrame();
+  /** The payload length of the last frame taken. */
+  #lastLength = 0;
 
   /**
    * @param maxFrameBytes longer frames fail with 1009 before they are read.
@@ -138,6 +141,7 @@ export class FrameReader {
     f.length = len;
     f.buf = b;
     this.#pos = p + at + len;
+    this.#lastLength = len;
     return f;
   }
 
@@ -149,7 +153,12 @@ export class FrameReader {
   }
 
   async #fill(): Promise<boolean> {
-    if (this.#pos === this.#end && this.#buf.length > this.#initialBytes) {
+    // Back to the first size once emptied after a short frame: not between long
+    // frames, which would allocate and copy the buffer up again for each.
+    if (
+      this.#pos === this.#end && this.#buf.length > this.#initialBytes &&
+      this.#lastLength <= this.#initialBytes / 2
+    ) {
       this.#buf = new Uint8Array(this.#initialBytes);
       this.#pos = this.#end = 0;
     }
