@@ -61,6 +61,7 @@ export type ErrorCode =
   | "data_dir.create"
   | "data_dir.not_a_directory"
   | "data_dir.unwritable"
+  | "data_dir.not_private"
   // harness
   | "harness.codex_catalog"
   | "harness.codex_features"

@@ -11,6 +11,7 @@ import { errorMessage } from "../error_message.ts";
 import { pathExists } from "./io.ts";
 import { WatsError } from "../errors.ts";
 import { type DataPaths, dataPaths, resolveDataDir } from "../config/paths.ts";
+import { describeModeChanges, makeDataDirPrivate } from "../config/data_dir_mode.ts";
 import {
   type CommandId,
   LAUNCHER_FLAGS,
@@ -210,6 +211,18 @@ function prepareDataDir(dir: string): void {
       `cannot create the data directory ${dir} (${
         reason(err)
       }): check the folders above it, ${elsewhere}`,
+      { cause: err },
+    );
+  }
+  try {
+    const changed = makeDataDirPrivate(dir);
+    // Files inside a private folder were out of others' reach: fixed without a word.
+    if (changed.some((c) => c.path === dir)) console.error(describeModeChanges(dir, changed));
+  } catch (err) {
+    throw new WatsError(
+      "data_dir.not_private",
+      `cannot make the data directory ${dir} private (${reason(err)}): it holds keys and ` +
+        `posts, so make it yours with mode 0700 (chmod 700 ${dir}), ${elsewhere}`,
       { cause: err },
     );
   }

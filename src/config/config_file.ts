@@ -60,7 +60,8 @@ export async function readConfigText(path: string): Promise<string | null> {
  * Requires `--allow-write` on the file.
  */
 export async function writeConfigText(path: string, text: string): Promise<void> {
-  await Deno.writeTextFile(path, text);
+  // Created private: it may hold API keys (the mode applies only to a new file).
+  await Deno.writeTextFile(path, text, { mode: 0o600 });
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
- * The node's own NIP-01 relay endpoint (the `listen` setting): `Deno.serve` with a
- * WebSocket upgrade, so two nodes can peer directly with no third-party relay.
+ * The node's own NIP-01 relay endpoint (the `listen` setting), on wats' own
+ * WebSocket server (`ws_server.ts`: it counts half-sent messages, which Deno's server
+ * WebSocket hides), so two nodes can peer directly with no third-party relay.
  *
  * - `EVENT` goes through the node's ingest (validation, store) and is answered with
  *   `OK` (`duplicate:`, `invalid:`, `error:` prefixes as NIP-01 says);
@@ -8,12 +9,12 @@
  *   event that matches, as the store inserts it (`store.onInsert`);
  * - `CLOSE` ends a subscription; anything unreadable gets a `NOTICE`.
  *
- * Memory stays bounded whatever clients do. Deno's server WebSocket has no
- * backpressure (`send` always buffers), so every message to a client goes through
+ * Memory stays bounded whatever clients do. A WebSocket's `send` has no
+ * backpressure (it always buffers), so every message to a client goes through
  * that client's queue, written only while the socket's `bufferedAmount` is low. The
  * stored answer of a REQ is read from the store a page at a time as the socket takes
  * it, never built whole. Per connection, `maxQueue` bytes may wait (queue, answer
- * page and socket together): a client already behind that a live event would take
+ * page, socket and the client's half-sent message together): a client already behind that a live event would take
  * past it has that subscription closed (`CLOSED` … `error: slow consumer`). Past
  * `maxTotalQueue` for all clients together, the slowest readers are
  * disconnected. A client that reads nothing for `stallMs` is disconnected, and one
@@ -32,6 +33,12 @@ import { nostrKindOf, type WatsKind } from "../posts/kinds.ts";
 import { MAX_EVENT_BYTES, MAX_TAGS, MAX_TEXT_BYTES, type NostrEvent } from "../posts/post.ts";
 import type { RawEvent, Store, StoredPost } from "../store/store.ts";
 import type { Ingest } from "./ingest.ts";
+import {
+  type HttpAnswer,
+  type RequestHead,
+  serveWebSockets,
+  type WsServerSocket,
+} from "./ws_server.ts";
 
 /** Options of {@linkcode serveRelay}. */
 export interface RelayServerOptions {
@@ -87,6 +94,8 @@ export interface RelayServer {
 const DEFAULT_MAX_QUEUE = 4 * 1024 * 1024;
 const DEFAULT_MAX_TOTAL_QUEUE = 64 * 1024 * 1024;
 const DEFAULT_ANSWER_RATE = 4 * 1024 * 1024;
+/** `readyState` values (`WebSocket`'s). */
+const WS_CONNECTING = 0, WS_OPEN = 1;
 /** Write to the socket only while less than this is buffered in it. */
 const HIGH_WATER = 32 * 1024;
 /** Stored events read from the store at a time for a REQ's answer. */
@@ -102,11 +111,12 @@ const MAX_MESSAGE_CHARS = 4 * MAX_EVENT_BYTES;
 const MAX_SUB_ID_CHARS = 64;
 
 /**
- * Starts the relay endpoint. Resolves once it listens.
+ * Starts the relay endpoint. Resolves once it listens (at once: `Deno.listen`
+ * binds before it returns, and a port already taken throws here).
  *
  * Requires `--allow-net` on `hostname:port`.
  */
-export async function serveRelay(opts: RelayServerOptions): Promise<RelayServer> {
+export function serveRelay(opts: RelayServerOptions): Promise<RelayServer> {
   const limits: Limits = {
     maxQueue: opts.maxQueue ?? DEFAULT_MAX_QUEUE,
     maxTotalQueue: opts.maxTotalQueue ?? DEFAULT_MAX_TOTAL_QUEUE,
@@ -121,7 +131,6 @@ export async function serveRelay(opts: RelayServerOptions): Promise<RelayServer>
   const answerRate = new Rate(opts.answerRate ?? DEFAULT_ANSWER_RATE);
   /** Upgraded sockets not yet closed (open ones and those still opening). */
   let sockets = 0;
-  const abort = new AbortController();
 
   const buffered = () => {
     let total = 0;
@@ -153,58 +162,61 @@ export async function serveRelay(opts: RelayServerOptions): Promise<RelayServer>
     trim();
   });
 
-  let listening!: (addr: Deno.NetAddr) => void;
-  const ready = new Promise<Deno.NetAddr>((r) => listening = r);
-  const server = Deno.serve({
+  const server = serveWebSockets({
     hostname: opts.hostname,
     port: opts.port,
-    signal: abort.signal,
-    onListen: (addr) => listening(addr as Deno.NetAddr),
-    onError: (err) => {
-      log.debug("relay endpoint request failed: {error}", { error: String(err) });
-      return new Response("internal error", { status: 500 });
+    // Past MAX_MESSAGE_CHARS a message gets a NOTICE; past three times that (the
+    // most UTF-8 bytes so many characters take) the connection closes (1009).
+    maxMessageBytes: 3 * MAX_MESSAGE_CHARS,
+    handler: (head, remote) => {
+      if (head.headers.get("upgrade")?.toLowerCase() !== "websocket") {
+        return infoResponse(head, limits);
+      }
+      if (sockets >= limits.maxConnections) {
+        log.info("refused {source}: {max} clients already connected (net.max_connections)", {
+          source: `listen:${remote.hostname}:${remote.port}`,
+          max: limits.maxConnections,
+        });
+        return {
+          status: 503,
+          headers: { "retry-after": "10" },
+          body:
+            `error: this relay endpoint already has ${limits.maxConnections} clients; try again later\n`,
+        };
+      }
+      sockets++;
+      return "upgrade";
     },
-  }, (req, info) => {
-    if (req.headers.get("upgrade")?.toLowerCase() !== "websocket") return infoResponse(req, limits);
-    // Read before the upgrade: Deno 2.9 throws "Request closed" on it afterwards.
-    const remote = info.remoteAddr as Deno.NetAddr;
-    const source = `listen:${remote.hostname}:${remote.port}`;
-    if (sockets >= limits.maxConnections) {
-      log.info("refused {source}: {max} clients already connected (net.max_connections)", {
-        source,
-        max: limits.maxConnections,
-      });
-      return new Response(
-        `error: this relay endpoint already has ${limits.maxConnections} clients; try again later\n`,
-        { status: 503, headers: { "retry-after": "10" } },
-      );
-    }
-    const { socket, response } = Deno.upgradeWebSocket(req);
-    sockets++;
-    const conn = new Connection(socket, source, { store, ingest, log, limits, trim, answerRate });
-    socket.onopen = () => conns.add(conn);
-    socket.onclose = () => {
-      sockets--;
-      conns.delete(conn);
-      conn.dispose();
-    };
-    socket.onerror = (e) => {
-      log.debug("relay endpoint socket error from {source}: {error}", {
-        source: conn.source,
-        error: (e as ErrorEvent).message ?? "",
-      });
-    };
-    socket.onmessage = (e) => conn.receive(e.data);
-    return response;
+    onSocket: (socket, remote) => {
+      const source = `listen:${remote.hostname}:${remote.port}`;
+      const conn = new Connection(socket, source, { store, ingest, log, limits, trim, answerRate });
+      socket.onopen = () => conns.add(conn);
+      socket.onclose = () => {
+        sockets--;
+        conns.delete(conn);
+        conn.dispose();
+      };
+      socket.onerror = (e) => {
+        log.debug("relay endpoint socket error from {source}: {error}", {
+          source: conn.source,
+          error: e.message,
+        });
+      };
+      socket.onmessage = (e) => {
+        conn.receive(e.data);
+      };
+      // Half-sent messages count in the caps like answers waiting to be read.
+      socket.onheld = trim;
+    },
   });
-  const addr = await ready;
+  const addr = server.addr;
   log.info("relay endpoint listening on ws://{hostname}:{port}", {
     hostname: addr.hostname,
     port: addr.port,
   });
 
   let closing: Promise<void> | undefined;
-  return {
+  return Promise.resolve({
     port: addr.port,
     hostname: addr.hostname,
     connections: () => conns.size,
@@ -214,12 +226,11 @@ export async function serveRelay(opts: RelayServerOptions): Promise<RelayServer>
         unlisten();
         for (const c of conns) c.shutdown();
         conns.clear();
-        abort.abort();
-        await server.finished;
+        await server.close();
       })();
       return closing;
     },
-  };
+  });
 }
 
 interface Limits {
@@ -418,7 +429,7 @@ type Item = string | Answer;
 /** One WebSocket client: its subscriptions and its send queue. */
 class Connection {
   readonly source: string;
-  readonly #socket: WebSocket;
+  readonly #socket: WsServerSocket;
   readonly #deps: Deps;
   readonly #subs = new Map<string, Sub>();
   #queue: Item[] = [];
@@ -435,16 +446,19 @@ class Connection {
   #wait = PUMP_MS;
   #closed = false;
 
-  constructor(socket: WebSocket, source: string, deps: Deps) {
+  constructor(socket: WsServerSocket, source: string, deps: Deps) {
     this.#socket = socket;
     this.source = source;
     this.#deps = deps;
   }
 
-  /** Bytes held for this client: its queue and what its socket has not sent yet. */
+  /**
+   * Bytes held for this client: its queue, what its socket has not sent yet, and
+   * what it sent that is not a whole message yet (fragments, unread bytes).
+   */
   buffered(): number {
     if (this.#closed) return 0;
-    return this.#queuedBytes + this.#socket.bufferedAmount;
+    return this.#queuedBytes + this.#socket.bufferedAmount + this.#socket.held;
   }
 
   /** Handles one incoming message; never throws. */
@@ -644,8 +658,8 @@ class Connection {
   #pump(): void {
     if (this.#closed) return;
     const { store } = this.#deps;
-    if (this.#socket.readyState !== WebSocket.OPEN) {
-      if (this.#socket.readyState === WebSocket.CONNECTING) this.#later();
+    if (this.#socket.readyState !== WS_OPEN) {
+      if (this.#socket.readyState === WS_CONNECTING) this.#later();
       return;
     }
     let moved = false;
@@ -710,14 +724,15 @@ class Connection {
 }
 
 /** The NIP-11 document for `Accept: application/nostr+json`, else a short text. */
-function infoResponse(req: Request, limits: Limits): Response {
+function infoResponse(req: RequestHead, limits: Limits): HttpAnswer {
   if (!(req.headers.get("accept") ?? "").includes("application/nostr+json")) {
-    return new Response(
-      "This is the Nostr relay endpoint of a wats node: connect with a WebSocket.\n",
-      { headers: { "content-type": "text/plain; charset=utf-8" } },
-    );
+    return {
+      status: 200,
+      headers: { "content-type": "text/plain; charset=utf-8" },
+      body: "This is the Nostr relay endpoint of a wats node: connect with a WebSocket.\n",
+    };
   }
-  return Response.json({
+  const body = JSON.stringify({
     name: "wats node",
     description: "The relay endpoint of a wats node: wats posts only (kinds 4470–4481).",
     software: "wats",
@@ -730,10 +745,10 @@ function infoResponse(req: Request, limits: Limits): Response {
       max_event_tags: MAX_TAGS,
       max_content_length: MAX_TEXT_BYTES,
     },
-  }, {
-    headers: {
-      "content-type": "application/nostr+json",
-      "access-control-allow-origin": "*",
-    },
   });
+  return {
+    status: 200,
+    headers: { "content-type": "application/nostr+json", "access-control-allow-origin": "*" },
+    body,
+  };
 }

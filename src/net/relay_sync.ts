@@ -12,7 +12,13 @@
  *    again and the store drops what it already has). Relays cap what one REQ returns
  *    (often below what is asked), so paging stops only when a page brings no event
  *    this catch-up had not seen yet. `since` is the saved cursor minus an overlap of
- *    `net.max_skew` (clocks differ; posts reach relays late);
+ *    `net.max_skew` (clocks differ; posts reach relays late). Only events that pass
+ *    the ingest's validation and lie inside the page's filter count for a page;
+ *    a page ends at its EOSE, at `limit` such events, or after `pageTimeoutMs`
+ *    (a relay need never send EOSE). What a catch-up remembers is bounded: the ids
+ *    of one second (the boundary between two pages), never every id it saw. A
+ *    relay that keeps finding new events dated the `until` second gets that second
+ *    asked once more, then skipped;
  * 3. after the last page, the cursor (the time the live subscription opened) is
  *    saved with `store.setCursor`; while connected it moves forward with each
  *    message received (at most one write a second);
@@ -20,6 +26,10 @@
  *    and each event leaves the outbox only when the relay answers `OK true` (or
  *    `duplicate:`, or a permanent refusal, which is logged). New posts by the node's
  *    own authors are published as the store inserts them.
+ *
+ * At most {@linkcode MAX_INGESTING} events from one relay are being validated and
+ * stored at once; past that the connection is not read (`WsClient.pause`), so a
+ * relay that sends faster than the node verifies is slowed by TCP, not buffered.
  *
  * A lost connection is retried with capped exponential backoff and jitter. Nothing
  * runs while idle: no ping, no poll; the only timer is the reconnect deadline (and
@@ -74,6 +84,8 @@ export interface RelaySyncOptions {
   pageLimit?: number;
   /** Events published and not yet answered, at most. Default 100. */
   publishWindow?: number;
+  /** A catch-up page with no EOSE ends after this long. Default 30 s. */
+  pageTimeoutMs?: number;
 }
 
 /** How one relay is doing. */
@@ -95,6 +107,11 @@ export interface RelaySync {
 }
 
 const LIVE = "wats-live";
+/** The subscription id of an EVENT message, read without parsing the message. */
+const EVENT_SUB = /^\[\s*"EVENT"\s*,\s*"([^"\\]*)"/;
+const PEEK_DECODER = new TextDecoder();
+/** Events of one relay being validated and stored at once, at most (see the module doc). */
+export const MAX_INGESTING = 256;
 /** NIP-01 prefixes of an `OK false` that will not change on a retry. */
 const PERMANENT = ["invalid:", "blocked:", "pow:", "restricted:"];
 
@@ -108,11 +125,20 @@ export function startRelaySync(opts: RelaySyncOptions): RelaySync {
 
 interface Page {
   subId: string;
+  since?: number;
   until?: number;
+  /** Valid events inside the filter so far. */
   received: number;
+  /** Of those, events this catch-up had not seen. */
   fresh: number;
   oldest: number;
-  pending: Promise<IngestResult>[];
+  /** The ids of `oldest`'s second, the next page's boundary. */
+  oldestIds: Set<string>;
+  /** Ingests of this page still running, and who waits for them to end. */
+  ingesting: number;
+  drained: (() => void) | undefined;
+  ended: boolean;
+  timer: ReturnType<typeof setTimeout> | undefined;
 }
 
 class Sync implements RelaySync {
@@ -134,7 +160,11 @@ class Sync implements RelaySync {
   // Per connection:
   #page: Page | undefined;
   #pageCount = 0;
+  /** Ids of the boundary second (the previous page's oldest), already counted. */
   #seen = new Set<string>();
+  /** Pages in a row whose events all shared their `until` second. */
+  #stuck = 0;
+  #ingesting = 0;
   #liveSince = 0;
   #savedCursor = 0;
   #inFlight = new Set<string>();
@@ -221,6 +251,13 @@ class Sync implements RelaySync {
         });
       }
     };
+    // An EVENT of a subscription no longer open (a page that ended) is dropped
+    // before it is even decoded: a relay may keep sending them, each as large as
+    // the message cap, and decoding and parsing them only fed the garbage collector.
+    ws.onpeek = (head) => {
+      const sub = EVENT_SUB.exec(PEEK_DECODER.decode(head))?.[1];
+      return sub === undefined || sub === LIVE || sub === this.#page?.subId;
+    };
     ws.onerror = (e) => {
       const msg = e.message;
       if (msg) this.#lastError = msg;
@@ -267,6 +304,7 @@ class Sync implements RelaySync {
     this.#liveSince = Math.floor(this.#now() / 1000);
     this.#savedCursor = this.#store.getCursor(this.url) ?? 0;
     this.#seen = new Set();
+    this.#stuck = 0;
     this.#send(["REQ", LIVE, { kinds: NOSTR_KINDS, limit: 0 }]);
     this.#requestPage(undefined);
     this.#flushOutbox();
@@ -275,7 +313,7 @@ class Sync implements RelaySync {
   #endSession(): void {
     this.#connected = false;
     this.#caughtUp = false;
-    this.#page = undefined;
+    this.#dropPage();
     this.#seen = new Set();
     this.#inFlight.clear();
     this.#deferred.clear();
@@ -297,27 +335,82 @@ class Sync implements RelaySync {
     const since = this.#since();
     if (since !== undefined) filter.since = since;
     if (until !== undefined) filter.until = until;
-    this.#page = { subId, until, received: 0, fresh: 0, oldest: Infinity, pending: [] };
+    const page: Page = {
+      subId,
+      since,
+      until,
+      received: 0,
+      fresh: 0,
+      oldest: Infinity,
+      oldestIds: new Set(),
+      ingesting: 0,
+      drained: undefined,
+      ended: false,
+      timer: undefined,
+    };
+    page.timer = setTimeout(() => {
+      this.#log.info("relay {url} sent no EOSE for {sub} within {ms} ms; ending the page", {
+        url: this.url,
+        sub: subId,
+        ms: this.#o.pageTimeoutMs ?? 30_000,
+      });
+      void this.#endPage(page);
+    }, this.#o.pageTimeoutMs ?? 30_000);
+    this.#page = page;
     this.#send(["REQ", subId, filter]);
   }
 
+  #dropPage(): void {
+    if (this.#page) {
+      clearTimeout(this.#page.timer);
+      this.#page.ended = true;
+      this.#page.drained?.();
+    }
+    this.#page = undefined;
+  }
+
+  /** Counts a validated event of a page (see the module doc). */
+  #counted(page: Page, event: NostrEvent): void {
+    const at = event.created_at;
+    if (page.since !== undefined && at < page.since) return;
+    if (page.until !== undefined && at > page.until) return;
+    page.received++;
+    if (at !== page.until || !this.#seen.has(event.id)) page.fresh++;
+    if (at < page.oldest) {
+      page.oldest = at;
+      page.oldestIds = new Set();
+    }
+    if (at === page.oldest) page.oldestIds.add(event.id);
+    if (page.received >= (this.#o.pageLimit ?? 1000)) void this.#endPage(page);
+  }
+
   async #endPage(page: Page): Promise<void> {
+    if (page.ended || this.#page !== page) return;
+    page.ended = true;
+    clearTimeout(page.timer);
     this.#send(["CLOSE", page.subId]);
     // The cursor moves only once the page's events are in the store.
-    await Promise.all(page.pending);
+    if (page.ingesting > 0) await new Promise<void>((r) => page.drained = r);
     if (this.#page !== page || !this.#connected) return;
     const limit = this.#o.pageLimit ?? 1000;
-    if (page.fresh > 0) {
+    const sameSecond = page.oldest === page.until;
+    // New events all dated `until`: that second is asked once more, not forever.
+    if (page.fresh > 0 && (!sameSecond || this.#stuck === 0)) {
+      this.#stuck = sameSecond ? 1 : 0;
+      this.#seen = sameSecond ? new Set([...this.#seen, ...page.oldestIds]) : page.oldestIds;
       this.#requestPage(page.oldest);
       return;
     }
-    if (page.received >= limit && page.until !== undefined) {
-      // A full page of one second, all seen: more events share that second than
-      // the relay returns at once. Skip the second rather than loop on it.
+    if ((page.fresh > 0 || page.received >= limit) && page.until !== undefined) {
+      // A full page of one second, all seen (or still new ones after a second look):
+      // more events share that second than the relay returns at once. Skip the
+      // second rather than loop on it.
       this.#log.warn(
         "relay {url} holds more events dated {second} than it returns at once; some may be missed",
         { url: this.url, second: page.until },
       );
+      this.#stuck = 0;
+      this.#seen = new Set();
       this.#requestPage(page.until - 1);
       return;
     }
@@ -361,16 +454,16 @@ class Sync implements RelaySync {
         const [, subId, event] = msg;
         if (subId === LIVE) {
           this.#ingest(event);
-        } else if (page && subId === page.subId) {
-          page.received++;
-          const id = (event as NostrEvent | null)?.id;
-          if (typeof id === "string" && !this.#seen.has(id)) {
-            this.#seen.add(id);
-            page.fresh++;
-          }
+        } else if (page && !page.ended && subId === page.subId) {
+          // Read before the ingest: a valid event's fields are these.
           const at = (event as NostrEvent | null)?.created_at;
-          if (typeof at === "number" && at < page.oldest) page.oldest = at;
-          page.pending.push(this.#ingest(event));
+          page.ingesting++;
+          void this.#ingest(event).then((r) => {
+            if (r.ok && r.id !== undefined && typeof at === "number") {
+              this.#counted(page, { id: r.id, created_at: at } as NostrEvent);
+            }
+            if (--page.ingesting === 0) page.drained?.();
+          });
         }
         return;
       }
@@ -384,7 +477,7 @@ class Sync implements RelaySync {
         if (msg[1] === LIVE || (page && msg[1] === page.subId)) {
           this.#lastError = `relay closed subscription ${msg[1]}: ${String(msg[2] ?? "")}`;
           this.#log.warn("relay {url}: {error}", { url: this.url, error: this.#lastError });
-          if (page && msg[1] === page.subId) this.#page = undefined;
+          if (page && msg[1] === page.subId) this.#dropPage();
         }
         return;
       case "NOTICE":
@@ -396,7 +489,10 @@ class Sync implements RelaySync {
   }
 
   #ingest(event: unknown): Promise<IngestResult> {
-    return this.#o.ingest(event, this.url);
+    if (++this.#ingesting === MAX_INGESTING) this.#ws?.pause();
+    return this.#o.ingest(event, this.url).finally(() => {
+      if (this.#ingesting-- === MAX_INGESTING) this.#ws?.resume();
+    });
   }
 
   // ---- publishing -----------------------------------------------------------

@@ -19,9 +19,17 @@
  */
 
 import { errorMessage } from "../error_message.ts";
+import { MAX_EVENT_BYTES } from "../posts/post.ts";
+import { closeBody, concat, type Frame, frame, FrameError, FrameReader } from "./ws_frames.ts";
 
-/** Incoming messages longer than this close the connection (1009). */
-const MAX_MESSAGE_BYTES = 1024 * 1024;
+/**
+ * Incoming messages longer than this close the connection (1009). A relay's message
+ * carries at most one event, and an event is at most `MAX_EVENT_BYTES` (64 KiB)
+ * serialised: four times that leaves room for escaping, the same cap as the relay
+ * endpoint's (`MAX_MESSAGE_CHARS`). Anything longer is junk that would only be
+ * parsed to be refused.
+ */
+const MAX_MESSAGE_BYTES = 4 * MAX_EVENT_BYTES;
 /** How long a close waits for the peer's close frame before dropping the connection. */
 const CLOSE_WAIT_MS = 2_000;
 const GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
@@ -37,10 +45,19 @@ export class WsClient {
   onmessage: ((e: { data: string }) => void) | undefined;
   onerror: ((e: { message: string }) => void) | undefined;
   onclose: ((e: { code: number; reason: string }) => void) | undefined;
+  /**
+   * Sees the first bytes (at most 100) of each whole text message before it is
+   * decoded; false drops the message, which then costs no allocation.
+   */
+  onpeek: ((head: Uint8Array) => boolean) | undefined;
   #conn: Deno.Conn | undefined;
   #writing: Promise<void> = Promise.resolve();
   #closeTimer: ReturnType<typeof setTimeout> | undefined;
   #closeSent = false;
+  /** The payload of the pong waiting to be written (`#pongLength` -1: none waits). */
+  readonly #pongBody = new Uint8Array(125);
+  #pongLength = -1;
+  #paused: PromiseWithResolvers<void> | undefined;
   #ended = false;
   readonly #enc = new TextEncoder();
 
@@ -57,7 +74,21 @@ export class WsClient {
   /** Sends one text message (ignored unless open, as `WebSocket.send` is not). */
   send(text: string): void {
     if (this.readyState !== OPEN) throw new DOMException("the connection is not open");
-    this.#write(frame(1, this.#enc.encode(text)));
+    this.#write(frame(1, this.#enc.encode(text), true));
+  }
+
+  /**
+   * Stops reading from the connection (after the message being delivered) until
+   * {@linkcode resume}: the peer is slowed by TCP instead of buffered here.
+   */
+  pause(): void {
+    this.#paused ??= Promise.withResolvers<void>();
+  }
+
+  /** Reads again after {@linkcode pause}. */
+  resume(): void {
+    this.#paused?.resolve();
+    this.#paused = undefined;
   }
 
   /** Starts the closing handshake (or abandons a connection still opening). */
@@ -90,24 +121,11 @@ export class WsClient {
       `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\n` +
         `Connection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
     ));
-    let buf = new Uint8Array(0);
-    const chunk = new Uint8Array(64 * 1024);
-    const fill = async (): Promise<boolean> => {
-      const n = await this.#conn!.read(chunk);
-      if (n === null) return false;
-      const next = new Uint8Array(buf.length + n);
-      next.set(buf);
-      next.set(chunk.subarray(0, n), buf.length);
-      buf = next;
-      return true;
-    };
+    const reader = new FrameReader(this.#conn, MAX_MESSAGE_BYTES, false);
     // The handshake's answer.
-    let headEnd: number;
-    while ((headEnd = indexOfCrlf2(buf)) < 0) {
-      if (buf.length > 16 * 1024 || !await fill()) throw new Error("no WebSocket handshake");
-    }
-    const head = new TextDecoder().decode(buf.subarray(0, headEnd));
-    buf = buf.slice(headEnd + 4);
+    const headBytes = await reader.readHead(16 * 1024);
+    if (headBytes === null) throw new Error("no WebSocket handshake");
+    const head = new TextDecoder().decode(headBytes) + "\r\n";
     const status = head.match(/^HTTP\/1\.1 (\d{3})[^\r\n]*/);
     if (status?.[1] !== "101") {
       throw new Error(`the server refused the WebSocket: ${status?.[0] ?? head.slice(0, 80)}`);
@@ -125,31 +143,25 @@ export class WsClient {
     let partsBytes = 0;
     const dec = new TextDecoder("utf-8", { fatal: true });
     for (;;) {
-      // One frame: 2 bytes, an extended length, no mask from a server, the payload.
-      let at = 2;
-      let len = 0;
-      for (;;) {
-        if (buf.length >= 2) {
-          len = buf[1] & 127;
-          if (len === 126 && buf.length >= 4) {
-            len = (buf[2] << 8) | buf[3];
-            at = 4;
-          } else if (len === 127 && buf.length >= 10) {
-            len = Number(new DataView(buf.buffer, buf.byteOffset + 2, 8).getBigUint64(0));
-            at = 10;
-          } else if (len >= 126) {
-            len = -1;
-          }
-          if (len > MAX_MESSAGE_BYTES) return this.#protocolError(1009, "message too big");
-          if (len >= 0 && buf.length >= at + len) break;
+      if (this.#paused) await this.#paused.promise;
+      if (this.#ended) return;
+      let f: Frame | undefined;
+      try {
+        while ((f = reader.take()) === undefined) {
+          if (!await reader.fill()) return this.#end(1006, "the connection ended");
         }
-        if (!await fill()) return this.#end(1006, "the connection ended");
+      } catch (err) {
+        if (!(err instanceof FrameError)) throw err;
+        return this.#protocolError(err.code, err.message);
       }
-      const fin = (buf[0] & 0x80) !== 0;
-      const opcode = buf[0] & 15;
-      if (buf[1] & 0x80) return this.#protocolError(1002, "a server must not mask frames");
-      const payload = buf.slice(at, at + len);
-      buf = buf.slice(at + len);
+      const { fin, opcode } = f;
+      // Pings and pongs allocate nothing: a flood of them is only parsed.
+      if (opcode === 9) {
+        this.#pong(f);
+        continue;
+      }
+      if (opcode === 10) continue;
+      const payload = f.payload();
       if (opcode === 8) {
         const code = payload.length >= 2 ? (payload[0] << 8) | payload[1] : 1005;
         const reason = new TextDecoder().decode(payload.subarray(2));
@@ -157,21 +169,18 @@ export class WsClient {
         await this.#writing;
         return this.#end(code, reason);
       }
-      if (opcode === 9) {
-        this.#write(frame(10, payload));
-        continue;
-      }
-      if (opcode === 10) continue;
       if (opcode !== 0 && opcode !== 1 && opcode !== 2) {
         return this.#protocolError(1002, `unknown opcode ${opcode}`);
       }
       partsBytes += payload.length;
       if (partsBytes > MAX_MESSAGE_BYTES) return this.#protocolError(1009, "message too big");
-      parts.push(payload);
+      // The payload is a view into the reader's buffer: copied only to outlive a read.
+      parts.push(fin && parts.length === 0 ? payload : payload.slice());
       if (!fin) continue;
       const whole = parts.length === 1 ? parts[0] : concat(parts);
       parts.length = 0;
       partsBytes = 0;
+      if (this.onpeek && !this.onpeek(whole.subarray(0, 100))) continue;
       let text: string;
       try {
         text = dec.decode(whole);
@@ -191,20 +200,36 @@ export class WsClient {
     }).catch((err) => this.#fail(err));
   }
 
+  /**
+   * Answers a ping. At most one pong waits to be written, carrying the newest
+   * ping's payload (RFC 6455 §5.5.3 allows answering only the most recent): a
+   * relay that pings faster than it reads cannot make pongs pile up here.
+   */
+  #pong(ping: Frame): void {
+    const queued = this.#pongLength >= 0;
+    ping.copyPayload(this.#pongBody);
+    this.#pongLength = ping.length;
+    if (queued || !this.#conn) return;
+    const conn = this.#conn;
+    this.#writing = this.#writing.then(async () => {
+      const bytes = frame(10, this.#pongBody.subarray(0, this.#pongLength), true);
+      this.#pongLength = -1;
+      let off = 0;
+      while (off < bytes.length) off += await conn.write(bytes.subarray(off));
+    }).catch((err) => this.#fail(err));
+  }
+
   #sendClose(code: number, reason: string): void {
     this.#closeSent = true;
-    const r = this.#enc.encode(reason).subarray(0, 123);
-    const body = new Uint8Array(2 + r.length);
-    body[0] = code >> 8;
-    body[1] = code & 255;
-    body.set(r, 2);
-    this.#write(frame(8, body));
+    this.#write(frame(8, closeBody(code, reason), true));
   }
 
   #protocolError(code: number, reason: string): void {
     this.onerror?.({ message: `WebSocket protocol error: ${reason}` });
     this.#sendClose(code, reason);
     this.#writing.finally(() => this.#end(code, reason));
+    // A peer that reads nothing would hold the close frame, and the connection, forever.
+    this.#closeTimer = setTimeout(() => this.#end(code, reason), CLOSE_WAIT_MS);
   }
 
   #fail(err: unknown): void {
@@ -216,6 +241,7 @@ export class WsClient {
   #end(code: number, reason: string): void {
     if (this.#ended) return;
     this.#ended = true;
+    this.resume();
     clearTimeout(this.#closeTimer);
     this.readyState = CLOSED;
     try {
@@ -227,40 +253,6 @@ export class WsClient {
   }
 }
 
-/** One masked frame (a client always masks), header and payload in one buffer. */
-function frame(opcode: number, payload: Uint8Array): Uint8Array {
-  const len = payload.length;
-  const ext = len < 126 ? 0 : len < 65536 ? 2 : 8;
-  const out = new Uint8Array(2 + ext + 4 + len);
-  out[0] = 0x80 | opcode;
-  out[1] = 0x80 | (ext === 0 ? len : ext === 2 ? 126 : 127);
-  const view = new DataView(out.buffer);
-  if (ext === 2) view.setUint16(2, len);
-  if (ext === 8) view.setBigUint64(2, BigInt(len));
-  const mask = crypto.getRandomValues(new Uint8Array(4));
-  out.set(mask, 2 + ext);
-  const at = 6 + ext;
-  for (let i = 0; i < len; i++) out[at + i] = payload[i] ^ mask[i & 3];
-  return out;
-}
-
 function encodeBase64(bytes: Uint8Array): string {
   return btoa(String.fromCharCode(...bytes));
-}
-
-function indexOfCrlf2(b: Uint8Array): number {
-  for (let i = 0; i + 3 < b.length; i++) {
-    if (b[i] === 13 && b[i + 1] === 10 && b[i + 2] === 13 && b[i + 3] === 10) return i;
-  }
-  return -1;
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { shownProfileName } from "./profiles.ts";
 import { npubEncode } from "nostr-tools/nip19";
 import { PostError } from "../errors.ts";
 import type { PostView } from "../contracts/views.ts";
@@ -43,7 +44,8 @@ export class PostViews {
 
   /** pubkey → local profile name, read once per tool call. */
   #localNames(): Map<string, string> {
-    return new Map(this.#store.profiles().map((r) => [r.pubkey, r.name]));
+    // Shown without invisible or bidi characters: a name stored before they were refused.
+    return new Map(this.#store.profiles().map((r) => [r.pubkey, shownProfileName(r.name)]));
   }
 
   #view(p: StoredPost, names: Map<string, string>): PostView {

@@ -58,3 +58,60 @@ Deno.test({
     }
   },
 });
+
+Deno.test("a data directory left readable by others (0755, files 0644) is made private by a writer, with one line saying so", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "wats-data-" });
+  try {
+    await Deno.chmod(dir, 0o755);
+    await Deno.writeTextFile(`${dir}/config.toml`, "", { mode: 0o644 });
+    await Deno.writeTextFile(`${dir}/store.db`, "", { mode: 0o644 });
+    await Deno.chmod(`${dir}/config.toml`, 0o644);
+    await Deno.chmod(`${dir}/store.db`, 0o644);
+    const mode = async (p: string) => ((await Deno.stat(p)).mode! & 0o777).toString(8);
+
+    const r = await runWats(["--data-dir", dir, "config", "set", "listen", "127.0.0.1:7447"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(await mode(dir), "700");
+    assert.equal(await mode(`${dir}/config.toml`), "600");
+    assert.equal(await mode(`${dir}/store.db`), "600");
+    const lines = r.stderr.trimEnd().split("\n");
+    assert.equal(lines.length, 1, r.stderr);
+    assert.equal(
+      lines[0],
+      `wats: made the data directory ${dir} private (the folder 0755 → 0700, ` +
+        `config.toml 0644 → 0600, store.db 0644 → 0600): other users could read it`,
+    );
+
+    // Already private: nothing to say.
+    const again = await runWats(["--data-dir", dir, "config", "set", "listen", "127.0.0.1:7448"]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(again.stderr, "");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("files left readable inside a private data directory are made private without a line", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "wats-data-" });
+  try {
+    await Deno.writeTextFile(`${dir}/config.toml`, "");
+    await Deno.chmod(`${dir}/config.toml`, 0o644);
+    const r = await runWats(["--data-dir", dir, "config", "set", "listen", "127.0.0.1:7447"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, "");
+    assert.equal(((await Deno.stat(`${dir}/config.toml`)).mode! & 0o777).toString(8), "600");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("config.toml created by `wats config set` is readable by its owner only", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "wats-data-" });
+  try {
+    const r = await runWats(["--data-dir", dir, "config", "set", "listen", "127.0.0.1:7447"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(((await Deno.stat(`${dir}/config.toml`)).mode! & 0o777).toString(8), "600");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

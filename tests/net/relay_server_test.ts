@@ -435,3 +435,76 @@ Deno.test("the endpoint answers plain HTTP with a hint and NIP-11 with its limit
     await s.cleanup();
   }
 });
+
+/** A raw client that sends the first fragments of a text message and never the last. */
+async function fragmentHolder(port: number, fragments: number, bytes: number) {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  await conn.write(new TextEncoder().encode(
+    "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+  ));
+  const buf = new Uint8Array(4096);
+  let head = "";
+  while (!head.includes("\r\n\r\n")) {
+    const n = await conn.read(buf);
+    if (n === null) throw new Error("closed during the handshake");
+    head += new TextDecoder().decode(buf.subarray(0, n));
+  }
+  assert.match(head, /^HTTP\/1\.1 101/);
+  for (let i = 0; i < fragments; i++) {
+    // Not final; the first is text, the rest continuations; masked (zero mask).
+    const f = new Uint8Array(8 + bytes).fill(0x20);
+    f.set([i === 0 ? 0x01 : 0x00, 0x80 | 126, bytes >> 8, bytes & 255, 0, 0, 0, 0]);
+    await conn.write(f);
+  }
+  /** The code of the server's close frame once the connection ends (null: none). */
+  const ended = (async () => {
+    let got = new Uint8Array(0);
+    try {
+      for (let n; (n = await conn.read(buf)) !== null;) {
+        const next = new Uint8Array(got.length + n);
+        next.set(got);
+        next.set(buf.subarray(0, n), got.length);
+        got = next;
+      }
+    } catch { /* reset */ }
+    // The server sends nothing else to a client that never finished a message.
+    return got.length >= 4 && (got[0] & 15) === 8 ? (got[2] << 8) | got[3] : null;
+  })();
+  return { ended, close: () => conn.close() };
+}
+
+Deno.test("half-sent fragmented messages count in the endpoint's caps: held bytes show, past the total the holders go", async () => {
+  // Before, Deno's server WebSocket joined fragments out of sight (up to ~16 MiB a
+  // client): `buffered()` stayed 0 and no cap applied.
+  const maxTotalQueue = 1024 * 1024;
+  const s = await setup({ maxTotalQueue });
+  const holders: Awaited<ReturnType<typeof fragmentHolder>>[] = [];
+  try {
+    const one = await fragmentHolder(s.server.port, 4, 60_000);
+    holders.push(one);
+    await waitFor(() => s.server.buffered() >= 240_000, "the fragments counted");
+    // Eight more such clients hold ~2.4 MB together: past the 1 MiB total, the
+    // holders are disconnected until the rest is under it.
+    for (let i = 0; i < 8; i++) holders.push(await fragmentHolder(s.server.port, 4, 60_000));
+    await waitFor(() => s.server.connections() <= 4, "holders disconnected");
+    assert.ok(s.server.buffered() <= maxTotalQueue, `held ${s.server.buffered()} bytes`);
+  } finally {
+    for (const h of holders) h.close();
+    await s.cleanup();
+  }
+});
+
+Deno.test("a fragmented message longer than the endpoint's message cap closes the connection", async () => {
+  const s = await setup();
+  try {
+    // 14 fragments of 60,000 bytes: past 3 × 262,144 (the most a message may take).
+    const h = await fragmentHolder(s.server.port, 14, 60_000);
+    await waitFor(() => s.server.connections() === 0, "the connection closed");
+    assert.equal(await h.ended, 1009, "closed as too big");
+    assert.equal(s.server.buffered(), 0);
+    h.close();
+  } finally {
+    await s.cleanup();
+  }
+});

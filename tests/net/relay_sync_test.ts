@@ -296,3 +296,102 @@ Deno.test("two nodes peer directly: one serves the endpoint, the other syncs thr
     b.cleanup();
   }
 });
+
+/**
+ * A relay that answers each catch-up REQ (not the live one) with what `answer`
+ * returns for the page's number (1, 2…), sent as raw messages, and records the REQs.
+ */
+function hostileRelay(answer: (page: number, subId: string) => unknown[][]) {
+  const reqs: Record<string, unknown>[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    const { socket, response } = Deno.upgradeWebSocket(req);
+    socket.onmessage = (e) => {
+      const m = JSON.parse(e.data);
+      if (m[0] !== "REQ" || m[1] === "wats-live") return;
+      reqs.push(m[2]);
+      for (const out of answer(reqs.length, m[1])) socket.send(JSON.stringify(out));
+    };
+    return response;
+  });
+  return { url: `ws://127.0.0.1:${server.addr.port}`, reqs, close: () => server.shutdown() };
+}
+
+/** Starts a sync with `relay` and waits until it caught up or asked `maxPages` pages. */
+async function catchUp(
+  relay: ReturnType<typeof hostileRelay>,
+  more: { pageLimit?: number; pageTimeoutMs?: number },
+  maxPages: number,
+) {
+  const a = node();
+  const sync = startRelaySync({
+    url: relay.url,
+    store: a.store,
+    ingest: a.ingest,
+    log: testLog,
+    maxSkewMs: 600_000,
+    ...FAST_BACKOFF,
+    ...more,
+  });
+  try {
+    await waitFor(
+      () => sync.status().caughtUp || relay.reqs.length > maxPages,
+      "the catch-up to end",
+    );
+    return {
+      caughtUp: sync.status().caughtUp,
+      pages: relay.reqs.length,
+      stored: a.ingest.stored(),
+    };
+  } finally {
+    await sync.close();
+    await a.ingest.settle();
+    await relay.close();
+    a.cleanup();
+  }
+}
+
+Deno.test("junk events with fresh ids do not count for a page: the catch-up ends after one page", async () => {
+  // Before, every EVENT's id counted as new, so each page of junk asked for another.
+  const junk = (n: number) => ({ id: `junk-${n}-${"x".repeat(1000)}`, created_at: 1 });
+  const relay = hostileRelay((page, sub) => [
+    ...[0, 1, 2, 3, 4].map((i) => ["EVENT", sub, junk(page * 10 + i)]),
+    ["EOSE", sub],
+  ]);
+  const r = await catchUp(relay, {}, 5);
+  assert.deepEqual(r, { caughtUp: true, pages: 1, stored: 0 });
+});
+
+Deno.test("a page ends at the limit asked even with no EOSE; events outside the filter do not count", async () => {
+  const old = nowSec() - 100;
+  const events = [0, 1, 2].map((i) => signed(alice, "note", `old ${i}`, { createdAt: old - i }));
+  const later = signed(alice, "note", "newer than asked", { createdAt: old });
+  const relay = hostileRelay((page, sub) =>
+    // The first page: three events, never an EOSE. The second (until = the oldest
+    // of the first) also gets an event newer than its `until`, then an EOSE.
+    page === 1 ? events.map((e) => ["EVENT", sub, e]) : [["EVENT", sub, later], ["EOSE", sub]]
+  );
+  const r = await catchUp(relay, { pageLimit: 3 }, 5);
+  assert.deepEqual(r, { caughtUp: true, pages: 2, stored: 4 });
+  assert.equal(relay.reqs[1].until, old - 2);
+});
+
+Deno.test("a page with no EOSE and fewer events than the limit ends after the page time limit", async () => {
+  const relay = hostileRelay((_page, sub) => [["EVENT", sub, { id: "junk" }]]);
+  const r = await catchUp(relay, { pageTimeoutMs: 50 }, 5);
+  assert.deepEqual(r, { caughtUp: true, pages: 1, stored: 0 });
+});
+
+Deno.test("new events all dated the page's until second: that second is asked once more, then skipped", async () => {
+  const t = nowSec() - 100;
+  let n = 0;
+  const relay = hostileRelay((page, sub) => [
+    // Each answer: two events never seen before, all dated t (a relay inventing them).
+    ...(page <= 4 ? [0, 1] : []).map(
+      () => ["EVENT", sub, signed(alice, "note", `${n++}`, { createdAt: t })],
+    ),
+    ["EOSE", sub],
+  ]);
+  const r = await catchUp(relay, {}, 6);
+  assert.equal(r.caughtUp, true);
+  assert.deepEqual(relay.reqs.map((f) => f.until), [undefined, t, t, t - 1]);
+});

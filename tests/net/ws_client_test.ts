@@ -143,3 +143,90 @@ Deno.test("WsClient fails cleanly on a refused handshake and on a closed port", 
   await assert.rejects(open(`ws://127.0.0.1:${port}`), /closed \(1006\)/);
   assert.throws(() => new WsClient("http://example.com/"), /not a ws:\/\/ or wss:\/\/ URL/);
 });
+
+/** Reads frames sent by the client (masked) from `conn` until `stop` says so. */
+async function readClientFrames(
+  conn: Deno.Conn,
+  stop: (f: { opcode: number; payload: Uint8Array }) => boolean,
+): Promise<{ opcode: number; payload: Uint8Array }[]> {
+  const frames: { opcode: number; payload: Uint8Array }[] = [];
+  let buf = new Uint8Array(0);
+  const chunk = new Uint8Array(64 * 1024);
+  for (;;) {
+    let pos = 0;
+    while (buf.length - pos >= 6) {
+      let len = buf[pos + 1] & 127;
+      let at = 2;
+      if (len === 126) [len, at] = [(buf[pos + 2] << 8) | buf[pos + 3], 4];
+      if (buf.length - pos < at + 4 + len) break;
+      const mask = buf.subarray(pos + at, pos + at + 4);
+      const payload = buf.slice(pos + at + 4, pos + at + 4 + len).map((b, i) => b ^ mask[i & 3]);
+      const f = { opcode: buf[pos] & 15, payload };
+      frames.push(f);
+      pos += at + 4 + len;
+      if (stop(f)) return frames;
+    }
+    buf = buf.slice(pos);
+    const n = await conn.read(chunk);
+    if (n === null) return frames;
+    const next = new Uint8Array(buf.length + n);
+    next.set(buf);
+    next.set(chunk.subarray(0, n), buf.length);
+    buf = next;
+  }
+}
+
+Deno.test("a ping flood from a server that reads nothing leaves at most one pong waiting, the newest", async () => {
+  // 200,000 pings of 125 bytes (25 MB) are more than the loopback socket buffers
+  // hold: the client's pongs back up. Before, it queued one pong per ping (RSS grew
+  // by hundreds of MB); now a newer ping replaces the pong still waiting.
+  const raw = rawServer();
+  const c = await open(`ws://127.0.0.1:${raw.port}`);
+  const conn = await raw.accepted;
+  try {
+    const pings = 200_000;
+    const size = 2 + 125;
+    const flood = new Uint8Array(pings * size);
+    for (let i = 0; i < pings; i++) {
+      flood[i * size] = 0x89;
+      flood[i * size + 1] = 125;
+      new DataView(flood.buffer).setUint32(i * size + 2, i);
+    }
+    await conn.write(new Uint8Array([0x81, 4, ...new TextEncoder().encode("sent")]));
+    let off = 0;
+    while (off < flood.length) off += await conn.write(flood.subarray(off));
+    await conn.write(new Uint8Array([0x81, 4, ...new TextEncoder().encode("done")]));
+    // Every ping was read (the text frame after them arrived); only now read the pongs.
+    await waitFor(() => c.got.includes("done"), "the frames after the pings");
+    const last = pings - 1;
+    const pongs = await readClientFrames(
+      conn,
+      (f) => f.opcode === 10 && new DataView(f.payload.buffer).getUint32(0) === last,
+    );
+    assert.ok(pongs.every((f) => f.opcode === 10), "only pongs");
+    assert.equal(new DataView(pongs.at(-1)!.payload.buffer).getUint32(0), last, "the newest");
+    assert.ok(pongs.length < pings, `${pongs.length} pongs for ${pings} pings: they queued`);
+  } finally {
+    c.ws.close();
+    conn.close();
+    raw.listener.close();
+  }
+});
+
+Deno.test("a control frame over 125 bytes closes the connection with 1002 (RFC 6455 §5.5)", async () => {
+  const raw = rawServer();
+  const c = await open(`ws://127.0.0.1:${raw.port}`);
+  const conn = await raw.accepted;
+  try {
+    await conn.write(new Uint8Array([0x89, 126, 0, 126, ...new Uint8Array(126)]));
+    const frames = await readClientFrames(conn, () => true);
+    assert.deepEqual(frames.map((f) => f.opcode), [8], "a close frame, no pong");
+    assert.equal((frames[0].payload[0] << 8) | frames[0].payload[1], 1002);
+    await waitFor(() => c.closes.length === 1, "the close");
+    assert.equal(c.closes[0].code, 1002);
+    assert.match(c.errors.join(), /control frame/);
+  } finally {
+    conn.close();
+    raw.listener.close();
+  }
+});
