@@ -68,7 +68,8 @@ export const ALIVE_MS = 1000;
 
 /**
  * How often the processes of a run whose harness has a `processRule` are checked: a shell
- * command Codex does not report is ended this long after it started, at most (plus one `ps`).
+ * command Codex does not report is ended twice this long after it started, at most (plus two
+ * `ps`): a stray must be seen by two checks in a row.
  */
 export const WATCH_MS = 250;
 
@@ -185,10 +186,17 @@ export async function executeRun(
     if (rule && d.listProcesses) {
       watching = true;
       const list = d.listProcesses;
+      // A stray counts once two checks in a row see it (the same pid and command line): a
+      // process caught while it exits shows no command line (`[deno]`), and one caught between
+      // fork and exec shows its parent's; neither is there at the next check.
+      let suspects = new Set<string>();
       const check = async () => {
         let found: ProcessRow[] = [];
         try {
-          found = strayProcesses(await list(), p.pid, rule);
+          const seen = strayProcesses(await list(), p.pid, rule);
+          const now = new Set(seen.map((r) => `${r.pid} ${r.args}`));
+          found = seen.filter((r) => suspects.has(`${r.pid} ${r.args}`));
+          suspects = now;
         } catch (err) {
           d.log.warn(`run ${ctx.runId}: cannot list its processes: ${errorMessage(err)}`);
         }

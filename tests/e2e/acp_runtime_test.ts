@@ -251,18 +251,26 @@ Deno.test({
         { when: hasTool("mcp__wats__answer"), reply: answer("In time.") },
       ],
     });
-    await using rig = await nodeRig(
-      acpNode(home, config(home, mock.url).replace("[agent]\n", '[agent]\ntimeout = "5s"\n')),
-    );
+    // Only the slow run's daemon has a short agent.timeout: the runs that must end in time run
+    // under the default, however loaded the machine (the data dir is kept across restarts).
+    const toml = config(home, mock.url);
+    await using rig = await nodeRig(acpNode(home, toml));
     const paths = dataPaths(rig.dataDir);
-    const ended = () => rig.events("run_ended");
-    const alice = await rig.mcp("alice");
-    const ask = idIn(await call(alice, "ask", { title: "Q", text: "FIRST: which init?" }));
-    await waitFor("the first run", () => ended().length === 1, 120_000);
+    const first = await rig.mcp("alice");
+    const ask = idIn(await call(first, "ask", { title: "Q", text: "FIRST: which init?" }));
+    const run1 = await rig.waitEvent("run_ended");
+    assert.equal(run1.status, "ok", JSON.stringify(run1));
     const answer1 = rig.events("post_stored").find((e) => e.kind === "answer");
     assert.ok(answer1, rig.node.stderr());
+    await first.close();
+    await rig.stop();
 
-    await call(alice, "clarify", { parent: answer1.id, text: "SLOW: this one hangs" });
+    await using slow = await nodeRig({
+      ...acpNode(home, toml.replace("[agent]\n", '[agent]\ntimeout = "5s"\n')),
+      dataDir: rig.dataDir,
+    });
+    const second = await slow.mcp("alice");
+    await call(second, "clarify", { parent: answer1.id, text: "SLOW: this one hangs" });
     // The run in progress is recorded with the agent's process group.
     let pgid = 0;
     await waitFor("the run's record", () => {
@@ -273,9 +281,9 @@ Deno.test({
       }
       return pgid > 0;
     }, 120_000);
-    await waitFor("the slow run's end", () => ended().length === 2, 120_000);
-    assert.equal(ended()[1].status, "timeout", JSON.stringify(ended()[1]));
-    assert.match(String(ended()[1].error), /timed out after agent.timeout = 5s/);
+    const run2 = await slow.waitEvent("run_ended");
+    assert.equal(run2.status, "timeout", JSON.stringify(run2));
+    assert.match(String(run2.error), /timed out after agent.timeout = 5s/);
     // Nothing of the group survives the run (the agent, its Claude Code, its `wats mcp`): the
     // group was sent SIGKILL before the run ended; dying takes the kernel a moment.
     let left: string[] = [];
@@ -285,11 +293,15 @@ Deno.test({
       await new Promise((r) => setTimeout(r, 100));
     }
     assert.deepEqual(left, [], "the run's process group is gone");
+    await second.close();
+    await slow.stop();
 
     // The thread's session was kept: its next wake loads it and is answered.
+    await using again = await nodeRig({ ...acpNode(home, toml), dataDir: rig.dataDir });
+    const alice = await again.mcp("alice");
     await call(alice, "clarify", { parent: answer1.id, text: "AND-NOW: and now?" });
-    await waitFor("the third run", () => ended().length === 3, 120_000);
-    assert.equal(ended()[2].status, "ok", JSON.stringify(ended()[2]));
+    const run3 = await again.waitEvent("run_ended");
+    assert.equal(run3.status, "ok", JSON.stringify(run3));
     const thread = await call(alice, "thread", { id: ask });
     assert.match(thread, /Recovered, and I remember FIRST\./, thread);
   },

@@ -4,6 +4,7 @@
  * driven by the scripted mock model (issue 3).
  */
 
+import { MCP_CONNECT_WAIT_ENV } from "../../src/runner/harnesses/claude.ts";
 import assert from "node:assert/strict";
 import { denoDir, watsCommand } from "../support/cli.ts";
 import { inspectorBin, requireCli } from "../support/clis.ts";
@@ -174,6 +175,8 @@ Deno.test({
       prompt: "Ask the swarm who maintains the relay.",
       cwd: work,
       mockUrl: mock.url,
+      // As a runner's run has it: Claude Code waits for `wats mcp` however loaded the machine.
+      env: { ...MCP_CONNECT_WAIT_ENV },
     });
     const init = run.events.find((e) => e.type === "system" && e.subtype === "init") as
       | { mcp_servers: Array<{ name: string; status: string }>; tools: string[] }

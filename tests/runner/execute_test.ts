@@ -159,12 +159,20 @@ Deno.test("a run whose harness has a process rule is stopped as lock broken when
     rows = [{ pid: leader, ppid: 1, pgid: leader, args: "fake --run" }];
     await s.time.advance(3 * WATCH_MS);
     assert.equal(s.spawner.last.killed, 0, "only the run's own processes: it goes on");
+    // A process seen once, while it exits (no command line): gone at the next check.
+    rows.push({ pid: leader + 9, ppid: leader, pgid: leader, args: "[deno]" });
+    await s.time.advance(WATCH_MS);
+    rows.pop();
+    await s.time.advance(3 * WATCH_MS);
+    assert.equal(s.spawner.last.killed, 0, "a process seen by one check only: it goes on");
     rows.push(
       { pid: leader + 1, ppid: leader, pgid: leader + 1, args: "bwrap --new-session -- sh" },
       { pid: leader + 2, ppid: leader + 1, pgid: leader + 1, args: "sleep 60" },
     );
     await s.time.advance(WATCH_MS);
-    assert.equal(s.spawner.last.killed, 1, "stopped at the next check");
+    assert.equal(s.spawner.last.killed, 0, "seen once: not yet");
+    await s.time.advance(WATCH_MS);
+    assert.equal(s.spawner.last.killed, 1, "stopped once a second check sees it too");
     const footer = await run;
     assert.equal(footer.status, "error");
     assert.equal(

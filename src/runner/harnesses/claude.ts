@@ -15,7 +15,8 @@
  * Agent SDK."), a billing header and the date. The prompt goes on stdin, which is closed (the CLI waits for EOF). The
  * environment is inherited, not cleared: ANTHROPIC_API_KEY is used when set,
  * otherwise the user's Claude login. Tool search is turned off in it
- * (`NO_TOOL_SEARCH_ENV`).
+ * (`NO_TOOL_SEARCH_ENV`), and the wait for the wats MCP server is long
+ * (`MCP_CONNECT_WAIT_ENV`).
  *
  * Output: stream-json, one object a line. Success is `is_error` of the `result`
  * event, never its `subtype` (an API error is `subtype: "success"`,
@@ -153,6 +154,17 @@ export function claudeArgs(ctx: RunContext): string[] {
  */
 export const NO_TOOL_SEARCH_ENV: Readonly<Record<string, string>> = { ENABLE_TOOL_SEARCH: "false" };
 
+/**
+ * How long Claude Code waits for the wats MCP server before its first model request: its own
+ * default is 5 s, after which it goes on without the server ("not ready after 5000ms —
+ * proceeding", measured with 2.1.197) and the run has no wats tool. `wats mcp` is a Deno
+ * program that connects to the daemon: on a loaded machine it took longer (a test run saw the
+ * server `pending` in `system/init`). A server that fails still fails at once.
+ */
+export const MCP_CONNECT_WAIT_ENV: Readonly<Record<string, string>> = {
+  MCP_CONNECT_TIMEOUT_MS: "60000",
+};
+
 /** The Claude Code harness. */
 export function claudeHarness(opts: ClaudeHarnessOptions = {}): Harness {
   const program = opts.program ?? "claude";
@@ -163,7 +175,7 @@ export function claudeHarness(opts: ClaudeHarnessOptions = {}): Harness {
       return {
         program,
         args,
-        env: { ...NO_TOOL_SEARCH_ENV },
+        env: { ...NO_TOOL_SEARCH_ENV, ...MCP_CONNECT_WAIT_ENV },
         cwd: ctx.cwd,
         stdin: ctx.prompt,
         files: [{
