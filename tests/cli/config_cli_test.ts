@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { dataPaths } from "../../src/config/paths.ts";
 import { permissionsFor } from "../../src/cli/permissions.ts";
 import type { AttemptRequest, AttemptResult } from "../config/acknowledge_worker.ts";
+import { watsCommand } from "../support/cli.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -21,23 +22,10 @@ async function wats(dir: string, args: string[], env: Record<string, string> = {
     const v = Deno.env.get(k);
     if (v !== undefined) base[k] = v;
   }
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--quiet",
-      "--allow-read",
-      "--allow-write",
-      "--allow-net",
-      "--allow-run",
-      "--allow-env",
-      "--allow-sys",
-      "--config",
-      `${ROOT}deno.json`,
-      `${ROOT}main.ts`,
-      "--data-dir",
-      dir,
-      ...args,
-    ],
+  // The launcher's own flags (--no-prompt among them), as `deno task wats` runs it.
+  const [program, ...launcher] = watsCommand();
+  const out = await new Deno.Command(program, {
+    args: [...launcher, "--data-dir", dir, ...args],
     cwd: ROOT,
     clearEnv: true,
     env: { ...base, USER: "tester", ...env },
