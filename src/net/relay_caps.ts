@@ -22,9 +22,6 @@ export interface Limits {
   stallMs: number;
 }
 
-/** The caps as the endpoint's options may give them (see `RelayServerOptions`). */
-export type LimitOptions = Partial<Limits>;
-
 const DEFAULT_MAX_QUEUE = 4 * 1024 * 1024;
 const DEFAULT_MAX_TOTAL_QUEUE = 64 * 1024 * 1024;
 /** Characters per second of stored answers, all clients together. */
@@ -35,8 +32,8 @@ export const MAX_SUB_ID_CHARS = 64;
 /** Stored answers one connection may have waiting. */
 export const MAX_ANSWERS = 4;
 
-/** The caps with the defaults filled in. */
-export function resolveLimits(opts: LimitOptions): Limits {
+/** The caps as the endpoint's options give them (`RelayServerOptions`), defaults filled in. */
+export function resolveLimits(opts: Partial<Limits>): Limits {
   return {
     maxQueue: opts.maxQueue ?? DEFAULT_MAX_QUEUE,
     maxTotalQueue: opts.maxTotalQueue ?? DEFAULT_MAX_TOTAL_QUEUE,
