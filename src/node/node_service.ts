@@ -174,8 +174,7 @@ export class LocalNodeService implements NodeService {
    */
   #store(event: NostrEvent): PostOutcome {
     const post = readPost(event);
-    const [result] = this.#deps.store.insert([event]);
-    if (this.#deps.relays.length > 0) this.#deps.store.outboxAdd(event.id, this.#deps.relays);
+    const [result] = this.#deps.store.insert([event], { origin: "local" });
     if (result.seq !== undefined) {
       this.#deps.events({
         event: "post_stored",

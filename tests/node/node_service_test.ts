@@ -37,7 +37,8 @@ async function setup(
 ): Promise<Setup> {
   const dir = await Deno.makeTempDir({ prefix: "wats-service-" });
   let now = 1_800_000_000_000;
-  const store = Store.open(`${dir}/store.db`, { now: () => now });
+  const relays = ["ws://127.0.0.1:1"];
+  const store = Store.open(`${dir}/store.db`, { now: () => now, relays });
   const profiles = new Profiles(new Uint8Array(32).fill(9), store);
   const review = opts.review ?? new ReviewQueue({
     dir: `${dir}/pending`,
@@ -54,7 +55,7 @@ async function setup(
     dataDir: `${dir}/secret-data-dir`,
     defaultProfile: "alice",
     agentProfile: "alice-agent",
-    relays: ["ws://127.0.0.1:1"],
+    relays,
     maxSkewMs: 600_000,
     events: (e) => {
       if (e.event === "post_stored") stored.push(String(e.id));
@@ -185,7 +186,7 @@ Deno.test("a crash between storing and removing the draft: approving again does 
     assert.equal(s.stored.filter((id) => id === again.id).length, 1, "post_stored told once");
     assert.deepEqual(s.service.pending(), []);
     assert.equal(
-      s.store.outboxPending("ws://127.0.0.1:1", 10).length,
+      s.store.outbox.pending("ws://127.0.0.1:1", 10).length,
       2,
       "ask and answer queued once",
     );
