@@ -117,6 +117,53 @@ function postsBy(s: Setup, kind: string): string[] {
   );
 }
 
+Deno.test("the service judges a draft as the MCP tools do, and judges an edited draft again at approval", async () => {
+  const s = await setup();
+  try {
+    const ask = await s.service.post(s.person, { kind: "ask", title: "q", text: "question?" });
+    const rejects = (p: Promise<unknown>, code: string, message: RegExp) =>
+      assert.rejects(p, (err: Error & { code?: string }) => {
+        assert.equal(err.code, code);
+        assert.match(err.message, message);
+        return true;
+      });
+    await rejects(
+      s.service.post(s.person, { kind: "note", text: "  " }),
+      "post.empty",
+      /^text is empty: write what you want to post\.$/,
+    );
+    await rejects(
+      s.service.post(s.person, { kind: "answer", parent: "f".repeat(64), text: "hi" }),
+      "post.unknown_parent",
+      /^No post f{64} on this node: check the id/,
+    );
+    // A title on a reply, or one over two lines, is refused here too, not only by the tools.
+    await rejects(
+      s.service.post(s.person, { kind: "note", parent: ask.id, text: "x", title: "t" }),
+      "post.reply_title",
+      /title is only for a post that starts a thread/,
+    );
+    await rejects(
+      s.service.post(s.person, { kind: "ask", text: "x", title: "a\nb" }),
+      "post.title_lines",
+      /line breaks/,
+    );
+    assert.deepEqual(postsBy(s, "note"), []);
+
+    const held = await s.service.post(s.runner, { kind: "answer", parent: ask.id, text: "ok" });
+    await rejects(
+      s.service.approve(held.id, s.person, "x".repeat(40_000)),
+      "post.too_long",
+      /^text is 40000 bytes, more than the 32768 allowed/,
+    );
+    assert.equal(s.service.pending().length, 1, "the draft still waits");
+    await s.service.approve(held.id, s.person, "an edited answer");
+    assert.deepEqual(postsBy(s, "answer"), ["an edited answer"]);
+  } finally {
+    s.cleanup();
+  }
+});
+
 Deno.test("a runner session and any session of the agent profile cannot approve or reject", async () => {
   const s = await setup();
   try {
