@@ -55,9 +55,9 @@ const dir = tempDataDir();
         ...(kind === "ask" ? { title: `question ${i}` } : {}),
       }, keys[i % keys.length].secret),
     );
-    if (batch.length === 500) store.insert(batch.splice(0));
+    if (batch.length === 500) store.insert(batch.splice(0), { origin: "remote" });
   }
-  store.insert(batch);
+  store.insert(batch, { origin: "remote" });
   store.close();
 }
 

@@ -32,7 +32,7 @@
 import { parseArgs } from "node:util";
 import { defaultSettings, type Settings } from "../src/config/schema.ts";
 import { dataPaths } from "../src/config/paths.ts";
-import { Store } from "../src/store/store.ts";
+import { type InsertOptions, Store } from "../src/store/store.ts";
 import { buildPost, type NostrEvent } from "../src/posts/post.ts";
 import { deriveProfileKey } from "../src/identity/profile_key.ts";
 import { Runner } from "../src/runner/scheduler.ts";
@@ -151,9 +151,9 @@ async function makeRig(name: string, daemonLike: boolean): Promise<Rig> {
     add(rig, "store insert (SQLite, to onInsert)", performance.now() - insertStart)
   );
   const insert = store.insert.bind(store);
-  store.insert = (events: readonly NostrEvent[]) => {
+  store.insert = (events: readonly NostrEvent[], opts: InsertOptions) => {
     insertStart = performance.now();
-    return insert(events);
+    return insert(events, opts);
   };
 
   const s: RunnerStore = {
@@ -309,7 +309,7 @@ async function wake(rig: Rig, record: boolean): Promise<void> {
     rig.cur = { parts: new Map(), spawned: (t) => (spawnedAt = t, r()) };
   });
   const t0 = performance.now();
-  rig.store.insert([post]);
+  rig.store.insert([post], { origin: "remote" });
   await spawned;
   const parts = rig.cur!.parts;
   rig.cur = undefined;

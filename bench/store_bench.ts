@@ -108,11 +108,11 @@ function fillStore(path: string, posts: number): { store: Store; roots: string[]
     prev = e;
     batch.push(e);
     if (batch.length === 1000) {
-      store.insert(batch);
+      store.insert(batch, { origin: "remote" });
       batch = [];
     }
   }
-  if (batch.length) store.insert(batch);
+  if (batch.length) store.insert(batch, { origin: "remote" });
   return { store, roots };
 }
 
@@ -137,7 +137,7 @@ const sizes = [["10k", small, true], ["100k", large, false]] as const;
       for (const e of take(pools.single, cs, BATCH)) {
         const r = await validateEvent(e, OPTS);
         if (!r.ok) throw new Error(r.reason);
-        single.insert([r.event]);
+        single.insert([r.event], { origin: "remote" });
       }
     },
   });
@@ -153,7 +153,7 @@ const sizes = [["10k", small, true], ["100k", large, false]] as const;
         if (!r.ok) throw new Error(r.reason);
         ok.push(r.event);
       }
-      batched.insert(ok);
+      batched.insert(ok, { origin: "remote" });
     },
   });
 }
@@ -167,7 +167,9 @@ const sizes = [["10k", small, true], ["100k", large, false]] as const;
     baseline: true,
     fn() {
       for (let i = 0; i < BATCH; i++) {
-        single.insert([fake("note", `x ${i}`, [["t", "cap:a"]], AUTHORS[0], NOW)]);
+        single.insert([fake("note", `x ${i}`, [["t", "cap:a"]], AUTHORS[0], NOW)], {
+          origin: "remote",
+        });
       }
     },
   });
@@ -179,7 +181,7 @@ const sizes = [["10k", small, true], ["100k", large, false]] as const;
       for (let i = 0; i < BATCH; i++) {
         events.push(fake("note", `x ${i}`, [["t", "cap:a"]], AUTHORS[0], NOW));
       }
-      batched.insert(events);
+      batched.insert(events, { origin: "remote" });
     },
   });
 }

@@ -64,11 +64,11 @@ function fillStore(path: string, n: number): void {
       sig: "0".repeat(128),
     });
     if (batch.length === 1000) {
-      store.insert(batch);
+      store.insert(batch, { origin: "remote" });
       batch = [];
     }
   }
-  if (batch.length > 0) store.insert(batch);
+  if (batch.length > 0) store.insert(batch, { origin: "remote" });
   store.close();
 }
 

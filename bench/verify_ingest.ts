@@ -113,7 +113,9 @@ await Deno.writeTextFile(eventsFile, events.map((e) => JSON.stringify(e)).join("
 const sourceStore = `${dir}/source.db`;
 {
   const s = Store.open(sourceStore);
-  for (let i = 0; i < events.length; i += 500) s.insert(events.slice(i, i + 500));
+  for (let i = 0; i < events.length; i += 500) {
+    s.insert(events.slice(i, i + 500), { origin: "remote" });
+  }
   s.close();
 }
 

@@ -144,7 +144,6 @@ export type ErrorCode =
   | "store.not_a_post"
   | "store.open"
   | "store.outbox_unknown"
-  | "store.write"
   // thread
   | "thread.unknown"
   // try (src/cli/try.ts)

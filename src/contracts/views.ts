@@ -28,8 +28,12 @@ export interface PostView {
   createdAt: number;
 }
 
-/** What a post tool asks the node to publish. */
-export interface PostDraft {
+/**
+ * What a post tool asks the node to publish: a draft, judged by `judgeDraft`
+ * (src/posts/draft.ts). Not `PostDraft` (src/posts/post.ts), the signer's fields,
+ * which the library exports under that name.
+ */
+export interface PostRequest {
   kind: string;
   text: string;
   title?: string;

@@ -11,8 +11,8 @@ import type { Hello, SessionIdentity } from "../contracts/session.ts";
 import type {
   NodeStatus,
   PendingDraft,
-  PostDraft,
   PostOutcome,
+  PostRequest,
   PostView,
 } from "../contracts/views.ts";
 
@@ -21,7 +21,7 @@ import type {
 export interface NodeService {
   /** Checks a hello line; throws when the profile or token is refused. */
   authenticate(hello: Hello): SessionIdentity;
-  post(session: SessionIdentity, draft: PostDraft): Promise<PostOutcome>;
+  post(session: SessionIdentity, draft: PostRequest): Promise<PostOutcome>;
   get(id: string): PostView | undefined;
   /**
    * The thread whose root is `id`: the root (when stored) first, then its

@@ -19,19 +19,15 @@ import { z } from "zod";
 import type { CodingAgents } from "../contracts/coding_agents.ts";
 import { harnessTools } from "./harness_tools.ts";
 import type { ToolContext, ToolHints, ToolOutput, ToolSpec } from "./tool_spec.ts";
-import { PostError, WatsError } from "../errors.ts";
+import { WatsError } from "../errors.ts";
 import { WATS_KINDS } from "../posts/kinds.ts";
-import { MAX_TEXT_BYTES } from "../posts/post.ts";
-import { oneLine } from "../posts/fence.ts";
+import { echoed } from "../posts/fence.ts";
+import { judgeDraft, judgePostId, MAX_CAPS, MAX_TITLE_CHARS, noSuchPost } from "../posts/draft.ts";
 import { formatOutcome, formatPending, formatStatus } from "./format.ts";
 import { formatPosts } from "../posts/format_post.ts";
 import type { SessionIdentity } from "../contracts/session.ts";
-import type { PostDraft } from "../contracts/views.ts";
+import type { PostRequest } from "../contracts/views.ts";
 
-/** Longest title, in characters. */
-export const MAX_TITLE_CHARS = 200;
-/** Most capabilities on one post (each becomes a `cap:` tag; a post has ≤ 64 tags). */
-export const MAX_CAPS = 16;
 /** Longest search query, in characters. */
 export const MAX_QUERY_CHARS = 500;
 /** Longest rejection reason, in characters. */
@@ -105,95 +101,16 @@ const limit = (dflt: number, max: number) =>
 
 // ---- checks that return a message the model can act on ------------------------
 
-const POST_ID = /^[0-9a-f]{64}$/;
-const CAP = /^[a-z0-9][a-z0-9._+#-]{0,63}$/;
-
 /** Checks a post id's form and that this node has the post; returns it normalised. */
 function knownPost(ctx: ToolContext, id: string, field: string): string {
-  const norm = id.trim().toLowerCase();
-  if (!POST_ID.test(norm)) {
-    throw new PostError(
-      "post.bad_id",
-      `${field} "${
-        clip(id)
-      }" is not a post id: give the 64 hex characters shown after "post" in a post's header line.`,
-    );
-  }
-  if (ctx.service.get(norm) === undefined) {
-    throw new PostError(
-      "post.unknown_parent",
-      `No post ${norm} on this node: check the id (feed, search and thread show post ids).`,
-    );
-  }
+  const norm = judgePostId(id, field);
+  if (ctx.service.get(norm) === undefined) throw noSuchPost(norm);
   return norm;
 }
 
-function checkText(value: string): string {
-  if (value.trim() === "") {
-    throw new PostError("post.empty", "text is empty: write what you want to post.");
-  }
-  const bytes = new TextEncoder().encode(value).length;
-  if (bytes > MAX_TEXT_BYTES) {
-    throw new PostError(
-      "post.too_long",
-      `text is ${bytes} bytes, more than the ${MAX_TEXT_BYTES} allowed: shorten it, or split it into a post and progress replies.`,
-    );
-  }
-  return value;
-}
-
-function checkTitle(value: string | undefined, required: boolean): string | undefined {
-  const t = value?.trim();
-  if (t === undefined || t === "") {
-    if (required) {
-      throw new PostError("post.no_title", "title is empty: give a short, one-line title.");
-    }
-    return undefined;
-  }
-  if (/[\r\n]/.test(t)) {
-    throw new PostError("post.title_lines", "title has line breaks: keep it to one line.");
-  }
-  if ([...t].length > MAX_TITLE_CHARS) {
-    throw new PostError(
-      "post.title_too_long",
-      `title is longer than ${MAX_TITLE_CHARS} characters: shorten it and put the detail in text.`,
-    );
-  }
-  return t;
-}
-
-function checkCaps(values: string[] | undefined): string[] | undefined {
-  if (values === undefined || values.length === 0) return undefined;
-  if (values.length > MAX_CAPS) {
-    throw new PostError(
-      "post.too_many_caps",
-      `${values.length} caps given: name at most ${MAX_CAPS}.`,
-    );
-  }
-  const out: string[] = [];
-  for (const raw of values) {
-    const c = raw.trim().toLowerCase().replace(/^cap:/, "");
-    if (!CAP.test(c)) {
-      throw new PostError(
-        "post.bad_cap",
-        `cap "${
-          clip(raw)
-        }" is not a capability name: use one word of letters, digits and . _ + # - (e.g. "rust").`,
-      );
-    }
-    if (!out.includes(c)) out.push(c);
-  }
-  return out;
-}
-
-/** A caller's value echoed in a message: one line, at most 80 characters. */
-function clip(s: string): string {
-  const line = oneLine(s);
-  return line.length > 80 ? `${line.slice(0, 80)}…` : line;
-}
-
-async function publish(ctx: ToolContext, draft: PostDraft): Promise<string> {
-  const outcome = await ctx.service.post(ctx.session, draft);
+/** Posts `draft`, judged first so the model hears the rule it broke before anything else. */
+async function publish(ctx: ToolContext, draft: PostRequest): Promise<string> {
+  const outcome = await ctx.service.post(ctx.session, judgeDraft(draft));
   return formatOutcome(draft.kind, outcome);
 }
 
@@ -207,8 +124,7 @@ function replyTool(kind: string, label: string, description: string, what: strin
     description,
     input: { parent, text: text(what) },
     annotations: POSTING,
-    run: (ctx, a) =>
-      publish(ctx, { kind, parent: knownPost(ctx, a.parent, "parent"), text: checkText(a.text) }),
+    run: (ctx, a) => publish(ctx, { kind, parent: a.parent, text: a.text }),
   });
 }
 
@@ -225,24 +141,8 @@ function replyOrThreadTool(
     description,
     input: { parent: optionalParent, text: text(what), title, caps },
     annotations: POSTING,
-    run: (ctx, a) => {
-      const p = a.parent === undefined || a.parent.trim() === ""
-        ? undefined
-        : knownPost(ctx, a.parent, "parent");
-      if (p !== undefined && a.title !== undefined && a.title.trim() !== "") {
-        throw new PostError(
-          "post.reply_title",
-          "title is only for a post that starts a thread: leave title out when you give parent.",
-        );
-      }
-      return publish(ctx, {
-        kind,
-        parent: p,
-        text: checkText(a.text),
-        title: p === undefined ? checkTitle(a.title, false) : undefined,
-        caps: checkCaps(a.caps),
-      });
-    },
+    run: (ctx, a) =>
+      publish(ctx, { kind, parent: a.parent, text: a.text, title: a.title, caps: a.caps }),
   });
 }
 
@@ -259,13 +159,7 @@ const ask = defineTool({
     caps,
   },
   annotations: POSTING,
-  run: (ctx, a) =>
-    publish(ctx, {
-      kind: "ask",
-      title: checkTitle(a.title, true),
-      text: checkText(a.text),
-      caps: checkCaps(a.caps),
-    }),
+  run: (ctx, a) => publish(ctx, { kind: "ask", title: a.title, text: a.text, caps: a.caps }),
 });
 
 const POSTING_TOOLS: ToolSpec[] = [
@@ -432,8 +326,8 @@ const READING_TOOLS: ToolSpec[] = [
       }
       const posts = ctx.service.search(q, a.limit ?? SEARCH_DEFAULT);
       const text = posts.length === 0
-        ? `No posts match "${clip(q)}".`
-        : `${posts.length} post(s) match "${clip(q)}".\n\n${formatPosts(posts)}`;
+        ? `No posts match "${echoed(q)}".`
+        : `${posts.length} post(s) match "${echoed(q)}".\n\n${formatPosts(posts)}`;
       return { text, data: { posts } };
     },
   }),
@@ -462,7 +356,7 @@ function checkDraftId(id: string): string {
   if (t === "" || /\s/.test(t) || t.length > 128) {
     throw new WatsError(
       "mcp.bad_draft_id",
-      `"${clip(id)}" is not a draft id: use an id that pending lists.`,
+      `"${echoed(id)}" is not a draft id: use an id that pending lists.`,
     );
   }
   return t;
@@ -507,8 +401,8 @@ const REVIEW_TOOLS: ToolSpec[] = [
       const id = checkDraftId(a.id);
       const answered = ctx.service.decidePermission?.(id, true, ctx.session);
       if (answered !== undefined) return `Request ${id} ${answered}.`;
-      const text = a.text === undefined ? undefined : checkText(a.text);
-      const out = await ctx.service.approve(id, ctx.session, text);
+      // The service judges the edited draft (judgeDraft), as it judges every post.
+      const out = await ctx.service.approve(id, ctx.session, a.text);
       return `Approved draft ${id}: published as post ${out.id} (thread ${out.thread}).`;
     },
   }),

@@ -52,12 +52,6 @@ export interface Ingest {
   rejected(): Record<string, number>;
   /** How many new events this ingest has stored. */
   stored(): number;
-  /**
-   * True while this ingest's own `store.insert` runs. `store.onInsert` listeners
-   * run inside that call: they read this to tell posts from the network apart from
-   * the node's own.
-   */
-  readonly inserting: boolean;
   /** Resolves once every ingest call made so far has finished (call before closing the store). */
   settle(): Promise<void>;
 }
@@ -87,7 +81,6 @@ export function createIngest(opts: IngestOptions): Ingest {
   const { store, events, log } = opts;
   const rejected: Record<string, number> = {};
   let storedCount = 0;
-  let inserting = false;
   let queue: Waiting[] = [];
   let scheduled = false;
   let running = 0;
@@ -115,13 +108,10 @@ export function createIngest(opts: IngestOptions): Ingest {
   };
 
   const insertBatch = (batch: Waiting[]): (InsertResult | Error)[] => {
-    inserting = true;
     try {
-      return store.insert(batch.map((w) => w.event));
+      return store.insert(batch.map((w) => w.event), { origin: "remote" });
     } catch (err) {
       if (batch.length === 1) return [err as Error];
-    } finally {
-      inserting = false;
     }
     // One bad event must not sink the others: store them one by one.
     return batch.flatMap((w) => insertBatch([w]));
@@ -203,7 +193,6 @@ export function createIngest(opts: IngestOptions): Ingest {
   return Object.defineProperties(ingest, {
     rejected: { value: () => ({ ...rejected }) },
     stored: { value: () => storedCount },
-    inserting: { get: () => inserting },
     settle: {
       value: () => running === 0 ? Promise.resolve() : new Promise<void>((r) => idle.push(r)),
     },

@@ -143,7 +143,7 @@ export async function startNetwork(opts: NetworkOptions): Promise<Network> {
     ...(server ? { relayPort: server.port } : {}),
     status: () => ({
       relays: syncs.map((s) => s.status()),
-      outbox: store.outboxSize(),
+      outbox: store.outbox.size(),
       ...(server ? { listenPort: server.port, listenHost } : {}),
       rejected: ingest.rejected(),
       verifyWorkers: pool?.size ?? 0,

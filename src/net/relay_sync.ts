@@ -22,10 +22,11 @@
  * 3. after the last page, the cursor (the time the live subscription opened) is
  *    saved with `store.setCursor`; while connected it moves forward with each
  *    message received (at most one write a second);
- * 4. the outbox (`store.outboxPending`) is published, a window of events at a time,
+ * 4. the outbox (`store.outbox.pending`) is published, a window of events at a time,
  *    and each event leaves the outbox only when the relay answers `OK true` (or
- *    `duplicate:`, or a permanent refusal, which is logged). New posts by the node's
- *    own authors are published as the store inserts them.
+ *    `duplicate:`, or a permanent refusal, which is logged). `Store.insert` queues
+ *    local events for the relays the store was opened with, so this relay's URL must
+ *    be one of them; they are published as soon as they are inserted.
  *
  * At most {@linkcode MAX_INGESTING} events from one relay are being validated and
  * stored at once; past that the connection is not read (`WsClient.pause`), so a
@@ -50,7 +51,7 @@
 import type { Logger } from "@logtape/logtape";
 import { NOSTR_KINDS } from "../posts/kinds.ts";
 import type { NostrEvent } from "../posts/post.ts";
-import type { Store, StoredPost } from "../store/store.ts";
+import type { Origin, Store } from "../store/store.ts";
 import type { Ingest, IngestResult } from "./ingest.ts";
 import { CLOSED, OPEN, WsClient } from "./ws_client.ts";
 
@@ -170,7 +171,6 @@ class Sync implements RelaySync {
   #inFlight = new Set<string>();
   #deferred = new Set<string>();
   #flushQueued = false;
-  #localAuthors = new Set<string>();
 
   constructor(opts: RelaySyncOptions) {
     this.url = opts.url;
@@ -178,7 +178,7 @@ class Sync implements RelaySync {
     this.#store = opts.store;
     this.#log = opts.log;
     this.#now = opts.now ?? Date.now;
-    this.#unlisten = opts.store.onInsert((posts) => this.#onInsert(posts));
+    this.#unlisten = opts.store.onInsert((_posts, origin) => this.#onInsert(origin));
     this.#connect();
   }
 
@@ -497,34 +497,15 @@ class Sync implements RelaySync {
 
   // ---- publishing -----------------------------------------------------------
 
-  #onInsert(posts: StoredPost[]): void {
-    // Posts that came from the network are not republished.
-    if (this.#o.ingest.inserting) return;
-    const mine = posts.filter((p) => this.#isLocal(p.author));
-    if (mine.length === 0) return;
-    try {
-      // The outbox is what survives a restart; queuing again is a no-op.
-      for (const p of mine) this.#store.outboxAdd(p.id, [this.url]);
-    } catch (err) {
-      this.#log.warn("cannot queue a post for {url}: {error}", {
-        url: this.url,
-        error: (err as Error).message,
-      });
-    }
-    if (!this.#flushQueued) {
-      this.#flushQueued = true;
-      queueMicrotask(() => {
-        this.#flushQueued = false;
-        this.#flushOutbox();
-      });
-    }
-  }
-
-  #isLocal(author: string): boolean {
-    if (this.#localAuthors.has(author)) return true;
-    // A profile signed for since the last look: read the list again.
-    this.#localAuthors = this.#store.localAuthors();
-    return this.#localAuthors.has(author);
+  #onInsert(origin: Origin): void {
+    // Only local events enter the outbox (`Store.insert` queues them); a batch from
+    // the network has nothing to publish.
+    if (origin !== "local" || this.#flushQueued) return;
+    this.#flushQueued = true;
+    queueMicrotask(() => {
+      this.#flushQueued = false;
+      this.#flushOutbox();
+    });
   }
 
   #flushOutbox(): void {
@@ -533,7 +514,7 @@ class Sync implements RelaySync {
     if (this.#inFlight.size >= window) return;
     let pending: NostrEvent[];
     try {
-      pending = this.#store.outboxPending(
+      pending = this.#store.outbox.pending(
         this.url,
         window + this.#inFlight.size + this.#deferred.size,
       );
@@ -553,14 +534,14 @@ class Sync implements RelaySync {
     if (typeof id !== "string" || !this.#inFlight.delete(id)) return;
     const text = typeof message === "string" ? message : "";
     if (accepted === true || text.startsWith("duplicate:")) {
-      this.#store.outboxAck(id, this.url);
+      this.#store.outbox.ack(id, this.url);
     } else if (PERMANENT.some((p) => text.startsWith(p))) {
       this.#log.warn("relay {url} refused post {id} for good: {reason}; not retrying", {
         url: this.url,
         id,
         reason: text,
       });
-      this.#store.outboxAck(id, this.url);
+      this.#store.outbox.ack(id, this.url);
     } else {
       // Rate limits, errors: try again on the next connection.
       this.#log.info("relay {url} did not take post {id}: {reason}; retrying later", {

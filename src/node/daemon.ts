@@ -92,7 +92,8 @@ export async function runNode(opts: NodeOptions): Promise<number> {
     // Before anything else runs: a run the previous daemon left must not live on.
     await endPreviousRun(paths.agentDir, log("runner"));
     const secret = await loadOrCreateNodeKey(paths.nodeKey);
-    const store = Store.open(paths.store);
+    // Local posts are queued for the same relays the network connects to.
+    const store = Store.open(paths.store, { relays: settings.infra });
     cleanups.unshift(() => store.close());
     const profiles = new Profiles(secret, store);
     const person = profiles.key(settings.profile);

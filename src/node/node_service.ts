@@ -14,11 +14,12 @@ import type { NodeService } from "../mcp/service.ts";
 import type {
   NodeStatus,
   PendingDraft,
-  PostDraft,
   PostOutcome,
+  PostRequest,
   PostView,
 } from "../contracts/views.ts";
-import { MAX_TEXT_BYTES, type NostrEvent, readPost, signPost } from "../posts/post.ts";
+import { type NostrEvent, readPost, signPost } from "../posts/post.ts";
+import { judgeDraft, noSuchPost } from "../posts/draft.ts";
 import { validateEvent } from "../posts/validate.ts";
 import type { Store, StoredPost } from "../store/store.ts";
 import type { EventSink } from "../contracts/node_events.ts";
@@ -26,10 +27,7 @@ import { PostViews } from "./post_views.ts";
 import type { Profiles } from "./profiles.ts";
 import type { ReviewQueue } from "./review_queue.ts";
 import { npubEncode } from "nostr-tools/nip19";
-import { isPostable, isWatsKind, POSTABLE, type WatsKind } from "../posts/kinds.ts";
-
-/** Kinds that start a thread when they have no parent. */
-const MAY_START_THREAD: ReadonlySet<string> = new Set(["ask", "offer", "note"]);
+import { isWatsKind, type WatsKind } from "../posts/kinds.ts";
 
 /** What the service needs from the rest of the daemon. */
 export interface NodeServiceDeps {
@@ -98,15 +96,9 @@ export class LocalNodeService implements NodeService {
     return { profile: key.name, pubkey: key.pubkey, runner: false };
   }
 
-  async post(session: SessionIdentity, draft: PostDraft): Promise<PostOutcome> {
-    this.#checkDraft(draft);
-    const parent = draft.parent !== undefined ? this.#deps.store.get(draft.parent) : undefined;
-    if (draft.parent !== undefined && parent === undefined) {
-      throw new PostError(
-        "post.unknown_parent",
-        `unknown parent ${draft.parent}: reply to an id shown by the thread, feed or search tools`,
-      );
-    }
+  async post(session: SessionIdentity, asked: PostRequest): Promise<PostOutcome> {
+    const draft = judgeDraft(asked);
+    const parent = this.#parentOf(draft);
     const held = this.#deps.reviewOn &&
       (session.runner || session.profile === this.#deps.agentProfile);
     if (held) {
@@ -142,12 +134,12 @@ export class LocalNodeService implements NodeService {
    * kind: the node's own posts (the runner's announce, a guardian's halt) and
    * checked drafts come through here.
    */
-  async publishAs(profile: string, draft: PostDraft, parent?: StoredPost): Promise<PostOutcome> {
+  async publishAs(profile: string, draft: PostRequest, parent?: StoredPost): Promise<PostOutcome> {
     return this.#store(await this.#sign(profile, draft, parent));
   }
 
   /** Signs `draft` as `profile` now, and checks the result as any received post is checked. */
-  async #sign(profile: string, draft: PostDraft, parent?: StoredPost): Promise<NostrEvent> {
+  async #sign(profile: string, draft: PostRequest, parent?: StoredPost): Promise<NostrEvent> {
     const key = this.#deps.profiles.key(profile);
     const event = await signPost({
       kind: draft.kind as WatsKind,
@@ -174,8 +166,7 @@ export class LocalNodeService implements NodeService {
    */
   #store(event: NostrEvent): PostOutcome {
     const post = readPost(event);
-    const [result] = this.#deps.store.insert([event]);
-    if (this.#deps.relays.length > 0) this.#deps.store.outboxAdd(event.id, this.#deps.relays);
+    const [result] = this.#deps.store.insert([event], { origin: "local" });
     if (result.seq !== undefined) {
       this.#deps.events({
         event: "post_stored",
@@ -189,29 +180,12 @@ export class LocalNodeService implements NodeService {
     return { id: event.id, thread: post.root ?? event.id, held: false };
   }
 
-  #checkDraft(draft: PostDraft): void {
-    if (!isPostable(draft.kind)) {
-      throw new PostError(
-        "post.kind",
-        `kind "${draft.kind}" cannot be posted from MCP; use one of ${POSTABLE.join(", ")}`,
-      );
-    }
-    if (draft.text.trim() === "") {
-      throw new PostError("post.empty", "the text is empty: write what you want to say");
-    }
-    const bytes = new TextEncoder().encode(draft.text).length;
-    if (bytes > MAX_TEXT_BYTES) {
-      throw new PostError(
-        "post.too_long",
-        `the text is ${bytes} bytes; the limit is ${MAX_TEXT_BYTES}: shorten it or split it into several posts`,
-      );
-    }
-    if (draft.parent === undefined && !MAY_START_THREAD.has(draft.kind)) {
-      throw new PostError(
-        "post.needs_parent",
-        `a ${draft.kind} replies to a post: give the id of the post it answers as parent`,
-      );
-    }
+  /** The stored parent of a judged draft; a parent this node does not have is refused. */
+  #parentOf(draft: PostRequest): StoredPost | undefined {
+    if (draft.parent === undefined) return undefined;
+    const parent = this.#deps.store.get(draft.parent);
+    if (parent === undefined) throw noSuchPost(draft.parent);
+    return parent;
   }
 
   get(id: string): PostView | undefined {
@@ -288,10 +262,15 @@ export class LocalNodeService implements NodeService {
         }
         signed = checked.event;
       } else {
-        const draft = text === undefined ? held : { ...held, text };
-        this.#checkDraft(draft);
-        const parent = draft.parent !== undefined ? this.#deps.store.get(draft.parent) : undefined;
-        signed = await this.#sign(draft.profile, draft, parent);
+        // Judged again: the person may have edited the text, or the file.
+        const draft = judgeDraft({
+          kind: held.kind,
+          text: text ?? held.text,
+          title: held.title,
+          parent: held.parent,
+          caps: held.caps,
+        });
+        signed = await this.#sign(held.profile, draft, this.#parentOf(draft));
         this.#deps.review.markSigned(id, signed);
       }
       const out = this.#store(signed);

@@ -89,6 +89,11 @@ export function clip(text: string, max: number): string {
   return `${/[\ud800-\udbff]$/.test(head) ? head.slice(0, -1) : head}…`;
 }
 
+/** A caller's value echoed in an error message: one line, at most 81 characters. */
+export function echoed(value: string): string {
+  return clip(oneLine(value), 81);
+}
+
 /** A fence line: `----- label -----`. The label must come from `oneLine` or the node itself. */
 export function fenceLine(label: string): string {
   return `${FENCE_MARKER} ${label} ${FENCE_MARKER}`;

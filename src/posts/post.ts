@@ -26,7 +26,11 @@ export const MAX_EVENT_BYTES = 64 * 1024;
 /** The prefix of a capability in a `t` tag. */
 export const CAP_PREFIX = "cap:";
 
-/** What a profile wants to post, before signing. */
+/**
+ * What a profile wants to post, as the signer needs it: the thread as root, parent
+ * and parent author. Not `PostRequest` (src/contracts/views.ts), what a post tool
+ * asks for, which `judgeDraft` checks.
+ */
 export interface PostDraft {
   kind: WatsKind;
   text: string;

@@ -15,8 +15,11 @@ import { errorMessage } from "../error_message.ts";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { Filter } from "nostr-tools/filter";
 import { StoreError } from "../errors.ts";
-import { type WatsKind, watsKindOf } from "../posts/kinds.ts";
+import type { WatsKind } from "../posts/kinds.ts";
 import { type NostrEvent, plainEvent, type Post, readPost } from "../posts/post.ts";
+import { filterSql } from "./filter_sql.ts";
+import { checkLimit } from "./limits.ts";
+import { Outbox } from "./outbox.ts";
 import { migrate } from "./schema.ts";
 
 /** A post as stored: its arrival order, whether it is grafted, and the raw event. */
@@ -76,7 +79,24 @@ export interface StoreOptions {
   now?: () => number;
   /** Called when an `onInsert` listener throws. Default: `console.error`. */
   onListenerError?: (err: unknown) => void;
+  /** The relays every local event is queued for (the `infra` setting). Default none. */
+  relays?: readonly string[];
 }
+
+/**
+ * Where inserted events come from: `"local"` ones were signed on this node and are
+ * queued in the outbox for every relay; `"remote"` ones came from the network and
+ * never are.
+ */
+export type Origin = "local" | "remote";
+
+/** Options of `insert`. */
+export interface InsertOptions {
+  origin: Origin;
+}
+
+/** What `onInsert` listeners are told: the new posts in seq order, and their origin. */
+export type InsertListener = (posts: StoredPost[], origin: Origin) => void;
 
 /** A stored event as its JSON text, from {@linkcode Store.queryRaw}. */
 export interface RawEvent {
@@ -90,29 +110,29 @@ export interface RawEvent {
   raw: string;
 }
 
-/** The most rows one query returns; larger limits are lowered to it. */
-export const MAX_QUERY_LIMIT = 10_000;
-
 type Row = { seq: number; grafted: number; raw: string };
 
 /** The node's post store. Synchronous; one instance per process and file. */
 export class Store {
   readonly #db: DatabaseSync;
   readonly #path: string;
-  readonly #now: () => number;
+  readonly #relays: readonly string[];
   readonly #onListenerError: (err: unknown) => void;
-  readonly #listeners = new Set<(posts: StoredPost[]) => void>();
+  readonly #listeners = new Set<InsertListener>();
   readonly #statements: ReturnType<typeof prepare>;
   readonly #shapes = new Map<string, StatementSync>();
   #closed = false;
+  /** The events waiting to be published; only `insert` adds local events to it. */
+  readonly outbox: Outbox;
 
   private constructor(db: DatabaseSync, path: string, opts: StoreOptions) {
     this.#db = db;
     this.#path = path;
-    this.#now = opts.now ?? Date.now;
+    this.#relays = [...(opts.relays ?? [])];
     this.#onListenerError = opts.onListenerError ??
       ((err) => console.error("error: a store listener failed:", err));
     this.#statements = prepare(db);
+    this.outbox = new Outbox(db, () => this.#open(), opts.now ?? Date.now);
   }
 
   /**
@@ -161,12 +181,15 @@ export class Store {
   /**
    * Stores `events` in one transaction. An event already stored is a duplicate, not
    * an error. `root`, `parent` and `grafted` come from the tags; a reply whose parent
-   * arrives later gets its `grafted` flag when the parent arrives.
+   * arrives later gets its `grafted` flag when the parent arrives. Events of origin
+   * `"local"` (duplicates too, so a retry queues what a failed call did not) enter
+   * the outbox for every relay in the same transaction; `"remote"` ones never do.
+   * This is the only place the outbox is filled (docs/decisions/store.md).
    *
    * @throws {StoreError} code `store.not_a_post` (nothing stored) when an event is not
    * a wats post, `store.insert` when SQLite fails (nothing stored).
    */
-  insert(events: readonly NostrEvent[]): InsertResult[] {
+  insert(events: readonly NostrEvent[], opts: InsertOptions): InsertResult[] {
     this.#open();
     const posts = events.map((e) => {
       try {
@@ -201,6 +224,7 @@ export class Store {
           post.text,
           JSON.stringify(event),
         );
+        if (opts.origin === "local") this.outbox.add(post.id, this.#relays);
         if (Number(res.changes) === 0) {
           results.push({ id: post.id, duplicate: true });
           continue;
@@ -239,16 +263,16 @@ export class Store {
         },
       );
     }
-    if (added.length > 0) this.#notify(added);
+    if (added.length > 0) this.#notify(added, opts.origin);
     return results;
   }
 
   /**
    * Calls `listener` after each committed `insert` that stored new posts, with those
-   * posts in seq order (duplicates left out). Runs synchronously inside `insert`:
+   * posts in seq order (duplicates left out) and their origin. Runs synchronously inside `insert`:
    * keep it short. Returns the function that removes the listener.
    */
-  onInsert(listener: (posts: StoredPost[]) => void): () => void {
+  onInsert(listener: InsertListener): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }
@@ -366,65 +390,8 @@ export class Store {
    */
   queryRaw(filter: Filter, opts: { maxLimit?: number } = {}): RawEvent[] {
     this.#open();
-    const where: string[] = [];
-    const params: (string | number)[] = [];
-    const list = (key: string, value: unknown): string[] => {
-      if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) {
-        throw new StoreError("store.bad_filter", `Filter field ${key} must be a list of strings`);
-      }
-      return value;
-    };
-    if (filter.ids !== undefined) {
-      where.push("e.id IN (SELECT value FROM json_each(?))");
-      params.push(JSON.stringify(list("ids", filter.ids)));
-    }
-    if (filter.authors !== undefined) {
-      // `+` keeps SQLite on the created_at index (see the ORDER BY below).
-      where.push("+e.author IN (SELECT value FROM json_each(?))");
-      params.push(JSON.stringify(list("authors", filter.authors)));
-    }
-    if (filter.kinds !== undefined) {
-      if (!Array.isArray(filter.kinds) || !filter.kinds.every((k) => typeof k === "number")) {
-        throw new StoreError("store.bad_filter", "Filter field kinds must be a list of numbers");
-      }
-      const names = filter.kinds.map(watsKindOf).filter((k) => k !== undefined);
-      where.push("+e.kind IN (SELECT value FROM json_each(?))");
-      params.push(JSON.stringify(names));
-    }
-    for (const key of ["since", "until"] as const) {
-      const v = filter[key];
-      if (v === undefined) continue;
-      if (typeof v !== "number" || !Number.isFinite(v)) {
-        throw new StoreError("store.bad_filter", `Filter field ${key} must be a number (seconds)`);
-      }
-      where.push(key === "since" ? "e.created_at >= ?" : "e.created_at <= ?");
-      params.push(v);
-    }
-    if (filter.search !== undefined) return [];
-    for (const [key, value] of Object.entries(filter)) {
-      if (!key.startsWith("#")) continue;
-      if (key.length !== 2) return []; // only single-letter tags are indexed
-      // Driven by the tags index; a correlated EXISTS would scan the tags table.
-      where.push(
-        "e.seq IN (SELECT t.seq FROM tags t WHERE t.name = ? AND t.value IN (SELECT value FROM json_each(?)))",
-      );
-      params.push(key.slice(1), JSON.stringify(list(key, value)));
-    }
-    const max = checkLimit(opts.maxLimit ?? 500);
-    const asked = filter.limit;
-    if (asked !== undefined && (typeof asked !== "number" || !(asked >= 0))) {
-      throw new StoreError("store.bad_filter", "Filter field limit must be a number ≥ 0");
-    }
-    const limit = Math.min(max, asked === undefined ? max : Math.floor(asked));
-    if (limit === 0) return [];
-    // Walking events_created backwards stops after `limit` rows; the kind or author
-    // index instead sorts every match first (150 ms for a page of 32 over 10,000
-    // posts, 0.1 ms this way), and the relay endpoint reads its answers page by page.
-    const sql = `SELECT e.id, e.created_at AS createdAt, e.author AS pubkey, e.kind, e.raw
-      FROM events e ${
-      where.length ? "WHERE " + where.join(" AND ") : ""
-    } ORDER BY e.created_at DESC, e.seq DESC LIMIT ?`;
-    return this.#statement(sql).all(...params, limit) as unknown as RawEvent[];
+    const q = filterSql(filter, opts.maxLimit ?? 500);
+    return q ? this.#statement(q.sql).all(...q.params) as unknown as RawEvent[] : [];
   }
 
   /** The largest seq stored, 0 when empty. */
@@ -437,46 +404,6 @@ export class Store {
   count(): number {
     this.#open();
     return (this.#statements.count.get() as { n: number }).n;
-  }
-
-  /**
-   * Queues a stored event for each relay until `outboxAck`. Queuing it again for a
-   * relay is a no-op.
-   *
-   * @throws {StoreError} code `store.outbox_unknown` when the event is not stored.
-   */
-  outboxAdd(eventId: string, relays: readonly string[]): void {
-    this.#open();
-    if (!this.has(eventId)) {
-      throw new StoreError(
-        "store.outbox_unknown",
-        `Cannot queue event ${eventId} for publishing: it is not stored. Insert it first.`,
-      );
-    }
-    const at = this.#now();
-    this.#transaction(() => {
-      for (const relay of relays) this.#statements.outboxAdd.run(eventId, relay, at);
-    });
-  }
-
-  /** Events still to publish to `relay`, oldest queued first. */
-  outboxPending(relay: string, limit: number): NostrEvent[] {
-    this.#open();
-    return (this.#statements.outboxPending.all(relay, checkLimit(limit)) as { raw: string }[]).map((
-      r,
-    ) => JSON.parse(r.raw) as NostrEvent);
-  }
-
-  /** Marks the event as accepted by `relay`. Returns false when it was not queued. */
-  outboxAck(eventId: string, relay: string): boolean {
-    this.#open();
-    return Number(this.#statements.outboxAck.run(relay, eventId).changes) > 0;
-  }
-
-  /** How many (event, relay) pairs wait in the outbox. */
-  outboxSize(): number {
-    this.#open();
-    return (this.#statements.outboxSize.get() as { n: number }).n;
   }
 
   /** Records that this node signs for `name` with `pubkey`. Idempotent. */
@@ -550,27 +477,10 @@ export class Store {
     return row !== undefined && row.thread !== root;
   }
 
-  #transaction(fn: () => void): void {
-    this.#db.exec("BEGIN IMMEDIATE");
-    try {
-      fn();
-      this.#db.exec("COMMIT");
-    } catch (err) {
-      this.#db.exec("ROLLBACK");
-      throw new StoreError(
-        "store.write",
-        `Cannot write to the store ${this.#path}: ${errorMessage(err)}`,
-        {
-          cause: err,
-        },
-      );
-    }
-  }
-
-  #notify(posts: StoredPost[]): void {
+  #notify(posts: StoredPost[], origin: Origin): void {
     for (const listener of [...this.#listeners]) {
       try {
-        listener(posts);
+        listener(posts, origin);
       } catch (err) {
         this.#onListenerError(err);
       }
@@ -631,15 +541,6 @@ function prepare(db: DatabaseSync) {
     ),
     maxSeq: p("SELECT max(seq) AS m FROM events"),
     count: p("SELECT count(*) AS n FROM events"),
-    outboxAdd: p(
-      "INSERT INTO outbox (event_id, relay, added_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-    ),
-    outboxPending: p(
-      `SELECT e.raw FROM outbox o JOIN events e ON e.id = o.event_id
-       WHERE o.relay = ? ORDER BY o.added_at, o.rowid LIMIT ?`,
-    ),
-    outboxAck: p("DELETE FROM outbox WHERE relay = ? AND event_id = ?"),
-    outboxSize: p("SELECT count(*) AS n FROM outbox"),
     recordProfile: p("INSERT INTO profiles (name, pubkey) VALUES (?, ?) ON CONFLICT DO NOTHING"),
     localAuthors: p("SELECT DISTINCT pubkey FROM profiles"),
     profiles: p("SELECT name, pubkey FROM profiles ORDER BY name, pubkey"),
@@ -663,14 +564,4 @@ function toPost(row: Row): StoredPost {
 export function plainQuery(text: string): string {
   return text.split(/\s+/).filter((w) => w !== "").map((w) => `"${w.replaceAll('"', '""')}"`)
     .join(" ");
-}
-
-function checkLimit(limit: number): number {
-  if (!Number.isInteger(limit) || limit < 1) {
-    throw new StoreError(
-      "store.bad_limit",
-      `A query limit must be a whole number ≥ 1, got ${limit}`,
-    );
-  }
-  return Math.min(limit, MAX_QUERY_LIMIT);
 }

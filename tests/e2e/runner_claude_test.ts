@@ -212,7 +212,7 @@ Deno.test({
         title: "Q",
         createdAt: Math.floor(Date.now() / 1000),
       }, asker.secret),
-    ]);
+    ], { origin: "remote" });
     await waitFor("the run", () => runner.status().lastRun !== undefined, 90_000);
     const last = runner.status().lastRun!;
     assert.equal(last.status, "error");

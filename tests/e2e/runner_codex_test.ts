@@ -334,7 +334,7 @@ Deno.test({
         title: "Q",
         createdAt: Math.floor(Date.now() / 1000),
       }, asker.secret),
-    ]);
+    ], { origin: "remote" });
     await waitFor("the run", () => runner.status().lastRun !== undefined, 120_000);
     const last = runner.status().lastRun!;
     assert.equal(last.status, "error");
@@ -392,7 +392,7 @@ Deno.test({
         title: "Q",
         createdAt: Math.floor(Date.now() / 1000),
       }, deriveProfileKey(secret, "bob").secret),
-    ]);
+    ], { origin: "remote" });
     await waitFor("the run", () => runner.status().lastRun !== undefined, 120_000);
     const last = runner.status().lastRun!;
     assert.equal(last.status, "error", JSON.stringify(last));
@@ -464,7 +464,7 @@ Deno.test({
         title: "Q",
         createdAt: Math.floor(Date.now() / 1000),
       }, deriveProfileKey(secret, "bob").secret),
-    ]);
+    ], { origin: "remote" });
     await waitFor("the run", () => runner.status().lastRun !== undefined, 120_000);
     const last = runner.status().lastRun!;
     assert.equal(last.status, "error", JSON.stringify(last));

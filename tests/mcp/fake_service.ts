@@ -1,22 +1,24 @@
 /**
  * An in-memory `NodeService` for the MCP tests: posts in an array, ids from a
  * hash of the content, profiles from a fixed list, run tokens from a map. It
- * checks what the real node checks that matters to the tools (unknown parent,
- * known profile, valid token) and records every call.
+ * checks what the real node checks that matters to the tools (the draft, with the
+ * node's own `judgeDraft`; unknown parent; known profile; valid token) and records
+ * every call.
  *
  * @module
  */
 
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
-import { PostError, WatsError } from "../../src/errors.ts";
+import { WatsError } from "../../src/errors.ts";
+import { judgeDraft, noSuchPost } from "../../src/posts/draft.ts";
 import type { Hello, SessionIdentity } from "../../src/contracts/session.ts";
 import type { NodeService } from "../../src/mcp/service.ts";
 import type {
   NodeStatus,
   PendingDraft,
-  PostDraft,
   PostOutcome,
+  PostRequest,
   PostView,
 } from "../../src/contracts/views.ts";
 
@@ -90,7 +92,7 @@ export class FakeService implements NodeService {
   }
 
   /** Adds a post as if it arrived from `author` (another node when not a local profile). */
-  add(author: string, draft: PostDraft, local = true): PostView {
+  add(author: string, draft: PostRequest, local = true): PostView {
     const parent = draft.parent !== undefined ? this.get(draft.parent) : undefined;
     const createdAt = this.#clock++;
     const pubkey = fakePubkey(author);
@@ -116,11 +118,12 @@ export class FakeService implements NodeService {
     return post;
   }
 
-  post(session: SessionIdentity, draft: PostDraft): Promise<PostOutcome> {
+  post(session: SessionIdentity, draft: PostRequest): Promise<PostOutcome> {
     this.calls.push(`post:${draft.kind}`);
     this.#fail();
+    draft = judgeDraft(draft);
     if (draft.parent !== undefined && this.get(draft.parent) === undefined) {
-      throw new PostError("post.unknown_parent", `unknown parent ${draft.parent}`);
+      throw noSuchPost(draft.parent);
     }
     if (this.review && session.runner) {
       const parent = draft.parent !== undefined ? this.get(draft.parent) : undefined;
@@ -205,12 +208,19 @@ export class FakeService implements NodeService {
     return [...this.drafts];
   }
 
-  approve(id: string, _by: SessionIdentity): Promise<PostOutcome> {
+  approve(id: string, _by: SessionIdentity, text?: string): Promise<PostOutcome> {
     this.calls.push("approve");
     const i = this.drafts.findIndex((d) => d.id === id);
     if (i < 0) throw new WatsError("review.unknown", `no draft ${id}: list drafts with pending`);
-    const [d] = this.drafts.splice(i, 1);
-    const p = this.add(d.profile, { kind: d.kind, text: d.text, title: d.title, parent: d.parent });
+    const d = this.drafts[i];
+    const draft = judgeDraft({
+      kind: d.kind,
+      text: text ?? d.text,
+      title: d.title,
+      parent: d.parent,
+    });
+    this.drafts.splice(i, 1);
+    const p = this.add(d.profile, draft);
     return Promise.resolve({ id: p.id, thread: p.root ?? p.id, held: false });
   }
 

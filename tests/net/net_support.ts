@@ -39,10 +39,12 @@ export function signed(
 }
 
 /** A store in a new temp dir; `cleanup` closes it and removes the dir. */
-export function tempStore(): { store: Store; dir: string; path: string; cleanup: () => void } {
+export function tempStore(
+  relays: readonly string[] = [],
+): { store: Store; dir: string; path: string; cleanup: () => void } {
   const dir = Deno.makeTempDirSync({ prefix: "wats-net-" });
   const path = `${dir}/store.db`;
-  const store = Store.open(path);
+  const store = Store.open(path, { relays });
   return {
     store,
     dir,

@@ -152,7 +152,7 @@ Deno.test("REQ returns stored matches newest first, then EOSE, then live matchin
       signed(alice, "note", "two", { createdAt: t - 20 }),
       signed(bob, "ask", "three", { createdAt: t - 10, title: "three" }),
     ];
-    s.store.insert(old);
+    s.store.insert(old, { origin: "remote" });
     const history = await fetchAll(reader, "asks", { kinds: [NOSTR_KINDS[0]] });
     assert.deepEqual(history.map((e) => e.content), ["three", "one"]);
     // Live: a matching post arrives, a non-matching one does not.
@@ -186,7 +186,7 @@ Deno.test("a nostr-tools subscription sees history, EOSE and then live posts", a
   const sub = await Relay.connect(s.url);
   const pub = await Relay.connect(s.url);
   try {
-    s.store.insert([signed(alice, "note", "stored before")]);
+    s.store.insert([signed(alice, "note", "stored before")], { origin: "remote" });
     const got: string[] = [];
     let eose = false;
     sub.subscribe([{ kinds: [...NOSTR_KINDS] }], {
@@ -224,6 +224,7 @@ Deno.test("a subscriber that does not read is cut off with CLOSED, not buffered 
     for (let i = 0; i < total; i += 10) {
       s.store.insert(
         Array.from({ length: 10 }, (_, j) => signed(alice, "note", `${i + j} ${text}`)),
+        { origin: "remote" },
       );
       await waitFor(
         () => healthy.messages.filter((m) => m[0] === "EVENT").length === i + 10,
@@ -244,7 +245,7 @@ Deno.test("a subscriber that does not read is cut off with CLOSED, not buffered 
     const events = got.filter((m) => m[0] === "EVENT").length;
     assert.ok(events < total, `${events} of ${total} events were queued for the lazy client`);
     // Nothing more is queued for the closed subscription.
-    s.store.insert([signed(alice, "note", "after the cut")]);
+    s.store.insert([signed(alice, "note", "after the cut")], { origin: "remote" });
     await lazy.send(["REQ", "ping", { ids: ["0".repeat(64)] }]);
     const rest = await lazy.readUntil((m) => m[0] === "EOSE" && m[1] === "ping");
     assert.ok(!rest.some((m) => m[1] === "firehose"));
@@ -267,6 +268,7 @@ Deno.test("a client that asks for all history and never reads: the server holds 
         { length: 50 },
         (_, j) => signed(alice, "note", `${i + j} ${text}`, { createdAt: t - 600 + i + j }),
       ),
+      { origin: "remote" },
     );
   }
   const lazy = await lazyClient(s.server.port);
@@ -310,7 +312,7 @@ Deno.test("a stored answer read page by page: many posts in one second, overlapp
       { length: 30 },
       (_, i) => signed(bob, "note", `older ${i}`, { createdAt: t - 3600 - i }),
     );
-    s.store.insert([...same, ...older]);
+    s.store.insert([...same, ...older], { origin: "remote" });
     const all = await fetchAll(reader, "all", { kinds: [...NOSTR_KINDS] });
     assert.equal(all.length, 180);
     assert.equal(new Set(all.map((e) => e.id)).size, 180);
@@ -397,6 +399,7 @@ Deno.test("past the total cap, the slowest clients are disconnected and the read
     while (s.server.connections() > 1 && total < 2_000) {
       s.store.insert(
         Array.from({ length: 10 }, (_, j) => signed(alice, "note", `${total + j} ${text}`)),
+        { origin: "remote" },
       );
       total += 10;
       most = Math.max(most, s.server.buffered());

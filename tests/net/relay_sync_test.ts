@@ -21,8 +21,9 @@ import { RELAY_HELPER, startNodeRelay } from "./node_relay.ts";
 
 const FAST_BACKOFF = { backoffBaseMs: 50, backoffMaxMs: 400 };
 
-function node(maxSkewMs = 10 * 60_000) {
-  const t = tempStore();
+/** A node whose store queues its local posts for `relays`. */
+function node(maxSkewMs = 10 * 60_000, relays: readonly string[] = []) {
+  const t = tempStore(relays);
   const rec = recordingSink();
   const ingest = createIngest({
     store: t.store,
@@ -46,7 +47,6 @@ function counting(inner: Ingest): { ingest: Ingest; calls: () => number } {
       rejected: { value: inner.rejected },
       stored: { value: inner.stored },
       settle: { value: inner.settle },
-      inserting: { get: () => inner.inserting },
     },
   ) as Ingest;
   return { ingest, calls: () => n };
@@ -55,7 +55,7 @@ function counting(inner: Ingest): { ingest: Ingest; calls: () => number } {
 function localPost(store: Store, text: string): NostrEvent {
   store.recordProfile("alice", alice.pubkey);
   const e = signed(alice, "ask", text, { title: text });
-  store.insert([e]);
+  store.insert([e], { origin: "local" });
   return e;
 }
 
@@ -126,7 +126,7 @@ Deno.test({
     const port = probe.port;
     await probe.stop();
     const url = `ws://127.0.0.1:${port}`;
-    const a = node();
+    const a = node(undefined, [url]);
     let relay: Awaited<ReturnType<typeof startNodeRelay>> | undefined;
     const sync = startRelaySync({
       url,
@@ -140,10 +140,10 @@ Deno.test({
       const first = localPost(a.store, "posted while the relay is down");
       await waitFor(() => sync.status().lastError !== undefined, "a failed connection");
       assert.equal(sync.status().connected, false);
-      assert.equal(a.store.outboxSize(), 1);
+      assert.equal(a.store.outbox.size(), 1);
 
       relay = await startNodeRelay({ port });
-      await waitFor(() => a.store.outboxSize() === 0, "the outbox to empty");
+      await waitFor(() => a.store.outbox.size() === 0, "the outbox to empty");
       const client = await openWs(url);
       assert.deepEqual((await fetchAll(client, "q1", { ids: [first.id] })).map((e) => e.id), [
         first.id,
@@ -153,7 +153,7 @@ Deno.test({
       const second = localPost(a.store, "posted while connected");
       const foreign = signed(bob, "note", "someone else's");
       assert.equal((await a.ingest(foreign, "elsewhere")).ok, true);
-      await waitFor(() => a.store.outboxSize() === 0, "the outbox to empty again");
+      await waitFor(() => a.store.outbox.size() === 0, "the outbox to empty again");
       // The relay stores what it acknowledged; ask until it answers with the post.
       let found: NostrEvent[] = [];
       for (let i = 0; found.length === 0; i++) {
@@ -213,9 +213,9 @@ Deno.test("an outbox event leaves only on OK true; a temporary refusal is retrie
   a.store.recordProfile("alice", alice.pubkey);
   const e1 = signed(alice, "ask", "one", { title: "one" });
   const e2 = signed(alice, "ask", "two", { title: "two" });
-  a.store.insert([e1, e2]);
-  a.store.outboxAdd(e1.id, [relay.url]);
-  a.store.outboxAdd(e2.id, [relay.url]);
+  a.store.insert([e1, e2], { origin: "remote" });
+  a.store.outbox.add(e1.id, [relay.url]);
+  a.store.outbox.add(e2.id, [relay.url]);
   const sync = startRelaySync({
     url: relay.url,
     store: a.store,
@@ -227,11 +227,11 @@ Deno.test("an outbox event leaves only on OK true; a temporary refusal is retrie
   try {
     await waitFor(() => relay.events().length === 2, "both events at the relay");
     // Received but not acknowledged: still queued.
-    assert.equal(a.store.outboxSize(), 2);
+    assert.equal(a.store.outbox.size(), 2);
     relay.ok(e1.id, true, "");
     relay.ok(e2.id, false, "error: database busy");
-    await waitFor(() => a.store.outboxSize() === 1, "e1 acknowledged");
-    assert.deepEqual(a.store.outboxPending(relay.url, 10).map((e) => e.id), [e2.id]);
+    await waitFor(() => a.store.outbox.size() === 1, "e1 acknowledged");
+    assert.deepEqual(a.store.outbox.pending(relay.url, 10).map((e) => e.id), [e2.id]);
     // Not re-sent on this connection…
     assert.equal(relay.events().length, 2);
     // …but after a reconnect.
@@ -240,7 +240,7 @@ Deno.test("an outbox event leaves only on OK true; a temporary refusal is retrie
     assert.equal(relay.events()[2].id, e2.id);
     assert.equal(relay.connections(), 2);
     relay.ok(e2.id, false, "invalid: this relay takes no wats posts");
-    await waitFor(() => a.store.outboxSize() === 0, "e2 dropped for good");
+    await waitFor(() => a.store.outbox.size() === 0, "e2 dropped for good");
   } finally {
     await sync.close();
     await relay.close();
@@ -279,9 +279,10 @@ Deno.test("two nodes peer directly: one serves the endpoint, the other syncs thr
       parent: ask.id,
       parentAuthor: alice.pubkey,
     });
-    b.store.insert([answer]);
-    b.store.outboxAdd(answer.id, [url]);
-    await waitFor(() => a.store.has(answer.id) && b.store.outboxSize() === 0, "B's answer on A");
+    // B's store was opened before A's port was known: queue for it by hand.
+    b.store.insert([answer], { origin: "local" });
+    b.store.outbox.add(answer.id, [url]);
+    await waitFor(() => a.store.has(answer.id) && b.store.outbox.size() === 0, "B's answer on A");
     assert.ok(
       a.seen.some((e) =>
         e.event === "post_stored" && e.id === answer.id && String(e.source).startsWith("listen:")

@@ -170,16 +170,16 @@ Deno.test("with the real store: a guardian's halt signed hours 'before' the loca
     store.onInsert((posts) => void state.onPosts(posts));
     const halt = (createdAt: number, text: string) =>
       buildPost({ kind: "halt", text, createdAt }, guardian.secret);
-    store.insert([halt(nowS - 60, "first")]);
+    store.insert([halt(nowS - 60, "first")], { origin: "remote" });
     assert.equal(state.current()?.reason, "first");
     state.resume();
     // The guardian's clock is three hours behind: its new halt's created_at is
     // earlier than the resume, but the store received it after.
-    store.insert([halt(nowS - 3 * 3600, "again, from a slow clock")]);
+    store.insert([halt(nowS - 3 * 3600, "again, from a slow clock")], { origin: "remote" });
     assert.equal(state.current()?.reason, "again, from a slow clock");
     // A copy of the first halt arriving again is not stored twice and halts nothing.
     state.resume();
-    store.insert([halt(nowS - 60, "first")]);
+    store.insert([halt(nowS - 60, "first")], { origin: "remote" });
     assert.equal(state.current(), null);
     assert.deepEqual(calls, ["halt", "resume", "halt", "resume"]);
   } finally {

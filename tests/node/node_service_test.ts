@@ -37,7 +37,8 @@ async function setup(
 ): Promise<Setup> {
   const dir = await Deno.makeTempDir({ prefix: "wats-service-" });
   let now = 1_800_000_000_000;
-  const store = Store.open(`${dir}/store.db`, { now: () => now });
+  const relays = ["ws://127.0.0.1:1"];
+  const store = Store.open(`${dir}/store.db`, { now: () => now, relays });
   const profiles = new Profiles(new Uint8Array(32).fill(9), store);
   const review = opts.review ?? new ReviewQueue({
     dir: `${dir}/pending`,
@@ -54,7 +55,7 @@ async function setup(
     dataDir: `${dir}/secret-data-dir`,
     defaultProfile: "alice",
     agentProfile: "alice-agent",
-    relays: ["ws://127.0.0.1:1"],
+    relays,
     maxSkewMs: 600_000,
     events: (e) => {
       if (e.event === "post_stored") stored.push(String(e.id));
@@ -115,6 +116,53 @@ function postsBy(s: Setup, kind: string): string[] {
     p.text
   );
 }
+
+Deno.test("the service judges a draft as the MCP tools do, and judges an edited draft again at approval", async () => {
+  const s = await setup();
+  try {
+    const ask = await s.service.post(s.person, { kind: "ask", title: "q", text: "question?" });
+    const rejects = (p: Promise<unknown>, code: string, message: RegExp) =>
+      assert.rejects(p, (err: Error & { code?: string }) => {
+        assert.equal(err.code, code);
+        assert.match(err.message, message);
+        return true;
+      });
+    await rejects(
+      s.service.post(s.person, { kind: "note", text: "  " }),
+      "post.empty",
+      /^text is empty: write what you want to post\.$/,
+    );
+    await rejects(
+      s.service.post(s.person, { kind: "answer", parent: "f".repeat(64), text: "hi" }),
+      "post.unknown_parent",
+      /^No post f{64} on this node: check the id/,
+    );
+    // A title on a reply, or one over two lines, is refused here too, not only by the tools.
+    await rejects(
+      s.service.post(s.person, { kind: "note", parent: ask.id, text: "x", title: "t" }),
+      "post.reply_title",
+      /title is only for a post that starts a thread/,
+    );
+    await rejects(
+      s.service.post(s.person, { kind: "ask", text: "x", title: "a\nb" }),
+      "post.title_lines",
+      /line breaks/,
+    );
+    assert.deepEqual(postsBy(s, "note"), []);
+
+    const held = await s.service.post(s.runner, { kind: "answer", parent: ask.id, text: "ok" });
+    await rejects(
+      s.service.approve(held.id, s.person, "x".repeat(40_000)),
+      "post.too_long",
+      /^text is 40000 bytes, more than the 32768 allowed/,
+    );
+    assert.equal(s.service.pending().length, 1, "the draft still waits");
+    await s.service.approve(held.id, s.person, "an edited answer");
+    assert.deepEqual(postsBy(s, "answer"), ["an edited answer"]);
+  } finally {
+    s.cleanup();
+  }
+});
 
 Deno.test("a runner session and any session of the agent profile cannot approve or reject", async () => {
   const s = await setup();
@@ -185,7 +233,7 @@ Deno.test("a crash between storing and removing the draft: approving again does 
     assert.equal(s.stored.filter((id) => id === again.id).length, 1, "post_stored told once");
     assert.deepEqual(s.service.pending(), []);
     assert.equal(
-      s.store.outboxPending("ws://127.0.0.1:1", 10).length,
+      s.store.outbox.pending("ws://127.0.0.1:1", 10).length,
       2,
       "ask and answer queued once",
     );

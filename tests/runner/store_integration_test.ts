@@ -19,12 +19,12 @@ Deno.test("a loop pause lives in the store: it holds after reopening, and a thir
     for (let i = 1; i < 31; i++) {
       events.push(reply(i % 2 === 1 ? alice : bob, "answer", `turn ${i}`, events.at(-1)!));
     }
-    store.insert(events);
+    store.insert(events, { origin: "remote" });
     assert.equal(checkThread(store, ask.id, agent, 30).paused, true);
     store.close();
     reopened = Store.open(path);
     assert.equal(checkThread(reopened, ask.id, agent, 30).paused, true, "after a restart");
-    reopened.insert([reply(carol, "note", "you two are looping", ask)]);
+    reopened.insert([reply(carol, "note", "you two are looping", ask)], { origin: "remote" });
     assert.equal(checkThread(reopened, ask.id, agent, 30).paused, false);
   } finally {
     reopened?.close();
@@ -64,7 +64,7 @@ Deno.test("the runner takes the store's inserts and LogTape's logger as they are
     store.onInsert((posts) => runner.onPosts(posts));
     runner.start();
     const ask = post(bob, "ask", "anyone?");
-    store.insert([ask, reply(carol, "answer", "sibling", ask)]);
+    store.insert([ask, reply(carol, "answer", "sibling", ask)], { origin: "remote" });
     await time.advance(30_000);
     assert.equal(spawner.procs.length, 1);
     assert.match(spawner.last.request.stdin, new RegExp(`${ask.id}: ask`));

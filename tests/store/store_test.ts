@@ -9,12 +9,12 @@ Deno.test("insert gives arrival seqs; a stored event or a repeat in the batch is
   try {
     const a = post(alice, "ask", "first");
     const b = post(bob, "note", "second");
-    assert.deepEqual(store.insert([a, b, a]), [
+    assert.deepEqual(store.insert([a, b, a], { origin: "remote" }), [
       { id: a.id, seq: 1 },
       { id: b.id, seq: 2 },
       { id: a.id, duplicate: true },
     ]);
-    assert.deepEqual(store.insert([b]), [{ id: b.id, duplicate: true }]);
+    assert.deepEqual(store.insert([b], { origin: "remote" }), [{ id: b.id, duplicate: true }]);
     assert.equal(store.count(), 2);
     assert.equal(store.maxSeq(), 2);
     const got = store.get(a.id)!;
@@ -33,11 +33,14 @@ Deno.test("insert refuses a batch holding an event that is not a wats post, stor
   const { store, cleanup } = await tempStore();
   try {
     const good = post(alice, "ask", "ok");
-    assert.throws(() => store.insert([good, { ...good, id: "1".repeat(64), kind: 1 }]), (err) => {
-      assert.ok(err instanceof StoreError);
-      assert.equal(err.code, "store.not_a_post");
-      return true;
-    });
+    assert.throws(
+      () => store.insert([good, { ...good, id: "1".repeat(64), kind: 1 }], { origin: "remote" }),
+      (err) => {
+        assert.ok(err instanceof StoreError);
+        assert.equal(err.code, "store.not_a_post");
+        return true;
+      },
+    );
     assert.equal(store.count(), 0);
   } finally {
     await cleanup();
@@ -54,7 +57,7 @@ Deno.test("thread shows the root, its replies and grafted replies; threadNewest 
     // In thread B, but answering a post of thread A: a graft.
     const g = post(carol, "answer", "graft", { root: rootB.id, parent: a1.id });
     const b1 = reply(bob, "answer", "b1", rootB);
-    store.insert([rootA, a1, a2, rootB, g, b1]);
+    store.insert([rootA, a1, a2, rootB, g, b1], { origin: "remote" });
 
     const ids = (ps: StoredPost[]) => ps.map((p) => p.id);
     assert.deepEqual(ids(store.thread(rootA.id)), [rootA.id, a1.id, a2.id, g.id]);
@@ -80,9 +83,9 @@ Deno.test("a reply stored before its parent becomes grafted when the parent arri
     const rootB = post(carol, "ask", "B");
     const g = post(carol, "answer", "graft", { root: rootB.id, parent: a1.id });
     const sameThread = reply(alice, "clarify", "same", a1);
-    store.insert([rootA, rootB, g, sameThread]);
+    store.insert([rootA, rootB, g, sameThread], { origin: "remote" });
     assert.equal(store.get(g.id)!.grafted, false, "parent unknown yet");
-    store.insert([a1]);
+    store.insert([a1], { origin: "remote" });
     assert.equal(store.get(g.id)!.grafted, true);
     assert.equal(store.get(sameThread.id)!.grafted, false);
 
@@ -91,7 +94,7 @@ Deno.test("a reply stored before its parent becomes grafted when the parent arri
     try {
       let seen: StoredPost[] = [];
       s2.onInsert((ps) => seen = ps);
-      s2.insert([rootA, rootB, g, a1]);
+      s2.insert([rootA, rootB, g, a1], { origin: "remote" });
       assert.equal(seen.find((p) => p.id === g.id)!.grafted, true);
       assert.equal(s2.get(g.id)!.grafted, true);
     } finally {
@@ -110,9 +113,9 @@ Deno.test("threadNewest orders by arrival (seq), not by created_at", async () =>
     const r1 = post(bob, "answer", "r1", { root: root.id, createdAt: 1_999_999_990 });
     const r2 = post(alice, "clarify", "r2", { root: root.id, createdAt: 1_999_999_980 });
     const r3 = post(bob, "answer", "r3", { root: root.id, createdAt: 1_999_999_970 });
-    store.insert([root]);
-    store.insert([r1]);
-    store.insert([r2, r3]);
+    store.insert([root], { origin: "remote" });
+    store.insert([r1], { origin: "remote" });
+    store.insert([r2, r3], { origin: "remote" });
     assert.deepEqual(store.threadNewest(root.id, 10).map((p) => p.text), [
       "r3",
       "r2",
@@ -135,7 +138,7 @@ Deno.test("feed pages by seq with a cursor, and filters by kind and author", asy
       post(carol, "ask", "4"),
       post(bob, "ask", "5"),
     ];
-    store.insert(events);
+    store.insert(events, { origin: "remote" });
     const p1 = store.feed({ sinceSeq: 0, limit: 2 });
     assert.deepEqual(p1.posts.map((p) => p.text), ["1", "2"]);
     assert.equal(p1.cursor, 2);
@@ -167,7 +170,7 @@ Deno.test("search finds titles and texts; a bad FTS query is a StoreError, plain
       post(alice, "ask", "How do I parse TOML in Deno?", { title: "TOML parsing" }),
       post(bob, "answer", "Use smol-toml, it's fine"),
       post(carol, "note", "unrelated words"),
-    ]);
+    ], { origin: "remote" });
     assert.deepEqual(
       store.search("toml", { limit: 10 }).map((p) => p.author).sort(),
       [
@@ -199,7 +202,7 @@ Deno.test("byTag finds posts by a single-letter tag, newest first, from `since` 
     const g = post(bob, "announce", "go", { caps: ["go"], createdAt: 200 });
     const r2 = post(carol, "announce", "rust too", { caps: ["rust", "go"], createdAt: 300 });
     const ans = post(bob, "answer", "re", { root: r.id, createdAt: 250 });
-    store.insert([r2, r, g, ans]);
+    store.insert([r2, r, g, ans], { origin: "remote" });
     const texts = (ps: StoredPost[]) => ps.map((p) => p.text);
     assert.deepEqual(texts(store.byTag("t", "cap:rust", { limit: 10 })), ["rust too", "rust"]);
     assert.deepEqual(texts(store.byTag("t", "cap:go", { limit: 10, since: 250 })), ["rust too"]);
@@ -211,26 +214,54 @@ Deno.test("byTag finds posts by a single-letter tag, newest first, from `since` 
   }
 });
 
+Deno.test("insert queues a local event for every relay, even again as a duplicate, and a remote one never", async () => {
+  const { store, cleanup } = await tempStore({ relays: ["wss://r1", "wss://r2"] });
+  try {
+    const origins: string[] = [];
+    store.onInsert((_posts, origin) => origins.push(origin));
+    // Alice's post arrives from the network first: the node did not sign it here.
+    const theirs = post(alice, "note", "from a relay");
+    const mine = post(bob, "ask", "signed here");
+    store.insert([theirs], { origin: "remote" });
+    assert.equal(store.outbox.size(), 0, "a remote event is never queued");
+    store.insert([mine], { origin: "local" });
+    assert.deepEqual(store.outbox.pending("wss://r1", 10), [mine]);
+    assert.deepEqual(store.outbox.pending("wss://r2", 10), [mine]);
+    // Acknowledged by r1, then stored again (a retried approval): queued again.
+    store.outbox.ack(mine.id, "wss://r1");
+    assert.deepEqual(store.insert([mine], { origin: "local" }), [{ id: mine.id, duplicate: true }]);
+    assert.deepEqual(store.outbox.pending("wss://r1", 10), [mine]);
+    // The same remote event again, or a remote copy of a local one: still not queued.
+    store.insert([theirs, mine], { origin: "remote" });
+    store.outbox.ack(mine.id, "wss://r1");
+    store.outbox.ack(mine.id, "wss://r2");
+    assert.equal(store.outbox.size(), 0);
+    assert.deepEqual(origins, ["remote", "local"], "listeners hear each new batch's origin");
+  } finally {
+    await cleanup();
+  }
+});
+
 Deno.test("outbox keeps each post per relay until that relay acknowledges it", async () => {
   let now = 1000;
   const { store, cleanup } = await tempStore({ now: () => now });
   try {
     const p1 = post(alice, "ask", "one");
     const p2 = post(alice, "ask", "two");
-    store.insert([p2, p1]);
-    store.outboxAdd(p1.id, ["wss://r1", "wss://r2"]);
+    store.insert([p2, p1], { origin: "remote" });
+    store.outbox.add(p1.id, ["wss://r1", "wss://r2"]);
     now = 2000;
-    store.outboxAdd(p2.id, ["wss://r1"]);
-    store.outboxAdd(p1.id, ["wss://r1"]); // again: no second copy
-    assert.deepEqual(store.outboxPending("wss://r1", 10).map((e) => e.id), [p1.id, p2.id]);
-    assert.deepEqual(store.outboxPending("wss://r1", 1).map((e) => e.id), [p1.id]);
-    assert.deepEqual(store.outboxPending("wss://r2", 10), [p1]);
-    assert.equal(store.outboxSize(), 3);
-    assert.equal(store.outboxAck(p1.id, "wss://r1"), true);
-    assert.equal(store.outboxAck(p1.id, "wss://r1"), false);
-    assert.deepEqual(store.outboxPending("wss://r1", 10).map((e) => e.id), [p2.id]);
-    assert.deepEqual(store.outboxPending("wss://r2", 10).map((e) => e.id), [p1.id]);
-    assert.throws(() => store.outboxAdd("9".repeat(64), ["wss://r1"]), /not stored/);
+    store.outbox.add(p2.id, ["wss://r1"]);
+    store.outbox.add(p1.id, ["wss://r1"]); // again: no second copy
+    assert.deepEqual(store.outbox.pending("wss://r1", 10).map((e) => e.id), [p1.id, p2.id]);
+    assert.deepEqual(store.outbox.pending("wss://r1", 1).map((e) => e.id), [p1.id]);
+    assert.deepEqual(store.outbox.pending("wss://r2", 10), [p1]);
+    assert.equal(store.outbox.size(), 3);
+    assert.equal(store.outbox.ack(p1.id, "wss://r1"), true);
+    assert.equal(store.outbox.ack(p1.id, "wss://r1"), false);
+    assert.deepEqual(store.outbox.pending("wss://r1", 10).map((e) => e.id), [p2.id]);
+    assert.deepEqual(store.outbox.pending("wss://r2", 10).map((e) => e.id), [p1.id]);
+    assert.throws(() => store.outbox.add("9".repeat(64), ["wss://r1"]), /not stored/);
   } finally {
     await cleanup();
   }
@@ -271,14 +302,14 @@ Deno.test("onInsert fires once per batch with only the new posts, until unsubscr
     });
     const a = post(alice, "ask", "a");
     const b = post(bob, "answer", "b");
-    store.insert([a, b]);
-    store.insert([a]); // duplicates only: nothing new, no call
-    store.insert([a, post(carol, "note", "c")]);
+    store.insert([a, b], { origin: "remote" });
+    store.insert([a], { origin: "remote" }); // duplicates only: nothing new, no call
+    store.insert([a, post(carol, "note", "c")], { origin: "remote" });
     assert.deepEqual(calls, [["a", "b"], ["c"]]);
     assert.equal(errors.length, 2, "a throwing listener is reported, the insert still commits");
     assert.equal(store.count(), 3);
     off();
-    store.insert([post(carol, "note", "d")]);
+    store.insert([post(carol, "note", "d")], { origin: "remote" });
     assert.equal(calls.length, 2);
   } finally {
     await cleanup();
@@ -289,8 +320,8 @@ Deno.test("a reopened store keeps its posts, outbox, profiles and meta", async (
   const { store, path, cleanup } = await tempStore();
   try {
     const a = post(alice, "ask", "persisted", { caps: ["x"] });
-    store.insert([a]);
-    store.outboxAdd(a.id, ["wss://r"]);
+    store.insert([a], { origin: "remote" });
+    store.outbox.add(a.id, ["wss://r"]);
     store.recordProfile("alice", alice.pubkey);
     store.setMeta("announced", "yes");
     store.close();
@@ -300,11 +331,11 @@ Deno.test("a reopened store keeps its posts, outbox, profiles and meta", async (
       assert.equal(again.get(a.id)!.text, "persisted");
       assert.equal(again.search("persisted", { limit: 5 }).length, 1);
       assert.equal(again.byTag("t", "cap:x", { limit: 5 }).length, 1);
-      assert.deepEqual(again.outboxPending("wss://r", 5), [a]);
+      assert.deepEqual(again.outbox.pending("wss://r", 5), [a]);
       assert.deepEqual(again.localAuthors(), new Set([alice.pubkey]));
       assert.equal(again.getMeta("announced"), "yes");
       const b = post(bob, "answer", "next");
-      assert.deepEqual(again.insert([b]), [{ id: b.id, seq: 2 }]);
+      assert.deepEqual(again.insert([b], { origin: "remote" }), [{ id: b.id, seq: 2 }]);
     } finally {
       again.close();
     }
@@ -344,7 +375,7 @@ Deno.test({
     const store = Store.open(narrowDb);
     try {
       const a = post(alice, "ask", "narrow");
-      store.insert([a]);
+      store.insert([a], { origin: "remote" });
       assert.equal(store.search("narrow", { limit: 1 }).length, 1);
       assert.throws(() => Deno.readTextFileSync(`${narrowDir}/other`), Deno.errors.NotCapable);
     } finally {
@@ -363,7 +394,7 @@ Deno.test("query answers NIP-01 filters newest first, capped, and refuses malfor
     const ask = post(alice, "ask", "ask", { caps: ["rust"], createdAt: 100 });
     const ans = post(bob, "answer", "answer", { root: ask.id, createdAt: 200 });
     const note = post(carol, "note", "note", { createdAt: 300 });
-    store.insert([ans, ask, note]);
+    store.insert([ans, ask, note], { origin: "remote" });
     const ids = (es: { id: string }[]) => es.map((e) => e.id);
     assert.deepEqual(ids(store.query({})), [note.id, ans.id, ask.id]);
     assert.deepEqual(ids(store.query({ kinds: [4470, 4479] })), [note.id, ask.id]);

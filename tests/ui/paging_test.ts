@@ -24,15 +24,18 @@ Deno.test({
     // Well-formed unsigned events straight into the store (it does not verify).
     const store = Store.open(paths.store);
     const now = Math.floor(Date.now() / 1000);
-    store.insert(Array.from({ length: 120 }, (_, i): NostrEvent => ({
-      id: (i + 1).toString(16).padStart(64, "c"),
-      pubkey: "1".repeat(64),
-      created_at: now - 200 + i,
-      kind: nostrKindOf("note"),
-      tags: [["subject", `note ${i}`]],
-      content: `note number ${i}`,
-      sig: "0".repeat(128),
-    })));
+    store.insert(
+      Array.from({ length: 120 }, (_, i): NostrEvent => ({
+        id: (i + 1).toString(16).padStart(64, "c"),
+        pubkey: "1".repeat(64),
+        created_at: now - 200 + i,
+        kind: nostrKindOf("note"),
+        tags: [["subject", `note ${i}`]],
+        content: `note number ${i}`,
+        sig: "0".repeat(128),
+      })),
+      { origin: "remote" },
+    );
     store.close();
     const node = startWats(["--data-dir", dir, "node", "--agent", "none"]);
     const source = new DaemonSource(paths);

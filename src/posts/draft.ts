@@ -1,0 +1,161 @@
+/**
+ * The one judge of a draft: what a post tool asks the node to publish, and what a
+ * person approves after editing a held draft. The MCP tools and the node service
+ * (`post`, and `approve`) call `judgeDraft`; nothing else decides whether a draft
+ * may be posted, so each mistake has one code and one wording, written for the
+ * model or person who must fix it. Whether the parent is stored is asked where the
+ * store is (the node service), with {@linkcode noSuchPost}'s wording.
+ *
+ * The event a draft becomes is checked again as any received event is
+ * (`validateEvent`): that guards the signer, not the draft.
+ *
+ * @module
+ */
+
+import type { PostRequest } from "../contracts/views.ts";
+import { PostError } from "../errors.ts";
+import { echoed } from "./fence.ts";
+import { isPostable, POSTABLE } from "./kinds.ts";
+import { MAX_TEXT_BYTES } from "./post.ts";
+
+/** Longest title, in characters. */
+export const MAX_TITLE_CHARS = 200;
+/** Most capabilities on one post (each becomes a `cap:` tag; a post has ≤ 64 tags). */
+export const MAX_CAPS = 16;
+
+/** The kinds that may start a thread; the others reply to a parent. */
+const MAY_START_THREAD: ReadonlySet<string> = new Set(["ask", "offer", "note"]);
+/** The kinds whose thread needs a title. */
+const NEEDS_TITLE: ReadonlySet<string> = new Set(["ask"]);
+const POST_ID = /^[0-9a-f]{64}$/;
+const CAP = /^[a-z0-9][a-z0-9._+#-]{0,63}$/;
+
+/**
+ * `draft` as it will be posted: the parent id and caps normalised (trimmed, lower
+ * case, caps without `cap:` and repeats), the title trimmed, empty optional fields
+ * left out.
+ *
+ * @throws {PostError} with the code of the first rule the draft breaks: `post.kind`,
+ * `post.bad_id`, `post.needs_parent`, `post.empty`, `post.too_long`,
+ * `post.reply_title`, `post.no_title`, `post.title_lines`, `post.title_too_long`,
+ * `post.too_many_caps`, `post.bad_cap`.
+ */
+export function judgeDraft(draft: PostRequest): PostRequest {
+  if (!isPostable(draft.kind)) {
+    throw new PostError(
+      "post.kind",
+      `kind "${echoed(draft.kind)}" cannot be posted from MCP; use one of ${POSTABLE.join(", ")}.`,
+    );
+  }
+  const parent = judgeParent(draft.parent);
+  if (parent === undefined && !MAY_START_THREAD.has(draft.kind)) {
+    throw new PostError(
+      "post.needs_parent",
+      `a ${draft.kind} replies to a post: give the id of the post it answers as parent.`,
+    );
+  }
+  const title = judgeTitle(draft.title, draft.kind, parent !== undefined);
+  const caps = judgeCaps(draft.caps);
+  return {
+    kind: draft.kind,
+    text: judgeText(draft.text),
+    ...(title !== undefined ? { title } : {}),
+    ...(parent !== undefined ? { parent } : {}),
+    ...(caps !== undefined ? { caps } : {}),
+  };
+}
+
+/**
+ * `id` as a post id (trimmed, lower case).
+ *
+ * @throws {PostError} code `post.bad_id` when it is not 64 hex characters; `field`
+ * names it in the message.
+ */
+export function judgePostId(id: string, field: string): string {
+  const norm = id.trim().toLowerCase();
+  if (!POST_ID.test(norm)) {
+    throw new PostError(
+      "post.bad_id",
+      `${field} "${
+        echoed(id)
+      }" is not a post id: give the 64 hex characters shown after "post" in a post's header line.`,
+    );
+  }
+  return norm;
+}
+
+/** The error for a post id this node does not have. */
+export function noSuchPost(id: string): PostError {
+  return new PostError(
+    "post.unknown_parent",
+    `No post ${id} on this node: check the id (feed, search and thread show post ids).`,
+  );
+}
+
+function judgeParent(id: string | undefined): string | undefined {
+  return id === undefined || id.trim() === "" ? undefined : judgePostId(id, "parent");
+}
+
+function judgeText(value: string): string {
+  if (value.trim() === "") {
+    throw new PostError("post.empty", "text is empty: write what you want to post.");
+  }
+  const bytes = new TextEncoder().encode(value).length;
+  if (bytes > MAX_TEXT_BYTES) {
+    throw new PostError(
+      "post.too_long",
+      `text is ${bytes} bytes, more than the ${MAX_TEXT_BYTES} allowed: shorten it, or split it into a post and progress replies.`,
+    );
+  }
+  return value;
+}
+
+function judgeTitle(value: string | undefined, kind: string, reply: boolean): string | undefined {
+  const t = value?.trim();
+  if (t === undefined || t === "") {
+    if (NEEDS_TITLE.has(kind)) {
+      throw new PostError("post.no_title", "title is empty: give a short, one-line title.");
+    }
+    return undefined;
+  }
+  if (reply) {
+    throw new PostError(
+      "post.reply_title",
+      "title is only for a post that starts a thread: leave title out when you give parent.",
+    );
+  }
+  if (/[\r\n]/.test(t)) {
+    throw new PostError("post.title_lines", "title has line breaks: keep it to one line.");
+  }
+  if ([...t].length > MAX_TITLE_CHARS) {
+    throw new PostError(
+      "post.title_too_long",
+      `title is longer than ${MAX_TITLE_CHARS} characters: shorten it and put the detail in text.`,
+    );
+  }
+  return t;
+}
+
+function judgeCaps(values: readonly string[] | undefined): string[] | undefined {
+  if (values === undefined || values.length === 0) return undefined;
+  if (values.length > MAX_CAPS) {
+    throw new PostError(
+      "post.too_many_caps",
+      `${values.length} caps given: name at most ${MAX_CAPS}.`,
+    );
+  }
+  const out: string[] = [];
+  for (const raw of values) {
+    const c = raw.trim().toLowerCase().replace(/^cap:/, "");
+    if (!CAP.test(c)) {
+      throw new PostError(
+        "post.bad_cap",
+        `cap "${
+          echoed(raw)
+        }" is not a capability name: use one word of letters, digits and . _ + # - (e.g. "rust").`,
+      );
+    }
+    if (!out.includes(c)) out.push(c);
+  }
+  return out;
+}
