@@ -148,6 +148,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       dataDir: paths.dataDir,
       home: opts.env.HOME ?? "",
       os: opts.os,
+      self: opts.self,
     });
     const runtime = settings["agent.runtime"];
     // The runner, built but not started: the ACP layer's host (src/contracts/agent_host.ts).

@@ -172,7 +172,7 @@ export function planSandbox(
  * capability (root inside could otherwise unmount the tmpfs: measured), and
  * die with the sandbox.
  */
-export function bwrapArgs(plan: SandboxPlan): string[] {
+export function bwrapArgs(plan: SandboxPlan, programRoots: readonly string[] = []): string[] {
   return [
     "--ro-bind",
     "/",
@@ -183,6 +183,9 @@ export function bwrapArgs(plan: SandboxPlan): string[] {
     "/proc",
     "--tmpfs",
     "/tmp",
+    // The programs' own folders under /tmp, read-only, before the data dir is hidden (it may lie
+    // inside one of them).
+    ...programRoots.flatMap((p) => ["--ro-bind-try", p, p]),
     "--tmpfs",
     plan.dataDir,
     ...plan.readable.flatMap((p) => ["--ro-bind", p, p]),
@@ -238,11 +241,30 @@ export function sandboxedCommand(
   plan: SandboxPlan,
   program: string,
   args: readonly string[],
+  alsoRuns: readonly string[] = [],
 ): { program: string; args: string[] } {
   if (os === "darwin") {
     return { program: "sandbox-exec", args: ["-p", seatbeltProfile(plan), program, ...args] };
   }
-  return { program: bwrap, args: [...bwrapArgs(plan), program, ...args] };
+  const roots = programRoots([program, ...args, ...alsoRuns]);
+  return { program: bwrap, args: [...bwrapArgs(plan, roots), program, ...args] };
+}
+
+/**
+ * The folders under /tmp that a command line's absolute paths lie in (`/tmp/x` for
+ * `/tmp/x/node_modules/agent/dist/index.js`, also as `--flag=/tmp/x/…`): a program installed
+ * under /tmp (a checkout there, its `node_modules`) must stay readable in the sandbox, whose
+ * /tmp is otherwise empty. The top folder, not the file: a Node program reads its
+ * `node_modules` from the folders above it.
+ */
+export function programRoots(words: readonly string[]): string[] {
+  const roots = new Set<string>();
+  for (const word of words) {
+    const path = word.startsWith("-") ? word.slice(word.indexOf("=") + 1) : word;
+    const m = /^\/tmp\/([^/]+)/.exec(path);
+    if (m && m[1] !== "." && m[1] !== "..") roots.add(`/tmp/${m[1]}`);
+  }
+  return [...roots];
 }
 
 /**

@@ -43,6 +43,11 @@ export interface SandboxerOptions {
   os?: string;
   /** The sandbox program; `sandboxProgram(os)` when unset (tests point it elsewhere). */
   program?: string;
+  /**
+   * The command that runs wats itself: an agent inside starts `wats mcp` with it, so its files
+   * stay readable where the sandbox's empty /tmp would hide them.
+   */
+  self?: readonly string[];
 }
 
 /** Where an agent's processes start, and what they keep. */
@@ -134,7 +139,7 @@ export class Sandboxer {
     }
     const plan = planSandbox(req, probe.kinds);
     return (program, args) => ({
-      ...sandboxedCommand(this.#os, this.#program, plan, program, args),
+      ...sandboxedCommand(this.#os, this.#program, plan, program, args, this.#options.self),
       sandboxed: true,
     });
   }

@@ -14,8 +14,10 @@ import {
   type PathKind,
   pathsToProbe,
   planSandbox,
+  programRoots,
   requiredRefusal,
   runnerSandboxed,
+  sandboxedCommand,
   sandboxLine,
   type SandboxRequest,
 } from "../../src/safety/sandbox.ts";
@@ -135,4 +137,48 @@ Deno.test("the ssh agent's socket, the per-user runtime dir and root's control s
   for (const p of ["/run/user", "/run/docker.sock", "/run/systemd/private", "~/.ssh"]) {
     assert.ok(DEFAULT_HIDE.includes(p), p);
   }
+});
+
+Deno.test("a program installed under /tmp stays readable in the sandbox's empty /tmp, its data dir still hidden", () => {
+  assert.deepEqual(
+    programRoots([
+      "node",
+      "/tmp/ci/.cache/clis/node_modules/agent/dist/index.js",
+      "--config=/tmp/ci/deno.json",
+      "/tmp/other/x",
+      "/tmpfoo/y",
+      "/tmp/../etc/passwd",
+      "-v",
+    ]),
+    ["/tmp/ci", "/tmp/other"],
+  );
+  const plan = planSandbox(
+    {
+      dataDir: "/tmp/ci/data",
+      home: "/home/u",
+      hide: [],
+      readable: [],
+      writable: ["/tmp/ci/data/worktrees/w"],
+      cwd: "/tmp/ci/data/worktrees/w",
+    },
+    new Map([["/tmp/ci/data/worktrees/w", "dir"]]),
+  );
+  const cmd = sandboxedCommand("linux", "bwrap", plan, "node", ["/tmp/ci/agent.js"], [
+    "deno",
+    "/tmp/wats/main.ts",
+  ]);
+  const a = cmd.args;
+  const at = (i: number) => a.slice(i, i + 3).join(" ");
+  const tmp = a.indexOf("/tmp");
+  const root = a.indexOf("--ro-bind-try");
+  const data = a.lastIndexOf("/tmp/ci/data", a.indexOf("--bind"));
+  assert.ok(tmp < root && root < data, a.join(" "));
+  assert.equal(at(root), "--ro-bind-try /tmp/ci /tmp/ci");
+  assert.equal(at(root + 3), "--ro-bind-try /tmp/wats /tmp/wats");
+  assert.equal(
+    a[data - 1],
+    "--tmpfs",
+    "the data dir is hidden after the program's folder is bound",
+  );
+  assert.deepEqual(a.slice(-2), ["node", "/tmp/ci/agent.js"]);
 });
