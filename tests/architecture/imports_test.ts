@@ -347,7 +347,7 @@ Deno.test("docs/architecture.md shows the rooms table of tests/architecture/room
   const m = page.match(/<!-- rooms:begin -->\n([\s\S]*?)\n<!-- rooms:end -->/);
   ok(m !== null, "docs/architecture.md has no <!-- rooms:begin --> … <!-- rooms:end --> block");
   ok(
-    JSON.stringify(cells(m[1])) === JSON.stringify(cells(roomsTable())),
+    JSON.stringify(cells(m[1]!)) === JSON.stringify(cells(roomsTable())),
     `docs/architecture.md's rooms table differs from tests/architecture/rooms.ts; put this between the markers:\n${roomsTable()}`,
   );
 });

@@ -58,8 +58,8 @@ deny = ["claude/delete", "claude/execute(rm -rf *)"]
     idle: DEFAULT_IDLE_MS,
     enabled: true,
   });
-  assert.equal(r.acp.harnesses.codex.idle, 90_000);
-  assert.equal(r.acp.harnesses.codex.enabled, false);
+  assert.equal(r.acp.harnesses.codex!.idle, 90_000);
+  assert.equal(r.acp.harnesses.codex!.enabled, false);
   assert.deepEqual(r.acp.checkouts.billing, {
     name: "billing",
     path: "/home/a/src/billing",

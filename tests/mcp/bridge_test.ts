@@ -143,10 +143,10 @@ Deno.test("with no node, a started node that stops makes the bridge exit 1 and s
   assert.equal(await runBridge(OPTS, w.io), 1);
   assert.equal(w.stderr.length, 1);
   assert.match(
-    w.stderr[0],
+    w.stderr[0]!,
     /no node runs on \/d\/mcp\.sock, and the node started in the background stopped \(exit code 3\)/,
   );
-  assert.match(w.stderr[0], /Start it yourself with `wats --data-dir \/d`/);
+  assert.match(w.stderr[0]!, /Start it yourself with `wats --data-dir \/d`/);
   assert.deepEqual(w.stdout, [], "stdout must carry MCP bytes only");
 });
 
@@ -155,7 +155,7 @@ Deno.test("a node that never opens its socket makes the bridge give up after the
   assert.equal(await runBridge(OPTS, w.io), 1);
   assert.equal(w.starts(), 1);
   assert.ok(w.clock() >= 15_000 && w.clock() < 16_000, `gave up at ${w.clock()} ms`);
-  assert.match(w.stderr[0], /did not open \/d\/mcp\.sock within 15 s\. Start it yourself/);
+  assert.match(w.stderr[0]!, /did not open \/d\/mcp\.sock within 15 s\. Start it yourself/);
 });
 
 Deno.test("the bridge connects once the node it started opens the socket", async () => {
@@ -173,7 +173,7 @@ Deno.test("the bridge connects once the node it started opens the socket", async
   });
   assert.equal(await runBridge({ ...OPTS, token: "tok" }, w.io), 0);
   assert.equal(w.starts(), 1);
-  assert.deepEqual(JSON.parse(written[0]), { wats: "hello", profile: "alice", token: "tok" });
+  assert.deepEqual(JSON.parse(written[0]!), { wats: "hello", profile: "alice", token: "tok" });
   assert.equal(written[1], '{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
   assert.equal(dec.decode(w.stdout[0]), '{"jsonrpc":"2.0"}\n', "the ready line leaked to stdout");
   assert.deepEqual(w.stderr, []);
@@ -194,7 +194,7 @@ Deno.test("a node that goes away mid-session makes the bridge exit 1 and say so"
     stdin: new ReadableStream<Uint8Array>({ start() {} }), // the host keeps stdin open
   });
   assert.equal(await runBridge(OPTS, w.io), 1);
-  assert.match(w.stderr[0], /the node closed the connection on \/d\/mcp\.sock/);
+  assert.match(w.stderr[0]!, /the node closed the connection on \/d\/mcp\.sock/);
   assert.equal(w.groupEnds(), 0, "a person's session never kills its host");
 });
 
@@ -206,7 +206,7 @@ Deno.test("a runner session whose node goes away ends its run's process group", 
   });
   assert.equal(await runBridge({ ...OPTS, token: "t".repeat(64) }, w.io), 1);
   assert.equal(w.groupEnds(), 1);
-  assert.match(w.stderr[0], /the node went away during this run; ending the run's processes/);
+  assert.match(w.stderr[0]!, /the node went away during this run; ending the run's processes/);
 });
 
 Deno.test("a runner session whose host ends normally leaves its group alone", async () => {
@@ -226,7 +226,7 @@ function drivenConn() {
     async read(p) {
       while (queue.length === 0 && !closed) await new Promise<void>((r) => wake = r);
       if (queue.length === 0) return null;
-      const head = queue[0];
+      const head = queue[0]!;
       const n = Math.min(p.length, head.length);
       p.set(head.subarray(0, n));
       if (n === head.length) queue.shift();
@@ -279,7 +279,7 @@ Deno.test("when the node goes away mid-session and another takes its place, the 
       connects++;
       if (connects === 1) return Promise.resolve(old.conn);
       if (connects < 4) return absent();
-      return Promise.resolve(conns[1].conn);
+      return Promise.resolve(conns[1]!.conn);
     },
     stdin: new ReadableStream<Uint8Array>({ start: (c) => void (host = c) }),
   });
@@ -362,7 +362,7 @@ Deno.test("a socket error other than absence is reported, and no node is started
   const w = fakeIO({ connect: () => Promise.reject(new Deno.errors.PermissionDenied("denied")) });
   assert.equal(await runBridge(OPTS, w.io), 1);
   assert.equal(w.starts(), 0);
-  assert.match(w.stderr[0], /cannot connect to \/d\/mcp\.sock: denied/);
+  assert.match(w.stderr[0]!, /cannot connect to \/d\/mcp\.sock: denied/);
 });
 
 // ---- the real program as a subprocess -----------------------------------------

@@ -165,7 +165,7 @@ export class FakeService implements NodeService {
     const posts = this.posts
       .filter((p) => p.seq > sinceSeq && (kinds === undefined || kinds.includes(p.kind)))
       .slice(0, limit);
-    return { posts, cursor: posts.length > 0 ? posts[posts.length - 1].seq : sinceSeq };
+    return { posts, cursor: posts.length > 0 ? posts[posts.length - 1]!.seq : sinceSeq };
   }
 
   search(query: string, limit: number): PostView[] {
@@ -212,7 +212,7 @@ export class FakeService implements NodeService {
     this.calls.push("approve");
     const i = this.drafts.findIndex((d) => d.id === id);
     if (i < 0) throw new WatsError("review.unknown", `no draft ${id}: list drafts with pending`);
-    const d = this.drafts[i];
+    const d = this.drafts[i]!;
     const draft = judgeDraft({
       kind: d.kind,
       text: text ?? d.text,

@@ -42,17 +42,17 @@ Deno.test("the harness tool passes task, checkout and work, and returns the call
   const r = await call(c, "claude", { task: "fix the login", checkout: "app", work: "fix" });
   assert.equal(r.isError, false, r.text);
   const [note, ...json] = r.text.split("\n");
-  assert.match(note, /Result of the coding agent claude/);
+  assert.match(note!, /Result of the coding agent claude/);
   assert.deepEqual(JSON.parse(json.join("\n")), RESULT);
-  assert.equal(seen[0].harness, "claude");
-  assert.deepEqual(seen[0].args, { task: "fix the login", checkout: "app", work: "fix" });
-  assert.equal(seen[0].origin.agent, "alice-agent");
-  assert.equal(seen[0].origin.thread, "_");
-  assert.match(seen[0].origin.callId, /^run-7\.acp_[0-9a-f]{12}$/);
+  assert.equal(seen[0]!.harness, "claude");
+  assert.deepEqual(seen[0]!.args, { task: "fix the login", checkout: "app", work: "fix" });
+  assert.equal(seen[0]!.origin.agent, "alice-agent");
+  assert.equal(seen[0]!.origin.thread, "_");
+  assert.match(seen[0]!.origin.callId, /^run-7\.acp_[0-9a-f]{12}$/);
   // The run is carried as itself, not read back out of the call id.
-  assert.equal(seen[0].origin.run, "run-7");
+  assert.equal(seen[0]!.origin.run, "run-7");
   // The MCP request's signal reaches the layer: a cancelled call cancels the prompt.
-  assert.ok(seen[0].signal instanceof AbortSignal);
+  assert.ok(seen[0]!.signal instanceof AbortSignal);
 
   // After a fetch the result says it is from outside.
   const web = await call(c, "claude", { task: "read the docs", checkout: "app", work: "web" });

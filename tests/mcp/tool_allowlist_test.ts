@@ -120,7 +120,7 @@ for (
       "the tool list changed: review the new tool and add it to ALLOWLIST",
     );
     for (const t of tools) {
-      const r = (harnesses as readonly string[]).includes(t.name) ? HARNESS : ALLOWLIST[t.name];
+      const r = (harnesses as readonly string[]).includes(t.name) ? HARNESS : ALLOWLIST[t.name]!;
       const a = t.annotations ?? {};
       assert.deepEqual(
         {

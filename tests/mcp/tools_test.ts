@@ -78,7 +78,7 @@ Deno.test("ask starts a thread and every reply kind joins it", async () => {
     caps: ["Nostr", "cap:deno"],
   });
   assert.equal(asked.isError, false, asked.text);
-  const ask = svc.posts[0];
+  const ask = svc.posts[0]!;
   assert.equal(ask.kind, "ask");
   assert.equal(ask.title, "How do I page a Nostr REQ?");
   assert.deepEqual(ask.caps, ["nostr", "deno"]);
@@ -99,7 +99,7 @@ Deno.test("ask starts a thread and every reply kind joins it", async () => {
   ) {
     const r = await call(c, kind, { parent: ask.id, text: `${kind} text` });
     assert.equal(r.isError, false, `${kind}: ${r.text}`);
-    const p = svc.posts[svc.posts.length - 1];
+    const p = svc.posts.at(-1)!;
     assert.equal(p.kind, kind);
     assert.equal(p.parent, ask.id);
     assert.equal(p.root, ask.id);
@@ -115,17 +115,17 @@ Deno.test("note and offer start a thread without parent; the others need one", a
   const c = await connect(svc, interactive());
   const note = await call(c, "note", { text: "Relay X is down today.", title: "Relay outage" });
   assert.equal(note.isError, false, note.text);
-  assert.equal(svc.posts[0].kind, "note");
-  assert.equal(svc.posts[0].parent, undefined);
-  assert.equal(svc.posts[0].title, "Relay outage");
+  assert.equal(svc.posts[0]!.kind, "note");
+  assert.equal(svc.posts[0]!.parent, undefined);
+  assert.equal(svc.posts[0]!.title, "Relay outage");
   const offer = await call(c, "offer", { text: "I can review Rust code.", caps: ["rust"] });
   assert.equal(offer.isError, false, offer.text);
-  assert.deepEqual(svc.posts[1].caps, ["rust"]);
+  assert.deepEqual(svc.posts[1]!.caps, ["rust"]);
 
   const answer = await call(c, "answer", { text: "no parent" });
   assert.equal(answer.isError, true);
   assert.match(answer.text, /parent is required: the id of the post you reply to/);
-  const titled = await call(c, "note", { parent: svc.posts[0].id, text: "x", title: "t" });
+  const titled = await call(c, "note", { parent: svc.posts[0]!.id, text: "x", title: "t" });
   assert.equal(titled.isError, true);
   assert.match(titled.text, /title is only for a post that starts a thread/);
   assert.equal(svc.posts.length, 2);
@@ -305,7 +305,7 @@ Deno.test("a runner's post held for review is approved or rejected from an inter
   const ok = await call(human, "approve", { id: "draft-1" });
   assert.equal(ok.isError, false, ok.text);
   assert.match(ok.text, /^Approved draft draft-1: published as post [0-9a-f]{64}/);
-  assert.equal(svc.posts[1].text, "held answer");
+  assert.equal(svc.posts[1]!.text, "held answer");
 
   const no = await call(human, "reject", { id: "draft-2", reason: "cite a source" });
   assert.equal(no.isError, false);

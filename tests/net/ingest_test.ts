@@ -51,7 +51,7 @@ Deno.test("ingest refuses bad events with a code and reason, counts them, stores
     );
     const future = signed(alice, "note", "from the future", { createdAt: nowSec() + 3600 });
     const manyTags = finalizeEvent({
-      kind: NOSTR_KINDS[9],
+      kind: NOSTR_KINDS[9]!,
       created_at: nowSec(),
       tags: Array.from({ length: 65 }, (_, i) => ["t", `x${i}`]),
       content: "tags",
@@ -80,7 +80,7 @@ Deno.test("ingest refuses bad events with a code and reason, counts them, stores
     });
     assert.equal(seen.length, cases.length);
     assert.ok(seen.every((e) => e.event === "post_rejected" && e.source === "peer"));
-    assert.equal(seen[0].id, badSig.id);
+    assert.equal(seen[0]!.id, badSig.id);
   } finally {
     cleanup();
   }

@@ -80,10 +80,10 @@ async function startNode(args: string[], dataDir = tempDataDir()): Promise<TestN
     proc,
     async post(tool, toolArgs) {
       const r = await client.callTool({ name: tool, arguments: toolArgs });
-      const text = (r.content as { type: string; text: string }[])[0].text;
+      const text = (r.content as { type: string; text: string }[])[0]!.text;
       const m = /^Posted \w+ ([0-9a-f]{64})\./.exec(text);
       assert.ok(m, `the ${tool} tool answered: ${text}`);
-      return m[1];
+      return m[1]!;
     },
     async stored(id) {
       const match = (l: string) => l.includes('"event":"post_stored"') && l.includes(id);

@@ -120,7 +120,7 @@ export async function openWs(url: string): Promise<WsClient> {
       let found: unknown[] | undefined;
       await waitFor(() => {
         while (read < messages.length) {
-          const m = messages[read++];
+          const m = messages[read++]!;
           if (match(m)) {
             found = m;
             return true;
@@ -208,7 +208,7 @@ export async function lazyClient(port: number) {
       const frame = new Uint8Array(head.length + 4 + len);
       frame.set(head);
       frame.set(mask, head.length);
-      for (let i = 0; i < len; i++) frame[head.length + 4 + i] = payload[i] ^ mask[i % 4];
+      for (let i = 0; i < len; i++) frame[head.length + 4 + i] = payload[i]! ^ mask[i % 4]!;
       await conn.write(frame);
     },
     /** Reads text frames until `stop` says so or the connection ends. */
@@ -216,11 +216,11 @@ export async function lazyClient(port: number) {
       const out: unknown[][] = [];
       for (;;) {
         while (buf.length >= 2) {
-          let len = buf[1] & 127;
+          let len = buf[1]! & 127;
           let at = 2;
           if (len === 126) {
             if (buf.length < 4) break;
-            len = (buf[2] << 8) | buf[3];
+            len = (buf[2]! << 8) | buf[3]!;
             at = 4;
           } else if (len === 127) {
             if (buf.length < 10) break;
@@ -228,7 +228,7 @@ export async function lazyClient(port: number) {
             at = 10;
           }
           if (buf.length < at + len) break;
-          const opcode = buf[0] & 15;
+          const opcode = buf[0]! & 15;
           const body = buf.slice(at, at + len);
           buf = buf.slice(at + len);
           if (opcode === 8) return out;

@@ -27,7 +27,7 @@ export async function startNodeRelay(
 ): Promise<NodeRelay> {
   if (RELAY_HELPER === null) throw new Error("the relay helper is not installed");
   const [cmd, ...args] = RELAY_HELPER.command;
-  const child = new Deno.Command(cmd, {
+  const child = new Deno.Command(cmd!, {
     args: [...args, String(opts.port ?? 0), ...(opts.db ? [opts.db] : [])],
     cwd: RELAY_HELPER.cwd,
     stdin: "null",
@@ -45,7 +45,7 @@ export async function startNodeRelay(
     }
     text += value;
   }
-  const port = JSON.parse(text.split("\n")[0]).port as number;
+  const port = JSON.parse(text.split("\n")[0]!).port as number;
   let stopped: Promise<void> | undefined;
   return {
     port,

@@ -98,7 +98,7 @@ Deno.test("each kind of invalid event gets OK false with its reason; nothing sto
       ],
       [
         finalizeEvent({
-          kind: NOSTR_KINDS[0],
+          kind: NOSTR_KINDS[0]!,
           created_at: nowSec(),
           tags: Array.from({ length: 80 }, (_, i) => ["t", `t${i}`]),
           content: "tags",
@@ -291,7 +291,7 @@ Deno.test("a client that asks for all history and never reads: the server holds 
     const events = got.filter((m) => m[0] === "EVENT").map((m) => m[2] as NostrEvent);
     assert.equal(events.length, 600);
     assert.equal(new Set(events.map((e) => e.id)).size, 600);
-    assert.ok(events.every((e, i) => i === 0 || events[i - 1].created_at >= e.created_at));
+    assert.ok(events.every((e, i) => i === 0 || events[i - 1]!.created_at >= e.created_at));
   } finally {
     lazy.close();
     await s.cleanup();
@@ -472,7 +472,7 @@ async function fragmentHolder(port: number, fragments: number, bytes: number) {
       }
     } catch { /* reset */ }
     // The server sends nothing else to a client that never finished a message.
-    return got.length >= 4 && (got[0] & 15) === 8 ? (got[2] << 8) | got[3] : null;
+    return got.length >= 4 && (got[0]! & 15) === 8 ? (got[2]! << 8) | got[3]! : null;
   })();
   return { ended, close: () => conn.close() };
 }

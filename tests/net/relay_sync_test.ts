@@ -237,7 +237,7 @@ Deno.test("an outbox event leaves only on OK true; a temporary refusal is retrie
     // …but after a reconnect.
     relay.dropConnection();
     await waitFor(() => relay.events().length === 3, "e2 sent again after reconnecting");
-    assert.equal(relay.events()[2].id, e2.id);
+    assert.equal(relay.events()[2]!.id, e2.id);
     assert.equal(relay.connections(), 2);
     relay.ok(e2.id, false, "invalid: this relay takes no wats posts");
     await waitFor(() => a.store.outbox.size() === 0, "e2 dropped for good");
@@ -373,7 +373,7 @@ Deno.test("a page ends at the limit asked even with no EOSE; events outside the 
   );
   const r = await catchUp(relay, { pageLimit: 3 }, 5);
   assert.deepEqual(r, { caughtUp: true, pages: 2, stored: 4 });
-  assert.equal(relay.reqs[1].until, old - 2);
+  assert.equal(relay.reqs[1]!.until, old - 2);
 });
 
 Deno.test("a page with no EOSE and fewer events than the limit ends after the page time limit", async () => {

@@ -35,7 +35,7 @@ Deno.test("WsClient exchanges text messages of every length class with Deno.serv
     assert.deepEqual(c.got, texts.map((t) => `echo:${t}`));
     c.ws.close(1000, "done");
     await waitFor(() => c.closes.length === 1, "the close");
-    assert.equal(c.closes[0].code, 1000);
+    assert.equal(c.closes[0]!.code, 1000);
     assert.equal(c.ws.readyState, CLOSED);
   } finally {
     await server.shutdown();
@@ -106,10 +106,10 @@ Deno.test("WsClient answers ping with pong, joins fragments and reports the serv
     const buf = new Uint8Array(1024);
     const n = (await conn.read(buf))!;
     assert.equal(buf[0], 0x8a, "a pong");
-    assert.equal(buf[1] & 0x80, 0x80, "masked, as from a client");
-    const len = buf[1] & 127;
+    assert.equal(buf[1]! & 0x80, 0x80, "masked, as from a client");
+    const len = buf[1]! & 127;
     const mask = buf.subarray(2, 6);
-    const body = buf.subarray(6, 6 + len).map((b, i) => b ^ mask[i & 3]);
+    const body = buf.subarray(6, 6 + len).map((b, i) => b ^ mask[i & 3]!);
     assert.equal(new TextDecoder().decode(body), "are you there");
     assert.equal(n, 6 + len);
     await waitFor(() => c.got.length === 1, "the message");
@@ -155,13 +155,13 @@ async function readClientFrames(
   for (;;) {
     let pos = 0;
     while (buf.length - pos >= 6) {
-      let len = buf[pos + 1] & 127;
+      let len = buf[pos + 1]! & 127;
       let at = 2;
-      if (len === 126) [len, at] = [(buf[pos + 2] << 8) | buf[pos + 3], 4];
+      if (len === 126) [len, at] = [(buf[pos + 2]! << 8) | buf[pos + 3]!, 4];
       if (buf.length - pos < at + 4 + len) break;
       const mask = buf.subarray(pos + at, pos + at + 4);
-      const payload = buf.slice(pos + at + 4, pos + at + 4 + len).map((b, i) => b ^ mask[i & 3]);
-      const f = { opcode: buf[pos] & 15, payload };
+      const payload = buf.slice(pos + at + 4, pos + at + 4 + len).map((b, i) => b ^ mask[i & 3]!);
+      const f = { opcode: buf[pos]! & 15, payload };
       frames.push(f);
       pos += at + 4 + len;
       if (stop(f)) return frames;
@@ -221,9 +221,9 @@ Deno.test("a control frame over 125 bytes closes the connection with 1002 (RFC 6
     await conn.write(new Uint8Array([0x89, 126, 0, 126, ...new Uint8Array(126)]));
     const frames = await readClientFrames(conn, () => true);
     assert.deepEqual(frames.map((f) => f.opcode), [8], "a close frame, no pong");
-    assert.equal((frames[0].payload[0] << 8) | frames[0].payload[1], 1002);
+    assert.equal((frames[0]!.payload[0]! << 8) | frames[0]!.payload[1]!, 1002);
     await waitFor(() => c.closes.length === 1, "the close");
-    assert.equal(c.closes[0].code, 1002);
+    assert.equal(c.closes[0]!.code, 1002);
     assert.match(c.errors.join(), /control frame/);
   } finally {
     conn.close();

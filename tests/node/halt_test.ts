@@ -63,7 +63,7 @@ Deno.test("a halt from an accepted author halts the agent and is remembered", ()
   assert.ok(state.onPosts([haltPost(GUARD, 10)]));
   assert.equal(calls.length, 1);
   assert.match(
-    calls[0],
+    calls[0]!,
     /^halt halt 000000000000 by aaaaaaaaaaaa: stop; run `wats resume` to end it$/,
   );
   assert.equal(state.current()?.by, GUARD);
@@ -144,7 +144,7 @@ for (
       /halt record in the store is unreadable, so the agent stays halted: run `wats resume`/,
     );
     assert.equal(calls.length, 1, "the runner was halted at attach");
-    assert.match(calls[0], /unreadable/);
+    assert.match(calls[0]!, /unreadable/);
     assert.equal(warnings.length, 1, "the notice is given once");
     state.current();
     assert.equal(warnings.length, 1);

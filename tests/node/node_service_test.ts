@@ -249,7 +249,7 @@ Deno.test("a crash after signing and before storing: the retry stores the record
     const insert = s.store.insert.bind(s.store);
     let signedId: string | undefined;
     s.store.insert = (events: readonly NostrEvent[]) => {
-      signedId = events[0].id;
+      signedId = events[0]!.id;
       throw new Error("killed");
     };
     await assert.rejects(() => s.service.approve(draft, s.person), /killed/);
@@ -292,7 +292,7 @@ Deno.test("an expired draft cannot be approved; the next run hears that it expir
       /draft [0-9a-f]{12} expired after agent\.review_ttl without review and was dropped/,
     );
     assert.deepEqual(postsBy(s, "answer"), []);
-    assert.match(s.review.drainRejections()[0].reason, /expired after agent\.review_ttl/);
+    assert.match(s.review.drainRejections()[0]!.reason, /expired after agent\.review_ttl/);
   } finally {
     s.cleanup();
   }

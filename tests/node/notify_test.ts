@@ -44,7 +44,7 @@ Deno.test("a missing notification program is logged once, not on every draft", a
   await tick();
   assert.equal(r.calls.length, 2);
   assert.equal(warnings.length, 1);
-  assert.match(warnings[0], /notify-send cannot run .* install it or turn agent.notify off/);
+  assert.match(warnings[0]!, /notify-send cannot run .* install it or turn agent.notify off/);
 });
 
 Deno.test("an OS without a known notifier is logged once and runs nothing", () => {

@@ -42,8 +42,8 @@ Deno.test("a rejection keeps its reason for the next run, once", async () => {
   assert.deepEqual(q.list(), []);
   const r = q.drainRejections();
   assert.equal(r.length, 1);
-  assert.equal(r[0].reason, "cite the docs");
-  assert.equal(r[0].text, "vague");
+  assert.equal(r[0]!.reason, "cite the docs");
+  assert.equal(r[0]!.text, "vague");
   assert.deepEqual(q.drainRejections(), [], "told once");
 });
 
@@ -54,7 +54,7 @@ Deno.test("drafts expire after agent.review_ttl and the next run hears why", asy
   q.hold(draft("new"));
   advance(40_000);
   assert.deepEqual(q.list().map((d) => d.text), ["new"]);
-  assert.match(q.drainRejections()[0].reason, /expired after agent.review_ttl/);
+  assert.match(q.drainRejections()[0]!.reason, /expired after agent.review_ttl/);
 });
 
 Deno.test("an id that is not a draft id is refused before any file is touched", async () => {
@@ -69,7 +69,7 @@ Deno.test("a damaged draft is reported once, kept, and does not hide the others"
   assert.deepEqual(q.list().map((d) => d.text), ["good"]);
   assert.deepEqual(q.list().map((d) => d.text), ["good"]);
   assert.equal(warnings.length, 1);
-  assert.match(warnings[0], /0123456789ab\.json is unreadable .*: fix or remove the file/);
+  assert.match(warnings[0]!, /0123456789ab\.json is unreadable .*: fix or remove the file/);
   assert.equal(await Deno.readTextFile(`${dir}/pending/0123456789ab.json`), '{"id":');
 });
 

@@ -59,7 +59,7 @@ Deno.test("validation never throws on mutated signed events, and accepts none of
   const fields = ["id", "pubkey", "sig", "content", "created_at", "kind", "tags"] as const;
   for (let i = 0; i < 300; i++) {
     const e: Record<string, unknown> = structuredClone(base);
-    const f = fields[Math.floor(r() * fields.length)];
+    const f = fields[Math.floor(r() * fields.length)]!;
     const v = e[f];
     if (typeof v === "string" && v.length > 0) {
       const at = Math.floor(r() * v.length);

@@ -178,7 +178,7 @@ Deno.test("search finds titles and texts; a bad FTS query is a StoreError, plain
         bob.pubkey,
       ].sort(),
     );
-    assert.equal(store.search("parsing", { limit: 10 })[0].title, "TOML parsing");
+    assert.equal(store.search("parsing", { limit: 10 })[0]!.title, "TOML parsing");
     assert.equal(store.search("pars*", { limit: 10 }).length, 1);
     assert.throws(() => store.search("it's fine?", { limit: 10 }), (err) => {
       assert.ok(err instanceof StoreError);

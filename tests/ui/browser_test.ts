@@ -172,7 +172,7 @@ Deno.test({
       assert.doesNotMatch(await call(alice, "thread", { id: ask2 }), /Use journald/);
       await call(alice, "ask", { title: "Three", text: "Third question" });
       await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000);
-      const prompts = mock.messages().map((r) => textOf(r.body!.messages[0].content));
+      const prompts = mock.messages().map((r) => textOf(r.body!.messages[0]!.content));
       assert.ok(
         prompts.some((p) => p.includes("too vague: cite the docs")),
         "the reason is in the next prompt",
@@ -264,7 +264,7 @@ Deno.test({
         name: "claude",
         arguments: { task: "TASK-UI: write the notes", checkout: "app", work: "notes" },
       });
-      const out = (r.content as { text: string }[])[0].text;
+      const out = (r.content as { text: string }[])[0]!.text;
       const parked = JSON.parse(out.slice(out.indexOf("\n") + 1)).parked as { id: string };
       assert.ok(parked?.id, out);
 

@@ -81,13 +81,13 @@ async function raw(port: number, lines: string[], body = ""): Promise<Raw> {
       chunks.reduce((a, b) => new Uint8Array([...a, ...b]), new Uint8Array()),
     );
     const [headPart, ...rest] = all.split("\r\n\r\n");
-    const [statusLine, ...headerLines] = headPart.split("\r\n");
+    const [statusLine, ...headerLines] = headPart!.split("\r\n");
     const headers: Record<string, string> = {};
     for (const h of headerLines) {
       const i = h.indexOf(":");
       headers[h.slice(0, i).toLowerCase()] = h.slice(i + 1).trim();
     }
-    return { status: Number(statusLine.split(" ")[1]), headers, body: rest.join("\r\n\r\n") };
+    return { status: Number(statusLine!.split(" ")[1]), headers, body: rest.join("\r\n\r\n") };
   } finally {
     try {
       conn.close();
@@ -116,7 +116,7 @@ async function withServer(
       ...(opts.limits ? { limits: opts.limits } : {}),
       onError: (e) => errors.push(e),
     },
-    (r) => handlers[0](r),
+    (r) => handlers[0]!(r),
   );
   const port = server.addr.port;
   const host = `127.0.0.1:${port}`;
@@ -133,9 +133,9 @@ async function withServer(
 async function login(port: number, host: string, gate: Gate) {
   const r = await raw(port, [`GET /login?token=${gate.token} HTTP/1.1`, `host: ${host}`]);
   assert.equal(r.status, 303);
-  const base = r.headers["location"].replace(/\/$/, "");
+  const base = r.headers["location"]!.replace(/\/$/, "");
   assert.match(base, /^\/[0-9a-f]{32}$/);
-  const cookie = r.headers["set-cookie"].split(";")[0];
+  const cookie = r.headers["set-cookie"]!.split(";")[0]!;
   const page = await raw(port, [`GET ${base}/halt HTTP/1.1`, `host: ${host}`, `cookie: ${cookie}`]);
   assert.equal(page.status, 200);
   const csrf = page.body.match(/name="csrf" value="([0-9a-f]+)"/)![1];
@@ -155,12 +155,12 @@ Deno.test("the login token opens a session once, under a random path its HttpOnl
   await withServer(async ({ port, host, gate }) => {
     const r = await raw(port, [`GET /login?token=${gate.token} HTTP/1.1`, `host: ${host}`]);
     assert.equal(r.status, 303);
-    const scope = r.headers["location"].match(/^\/([0-9a-f]{32})\/$/)![1];
+    const scope = r.headers["location"]!.match(/^\/([0-9a-f]{32})\/$/)![1];
     assert.equal(
-      r.headers["set-cookie"].replace(/=[0-9a-f]{64};/, "=ID;"),
+      r.headers["set-cookie"]!.replace(/=[0-9a-f]{64};/, "=ID;"),
       `wats_${scope}=ID; Path=/${scope}/; HttpOnly; SameSite=Strict`,
     );
-    const cookie = r.headers["set-cookie"].split(";")[0];
+    const cookie = r.headers["set-cookie"]!.split(";")[0]!;
     const page = await raw(port, [
       `GET /${scope}/ HTTP/1.1`,
       `host: ${host}`,
@@ -168,7 +168,7 @@ Deno.test("the login token opens a session once, under a random path its HttpOnl
       "origin: http://evil.example",
     ]);
     assert.equal(page.status, 200);
-    assert.match(page.headers["content-security-policy"], /default-src 'none'; script-src 'self'/);
+    assert.match(page.headers["content-security-policy"]!, /default-src 'none'; script-src 'self'/);
     assert.equal(page.headers["x-frame-options"], "DENY");
     assert.ok(
       !Object.keys(page.headers).some((h) => h.startsWith("access-control-")),
@@ -176,7 +176,7 @@ Deno.test("the login token opens a session once, under a random path its HttpOnl
     );
     assert.ok(!page.body.includes(gate.token), "the token is not in the page");
     // Every link of the page stays in the session's path; assets are public.
-    const links = [...page.body.matchAll(/(?:href|action|src)="([^"]*)"/g)].map((m) => m[1]);
+    const links = [...page.body.matchAll(/(?:href|action|src)="([^"]*)"/g)].map((m) => m[1]!);
     assert.ok(links.length > 5, page.body);
     for (const l of links) {
       assert.ok(l.startsWith(`/${scope}/`) || l.startsWith("/assets/"), `link ${l}`);
@@ -338,7 +338,7 @@ Deno.test("logout ends the session and clears its cookie", async () => {
     assert.equal(out.status, 200);
     assert.match(out.body, /Logged out/);
     assert.match(
-      out.headers["set-cookie"],
+      out.headers["set-cookie"]!,
       new RegExp(`^${cookie.split("=")[0]}=; Path=${base}/; Max-Age=0`),
     );
     const after = await raw(port, [`GET ${base}/ HTTP/1.1`, `host: ${host}`, `cookie: ${cookie}`]);
@@ -440,7 +440,7 @@ Deno.test("a page that throws gets a 500, and the terminal one error line with n
   }
   assert.equal(printed.length, 1);
   assert.match(
-    String(printed[0][0]),
+    String(printed[0]![0]),
     /^error: the dashboard could not answer a request \(TypeError\)/,
   );
   assert.doesNotMatch(JSON.stringify(printed), /SECRET123/);

@@ -238,7 +238,7 @@ Deno.test("a held request's rawInput, title, locations and task are shown as tex
   assert.match(c, /<li><code>\/w\/line break\.txt<\/code><\/li>/, "a location is one line");
   assert.match(c, /<pre class="task">&#60;\/pre&#62;.*\nsecond line<\/pre>/);
   // The 10,000 characters are cut, and the page says where to see them whole.
-  const args = c.match(/<pre class="arguments">([^<]*)<\/pre>/)![1];
+  const args = c.match(/<pre class="arguments">([^<]*)<\/pre>/)![1]!;
   assert.ok(args.length < REQUEST_TEXT_MAX * 2, `${args.length}`);
   assert.ok(!args.includes("x".repeat(REQUEST_TEXT_MAX)));
   assert.match(c, /characters in all: <code>wats agent pending show 0123456789ab<\/code>/);

@@ -80,8 +80,8 @@ Deno.test("the runs page shows one page of a long index, newest first, with a li
   const html = runsPage({ csrf: "x" }, entries, [], { offset: 50, size: 50 });
   const ids = [...html.matchAll(/<a href="\/runs\/([^"]+)">/g)].map((m) => m[1]);
   assert.equal(ids.length, 50);
-  assert.equal(ids[0], entries[949].id);
-  assert.equal(ids.at(-1), entries[900].id);
+  assert.equal(ids[0], entries[949]!.id);
+  assert.equal(ids.at(-1), entries[900]!.id);
   assert.match(html, /<a id="older" href="\/runs\?offset=100">/);
   const last = runsPage({ csrf: "x" }, entries, [], { offset: 950, size: 50 });
   assert.doesNotMatch(last, /id="older"/);
