@@ -108,7 +108,7 @@ Deno.test("in the worktree a read is allowed once; a gated edit with review off 
     reason:
       "fake/edit is gated: it needs a rule or a person's approval; agent.review is off, so it was refused",
   }]);
-  assert.match(r.agent.prompts[0], /TASK: fix it/);
+  assert.match(r.agent.prompts[0]!, /TASK: fix it/);
   // The run is carried on every line of the call, not read back out of its id.
   const perms = r.events.filter((e) => e.type === "acp_permission");
   assert.deepEqual(perms.map((e) => [e.run, e.verdict, e.answer]), [
@@ -139,9 +139,9 @@ Deno.test("only allow_once allows; the data dir and deletes are denied; a fetch 
     "fake/read is read-only inside the worktree, but the agent offered no allow_once option",
     "fake/delete is destructive and no rule allows it",
     `fake/read touches ${r.root}/data/node.key, inside the wats data directory`,
-    r.events.filter((e) => e.type === "acp_permission")[3].reason,
+    r.events.filter((e) => e.type === "acp_permission")[3]!.reason,
   ]);
-  assert.match(res.refused[3].reason, /agent\.review is off, so it was refused$/);
+  assert.match(res.refused[3]!.reason, /agent\.review is off, so it was refused$/);
   assert.deepEqual(res.labels, ["outside"]);
 });
 
@@ -154,9 +154,9 @@ Deno.test("with review on, a gated request parks the call; the person's approval
   assert.equal(parked.stop_reason, "parked");
   assert.deepEqual(parked.parked, { id: "p1", request_id: "run-1.acp_1:t1", request: "fake/edit" });
   assert.equal(r.asks.length, 1);
-  assert.equal(r.asks[0].worktree, parked.worktree);
+  assert.equal(r.asks[0]!.worktree, parked.worktree);
   assert.deepEqual(r.agent.outcomes, []);
-  const said = r.layer.answer("p1", true, r.asks[0]);
+  const said = r.layer.answer("p1", true, r.asks[0]!);
   assert.equal(said, "approved fake/edit: the coding agent fake got the answer");
   // The next call on the work waits for the parked prompt to finish.
   const next = await r.layer.call("fake", { ...ORIGIN, callId: "run-1.acp_2" }, ARGS);

@@ -120,10 +120,10 @@ Deno.test("a permission request without the details its tool_call gave gets them
     assert.equal(said, "n");
     assert.equal(asked.length, 1);
     // The request's null title does not erase the one its tool_call gave.
-    assert.equal(asked[0].title, "Write notes.txt");
-    assert.equal(asked[0].kind, "edit");
-    assert.deepEqual(asked[0].locations, [{ path: "/w/notes.txt" }]);
-    assert.deepEqual(asked[0].rawInput, { file_path: "/w/notes.txt" });
+    assert.equal(asked[0]!.title, "Write notes.txt");
+    assert.equal(asked[0]!.kind, "edit");
+    assert.deepEqual(asked[0]!.locations, [{ path: "/w/notes.txt" }]);
+    assert.deepEqual(asked[0]!.rawInput, { file_path: "/w/notes.txt" });
   } finally {
     await agent.stop();
   }

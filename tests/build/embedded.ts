@@ -65,6 +65,7 @@ export function compileMetadata(binary: Uint8Array): {
 
 function indexOf(haystack: Uint8Array, needle: Uint8Array): number {
   const first = needle[0];
+  if (first === undefined) return -1;
   for (let i = haystack.indexOf(first); i !== -1; i = haystack.indexOf(first, i + 1)) {
     let j = 1;
     while (j < needle.length && haystack[i + j] === needle[j]) j++;
@@ -83,7 +84,7 @@ export function runtimeFiles(): string[] {
   const scan = (file: string) => {
     const text = Deno.readTextFileSync(`${ROOT}${file}`);
     for (const m of text.matchAll(pattern)) {
-      found.add(new URL(m[1], `file://${ROOT}${file}`).pathname.slice(ROOT.length));
+      found.add(new URL(m[1]!, `file://${ROOT}${file}`).pathname.slice(ROOT.length));
     }
   };
   const walk = (dir: string) => {

@@ -52,6 +52,10 @@ async function until(what: string, check: () => Promise<boolean>, tries = 600): 
 
 /** Runs the smoke test against `command` (the binary, or `deno run … main.ts`). Throws on failure. */
 export async function smoke(command: string[], opts: SmokeOptions = {}): Promise<void> {
+  const [program] = command;
+  if (program === undefined) {
+    throw new Error("error: smoke needs a command: pass the binary or `deno run … main.ts`");
+  }
   const log = opts.log ?? (() => {});
   const dataDir = tempDataDir();
   const run = (args: string[]) => runIsolated([...command, "--data-dir", dataDir, ...args]);
@@ -83,7 +87,7 @@ export async function smoke(command: string[], opts: SmokeOptions = {}): Promise
     assert.equal(await exists(`${dataDir}/daemon.lock`), false, "the daemon released its lock");
     log("ok   daemon started and stopped on SIGTERM");
 
-    await mcpToolsList(command, dataDir, opts.exe ?? command[0]);
+    await mcpToolsList(command, dataDir, opts.exe ?? program);
     log("ok   wats mcp answered tools/list through a background node it started itself");
   } finally {
     await Deno.remove(dataDir, { recursive: true }).catch(() => {});

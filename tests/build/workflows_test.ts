@@ -31,7 +31,7 @@ async function parseYaml(path: string): Promise<Record<string, unknown>> {
 
 /** Every `uses:` value in a workflow's text. */
 function usesOf(text: string): string[] {
-  return [...text.matchAll(/^\s*(?:-\s*)?uses:\s*["']?([^\s"'#]+)/gm)].map((m) => m[1]);
+  return [...text.matchAll(/^\s*(?:-\s*)?uses:\s*["']?([^\s"'#]+)/gm)].map((m) => m[1]!);
 }
 
 /** The `uses:` values not pinned to a full commit SHA. */
@@ -92,6 +92,7 @@ Deno.test({
     assert.deepEqual(on.push.tags, ["v*"]);
     const jobs = doc.jobs as Record<string, Job>;
     const runs = (j: Job) => (j.steps ?? []).map((s) => s.run ?? "").join("\n");
+    assert.ok(jobs.check && jobs.release, "release.yml has a check and a release job");
     assert.match(runs(jobs.check), /deno task check/);
     assert.equal(jobs.release.needs, "check");
     const release = runs(jobs.release);

@@ -164,11 +164,11 @@ Deno.test({
 
     // The command was refused with reject_once and listed; it never ran.
     assert.equal(r1.refused.length, 1, why());
-    assert.equal(r1.refused[0].request, "claude/execute");
-    assert.match(r1.refused[0].id, /^call_1:.+/);
-    assert.match(r1.refused[0].reason, /claude\/execute is gated/);
+    assert.equal(r1.refused[0]!.request, "claude/execute");
+    assert.match(r1.refused[0]!.id, /^call_1:.+/);
+    assert.match(r1.refused[0]!.reason, /claude\/execute is gated/);
     // Review is off (no park): ask refuses, and says why.
-    assert.match(r1.refused[0].reason, /agent\.review is off, so it was refused/);
+    assert.match(r1.refused[0]!.reason, /agent\.review is off, so it was refused/);
     assert.throws(() => Deno.statSync(`${wt}/ran-bash.txt`));
     const answers = events.filter((e) => e.type === "acp_permission");
     assert.deepEqual(
@@ -368,7 +368,7 @@ Deno.test({
       name: "claude",
       arguments: { task: "TASK-D: write notes", checkout: "app", work: "notes" },
     });
-    const out = (r.content as { text: string }[])[0].text;
+    const out = (r.content as { text: string }[])[0]!.text;
     assert.ok(!r.isError, `${out}\n${node.stderr()}`);
     const result = JSON.parse(out.slice(out.indexOf("\n") + 1));
     assert.equal(result.worktree, wt);
@@ -584,7 +584,7 @@ async function crashDuringCall(
       listed = (await runWats(["--data-dir", f.data, "agent", "pending"])).stdout;
     }
     assert.match(listed, /permission claude\/in_doubt +work notes/);
-    return { id: listed.split(" ")[0], again };
+    return { id: listed.split(" ")[0]!, again };
   } catch (err) {
     await again[Symbol.asyncDispose]();
     throw err;
@@ -620,7 +620,7 @@ async function parkThenRestart(
 
 /** The JSON of a harness tool's result (after its line about trust). */
 function resultOf(r: { content: unknown; isError?: unknown }): Record<string, unknown> {
-  const out = (r.content as { text: string }[])[0].text;
+  const out = (r.content as { text: string }[])[0]!.text;
   assert.ok(!r.isError, out);
   return JSON.parse(out.slice(out.indexOf("\n") + 1));
 }
@@ -806,7 +806,7 @@ Deno.test({
     // The sweep at start keeps the work: its call waits for a person.
     const sweeps = () => again.events("acp_sweep");
     await waitFor("the sweep at start", () => sweeps().length > 0, 60_000);
-    assert.deepEqual(sweeps()[0].kept, [{
+    assert.deepEqual(sweeps()[0]!.kept, [{
       dir: `${f.data}/worktrees/claude/app/alice/_/notes`,
       reason: "a request of it waits for a person",
     }]);
@@ -889,7 +889,7 @@ Deno.test({
     assert.equal(Deno.readTextFileSync(`${wt}/notes.txt`), "later\n");
     const edits = again.events("acp_permission").filter((e) => e.request === "claude/edit");
     assert.deepEqual(edits.map((e) => e.answer), ["allow_once"]);
-    assert.match(String(edits[0].reason), /a person approved it while it waited/);
+    assert.match(String(edits[0]!.reason), /a person approved it while it waited/);
   },
 });
 
@@ -1001,14 +1001,14 @@ Deno.test({
       if (i > 0) await new Promise((r) => setTimeout(r, 500));
       listed = (await runWats(["--data-dir", f.data, "agent", "pending"])).stdout;
     }
-    const id = listed.split(" ")[0];
+    const id = listed.split(" ")[0]!;
     const approved = await runWats(["--data-dir", f.data, "agent", "approve", id]);
     assert.equal(approved.code, 0, approved.stderr);
 
     // The approval wakes the agent; it calls the same work again.
     await waitFor("the second run", () => rig.events("run_ended").length >= 2, 120_000);
     const runs = rig.events("run_ended");
-    assert.equal(runs[1].status, "ok", JSON.stringify(runs[1]));
+    assert.equal(runs[1]!.status, "ok", JSON.stringify(runs[1]));
     const second = mock.messages().find((m) => m.body && both(m.body));
     assert.ok(second, "no run was woken by the decision");
     assert.match(
@@ -1018,7 +1018,7 @@ Deno.test({
     assert.deepEqual(subjects(f.repo, branch), ["Add notes"]);
     const back = mock.messages().filter((m) => m.body && toolResultFor("mcp__wats__claude")(m.body))
       .map((m) => JSON.stringify(m.body?.messages));
-    assert.match(back[0], /\\"stop_reason\\": \\"parked\\"/);
+    assert.match(back[0]!, /\\"stop_reason\\": \\"parked\\"/);
     assert.match(back.at(-1)!, /CONTINUED: the notes are in\./);
     assert.match(back.at(-1)!, /Add notes/);
 
@@ -1029,7 +1029,7 @@ Deno.test({
       "agent",
       "logs",
       "--run",
-      String(runs[0].run),
+      String(runs[0]!.run),
     ]);
     assert.equal(logs.code, 0, logs.stderr);
     // Claude names the call as it starts it ("Preparing file…"): its kind says what it is.
@@ -1045,7 +1045,7 @@ Deno.test({
       "agent",
       "logs",
       "--run",
-      String(runs[1].run),
+      String(runs[1]!.run),
     ]);
     assert.match(later.stdout, /claude│ CONTINUED: the notes are in\./);
   },

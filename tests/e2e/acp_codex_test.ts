@@ -90,8 +90,8 @@ Deno.test({
     assert.equal(r1.branch, "wats/bob/_/w");
     assert.equal(r1.stop_reason, "cancelled", JSON.stringify(r1));
     assert.equal(r1.refused.length, 1, JSON.stringify(r1.refused));
-    assert.equal(r1.refused[0].request, "codex/execute");
-    assert.match(r1.refused[0].id, /^c1:/);
+    assert.equal(r1.refused[0]!.request, "codex/execute");
+    assert.match(r1.refused[0]!.id, /^c1:/);
     assert.throws(() => Deno.statSync(`${wt}/refused.txt`));
     // Codex reports no cost.
     assert.equal(r1.usd, 0);

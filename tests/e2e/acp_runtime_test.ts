@@ -37,7 +37,7 @@ const opts = { ignore: acp === null, sanitizeOps: false, sanitizeResources: fals
 /** The event ids the newest wake prompt of the conversation names. */
 function wokenFor(req: MessagesRequest): string[] {
   for (const m of [...req.messages].reverse()) {
-    const ids = [...textOf(m.content).matchAll(/^- ([0-9a-f]{64}): /gm)].map((x) => x[1]);
+    const ids = [...textOf(m.content).matchAll(/^- ([0-9a-f]{64}): /gm)].map((x) => x[1]!);
     if (m.role === "user" && ids.length > 0) return ids;
   }
   return [];
@@ -116,14 +116,14 @@ Deno.test({
     assert.match(node.stderr(), /agent +acp on \[harnesses\.claude\] as helper · budget/);
     const one = idIn(await call(alice, "ask", { title: "One", text: "ASK-ONE: which init?" }));
     await waitFor("the first run", () => runs().length === 1, 120_000);
-    assert.equal(runs()[0].status, "ok", JSON.stringify(runs()) + node.stderr());
+    assert.equal(runs()[0]!.status, "ok", JSON.stringify(runs()) + node.stderr());
     const first = await call(alice, "thread", { id: one });
     assert.match(first, /First answer\./);
 
     // Its `wats mcp` presented the run's token (given in session/new): a runner session.
     assert.match(
       node.stderr(),
-      new RegExp(`mcp session opened \\(profile=helper runner=true run=${runs()[0].id}\\)`),
+      new RegExp(`mcp session opened \\(profile=helper runner=true run=${runs()[0]!.id}\\)`),
     );
     // Locked: every request that offers tools offers exactly the wats tools (no
     // built-in tool, no tool search placeholder).
@@ -138,7 +138,7 @@ Deno.test({
     assert.ok(stored, node.stdoutLines.join("\n"));
     await call(alice, "clarify", { parent: stored.id, text: "ASK-TWO: and why?" });
     await waitFor("the second run", () => runs().length === 2, 120_000);
-    assert.equal(runs()[1].status, "ok", JSON.stringify(runs()[1]));
+    assert.equal(runs()[1]!.status, "ok", JSON.stringify(runs()[1]));
     const second = await call(alice, "thread", { id: one });
     assert.match(second, /REMEMBERED: we spoke of ASK-ONE\./, second);
 
@@ -156,7 +156,7 @@ Deno.test({
     const opened = transcripts.map((t) => t.find((l) => l.type === "acp_session"));
     assert.deepEqual(opened.map((o) => o?.continued), [false, true, false]);
     assert.equal(opened[0]?.session, opened[1]?.session);
-    assert.deepEqual(transcripts.map((t) => t[0].thread), [one, one, three]);
+    assert.deepEqual(transcripts.map((t) => t[0]!.thread), [one, one, three]);
     // The agent's list of slash commands is not kept in each run's transcript.
     assert.ok(
       !transcripts.flat().some((l) =>
@@ -169,7 +169,7 @@ Deno.test({
     // began, so the second run's cost is not the first's plus its own.
     const costs = runs().map((r) => r.cost_usd as number);
     assert.ok(costs.every((c) => c > 0), JSON.stringify(costs));
-    const reported = transcripts[1].flatMap((l) => {
+    const reported = transcripts[1]!.flatMap((l) => {
       const u = l.update as { sessionUpdate?: string; cost?: { amount: number } } | undefined;
       return u?.sessionUpdate === "usage_update" && u.cost ? [u.cost.amount] : [];
     });
@@ -178,7 +178,7 @@ Deno.test({
       `measured: run costs ${JSON.stringify(costs)}; run 2's agent reported ${reported.at(-1)}`,
     );
     assert.ok(
-      Math.abs(costs[1] - (reported.at(-1)! - costs[0])) < 1e-9,
+      Math.abs(costs[1]! - (reported.at(-1)! - costs[0]!)) < 1e-9,
       `run 2 cost ${costs[1]}, reported ${reported.at(-1)}, run 1 ${costs[0]}`,
     );
 
@@ -186,7 +186,7 @@ Deno.test({
     assert.ok(!mock.messages().some((m) => promptContains("SUGGESTION MODE")(m.body!)));
 
     // People read it like a CLI run.
-    const logs = await rig.wats(["agent", "logs", "--run", String(runs()[1].id)]);
+    const logs = await rig.wats(["agent", "logs", "--run", String(runs()[1]!.id)]);
     assert.equal(logs.code, 0, logs.stderr);
     assert.match(logs.stdout, /session \S+ on \[harnesses\.claude\] \(continued\)/, logs.stdout);
     assert.match(logs.stdout, /mcp__wats__answer .*REMEMBERED/, logs.stdout);

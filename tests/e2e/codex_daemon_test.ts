@@ -103,7 +103,7 @@ async function lockedRun(model: string | undefined) {
   assert.equal(ended.cost_usd, undefined, "Codex reports no cost");
 
   const reqs = mock.responses();
-  const first = reqs[0].body!;
+  const first = reqs[0]!.body!;
   if (model !== undefined) assert.equal(first.model, model);
   assert.deepEqual(eventIds(first), [askId]);
   // Every request, not only the first, offers exactly the locked tools.
@@ -205,7 +205,7 @@ Deno.test({
     let askId = "";
     const step = (req: ResponsesRequest): ResponseReply => {
       const done = req.input.filter((i) => i.type === "function_call_output").length;
-      if (done < attacks.length) return { output: [attacks[done][1]] };
+      if (done < attacks.length) return { output: [attacks[done]![1]] };
       if (callOutputFor("mcp__wats", "answer")(req)) return text("Answered.");
       return functionCall("mcp__wats", "answer", { parent: askId, text: "Use journald." });
     };
@@ -238,7 +238,7 @@ Deno.test({
     assert.equal(calls.length, attacks.length + 1, JSON.stringify(calls));
     calls.slice(0, attacks.length).forEach((c, i) => {
       const out = outputs.get(c.call_id) ?? "";
-      assert.match(out, /unsupported call/i, `${attacks[i][0]} refused: ${out}`);
+      assert.match(out, /unsupported call/i, `${attacks[i]![0]} refused: ${out}`);
     });
     const answer = calls.at(-1)!;
     assert.equal(`${answer.namespace}/${answer.name}`, "mcp__wats/answer");

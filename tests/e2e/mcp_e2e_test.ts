@@ -87,7 +87,7 @@ Deno.test({
     const dir = rig.dataDir;
     const { command, cwd } = inspectorBin();
     const run = async (...method: string[]) => {
-      const r = await new Deno.Command(command[0], {
+      const r = await new Deno.Command(command[0]!, {
         args: [...command.slice(1), watsCommand()[0], ...mcpArgs(dir, "inspector"), ...method],
         cwd,
         env: mcpEnv(rig.home),

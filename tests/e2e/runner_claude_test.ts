@@ -48,22 +48,22 @@ Deno.test({
     const paths = dataPaths(dir);
     const index = jsonLines(paths.runsIndex);
     assert.equal(index.length, 1);
-    assert.equal(index[0].status, "ok");
-    assert.equal(index[0].trigger, "events");
-    const transcript = jsonLines(`${paths.runsDir}/${index[0].id}.jsonl`);
-    assert.equal(transcript[0].type, "wats_run");
-    assert.deepEqual(transcript[0].events, [askId]);
+    assert.equal(index[0]!.status, "ok");
+    assert.equal(index[0]!.trigger, "events");
+    const transcript = jsonLines(`${paths.runsDir}/${index[0]!.id}.jsonl`);
+    assert.equal(transcript[0]!.type, "wats_run");
+    assert.deepEqual(transcript[0]!.events, [askId]);
     assert.ok(transcript.some((l) => l.type === "result"), "the CLI output is kept as is");
     assert.equal(transcript.at(-1)!.type, "wats_end");
 
     // The CLI renders the same run for people.
     const runs = await rig.wats(["agent", "runs"]);
     assert.equal(runs.code, 0, runs.stderr);
-    assert.match(runs.stdout, new RegExp(`${index[0].id} .* events +1 +ok`));
+    assert.match(runs.stdout, new RegExp(`${index[0]!.id} .* events +1 +ok`));
     assert.match(runs.stdout, /of \$2\.00/, "spend against the day's budget");
     const logs = await rig.wats(["agent", "logs"]);
     assert.equal(logs.code, 0, logs.stderr);
-    assert.match(logs.stdout, new RegExp(`run ${index[0].id}`));
+    assert.match(logs.stdout, new RegExp(`run ${index[0]!.id}`));
     assert.match(
       logs.stdout,
       /answer .*Use journald \(1\)\./,

@@ -229,7 +229,7 @@ Deno.test({
     await using rig = await nodeRig();
     const dir = rig.dataDir;
     const profile = "user-agent";
-    const npub = rig.started.profiles[profile];
+    const npub = rig.started.profiles[profile]!;
     const agentKey = decodeNip19(npub).data as string;
     const alice = await rig.mcp("alice");
     const store = Store.open(dataPaths(dir).store);
@@ -260,7 +260,7 @@ Deno.test({
     // The model was asked with the event in the prompt and only the locked tools.
     const reqs = mock.responses();
     assert.ok(reqs.length >= 2, `two model calls, got ${reqs.length}`);
-    const first = reqs[0].body!;
+    const first = reqs[0]!.body!;
     assert.deepEqual(eventIds(first), [askId]);
     assertOfferedExactly(reqs.map((r) => toolNames(r.body!)), LOCKED_TOOLS);
     // The answer's result went back to the model.
@@ -274,11 +274,11 @@ Deno.test({
     // The transcript keeps Codex's output as is, with the completed MCP call.
     const paths = dataPaths(dir);
     const transcript = jsonLines(`${paths.runsDir}/${last.id}.jsonl`);
-    assert.equal(transcript[0].type, "wats_run");
-    assert.equal(transcript[0].harness, "codex");
+    assert.equal(transcript[0]!.type, "wats_run");
+    assert.equal(transcript[0]!.harness, "codex");
     // Codex has no turn limit and reports no cost: the header claims neither (docs/codex.md).
-    assert.equal(transcript[0].max_turns, undefined);
-    assert.equal(transcript[0].max_budget_usd, undefined);
+    assert.equal(transcript[0]!.max_turns, undefined);
+    assert.equal(transcript[0]!.max_budget_usd, undefined);
     const item = transcript.find((l) =>
       l.type === "item.completed" && (l.item as Record<string, unknown>).type === "mcp_tool_call"
     )?.item as Record<string, unknown> | undefined;

@@ -63,7 +63,7 @@ function attackerMock(dir: string): MockAnthropic {
   return startMockAnthropic({
     rules: [{
       when: hasTool("mcp__wats__ask"),
-      reply: (req) => steps[Math.min(toolResults(req).length, 5)],
+      reply: (req) => steps[Math.min(toolResults(req).length, 5)]!,
     }],
   });
 }
@@ -97,7 +97,7 @@ async function attack(access: Record<string, string>) {
   const helperHex = decode(rig.started.profiles.helper as `npub1${string}`).data;
   const asked = rig.events("post_stored").filter((e) => e.kind === "ask");
   assert.equal(asked.length, 2, "bob's ask and the agent's");
-  assert.equal(asked[1].author, helperHex);
+  assert.equal(asked[1]!.author, helperHex);
   return results.slice(0, 4).map((r) => JSON.stringify(r.content));
 }
 
@@ -193,7 +193,7 @@ Deno.test({
 
     await call(alice, "ask", { title: "Three", text: "Third question" });
     await rig.waitEvent("run_ended");
-    const prompts = mock.messages().map((r) => textOf(r.body!.messages[0].content));
+    const prompts = mock.messages().map((r) => textOf(r.body!.messages[0]!.content));
     assert.ok(
       prompts.some((p) => p.includes("too vague: cite the docs")),
       "the reason is in the next prompt",

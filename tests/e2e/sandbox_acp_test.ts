@@ -174,19 +174,19 @@ Deno.test({
     }
     // Each attack failed inside the sandbox, and says so.
     const [od, cat, b64, py, find, ls, ssh, gitConfig, dataWrite, proc, commit] = results;
-    assert.match(od, /No such file/, why);
-    assert.match(cat, /No such file/, why);
-    assert.match(b64, /No such file/, why);
-    assert.match(py, /No such file|FileNotFoundError/, why);
-    assert.ok(!find.includes(`${d}/node.key`), why);
-    assert.match(find, /find-done/, why);
+    assert.match(od!, /No such file/, why);
+    assert.match(cat!, /No such file/, why);
+    assert.match(b64!, /No such file/, why);
+    assert.match(py!, /No such file|FileNotFoundError/, why);
+    assert.ok(!find!.includes(`${d}/node.key`), why);
+    assert.match(find!, /find-done/, why);
     // The data dir shows only the way to this work's worktree.
-    assert.doesNotMatch(ls, /node\.key|config\.toml/, why);
-    assert.match(ssh, /No such file/, why);
-    assert.match(gitConfig, /Read-only file system/, why);
-    assert.doesNotMatch(dataWrite, /SECRET/, why);
-    assert.match(proc, /No such file|Permission denied/, why);
-    assert.match(commit, /committed/, why);
+    assert.doesNotMatch(ls!, /node\.key|config\.toml/, why);
+    assert.match(ssh!, /No such file/, why);
+    assert.match(gitConfig!, /Read-only file system/, why);
+    assert.doesNotMatch(dataWrite!, /SECRET/, why);
+    assert.match(proc!, /No such file|Permission denied/, why);
+    assert.match(commit!, /committed/, why);
 
     // Outside, nothing changed but the work's commit.
     assert.equal(Deno.readTextFileSync(`${d}/config.toml`), `# ${CONFIG}\n`);
@@ -300,11 +300,11 @@ Deno.test({
       }
     }
     const [od, cat, ssh, gitConfig, commit] = results;
-    assert.match(od, /No such file/, why);
-    assert.match(cat, /No such file/, why);
-    assert.match(ssh, /No such file/, why);
-    assert.match(gitConfig, /Read-only file system/, why);
-    assert.match(commit, /committed/, why);
+    assert.match(od!, /No such file/, why);
+    assert.match(cat!, /No such file/, why);
+    assert.match(ssh!, /No such file/, why);
+    assert.match(gitConfig!, /Read-only file system/, why);
+    assert.match(commit!, /committed/, why);
     assert.deepEqual(r.commits.map((c) => c.subject), ["Codex work"]);
     assert.doesNotMatch(Deno.readTextFileSync(`${f.repo}/.git/config`), /\[core\]\n$/);
   },

@@ -86,7 +86,7 @@ Deno.test({
     await using mock = startMockAnthropic({
       rules: [{
         when: hasTool("mcp__wats__ask"),
-        reply: (req) => steps[Math.min(toolResults(req).length, steps.length - 1)],
+        reply: (req) => steps[Math.min(toolResults(req).length, steps.length - 1)]!,
       }],
     });
     await using rig = await nodeRig({
@@ -126,13 +126,13 @@ Deno.test({
     const sent = JSON.stringify(bodies);
     for (const s of secrets) assert.ok(!sent.includes(s), `${s} reached the model\n${why}`);
     const [od, cat, py, ls, ssh, write, commit] = results;
-    assert.match(od, /No such file/, why);
-    assert.match(cat, /No such file/, why);
-    assert.match(py, /No such file|FileNotFoundError/, why);
-    assert.doesNotMatch(ls, /node\.key|config\.toml|safety\.json|store/, why);
-    assert.match(ssh, /No such file/, why);
-    assert.match(write, /tried/, why);
-    assert.match(commit, /committed/, why);
+    assert.match(od!, /No such file/, why);
+    assert.match(cat!, /No such file/, why);
+    assert.match(py!, /No such file|FileNotFoundError/, why);
+    assert.doesNotMatch(ls!, /node\.key|config\.toml|safety\.json|store/, why);
+    assert.match(ssh!, /No such file/, why);
+    assert.match(write!, /tried/, why);
+    assert.match(commit!, /committed/, why);
     assert.deepEqual(Deno.readFileSync(p.config), config);
     assert.equal((await git(["log", "-1", "--format=%s"], work)).trim(), "Heartbeat work");
   },
@@ -258,7 +258,7 @@ Deno.test({
     const sent = JSON.stringify(bodies);
     assert.ok(!sent.includes(key), `the node key reached the model\n${why}`);
     assert.ok(!sent.includes(SSH), `the ssh key reached the model\n${why}`);
-    assert.match(results[0], /No such file/, why);
-    assert.match(results[1], /No such file/, why);
+    assert.match(results[0]!, /No such file/, why);
+    assert.match(results[1]!, /No such file/, why);
   },
 });

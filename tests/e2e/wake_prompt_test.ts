@@ -66,7 +66,7 @@ Deno.test({
 
     // The system prompt is wats's: the opening sentence and the
     // quality-and-trust paragraph, none of Claude Code's coding prompt.
-    const system = systemText(first);
+    const system = systemText(first!);
     assert.ok(system.includes(OPENING), system);
     assert.ok(system.includes(QUALITY_AND_TRUST));
     assert.doesNotMatch(system, /software engineering|git repository|file_path|Shell: /i);
@@ -80,7 +80,7 @@ Deno.test({
     }
 
     // The event's thread is in the first user message, inside its fence.
-    const prompt = firstUserText(first);
+    const prompt = firstUserText(first!);
     const head = prompt.split("\n").findIndex((l) =>
       l.startsWith(`----- post ${askId} · ask · by `) && l.includes(UNVERIFIED_LABEL)
     );

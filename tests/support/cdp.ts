@@ -167,7 +167,7 @@ async function devtoolsUrl(stderr: ReadableStream<Uint8Array>): Promise<string> 
       if (done) throw new Error(`Chromium exited before it listened:\n${text.slice(-2000)}`);
       text += dec.decode(value, { stream: true });
       const m = text.match(/DevTools listening on (ws:\/\/\S+)/);
-      if (m) return m[1];
+      if (m) return m[1]!;
     }
   } finally {
     clearTimeout(deadline);

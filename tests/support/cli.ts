@@ -25,7 +25,7 @@ export const DENO_JSON: string = fileURLToPath(new URL("../../deno.json", import
  * --config deno.json main.ts`. `--quiet` only hides Deno's own download notes,
  * which the compiled binary never prints.
  */
-export function watsCommand(): string[] {
+export function watsCommand(): [string, ...string[]] {
   return [Deno.execPath(), "run", ...LAUNCHER_FLAGS, "--quiet", "--config", DENO_JSON, MAIN_TS];
 }
 
@@ -97,6 +97,9 @@ function childEnv(opts: WatsOptions, home: string): Record<string, string> {
 
 function spawnIsolated(command: string[], opts: WatsOptions, home: string): Deno.ChildProcess {
   const [cmd, ...rest] = command;
+  if (cmd === undefined) {
+    throw new Error("error: no command to run: pass the program and its arguments");
+  }
   return new Deno.Command(cmd, {
     args: rest,
     cwd: opts.cwd,
@@ -250,7 +253,7 @@ export function startIsolated(command: string[], opts: WatsOptions = {}): Runnin
       if (closed) return null;
       await new Promise<void>((r) => waiters.push(r));
     }
-    return stdoutLines[read++];
+    return stdoutLines[read++]!;
   };
 
   const safety = setTimeout(() => {

@@ -35,8 +35,8 @@ Deno.test("wats runs from source with the launcher's flags and the project's con
   assert.equal(cmd[1], "run");
   assert.ok(cmd.includes("--allow-read") && cmd.includes("--allow-run"));
   assert.ok(!cmd.includes("--allow-all") && !cmd.includes("-A"));
-  assert.match(cmd[cmd.indexOf("--config") + 1], /\/deno\.json$/);
-  assert.match(cmd[cmd.length - 1], /\/main\.ts$/);
+  assert.match(cmd[cmd.indexOf("--config") + 1]!, /\/deno\.json$/);
+  assert.match(cmd[cmd.length - 1]!, /\/main\.ts$/);
 });
 
 Deno.test("startWats reads stdout line by line and reports the exit of a finished process", async () => {

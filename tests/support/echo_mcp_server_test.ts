@@ -72,7 +72,7 @@ Deno.test({
     const out = `${dir}/out.txt`;
     const { command, cwd } = inspectorBin();
     const server = echoServerCommand();
-    const r = await new Deno.Command(command[0], {
+    const r = await new Deno.Command(command[0]!, {
       args: [
         ...command.slice(1),
         server.command,

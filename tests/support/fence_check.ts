@@ -65,7 +65,7 @@ export function assertFenced(text: string, ids: readonly string[]): void {
     const end = line.match(/^----- end of post ([0-9a-f]{64}) -----$/);
     if (inside === undefined) {
       if (head) {
-        inside = head[1];
+        inside = head[1]!;
         seen.push(inside);
       } else {
         assert.ok(!LOOKS_LIKE_FENCE.test(line), `a delimiter-like line outside a post: ${line}`);

@@ -22,10 +22,14 @@ function claudeEnv(mockUrl: string, home: string): Record<string, string> {
 
 /** The `claude` harness for the ACP layer: `acp` is `requireCli("claude-acp")`. */
 export function claudeAcpHarness(acp: string[], mockUrl: string, home: string): HarnessConfig {
+  const [command, ...args] = acp;
+  if (command === undefined) {
+    throw new Error('error: no claude-acp command: pass requireCli("claude-acp")');
+  }
   return {
     name: "claude",
-    command: acp[0],
-    args: acp.slice(1),
+    command,
+    args,
     env: claudeEnv(mockUrl, home),
     meta: {},
     context: [],
@@ -65,6 +69,10 @@ export function codexAcpHarness(
   mockUrl: string,
   codexHome: string,
 ): HarnessConfig {
+  const [command, ...args] = codexAcp;
+  if (command === undefined) {
+    throw new Error('error: no codex-acp command: pass requireCli("codex-acp")');
+  }
   Deno.mkdirSync(codexHome, { recursive: true });
   Deno.writeTextFileSync(
     `${codexHome}/config.toml`,
@@ -83,8 +91,8 @@ export function codexAcpHarness(
   );
   return {
     name: "codex",
-    command: codexAcp[0],
-    args: codexAcp.slice(1),
+    command,
+    args,
     env: { CODEX_HOME: codexHome, OPENAI_API_KEY: "test-key" },
     meta: {},
     context: [],

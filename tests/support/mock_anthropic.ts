@@ -132,9 +132,7 @@ export function textOf(content: string | RequestBlock[] | undefined): string {
 /** The messages after the last assistant message: the turn the model is asked to answer. */
 export function trailingMessages(req: MessagesRequest): RequestMessage[] {
   const msgs = req.messages ?? [];
-  let i = msgs.length - 1;
-  while (i >= 0 && msgs[i].role !== "assistant") i--;
-  return msgs.slice(i + 1);
+  return msgs.slice(msgs.findLastIndex((m) => m.role === "assistant") + 1);
 }
 
 /** Holds when the request offers a tool of this name. */

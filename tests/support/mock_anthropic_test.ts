@@ -101,7 +101,7 @@ Deno.test("mock picks the rule for a tool result even with a system entry betwee
     assert.ok(second.usage.input_tokens > 0 && second.usage.output_tokens > 0);
 
     assert.deepEqual(mock.messages().map((r) => r.matched), [1, 0]);
-    assert.equal(mock.messages()[1].body?.messages.length, 4);
+    assert.equal(mock.messages()[1]!.body?.messages.length, 4);
   } finally {
     await mock.close();
   }
@@ -182,7 +182,7 @@ Deno.test("mock replies with its default when no rule matches", async () => {
   try {
     const r = await (await post(mock.url, { messages: [{ role: "user", content: "hi" }] })).json();
     assert.deepEqual(r.content, [{ type: "text", text: "ok" }]);
-    assert.equal(mock.messages()[0].matched, "default");
+    assert.equal(mock.messages()[0]!.matched, "default");
   } finally {
     await mock.close();
   }

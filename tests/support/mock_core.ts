@@ -40,9 +40,9 @@ export function chooseReply<Req, Reply>(
   body: Req,
 ): { reply: Reply; matched: number | "default" } {
   const rules = script.rules ?? [];
-  for (let i = 0; i < rules.length; i++) {
-    if (rules[i].when(body)) {
-      const r = rules[i].reply;
+  for (const [i, rule] of rules.entries()) {
+    if (rule.when(body)) {
+      const r = rule.reply;
       return { reply: typeof r === "function" ? (r as (q: Req) => Reply)(body) : r, matched: i };
     }
   }

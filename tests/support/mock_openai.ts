@@ -236,8 +236,7 @@ export function trailingCallOutputs(
   req: ResponsesRequest,
 ): { call: InputItem | undefined; output: InputItem }[] {
   const input = req.input ?? [];
-  let i = input.length - 1;
-  while (i >= 0 && !(input[i].type === "message" && input[i].role === "assistant")) i--;
+  const i = input.findLastIndex((x) => x.type === "message" && x.role === "assistant");
   const calls = functionCalls(req);
   return input.slice(i + 1).filter((x) => x.type === "function_call_output").map((output) => ({
     call: calls.get(String(output.call_id)),
@@ -384,7 +383,7 @@ function streamEvents(id: string, body: ResponsesRequest, output: Json[], usage:
   ];
   output.forEach((item, index) => {
     if (item.type === "message") {
-      const full = (item.content as { text: string }[])[0].text;
+      const full = (item.content as { text: string }[])[0]!.text;
       events.push({
         type: "response.output_item.added",
         output_index: index,

@@ -80,7 +80,7 @@ Deno.test("the request helpers read namespaced tools, the prompt and trailing ca
   const second = request(AFTER_ANSWER);
   assert.ok(callOutputFor("mcp__wats", "answer")(second));
   assert.ok(!callOutputFor("mcp__wats", "feed")(second));
-  assert.equal(trailingCallOutputs(second)[0].call?.name, "answer");
+  assert.equal(trailingCallOutputs(second)[0]!.call?.name, "answer");
   // Outputs before a later assistant message are not the turn being answered.
   const third = request([
     ...AFTER_ANSWER,
@@ -125,9 +125,9 @@ Deno.test("the reply is chosen by content, streamed as Responses API events, and
     ]);
     const deltas = e2.filter((e) => e.type === "response.output_text.delta").map((e) => e.delta);
     assert.equal(deltas.join(""), "Answered.");
-    const done = e2[4].item as Record<string, unknown>;
+    const done = e2[4]!.item as Record<string, unknown>;
     assert.deepEqual(done.content, [{ type: "output_text", text: "Answered.", annotations: [] }]);
-    const usage = (e2[5].response as Record<string, Record<string, number>>).usage;
+    const { usage } = e2[5]!.response as { usage: { input_tokens: number; output_tokens: number } };
     assert.ok(usage.input_tokens > 0 && usage.output_tokens > 0);
 
     const r1 = await post(mock.url, request());
@@ -143,7 +143,7 @@ Deno.test("the reply is chosen by content, streamed as Responses API events, and
     assert.match(call.call_id as string, /^call_mock_/);
 
     assert.deepEqual(mock.responses().map((r) => r.matched), [0, 1]);
-    assert.equal(mock.requests[0].body?.model, MOCK_MODEL);
+    assert.equal(mock.requests[0]!.body?.model, MOCK_MODEL);
   } finally {
     await mock.close();
   }
@@ -163,7 +163,7 @@ Deno.test("errors: an HTTP error body, a stream that fails, an unknown path", as
     });
     const events = sseEvents(await f.text());
     assert.deepEqual(events.map((e) => e.type), ["response.created", "response.failed"]);
-    assert.deepEqual((events[1].response as Record<string, unknown>).error, {
+    assert.deepEqual((events[1]!.response as Record<string, unknown>).error, {
       code: "server_error",
       message: "boom",
     });
@@ -184,7 +184,7 @@ Deno.test("the default reply is a text message; stream false gets a plain JSON r
     const body = await r.json();
     assert.equal(body.status, "completed");
     assert.equal(body.output[0].content[0].text, "ok");
-    assert.equal(mock.responses()[0].matched, "default");
+    assert.equal(mock.responses()[0]!.matched, "default");
   } finally {
     await mock.close();
   }

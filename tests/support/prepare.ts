@@ -49,8 +49,12 @@ async function run(
   cmd: string[],
   opts: { cwd?: string; timeoutMs: number; env?: Record<string, string> },
 ): Promise<Ran> {
-  const out = await new Deno.Command(cmd[0], {
-    args: cmd.slice(1),
+  const [program, ...args] = cmd;
+  if (program === undefined) {
+    throw new Error("error: no command to run: pass the program and its arguments");
+  }
+  const out = await new Deno.Command(program, {
+    args,
     cwd: opts.cwd,
     stdin: "null",
     stdout: "piped",
@@ -148,6 +152,7 @@ export async function nodeHeadersDir(): Promise<string | undefined> {
   }).catch(() => undefined);
   if (r?.code !== 0) return undefined;
   const [execPath, version] = r.stdout.trim().split(" ");
+  if (execPath === undefined || version === undefined) return undefined;
   const prefix = Deno.realPathSync(execPath).replace(/\/bin\/[^/]+$/, "");
   try {
     const h = Deno.readTextFileSync(`${prefix}/include/node/node_version.h`);

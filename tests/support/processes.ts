@@ -14,6 +14,6 @@ export async function groupMembers(pgid: number): Promise<string[]> {
   }).output();
   return new TextDecoder().decode(out.stdout).split("\n")
     .map((l) => l.trim().split(/\s+/))
-    .filter((w) => w.length > 3 && Number(w[1]) === pgid && !w[2].startsWith("Z"))
+    .filter((w) => w.length > 3 && Number(w[1]) === pgid && !w[2]!.startsWith("Z"))
     .map((w) => `${w[0]} ${w.slice(3).join(" ")}`);
 }

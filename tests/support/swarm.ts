@@ -76,7 +76,7 @@ export async function call(
 export function idIn(s: string): string {
   const m = s.match(/\b([0-9a-f]{64})\b/);
   assert.ok(m, `no post id in: ${s}`);
-  return m[1];
+  return m[1]!;
 }
 
 /** Polls `check` until it holds; throws naming `what` after `timeoutMs`. */
@@ -136,7 +136,7 @@ export async function startAgentNode(
 /** The ids of the events a run's prompt lists, in order. */
 export function eventIds(req: MessagesRequest): string[] {
   const prompt = textOf(req.messages[0]?.content);
-  return [...prompt.matchAll(/^- ([0-9a-f]{64}): /gm)].map((m) => m[1]);
+  return [...prompt.matchAll(/^- ([0-9a-f]{64}): /gm)].map((m) => m[1]!);
 }
 
 /**
@@ -168,7 +168,7 @@ export function answeringMock(delayMs?: number): MockAnthropic {
 
 /** The ids of the events a Codex wake prompt (a Responses API request) lists, in order. */
 export function codexEventIds(req: ResponsesRequest): string[] {
-  return [...userText(req).matchAll(/^- ([0-9a-f]{64}): /gm)].map((m) => m[1]);
+  return [...userText(req).matchAll(/^- ([0-9a-f]{64}): /gm)].map((m) => m[1]!);
 }
 
 /**
