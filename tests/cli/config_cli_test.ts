@@ -24,6 +24,7 @@ async function wats(dir: string, args: string[], env: Record<string, string> = {
   }
   // The launcher's own flags (--no-prompt among them), as `deno task wats` runs it.
   const [program, ...launcher] = watsCommand();
+  assert.ok(program, "watsCommand() names a program");
   const out = await new Deno.Command(program, {
     args: [...launcher, "--data-dir", dir, ...args],
     cwd: ROOT,

@@ -9,8 +9,8 @@ import { runWats } from "../support/cli.ts";
 function assertOneErrorLine(stderr: string, pattern: RegExp): void {
   const lines = stderr.trimEnd().split("\n");
   assert.equal(lines.length, 1, `one line, got:\n${stderr}`);
-  assert.match(lines[0], /^error: /);
-  assert.match(lines[0], pattern);
+  assert.match(lines[0]!, /^error: /);
+  assert.match(lines[0]!, pattern);
   assert.doesNotMatch(stderr, /\n\s+at /, "no stack trace");
 }
 

@@ -78,7 +78,7 @@ Deno.test({
         const line = await waitForLineNoPrompt(ui, (l) => l.includes("/login?token="), SAFETY_MS);
         const login = await fetch(line.match(/http:\/\/\S+/)![0], { redirect: "manual" });
         await login.body?.cancel();
-        const cookie = login.headers.get("set-cookie")!.split(";")[0];
+        const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
         // The session lives under the random path the login redirects to.
         const sessionUrl = new URL(login.headers.get("location")!, `http://127.0.0.1:${port}/`);
         const page = await fetch(sessionUrl, { headers: { cookie } });

@@ -307,16 +307,26 @@ function readPlist(text: string): unknown {
   const body = text.slice(header.length).replace(/<!--(?:(?!--)[\s\S])*-->/g, "");
   const tokens = [...body.matchAll(/<(\/?)([a-z]+)(\s+version="1\.0")?(\/?)>|([^<]+)/g)];
   let i = 0;
+  // The token at `k`; past the end the plist was cut short.
+  const at = (k: number) => {
+    const t = tokens[k];
+    assert.ok(t, "the plist ends early");
+    return t;
+  };
   const unescape = (s: string) => {
     assert.ok(!/&(?!amp;|lt;|gt;)/.test(s), `unescaped & in ${s}`);
     return s.replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&amp;", "&");
   };
   const skipSpace = () => {
-    while (i < tokens.length && tokens[i][5] !== undefined && tokens[i][5].trim() === "") i++;
+    while (tokens[i]?.[5]?.trim() === "") i++;
   };
   const textOf = (tag: string): string => {
     let s = "";
-    if (tokens[i]?.[5] !== undefined) s = tokens[i++][5];
+    const text = tokens[i]?.[5];
+    if (text !== undefined) {
+      s = text;
+      i++;
+    }
     const close = tokens[i++];
     assert.ok(close && close[1] === "/" && close[2] === tag, `</${tag}> expected`);
     return unescape(s);
@@ -342,24 +352,24 @@ function readPlist(text: string): unknown {
         const out: unknown[] = [];
         for (;;) {
           skipSpace();
-          if (tokens[i][1] === "/") break;
+          if (at(i)[1] === "/") break;
           out.push(value());
         }
-        assert.equal(tokens[i++][2], "array");
+        assert.equal(at(i++)[2], "array");
         return out;
       }
       case "dict": {
         const out: Record<string, unknown> = {};
         for (;;) {
           skipSpace();
-          if (tokens[i][1] === "/") break;
-          const k = tokens[i++];
+          if (at(i)[1] === "/") break;
+          const k = at(i++);
           assert.equal(k[2], "key", "a dict holds key, value pairs");
           const key = textOf("key");
           assert.ok(!(key in out), `duplicate key ${key}`);
           out[key] = value();
         }
-        assert.equal(tokens[i++][2], "dict");
+        assert.equal(at(i++)[2], "dict");
         return out;
       }
       default:
@@ -367,11 +377,11 @@ function readPlist(text: string): unknown {
     }
   };
   skipSpace();
-  const open = tokens[i++];
+  const open = at(i++);
   assert.ok(open[2] === "plist" && open[3] !== undefined, '<plist version="1.0">');
   const root = value();
   skipSpace();
-  assert.equal(tokens[i++][2], "plist");
+  assert.equal(at(i++)[2], "plist");
   skipSpace();
   assert.equal(i, tokens.length, "nothing after </plist>");
   return root;
@@ -483,7 +493,7 @@ Deno.test("on macOS, install copies service.env into the plist, which only its o
     await Deno.writeTextFile(envFile, "CODEX_KEY=sk-2\n");
     const changed = fakeWorld();
     await serviceCommand(context("darwin", home, ["service", "status"]), changed.world);
-    assert.match(changed.lines[0], /differs from what `wats service install` would write now/);
+    assert.match(changed.lines[0]!, /differs from what `wats service install` would write now/);
   } finally {
     await Deno.remove(home, { recursive: true });
   }

@@ -115,7 +115,7 @@ for (
   const [host, name, pkg] of [
     ["claude", "Claude Code", "@anthropic-ai/claude-code"],
     ["codex", "Codex", "@openai/codex"],
-  ]
+  ] as const
 ) {
   Deno.test(`\`wats setup ${host}\` without ${host} on PATH says how to install it and writes nothing`, async () => {
     const dir = tempDataDir();

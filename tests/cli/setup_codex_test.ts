@@ -32,6 +32,7 @@ args = ["--flag"]
 /** `codex mcp list` in `home`, as the user would run it. */
 async function codexMcpList(home: string): Promise<string> {
   const [cmd, ...args] = codex!;
+  assert.ok(cmd, "the codex CLI has a command");
   const out = await new Deno.Command(cmd, {
     args: [...args, "mcp", "list"],
     env: { HOME: home, PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
@@ -69,7 +70,7 @@ Deno.test({
       assert.equal(added.length, 1, text);
       assert.equal(text.replace(added[0], ""), USERS_CODEX_CONFIG);
       const cfg = parse(text) as { mcp_servers: Record<string, { args: string[] }> };
-      assert.deepEqual(cfg.mcp_servers.wats.args.slice(-2), ["--data-dir", dir]);
+      assert.deepEqual(cfg.mcp_servers.wats!.args.slice(-2), ["--data-dir", dir]);
 
       const listed = await codexMcpList(home);
       assert.match(listed, /^wats\s+\S+/m, listed);

@@ -138,8 +138,9 @@ Deno.test("`wats agent pending`, `pending show` and `logs` print remote text wit
         const at = lines.filter((l) => l.startsWith(`${label} `));
         if (at.length === 0) continue;
         assert.equal(at.length, 1, `${what}: one ${label} line`);
-        assert.ok(at[0].includes(last), `${what}: the whole ${label} on its line: ${at[0]}`);
-        if (words.length > 2) assert.ok(at[0].includes("\\x1b]52;c;"), `${what}: ${at[0]}`);
+        const line = at[0]!;
+        assert.ok(line.includes(last), `${what}: the whole ${label} on its line: ${line}`);
+        if (words.length > 2) assert.ok(line.includes("\\x1b]52;c;"), `${what}: ${line}`);
       }
       if (words.length === 2) assert.equal(lines.filter((l) => l !== "").length, 2, r.stdout);
     }

@@ -43,7 +43,7 @@ async function agentNode(dataDir: string, mock: MockAnthropic, env = {}) {
 function scratchOf(stdout: string): string {
   const m = stdout.match(/^starting a throwaway node in (\S+),/m);
   assert.ok(m, stdout);
-  return m[1];
+  return m[1]!;
 }
 
 Deno.test("wats try's flags: --text, --timeout with its default, and one clear line for a mistake", () => {
@@ -94,7 +94,7 @@ Deno.test({
         /^the answer arrived on the throwaway node:$/,
         /^----- post [0-9a-f]{64} · answer · by npub1\S+ · unverified: content, not instructions -----$/,
       ].map((re) => lines.findIndex((l) => re.test(l)));
-      assert.ok(order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1])), r.stdout);
+      assert.ok(order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1]!)), r.stdout);
       assert.match(r.stdout, /Use journald \(1\)\./);
       assert.ok(!existsSync(scratchOf(r.stdout)), "the throwaway node's directory is removed");
       const status = await runWats(["--data-dir", dataDir, "status"]);

@@ -67,7 +67,7 @@ Deno.test("`wats ui` with no daemon says so in the terminal and on the page, and
     const login = await fetch(url, { redirect: "manual" });
     await login.body?.cancel();
     assert.equal(login.status, 303);
-    const cookie = login.headers.get("set-cookie")!.split(";")[0];
+    const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
     const session = login.headers.get("location")!;
     const page = await fetch(`http://127.0.0.1:${port}${session}`, { headers: { cookie } });
     assert.equal(page.status, 200);

@@ -100,7 +100,7 @@ Deno.test("the parser: a prompt that did not end its turn, an error, or no resul
   assert.match(cancelled.finish(0).error!, /stop reason cancelled/);
 
   const failed = new AcpRunParser();
-  assert.deepEqual(failed.push(lines({ type: "acp_error", message: "harness claude: boom" })[0]), [
+  assert.deepEqual(failed.push(lines({ type: "acp_error", message: "harness claude: boom" })[0]!), [
     { type: "error", message: "harness claude: boom" },
   ]);
   assert.deepEqual(failed.finish(1), { ok: false, error: "harness claude: boom" });
@@ -262,7 +262,7 @@ Deno.test("the thread sessions file keeps the 500 most recently used threads", (
     assert.ok(kept.t0, "a thread used again is kept");
     for (const gone of ["t1", "t2", "t3", "t4", "t5"]) assert.equal(kept[gone], undefined);
     assert.ok(kept.t6, "the oldest left");
-    assert.equal(kept[`t${MAX_THREAD_SESSIONS + 4}`].session, `s${MAX_THREAD_SESSIONS + 4}`);
+    assert.equal(kept[`t${MAX_THREAD_SESSIONS + 4}`]!.session, `s${MAX_THREAD_SESSIONS + 4}`);
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }

@@ -66,14 +66,14 @@ Deno.test("claude runs with exactly the locked-down flag list, the prompt on std
       "the wait for the wats server long",
   );
   assert.equal(cmd.files.length, 2);
-  assert.equal(cmd.files[0].path, cmd.args[5]);
-  assert.equal(cmd.files[0].mode, 0o600);
-  assert.deepEqual(JSON.parse(cmd.files[0].text), mcpConfig(ctx()));
+  assert.equal(cmd.files[0]!.path, cmd.args[5]);
+  assert.equal(cmd.files[0]!.mode, 0o600);
+  assert.deepEqual(JSON.parse(cmd.files[0]!.text), mcpConfig(ctx()));
 });
 
 Deno.test("a locked run's system prompt is wats's own, written beside the MCP config", () => {
   const cmd = claudeHarness().command(ctx());
-  const file = cmd.files[1];
+  const file = cmd.files[1]!;
   assert.equal(file.path, cmd.args[cmd.args.indexOf("--system-prompt-file") + 1]);
   assert.equal(file.path.slice(0, file.path.lastIndexOf("/")), ctx().configDir);
   assert.equal(file.mode, 0o600);
@@ -95,8 +95,8 @@ Deno.test("an agent with built-in tools keeps Claude Code's prompt and gets wats
     assert.ok(!cmd.args.includes("--system-prompt-file"), args.join(" "));
     const at = cmd.args.indexOf("--append-system-prompt-file");
     assert.ok(at > 0, args.join(" "));
-    assert.equal(cmd.args[at + 1], cmd.files[1].path);
-    assert.equal(cmd.files[1].text, runSystemPrompt());
+    assert.equal(cmd.args[at + 1], cmd.files[1]!.path);
+    assert.equal(cmd.files[1]!.text, runSystemPrompt());
   }
 });
 

@@ -58,6 +58,7 @@ function overrides(args: string[]): Map<string, unknown> {
   for (let i = 0; i < args.length; i++) {
     if (args[i] !== "-c") continue;
     const kv = args[i + 1];
+    assert.ok(kv !== undefined, "-c without a value");
     out.set(kv.slice(0, kv.indexOf("=")), tomlValue(kv));
   }
   return out;
@@ -210,7 +211,7 @@ Deno.test("every -c value of a run parses as TOML (Codex would take a bad one as
     provider: { id: "mine", baseUrl: "http://127.0.0.1:9/v1", envKey: "MY_KEY" },
   });
   for (let i = 0; i < args.length; i++) {
-    if (args[i] === "-c") assert.doesNotThrow(() => tomlValue(args[i + 1]), args[i + 1]);
+    if (args[i] === "-c") assert.doesNotThrow(() => tomlValue(args[i + 1]!), args[i + 1]);
   }
 });
 
@@ -502,7 +503,7 @@ Deno.test("a completed call without a started event still shows the call; junk l
     "Reading prompt from stdin...",
     "{not json",
     "[1,2]",
-    STATUS_RUN[4],
+    STATUS_RUN[4]!,
     '{"type":"item.completed","item":{"id":"item_9","type":"mcp_tool_call","server":"wats","tool":"feed","arguments":{},"result":null,"error":{"message":"connection closed"},"status":"failed"}}',
   ]);
   assert.deepEqual(events.map((e) => e.type), [

@@ -62,8 +62,8 @@ Deno.test("the locked catalog drops code mode and sub-agents and forces plain to
     assert.equal(m.apply_patch_tool_type, null);
     assert.equal(m.supports_search_tool, false);
   }
-  assert.equal(models[0].context_window, 400000, "other fields are kept");
-  assert.equal(BUNDLED.models[0].tool_mode, "code_mode_only", "the input is not changed");
+  assert.equal(models[0]!.context_window, 400000, "other fields are kept");
+  assert.equal(BUNDLED.models[0]!.tool_mode, "code_mode_only", "the input is not changed");
 });
 
 Deno.test("an empty or malformed bundled catalog is refused (Codex refuses {models: []})", () => {
@@ -288,7 +288,7 @@ Deno.test("the self-check serves a scripted answer on loopback, writes its resul
     const first = await ensureSelfCheck(o);
     assert.equal(first.ran, true);
     assert.equal(first.result.ok, true);
-    assert.match(seen[0], /^http:\/\/127\.0\.0\.1:\d+\/v1$/, "a loopback provider");
+    assert.match(seen[0]!, /^http:\/\/127\.0\.0\.1:\d+\/v1$/, "a loopback provider");
     assert.deepEqual(readSelfCheck(dir), first.result);
     assert.match(
       selfCheckStatusLine(dir)!,

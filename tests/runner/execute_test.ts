@@ -127,9 +127,9 @@ Deno.test("the run in progress is recorded with its process group, marked alive 
     const s = setup(dir, { recorder, identify: () => Promise.resolve(1792065600) });
     const run = executeRun(s.deps, s.ctx, s.writer, s.control);
     await s.time.advance(0);
-    assert.equal(records[0].pgid, s.spawner.last.pid);
-    assert.equal(records[0].program, "fake");
-    assert.equal(records[0].id, s.ctx.runId);
+    assert.equal(records[0]!.pgid, s.spawner.last.pid);
+    assert.equal(records[0]!.program, "fake");
+    assert.equal(records[0]!.id, s.ctx.runId);
     assert.equal(
       records.at(-1)!.leader_start_s,
       1792065600,

@@ -55,7 +55,7 @@ Deno.test("loop detector stops counting at a third author, which resumes the thr
 Deno.test("loop detector leaves grafted replies out", () => {
   const { store, root } = alternating(31);
   // A grafted reply by a third author does not break the loop.
-  store.add({ author: CAROL, kind: "answer", root, parent: store.posts[3].id, grafted: true });
+  store.add({ author: CAROL, kind: "answer", root, parent: store.posts[3]!.id, grafted: true });
   assert.equal(checkThread(store, root, AGENT, 30).paused, true);
 });
 

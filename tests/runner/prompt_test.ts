@@ -35,7 +35,7 @@ const INPUT = {
 
 Deno.test("HEARTBEAT.md opens with the sentence shared with the MCP instructions", () => {
   const raw = Deno.readTextFileSync(HEARTBEAT_TEMPLATE_URL);
-  const firstParagraph = raw.split("\n\n")[0].replace(/\s*\n\s*/g, " ");
+  const firstParagraph = raw.split("\n\n")[0]!.replace(/\s*\n\s*/g, " ");
   assert.equal(firstParagraph, OPENING);
   assert.equal(
     readHeartbeatTemplate().split("\n")[0],
@@ -177,11 +177,11 @@ Deno.test("a thread shows its root, the run's events and the newest replies, in 
       view({ id: String(i + 1).repeat(64).slice(0, 64), seq: i + 2, text: `reply ${i + 1}` }),
   );
   // The event is an old reply (seq 3); the newest replies fill the rest.
-  const event = replies[1];
+  const event = replies[1]!;
   const p = promptWith([{ id: event.id, kind: "answer", thread: ROOT }], [ASK, ...replies]);
   const shown = [...p.matchAll(/^----- post ([0-9a-f]{64}) · /gm)].map((m) => m[1]);
   assert.equal(shown.length, THREAD_LIMITS.postsPerThread);
-  assert.deepEqual(shown, [ASK.id, event.id, replies[7].id, replies[8].id]);
+  assert.deepEqual(shown, [ASK.id, event.id, replies[7]!.id, replies[8]!.id]);
   assert.match(
     p,
     new RegExp(`\\(thread ${ROOT}: other replies not shown; \`thread\` shows them\\)`),

@@ -129,7 +129,7 @@ Deno.test("for a runtime that reports no cost (Codex) the runs table counts runs
     duration_ms: 1877,
     turns: 2,
   }];
-  const budget = budgetOf([{ at: Date.parse(entries[0].ended_at) }], {
+  const budget = budgetOf([{ at: Date.parse(entries[0]!.ended_at) }], {
     usdPerDay: 2,
     usdPerMonth: 20,
     runsPerDay: 48,

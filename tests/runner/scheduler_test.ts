@@ -134,6 +134,7 @@ Deno.test("debounce: events arriving in the agent.every window join one run", as
     r.spawner.last.finish({ ok: true, costUsd: 0.1, turns: 2 });
     await r.runner.whenIdle();
     const [entry] = r.transcripts.index();
+    assert.ok(entry, "a run was recorded");
     assert.equal(entry.trigger, "events");
     assert.equal(entry.events, 2);
     assert.equal(entry.status, "ok");
@@ -157,7 +158,7 @@ Deno.test("heartbeat: a run every agent.heartbeat even with nothing new", async 
     assert.match(r.spawner.last.request.stdin, /heartbeat \(agent\.heartbeat = 1h\)/);
     r.spawner.last.finish();
     await r.runner.whenIdle();
-    assert.equal(r.transcripts.index()[0].trigger, "heartbeat");
+    assert.equal(r.transcripts.index()[0]!.trigger, "heartbeat");
     await r.time.advance(HOUR);
     assert.equal(r.spawner.procs.length, 2);
   } finally {
@@ -258,6 +259,7 @@ Deno.test("agent.timeout kills the run and records it as timed out", async () =>
     assert.equal(p.killed, 1);
     await r.runner.whenIdle();
     const [entry] = r.transcripts.index();
+    assert.ok(entry, "a run was recorded");
     assert.equal(entry.status, "timeout");
     assert.equal(entry.exit_code, null);
     assert.equal(entry.error, "timed out after agent.timeout = 10m");
@@ -285,7 +287,7 @@ Deno.test("a reached daily budget pauses runs until the next UTC day, logged onc
     assert.equal(r.spawner.procs.length, 1);
     assert.equal(r.log.matching("agent runs paused").length, 1);
     assert.match(
-      r.log.matching("agent runs paused")[0],
+      r.log.matching("agent runs paused")[0]!,
       /daily budget is spent \(\$1\.20 of agent\.max_usd_per_day = \$1\.00\); they resume at 2026-10-16T00:00:00\.000Z/,
     );
     const st = r.runner.status();
@@ -332,7 +334,7 @@ Deno.test("a reached monthly budget pauses runs until the first of the next mont
     r.post({ author: BOB, kind: "ask" });
     await r.time.advance(30 * SEC);
     assert.equal(r.runner.status().resumesAt, Date.UTC(2026, 10, 1));
-    assert.match(r.log.matching("agent runs paused")[0], /monthly budget/);
+    assert.match(r.log.matching("agent runs paused")[0]!, /monthly budget/);
     await r.time.advanceTo(Date.UTC(2026, 10, 1));
     assert.equal(r.spawner.procs.length, 2);
   } finally {
@@ -354,7 +356,7 @@ Deno.test("runs without a reported cost count against agent.max_runs_per_day", a
     }
     assert.equal(r.spawner.procs.length, 2);
     assert.match(
-      r.log.matching("agent runs paused")[0],
+      r.log.matching("agent runs paused")[0]!,
       /2 runs without a reported cost today \(agent\.max_runs_per_day = 2\)/,
     );
     assert.equal(r.runner.status().budget.runsWithoutCostToday, 2);
@@ -387,7 +389,7 @@ Deno.test("each run gets the budget left as its max budget, restored from the in
   first.runner.start();
   first.post({ author: BOB, kind: "ask" });
   await first.time.advance(30 * SEC);
-  assert.equal(first.harness.contexts[0].maxBudgetUsd, 2);
+  assert.equal(first.harness.contexts[0]!.maxBudgetUsd, 2);
   first.spawner.last.finish({ ok: true, costUsd: 0.5 });
   await first.runner.whenIdle();
   await first.runner.stop();
@@ -402,7 +404,7 @@ Deno.test("each run gets the budget left as its max budget, restored from the in
     assert.equal(second.runner.status().budget.usdToday, 0.5);
     second.post({ author: BOB, kind: "ask" });
     await second.time.advance(30 * SEC);
-    assert.equal(second.harness.contexts[0].maxBudgetUsd, 1.5);
+    assert.equal(second.harness.contexts[0]!.maxBudgetUsd, 1.5);
   } finally {
     second.cleanup();
   }
@@ -428,7 +430,7 @@ Deno.test("the max budget is the month's remainder when that is smaller than the
     r.runner.start();
     r.post({ author: BOB, kind: "ask" });
     await r.time.advance(30 * SEC);
-    assert.equal(r.harness.contexts[0].maxBudgetUsd, 0.75);
+    assert.equal(r.harness.contexts[0]!.maxBudgetUsd, 0.75);
   } finally {
     r.cleanup();
   }
@@ -535,7 +537,7 @@ Deno.test("each run gets a token from onRunStart, the cursor, and a transcript o
     r.store.add({ author: BOB, kind: "note" });
     const ask = r.post({ author: BOB, kind: "ask" });
     await r.time.advance(30 * SEC);
-    const ctx = r.harness.contexts[0];
+    const ctx = r.harness.contexts[0]!;
     assert.equal(ctx.token, r.tokens[0]);
     assert.equal(ctx.maxTurns, 10);
     assert.equal(ctx.agentProfile, "alice-agent");
@@ -554,11 +556,12 @@ Deno.test("each run gets a token from onRunStart, the cursor, and a transcript o
     await r.runner.whenIdle();
     assert.equal(r.store.getMeta(CURSOR_META_KEY), String(maxAtStart));
     const [entry] = r.transcripts.index();
+    assert.ok(entry, "a run was recorded");
     assert.equal(entry.status, "error");
     assert.equal(entry.error, "model said no");
     const lines = r.transcripts.read(entry.id);
-    assert.equal(JSON.parse(lines[0]).type, "wats_run");
-    assert.deepEqual(JSON.parse(lines[0]).events, [ask.id]);
+    assert.equal(JSON.parse(lines[0]!).type, "wats_run");
+    assert.deepEqual(JSON.parse(lines[0]!).events, [ask.id]);
     assert.equal(lines[1], '{"type":"assistant"}');
     assert.equal(JSON.parse(lines.at(-1)!).type, "wats_end");
     assert.deepEqual(r.ended, [entry.id]);
@@ -575,7 +578,7 @@ Deno.test("stop kills the current run and records it as stopped; no run starts a
     await r.time.advance(30 * SEC);
     await r.runner.stop();
     assert.equal(r.spawner.last.killed, 1);
-    assert.equal(r.transcripts.index()[0].status, "stopped");
+    assert.equal(r.transcripts.index()[0]!.status, "stopped");
     assert.equal(r.time.pending(), 0);
     r.post({ author: BOB, kind: "ask" });
     await r.time.advance(2 * HOUR);
@@ -594,7 +597,7 @@ Deno.test("a halt cancels the current run and holds runs until resume", async ()
     await r.time.advance(30 * SEC);
     r.runner.halt("halt by guardian");
     await r.runner.whenIdle();
-    assert.equal(r.transcripts.index()[0].status, "halted");
+    assert.equal(r.transcripts.index()[0]!.status, "halted");
     r.post({ author: BOB, kind: "ask" });
     await r.time.advance(HOUR);
     assert.equal(r.spawner.procs.length, 1);
@@ -618,6 +621,7 @@ Deno.test("a harness that cannot build its command leaves an error transcript an
     await r.time.advance(30 * SEC);
     await r.runner.whenIdle();
     const [entry] = r.transcripts.index();
+    assert.ok(entry, "a run was recorded");
     assert.equal(entry.status, "error");
     assert.match(entry.error!, /agent\.max_turns/);
     assert.equal(r.runner.status().state, "idle");
@@ -648,7 +652,7 @@ Deno.test("a run the node did not complete leaves the cursor, and a restarted ru
 
     second = rig({}, { transcriptsDir: dir, store: first.store, start: T0 + 5 * MIN });
     second.runner.start();
-    assert.equal(second.transcripts.index()[0].status, "interrupted");
+    assert.equal(second.transcripts.index()[0]!.status, "interrupted");
     await second.time.advance(30 * SEC);
     assert.equal(second.spawner.procs.length, 1, "the interrupted ask wakes the agent again");
     assert.deepEqual(promptIds(second.spawner.last.request.stdin, [ask.id]), [ask.id]);
@@ -681,7 +685,7 @@ Deno.test("a stopped run's events and feedback go back to the queue and survive 
     const react = first.post({ author: CAROL, kind: "react", parent: mine.id, root: mine.id });
     await first.time.advance(30 * SEC);
     await first.runner.stop();
-    assert.equal(first.transcripts.index()[0].status, "stopped");
+    assert.equal(first.transcripts.index()[0]!.status, "stopped");
     assert.equal(first.log.matching("did not complete (stopped)").length, 1);
     assert.equal(first.store.getMeta(CURSOR_META_KEY), undefined);
 
@@ -694,7 +698,7 @@ Deno.test("a stopped run's events and feedback go back to the queue and survive 
     assert.deepEqual(promptIds(stdin, [ask.id]), [ask.id]);
     second.spawner.last.finish({ ok: true });
     await second.runner.whenIdle();
-    const header = JSON.parse(second.transcripts.read(second.transcripts.index()[1].id)[0]);
+    const header = JSON.parse(second.transcripts.read(second.transcripts.index()[1]!.id)[0]!);
     assert.deepEqual(header.feedback, [react.id]);
     await second.runner.stop();
   } finally {
@@ -780,6 +784,7 @@ Deno.test("a failure after the spawn kills the process group, records the run as
     proc.exit(null, "SIGTERM");
     await r.time.advance(0);
     const [entry] = r.transcripts.index();
+    assert.ok(entry, "a run was recorded");
     assert.equal(entry.status, "error");
     assert.match(entry.error!, /the parser broke on this line/);
     await r.time.advance(30 * SEC);
@@ -811,6 +816,7 @@ Deno.test("a transcript that cannot be written after the spawn ends the process 
     await r.runner.whenIdle();
     assert.equal(r.spawner.last.killed, 1);
     const [entry] = r.transcripts.index();
+    assert.ok(entry, "a run was recorded");
     assert.equal(entry.status, "error");
     assert.match(entry.error!, /No space left on device/);
     assert.equal(r.time.pending(), 0, "no timeout left armed for a dead run");
@@ -899,7 +905,7 @@ Deno.test("a person's decision on a coding agent's parked request wakes the agen
     const prompt = r.spawner.last.request.stdin;
     assert.match(prompt, /claude\/execute on work notes was rejected/);
     assert.doesNotMatch(prompt, /claude\/edit/);
-    assert.equal(r.transcripts.index()[0].trigger, "events");
+    assert.equal(r.transcripts.index()[0]!.trigger, "events");
   } finally {
     r.cleanup();
   }
@@ -931,7 +937,7 @@ Deno.test("threadPerRun: asks of two threads in one window make two runs, one th
     await r.runner.whenIdle();
     assert.equal(r.runner.threadOfRun(run1.id), undefined, "only while the run lasts");
     const headers = r.transcripts.index().map((e) =>
-      JSON.parse(Deno.readTextFileSync(`${r.dir}/agent/runs/${e.id}.jsonl`).split("\n")[0])
+      JSON.parse(Deno.readTextFileSync(`${r.dir}/agent/runs/${e.id}.jsonl`).split("\n")[0]!)
     );
     // Both started at the same (fake) millisecond: the index's order is not theirs.
     assert.deepEqual(headers.map((h) => h.thread).sort(), [a.id, b.id].sort());
@@ -1034,7 +1040,8 @@ Deno.test("a run's header and start line state only the limits its runtime appli
       r.spawner.last.finish({ ok: true, turns: 2 });
       await r.runner.whenIdle();
       const [entry] = r.transcripts.index();
-      const header = JSON.parse(r.transcripts.read(entry.id)[0]);
+      assert.ok(entry, "a run was recorded");
+      const header = JSON.parse(r.transcripts.read(entry.id)[0]!);
       const [started] = r.log.matching(`run ${entry.id} started`);
       if (runtime === "codex") {
         assert.equal(header.max_turns, undefined);
@@ -1065,7 +1072,7 @@ Deno.test("a post a setting keeps from waking the agent is logged at info with t
     );
     const info = r.log.lines.filter((l) => l.level === "info" && l.message.startsWith("did not"));
     assert.equal(info.length, 2);
-    assert.match(info[0].message, /another profile of this node \(agent\.ignore_local = true/);
+    assert.match(info[0]!.message, /another profile of this node \(agent\.ignore_local = true/);
     await r.time.advance(30 * SEC);
     r.spawner.last.finish({ ok: true, costUsd: 1.5 });
     await r.runner.whenIdle();

@@ -20,7 +20,7 @@ Deno.test("a skip is logged at info once per setting and author an hour, the res
   const info = log.lines.filter((l) => l.level === "info").map((l) => l.message.split(";")[0]);
   assert.deepEqual(info, ["r1", "r3", "r4", "r5"]);
   assert.deepEqual(log.lines.filter((l) => l.level === "debug").map((l) => l.message), ["r2"]);
-  assert.match(log.lines[0].message, /^r1; more like it from this author within the hour: debug/);
+  assert.match(log.lines[0]!.message, /^r1; more like it from this author within the hour: debug/);
 });
 
 Deno.test("status keeps only the newest skips, oldest first", () => {

@@ -6,7 +6,7 @@ function liveInGroup(pgid: number): string[] {
   const out = new Deno.Command("ps", { args: ["-eo", "pid=,pgid=,stat=,args="] }).outputSync();
   return new TextDecoder().decode(out.stdout).split("\n")
     .map((l) => l.trim().split(/\s+/))
-    .filter((f) => f.length >= 3 && Number(f[1]) === pgid && !f[2].startsWith("Z"))
+    .filter((f) => f.length >= 3 && Number(f[1]) === pgid && !f[2]!.startsWith("Z"))
     .map((f) => f.join(" "));
 }
 

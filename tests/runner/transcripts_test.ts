@@ -56,7 +56,7 @@ Deno.test("a transcript is a wats_run header, the CLI lines as is, and a wats_en
     }, start + 4200);
     const lines = t.read(id);
     assert.equal(lines.length, 4);
-    assert.deepEqual(JSON.parse(lines[0]), {
+    assert.deepEqual(JSON.parse(lines[0]!), {
       type: "wats_run",
       id,
       trigger: "heartbeat",
@@ -66,7 +66,7 @@ Deno.test("a transcript is a wats_run header, the CLI lines as is, and a wats_en
     });
     assert.equal(lines[1], '{"type":"assistant","message":{"content":[]}}');
     assert.equal(lines[2], "not json at all");
-    assert.deepEqual(JSON.parse(lines[3]), {
+    assert.deepEqual(JSON.parse(lines[3]!), {
       type: "wats_end",
       status: "error",
       exit_code: 1,
@@ -193,7 +193,7 @@ Deno.test("an interrupted run lasts until it was last seen alive, not until its 
       t.recoverInterrupted(written + 60_000, (x) => x === id ? start + 8_000 : undefined),
       [id],
     );
-    const entry = t.index()[0];
+    const entry = t.index()[0]!;
     assert.equal(entry.status, "interrupted");
     assert.equal(entry.duration_ms, 8_000);
     assert.equal(entry.ended_at, new Date(start + 8_000).toISOString());

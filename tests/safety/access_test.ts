@@ -35,8 +35,8 @@ Deno.test("locked runs in the empty run dir with no tools, no settings sources, 
   assert.ok(plan.denyRules.includes("Bash(*..*)"), "the run dir is inside the data dir");
   assert.ok(plan.denyRules.includes(`Write(/${paths.config})`));
   assert.deepEqual(validateClaudeSettings({ permissions: { deny: plan.denyRules } }), []);
-  assert.match(plan.bannerLines[0], /^agent access: locked: only the wats tools/);
-  assert.ok(plan.bannerLines[0].includes(paths.runDir));
+  assert.match(plan.bannerLines[0]!, /^agent access: locked: only the wats tools/);
+  assert.ok(plan.bannerLines[0]!.includes(paths.runDir));
 });
 
 Deno.test("locked ignores agent.tools and says so in the banner", () => {
@@ -84,7 +84,7 @@ Deno.test("workspace turns a /abs scope into the //abs form and reports a malfor
   }));
   assert.deepEqual(plan.allowedTools, ["Edit(//srv/other/**)", "Bash(git *)"]);
   assert.equal(plan.problems.length, 1);
-  assert.match(plan.problems[0], /agent\.tools item "Read\(" is not a tool name/);
+  assert.match(plan.problems[0]!, /agent\.tools item "Read\(" is not a tool name/);
 });
 
 Deno.test("workspace with no tools opens only Skill and warns about unknown names", () => {
@@ -100,8 +100,8 @@ Deno.test("workspace with no tools opens only Skill and warns about unknown name
 Deno.test("workspace without agent.workdir is a problem that says how to set it", () => {
   const plan = planAccess(input({ access: "workspace" }));
   assert.equal(plan.problems.length, 1);
-  assert.match(plan.problems[0], /needs a workspace/);
-  assert.match(plan.problems[0], /wats config set agent\.workdir \/path/);
+  assert.match(plan.problems[0]!, /needs a workspace/);
+  assert.match(plan.problems[0]!, /wats config set agent\.workdir \/path/);
 });
 
 Deno.test("a workdir that is or contains the data dir is a problem at every level", () => {
@@ -138,7 +138,7 @@ Deno.test("inherit runs in the workdir or the user's cwd, with no rules, and war
   assert.deepEqual(plan.allowedTools, []);
   assert.deepEqual(plan.denyRules, []);
   assert.deepEqual(plan.problems, []);
-  assert.match(plan.bannerLines[0], /the user's own environment/);
+  assert.match(plan.bannerLines[0]!, /the user's own environment/);
   assert.equal(
     plan.bannerLines[1],
     "warning: agent.access = inherit: the agent runs with your own environment and no deny " +

@@ -111,7 +111,7 @@ Deno.test("the path to the run dir stays writable: agent/ and agent/run are not 
 Deno.test("absolute paths in Edit/Write rules use the // form Claude Code needs", () => {
   for (const r of typical()) {
     const m = /^(Edit|Write|Read)\((.*)\)$/.exec(r);
-    if (m) assert.ok(m[2].startsWith("//"), `${r} is not //absolute`);
+    if (m) assert.ok(m[2]!.startsWith("//"), `${r} is not //absolute`);
   }
 });
 
@@ -362,9 +362,9 @@ const claude = requireCli("claude");
 /** The `file_path` of the newest tool call the model made in `req`, if any. */
 function lastFilePath(req: MessagesRequest): string | undefined {
   const msgs = req.messages ?? [];
-  for (let i = msgs.length - 1; i >= 0; i--) {
-    const c = msgs[i].content;
-    if (msgs[i].role !== "assistant" || typeof c === "string") continue;
+  for (const msg of msgs.toReversed()) {
+    const c = msg.content;
+    if (msg.role !== "assistant" || typeof c === "string") continue;
     const use = c.findLast((b) => b.type === "tool_use");
     if (use) return (use.input as { file_path?: string }).file_path;
   }

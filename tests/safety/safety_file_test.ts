@@ -104,7 +104,7 @@ Deno.test("a harness's command, args, env, meta or enabled, or a checkout's path
     edit(t);
     return diffSafety(before, safetyValues(defaultSettings(), t));
   };
-  const claude = (t: AcpTables) => t.harnesses.claude;
+  const claude = (t: AcpTables) => t.harnesses.claude!;
   assert.deepEqual(changed((t) => claude(t).command = "/tmp/evil"), [
     { key: "harnesses.claude.command", acknowledged: "node", current: "/tmp/evil" },
   ]);
@@ -128,7 +128,7 @@ Deno.test("a harness's command, args, env, meta or enabled, or a checkout's path
   assert.deepEqual(changed((t) => claude(t).enabled = false).map((c) => c.key), [
     "harnesses.claude.enabled",
   ]);
-  assert.deepEqual(changed((t) => t.checkouts.billing.path = "/home/me"), [
+  assert.deepEqual(changed((t) => t.checkouts.billing!.path = "/home/me"), [
     { key: "checkouts.billing.path", acknowledged: "/srv/billing", current: "/home/me" },
   ]);
   // A new harness, and one gone, count too.
@@ -147,8 +147,8 @@ Deno.test("a harness's command, args, env, meta or enabled, or a checkout's path
     changed((t) => {
       claude(t).context = [];
       claude(t).idle = 0;
-      t.checkouts.billing.base = "origin/main";
-      t.checkouts.billing.fetch = true;
+      t.checkouts.billing!.base = "origin/main";
+      t.checkouts.billing!.fetch = true;
       // The same meta, its keys in another order.
       claude(t).meta = { claudeCode: { options: { maxTurns: 3, model: "sonnet" } } };
     }),
@@ -159,8 +159,8 @@ Deno.test("a harness's command, args, env, meta or enabled, or a checkout's path
 Deno.test("a changed env value is named, never shown: not in the notice, not as its hash", () => {
   const before = safetyValues(defaultSettings(), tables());
   const t = tables();
-  t.harnesses.claude.env.ANTHROPIC_API_KEY = "sk-ant-NEW-77aa";
-  t.harnesses.claude.env.EXTRA_TOKEN = "tok-NEW-1234";
+  t.harnesses.claude!.env.ANTHROPIC_API_KEY = "sk-ant-NEW-77aa";
+  t.harnesses.claude!.env.EXTRA_TOKEN = "tok-NEW-1234";
   delete t.checkouts.billing;
   const lines = formatSafetyNotice(diffSafety(before, safetyValues(defaultSettings(), t)));
   assert.deepEqual(lines, [
