@@ -77,7 +77,11 @@ export function parseDuration(text: string): number | undefined {
   if (t === "0") return 0;
   if (!/^(\d+(ms|s|m|h|d))+$/.test(t)) return undefined;
   let total = 0;
-  for (const m of t.matchAll(/(\d+)(ms|s|m|h|d)/g)) total += Number(m[1]) * UNIT_MS[m[2]];
+  for (const [, count, unit] of t.matchAll(/(\d+)(ms|s|m|h|d)/g)) {
+    const ms = unit === undefined ? undefined : UNIT_MS[unit];
+    if (ms === undefined) return undefined;
+    total += Number(count) * ms;
+  }
   return Number.isSafeInteger(total) ? total : undefined;
 }
 

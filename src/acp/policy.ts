@@ -101,7 +101,7 @@ export function parseRules(texts: readonly string[], opts: PolicyOptions = {}): 
   return texts.map((text) => {
     const m = /^([^/]+)\/([^(]+)(?:\((.*)\))?$/.exec(text);
     if (!m) throw new Error(`not a policy rule: ${text}`);
-    const rule: Rule = { text, harness: m[1], kind: m[2] };
+    const rule: Rule = { text, harness: m[1]!, kind: m[2]! };
     if (m[3] === undefined) return rule;
     const path = expandHome(m[3], opts.home);
     const flags = opts.foldCase ? "i" : "";
@@ -139,7 +139,7 @@ export function makePolicy(
 export function globRe(glob: string, flags = ""): RegExp {
   let re = "";
   for (let i = 0; i < glob.length; i++) {
-    const c = glob[i];
+    const c = glob.charAt(i);
     if (c === "*" && glob[i + 1] === "*") {
       re += ".*";
       i++;

@@ -75,7 +75,7 @@ class Splitter {
   run(): void {
     const s = this.#text;
     while (this.#pos < s.length) {
-      const c = s[this.#pos];
+      const c = s.charAt(this.#pos);
       if (c === " " || c === "\t") {
         this.#endWord();
         this.#pos++;
@@ -105,14 +105,14 @@ class Splitter {
         this.#doubleQuoted();
       } else if (c === "\\") {
         if (this.#pos + 1 >= s.length) throw new Unsplittable();
-        if (s[this.#pos + 1] !== "\n") this.#append(s[this.#pos + 1]);
+        if (s[this.#pos + 1] !== "\n") this.#append(s.charAt(this.#pos + 1));
         this.#pos += 2;
       } else if (c === "$" || c === "`") {
         this.#dollarOrBacktick();
       } else {
         // A digit right before a redirection is its file descriptor, not a word.
         if (/[0-9]/.test(c) && this.#word === undefined && /^[0-9]+[<>]/.test(s.slice(this.#pos))) {
-          while (/[0-9]/.test(s[this.#pos])) this.#pos++;
+          while (/[0-9]/.test(s.charAt(this.#pos))) this.#pos++;
           continue;
         }
         this.#append(c);
@@ -144,9 +144,8 @@ class Splitter {
     if (this.#redirect !== undefined) throw new Unsplittable();
     let words = this.#words;
     this.#words = [];
-    while (words.length > 0 && (KEYWORDS.has(words[0]) || words[0] === "{" || words[0] === "}")) {
-      words = words.slice(1);
-    }
+    const lead = words.findIndex((w) => !KEYWORDS.has(w) && w !== "{" && w !== "}");
+    words = lead < 0 ? [] : words.slice(lead);
     if (words.length > 0 && words[words.length - 1] === "}") words = words.slice(0, -1);
     if (words.length > 0) this.#out.push(words);
     this.#out.push(...this.#files);
@@ -158,7 +157,7 @@ class Splitter {
     this.#endWord();
     const s = this.#text;
     const m = /^(&>>|&>|>>|>\||<>|<<<|<<|>&|<&|>|<)/.exec(s.slice(this.#pos))!;
-    const op = m[1];
+    const op = m[0];
     this.#pos += op.length;
     if (op === "<<") throw new Unsplittable();
     if (op === ">&" || op === "<&") {
@@ -186,8 +185,8 @@ class Splitter {
     while (this.#text[this.#pos] === " " || this.#text[this.#pos] === "\t") this.#pos++;
     const start = this.#pos;
     const s = this.#text;
-    while (this.#pos < s.length && !" \t\n;&|()<>".includes(s[this.#pos])) {
-      const c = s[this.#pos];
+    while (this.#pos < s.length && !" \t\n;&|()<>".includes(s.charAt(this.#pos))) {
+      const c = s.charAt(this.#pos);
       if (c === "'" || c === '"' || c === "\\" || c === "$" || c === "`") {
         if (c === "'") {
           const end = s.indexOf("'", this.#pos + 1);
@@ -209,13 +208,13 @@ class Splitter {
     this.#append("");
     while (true) {
       if (this.#pos >= s.length) throw new Unsplittable();
-      const c = s[this.#pos];
+      const c = s.charAt(this.#pos);
       if (c === '"') {
         this.#pos++;
         return;
       }
       if (c === "\\" && '"$`\\\n'.includes(s[this.#pos + 1] ?? "")) {
-        if (s[this.#pos + 1] !== "\n") this.#append(s[this.#pos + 1]);
+        if (s[this.#pos + 1] !== "\n") this.#append(s.charAt(this.#pos + 1));
         this.#pos += 2;
       } else if (c === "$" || c === "`") {
         this.#dollarOrBacktick();
@@ -297,8 +296,9 @@ export function commandOf(rawInput: unknown): string | undefined {
   if (Array.isArray(command) && command.every((w) => typeof w === "string")) {
     const argv = command as string[];
     // `bash -lc SCRIPT` (Codex's form): the script is what runs.
-    if (argv.length === 3 && /(^|\/)(ba|z|da)?sh$/.test(argv[0]) && /^-l?c$/.test(argv[1])) {
-      return argv[2];
+    const [shell = "", flag = "", script = ""] = argv;
+    if (argv.length === 3 && /(^|\/)(ba|z|da)?sh$/.test(shell) && /^-l?c$/.test(flag)) {
+      return script;
     }
     return argv.map(shellQuote).join(" ");
   }

@@ -45,7 +45,10 @@ export async function findWorks(
         await walk(path, depth + 1, [...parts, e.name]);
         continue;
       }
-      const co = checkouts[parts[1]];
+      // At depth 4, parts is [harness, checkout, agent, thread].
+      const checkout = parts[1];
+      if (checkout === undefined) continue;
+      const co = checkouts[checkout];
       let branch = "";
       if (co !== undefined) {
         try {
@@ -54,7 +57,7 @@ export async function findWorks(
           // Not a worktree of that checkout, or detached: reported as kept.
         }
       }
-      out.push({ dir: path, checkout: parts[1], branch });
+      out.push({ dir: path, checkout, branch });
     }
   };
   await walk(root, 0, []);

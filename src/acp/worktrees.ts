@@ -122,6 +122,11 @@ export async function commitPaths(
     ["rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"],
     worktree,
   )).trim().split("\n");
+  if (gitDir === undefined || common === undefined) {
+    throw new Error(
+      `git rev-parse printed no git dir for ${worktree}: check that it is a git worktree`,
+    );
+  }
   const refDir = branch.slice(0, branch.lastIndexOf("/"));
   return {
     readable: [common],
@@ -250,7 +255,8 @@ export async function commitsSince(
 ): Promise<Commit[]> {
   const out = await gitIn(co, dir, ["log", "--format=%H%x1f%s", `${base}..HEAD`, "--"]);
   return out.split("\n").filter((l) => l !== "").map((l) => {
-    const [sha, subject] = l.split("\x1f");
+    // The format always prints the separator; a subject can still be empty.
+    const [sha = "", subject = ""] = l.split("\x1f");
     return { sha, subject };
   });
 }

@@ -85,7 +85,8 @@ async function logs(ctx: CommandContext, transcripts: Transcripts): Promise<numb
     follow: { type: "boolean", short: "f" },
     run: { type: "string" },
   });
-  if (positionals.length > 0) throw unexpectedArgument("wats agent logs", positionals[0]);
+  const [extra] = positionals;
+  if (extra !== undefined) throw unexpectedArgument("wats agent logs", extra);
   const id = (values.run as string | undefined) ?? newest(transcripts);
   if (id === undefined) {
     console.log("no runs yet");
@@ -141,7 +142,8 @@ async function show(ctx: CommandContext, transcripts: Transcripts, id: string, f
 
 function pending(ctx: CommandContext): number {
   const [what, id, ...rest] = ctx.argv;
-  if (rest.length > 0) throw unexpectedArgument("wats agent pending", rest[0]);
+  const [extra] = rest;
+  if (extra !== undefined) throw unexpectedArgument("wats agent pending", extra);
   const drafts = readDrafts(ctx);
   const now = Date.now();
   if (what === undefined) {

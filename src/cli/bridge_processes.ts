@@ -19,8 +19,12 @@ export function startBackgroundNode(
   self: readonly string[],
   dataDir: string,
 ): { exited: Promise<number> } {
-  const child = new Deno.Command(self[0], {
-    args: [...self.slice(1), "--data-dir", dataDir, "node", "--agent", "none", "--started-by-mcp"],
+  const [command, ...args] = self;
+  if (command === undefined) {
+    throw new Error("the command that runs wats again is empty: pass its argv as self");
+  }
+  const child = new Deno.Command(command, {
+    args: [...args, "--data-dir", dataDir, "node", "--agent", "none", "--started-by-mcp"],
     stdin: "null",
     stdout: "null",
     stderr: "null",

@@ -76,6 +76,9 @@ export async function commandInputs(
   if (args.help) return base;
   const { values, acp } = await loadSettings(init.paths, init.env, args.flags, init.user);
   if (values["agent.runtime"] === "codex") requireCodexKey(values, env, init.paths.dataDir);
+  const acpHarness = values["agent.runtime"] === "acp"
+    ? acp.harnesses[values["agent.harness"]]
+    : undefined;
   return {
     ...base,
     workdir: values["agent.workdir"] || undefined,
@@ -92,9 +95,7 @@ export async function commandInputs(
       : undefined,
     harnesses: [
       ...(HARNESS_PROGRAMS[values["agent.runtime"]] ?? []),
-      ...(values["agent.runtime"] === "acp" && acp.harnesses[values["agent.harness"]]
-        ? [acp.harnesses[values["agent.harness"]].command]
-        : []),
+      ...(acpHarness ? [acpHarness.command] : []),
       // The coding agents over ACP (docs/acp.md); `git` is in every daemon's set.
       ...Object.values(acp.harnesses).filter((h) => h.enabled).map((h) => h.command),
       ...(values["agent.notify"] ? [notifierProgram(init.os)].filter((p): p is string => !!p) : []),

@@ -106,17 +106,19 @@ export function parseConfigArgs(sub: string, argv: string[]): ConfigArgs {
         }
         return { sub, help: false, flags };
       }
-      if (positionals.length !== 1) {
+      const [key] = positionals;
+      if (key === undefined || positionals.length > 1) {
         throw new UsageError(
           positionals.length === 0
             ? "wats config get needs a KEY, e.g. wats config get agent.runtime"
             : `wats config get takes one KEY (got ${positionals.length})`,
         );
       }
-      return { sub, help: false, key: positionals[0], flags };
+      return { sub, help: false, key, flags };
     }
-    case "set":
-      if (words.length !== 2) {
+    case "set": {
+      const [key, value] = words;
+      if (key === undefined || value === undefined || words.length > 2) {
         throw new UsageError(
           words.length < 2
             ? "wats config set needs KEY and VALUE, e.g. wats config set agent.max_turns 5"
@@ -124,12 +126,15 @@ export function parseConfigArgs(sub: string, argv: string[]): ConfigArgs {
               'quote a value with spaces, and separate list items with commas: "a,b"',
         );
       }
-      return { sub, help: false, key: words[0], value: words[1] };
-    case "unset":
-      if (words.length !== 1) {
+      return { sub, help: false, key, value };
+    }
+    case "unset": {
+      const [key] = words;
+      if (key === undefined || words.length > 1) {
         throw new UsageError(`wats config unset takes one KEY (got ${words.length})`);
       }
-      return { sub, help: false, key: words[0] };
+      return { sub, help: false, key };
+    }
     case "ack":
       if (words.length !== 0) throw new UsageError(`wats config ack takes no arguments`);
       return { sub, help: false };
@@ -226,16 +231,16 @@ async function list(
   flags: Record<string, FlagValue>,
 ): Promise<number> {
   const r = await load(ctx, io, flags);
-  const rows = SETTING_KEYS.map((k) => [
+  const rows = SETTING_KEYS.map((k): ListRow => [
     SCHEMA[k].safety ? "*" : " ",
     k,
     listValue(k, formatValue(k, r.values[k])),
     r.sources[k],
   ]);
-  const keyWidth = Math.max(3, ...rows.map((row) => row[1].length));
-  const valueWidth = Math.min(40, Math.max(5, ...rows.map((row) => row[2].length)));
-  const line = (row: string[]) =>
-    `${row[0]} ${row[1].padEnd(keyWidth)}  ${row[2].padEnd(valueWidth)}  ${row[3]}`.trimEnd();
+  const keyWidth = Math.max(3, ...rows.map(([, key]) => key.length));
+  const valueWidth = Math.min(40, Math.max(5, ...rows.map(([, , value]) => value.length)));
+  const line = ([mark, key, value, source]: ListRow) =>
+    `${mark} ${key.padEnd(keyWidth)}  ${value.padEnd(valueWidth)}  ${source}`.trimEnd();
   io.out(line([" ", "KEY", "VALUE", "SOURCE"]));
   for (const row of rows) io.out(line(row));
   io.out("");
@@ -264,9 +269,13 @@ async function list(
   return 0;
 }
 
+/** A row of `wats config list`: safety mark, key, value, source. */
+type ListRow = [mark: string, key: string, value: string, source: string];
+
 function listValue(key: SettingKey, v: string): string {
   if (v === "") return Array.isArray(SCHEMA[key].default) ? "[]" : '""';
-  const first = v.split("\n")[0];
+  const nl = v.indexOf("\n");
+  const first = nl < 0 ? v : v.slice(0, nl);
   return first.length > 40 || first !== v ? first.slice(0, 39) + "…" : v;
 }
 

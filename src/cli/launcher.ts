@@ -241,7 +241,7 @@ function prepareDataDir(dir: string): void {
 /** The OS's words for a failure, without Deno's call details. */
 function reason(err: unknown): string {
   const m = errorMessage(err);
-  return m.split(" (os error")[0].trim();
+  return m.split(" (os error")[0]!.trim();
 }
 
 function osUser(env: Record<string, string>): string {

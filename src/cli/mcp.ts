@@ -62,19 +62,19 @@ export interface McpArgs {
 /** Parses the arguments of `wats mcp` (after the command word). */
 export function parseMcpArgs(argv: string[]): McpArgs {
   const out: McpArgs = { help: false };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
+  const words = argv.values();
+  for (const a of words) {
     if (a === "-h" || a === "--help") {
       out.help = true;
     } else if (a === "--profile" || a.startsWith("--profile=")) {
-      const value = a === "--profile" ? argv[++i] : a.slice("--profile=".length);
+      const value = a === "--profile" ? words.next().value : a.slice("--profile=".length);
       if (value === undefined || value === "" || value.startsWith("-")) {
         throw needsValue("wats mcp", "--profile");
       }
       if (out.profile !== undefined) throw new UsageError("--profile is given twice; give it once");
       out.profile = value;
     } else if (a.startsWith("-")) {
-      throw unknownFlag("wats mcp", a.split("=")[0]);
+      throw unknownFlag("wats mcp", a.split("=")[0]!);
     } else {
       throw unexpectedArgument("wats mcp", a);
     }
@@ -501,8 +501,9 @@ async function readLineBytewise(conn: BridgeConn, max = 64 * 1024): Promise<stri
     const n = await conn.read(one);
     if (n === null) return null;
     if (n === 0) continue;
-    if (one[0] === 10) return new TextDecoder().decode(new Uint8Array(bytes));
-    bytes.push(one[0]);
+    const [byte = 0] = one; // n is 1: `one` holds the byte just read.
+    if (byte === 10) return new TextDecoder().decode(new Uint8Array(bytes));
+    bytes.push(byte);
   }
   return null;
 }

@@ -182,7 +182,7 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
         net: sock.net,
         // `kill`: a runner session whose daemon went away ends its own run's
         // process group (src/cli/mcp.ts).
-        run: unique([...(inputs.self.length > 0 ? [inputs.self[0]] : []), "kill"]),
+        run: unique([...inputs.self.slice(0, 1), "kill"]),
       };
     }
     case "agent-read":
@@ -252,7 +252,7 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
         read: unique([...sock.read, ...dir]),
         write: unique([...sock.write, ...dir]),
         net: unique([...sock.net, ...dir.map((d) => `unix:${d}/mcp.sock`)]),
-        run: inputs.self.length > 0 ? [inputs.self[0]] : [],
+        run: inputs.self.slice(0, 1),
       };
     }
     case "service-install": {

@@ -123,25 +123,27 @@ export function route(args: string[]): Route {
   let verbose = false;
   const rest: string[] = [];
   const positional: number[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
+  const words = args.values();
+  for (const a of words) {
     if (a === "--data-dir" || a.startsWith("--data-dir=")) {
-      dataDir = a === "--data-dir" ? args[++i] : a.slice("--data-dir=".length);
+      dataDir = a === "--data-dir" ? words.next().value : a.slice("--data-dir=".length);
       // Global: whatever the command, its help is `wats --help`.
       if (!dataDir) throw needsValue("wats", "--data-dir");
     } else if (a === "--verbose" || a === "-v") {
       verbose = true;
     } else if (a === "--") {
-      rest.push(...args.slice(i));
+      rest.push(a, ...words);
       break;
     } else {
       if (!a.startsWith("-")) positional.push(rest.length);
       rest.push(a);
-      if (VALUE_FLAGS.has(a) && i + 1 < args.length) rest.push(args[++i]);
+      const value = VALUE_FLAGS.has(a) ? words.next() : undefined;
+      if (value?.done === false) rest.push(value.value);
     }
   }
   const base = { dataDir, verbose };
-  const first = positional.length > 0 ? rest[positional[0]] : undefined;
+  const [firstAt, subAt] = positional;
+  const first = firstAt === undefined ? undefined : rest[firstAt];
   const without = (idx: number[]) => rest.filter((_, i) => !idx.includes(i));
   const make = (id: CommandId, words: string[], used: number[]): Route => ({
     ...base,
@@ -151,29 +153,29 @@ export function route(args: string[]): Route {
     argv: without(used),
   });
 
-  if (first === undefined) {
+  if (firstAt === undefined || first === undefined) {
     const asksHelp = rest.some((a) => a === "--help" || a === "-h" || a === "--version");
     return asksHelp ? make("help", [], []) : make("daemon", [], []);
   }
   switch (first) {
     case "node":
-      return make("daemon", ["node"], [positional[0]]);
+      return make("daemon", ["node"], [firstAt]);
     case "mcp":
     case "setup":
     case "status":
     case "ui":
     case "try":
-      return make(first, [first], [positional[0]]);
+      return make(first, [first], [firstAt]);
     case "help":
-      return make("help", ["help"], [positional[0]]);
+      return make("help", ["help"], [firstAt]);
     case "resume":
-      return make("control", ["resume"], [positional[0]]);
+      return make("control", ["resume"], [firstAt]);
     case "config":
     case "guardian":
     case "agent":
     case "service": {
-      const sub = positional.length > 1 ? rest[positional[1]] : undefined;
-      const id = sub !== undefined ? SUBCOMMANDS[first][sub] : undefined;
+      const sub = subAt === undefined ? undefined : rest[subAt];
+      const id = sub !== undefined ? SUBCOMMANDS[first]?.[sub] : undefined;
       if (id === undefined) {
         // `wats config`, `wats agent --help`, `wats config frob`: the group's help.
         return make("help", [first, ...(sub !== undefined ? [sub] : [])], positional.slice(0, 2));
@@ -185,9 +187,9 @@ export function route(args: string[]): Route {
     default:
       // `wats --evry 5m`: the word follows a flag the router does not know, so
       // it is that flag's value; the daemon's strict parser names the flag.
-      if (positional[0] > 0 && rest[positional[0] - 1].startsWith("-")) {
+      if (rest[firstAt - 1]?.startsWith("-")) {
         return make("daemon", [], []);
       }
-      return make("help", [first], [positional[0]]);
+      return make("help", [first], [firstAt]);
   }
 }

@@ -139,8 +139,8 @@ export function parseEnvFile(text: string, file: string): Record<string, string>
         } is not KEY=value: fix or remove the line, then run wats service install again`,
       );
     }
-    const v = m[2];
-    out[m[1]] = /^(["']).*\1$/.test(v) && v.length >= 2 ? v.slice(1, -1) : v;
+    const v = m[2]!;
+    out[m[1]!] = /^(["']).*\1$/.test(v) && v.length >= 2 ? v.slice(1, -1) : v;
   });
   return out;
 }

@@ -19,6 +19,7 @@ import { runConfig } from "./config.ts";
 import type { CommandContext } from "./context.ts";
 import { npxCacheWarning } from "./npx_cache.ts";
 import { parseCommandArgs } from "./usage.ts";
+import { selfCommandOf } from "../runner/harness.ts";
 
 /** The usage text of `wats setup`. */
 export const SETUP_HELP =
@@ -105,7 +106,7 @@ export async function setupCommand(
     );
   }
   const { values } = await loadSettings(ctx.paths, ctx.env, {}, ctx.user);
-  const self = { command: ctx.self[0], args: ctx.self.slice(1) };
+  const self = selfCommandOf(ctx.self);
   const entry = personEntry(self, values.profile, ctx.paths.dataDir);
   if (host === "claude" || host === "codex") {
     await requireHostCli(run, host);

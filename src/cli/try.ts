@@ -19,6 +19,7 @@ import { formatPost } from "../posts/format_post.ts";
 import type { NodeStatus, PostView } from "../contracts/views.ts";
 import type { CommandContext } from "./context.ts";
 import { callData, callText, connectDaemon, type DaemonSession } from "../mcp/socket_client.ts";
+import { selfCommandOf } from "../runner/harness.ts";
 
 /** The usage text of `wats try`. */
 export const TRY_HELP = `Usage: wats try [--text "…"] [--timeout D]
@@ -156,9 +157,10 @@ export async function tryCommand(ctx: CommandContext): Promise<number> {
     }
     const url = endpointOf(status);
     console.log(`starting a throwaway node in ${dir}, connected to this node at ${url}`);
-    node = new Deno.Command(ctx.self[0], {
+    const self = selfCommandOf(ctx.self);
+    node = new Deno.Command(self.command, {
       args: [
-        ...ctx.self.slice(1),
+        ...self.args,
         "--data-dir",
         dir,
         "node",

@@ -56,7 +56,8 @@ export function parseUiArgs(argv: string[]): { help: boolean; listen?: string } 
     options: { listen: { type: "string" }, help: { type: "boolean", short: "h" } },
     allowPositionals: true,
   });
-  if (positionals.length > 0) throw unexpectedArgument("wats ui", positionals[0]);
+  const [extra] = positionals;
+  if (extra !== undefined) throw unexpectedArgument("wats ui", extra);
   return { help: values.help === true, ...(values.listen ? { listen: values.listen } : {}) };
 }
 
@@ -76,7 +77,7 @@ export async function resolveUiListen(init: CommandInit): Promise<UiListen> {
       `"${text}" is not an address to listen on: use HOST:PORT such as 127.0.0.1:7448`,
     );
   }
-  const hostname = m[1].replace(/^\[|\]$/g, "");
+  const hostname = m[1]!.replace(/^\[|\]$/g, "");
   if (hostname.toLowerCase() === "localhost") {
     // Browsers try [::1] first for `localhost`, and another program may hold
     // [::1]:PORT while the dashboard holds 127.0.0.1:PORT: it would get the

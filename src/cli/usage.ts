@@ -35,7 +35,7 @@ export function refuseArguments(command: string, argv: readonly string[]): void 
   const [first] = argv;
   if (first === undefined) return;
   if (first.startsWith("-") && first !== "-" && first !== "--") {
-    throw unknownFlag(command, first.split("=")[0]);
+    throw unknownFlag(command, first.split("=")[0]!);
   }
   throw unexpectedArgument(command, first);
 }

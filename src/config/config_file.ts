@@ -107,7 +107,7 @@ export function parseDocument(text: string, filePath: string): Record<string, un
     return parseTomlText(text) as Record<string, unknown>;
   } catch (err) {
     if (err instanceof TomlError) {
-      const reason = err.message.split("\n")[0].replace(/^Invalid TOML document: /, "");
+      const reason = err.message.split("\n")[0]!.replace(/^Invalid TOML document: /, "");
       throw new ConfigError(
         "config.malformed",
         `${filePath}:${err.line}: not valid TOML (${reason}); ${FIX_HINT}`,
@@ -220,8 +220,7 @@ export function scanLines(text: string): Line[] {
   let inString: string | null = null;
   let depth = 0;
   const lines = text.split(/\r?\n/);
-  for (let i = 0; i < lines.length; i++) {
-    const raw = lines[i];
+  for (const [i, raw] of lines.entries()) {
     if (inString !== null) {
       if (raw.includes(inString)) inString = null;
       continue;
@@ -234,7 +233,7 @@ export function scanLines(text: string): Line[] {
     if (line === "" || line.startsWith("#")) continue;
     const header = /^\[\[?\s*([^\]]+?)\s*\]\]?/.exec(line);
     if (header) {
-      table = normaliseKey(header[1]);
+      table = normaliseKey(header[1]!);
       out.push({ number: i + 1, kind: "table", path: table });
       continue;
     }
@@ -242,9 +241,9 @@ export function scanLines(text: string): Line[] {
       /^((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=(.*)$/
         .exec(line);
     if (!key) continue;
-    const path = (table ? table + "." : "") + normaliseKey(key[1]);
+    const path = (table ? table + "." : "") + normaliseKey(key[1]!);
     out.push({ number: i + 1, kind: "key", path });
-    const rest = key[2].trim();
+    const rest = key[2]!.trim();
     for (const q of ['"""', "'''"]) {
       if (rest.startsWith(q) && rest.indexOf(q, 3) === -1) inString = q;
     }

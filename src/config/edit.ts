@@ -49,7 +49,7 @@ export function setKey(
     }
     table = table[part] as Record<string, unknown>;
   }
-  table[parts[parts.length - 1]] = Array.isArray(value) ? [...value] : value;
+  table[parts.at(-1)!] = Array.isArray(value) ? [...value] : value;
   return finish(text, patch(text, doc, STYLE));
 }
 
@@ -64,7 +64,7 @@ export function unsetKey(text: string, key: string, filePath = "config.toml"): s
   const parts = key.split(".");
   let table: Record<string, unknown> = doc;
   for (const part of parts.slice(0, -1)) table = table[part] as Record<string, unknown>;
-  delete table[parts[parts.length - 1]];
+  delete table[parts.at(-1)!];
   return finish(text, patch(text, doc, STYLE));
 }
 

@@ -201,9 +201,9 @@ function allowedCell(spec: SettingSpec): string {
 
 /** A markdown table laid out as `deno fmt` lays it out, so the file stays fmt-clean. */
 function markdownTable(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(3, h.length, ...rows.map((r) => r[i].length)));
+  const widths = header.map((h, i) => Math.max(3, h.length, ...rows.map((r) => r[i]?.length ?? 0)));
   const line = (cells: string[]) =>
-    "| " + cells.map((c, i) => c.padEnd(widths[i])).join(" | ") + " |";
+    "| " + cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(" | ") + " |";
   return [
     line(header),
     "| " + widths.map((w) => "-".repeat(w)).join(" | ") + " |",

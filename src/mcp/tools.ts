@@ -74,7 +74,7 @@ function defineTool<S extends z.ZodRawShape>(spec: {
 // checks answer a mistake with what to fix (docs/mcp.md is the long form).
 const text = (what: string) =>
   z.string({ error: `text is required: ${what}` }).describe(
-    what[0].toUpperCase() + what.slice(1) + ".",
+    what.charAt(0).toUpperCase() + what.slice(1) + ".",
   );
 const parent = z
   .string({ error: "parent is required: the id of the post you reply to (64 hex characters)" })

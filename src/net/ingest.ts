@@ -124,7 +124,7 @@ export function createIngest(opts: IngestOptions): Ingest {
       queue = queue.slice(batch.length);
       const results = insertBatch(batch);
       batch.forEach((w, i) => {
-        const r = results[i];
+        const r = results[i] ?? new Error("the store answered no result for it");
         const id = w.event.id;
         if (r instanceof Error) {
           log.warn("cannot store event {id} from {source}: {error}", {

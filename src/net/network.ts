@@ -173,5 +173,5 @@ export function parseListen(listen: string): { hostname: string; port: number } 
       `listen must be host:port, such as "127.0.0.1:7447"; got "${listen}"`,
     );
   }
-  return { hostname: m[1] ?? m[2], port };
+  return { hostname: m[1] ?? m[2]!, port }; // one of the two alternatives matched
 }

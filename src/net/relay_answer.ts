@@ -55,7 +55,7 @@ export class Answer {
     this.#maxLimit = maxLimit;
     this.#subIdJson = JSON.stringify(subId);
     this.#left = this.#limitOf(0);
-    this.#until = filters[0].until;
+    this.#until = filters[0]?.until;
   }
 
   /** The next message to write: an EVENT, or undefined once the answer is complete. */
@@ -125,9 +125,10 @@ export class Answer {
         if (this.#page.length > 0) return;
         continue;
       }
-      if (this.#indexed[this.#at]) {
+      const filter = this.#filters[this.#at];
+      if (filter !== undefined && this.#indexed[this.#at]) {
         this.#done.push({
-          filter: this.#filters[this.#at],
+          filter,
           all: this.#exhausted || this.#until === undefined,
           until: this.#until,
           idsAtUntil: this.#sentAtUntil,

@@ -218,8 +218,9 @@ export class Connection {
       return;
     }
     let moved = false;
-    while (this.#queue.length > 0 && this.#socket.bufferedAmount < HIGH_WATER) {
+    while (this.#socket.bufferedAmount < HIGH_WATER) {
       const head = this.#queue[0];
+      if (head === undefined) break;
       let text: string | undefined;
       if (typeof head === "string") {
         this.#queue.shift();

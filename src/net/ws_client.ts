@@ -163,7 +163,7 @@ export class WsClient {
       if (opcode === 10) continue;
       const payload = f.payload();
       if (opcode === 8) {
-        const code = payload.length >= 2 ? (payload[0] << 8) | payload[1] : 1005;
+        const code = payload.length >= 2 ? (payload[0]! << 8) | payload[1]! : 1005;
         const reason = new TextDecoder().decode(payload.subarray(2));
         if (!this.#closeSent) this.#sendClose(code === 1005 ? 1000 : code, "");
         await this.#writing;
@@ -177,7 +177,7 @@ export class WsClient {
       // The payload is a view into the reader's buffer: copied only to outlive a read.
       parts.push(fin && parts.length === 0 ? payload : payload.slice());
       if (!fin) continue;
-      const whole = parts.length === 1 ? parts[0] : concat(parts);
+      const whole = parts.length === 1 ? parts[0]! : concat(parts);
       parts.length = 0;
       partsBytes = 0;
       if (this.onpeek && !this.onpeek(whole.subarray(0, 100))) continue;

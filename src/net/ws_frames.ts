@@ -106,11 +106,14 @@ export class FrameReader {
     if (have < 2) return undefined;
     const b = this.#buf;
     const p = this.#pos;
-    const masked = (b[p + 1] & 0x80) !== 0;
-    let len = b[p + 1] & 127;
+    // `have` counts the bytes from p on: each read below is within it.
+    const b0 = b[p]!;
+    const b1 = b[p + 1]!;
+    const masked = (b1 & 0x80) !== 0;
+    let len = b1 & 127;
     let at = 2;
     if (len === 126 && have >= 4) {
-      len = (b[p + 2] << 8) | b[p + 3];
+      len = (b[p + 2]! << 8) | b[p + 3]!;
       at = 4;
     } else if (len === 127 && have >= 10) {
       len = Number(new DataView(b.buffer, b.byteOffset + p + 2, 8).getBigUint64(0));
@@ -118,7 +121,7 @@ export class FrameReader {
     } else if (len >= 126) {
       len = -1;
     }
-    if ((b[p] & 8) !== 0 && (len > 125 || len === -1 || (b[p] & 0x80) === 0)) {
+    if ((b0 & 8) !== 0 && (len > 125 || len === -1 || (b0 & 0x80) === 0)) {
       throw new FrameError(1002, "a control frame over 125 bytes or fragmented");
     }
     if (masked !== this.#fromClient) {
@@ -132,11 +135,11 @@ export class FrameReader {
     if (masked) at += 4;
     if (len < 0 || have < at + len) return undefined;
     if (masked) {
-      for (let i = 0; i < len; i++) b[p + at + i] ^= b[p + maskAt + (i & 3)];
+      for (let i = 0; i < len; i++) b[p + at + i]! ^= b[p + maskAt + (i & 3)]!;
     }
     const f = this.#frame;
-    f.fin = (b[p] & 0x80) !== 0;
-    f.opcode = b[p] & 15;
+    f.fin = (b0 & 0x80) !== 0;
+    f.opcode = b0 & 15;
     f.start = p + at;
     f.length = len;
     f.buf = b;
@@ -197,7 +200,7 @@ export function frame(opcode: number, payload: Uint8Array, masked: boolean): Uin
   }
   const mask = crypto.getRandomValues(new Uint8Array(4));
   out.set(mask, 2 + ext);
-  for (let i = 0; i < len; i++) out[at + i] = payload[i] ^ mask[i & 3];
+  for (let i = 0; i < len; i++) out[at + i] = payload[i]! ^ mask[i & 3]!;
   return out;
 }
 
@@ -234,6 +237,6 @@ class ReusedFrame implements Frame {
   }
 
   copyPayload(to: Uint8Array): void {
-    for (let i = 0; i < this.length; i++) to[i] = this.buf[this.start + i];
+    for (let i = 0; i < this.length; i++) to[i] = this.buf[this.start + i]!;
   }
 }

@@ -158,11 +158,11 @@ async function serveConn(conn: Deno.Conn, opts: WsServerOptions): Promise<void> 
 
 /** The request line and headers, or undefined when they cannot be read. */
 function parseHead(text: string): RequestHead | undefined {
-  const lines = text.split("\r\n");
-  const m = lines[0].match(/^([A-Z]+) (\S+) HTTP\/1\.[01]$/);
+  const [request = "", ...headerLines] = text.split("\r\n");
+  const m = request.match(/^([A-Z]+) (\S+) HTTP\/1\.[01]$/);
   if (!m) return undefined;
   const headers = new Headers();
-  for (const line of lines.slice(1)) {
+  for (const line of headerLines) {
     const at = line.indexOf(":");
     if (at <= 0) return undefined;
     try {
@@ -171,7 +171,7 @@ function parseHead(text: string): RequestHead | undefined {
       return undefined;
     }
   }
-  return { method: m[1], path: m[2], headers };
+  return { method: m[1]!, path: m[2]!, headers };
 }
 
 const REASONS: Record<number, string> = {
@@ -312,7 +312,7 @@ export class WsServerSocket {
         if (opcode === 10) continue;
         const payload = f.payload();
         if (opcode === 8) {
-          const code = payload.length >= 2 ? (payload[0] << 8) | payload[1] : 1005;
+          const code = payload.length >= 2 ? (payload[0]! << 8) | payload[1]! : 1005;
           if (!this.#closeSent) this.#sendClose(code === 1005 ? 1000 : code, "");
           return await this.#flushed();
         }
@@ -332,7 +332,7 @@ export class WsServerSocket {
           this.onheld?.();
           continue;
         }
-        const whole = this.#parts.length === 1 ? this.#parts[0] : concat(this.#parts);
+        const whole = this.#parts.length === 1 ? this.#parts[0]! : concat(this.#parts);
         this.#parts = [];
         this.#partsBytes = 0;
         if (this.#binary) {

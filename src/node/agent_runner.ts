@@ -46,6 +46,7 @@ import type { EventSink } from "../contracts/node_events.ts";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import type { ProfileKey } from "./profiles.ts";
 import type { ReviewQueue } from "./review_queue.ts";
+import { selfCommandOf } from "../runner/harness.ts";
 
 /** What the runner wiring needs from the daemon. */
 export interface AgentRunnerDeps {
@@ -115,7 +116,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
     );
   }
   const configDir = `${d.paths.agentDir}/run-config`;
-  const selfCommand = { command: d.self[0], args: d.self.slice(1) };
+  const selfCommand = selfCommandOf(d.self);
   const runtime = makeRuntime({
     settings: s,
     paths: d.paths,

@@ -167,7 +167,7 @@ export class LocalNodeService implements NodeService {
   #store(event: NostrEvent): PostOutcome {
     const post = readPost(event);
     const [result] = this.#deps.store.insert([event], { origin: "local" });
-    if (result.seq !== undefined) {
+    if (result?.seq !== undefined) {
       this.#deps.events({
         event: "post_stored",
         id: event.id,

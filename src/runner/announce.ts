@@ -57,7 +57,7 @@ export function planAnnounce(
     };
   }
   if (meta.getMeta(ANNOUNCED_META_KEY) === hash) return { hash };
-  const title = text.split("\n")[0].trim();
+  const title = text.split("\n")[0]!.trim();
   return { hash, draft: { kind: "announce", title, text, caps: [...new Set(caps)] } };
 }
 

@@ -14,6 +14,15 @@ export interface SelfCommand {
   args: string[];
 }
 
+/** Splits the argv that runs `wats` again into its program and the arguments before a subcommand. */
+export function selfCommandOf(self: readonly string[]): SelfCommand {
+  const [command, ...args] = self;
+  if (command === undefined) {
+    throw new Error("the command that runs wats again is empty: pass its argv as self");
+  }
+  return { command, args };
+}
+
 /** What a harness needs to build one run's command. */
 export interface RunContext {
   runId: string;

@@ -47,9 +47,12 @@ const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "
 export function parseLstart(text: string): number | undefined {
   const m = /^[A-Z][a-z]{2}\s+([A-Z][a-z]{2})\s+(\d{1,2})\s+(\d{2}):(\d{2}):(\d{2})\s+(\d{4})$/
     .exec(text.trim());
-  const month = m ? MONTHS.indexOf(m[1]) : -1;
-  if (!m || month < 0) return undefined;
-  const [day, h, min, s, year] = [m[2], m[3], m[4], m[5], m[6]].map(Number);
+  if (!m) return undefined;
+  const [, monthName = "", ...fields] = m;
+  const month = MONTHS.indexOf(monthName);
+  if (month < 0) return undefined;
+  // Every group matched: the fields are all digits.
+  const [day = NaN, h = NaN, min = NaN, s = NaN, year = NaN] = fields.map(Number);
   return Date.UTC(year, month, day, h, min, s) / 1000;
 }
 
@@ -71,7 +74,7 @@ export async function describeProcess(pid: number): Promise<ProcessInfo | undefi
   // `  1234 Ss Mon Nov 30 16:15:23 2026 claude -p …`: the start time is five words.
   const words = line.trim().split(/\s+/);
   const pgid = Number(words[0]);
-  if (!Number.isInteger(pgid) || words.length < 7 || words[1].startsWith("Z")) return undefined;
+  if (!Number.isInteger(pgid) || words.length < 7 || words[1]?.startsWith("Z")) return undefined;
   const startS = parseLstart(words.slice(2, 7).join(" "));
   if (startS === undefined) return undefined;
   return { pgid, startS, args: words.slice(7).join(" ") };

@@ -45,8 +45,10 @@ export async function listProcesses(): Promise<ProcessRow[]> {
   const rows: ProcessRow[] = [];
   for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
     const m = /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s+(.*)$/.exec(line);
-    if (!m || m[4].startsWith("Z")) continue;
-    rows.push({ pid: Number(m[1]), ppid: Number(m[2]), pgid: Number(m[3]), args: m[5] });
+    if (!m) continue;
+    const [, pid, ppid, pgid, stat = "", args = ""] = m;
+    if (stat.startsWith("Z")) continue;
+    rows.push({ pid: Number(pid), ppid: Number(ppid), pgid: Number(pgid), args });
   }
   return rows;
 }

@@ -237,11 +237,14 @@ export function formatThreads(
   const out: string[] = [];
   let used = 0;
   for (const [root, ids] of byThread) {
+    // Each set holds at least the event that made it.
+    const [first] = ids;
+    if (first === undefined) continue;
     // Read through an event's id: the root itself may not be stored here. An
     // event older than the newest replies is read on its own.
     let all: PostView[] = [];
     try {
-      all = [...read.thread([...ids][0], limits.postsPerThread)];
+      all = [...read.thread(first, limits.postsPerThread)];
       for (const id of ids) {
         if (all.some((p) => p.id === id)) continue;
         const p = read.get(id);

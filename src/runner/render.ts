@@ -248,8 +248,8 @@ export function renderRunsTable(
     e.turns !== undefined ? String(e.turns) : "-",
     e.cost_usd !== undefined ? usd(e.cost_usd) : "-",
   ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const fmt = (r: string[]) => r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd();
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]?.length ?? 0)));
+  const fmt = (r: string[]) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ").trimEnd();
   const lines = entries.length === 0 ? ["no runs yet"] : [fmt(head), ...rows.map(fmt)];
   if (budget && noCostRuntime !== undefined) {
     lines.push(

@@ -264,7 +264,8 @@ function parseTool(item: string): ParsedTool {
         '(e.g. "Read" or "Edit(//home/me/notes/**)"); fix it with `wats config set agent.tools ...`',
     };
   }
-  return m[2] === undefined ? { name: m[1] } : { name: m[1], scope: m[2] };
+  const [, name = item, scope] = m;
+  return scope === undefined ? { name } : { name, scope };
 }
 
 /** A scope written as `/abs/**` means an absolute path: Claude Code needs `//abs/**`. */

@@ -91,7 +91,13 @@ export function migrate(db: DatabaseSync, path: string): void {
   try {
     // Another process may have migrated while this one waited for the write lock.
     const now = (db.prepare("PRAGMA user_version").get() as { user_version: number }).user_version;
-    for (let v = now; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]);
+    for (let v = now; v < SCHEMA_VERSION; v++) {
+      const step = MIGRATIONS[v];
+      if (step === undefined) {
+        throw new Error(`this wats has no migration from schema version ${v}`);
+      }
+      db.exec(step);
+    }
     db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
     db.exec("COMMIT");
   } catch (err) {

@@ -327,7 +327,8 @@ export class Store {
     ) as Row[];
     const posts = rows.map(toPost);
     // A short page means every post up to `max` was looked at.
-    const cursor = posts.length === limit ? posts[posts.length - 1].seq : max;
+    const last = posts.at(-1);
+    const cursor = posts.length === limit && last !== undefined ? last.seq : max;
     return { posts, cursor };
   }
 

@@ -49,7 +49,7 @@ function empty(start: number, step: number, n: number): Series {
 function add(s: Series, start: number, step: number, at: number, cost: number | undefined) {
   const i = Math.floor((at - start) / step);
   if (i < 0 || i >= s.t.length) return;
-  s.runs[i] += 1;
+  s.runs[i] = (s.runs[i] ?? 0) + 1;
   // Rounded to a millionth of a dollar, so sums of floats print as money.
-  if (cost !== undefined) s.usd[i] = Math.round((s.usd[i] + cost) * 1e6) / 1e6;
+  if (cost !== undefined) s.usd[i] = Math.round(((s.usd[i] ?? 0) + cost) * 1e6) / 1e6;
 }

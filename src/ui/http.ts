@@ -222,7 +222,7 @@ type Parsed =
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 function parseHead(head: string): Parsed {
-  const [line, ...fields] = head.split("\r\n");
+  const [line = "", ...fields] = head.split("\r\n");
   const m = line.match(/^([A-Z]{1,16}) (\/[\x21-\x7e]*) HTTP\/1\.[01]$/);
   if (!m) return { status: 400, reason: "this is not an HTTP/1.1 request for a path" };
   const headers = new Headers();
@@ -248,7 +248,7 @@ function parseHead(head: string): Parsed {
   if (fields.filter((f) => /^host:/i.test(f)).length > 1) {
     return { status: 400, reason: "a request names one host" };
   }
-  return { method: m[1], target: m[2], headers };
+  return { method: m[1]!, target: m[2]!, headers };
 }
 
 async function readBody(

@@ -57,8 +57,9 @@ function render(v: MarkupValue): string {
 
 /** A tagged template: the literal parts are markup, every value is escaped unless it is `Markup`. */
 export function markup(strings: TemplateStringsArray, ...values: MarkupValue[]): Markup {
-  let out = strings[0];
-  for (let i = 0; i < values.length; i++) out += render(values[i]) + strings[i + 1];
+  // A template has one more literal part than values.
+  let out = strings[0] ?? "";
+  for (const [i, v] of values.entries()) out += render(v) + (strings[i + 1] ?? "");
   return new Markup(out);
 }
 

@@ -140,8 +140,9 @@ export class Gate {
   session(req: Request, pathname: string): InSession | null {
     const m = pathname.match(/^\/([0-9a-f]{32})(\/.*)$/);
     if (!m) return null;
+    const [, asked = "", path = ""] = m;
     let found: UiSession | undefined;
-    for (const [scope, s] of this.#sessions) if (sameSecret(scope, m[1])) found = s;
+    for (const [scope, s] of this.#sessions) if (sameSecret(scope, asked)) found = s;
     if (found === undefined) return null;
     if (this.#now() - found.seen > this.#idleMs) {
       this.#sessions.delete(found.scope);
@@ -149,9 +150,10 @@ export class Gate {
     }
     const ids = cookiesOf(req, cookieName(found));
     // A second cookie of this name was planted by someone who learnt the scope.
-    if (ids.length !== 1 || !sameSecret(ids[0], found.id)) return null;
+    const [id] = ids;
+    if (ids.length !== 1 || id === undefined || !sameSecret(id, found.id)) return null;
     found.seen = this.#now();
-    return { session: found, path: m[2] };
+    return { session: found, path };
   }
 
   /** Ends a session (logout). */

@@ -193,7 +193,7 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
       const m = path.match(/^\/review\/([^/]+)\/(approve|reject)$/);
       if (m) {
         back = "/review";
-        const id = decodeURIComponent(m[1]);
+        const id = decodeURIComponent(m[1]!);
         if (m[2] === "approve") {
           const draft = source.drafts().find((d) => d.id === id);
           const text = field("text").replace(/\r\n/g, "\n");

@@ -104,7 +104,7 @@ export function saveThreadSession(agentDir: string, thread: string, s: ThreadSes
   all[thread] = { ...s, used_at: s.used_at ?? Date.now() };
   const threads = Object.keys(all);
   if (threads.length > MAX_THREAD_SESSIONS) {
-    const byUse = threads.sort((a, b) => (all[a].used_at ?? 0) - (all[b].used_at ?? 0));
+    const byUse = threads.sort((a, b) => (all[a]?.used_at ?? 0) - (all[b]?.used_at ?? 0));
     for (const t of byUse.slice(0, threads.length - MAX_THREAD_SESSIONS)) delete all[t];
   }
   const path = threadSessionsPath(agentDir);

@@ -64,8 +64,9 @@ export function parseMcpGet(stdout: string): RegisteredEntry | undefined {
     const line = raw.trim();
     const m = /^(Scope|Command|Args):\s?(.*)$/.exec(line);
     if (!m) continue;
-    if (m[1] === "Scope") {
-      const s = m[2].toLowerCase();
+    const [, field, value = ""] = m;
+    if (field === "Scope") {
+      const s = value.toLowerCase();
       scope = s.startsWith("user")
         ? "user"
         : s.startsWith("project")
@@ -73,8 +74,8 @@ export function parseMcpGet(stdout: string): RegisteredEntry | undefined {
         : s.startsWith("local")
         ? "local"
         : undefined;
-    } else if (m[1] === "Command") command = m[2];
-    else args = m[2];
+    } else if (field === "Command") command = value;
+    else args = value;
   }
   return command === undefined ? undefined : { scope, command, args };
 }

@@ -68,7 +68,8 @@ export function parseFeatureList(stdout: string): string[] {
   const names: string[] = [];
   for (const line of stdout.split("\n")) {
     const m = line.match(/^([a-z0-9_.]+)\s+\S.*\s(true|false)\s*$/);
-    if (m) names.push(m[1]);
+    const name = m?.[1];
+    if (name !== undefined) names.push(name);
   }
   return names;
 }
