@@ -44,7 +44,11 @@ if (problem !== null) {
 }
 const [node, entry] = cliCommand("claude-acp");
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+function median(xs: number[]): number {
+  const m = [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  if (m === undefined) throw new Error("error: no samples were taken; run at least one iteration");
+  return m;
+}
 const ms = (x: number) => `${x.toFixed(0)} ms`;
 
 async function repoWith(dir: string, files: number): Promise<void> {

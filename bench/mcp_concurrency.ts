@@ -42,7 +42,9 @@ function cpuMs(pid: number): number {
 
 function quantile(xs: number[], q: number): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+  const v = s[Math.min(s.length - 1, Math.floor(q * s.length))];
+  if (v === undefined) throw new Error("error: no samples were taken; run at least one iteration");
+  return v;
 }
 
 /** One session's plan: which profile posts, and the title and text of each post. */

@@ -334,7 +334,13 @@ interface Summary {
 
 function summarize(xs: number[]): Summary {
   const s = [...xs].sort((a, b) => a - b);
-  const q = (f: number) => s[Math.min(s.length - 1, Math.floor(f * s.length))];
+  const q = (f: number) => {
+    const v = s[Math.min(s.length - 1, Math.floor(f * s.length))];
+    if (v === undefined) {
+      throw new Error("error: no samples were taken; run at least one iteration");
+    }
+    return v;
+  };
   return { p50: q(0.5), p99: q(0.99), mean: xs.reduce((a, b) => a + b, 0) / xs.length };
 }
 

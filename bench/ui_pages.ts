@@ -180,7 +180,9 @@ try {
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
+  const m = s[Math.floor(s.length / 2)];
+  if (m === undefined) throw new Error("error: no samples were taken; run at least one iteration");
+  return m;
 }
 
 console.log(
