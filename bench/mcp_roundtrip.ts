@@ -46,6 +46,7 @@ import { ReviewQueue } from "../src/node/review_queue.ts";
 import { safetyNotices } from "../src/safety/notices.ts";
 import { Store } from "../src/store/store.ts";
 import { denoDir, startWats, tempDataDir, watsCommand } from "../tests/support/cli.ts";
+import { splitArgv } from "./argv.ts";
 
 const SELF = fileURLToPath(import.meta.url);
 const enc = new TextEncoder();
@@ -437,8 +438,9 @@ try {
     DENO_DIR: denoDir(),
     NO_COLOR: "1",
   };
+  const wats = splitArgv(watsCommand());
   const bridgeArgs = [
-    ...watsCommand().slice(1),
+    ...wats.args,
     "--data-dir",
     dataDir,
     "mcp",
@@ -446,7 +448,7 @@ try {
     PROFILE,
   ];
   const bridgeTransport = new StdioClientTransport({
-    command: watsCommand()[0],
+    command: wats.command,
     args: bridgeArgs,
     env: bridgeEnv,
     stderr: "inherit",
@@ -462,7 +464,7 @@ try {
   await rawDirect.initialize();
   cleanups.push(() => rawDirect.close());
 
-  const rawBridgeChild = new Deno.Command(watsCommand()[0], {
+  const rawBridgeChild = new Deno.Command(wats.command, {
     args: bridgeArgs,
     env: bridgeEnv,
     clearEnv: true,

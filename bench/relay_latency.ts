@@ -75,7 +75,7 @@ async function waitLine(node: Node, match: (l: string) => boolean, from = 0): Pr
       if (Date.now() > deadline) throw new Error("no such line within 60 s");
       await new Promise<void>((r) => node.waiters.push(r));
     }
-    if (match(node.lines[i])) return i;
+    if (match(node.lines[i]!)) return i;
   }
 }
 
