@@ -17,6 +17,7 @@ import { type NostrEvent, signPost } from "../src/posts/post.ts";
 import { Store } from "../src/store/store.ts";
 import { lazyClient } from "../tests/net/net_support.ts";
 import { splitArgv } from "./argv.ts";
+import { cyclic } from "./cycle.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -54,7 +55,7 @@ const dir = tempDataDir();
         text: `post ${i}: ${"lorem ipsum dolor sit amet ".repeat(20)}`,
         createdAt: now - 7 * 86400 + Math.floor(i * 7 * 86400 / posts),
         ...(kind === "ask" ? { title: `question ${i}` } : {}),
-      }, keys[i % keys.length]!.secret),
+      }, cyclic(keys, i).secret),
     );
     if (batch.length === 500) store.insert(batch.splice(0), { origin: "remote" });
   }

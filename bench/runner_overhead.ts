@@ -276,7 +276,7 @@ try {
   );
   console.log(
     `per pair (runner − direct, ms): ${
-      runner.map((s, i) => (s.wallMs - plain[i].wallMs).toFixed(0)).join(", ")
+      runner.map((s, i) => (s.wallMs - plain[i]!.wallMs).toFixed(0)).join(", ")
     }`,
   );
 } finally {
