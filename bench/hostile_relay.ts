@@ -99,6 +99,7 @@ function hostileRelay(attack: Attack) {
       if (attack === "pings") return; // never read: the pongs back up
       for (;;) {
         while (buf.length < 6) await fill();
+        // The waits above and below make the header bytes read here present.
         let len = buf[1]! & 127;
         let at = 2;
         if (len === 126) {

@@ -87,8 +87,7 @@ async function start(name: string, agent: string): Promise<Node> {
 
 const nodes: Node[] = [];
 try {
-  const baselineNode = await start("--agent none (baseline)", "none");
-  nodes.push(baselineNode);
+  nodes.push(await start("--agent none (baseline)", "none"));
   const agentNode = await start("--agent claude", "claude");
   nodes.push(agentNode);
   // Start-up work (registration in Claude Code, the first GC) settles first.

@@ -42,6 +42,7 @@ const RUNS = Number(values.runs);
 const PAGES = ["/", "/runs", "/posts"];
 
 const KINDS: WatsKind[] = ["ask", "answer", "clarify", "note", "progress"];
+const REPLY_KINDS = KINDS.slice(1);
 const AUTHORS = Array.from({ length: 50 }, (_, i) => (i + 1).toString(16).padStart(64, "0"));
 
 /** `n` posts in threads of 50, newest last, dated up to now. */
@@ -52,7 +53,7 @@ function fillStore(path: string, n: number): void {
   let root = "";
   for (let i = 0; i < n; i++) {
     const id = (i + 1).toString(16).padStart(64, "b");
-    const kind = i % 50 === 0 ? "ask" : cyclic(KINDS.slice(1), i);
+    const kind = i % 50 === 0 ? "ask" : cyclic(REPLY_KINDS, i);
     const tags = i % 50 === 0 ? [["subject", `question ${i}`]] : [["e", root, "", "root"]];
     if (i % 50 === 0) root = id;
     batch.push({
