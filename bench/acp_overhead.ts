@@ -29,6 +29,7 @@ import type { HarnessConfig } from "../src/config/acp_tables.ts";
 import { Sandboxer } from "../src/safety/sandboxer.ts";
 import { cliCommand, cliProblem } from "../tests/support/clis.ts";
 import { startMockAnthropic, text } from "../tests/support/mock_anthropic.ts";
+import { splitArgv } from "./argv.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -42,9 +43,13 @@ if (problem !== null) {
   console.error(`error: ${problem}`);
   Deno.exit(1);
 }
-const [node, entry] = cliCommand("claude-acp");
+const acpAgent = splitArgv(cliCommand("claude-acp"));
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+function median(xs: number[]): number {
+  const m = [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  if (m === undefined) throw new Error("error: no samples were taken; run at least one iteration");
+  return m;
+}
 const ms = (x: number) => `${x.toFixed(0)} ms`;
 
 async function repoWith(dir: string, files: number): Promise<void> {
@@ -96,8 +101,8 @@ try {
   };
   const harness: HarnessConfig = {
     name: "claude",
-    command: node,
-    args: [entry],
+    command: acpAgent.command,
+    args: acpAgent.args,
     env: harnessEnv,
     meta: {},
     context: [],
@@ -143,8 +148,8 @@ try {
     const cwd = workPlace(worktrees, "claude", "small", "bench", "_", `call${i}`).dir;
     const t = performance.now();
     const bareAcp = startBareAcp({
-      command: node,
-      args: [entry],
+      command: acpAgent.command,
+      args: acpAgent.args,
       cwd: worktrees,
       env: { ...env, ...harnessEnv },
     });

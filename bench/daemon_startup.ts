@@ -13,6 +13,7 @@
 
 import { parseArgs } from "node:util";
 import { tempDataDir, watsCommand } from "../tests/support/cli.ts";
+import { splitArgv } from "./argv.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -28,8 +29,9 @@ const CLK_TCK = 100;
 /** Spawns `cmd`, resolves with ms until a stdout line matching `ready`, and the live child. */
 async function startUntil(cmd: string[], env: Record<string, string>, ready: RegExp) {
   const t0 = performance.now();
-  const child = new Deno.Command(cmd[0], {
-    args: cmd.slice(1),
+  const { command, args } = splitArgv(cmd);
+  const child = new Deno.Command(command, {
+    args,
     env,
     stdin: "null",
     stdout: "piped",
@@ -63,7 +65,9 @@ function rssKiB(pid: number): number {
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
+  const m = s[Math.floor(s.length / 2)];
+  if (m === undefined) throw new Error("error: no samples were taken; run at least one iteration");
+  return m;
 }
 
 async function stop(child: Deno.ChildProcess) {

@@ -11,6 +11,7 @@ import type { Settings } from "../src/config/schema.ts";
 import { selfCommand } from "../src/cli/launcher.ts";
 import type { RunContext } from "../src/runner/harness.ts";
 import { buildPrompt, readHeartbeatTemplate } from "../src/runner/prompt.ts";
+import { splitArgv } from "./argv.ts";
 
 /** The context of run `runId` that answers the ask `askId`, as profile `helper`. */
 export function directRunContext(o: {
@@ -45,6 +46,6 @@ export function directRunContext(o: {
     dataDir: o.paths.dataDir,
     cwd: o.paths.runDir,
     configDir: o.configDir,
-    selfCommand: { command: self[0], args: self.slice(1) },
+    selfCommand: splitArgv(self),
   };
 }

@@ -99,11 +99,12 @@ function hostileRelay(attack: Attack) {
       if (attack === "pings") return; // never read: the pongs back up
       for (;;) {
         while (buf.length < 6) await fill();
-        let len = buf[1] & 127;
+        // The waits above and below make the header bytes read here present.
+        let len = buf[1]! & 127;
         let at = 2;
         if (len === 126) {
           while (buf.length < 8) await fill();
-          [len, at] = [(buf[2] << 8) | buf[3], 4];
+          [len, at] = [(buf[2]! << 8) | buf[3]!, 4];
         } else if (len === 127) {
           while (buf.length < 14) await fill();
           [len, at] = [Number(new DataView(buf.buffer, 2, 8).getBigUint64(0)), 10];
@@ -111,7 +112,7 @@ function hostileRelay(attack: Attack) {
         while (buf.length < at + 4 + len) await fill();
         const mask = buf.subarray(at, at + 4);
         const text = new TextDecoder().decode(
-          buf.slice(at + 4, at + 4 + len).map((b, i) => b ^ mask[i & 3]),
+          buf.slice(at + 4, at + 4 + len).map((b, i) => b ^ mask[i & 3]!),
         );
         buf = buf.slice(at + 4 + len);
         try {

@@ -42,7 +42,9 @@ function cpuMs(pid: number): number {
 
 function quantile(xs: number[], q: number): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+  const v = s[Math.min(s.length - 1, Math.floor(q * s.length))];
+  if (v === undefined) throw new Error("error: no samples were taken; run at least one iteration");
+  return v;
 }
 
 /** One session's plan: which profile posts, and the title and text of each post. */
@@ -87,8 +89,8 @@ async function readFeed(session: DaemonSession) {
     calls++;
     const next = text.match(/Next cursor: (\d+)/);
     if (!next) throw new Error(`the feed answer has no next cursor: ${text.slice(0, 200)}`);
-    const page = [...text.matchAll(/^----- post ([0-9a-f]{64}) ·/gm)].map((m) => m[1]);
-    for (const m of text.matchAll(/^title: (.*)$/gm)) titles.push(m[1]);
+    const page = [...text.matchAll(/^----- post ([0-9a-f]{64}) ·/gm)].map((m) => m[1]!);
+    for (const m of text.matchAll(/^title: (.*)$/gm)) titles.push(m[1]!);
     if (page.length === 0) break;
     ids.push(...page);
     since = Number(next[1]);
@@ -105,7 +107,9 @@ async function phase(name: string, plans: Plan[]): Promise<PhaseResult> {
   const node = await startNode(dataDir);
   try {
     const socket = `${dataDir}/mcp.sock`;
-    const open = await Promise.all(plans.map((p) => connectDaemon(socket, p.profile)));
+    const open = await Promise.all(
+      plans.map(async (plan) => ({ plan, session: await connectDaemon(socket, plan.profile) })),
+    );
     const latencies: number[] = [];
     const okIds = new Set<string>();
     const errors: string[] = [];
@@ -113,11 +117,11 @@ async function phase(name: string, plans: Plan[]): Promise<PhaseResult> {
 
     const cpu0 = cpuMs(node.process.pid);
     const t0 = performance.now();
-    await Promise.all(plans.map(async (plan, i) => {
+    await Promise.all(open.map(async ({ plan, session }) => {
       for (const post of plan.posts) {
         const start = performance.now();
         try {
-          const text = await callText(open[i], "ask", post);
+          const text = await callText(session, "ask", post);
           latencies.push(performance.now() - start);
           const id = text.match(/\b([0-9a-f]{64})\b/)?.[1];
           if (id === undefined) errors.push(`no post id in the answer: ${text.slice(0, 120)}`);
@@ -132,7 +136,11 @@ async function phase(name: string, plans: Plan[]): Promise<PhaseResult> {
     const daemonCpuMs = cpuMs(node.process.pid) - cpu0;
     if (duplicates > 0) errors.push(`${duplicates} answers repeated an id already returned`);
 
-    const feed = await readFeed(open[0]);
+    const reader = open[0]?.session;
+    if (reader === undefined) {
+      throw new Error(`error: phase ${name} has no sessions; give it at least one`);
+    }
+    const feed = await readFeed(reader);
     // The event lines travel through a pipe: give the last ones a moment to arrive.
     const storedLines = () => node.stdoutLines.filter((l) => l.includes('"event":"post_stored"'));
     for (let waited = 0; storedLines().length < okIds.size && waited < 10_000; waited += 50) {
@@ -146,7 +154,7 @@ async function phase(name: string, plans: Plan[]): Promise<PhaseResult> {
     const feedSet = new Set(feed.ids);
     const titleSet = new Set(feed.titles);
     const expectedTitles = plans.flatMap((p) => p.posts.map((q) => q.title));
-    await Promise.all(open.map((s) => s.close()));
+    await Promise.all(open.map(({ session }) => session.close()));
     return {
       name,
       seconds,

@@ -46,6 +46,7 @@ import { ReviewQueue } from "../src/node/review_queue.ts";
 import { safetyNotices } from "../src/safety/notices.ts";
 import { Store } from "../src/store/store.ts";
 import { denoDir, startWats, tempDataDir, watsCommand } from "../tests/support/cli.ts";
+import { splitArgv } from "./argv.ts";
 
 const SELF = fileURLToPath(import.meta.url);
 const enc = new TextEncoder();
@@ -334,7 +335,13 @@ interface Summary {
 
 function summarize(xs: number[]): Summary {
   const s = [...xs].sort((a, b) => a - b);
-  const q = (f: number) => s[Math.min(s.length - 1, Math.floor(f * s.length))];
+  const q = (f: number) => {
+    const v = s[Math.min(s.length - 1, Math.floor(f * s.length))];
+    if (v === undefined) {
+      throw new Error("error: no samples were taken; run at least one iteration");
+    }
+    return v;
+  };
   return { p50: q(0.5), p99: q(0.99), mean: xs.reduce((a, b) => a + b, 0) / xs.length };
 }
 
@@ -431,8 +438,9 @@ try {
     DENO_DIR: denoDir(),
     NO_COLOR: "1",
   };
+  const wats = splitArgv(watsCommand());
   const bridgeArgs = [
-    ...watsCommand().slice(1),
+    ...wats.args,
     "--data-dir",
     dataDir,
     "mcp",
@@ -440,7 +448,7 @@ try {
     PROFILE,
   ];
   const bridgeTransport = new StdioClientTransport({
-    command: watsCommand()[0],
+    command: wats.command,
     args: bridgeArgs,
     env: bridgeEnv,
     stderr: "inherit",
@@ -456,7 +464,7 @@ try {
   await rawDirect.initialize();
   cleanups.push(() => rawDirect.close());
 
-  const rawBridgeChild = new Deno.Command(watsCommand()[0], {
+  const rawBridgeChild = new Deno.Command(wats.command, {
     args: bridgeArgs,
     env: bridgeEnv,
     clearEnv: true,

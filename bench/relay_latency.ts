@@ -75,7 +75,7 @@ async function waitLine(node: Node, match: (l: string) => boolean, from = 0): Pr
       if (Date.now() > deadline) throw new Error("no such line within 60 s");
       await new Promise<void>((r) => node.waiters.push(r));
     }
-    if (match(node.lines[i])) return i;
+    if (match(node.lines[i]!)) return i;
   }
 }
 
@@ -125,7 +125,9 @@ async function stopPair(p: Pair) {
 
 function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(s.length * p))];
+  const v = s[Math.min(s.length - 1, Math.floor(s.length * p))];
+  if (v === undefined) throw new Error("error: no samples were taken; run at least one iteration");
+  return v;
 }
 
 const pairs = [await startPair("this tree", MAIN_TS, DENO_JSON)];

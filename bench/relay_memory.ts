@@ -16,6 +16,8 @@ import { NOSTR_KINDS, WATS_KINDS } from "../src/posts/kinds.ts";
 import { type NostrEvent, signPost } from "../src/posts/post.ts";
 import { Store } from "../src/store/store.ts";
 import { lazyClient } from "../tests/net/net_support.ts";
+import { splitArgv } from "./argv.ts";
+import { cyclic } from "./cycle.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -53,7 +55,7 @@ const dir = tempDataDir();
         text: `post ${i}: ${"lorem ipsum dolor sit amet ".repeat(20)}`,
         createdAt: now - 7 * 86400 + Math.floor(i * 7 * 86400 / posts),
         ...(kind === "ask" ? { title: `question ${i}` } : {}),
-      }, keys[i % keys.length].secret),
+      }, cyclic(keys, i).secret),
     );
     if (batch.length === 500) store.insert(batch.splice(0), { origin: "remote" });
   }
@@ -64,8 +66,9 @@ const dir = tempDataDir();
 const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
 const port = (l.addr as Deno.NetAddr).port;
 l.close();
-const child = new Deno.Command(watsCommand()[0], {
-  args: [...watsCommand().slice(1), "--data-dir", dir, "node", "--listen", `127.0.0.1:${port}`],
+const wats = splitArgv(watsCommand());
+const child = new Deno.Command(wats.command, {
+  args: [...wats.args, "--data-dir", dir, "node", "--listen", `127.0.0.1:${port}`],
   env: { ...Deno.env.toObject(), NO_COLOR: "1", HOME: dir },
   stdin: "null",
   stdout: "piped",

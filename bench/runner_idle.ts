@@ -88,20 +88,26 @@ async function start(name: string, agent: string): Promise<Node> {
 const nodes: Node[] = [];
 try {
   nodes.push(await start("--agent none (baseline)", "none"));
-  nodes.push(await start("--agent claude", "claude"));
+  const agentNode = await start("--agent claude", "claude");
+  nodes.push(agentNode);
   // Start-up work (registration in Claude Code, the first GC) settles first.
   await new Promise((r) => setTimeout(r, SETTLE_S * 1000));
-  const before = nodes.map((n) => cpuTicks(n.pid));
-  const kidsBefore = nodes.map((n) => children(n.pid).length);
+  const before = nodes.map((n) => ({ n, ticks: cpuTicks(n.pid), kids: children(n.pid).length }));
   const t0 = performance.now();
   await new Promise((r) => setTimeout(r, SECONDS * 1000));
   const wall = (performance.now() - t0) / 1000;
-  const cpu = nodes.map((n, i) => (cpuTicks(n.pid) - before[i]) / CLK_TCK);
-  const rss = nodes.map((n) => statusKiB(n.pid, "VmRSS"));
-  const hwm = nodes.map((n) => statusKiB(n.pid, "VmHWM"));
-  const kidsAfter = nodes.map((n) => children(n.pid).length);
+  const rows = before.map(({ n, ticks, kids }) => ({
+    n,
+    cpu: (cpuTicks(n.pid) - ticks) / CLK_TCK,
+    rss: statusKiB(n.pid, "VmRSS"),
+    hwm: statusKiB(n.pid, "VmHWM"),
+    kidsBefore: kids,
+    kidsAfter: children(n.pid).length,
+    runStarted: n.wats.stdoutLines.filter((l) => l.includes('"event":"run_started"')).length,
+  }));
+  const [base, agent] = rows;
+  if (base === undefined || agent === undefined) throw new Error("error: a daemon went unmeasured");
 
-  const agentNode = nodes[1];
   const paths = dataPaths(agentNode.dir);
   let indexExists = true;
   try {
@@ -109,9 +115,6 @@ try {
   } catch {
     indexExists = false;
   }
-  const runStarted = nodes.map((n) =>
-    n.wats.stdoutLines.filter((l) => l.includes('"event":"run_started"')).length
-  );
   const modelCalls = mock.messages().length;
   // The runner writes its state file as it starts: proof it is on, not skipped.
   const runnerOn = (() => {
@@ -137,29 +140,31 @@ try {
   console.log(
     "| ----------------------- | ------ | ----------- | ------- | ------------ | -------- |",
   );
-  nodes.forEach((n, i) => {
+  for (const r of rows) {
     console.log(
-      `| ${n.name.padEnd(23)} | ${(cpu[i] * 1000).toFixed(0).padStart(6)} | ${
-        (cpu[i] / wall * 100).toFixed(3).padStart(11)
-      } | ${(rss[i] / 1024).toFixed(1).padStart(7)} | ${
-        (hwm[i] / 1024).toFixed(1).padStart(12)
-      } | ${kidsBefore[i]} → ${kidsAfter[i]} |`,
+      `| ${r.n.name.padEnd(23)} | ${(r.cpu * 1000).toFixed(0).padStart(6)} | ${
+        (r.cpu / wall * 100).toFixed(3).padStart(11)
+      } | ${(r.rss / 1024).toFixed(1).padStart(7)} | ${
+        (r.hwm / 1024).toFixed(1).padStart(12)
+      } | ${r.kidsBefore} → ${r.kidsAfter} |`,
     );
-  });
+  }
   console.log("");
-  const cpuRatio = cpu[0] > 0 ? `${(cpu[1] / cpu[0]).toFixed(2)}x` : "n/a (baseline used 0 ticks)";
+  const cpuRatio = base.cpu > 0
+    ? `${(agent.cpu / base.cpu).toFixed(2)}x`
+    : "n/a (baseline used 0 ticks)";
   console.log(
-    `ratio claude / none: CPU ${cpuRatio}, RSS ${(rss[1] / rss[0]).toFixed(2)}x, ` +
-      `extra RSS ${((rss[1] - rss[0]) / 1024).toFixed(1)} MiB`,
+    `ratio claude / none: CPU ${cpuRatio}, RSS ${(agent.rss / base.rss).toFixed(2)}x, ` +
+      `extra RSS ${((agent.rss - base.rss) / 1024).toFixed(1)} MiB`,
   );
   console.log("");
-  const ok = runnerOn && !indexExists && runStarted[1] === 0 && modelCalls === 0;
+  const ok = runnerOn && !indexExists && agent.runStarted === 0 && modelCalls === 0;
   console.log(
     `runner on, zero harness runs: ${ok ? "yes" : "NO"} (state file ${
       runnerOn ? "written" : "missing"
-    }, agent/runs.jsonl ${indexExists ? "exists" : "absent"}, run_started lines ${
-      runStarted[1]
-    }, model requests ${modelCalls})`,
+    }, agent/runs.jsonl ${
+      indexExists ? "exists" : "absent"
+    }, run_started lines ${agent.runStarted}, model requests ${modelCalls})`,
   );
   if (!ok) Deno.exitCode = 1;
 } finally {

@@ -205,7 +205,9 @@ async function direct(n: number): Promise<Sample> {
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+  const [lo, hi] = [s[m - 1], s[m]];
+  if (hi === undefined) throw new Error("error: no samples were taken; run at least one iteration");
+  return s.length % 2 || lo === undefined ? hi : (lo + hi) / 2;
 }
 
 try {
@@ -274,7 +276,7 @@ try {
   );
   console.log(
     `per pair (runner − direct, ms): ${
-      runner.map((s, i) => (s.wallMs - plain[i].wallMs).toFixed(0)).join(", ")
+      runner.map((s, i) => (s.wallMs - plain[i]!.wallMs).toFixed(0)).join(", ")
     }`,
   );
 } finally {

@@ -61,6 +61,8 @@ import { dataPaths } from "../src/config/paths.ts";
 import { defaultSettings } from "../src/config/schema.ts";
 import { heartbeatMeta, watsServer } from "../src/runner/harnesses/acp.ts";
 import { directRunContext } from "./direct_run.ts";
+import { rotated } from "./cycle.ts";
+import { splitArgv } from "./argv.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -75,7 +77,7 @@ for (const cli of ["claude", "claude-acp"] as const) {
     Deno.exit(1);
   }
 }
-const [NODE, ENTRY] = cliCommand("claude-acp");
+const ACP_AGENT = splitArgv(cliCommand("claude-acp"));
 const REPLY = "Nothing needs me right now.";
 /** How HEARTBEAT.md, and so every wake prompt, begins. */
 const PROMPT_START = "You are part of WeAreTheSwarm";
@@ -105,8 +107,8 @@ const harnessEnv: Record<string, string> = {
 /** `[harnesses.claude]` as the daemon reads it from the config.toml below. */
 const harness: HarnessConfig = {
   name: "claude",
-  command: NODE,
-  args: [ENTRY],
+  command: ACP_AGENT.command,
+  args: ACP_AGENT.args,
   env: harnessEnv,
   meta: {},
   context: [],
@@ -118,8 +120,8 @@ Deno.writeTextFileSync(
   `${acpDir}/config.toml`,
   [
     "[harnesses.claude]",
-    `command = ${JSON.stringify(NODE)}`,
-    `args = [${JSON.stringify(ENTRY)}]`,
+    `command = ${JSON.stringify(ACP_AGENT.command)}`,
+    `args = ${JSON.stringify(ACP_AGENT.args)}`,
     `env = { ${
       Object.entries(harnessEnv).map(([k, v]) => `${k} = ${JSON.stringify(v)}`).join(", ")
     } }`,
@@ -269,29 +271,32 @@ async function direct(n: number): Promise<Sample> {
     env: agentEnv(),
   });
   const conn = bareAcp.conn;
-  const marks = [t0];
   await conn.agent.request("initialize", {
     protocolVersion: acp.PROTOCOL_VERSION,
     clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
     clientInfo: { name: "bare", version: "0" },
   });
-  marks.push(performance.now());
+  const tInitialized = performance.now();
   const s = await conn.agent.request("session/new", { cwd: ctx.cwd, mcpServers, _meta });
   // As the runtime does: the asking mode, when the session is not in it already.
   if (s.modes?.currentModeId !== "default") {
     await conn.agent.request("session/set_mode", { sessionId: s.sessionId, modeId: "default" });
     modeSets++;
   }
-  marks.push(performance.now());
+  const tSession = performance.now();
   await conn.agent.request("session/prompt", {
     sessionId: s.sessionId,
     prompt: [{ type: "text", text: lastPrompt! }],
   });
-  marks.push(performance.now());
+  const tPrompted = performance.now();
   await bareAcp.stop();
   const wallMs = performance.now() - t0;
-  marks.push(t0 + wallMs);
-  const steps = marks.slice(1).map((m, i) => m - marks[i]) as Sample["steps"];
+  const steps: Sample["steps"] = [
+    tInitialized - t0,
+    tSession - tInitialized,
+    tPrompted - tSession,
+    t0 + wallMs - tPrompted,
+  ];
   const message = bareAcp.message();
   const stderr = bareAcp.stderr();
   const requests = mock.messages().slice(calls);
@@ -308,7 +313,9 @@ async function direct(n: number): Promise<Sample> {
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+  const [lo, hi] = [s[m - 1], s[m]];
+  if (hi === undefined) throw new Error("error: no samples were taken; run at least one iteration");
+  return s.length % 2 || lo === undefined ? hi : (lo + hi) / 2;
 }
 
 let aliceAcp: Client | undefined;
@@ -335,8 +342,7 @@ try {
   const started = performance.now();
   for (let i = 1; i <= RUNS; i++) {
     // Each path takes each place in a round in turn.
-    for (let k = 0; k < order.length; k++) {
-      const p = order[(i + k) % order.length];
+    for (const p of rotated(order, i)) {
       samples[p].push(await paths[p](i));
     }
   }
@@ -363,7 +369,7 @@ try {
     );
   const calls = (p: keyof typeof paths) => samples[p].map((s) => s.modelCalls);
   row("bare ACP client (baseline)", wall("direct"), calls("direct"));
-  const step = (k: number) => samples.direct.map((s) => s.steps![k]);
+  const step = (k: 0 | 1 | 2 | 3) => samples.direct.map((s) => s.steps![k]);
   row("· spawn → initialize answered", step(0), []);
   row("· session/new with wats mcp (+ mode)", step(1), []);
   row("· session/prompt (the model call)", step(2), []);
@@ -389,7 +395,7 @@ try {
       `the bare client set the mode in ${modeSets} of ${RUNS} sessions`,
   );
   const pairs = (p: keyof typeof paths) =>
-    samples.acp.map((s, i) => (s.wallMs - samples[p][i].wallMs).toFixed(0)).join(", ");
+    samples.acp.map((s, i) => (s.wallMs - samples[p][i]!.wallMs).toFixed(0)).join(", ");
   console.log(`per round (acp runner − bare client, ms): ${pairs("direct")}`);
   console.log(`per round (acp runner − claude -p runner, ms): ${pairs("claude")}`);
 } finally {

@@ -47,7 +47,9 @@ const CODEX = `${CLIS_DIR}/node_modules/.bin/codex`;
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+  const [lo, hi] = [s[m - 1], s[m]];
+  if (hi === undefined) throw new Error("error: no samples were taken; run at least one iteration");
+  return s.length % 2 || lo === undefined ? hi : (lo + hi) / 2;
 }
 
 const f = (ms: number) => (ms / 1000).toFixed(3);

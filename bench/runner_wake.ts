@@ -53,6 +53,7 @@ import {
   listDataEntries,
   writeClaudeSettings,
 } from "../src/safety/claude_settings.ts";
+import { rotated } from "./cycle.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -344,7 +345,9 @@ async function bareSpawn(record: boolean): Promise<void> {
 
 function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+  const v = s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+  if (v === undefined) throw new Error("error: no samples were taken; run at least one iteration");
+  return v;
 }
 
 // ------------------------------------------------------------------- run
@@ -359,7 +362,7 @@ const steps: ((record: boolean) => Promise<void>)[] = [
 const started = performance.now();
 for (let i = 0; i < WARMUP + WAKES; i++) {
   // Rotate the order so no path always runs right after another.
-  for (let j = 0; j < steps.length; j++) await steps[(i + j) % steps.length](i >= WARMUP);
+  for (const step of rotated(steps, i)) await step(i >= WARMUP);
 }
 const seconds = (performance.now() - started) / 1000;
 
@@ -413,8 +416,7 @@ const variants: [string, () => { status: Promise<unknown> }][] = [
 const variantMs = new Map<string, number[]>(variants.map(([k]) => [k, []]));
 const variantExitMs = new Map<string, number[]>(variants.map(([k]) => [k, []]));
 for (let i = 0; i < Math.min(WAKES, 100) + WARMUP; i++) {
-  for (let j = 0; j < variants.length; j++) {
-    const [name, start] = variants[(i + j) % variants.length];
+  for (const [name, start] of rotated(variants, i)) {
     const t0 = performance.now();
     const child = start();
     const ms = performance.now() - t0;

@@ -25,7 +25,11 @@ if (problem !== null) {
   Deno.exit(1);
 }
 const [program, ...args] = [...cliCommand("claude"), "--version"];
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+function median(xs: number[]): number {
+  const m = [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  if (m === undefined) throw new Error("error: no samples were taken; run at least one iteration");
+  return m;
+}
 const ms = (x: number) => `${x.toFixed(1)} ms`;
 
 const root = Deno.realPathSync(

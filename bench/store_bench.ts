@@ -19,6 +19,7 @@ import { nostrKindOf, type WatsKind } from "../src/posts/kinds.ts";
 import type { NostrEvent } from "../src/posts/post.ts";
 import { validateEvent } from "../src/posts/validate.ts";
 import { Store } from "../src/store/store.ts";
+import { cyclic } from "./cycle.ts";
 
 const BATCH = 100;
 const ITER = 20;
@@ -40,7 +41,7 @@ function signedPool(n: number, tag: string): NostrEvent[] {
       tags: [["t", `cap:${tag}`]],
       content: `${tag} event ${i}: some text to index and verify`,
     } as NostrEvent;
-    nw.finalizeEvent(e, secrets[i % secrets.length]);
+    nw.finalizeEvent(e, cyclic(secrets, i));
     return e;
   });
 }
@@ -84,7 +85,7 @@ function fillStore(path: string, posts: number): { store: Store; roots: string[]
   let root: NostrEvent | undefined;
   let prev: NostrEvent | undefined;
   for (let i = 0; i < posts; i++) {
-    const author = AUTHORS[i % AUTHORS.length];
+    const author = cyclic(AUTHORS, i);
     const caps = i % 100 === 7 ? [["t", "cap:rare"]] : i % 10 === 3 ? [["t", "cap:common"]] : [];
     const text = `post ${i} about topic${i % 500} and word${i % 37}`;
     let e: NostrEvent;
@@ -98,7 +99,7 @@ function fillStore(path: string, posts: number): { store: Store; roots: string[]
         ? [["e", root!.id, "", "root"]]
         : [["e", root!.id, "", "root"], ["e", parent.id, "", "reply"]];
       e = fake(
-        KINDS[i % KINDS.length],
+        cyclic(KINDS, i),
         text,
         [...links, ["p", parent.pubkey], ...caps],
         author,
@@ -167,7 +168,7 @@ const sizes = [["10k", small, true], ["100k", large, false]] as const;
     baseline: true,
     fn() {
       for (let i = 0; i < BATCH; i++) {
-        single.insert([fake("note", `x ${i}`, [["t", "cap:a"]], AUTHORS[0], NOW)], {
+        single.insert([fake("note", `x ${i}`, [["t", "cap:a"]], cyclic(AUTHORS, 0), NOW)], {
           origin: "remote",
         });
       }
@@ -179,7 +180,7 @@ const sizes = [["10k", small, true], ["100k", large, false]] as const;
     fn() {
       const events = [];
       for (let i = 0; i < BATCH; i++) {
-        events.push(fake("note", `x ${i}`, [["t", "cap:a"]], AUTHORS[0], NOW));
+        events.push(fake("note", `x ${i}`, [["t", "cap:a"]], cyclic(AUTHORS, 0), NOW));
       }
       batched.insert(events, { origin: "remote" });
     },
@@ -190,6 +191,9 @@ const sizes = [["10k", small, true], ["100k", large, false]] as const;
 
 for (const [label, { store, roots }, baseline] of sizes) {
   const mid = roots[Math.floor(roots.length / 2)];
+  if (mid === undefined) {
+    throw new Error(`error: the ${label} store has no threads; store at least 100 posts`);
+  }
   const midSeq = Math.floor(store.maxSeq() / 2);
   Deno.bench({
     name: `thread of 100 posts, ${label} stored`,

@@ -26,6 +26,7 @@ import { Store } from "../src/store/store.ts";
 import { nostrKindOf, type WatsKind } from "../src/posts/kinds.ts";
 import type { NostrEvent } from "../src/posts/post.ts";
 import type { RunIndexEntry } from "../src/contracts/runs.ts";
+import { cyclic } from "./cycle.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -41,6 +42,7 @@ const RUNS = Number(values.runs);
 const PAGES = ["/", "/runs", "/posts"];
 
 const KINDS: WatsKind[] = ["ask", "answer", "clarify", "note", "progress"];
+const REPLY_KINDS = KINDS.slice(1);
 const AUTHORS = Array.from({ length: 50 }, (_, i) => (i + 1).toString(16).padStart(64, "0"));
 
 /** `n` posts in threads of 50, newest last, dated up to now. */
@@ -51,12 +53,12 @@ function fillStore(path: string, n: number): void {
   let root = "";
   for (let i = 0; i < n; i++) {
     const id = (i + 1).toString(16).padStart(64, "b");
-    const kind = i % 50 === 0 ? "ask" : KINDS[1 + (i % (KINDS.length - 1))];
+    const kind = i % 50 === 0 ? "ask" : cyclic(REPLY_KINDS, i);
     const tags = i % 50 === 0 ? [["subject", `question ${i}`]] : [["e", root, "", "root"]];
     if (i % 50 === 0) root = id;
     batch.push({
       id,
-      pubkey: AUTHORS[i % AUTHORS.length],
+      pubkey: cyclic(AUTHORS, i),
       created_at: now - (n - i),
       kind: nostrKindOf(kind),
       tags,
@@ -147,15 +149,15 @@ const full = await dashboard(fullDir);
 // One browser per dashboard: each keeps its own session cookie.
 const browsers = { empty: await launchChromium(), full: await launchChromium() };
 type Sample = { ttfb: number; load: number };
-const samples: Record<string, Record<"empty" | "full", Sample[]>> = {};
+const samples = PAGES.map((path) => ({ path, empty: [] as Sample[], full: [] as Sample[] }));
 try {
   for (const [d, b] of [[empty, browsers.empty], [full, browsers.full]] as const) {
     await b.page.goto(d.login);
     d.base = (await b.page.evaluate<string>("location.href")).replace(/\/$/, "");
   }
-  for (const path of PAGES) samples[path] = { empty: [], full: [] };
   for (let i = 0; i < LOADS + 2; i++) {
-    for (const path of PAGES) {
+    for (const pageSamples of samples) {
+      const path = pageSamples.path;
       for (const which of ["empty", "full"] as const) {
         const d = which === "empty" ? empty : full;
         const page = browsers[which].page;
@@ -164,7 +166,7 @@ try {
           "(() => { const n = performance.getEntriesByType('navigation')[0]; return { ttfb: n.responseStart - n.requestStart, load: n.loadEventEnd - n.startTime }; })()",
         );
         // The first two rounds warm caches and JIT: not counted.
-        if (i >= 2) samples[path][which].push(t);
+        if (i >= 2) pageSamples[which].push(t);
       }
     }
   }
@@ -180,7 +182,9 @@ try {
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
+  const m = s[Math.floor(s.length / 2)];
+  if (m === undefined) throw new Error("error: no samples were taken; run at least one iteration");
+  return m;
 }
 
 console.log(
@@ -189,9 +193,7 @@ console.log(
 console.log("| page | TTFB empty | TTFB full | ratio | load empty | load full | ratio |");
 console.log("| ---- | ---------- | --------- | ----- | ---------- | --------- | ----- |");
 let met = true;
-for (const path of PAGES) {
-  const e = samples[path].empty;
-  const f = samples[path].full;
+for (const { path, empty: e, full: f } of samples) {
   const te = median(e.map((s) => s.ttfb));
   const tf = median(f.map((s) => s.ttfb));
   const le = median(e.map((s) => s.load));

@@ -26,6 +26,7 @@ import { WsClient } from "../src/net/ws_client.ts";
 import { type NostrEvent, signPost } from "../src/posts/post.ts";
 import { verifyEvent } from "../src/posts/verify.ts";
 import { Store } from "../src/store/store.ts";
+import { cyclic } from "./cycle.ts";
 
 const SELF = fileURLToPath(import.meta.url);
 const log = getLogger(["wats", "bench"]);
@@ -105,7 +106,7 @@ for (let i = 0; i < posts; i++) {
       kind: "note",
       text: `post ${i}: ${"a wats post of a realistic length. ".repeat(6)}`,
       createdAt: now - 3600 + Math.floor(i * 3600 / posts),
-    }, keys[i % keys.length].secret),
+    }, cyclic(keys, i).secret),
   );
 }
 const eventsFile = `${dir}/events.jsonl`;
@@ -192,7 +193,9 @@ const sourceUrl = `ws://127.0.0.1:${await firstLine(source)}`;
 const pool = createVerifyPool();
 // Warm both paths up (wasm loaded in each worker and here).
 await Promise.all(events.slice(0, 50).map((e) => pool.verify({ ...e })));
-await verifyEvent({ ...events[0] });
+const [firstEvent] = events;
+if (firstEvent === undefined) throw new Error("error: no events to verify; sign at least one");
+await verifyEvent({ ...firstEvent });
 
 const rows: {
   round: number;

@@ -131,7 +131,7 @@ fi
 /** Every post id shown fenced anywhere in the request (prompt or tool results). */
 function shownPosts(req: MessagesRequest): Set<string> {
   const all = req.messages.map((m) => textOf(m.content)).join("\n");
-  return new Set([...all.matchAll(/^----- post ([0-9a-f]{64}) · /gm)].map((m) => m[1]));
+  return new Set([...all.matchAll(/^----- post ([0-9a-f]{64}) · /gm)].map((m) => m[1]!));
 }
 
 /** Tool calls the model already made in this conversation. */
@@ -225,7 +225,10 @@ const SCENARIOS: Scenario[] = [
       const alice = await mcpClient(c.dir, "alice", c.home);
       const ask = await Deno.readTextFile(`${c.dir}/bench-ask`);
       const thread = await call(alice, "thread", { id: ask });
-      const clarify = [...thread.matchAll(/^----- post ([0-9a-f]{64}) · clarify/gm)][0][1];
+      const clarify = thread.match(/^----- post ([0-9a-f]{64}) · clarify/m)?.[1];
+      if (clarify === undefined) {
+        throw new Error(`error: the thread has no clarify post:\n${thread}`);
+      }
       await call(alice, "answer", { parent: clarify, text: "Its own files, under /var/log/app." });
       await alice.close();
     },
@@ -396,11 +399,12 @@ for (const s of scenarios) {
 const verdicts: string[] = [];
 const one = results.get("one ask/wats");
 if (one) {
-  const first = one.requests[0].total;
+  // A wake that never called the model has no first request: not met, and said so.
+  const first = one.requests[0]?.total;
   verdicts.push(
-    `first request of a one-ask wake ≤ 10,000: ${first <= 10_000 ? "met" : "NOT met"} (${
-      n(first)
-    })`,
+    `first request of a one-ask wake ≤ 10,000: ${
+      first !== undefined && first <= 10_000 ? "met" : "NOT met"
+    } (${first === undefined ? "no request made" : n(first)})`,
   );
 }
 for (const s of scenarios) {
