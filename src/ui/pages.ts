@@ -522,27 +522,35 @@ ${
 
 // ---------------------------------------------------------------- halt
 
-/** Halt the agents now, or resume them. */
+/** Halt the agents now, or resume them: only the action that applies is offered. */
 export function haltPage(ctx: PageContext, status: NodeStatus | null, now: number): string {
   const halted = status?.halted;
   const state = status === null
     ? markup`<p>No daemon runs.</p>`
     : halted
-    ? markup`<p id="halt-state" class="notice error">Halted ${
+    ? markup`<p id="halt-state" class="notice error">Halted by ${halterName(status, halted.by)} ${
       formatAge(now / 1000 - halted.at)
     } ago${halted.reason && markup`: ${halted.reason}`}.</p>`
-    : markup`<p id="halt-state">The agent runs.</p>`;
+    : status.agent === null
+    ? markup`<p id="halt-state">No agent runs on this node.</p>`
+    : markup`<p id="halt-state">The agent runs (${status.agent.runtime}, as ${status.agent.profile}).</p>`;
+  // Halting is offered even with no agent configured, so one added later starts halted;
+  // resuming only when there is a halt to lift.
+  const action = halted ? form(ctx, "/resume", markup`<button>Resume</button>`) : form(
+    ctx,
+    "/halt",
+    markup`<input name="reason" placeholder="reason (optional)"><button class="danger">Halt agents now</button>`,
+  );
   const body = markup`<h1>Halt</h1>${state}
-${
-    form(
-      ctx,
-      "/halt",
-      markup`<input name="reason" placeholder="reason (optional)"><button class="danger">Halt agents now</button>`,
-    )
-  }
-${form(ctx, "/resume", markup`<button>Resume</button>`)}
+${action}
 <p>The same as <code>wats guardian halt</code> and <code>wats resume</code>.</p>`;
   return layout(ctx, "Halt", body, { active: "/halt" });
+}
+
+/** Who halted: this node's profile by name, anyone else by a shortened npub. */
+function halterName(status: NodeStatus, by: string): string {
+  if (by === status.profile.npub || by === status.profile.name) return status.profile.name;
+  return short(by);
 }
 
 /** A refusal or an error, as a small page. */

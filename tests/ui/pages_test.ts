@@ -396,3 +396,41 @@ Deno.test("every page shows hostile text in every field it prints as text, never
     assert.match(html, /&#60;script&#62;alert\(1\)/, name);
   }
 });
+
+Deno.test("the halt page says who halted and when, and offers only the action that applies", () => {
+  const ctx = { csrf: "t" };
+  const base: NodeStatus = {
+    node: "n",
+    profile: { name: "alice", npub: "npub1" + "q".repeat(58) },
+    relays: [],
+    agent: null,
+    pendingDrafts: 0,
+    safetyNotices: [],
+    halted: null,
+    budget: null,
+    storedPosts: 0,
+  };
+  const idle = haltPage(ctx, base, 1_790_000_000_000);
+  assert.match(idle, /No agent runs on this node\./);
+  assert.ok(!idle.includes("The agent runs"), idle);
+  assert.match(idle, /action="\/halt"/);
+  assert.ok(!idle.includes('action="/resume"'), idle);
+
+  const byMe = haltPage(ctx, {
+    ...base,
+    agent: { runtime: "claude", profile: "alice-agent" },
+    halted: { by: base.profile.npub, at: 1_790_000_000 },
+  }, 1_790_000_000_000);
+  assert.match(byMe, /Halted by alice 0s ago\./);
+  assert.match(byMe, /action="\/resume"/);
+  assert.ok(!byMe.includes('action="/halt"'), byMe);
+
+  const other = "npub1" + "z".repeat(58);
+  const byOther = haltPage(
+    ctx,
+    { ...base, halted: { by: other, at: 1_790_000_000 } },
+    1_790_000_090_000,
+  );
+  assert.match(byOther, /Halted by npub1zzzzzzz…zzzzzz 1m30s ago\./);
+  assert.ok(!byOther.includes(other), byOther);
+});
