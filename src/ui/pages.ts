@@ -63,7 +63,7 @@ ${opts.head}</head>
   }</header>
 <main>
 ${ctx.noDaemon && markup`<p class="notice error" id="no-daemon">${ctx.noDaemon}</p>`}
-${ctx.flash && markup`<p class="notice" id="flash">${ctx.flash}</p>`}
+${ctx.flash && markup`<p class="notice" id="flash">${shortIds(ctx.flash)}</p>`}
 ${body}
 </main>
 ${joinMarkup(scripts, raw("\n"))}
@@ -205,7 +205,43 @@ function jsonInHtml(v: unknown): Markup {
 
 // ---------------------------------------------------------------- posts
 
-function postCard(p: PostView, opts: { link?: boolean } = {}): Markup {
+/** Text longer than this (characters or lines) is collapsed under its first lines. */
+export const POST_COLLAPSE_CHARS = 1200;
+const POST_COLLAPSE_LINES = 20;
+/** How much of a collapsed post shows before "show all". */
+const POST_PREVIEW_CHARS = 300;
+
+/**
+ * A post's text; long text collapsed in a `<details>` (no script needed) whose
+ * summary is its start, so a long post does not push the feed off the screen.
+ */
+function postText(text: string): Markup {
+  const lines = text.split("\n");
+  if (text.length <= POST_COLLAPSE_CHARS && lines.length <= POST_COLLAPSE_LINES) {
+    return markup`<pre class="text">${text}</pre>`;
+  }
+  const preview = lines.slice(0, 5).join("\n").slice(0, POST_PREVIEW_CHARS);
+  return markup`<details class="long"><summary><span class="preview">${preview}…</span> show all (${text.length} characters, ${lines.length} lines)</summary><pre class="text">${text}</pre></details>`;
+}
+
+/** What a reply answers: the parent's title when it is on the page, else its short id. */
+function replyTo(p: PostView, titles: ReadonlyMap<string, string>): Markup {
+  if (p.parent === undefined) return markup``;
+  const title = titles.get(p.parent);
+  return markup` · reply to <a href="/posts/thread/${p.root ?? p.parent}">${
+    title ? title : markup`<code>${short(p.parent)}</code>`
+  }</a>`;
+}
+
+/** The titles of the posts on a page, by id: what replies on it answer. */
+function titlesOf(posts: readonly PostView[]): Map<string, string> {
+  return new Map(posts.flatMap((p) => p.title ? [[p.id, p.title] as [string, string]] : []));
+}
+
+function postCard(
+  p: PostView,
+  opts: { link?: boolean; titles?: ReadonlyMap<string, string> } = {},
+): Markup {
   const who = p.localProfile !== undefined
     ? markup`<span class="local">${p.localProfile}</span>`
     : markup`<code title="${p.authorNpub}">${short(p.authorNpub)}</code>`;
@@ -217,18 +253,19 @@ function postCard(p: PostView, opts: { link?: boolean } = {}): Markup {
   return markup`<article class="post" data-id="${p.id}">
 <div class="meta"><span class="kind">${p.kind}</span> by ${who} · ${
     new Date(p.createdAt * 1000).toISOString().slice(0, 16).replace("T", " ")
-  } · seq ${p.seq}${thread} ${labels}</div>
-${p.title && markup`<h3>${p.title}</h3>`}<pre class="text">${p.text}</pre>
+  } · seq ${p.seq}${replyTo(p, opts.titles ?? new Map())}${thread} ${labels}</div>
+${p.title && markup`<h3>${p.title}</h3>`}${postText(p.text)}
 </article>`;
 }
 
 /** The feed, newest first, with a search box and a link to older posts. */
 export function postsPage(ctx: PageContext, page: PostsPage): string {
+  const titles = titlesOf(page.posts);
   const body = markup`<h1>Posts</h1>${searchBox("")}
 <p>${page.newest} post(s) received in all; newest first.</p>
 ${
     page.posts.length > 0
-      ? joinMarkup(page.posts.map((p) => postCard(p)), raw("\n"))
+      ? joinMarkup(page.posts.map((p) => postCard(p, { titles })), raw("\n"))
       : markup`<p>No posts yet.</p>`
   }
 ${
@@ -241,7 +278,9 @@ ${
 /** Search results. */
 export function searchPage(ctx: PageContext, query: string, posts: PostView[]): string {
   const body = markup`<h1>Search</h1>${searchBox(query)}
-<p>${posts.length} post(s) match.</p>${joinMarkup(posts.map((p) => postCard(p)), raw("\n"))}`;
+<p>${posts.length} post(s) match.</p>${
+    joinMarkup(posts.map((p) => postCard(p, { titles: titlesOf(posts) })), raw("\n"))
+  }`;
   return layout(ctx, "Search", body, { active: "/posts" });
 }
 
@@ -252,10 +291,13 @@ function searchBox(q: string): Markup {
 
 /** A thread: its first post, then its replies, oldest first. */
 export function threadPage(ctx: PageContext, t: ThreadView): string {
-  const body = markup`<h1>Thread <code>${short(t.root)}</code></h1>
+  const titles = titlesOf(t.posts);
+  const title = titles.get(t.root);
+  const heading = title ? markup`${title}` : markup`<code>${short(t.root)}</code>`;
+  const body = markup`<h1>Thread: ${heading}</h1>
 ${t.cut && markup`<p>Older replies were left out.</p>`}
-${joinMarkup(t.posts.map((p) => postCard(p, { link: false })), raw("\n"))}`;
-  return layout(ctx, "Thread", body, { active: "/posts" });
+${joinMarkup(t.posts.map((p) => postCard(p, { link: false, titles })), raw("\n"))}`;
+  return layout(ctx, title ? `Thread: ${title}` : "Thread", body, { active: "/posts" });
 }
 
 // ---------------------------------------------------------------- runs
@@ -557,6 +599,11 @@ function halterName(status: NodeStatus, by: string): string {
 export function messagePage(title: string, message: string): string {
   return markup`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title} · wats</title><link rel="stylesheet" href="/assets/style.css"></head><body><main><h1>${title}</h1><p>${message}</p></main></body></html>`
     .toString();
+}
+
+/** Every 64-hex-digit id in a line of text, shortened as the pages show ids. */
+function shortIds(text: string): string {
+  return text.replace(/\b[0-9a-f]{64}\b/g, short);
 }
 
 function short(s: string): string {
