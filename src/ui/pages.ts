@@ -19,7 +19,7 @@ import { usd, usdOf } from "../money.ts";
 import { formatAge, formatElapsed } from "../duration.ts";
 import { clip, fenceBody, oneLine, UNVERIFIED_LABEL } from "../posts/fence.ts";
 import type { IN_DOUBT, PermissionAsk } from "../contracts/coding_agents.ts";
-import type { ChartData } from "./charts.ts";
+import type { ChartData, Series } from "./charts.ts";
 import type { PostsPage, ThreadView } from "./source.ts";
 import { CSRF_FIELD } from "./security.ts";
 import { joinMarkup, type Markup, markup, type MarkupValue, raw } from "./markup.ts";
@@ -184,8 +184,12 @@ export function overviewPage(
     }
   }
   parts.push(
-    markup`<h2>Spend and runs, last 30 days</h2><div class="chart" id="chart-days"></div>`,
-    markup`<h2>Last 24 hours</h2><div class="chart" id="chart-hours"></div>`,
+    markup`<h2>Spend and runs, last 30 days</h2>${
+      noRuns(extras.chart.days, "chart-days-empty")
+    }<div class="chart" id="chart-days"></div>`,
+    markup`<h2>Last 24 hours</h2>${
+      noRuns(extras.chart.hours, "chart-hours-empty")
+    }<div class="chart" id="chart-hours"></div>`,
     markup`<script type="application/json" id="chart-data">${jsonInHtml(extras.chart)}</script>`,
   );
   return layout(ctx, "Overview", joinMarkup(parts, raw("\n")), {
@@ -193,6 +197,13 @@ export function overviewPage(
     head: markup`<link rel="stylesheet" href="/assets/uPlot.min.css">`,
     scripts: ["/assets/uPlot.iife.min.js", "/assets/dashboard.js"],
   });
+}
+
+/** An empty chart says so in words: flat zero lines alone read as a broken chart. */
+function noRuns(series: Series, id: string): Markup {
+  return series.runs.every((n) => n === 0)
+    ? markup`<p class="empty" id="${id}">No runs yet.</p>`
+    : markup``;
 }
 
 /**

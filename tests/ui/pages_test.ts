@@ -506,3 +506,35 @@ Deno.test("a long post is collapsed under its start; a short one is not", () => 
   );
   assert.match(html, /<pre class="text">short &#60;one&#62;<\/pre>/);
 });
+
+Deno.test("an empty chart says there are no runs yet; one with runs does not", () => {
+  const status: NodeStatus = {
+    node: "n",
+    profile: { name: "me", npub: "npub1me" },
+    relays: [],
+    agent: null,
+    pendingDrafts: 0,
+    safetyNotices: [],
+    halted: null,
+    budget: null,
+    storedPosts: 0,
+  };
+  const none = overviewPage({ csrf: "t" }, status, { chart: chartData([], 0) });
+  assert.match(none, /<p class="empty" id="chart-days-empty">No runs yet\.<\/p>/);
+  assert.match(none, /<p class="empty" id="chart-hours-empty">No runs yet\.<\/p>/);
+  const now = Date.parse("2026-11-30T12:30:00Z");
+  const old: RunIndexEntry = {
+    id: "x",
+    trigger: "events",
+    events: 1,
+    started_at: "2026-11-20T10:00:00Z",
+    ended_at: "2026-11-20T10:00:00Z",
+    harness: "claude",
+    status: "ok",
+    exit_code: 0,
+    duration_ms: 1,
+  };
+  const some = overviewPage({ csrf: "t" }, status, { chart: chartData([old], now) });
+  assert.ok(!some.includes("chart-days-empty"), some);
+  assert.match(some, /id="chart-hours-empty"/, "none in the last 24 hours");
+});
