@@ -581,7 +581,7 @@ export function haltPage(ctx: PageContext, status: NodeStatus | null, now: numbe
   const state = status === null
     ? markup`<p>No daemon runs.</p>`
     : halted
-    ? markup`<p id="halt-state" class="notice error">Halted by ${halterName(status, halted.by)} ${
+    ? markup`<p id="halt-state" class="notice error">Halted by ${halterName(halted)} ${
       formatAge(now / 1000 - halted.at)
     } ago${halted.reason && markup`: ${halted.reason}`}.</p>`
     : status.agent === null
@@ -600,10 +600,9 @@ ${action}
   return layout(ctx, "Halt", body, { active: "/halt" });
 }
 
-/** Who halted: this node's profile by name, anyone else by a shortened npub. */
-function halterName(status: NodeStatus, by: string): string {
-  if (by === status.profile.npub || by === status.profile.name) return status.profile.name;
-  return short(by);
+/** Who halted: one of this node's profiles by name, anyone else by a shortened npub. */
+function halterName(halted: NonNullable<NodeStatus["halted"]>): string {
+  return halted.byProfile ?? short(halted.by);
 }
 
 /** A refusal or an error, as a small page. */

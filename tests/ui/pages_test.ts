@@ -334,7 +334,7 @@ Deno.test("every page shows hostile text in every field it prints as text, never
     agent: { runtime: evil, profile: evil },
     pendingDrafts: 1,
     safetyNotices: [evil],
-    halted: { by: evil, at: 1_790_000_000, reason: evil },
+    halted: { by: evil, byProfile: evil, at: 1_790_000_000, reason: evil },
     budget: null,
     pauses: { budget: { reason: evil, until: 0 }, threads: [{ thread: evil, reason: evil }] },
     storedPosts: 1,
@@ -422,7 +422,7 @@ Deno.test("the halt page says who halted and when, and offers only the action th
   const byMe = haltPage(ctx, {
     ...base,
     agent: { runtime: "claude", profile: "alice-agent" },
-    halted: { by: base.profile.npub, at: 1_790_000_000 },
+    halted: { by: base.profile.npub, byProfile: "alice", at: 1_790_000_000 },
   }, 1_790_000_000_000);
   assert.match(byMe, /Halted by alice 0s ago\./);
   assert.match(byMe, /action="\/resume"/);
