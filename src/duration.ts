@@ -50,9 +50,12 @@ export function formatDuration(ms: number, style: DurationStyle = {}): string {
   return out === "" ? "0" : out;
 }
 
-/** An age in whole seconds, as lists show it: `45s`, `12m30s`, `3h5m`, `2d4h`. */
+/** An age in whole seconds, as lists show it: `0s`, `45s`, `12m30s`, `3h5m`, `2d4h`. */
 export function formatAge(seconds: number): string {
-  return formatDuration(Math.max(0, Math.floor(seconds)) * SECOND, { units: 2, days: true });
+  const whole = Math.max(0, Math.floor(seconds));
+  // A bare `0` reads as a number, not an age ("halted 0 ago"): under a second is `0s`.
+  if (whole === 0) return "0s";
+  return formatDuration(whole * SECOND, { units: 2, days: true });
 }
 
 /**

@@ -21,11 +21,11 @@ Deno.test("a duration cut to its two largest units, with days", () => {
 });
 
 Deno.test("ages as the review queue shows them", () => {
-  assert.equal(formatAge(0), "0");
+  assert.equal(formatAge(0), "0s");
   assert.equal(formatAge(45.9), "45s");
   assert.equal(formatAge(750), "12m30s");
   assert.equal(formatAge(3 * 3600 + 5 * 60 + 7), "3h5m");
-  assert.equal(formatAge(-3), "0");
+  assert.equal(formatAge(-3), "0s");
 });
 
 Deno.test("elapsed time shows tenths under a minute and two units above", () => {

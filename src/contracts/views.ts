@@ -79,7 +79,8 @@ export interface NodeStatus {
   pendingDrafts: number;
   /** What differs from the acknowledged safety settings; for runner sessions, only which keys. */
   safetyNotices: string[];
-  halted: { by: string; at: number; reason?: string } | null;
+  /** `by` is the halter's npub; `byProfile` its name when one of this node's profiles halted. */
+  halted: { by: string; byProfile?: string; at: number; reason?: string } | null;
   budget: {
     usdToday: number;
     usdPerDay: number;

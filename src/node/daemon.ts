@@ -24,6 +24,7 @@ import { ALL_TOOLS } from "../mcp/tools.ts";
 import { loadOrCreateNodeKey } from "../identity/node_key.ts";
 import { log } from "../log.ts";
 import type { ControlRequest } from "../contracts/session.ts";
+import type { NodeStatus } from "../contracts/views.ts";
 import { type ControlAnswer, serveMcpSocket } from "../mcp/socket_server.ts";
 import { type Network, startNetwork } from "../net/network.ts";
 import { endPreviousRun } from "../runner/orphan.ts";
@@ -35,14 +36,14 @@ import { Store } from "../store/store.ts";
 import { VERSION } from "../version.ts";
 import { type AgentRunner, startAgentRunner } from "./agent_runner.ts";
 import { renderBanner } from "./banner.ts";
-import { HaltState } from "./halt.ts";
+import { type HaltRecord, HaltState } from "./halt.ts";
 import { MCP_NODE_IDLE_MS, watchIdle } from "./idle.ts";
 import type { DaemonLock } from "./lock.ts";
 import { nodeId } from "./node_id.ts";
 import { PostViews } from "./post_views.ts";
 import { LocalNodeService } from "./node_service.ts";
 import { desktopNotifier, heldNotifier } from "./notify.ts";
-import { Profiles } from "./profiles.ts";
+import { Profiles, shownProfileName } from "./profiles.ts";
 import { ReviewQueue } from "./review_queue.ts";
 
 /** What the node needs from the command that runs it. */
@@ -239,9 +240,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
           agent: null,
           budget: null,
           ...agentRunner?.status(),
-          halted: h
-            ? { by: npubEncode(h.by), at: h.at, ...(h.reason ? { reason: h.reason } : {}) }
-            : null,
+          halted: h ? haltedView(store, h) : null,
         };
       },
       safetyNotices: notices,
@@ -372,4 +371,15 @@ function abortPromise(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) =>
     signal.addEventListener("abort", () => resolve(), { once: true })
   );
+}
+
+/** The halt as the status shows it: the halter's npub, and its name when it is one of ours. */
+function haltedView(store: Store, h: HaltRecord): NonNullable<NodeStatus["halted"]> {
+  const local = store.profiles().find((r) => r.pubkey === h.by);
+  return {
+    by: npubEncode(h.by),
+    ...(local ? { byProfile: shownProfileName(local.name) } : {}),
+    at: h.at,
+    ...(h.reason ? { reason: h.reason } : {}),
+  };
 }

@@ -19,7 +19,7 @@ import { usd, usdOf } from "../money.ts";
 import { formatAge, formatElapsed } from "../duration.ts";
 import { clip, fenceBody, oneLine, UNVERIFIED_LABEL } from "../posts/fence.ts";
 import type { IN_DOUBT, PermissionAsk } from "../contracts/coding_agents.ts";
-import type { ChartData } from "./charts.ts";
+import type { ChartData, Series } from "./charts.ts";
 import type { PostsPage, ThreadView } from "./source.ts";
 import { CSRF_FIELD } from "./security.ts";
 import { joinMarkup, type Markup, markup, type MarkupValue, raw } from "./markup.ts";
@@ -63,7 +63,7 @@ ${opts.head}</head>
   }</header>
 <main>
 ${ctx.noDaemon && markup`<p class="notice error" id="no-daemon">${ctx.noDaemon}</p>`}
-${ctx.flash && markup`<p class="notice" id="flash">${ctx.flash}</p>`}
+${ctx.flash && markup`<p class="notice" id="flash">${shortIds(ctx.flash)}</p>`}
 ${body}
 </main>
 ${joinMarkup(scripts, raw("\n"))}
@@ -184,8 +184,12 @@ export function overviewPage(
     }
   }
   parts.push(
-    markup`<h2>Spend and runs, last 30 days</h2><div class="chart" id="chart-days"></div>`,
-    markup`<h2>Last 24 hours</h2><div class="chart" id="chart-hours"></div>`,
+    markup`<h2>Spend and runs, last 30 days</h2>${
+      noRuns(extras.chart.days, "chart-days-empty")
+    }<div class="chart" id="chart-days"></div>`,
+    markup`<h2>Last 24 hours</h2>${
+      noRuns(extras.chart.hours, "chart-hours-empty")
+    }<div class="chart" id="chart-hours"></div>`,
     markup`<script type="application/json" id="chart-data">${jsonInHtml(extras.chart)}</script>`,
   );
   return layout(ctx, "Overview", joinMarkup(parts, raw("\n")), {
@@ -193,6 +197,13 @@ export function overviewPage(
     head: markup`<link rel="stylesheet" href="/assets/uPlot.min.css">`,
     scripts: ["/assets/uPlot.iife.min.js", "/assets/dashboard.js"],
   });
+}
+
+/** An empty chart says so in words: flat zero lines alone read as a broken chart. */
+function noRuns(series: Series, id: string): Markup {
+  return series.runs.every((n) => n === 0)
+    ? markup`<p class="empty" id="${id}">No runs yet.</p>`
+    : markup``;
 }
 
 /**
@@ -205,7 +216,43 @@ function jsonInHtml(v: unknown): Markup {
 
 // ---------------------------------------------------------------- posts
 
-function postCard(p: PostView, opts: { link?: boolean } = {}): Markup {
+/** Text longer than this (characters or lines) is collapsed under its first lines. */
+export const POST_COLLAPSE_CHARS = 1200;
+const POST_COLLAPSE_LINES = 20;
+/** How much of a collapsed post shows before "show all". */
+const POST_PREVIEW_CHARS = 300;
+
+/**
+ * A post's text; long text collapsed in a `<details>` (no script needed) whose
+ * summary is its start, so a long post does not push the feed off the screen.
+ */
+function postText(text: string): Markup {
+  const lines = text.split("\n");
+  if (text.length <= POST_COLLAPSE_CHARS && lines.length <= POST_COLLAPSE_LINES) {
+    return markup`<pre class="text">${text}</pre>`;
+  }
+  const preview = lines.slice(0, 5).join("\n").slice(0, POST_PREVIEW_CHARS);
+  return markup`<details class="long"><summary><span class="preview">${preview}…</span> show all (${text.length} characters, ${lines.length} lines)</summary><pre class="text">${text}</pre></details>`;
+}
+
+/** What a reply answers: the parent's title when it is on the page, else its short id. */
+function replyTo(p: PostView, titles: ReadonlyMap<string, string>): Markup {
+  if (p.parent === undefined) return markup``;
+  const title = titles.get(p.parent);
+  return markup` · reply to <a href="/posts/thread/${p.root ?? p.parent}">${
+    title ? title : markup`<code>${short(p.parent)}</code>`
+  }</a>`;
+}
+
+/** The titles of the posts on a page, by id: what replies on it answer. */
+function titlesOf(posts: readonly PostView[]): Map<string, string> {
+  return new Map(posts.flatMap((p) => p.title ? [[p.id, p.title] as [string, string]] : []));
+}
+
+function postCard(
+  p: PostView,
+  opts: { link?: boolean; titles?: ReadonlyMap<string, string> } = {},
+): Markup {
   const who = p.localProfile !== undefined
     ? markup`<span class="local">${p.localProfile}</span>`
     : markup`<code title="${p.authorNpub}">${short(p.authorNpub)}</code>`;
@@ -217,18 +264,19 @@ function postCard(p: PostView, opts: { link?: boolean } = {}): Markup {
   return markup`<article class="post" data-id="${p.id}">
 <div class="meta"><span class="kind">${p.kind}</span> by ${who} · ${
     new Date(p.createdAt * 1000).toISOString().slice(0, 16).replace("T", " ")
-  } · seq ${p.seq}${thread} ${labels}</div>
-${p.title && markup`<h3>${p.title}</h3>`}<pre class="text">${p.text}</pre>
+  } · seq ${p.seq}${replyTo(p, opts.titles ?? new Map())}${thread} ${labels}</div>
+${p.title && markup`<h3>${p.title}</h3>`}${postText(p.text)}
 </article>`;
 }
 
 /** The feed, newest first, with a search box and a link to older posts. */
 export function postsPage(ctx: PageContext, page: PostsPage): string {
+  const titles = titlesOf(page.posts);
   const body = markup`<h1>Posts</h1>${searchBox("")}
 <p>${page.newest} post(s) received in all; newest first.</p>
 ${
     page.posts.length > 0
-      ? joinMarkup(page.posts.map((p) => postCard(p)), raw("\n"))
+      ? joinMarkup(page.posts.map((p) => postCard(p, { titles })), raw("\n"))
       : markup`<p>No posts yet.</p>`
   }
 ${
@@ -241,7 +289,9 @@ ${
 /** Search results. */
 export function searchPage(ctx: PageContext, query: string, posts: PostView[]): string {
   const body = markup`<h1>Search</h1>${searchBox(query)}
-<p>${posts.length} post(s) match.</p>${joinMarkup(posts.map((p) => postCard(p)), raw("\n"))}`;
+<p>${posts.length} post(s) match.</p>${
+    joinMarkup(posts.map((p) => postCard(p, { titles: titlesOf(posts) })), raw("\n"))
+  }`;
   return layout(ctx, "Search", body, { active: "/posts" });
 }
 
@@ -252,10 +302,13 @@ function searchBox(q: string): Markup {
 
 /** A thread: its first post, then its replies, oldest first. */
 export function threadPage(ctx: PageContext, t: ThreadView): string {
-  const body = markup`<h1>Thread <code>${short(t.root)}</code></h1>
+  const titles = titlesOf(t.posts);
+  const title = titles.get(t.root);
+  const heading = title ? markup`${title}` : markup`<code>${short(t.root)}</code>`;
+  const body = markup`<h1>Thread: ${heading}</h1>
 ${t.cut && markup`<p>Older replies were left out.</p>`}
-${joinMarkup(t.posts.map((p) => postCard(p, { link: false })), raw("\n"))}`;
-  return layout(ctx, "Thread", body, { active: "/posts" });
+${joinMarkup(t.posts.map((p) => postCard(p, { link: false, titles })), raw("\n"))}`;
+  return layout(ctx, title ? `Thread: ${title}` : "Thread", body, { active: "/posts" });
 }
 
 // ---------------------------------------------------------------- runs
@@ -522,33 +575,45 @@ ${
 
 // ---------------------------------------------------------------- halt
 
-/** Halt the agents now, or resume them. */
+/** Halt the agents now, or resume them: only the action that applies is offered. */
 export function haltPage(ctx: PageContext, status: NodeStatus | null, now: number): string {
   const halted = status?.halted;
   const state = status === null
     ? markup`<p>No daemon runs.</p>`
     : halted
-    ? markup`<p id="halt-state" class="notice error">Halted ${
+    ? markup`<p id="halt-state" class="notice error">Halted by ${halterName(halted)} ${
       formatAge(now / 1000 - halted.at)
     } ago${halted.reason && markup`: ${halted.reason}`}.</p>`
-    : markup`<p id="halt-state">The agent runs.</p>`;
+    : status.agent === null
+    ? markup`<p id="halt-state">No agent runs on this node.</p>`
+    : markup`<p id="halt-state">The agent runs (${status.agent.runtime}, as ${status.agent.profile}).</p>`;
+  // Halting is offered even with no agent configured, so one added later starts halted;
+  // resuming only when there is a halt to lift.
+  const action = halted ? form(ctx, "/resume", markup`<button>Resume</button>`) : form(
+    ctx,
+    "/halt",
+    markup`<input name="reason" placeholder="reason (optional)"><button class="danger">Halt agents now</button>`,
+  );
   const body = markup`<h1>Halt</h1>${state}
-${
-    form(
-      ctx,
-      "/halt",
-      markup`<input name="reason" placeholder="reason (optional)"><button class="danger">Halt agents now</button>`,
-    )
-  }
-${form(ctx, "/resume", markup`<button>Resume</button>`)}
+${action}
 <p>The same as <code>wats guardian halt</code> and <code>wats resume</code>.</p>`;
   return layout(ctx, "Halt", body, { active: "/halt" });
+}
+
+/** Who halted: one of this node's profiles by name, anyone else by a shortened npub. */
+function halterName(halted: NonNullable<NodeStatus["halted"]>): string {
+  return halted.byProfile ?? short(halted.by);
 }
 
 /** A refusal or an error, as a small page. */
 export function messagePage(title: string, message: string): string {
   return markup`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title} · wats</title><link rel="stylesheet" href="/assets/style.css"></head><body><main><h1>${title}</h1><p>${message}</p></main></body></html>`
     .toString();
+}
+
+/** Every 64-hex-digit id in a line of text, shortened as the pages show ids. */
+function shortIds(text: string): string {
+  return text.replace(/\b[0-9a-f]{64}\b/g, short);
 }
 
 function short(s: string): string {

@@ -186,7 +186,7 @@ Deno.test({
       assert.match((await wats("status")).stdout, /halted: yes.*enough for today/);
       assert.match(
         await page.evaluate<string>("document.getElementById('halt-state').textContent"),
-        /Halted .*enough for today/,
+        /Halted by user \d+s ago: enough for today/,
       );
       await shot(browser, "halt");
       await page.navigateBy("document.querySelector('form[action$=\"/resume\"] button').click()");

@@ -4,8 +4,10 @@ import assert from "node:assert/strict";
 import { CODEX_RUN } from "../runner/codex_samples.ts";
 import {
   haltPage,
+  layout,
   messagePage,
   overviewPage,
+  POST_COLLAPSE_CHARS,
   postsPage,
   REQUEST_TEXT_MAX,
   reviewPage,
@@ -15,6 +17,7 @@ import {
   threadPage,
 } from "../../src/ui/pages.ts";
 import { chartData } from "../../src/ui/charts.ts";
+import { markup } from "../../src/ui/markup.ts";
 import type { NodeStatus, PostView } from "../../src/contracts/views.ts";
 import type { HeldDraft } from "../../src/node/review_queue.ts";
 import type { PermissionAsk } from "../../src/contracts/coding_agents.ts";
@@ -331,7 +334,7 @@ Deno.test("every page shows hostile text in every field it prints as text, never
     agent: { runtime: evil, profile: evil },
     pendingDrafts: 1,
     safetyNotices: [evil],
-    halted: { by: evil, at: 1_790_000_000, reason: evil },
+    halted: { by: evil, byProfile: evil, at: 1_790_000_000, reason: evil },
     budget: null,
     pauses: { budget: { reason: evil, until: 0 }, threads: [{ thread: evil, reason: evil }] },
     storedPosts: 1,
@@ -395,4 +398,143 @@ Deno.test("every page shows hostile text in every field it prints as text, never
     assert.ok(!html.includes('onerror="'), `${name}: ${html}`);
     assert.match(html, /&#60;script&#62;alert\(1\)/, name);
   }
+});
+
+Deno.test("the halt page says who halted and when, and offers only the action that applies", () => {
+  const ctx = { csrf: "t" };
+  const base: NodeStatus = {
+    node: "n",
+    profile: { name: "alice", npub: "npub1" + "q".repeat(58) },
+    relays: [],
+    agent: null,
+    pendingDrafts: 0,
+    safetyNotices: [],
+    halted: null,
+    budget: null,
+    storedPosts: 0,
+  };
+  const idle = haltPage(ctx, base, 1_790_000_000_000);
+  assert.match(idle, /No agent runs on this node\./);
+  assert.ok(!idle.includes("The agent runs"), idle);
+  assert.match(idle, /action="\/halt"/);
+  assert.ok(!idle.includes('action="/resume"'), idle);
+
+  const byMe = haltPage(ctx, {
+    ...base,
+    agent: { runtime: "claude", profile: "alice-agent" },
+    halted: { by: base.profile.npub, byProfile: "alice", at: 1_790_000_000 },
+  }, 1_790_000_000_000);
+  assert.match(byMe, /Halted by alice 0s ago\./);
+  assert.match(byMe, /action="\/resume"/);
+  assert.ok(!byMe.includes('action="/halt"'), byMe);
+
+  const other = "npub1" + "z".repeat(58);
+  const byOther = haltPage(
+    ctx,
+    { ...base, halted: { by: other, at: 1_790_000_000 } },
+    1_790_000_090_000,
+  );
+  assert.match(byOther, /Halted by npub1zzzzzzz…zzzzzz 1m30s ago\./);
+  assert.ok(!byOther.includes(other), byOther);
+});
+
+function aPost(over: Partial<PostView>): PostView {
+  return {
+    id: "a".repeat(64),
+    seq: 1,
+    author: "b".repeat(64),
+    authorNpub: "npub1" + "b".repeat(58),
+    kind: "note",
+    text: "hi",
+    grafted: false,
+    caps: [],
+    createdAt: 1_790_000_000,
+    ...over,
+  };
+}
+
+Deno.test("a flash line shows ids shortened as the pages show them", () => {
+  const id = "0123456789abcdef".repeat(4);
+  const html = layout({ csrf: "t", flash: `approved draft ${id}: published` }, "x", markup``);
+  assert.match(html, /approved draft 0123456789ab…abcdef: published/);
+  assert.ok(!html.includes(id), html);
+});
+
+Deno.test("a thread is headed by its ask's title, or its short id when it has none", () => {
+  const ask = aPost({ id: "c".repeat(64), kind: "ask", title: "<b>How to rotate logs?</b>" });
+  const reply = aPost({ id: "d".repeat(64), seq: 2, parent: ask.id, root: ask.id });
+  const titled = threadPage({ csrf: "t" }, { root: ask.id, posts: [ask, reply], cut: false });
+  assert.match(titled, /<h1>Thread: &#60;b&#62;How to rotate logs\?&#60;\/b&#62;<\/h1>/);
+  const bare = threadPage({ csrf: "t" }, {
+    root: ask.id,
+    posts: [{ ...ask, title: undefined }],
+    cut: false,
+  });
+  assert.match(bare, /<h1>Thread: <code>cccccccccccc…cccccc<\/code><\/h1>/);
+});
+
+Deno.test("a reply in the feed says what it answers: the title when shown, else a short id", () => {
+  const ask = aPost({ id: "c".repeat(64), kind: "ask", title: "Rotate <logs>" });
+  const reply = aPost({ id: "d".repeat(64), seq: 2, parent: ask.id, root: ask.id });
+  const orphan = aPost({
+    id: "e".repeat(64),
+    seq: 3,
+    parent: "f".repeat(64),
+    root: "f".repeat(64),
+  });
+  const html = postsPage({ csrf: "t" }, { posts: [orphan, reply, ask], newest: 3 });
+  assert.match(html, /reply to <a href="\/posts\/thread\/c{64}">Rotate &#60;logs&#62;<\/a>/);
+  assert.match(
+    html,
+    /reply to <a href="\/posts\/thread\/f{64}"><code>ffffffffffff…ffffff<\/code><\/a>/,
+  );
+  assert.equal(html.match(/reply to/g)?.length, 2, "the ask itself answers nothing");
+});
+
+Deno.test("a long post is collapsed under its start; a short one is not", () => {
+  const long = "line <one>\n" + "x".repeat(POST_COLLAPSE_CHARS);
+  const html = postsPage({ csrf: "t" }, {
+    posts: [aPost({ text: long }), aPost({ id: "9".repeat(64), text: "short <one>" })],
+    newest: 2,
+  });
+  assert.equal(html.match(/<details class="long">/g)?.length, 1, html);
+  assert.match(html, /<summary><span class="preview">line &#60;one&#62;/);
+  assert.ok(
+    html.includes(
+      `<pre class="text">line &#60;one&#62;\n${"x".repeat(POST_COLLAPSE_CHARS)}</pre></details>`,
+    ),
+  );
+  assert.match(html, /<pre class="text">short &#60;one&#62;<\/pre>/);
+});
+
+Deno.test("an empty chart says there are no runs yet; one with runs does not", () => {
+  const status: NodeStatus = {
+    node: "n",
+    profile: { name: "me", npub: "npub1me" },
+    relays: [],
+    agent: null,
+    pendingDrafts: 0,
+    safetyNotices: [],
+    halted: null,
+    budget: null,
+    storedPosts: 0,
+  };
+  const none = overviewPage({ csrf: "t" }, status, { chart: chartData([], 0) });
+  assert.match(none, /<p class="empty" id="chart-days-empty">No runs yet\.<\/p>/);
+  assert.match(none, /<p class="empty" id="chart-hours-empty">No runs yet\.<\/p>/);
+  const now = Date.parse("2026-11-30T12:30:00Z");
+  const old: RunIndexEntry = {
+    id: "x",
+    trigger: "events",
+    events: 1,
+    started_at: "2026-11-20T10:00:00Z",
+    ended_at: "2026-11-20T10:00:00Z",
+    harness: "claude",
+    status: "ok",
+    exit_code: 0,
+    duration_ms: 1,
+  };
+  const some = overviewPage({ csrf: "t" }, status, { chart: chartData([old], now) });
+  assert.ok(!some.includes("chart-days-empty"), some);
+  assert.match(some, /id="chart-hours-empty"/, "none in the last 24 hours");
 });

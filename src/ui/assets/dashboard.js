@@ -6,7 +6,15 @@
   const block = document.getElementById("chart-data");
   if (!block || typeof uPlot === "undefined") return;
   const data = JSON.parse(block.textContent);
-  const money = (v) => v == null ? "" : "$" + (v < 1 ? v.toPrecision(2) : v.toFixed(2));
+  // Money as people write it: $0, $0.008, $0.25, $1.50. Not toPrecision alone,
+  // which gives "$0.0" for zero and "$0.0080" for a tick.
+  const money = (v) => {
+    if (v == null) return "";
+    if (v <= 0) return "$0";
+    if (v >= 1) return "$" + v.toFixed(2);
+    const digits = Math.min(6, 1 - Math.floor(Math.log10(v)));
+    return "$" + v.toFixed(digits).replace(/0+$/, "").replace(/\.$/, "");
+  };
   function draw(id, series, dayly) {
     const el = document.getElementById(id);
     if (!el) return;
