@@ -41,6 +41,7 @@ import { listProcesses } from "../../src/runner/process_watch.ts";
 import type { CommandRunner } from "../../src/runner/spawn.ts";
 import { spawnProcessGroup } from "../../src/runner/spawn.ts";
 import { Transcripts } from "../../src/runner/transcripts.ts";
+import type { RunIndexEntry } from "../../src/contracts/runs.ts";
 import { renderTranscript } from "../../src/runner/render.ts";
 import { readHeartbeatTemplate } from "../../src/runner/prompt.ts";
 import { systemClock, systemTimers } from "../../src/runner/ports.ts";
@@ -346,55 +347,86 @@ Deno.test({
   },
 });
 
+/** What a locked run whose model asks for `sleep 60` ended with, and what it left. */
+interface ShellRun {
+  last: RunIndexEntry;
+  /** The requests the mock model received. */
+  requests: number;
+  transcript: Record<string, unknown>[];
+}
+
+/**
+ * A Codex run with the shell on whose model asks for a long shell command, seen by the event
+ * stream (`eventsOnly`) or by the process watch only (`unreported`): how the run ended.
+ */
+async function shellCommandRun(
+  watch: Pick<Parameters<typeof codexRunner>[0], "eventsOnly" | "unreported">,
+): Promise<ShellRun> {
+  await using tmp = tempDir("wats-codex-");
+  const root = tmp.path;
+  const paths = dataPaths(`${root}/data`);
+  await Deno.mkdir(paths.agentDir, { recursive: true });
+  // The model asks for a long shell command; its output must never come back. (With shell_tool
+  // on, Codex 0.171 offers it as `exec_command`, and answers after its yield time, 10 s, with
+  // the command still running.)
+  await using mock = startMockOpenAI({
+    rules: [
+      {
+        when: (req) => req.input.some((i) => i.type === "function_call_output"),
+        reply: text("Done."),
+      },
+      {
+        when: hasTool(undefined, "exec_command"),
+        reply: functionCall(undefined, "exec_command", { cmd: "sleep 60" }),
+      },
+    ],
+  });
+  const store = Store.open(paths.store);
+  const secret = crypto.getRandomValues(new Uint8Array(32));
+  const agent = deriveProfileKey(secret, "helper");
+  const [self, ...selfArgs] = watsCommand();
+  const runner = await codexRunner({
+    dataDir: paths.dataDir,
+    root,
+    store,
+    mock,
+    agentKey: agent.pubkey,
+    profile: "helper",
+    selfCommand: { command: self, args: selfArgs },
+    shellOn: true,
+    ...watch,
+  });
+  await using _running = running(runner, store);
+  store.insert([
+    buildPost({
+      kind: "ask",
+      text: "Anyone?",
+      title: "Q",
+      createdAt: Math.floor(Date.now() / 1000),
+    }, deriveProfileKey(secret, "bob").secret),
+  ], { origin: "remote" });
+  await waitFor("the run", () => runner.status().lastRun !== undefined, 120_000);
+  const last = runner.status().lastRun!;
+  return {
+    last,
+    requests: mock.responses().length,
+    transcript: jsonLines(`${paths.runsDir}/${last.id}.jsonl`),
+  };
+}
+
+/** True when the transcript holds a `command_execution` item of `type`. */
+function commandItem(transcript: Record<string, unknown>[], type: string): boolean {
+  return transcript.some((l) =>
+    l.type === type && (l.item as Record<string, unknown>).type === "command_execution"
+  );
+}
+
 Deno.test({
   ...opts,
   name:
     'a run whose event stream shows a shell command is stopped at once and recorded as failed with "lock broken"',
   async fn() {
-    await using tmp = tempDir("wats-codex-");
-    const root = tmp.path;
-    const paths = dataPaths(`${root}/data`);
-    await Deno.mkdir(paths.agentDir, { recursive: true });
-    // The model asks for a long shell command; its output must never come back.
-    // (With shell_tool on, Codex 0.171 offers it as `exec_command`.)
-    await using mock = startMockOpenAI({
-      rules: [
-        {
-          when: (req) => req.input.some((i) => i.type === "function_call_output"),
-          reply: text("Done."),
-        },
-        {
-          when: hasTool(undefined, "exec_command"),
-          reply: functionCall(undefined, "exec_command", { cmd: "sleep 60" }),
-        },
-      ],
-    });
-    const store = Store.open(paths.store);
-    const secret = crypto.getRandomValues(new Uint8Array(32));
-    const agent = deriveProfileKey(secret, "helper");
-    const [self, ...selfArgs] = watsCommand();
-    const runner = await codexRunner({
-      dataDir: paths.dataDir,
-      root,
-      store,
-      mock,
-      agentKey: agent.pubkey,
-      profile: "helper",
-      selfCommand: { command: self, args: selfArgs },
-      shellOn: true,
-      eventsOnly: true,
-    });
-    await using _running = running(runner, store);
-    store.insert([
-      buildPost({
-        kind: "ask",
-        text: "Anyone?",
-        title: "Q",
-        createdAt: Math.floor(Date.now() / 1000),
-      }, deriveProfileKey(secret, "bob").secret),
-    ], { origin: "remote" });
-    await waitFor("the run", () => runner.status().lastRun !== undefined, 120_000);
-    const last = runner.status().lastRun!;
+    const { last, requests, transcript } = await shellCommandRun({ eventsOnly: true });
     assert.equal(last.status, "error", JSON.stringify(last));
     assert.match(
       last.error!,
@@ -402,19 +434,9 @@ Deno.test({
       last.error,
     );
     // Stopped at the command's start: its result never reached the model.
-    assert.equal(mock.responses().length, 1, "no request after the shell command");
-    const transcript = jsonLines(`${paths.runsDir}/${last.id}.jsonl`);
-    assert.ok(transcript.some((l) =>
-      l.type === "item.started" &&
-      (l.item as Record<string, unknown>).type === "command_execution"
-    ));
-    assert.ok(
-      !transcript.some((l) =>
-        l.type === "item.completed" &&
-        (l.item as Record<string, unknown>).type === "command_execution"
-      ),
-      "the command did not complete",
-    );
+    assert.equal(requests, 1, "no request after the shell command");
+    assert.ok(commandItem(transcript, "item.started"));
+    assert.ok(!commandItem(transcript, "item.completed"), "the command did not complete");
   },
 });
 
@@ -423,50 +445,9 @@ Deno.test({
   name: "a shell command Codex does not report in its event stream is still stopped, " +
     'by the process watch, and the run recorded as failed with "lock broken"',
   async fn() {
-    await using tmp = tempDir("wats-codex-");
-    const root = tmp.path;
-    const paths = dataPaths(`${root}/data`);
-    await Deno.mkdir(paths.agentDir, { recursive: true });
-    // Codex answers exec_command after its yield time (10 s) with the command still running;
-    // a run stopped at the command never sends that answer to the model.
-    await using mock = startMockOpenAI({
-      rules: [
-        {
-          when: (req) => req.input.some((i) => i.type === "function_call_output"),
-          reply: text("Done."),
-        },
-        {
-          when: hasTool(undefined, "exec_command"),
-          reply: functionCall(undefined, "exec_command", { cmd: "sleep 60" }),
-        },
-      ],
-    });
-    const store = Store.open(paths.store);
-    const secret = crypto.getRandomValues(new Uint8Array(32));
-    const agent = deriveProfileKey(secret, "helper");
-    const [self, ...selfArgs] = watsCommand();
-    const runner = await codexRunner({
-      dataDir: paths.dataDir,
-      root,
-      store,
-      mock,
-      agentKey: agent.pubkey,
-      profile: "helper",
-      selfCommand: { command: self, args: selfArgs },
-      shellOn: true,
+    const { last, requests, transcript } = await shellCommandRun({
       unreported: ["command_execution"],
     });
-    await using _running = running(runner, store);
-    store.insert([
-      buildPost({
-        kind: "ask",
-        text: "Anyone?",
-        title: "Q",
-        createdAt: Math.floor(Date.now() / 1000),
-      }, deriveProfileKey(secret, "bob").secret),
-    ], { origin: "remote" });
-    await waitFor("the run", () => runner.status().lastRun !== undefined, 120_000);
-    const last = runner.status().lastRun!;
     assert.equal(last.status, "error", JSON.stringify(last));
     assert.match(
       last.error!,
@@ -474,16 +455,11 @@ Deno.test({
       last.error,
     );
     console.error(`measured: the process watch saw ${last.error}`);
-    assert.equal(mock.responses().length, 1, "the command's output never reached the model");
+    assert.equal(requests, 1, "the command's output never reached the model");
     // What the watch caught is the command on its way to run (Codex's sandbox setup, bwrap, the
     // command): Codex did run a shell command, whether or not it wrote its item before the stop.
-    const transcript = jsonLines(`${paths.runsDir}/${last.id}.jsonl`);
-    const reported = transcript.some((l) =>
-      l.type === "item.started" &&
-      (l.item as Record<string, unknown>).type === "command_execution"
-    );
     assert.ok(
-      reported ||
+      commandItem(transcript, "item.started") ||
         /sleep 60|bwrap|codex-linux-sandbox|--codex-run-as-process-setup/.test(last.error!),
       `Codex did run a shell command (the parser was not shown it): ${last.error}`,
     );
