@@ -11,8 +11,9 @@
  * (`bwrap --new-session`), but not the tree. `ps` rather than /proc, as in
  * orphan.ts: the daemon may not read /proc.
  *
- * A check sees the processes alive at that moment: one that starts and ends
- * between two checks is not seen (the event stream is the first line).
+ * A check sees the processes alive at that moment, and a stray counts once two checks in a row
+ * see it (src/runner/execute.ts): one that lives for less than two checks is not seen (the event
+ * stream is the first line).
  *
  * @module
  */
