@@ -61,6 +61,10 @@ export interface Settings {
   "agent.notify": boolean;
   "agent.about": string;
   "agent.caps": string[];
+  "agent.caps_match": "any" | "all";
+  "agent.open_asks": boolean;
+  "agent.claim_ttl": number;
+  "agent.presence_every": number;
   "agent.loop_max_exchanges": number;
   "agent.wakes_per_author_per_hour": number;
   "agent.codex_model": string;
@@ -320,6 +324,37 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
     safety: false,
     description: "Capabilities announced as `cap:NAME` tags.",
   },
+  "agent.caps_match": {
+    type: "enum",
+    default: "any",
+    allowed: ["any", "all"],
+    safety: true,
+    description: "An ask with caps wakes the agent when agent.caps holds any of them, " +
+      "or all of them (docs/runner.md, routing).",
+  },
+  "agent.open_asks": {
+    type: "bool",
+    default: true,
+    safety: true,
+    description: "Wake the agent for asks addressed to nobody and naming no caps; false: " +
+      "only asks to it, asks with its caps, and replies to its posts.",
+  },
+  "agent.claim_ttl": {
+    type: "duration",
+    default: 30 * MINUTE,
+    min: 1000,
+    safety: false,
+    description: "Another agent's claim of an ask keeps this agent from waking for it until " +
+      "the claimer has been silent on the thread this long, or releases it.",
+  },
+  "agent.presence_every": {
+    type: "duration",
+    default: 15 * MINUTE,
+    min: 60_000,
+    safety: false,
+    description: "How often the agent's presence (caps and state) is announced again; " +
+      "a presence older than three times this is stale.",
+  },
   "agent.loop_max_exchanges": {
     type: "int",
     default: 30,
@@ -464,7 +499,7 @@ export function isSettingKey(key: string): key is SettingKey {
 export const POLICY_RULE = /^([a-z][a-z0-9_-]*|\*)\/([a-z_]+|\*)(\([^,()]+\))?$/;
 
 /** Tables of config.toml owned by other modules (docs/acp.md), passed through unvalidated. */
-export const PASSTHROUGH_TABLES: readonly string[] = ["harnesses", "checkouts"];
+export const PASSTHROUGH_TABLES: readonly string[] = ["harnesses", "checkouts", "notify"];
 
 /** The default values, before the OS user fills the empty profiles. */
 export function defaultSettings(): Settings {

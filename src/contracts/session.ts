@@ -48,7 +48,20 @@ export interface Hello {
 }
 
 /** What a control request may ask. */
-export const CONTROL_OPS = ["resume", "halt", "takeover", "sweep"] as const;
+export const CONTROL_OPS = [
+  "resume",
+  "halt",
+  "takeover",
+  "sweep",
+  // Coding agents' works (src/contracts/works.ts): list and show answer JSON
+  // (`WorksPage`, `WorkDetail`); the others answer a message.
+  "work_list",
+  "work_show",
+  "work_merge",
+  "work_push",
+  "work_send",
+  "work_discard",
+] as const;
 
 /**
  * A one-shot request of a CLI command (`wats resume`, `wats guardian halt`)
@@ -61,6 +74,17 @@ export interface ControlRequest {
   wats: "control";
   op: typeof CONTROL_OPS[number];
   reason?: string;
+  /** The work's id (`WorkSummary.id`), for the `work_*` ops but `work_list`. */
+  work?: string;
+  /** `work_send`: the comment that becomes the next call's task. */
+  text?: string;
+  /** `work_send`: the file the comment is about, and its line in the new file. */
+  file?: string;
+  line?: number;
+  /** `work_list`: the page, from 0. */
+  page?: number;
+  /** `work_push`: also open a draft pull request with `gh`. */
+  draftPr?: boolean;
 }
 
 /** A hello or control request as the one line that goes on the socket. */
@@ -100,12 +124,28 @@ function decodeControl(line: string | null): FirstLine | undefined {
   if (op === undefined) {
     return { refused: "mcp.bad_control", message: `unknown control op ${JSON.stringify(v.op)}` };
   }
-  if (v.reason !== undefined && typeof v.reason !== "string") {
-    return { refused: "mcp.bad_control", message: "reason must be a string" };
+  const out: ControlRequest = { wats: "control", op };
+  for (const k of ["reason", "work", "text", "file"] as const) {
+    if (v[k] === undefined) continue;
+    if (typeof v[k] !== "string") {
+      return { refused: "mcp.bad_control", message: `${k} must be a string` };
+    }
+    out[k] = v[k];
   }
-  return {
-    control: { wats: "control", op, ...(typeof v.reason === "string" ? { reason: v.reason } : {}) },
-  };
+  for (const k of ["line", "page"] as const) {
+    if (v[k] === undefined) continue;
+    if (!Number.isSafeInteger(v[k]) || (v[k] as number) < 0) {
+      return { refused: "mcp.bad_control", message: `${k} must be a whole number ≥ 0` };
+    }
+    out[k] = v[k] as number;
+  }
+  if (v.draftPr !== undefined) {
+    if (typeof v.draftPr !== "boolean") {
+      return { refused: "mcp.bad_control", message: "draftPr must be true or false" };
+    }
+    out.draftPr = v.draftPr;
+  }
+  return { control: out };
 }
 
 function decodeHello(line: string | null): FirstLine {

@@ -286,6 +286,9 @@ export async function runNode(opts: NodeOptions): Promise<number> {
           ? `resumed: the halt ${ended.id.slice(0, 12)} no longer holds`
           : "nothing was halted";
       }
+      if (req.op !== "halt") {
+        throw new WatsError("mcp.bad_control", `this node does not answer ${req.op} yet`);
+      }
       const out = await service.publishAs(person.name, { kind: "halt", text: req.reason ?? "" });
       return `halt ${out.id} posted as ${person.name}`;
     };

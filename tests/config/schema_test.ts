@@ -70,6 +70,8 @@ Deno.test("the safety keys are exactly the ones the brief marks", () => {
   assert.deepEqual([...SAFETY_KEYS].sort(), [
     "agent.access",
     "agent.allow",
+    // Issue 18: which asks wake the agent, like agent.allow.
+    "agent.caps_match",
     // Issue 10 (ACP): which checkouts and which permission requests coding agents get.
     "agent.checkouts",
     "agent.ignore_local",
@@ -79,6 +81,7 @@ Deno.test("the safety keys are exactly the ones the brief marks", () => {
     "agent.max_turns",
     "agent.max_usd_per_day",
     "agent.max_usd_per_month",
+    "agent.open_asks",
     "agent.review",
     "agent.review_ttl",
     "agent.timeout",
