@@ -155,6 +155,7 @@ export type ErrorCode =
   | "try.node_failed"
   // ui
   | "ui.ambiguous_host"
+  | "ui.bad_form"
   | "ui.not_loopback"
   | "ui.port_busy"
   // usage

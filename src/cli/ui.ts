@@ -13,6 +13,8 @@ import { loadSettings } from "../config/settings.ts";
 import type { CommandContext, CommandInit } from "./context.ts";
 import { Gate, isLoopbackHost } from "../ui/security.ts";
 import { DaemonSource } from "../ui/source.ts";
+import { LiveFeed } from "../ui/live.ts";
+import { watchDaemon } from "../mcp/socket_client.ts";
 import { uiHandler } from "../ui/server.ts";
 import { hostPortOf, serveUi, type UiHttpServer } from "../ui/http.ts";
 import { parseCommandArgs, unexpectedArgument } from "./usage.ts";
@@ -133,9 +135,15 @@ export async function uiCommand(ctx: CommandContext): Promise<number> {
   }
   const bound = hostPortOf(server.addr);
   const gate = new Gate(bound);
+  // The daemon's events, for the live pages and the activity timeline.
+  const live = new LiveFeed((onEvent, signal, onReady) =>
+    watchDaemon(ctx.paths.socket, onEvent, signal, onReady)
+  );
+  const watching = live.run(ctx.signal);
   const handler = uiHandler({
     gate,
     source,
+    live,
     access: async () =>
       (await loadSettings(ctx.paths, ctx.env, {}, ctx.user)).values["agent.access"],
   });
@@ -153,6 +161,7 @@ export async function uiCommand(ctx: CommandContext): Promise<number> {
     await server.finished;
   } finally {
     await source.close();
+    await watching;
   }
   return 0;
 }

@@ -87,8 +87,16 @@ export interface ControlRequest {
   draftPr?: boolean;
 }
 
-/** A hello or control request as the one line that goes on the socket. */
-export function sessionLine(first: Hello | ControlRequest): string {
+/**
+ * A client (`wats ui`) asking for the node's events as JSON lines, one per
+ * event, until it hangs up; the node first answers `{"wats":"ready"}`.
+ */
+export interface WatchRequest {
+  wats: "watch";
+}
+
+/** A hello, control or watch request as the one line that goes on the socket. */
+export function sessionLine(first: Hello | ControlRequest | WatchRequest): string {
   return JSON.stringify(first) + "\n";
 }
 
@@ -98,6 +106,7 @@ export type FirstLineRefusal = "mcp.no_hello" | "mcp.bad_hello" | "mcp.bad_contr
 /** The first line read: a hello, a control request, or why it is neither. */
 export type FirstLine =
   | { hello: Hello }
+  | { watch: WatchRequest }
   | { control: ControlRequest }
   | { refused: FirstLineRefusal; message: string };
 
@@ -107,6 +116,9 @@ export type FirstLine =
  * be a hello, and the refusal says what the first line must be.
  */
 export function decodeFirstLine(line: string | null): FirstLine {
+  if (line !== null && /^\s*\{\s*"wats"\s*:\s*"watch"\s*\}\s*$/.test(line)) {
+    return { watch: { wats: "watch" } };
+  }
   const control = decodeControl(line);
   return control ?? decodeHello(line);
 }

@@ -117,6 +117,45 @@ export async function sendControl(socket: string, req: ControlRequest): Promise<
   }
 }
 
+/**
+ * Watches the daemon's events (`{"wats":"watch"}`): calls `onReady` once the
+ * daemon has attached the watch, then `onEvent` with each event until the
+ * daemon hangs up or `signal` aborts, then resolves. Throws
+ * `NoDaemonError` when no daemon answers. Requires the socket grants.
+ */
+export async function watchDaemon(
+  socket: string,
+  onEvent: (event: Record<string, unknown>) => void,
+  signal?: AbortSignal,
+  onReady?: () => void,
+): Promise<void> {
+  const conn = await dialDaemon(socket);
+  const hangUp = () => {
+    try {
+      conn.close();
+    } catch { /* closed already */ }
+  };
+  signal?.addEventListener("abort", hangUp, { once: true });
+  try {
+    await writeAll(conn, new TextEncoder().encode(sessionLine({ wats: "watch" })));
+    const reader = new LineReader(conn);
+    const ready = JSON.parse((await reader.readLine()) ?? "null");
+    if (ready?.wats !== "ready") {
+      throw new WatsError("daemon.refused", `the daemon refused: ${ready?.message ?? "no answer"}`);
+    }
+    onReady?.();
+    while (true) {
+      const line = await reader.readLine().catch(() => null);
+      if (line === null) return;
+      const event = JSON.parse(line);
+      if (typeof event === "object" && event !== null) onEvent(event);
+    }
+  } finally {
+    signal?.removeEventListener("abort", hangUp);
+    hangUp();
+  }
+}
+
 /** Connects to mcp.sock, or says how to start the daemon. */
 async function dialDaemon(socket: string): Promise<Deno.UnixConn> {
   try {

@@ -40,6 +40,11 @@ export interface ServeMcpSocketOptions {
   helloTimeoutMs?: number;
   /** Handles a control line (see `ControlRequest`); its answer goes back as one line. */
   control?: (req: ControlRequest) => Promise<ControlAnswer>;
+  /**
+   * Attaches a watcher of the node's events (`{"wats":"watch"}`); returns the
+   * function that detaches it. Absent: watch requests are refused.
+   */
+  watch?: (send: (event: unknown) => void) => () => void;
   /** Told the number of open MCP sessions each time one opens or closes. */
   onSessions?: (open: number) => void;
 }
@@ -84,6 +89,12 @@ export async function serveMcpSocket(opts: ServeMcpSocketOptions): Promise<McpSo
       if (closing) throw new WatsError("mcp.closing", "the node is shutting down; try again");
       const first = decodeFirstLine(hello);
       if ("refused" in first) throw new WatsError(first.refused, first.message);
+      if ("watch" in first) {
+        if (!opts.watch) throw new WatsError("mcp.no_control", "this node serves no event watch");
+        await serveWatch(conn, reader, opts.watch);
+        conns.delete(conn);
+        return;
+      }
       if ("control" in first) {
         const control = first.control;
         if (!opts.control) {
@@ -177,6 +188,39 @@ export async function serveMcpSocket(opts: ServeMcpSocketOptions): Promise<McpSo
   }
 
   return { close, sessions: () => sessions.size };
+}
+
+/** Events a watcher may have waiting to be written; a reader further behind is cut off. */
+export const WATCH_BACKLOG = 256;
+
+/**
+ * Writes each event as one JSON line until the client hangs up (or falls
+ * {@linkcode WATCH_BACKLOG} events behind: then it is closed, and reconnects).
+ */
+async function serveWatch(
+  conn: Deno.Conn,
+  reader: LineReader,
+  watch: (send: (event: unknown) => void) => () => void,
+): Promise<void> {
+  await writeLine(conn, { wats: "ready" });
+  let waiting = 0;
+  let chain = Promise.resolve();
+  const stop = watch((event) => {
+    if (waiting >= WATCH_BACKLOG) {
+      closeQuietly(conn);
+      return;
+    }
+    waiting++;
+    chain = chain.then(() => writeLine(conn, event)).catch(() => closeQuietly(conn))
+      .finally(() => waiting--);
+  });
+  try {
+    // The client sends nothing more; its end of the stream is the hang-up.
+    while ((await reader.readLine().catch(() => null)) !== null) { /* ignore */ }
+  } finally {
+    stop();
+    closeQuietly(conn);
+  }
 }
 
 /**

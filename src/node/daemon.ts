@@ -36,6 +36,7 @@ import { Store } from "../store/store.ts";
 import { VERSION } from "../version.ts";
 import { type AgentRunner, startAgentRunner } from "./agent_runner.ts";
 import { renderBanner } from "./banner.ts";
+import { EventHub } from "./event_hub.ts";
 import { type HaltRecord, HaltState } from "./halt.ts";
 import { MCP_NODE_IDLE_MS, watchIdle } from "./idle.ts";
 import type { DaemonLock } from "./lock.ts";
@@ -77,7 +78,10 @@ const IDLE = "idle";
 
 /** Runs the node until it is told to stop; resolves with the exit code (0). */
 export async function runNode(opts: NodeOptions): Promise<number> {
-  const { lock, paths, settings, events } = opts;
+  const { lock, paths, settings } = opts;
+  // Every part emits into the hub, which also feeds `wats ui`'s watch.
+  const hub = new EventHub();
+  const events = hub.sink(opts.events);
   const idleStopMs = opts.idleStopMs ?? MCP_NODE_IDLE_MS;
   const logger = log("node");
   // Every way to stop (signal, takeover, idle) aborts this one.
@@ -298,6 +302,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       path: paths.socket,
       service,
       control,
+      watch: (send) => hub.watch(send),
       onSessions: (open) => idle?.sessions(open),
       log: (level, msg, fields) => logger[level === "warn" ? "warn" : level](msg, fields ?? {}),
     });

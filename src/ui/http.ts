@@ -86,10 +86,13 @@ export function serveUi(
   const inHead = new Set<Deno.Conn>();
   const handling = new Set<Promise<void>>();
   let stopped = false;
+  // Ends the event streams, which otherwise wait for their next event.
+  const closing = new AbortController();
 
   const stop = () => {
     if (stopped) return;
     stopped = true;
+    closing.abort();
     try {
       listener.close();
     } catch { /* already closed */ }
@@ -165,6 +168,9 @@ export function serveUi(
     } catch (err) {
       onError(err);
       res = plain(500, "the dashboard could not answer this request");
+    }
+    if (res.headers.get("content-type")?.startsWith("text/event-stream") && res.body) {
+      return await streamResponse(conn, res, res.body, limits.ioMs, closing.signal);
     }
     await withDeadline(conn, limits.ioMs, () => writeResponse(conn, res));
   }
@@ -276,6 +282,39 @@ async function writeResponse(conn: Deno.Conn, res: Response): Promise<void> {
   lines.push(`content-length: ${body.length}`, "connection: close", "", "");
   await writeAll(conn, new TextEncoder().encode(lines.join("\r\n")));
   await writeAll(conn, body);
+}
+
+/**
+ * Writes an event stream (`text/event-stream`) as it comes: no length, each
+ * chunk with its own deadline, until the handler ends it, the browser leaves
+ * (a write fails) or the server stops.
+ */
+async function streamResponse(
+  conn: Deno.Conn,
+  res: Response,
+  body: ReadableStream<Uint8Array>,
+  ms: number,
+  stopping: AbortSignal,
+): Promise<void> {
+  const reader = body.getReader();
+  const cancel = () => void reader.cancel().catch(() => {});
+  stopping.addEventListener("abort", cancel, { once: true });
+  try {
+    const lines = [`HTTP/1.1 ${res.status} ${STATUS_TEXT[res.status] ?? ""}`];
+    for (const [k, v] of res.headers) lines.push(`${k}: ${v}`);
+    lines.push("cache-control: no-store", "connection: close", "", "");
+    const head = new TextEncoder().encode(lines.join("\r\n"));
+    if (await withDeadline(conn, ms, () => writeAll(conn, head).then(() => true)) === null) return;
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      const sent = await withDeadline(conn, ms, () => writeAll(conn, value).then(() => true));
+      if (sent === null) return;
+    }
+  } finally {
+    stopping.removeEventListener("abort", cancel);
+    cancel();
+  }
 }
 
 function plain(status: number, reason: string): Response {

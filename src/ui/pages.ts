@@ -23,6 +23,8 @@ import type { ChartData, Series } from "./charts.ts";
 import type { PostsPage, ThreadView } from "./source.ts";
 import { CSRF_FIELD } from "./security.ts";
 import { joinMarkup, type Markup, markup, type MarkupValue, raw } from "./markup.ts";
+import { askForm, replyForm } from "./compose.ts";
+import type { Activity } from "./live.ts";
 
 /** What every page knows: the session's CSRF token and a flash message. */
 export interface PageContext {
@@ -46,18 +48,23 @@ export function layout(
   ctx: PageContext,
   title: string,
   body: Markup,
-  opts: { active?: string; head?: Markup; scripts?: string[] } = {},
+  opts: { active?: string; head?: Markup; scripts?: string[]; live?: boolean } = {},
 ): string {
+  // A live page redraws its `data-live` parts when the daemon reports a change
+  // (assets/live.js, over Server-Sent Events from /events).
+  const scriptList = [...(opts.scripts ?? []), ...(opts.live ? ["/assets/live.js"] : [])];
+  const liveLink = opts.live &&
+    markup`<link id="live-events" rel="alternate" type="text/event-stream" href="/events">`;
   const nav = NAV.map(([href, name]) =>
     markup`<a href="${href}"${opts.active === href && raw(' class="active"')}>${name}</a>`
   );
-  const scripts = (opts.scripts ?? []).map((s) => markup`<script src="${s}"></script>`);
+  const scripts = scriptList.map((s) => markup`<script src="${s}"></script>`);
   return markup`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · wats</title>
 <link rel="stylesheet" href="/assets/style.css">
-${opts.head}</head>
+${liveLink}${opts.head}</head>
 <body><header><span class="brand">wats</span><nav>${nav}</nav>${
     form(ctx, "/logout", markup`<button id="logout">Log out</button>`, "logout")
   }</header>
@@ -84,6 +91,10 @@ export interface OverviewExtras {
   /** `agent.access`, from the settings. */
   access?: string;
   chart: ChartData;
+  /** The newest things the daemon reported, newest first (src/ui/live.ts). */
+  activity?: readonly Activity[];
+  /** True while the dashboard watches the daemon's events (absent: not live). */
+  watching?: boolean;
 }
 
 /** The overview: node, profiles, relays, outbox, agent, halt, notices, budget, chart. */
@@ -157,7 +168,7 @@ export function overviewPage(
       ]);
     }
     parts.push(
-      markup`<table class="facts" id="node">${
+      markup`<table class="facts" id="node" data-live>${
         rows.map(([k, v]) => markup`<tr><th>${k}</th><td>${v}</td></tr>`)
       }</table>`,
     );
@@ -183,6 +194,7 @@ export function overviewPage(
       );
     }
   }
+  parts.push(activityList(extras.activity ?? [], extras.watching));
   parts.push(
     markup`<h2>Spend and runs, last 30 days</h2>${
       noRuns(extras.chart.days, "chart-days-empty")
@@ -194,6 +206,7 @@ export function overviewPage(
   );
   return layout(ctx, "Overview", joinMarkup(parts, raw("\n")), {
     active: "/",
+    live: true,
     head: markup`<link rel="stylesheet" href="/assets/uPlot.min.css">`,
     scripts: ["/assets/uPlot.iife.min.js", "/assets/dashboard.js"],
   });
@@ -269,6 +282,25 @@ ${p.title && markup`<h3>${p.title}</h3>`}${postText(p.text)}
 </article>`;
 }
 
+/** The activity timeline: what the daemon reported since `wats ui` started. */
+function activityList(items: readonly Activity[], watching: boolean | undefined): Markup {
+  const rows = items.map((a) =>
+    markup`<li><time datetime="${new Date(a.at).toISOString()}">${
+      new Date(a.at).toISOString().slice(11, 19)
+    }</time> ${a.href ? markup`<a href="${a.href}">${a.text}</a>` : a.text}</li>`
+  );
+  const state = watching === undefined
+    ? ""
+    : watching
+    ? markup`<p class="live on">Live: watching the daemon; this page updates itself.</p>`
+    : markup`<p class="live off">Live: not connected to the daemon (it retries).</p>`;
+  return markup`<section id="activity" data-live><h2>Activity</h2>${state}${
+    rows.length > 0
+      ? markup`<ol class="activity">${rows}</ol>`
+      : markup`<p>Nothing yet since the dashboard started.</p>`
+  }</section>`;
+}
+
 /** The feed, newest first, with a search box and a link to older posts. */
 export function postsPage(ctx: PageContext, page: PostsPage): string {
   const titles = titlesOf(page.posts);
@@ -283,7 +315,7 @@ ${
     page.older !== undefined &&
     markup`<p class="paging"><a id="older" href="/posts?before=${page.older}">Older posts</a></p>`
   }`;
-  return layout(ctx, "Posts", body, { active: "/posts" });
+  return layout(ctx, "Posts", markup`${askForm(ctx.csrf)}${body}`, { active: "/posts" });
 }
 
 /** Search results. */
@@ -307,7 +339,14 @@ export function threadPage(ctx: PageContext, t: ThreadView): string {
   const heading = title ? markup`${title}` : markup`<code>${short(t.root)}</code>`;
   const body = markup`<h1>Thread: ${heading}</h1>
 ${t.cut && markup`<p>Older replies were left out.</p>`}
-${joinMarkup(t.posts.map((p) => postCard(p, { link: false, titles })), raw("\n"))}`;
+${
+    joinMarkup(
+      t.posts.map((p) =>
+        markup`${postCard(p, { link: false, titles })}${replyForm(ctx.csrf, p.id)}`
+      ),
+      raw("\n"),
+    )
+  }`;
   return layout(ctx, title ? `Thread: ${title}` : "Thread", body, { active: "/posts" });
 }
 
@@ -339,10 +378,11 @@ export function runsPage(
     markup`<p class="notice" id="live">In progress: ${
       joinMarkup(live.map((id) => markup`<a href="/runs/${id}">${id}</a>`), raw(", "))
     }</p>`;
-  const body = markup`<h1>Runs</h1>${running}<p>${entries.length} run(s).</p>
+  const body =
+    markup`<h1>Runs</h1><div id="runs-live" data-live>${running}<p>${entries.length} run(s).</p>
 <table class="list" id="runs"><tr><th>run</th><th>started (UTC)</th><th>reason</th><th>status</th><th>turns</th><th>cost</th><th>duration</th></tr>
-${joinMarkup(rows, raw("\n"))}</table>${next}`;
-  return layout(ctx, "Runs", body, { active: "/runs" });
+${joinMarkup(rows, raw("\n"))}</table>${next}</div>`;
+  return layout(ctx, "Runs", body, { active: "/runs", live: true });
 }
 
 /**
@@ -478,12 +518,13 @@ ${
 </article>`;
   });
   const requests = drafts.filter((d) => d.permission !== undefined).length;
-  const body = markup`<h1>Review</h1><p>${
+  // data-edits: live.js does not redraw it while the person is typing in it.
+  const body = markup`<h1>Review</h1><div id="review-live" data-live data-edits><p>${
     drafts.length - requests
   } draft(s) and ${requests} coding agent request(s) wait for review.</p>${
     drafts.length > 0 ? joinMarkup(cards, raw("\n")) : markup`<p>Nothing waits for review.</p>`
-  }`;
-  return layout(ctx, "Review", body, { active: "/review" });
+  }</div>`;
+  return layout(ctx, "Review", body, { active: "/review", live: true });
 }
 
 /** How much of a request's arguments and task a card shows, in characters. */

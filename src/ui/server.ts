@@ -31,6 +31,8 @@ import {
 } from "./security.ts";
 import type { UiSource } from "./source.ts";
 import { NoDaemonError } from "../mcp/socket_client.ts";
+import { askFromForm, type ComposedPost, replyFromForm } from "./compose.ts";
+import { type LiveFeed, sseMessage } from "./live.ts";
 
 /** Posts per page of the feed. */
 export const POSTS_PAGE = 50;
@@ -44,6 +46,8 @@ export interface UiServerOptions {
   /** `agent.access`, shown on the overview. */
   access?: () => Promise<string | undefined>;
   now?: () => number;
+  /** The daemon's events (src/ui/live.ts); without it no page is live. */
+  live?: LiveFeed;
 }
 
 /** Builds the request handler. */
@@ -117,6 +121,7 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
       return scoped.response(await change(path, form, session));
     }
     if (req.method !== "GET") return refuse("only GET and POST are served");
+    if (path === "/events") return events();
     const ctx: PageContext = { csrf: session.csrf };
     const flash = flashes.get(session.id);
     if (flash !== undefined) {
@@ -150,6 +155,8 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
       return page(overviewPage(ctx, status, {
         ...(access ? { access } : {}),
         chart: chartData(source.runs(), now()),
+        activity: opts.live?.activity() ?? [],
+        ...(opts.live ? { watching: opts.live.connected } : {}),
       }));
     }
     if (path === "/posts") {
@@ -203,6 +210,15 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
         } else {
           message = await source.reject(id, field("reason").trim());
         }
+      } else if (path === "/ask" || /^\/posts\/[0-9a-f]{64}\/reply$/.test(path)) {
+        const parent = path === "/ask" ? undefined : path.split("/")[2]!;
+        back = parent === undefined ? "/posts" : `/posts/thread/${await threadOf(parent)}`;
+        const post: ComposedPost = parent === undefined
+          ? askFromForm(field)
+          : replyFromForm(parent, field);
+        message = await source.post(post.kind, post.args);
+        const id = message.match(/\b[0-9a-f]{64}\b/)?.[0];
+        if (parent === undefined && id !== undefined) back = `/posts/thread/${id}`;
       } else if (path === "/halt") {
         back = "/halt";
         message = await source.halt(field("reason").trim());
@@ -219,6 +235,52 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
     }
     // Post/redirect/get: a reload does not send the operation again.
     return redirect(back);
+  }
+
+  /** The root of the thread `id` is in (the id itself when it is a root, or unknown). */
+  async function threadOf(id: string): Promise<string> {
+    const view = await source.thread(id).catch(() => undefined);
+    return view?.posts.find((p) => p.id === id)?.root ?? id;
+  }
+
+  /**
+   * The session's live updates as Server-Sent Events, one per daemon event.
+   * A comment every 25 s finds a browser that left (its write then fails).
+   */
+  function events(): Response {
+    const live = opts.live;
+    if (live === undefined) return page(messagePage("Not found", "no live updates here"), 404);
+    const enc = new TextEncoder();
+    let close = () => {};
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        const send = (text: string) => {
+          try {
+            controller.enqueue(enc.encode(text));
+          } catch {
+            close();
+          }
+        };
+        const leave = live.open((a) => send(sseMessage(a)));
+        if (leave === undefined) {
+          send("event: full\ndata: too many live pages: close some dashboard tabs\n\n");
+          controller.close();
+          return;
+        }
+        const ping = setInterval(() => send(": ping\n\n"), 25_000);
+        close = () => {
+          clearInterval(ping);
+          leave();
+        };
+        send("retry: 2000\n: live\n\n");
+      },
+      cancel() {
+        close();
+      },
+    });
+    return new Response(body, {
+      headers: { ...SECURITY_HEADERS, "content-type": "text/event-stream; charset=utf-8" },
+    });
   }
 }
 

@@ -2,7 +2,8 @@
  * Where the dashboard's data comes from: the running daemon over mcp.sock (its
  * status, posts, and every operation — approve, reject, halt, resume — exactly
  * as `wats agent approve/reject`, `wats guardian halt` and `wats resume` send
- * them), and the agent's files in the data dir (runs, transcripts, held
+ * them, and the person's own posts as `wats mcp` sends them: the session says
+ * no profile, so it speaks for the node's person, never for the agent), and the agent's files in the data dir (runs, transcripts, held
  * drafts), read only. Nothing here writes a file.
  *
  * @module
@@ -55,6 +56,11 @@ export interface UiSource {
   reject(id: string, reason: string): Promise<string>;
   halt(reason: string): Promise<string>;
   resume(): Promise<string>;
+  /**
+   * Posts as the person's profile, through the posting tool `kind` (`ask`,
+   * `answer`, …) with its arguments, as `wats mcp` would: never as the agent.
+   */
+  post(kind: string, args: Record<string, unknown>): Promise<string>;
 }
 
 /**
@@ -139,6 +145,10 @@ export class DaemonSource implements UiSource {
 
   async reject(id: string, reason: string): Promise<string> {
     return await callText(await this.#open(), "reject", { id, reason });
+  }
+
+  async post(kind: string, args: Record<string, unknown>): Promise<string> {
+    return await callText(await this.#open(), kind, args);
   }
 
   halt(reason: string): Promise<string> {

@@ -86,3 +86,39 @@ Deno.test("the server reports the number of open MCP sessions as they open and c
   assert.deepEqual(counts, [1, 2, 1, 0]);
   await server.close();
 });
+
+Deno.test("a watch line is read as one, and a watcher far behind is cut off instead of growing the node's memory", async () => {
+  assert.deepEqual(decodeFirstLine('{"wats":"watch"}'), { watch: { wats: "watch" } });
+  assert.ok("refused" in decodeFirstLine('{"wats":"watch","x":1}'), "only the bare line");
+  const path = await tempSocket();
+  let send: ((e: unknown) => void) | undefined;
+  let detached = false;
+  const server = await serveMcpSocket({
+    path,
+    service: new FakeService(),
+    watch: (fn) => {
+      send = fn;
+      return () => {
+        detached = true;
+      };
+    },
+  });
+  try {
+    const conn = await Deno.connect({ transport: "unix", path });
+    await conn.write(enc.encode('{"wats":"watch"}\n'));
+    const reader = new LineReader(conn);
+    assert.deepEqual(JSON.parse((await reader.readLine())!), { wats: "ready" });
+    send!({ event: "resumed" });
+    assert.deepEqual(JSON.parse((await reader.readLine())!), { event: "resumed" });
+    // The client stops reading: big events pile up until the backlog bound closes it.
+    const big = "x".repeat(64 * 1024);
+    for (let i = 0; i < 2000 && !detached; i++) {
+      send!({ event: "post_stored", pad: big });
+      await new Promise((r) => setTimeout(r, 0));
+    }
+    await until("the slow watcher is detached", () => detached);
+    conn.close();
+  } finally {
+    await server.close();
+  }
+});

@@ -54,6 +54,12 @@ function recordingSource(): UiSource & { calls: string[] } {
     reject: op("reject"),
     halt: op("halt"),
     resume: op("resume"),
+    post: (kind, args) => {
+      calls.push(`post ${kind} ${JSON.stringify(args)}`);
+      return Promise.resolve(
+        `Posted ${kind} ${"c".repeat(64)}. It starts a new thread with this id.`,
+      );
+    },
   };
 }
 
@@ -241,7 +247,10 @@ Deno.test("a POST without the session, from a foreign Origin or without the CSRF
       ["no csrf", [`cookie: ${cookie}`, origin], "reason=x"],
       ["wrong csrf", [`cookie: ${cookie}`, origin], `csrf=${"2".repeat(64)}&reason=x`],
     ];
-    for (const op of ["/halt", "/resume", "/review/d1/approve", "/review/d1/reject"]) {
+    const reply = `/posts/${"a".repeat(64)}/reply`;
+    for (
+      const op of ["/halt", "/resume", "/review/d1/approve", "/review/d1/reject", "/ask", reply]
+    ) {
       const path = base + op;
       for (const [what, extra, body] of cases) {
         const r = await raw(port, post(host, path, extra), body);
@@ -282,6 +291,46 @@ Deno.test("approve sends the edited text only when it was changed; reject sends 
       'approve ["d1","better text"]',
       'reject ["d1","too long"]',
     ]);
+  });
+});
+
+Deno.test("the person's ask and reply go to the posting tools as typed, and an empty field posts nothing", async () => {
+  await withServer(async ({ port, host, gate, source }) => {
+    const { cookie, csrf, base } = await login(port, host, gate);
+    const h = [`cookie: ${cookie}`, `origin: http://${host}`];
+    const asked = await raw(
+      port,
+      post(host, `${base}/ask`, h),
+      `csrf=${csrf}&title=Which+sqlite&text=line+1%0D%0Aline+2&caps=sqlite%2C+rust&to=`,
+    );
+    assert.equal(asked.status, 303);
+    assert.equal(asked.headers["location"], `${base}/posts/thread/${"c".repeat(64)}`);
+    const parent = "a".repeat(64);
+    const replied = await raw(
+      port,
+      post(host, `${base}/posts/${parent}/reply`, h),
+      `csrf=${csrf}&kind=answer&text=use+3.45`,
+    );
+    assert.equal(replied.status, 303);
+    assert.equal(replied.headers["location"], `${base}/posts/thread/${parent}`);
+    const empty = await raw(port, post(host, `${base}/ask`, h), `csrf=${csrf}&title=t&text=+`);
+    assert.equal(empty.status, 303);
+    const badKind = await raw(
+      port,
+      post(host, `${base}/posts/${parent}/reply`, h),
+      `csrf=${csrf}&kind=halt&text=x`,
+    );
+    assert.equal(badKind.status, 303);
+    assert.deepEqual(source.calls, [
+      'post ask {"title":"Which sqlite","text":"line 1\\nline 2","caps":["sqlite","rust"]}',
+      `post answer {"parent":"${parent}","text":"use 3.45"}`,
+    ]);
+    const flash = await raw(port, [
+      `GET ${base}/posts HTTP/1.1`,
+      `host: ${host}`,
+      `cookie: ${cookie}`,
+    ]);
+    assert.match(flash.body, /error: reply as one of: answer, clarify, note, react, offer/);
   });
 });
 

@@ -1,0 +1,243 @@
+/**
+ * The dashboard's live updates (issue 19 item 4): the daemon's events reach
+ * `wats ui` over mcp.sock (`{"wats":"watch"}`) and the open pages as
+ * Server-Sent Events; and the person's asks and replies from the page.
+ *
+ * - The SSE route at the HTTP level, with a feed the test drives: in the
+ *   session only, one event per daemon event, streams end when the server stops.
+ * - A real daemon's watch: a post made through `wats mcp` arrives as an event.
+ * - In Chromium against a real daemon and agent (the real Claude Code CLI and
+ *   the scripted mock model): the overview shows the run an ask started
+ *   without a reload, and an ask posted from the page is the person's.
+ */
+
+import assert from "node:assert/strict";
+import { Gate } from "../../src/ui/security.ts";
+import { uiHandler } from "../../src/ui/server.ts";
+import { serveUi } from "../../src/ui/http.ts";
+import { describe, LiveFeed, MAX_LIVE_PAGES } from "../../src/ui/live.ts";
+import type { UiSource } from "../../src/ui/source.ts";
+import { watchDaemon } from "../../src/mcp/socket_client.ts";
+import { nodeRig } from "../support/rig.ts";
+import { startWats, tempDataDir } from "../support/cli.ts";
+import { CLIS_DIR, requireCli } from "../support/clis.ts";
+import { requireTool } from "../support/debian_tools.ts";
+import { answeringMock, call, idIn, mcpClient, startAgentNode, waitFor } from "../support/swarm.ts";
+import { type Browser, launchChromium } from "../support/cdp.ts";
+
+const SOURCE = {
+  status: () => Promise.resolve(null),
+  runs: () => [],
+  transcriptIds: () => [],
+} as unknown as UiSource;
+
+/** Reads `body` until `text` has arrived, and returns all read so far. */
+async function readUntil(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  seen: { text: string },
+  text: string,
+): Promise<string> {
+  const dec = new TextDecoder();
+  while (!seen.text.includes(text)) {
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`the stream ended before ${JSON.stringify(text)}: ${seen.text}`);
+    seen.text += dec.decode(value, { stream: true });
+  }
+  return seen.text;
+}
+
+Deno.test("/events streams each daemon event to a session's page as it happens, refuses without the session, and ends with the server", async () => {
+  const live = new LiveFeed(() => new Promise<void>(() => {}));
+  const handlers: Array<(r: Request) => Promise<Response>> = [];
+  const server = serveUi({ hostname: "127.0.0.1", port: 0 }, (r) => handlers[0]!(r));
+  const host = `127.0.0.1:${server.addr.port}`;
+  const gate = new Gate(host);
+  handlers.push(uiHandler({ gate, source: SOURCE, live }));
+  try {
+    const login = await fetch(`http://${host}/login?token=${gate.token}`, { redirect: "manual" });
+    await login.body?.cancel();
+    const base = login.headers.get("location")!.replace(/\/$/, "");
+    const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
+
+    const none = await fetch(`http://${host}${base}/events`);
+    assert.equal(none.status, 403);
+    await none.body?.cancel();
+
+    const res = await fetch(`http://${host}${base}/events`, { headers: { cookie } });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get("content-type")!, /^text\/event-stream/);
+    const reader = res.body!.getReader();
+    const seen = { text: "" };
+    await readUntil(reader, seen, ": live");
+    live.take({ event: "run_started", run: "r-1" });
+    await readUntil(reader, seen, '"event":"run_started"');
+    assert.match(
+      seen.text,
+      /event: activity\ndata: \{[^\n]*"text":"the agent woke: run r-1 started"/,
+    );
+    // The overview lists it in the timeline, newest first.
+    live.take({ event: "post_stored", id: "a".repeat(64), kind: "ask", source: "remote" });
+    await readUntil(reader, seen, '"event":"post_stored"');
+    const overview = await fetch(`http://${host}${base}/`, { headers: { cookie } });
+    const html = await overview.text();
+    const timeline = html.slice(html.indexOf('id="activity"'));
+    assert.ok(
+      timeline.indexOf("ask aaaaaaaaaaaa arrived") < timeline.indexOf("run r-1 started"),
+      timeline.slice(0, 600),
+    );
+    assert.match(
+      html,
+      /<link id="live-events" rel="alternate" type="text\/event-stream" href="\/[0-9a-f]{32}\/events">/,
+    );
+    // Stopping the server ends the open stream instead of waiting for the next event.
+    await server.shutdown();
+    while (!(await reader.read().catch(() => ({ done: true }))).done) { /* drain */ }
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("the live pages are bounded: one more than MAX_LIVE_PAGES is told to close tabs", () => {
+  const live = new LiveFeed(() => Promise.resolve());
+  const leaves = Array.from({ length: MAX_LIVE_PAGES }, () => live.open(() => {}));
+  assert.ok(leaves.every((l) => l !== undefined));
+  assert.equal(live.open(() => {}), undefined);
+  leaves[0]!();
+  assert.ok(live.open(() => {}) !== undefined, "a closed page frees its place");
+});
+
+Deno.test("the timeline names every event it knows and keeps an unknown one by name", () => {
+  assert.equal(
+    describe({ event: "run_ended", run: "r1", status: "ok", cost_usd: 0.0123 }, 0)?.text,
+    "run r1 ended: ok · $0.012",
+  );
+  assert.equal(describe({ event: "halted", reason: "" }, 0)?.text, "agents halted");
+  assert.equal(describe({ event: "draft_held" }, 0)?.text, "draft held");
+  assert.equal(describe({ event: "acp_sweep", removed: [] }, 0), undefined);
+  assert.equal(describe({}, 0), undefined);
+});
+
+Deno.test({
+  name: "a real daemon's watch: a post made through `wats mcp` arrives as a post_stored event",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await using rig = await nodeRig();
+    const alice = await rig.mcp("alice");
+    const got: Record<string, unknown>[] = [];
+    const stop = new AbortController();
+    const attached = Promise.withResolvers<void>();
+    const watching = watchDaemon(
+      `${rig.dataDir}/mcp.sock`,
+      (e) => got.push(e),
+      stop.signal,
+      attached.resolve,
+    );
+    await attached.promise;
+    const id = idIn(await call(alice, "ask", { title: "watch", text: "does it arrive?" }));
+    await waitFor("the post's event", () => got.some((e) => e.id === id), 60_000);
+    const e = got.find((e) => e.id === id)!;
+    assert.equal(e.event, "post_stored");
+    assert.equal(e.kind, "ask");
+    stop.abort();
+    await watching;
+  },
+});
+
+const ready = requireCli("claude") !== null && requireTool("chromium");
+
+/** Polls `check` until it holds; a safety net of 120 s, never a timing assertion. */
+async function until(what: string, check: () => Promise<boolean>): Promise<void> {
+  const end = Date.now() + 120_000;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+Deno.test({
+  ignore: !ready,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  name:
+    "in the browser: the overview shows a run the moment it starts (no reload), and an ask from the posts page is posted as the person",
+  async fn() {
+    const dir = tempDataDir();
+    const mock = answeringMock();
+    const node = await startAgentNode(dir, mock, {
+      PATH: `${CLIS_DIR}/node_modules/.bin:${Deno.env.get("PATH")}`,
+    });
+    const alice = await mcpClient(dir, "alice", node.home);
+    const port = freePort();
+    const ui = startWats(["--data-dir", dir, "ui", "--listen", `127.0.0.1:${port}`], {
+      home: node.home,
+    });
+    let browser: Browser | undefined;
+    try {
+      browser = await launchChromium();
+      const page = browser.page;
+      const login = await ui.waitForLine((l) => l.includes("/login?token="), 90_000);
+      await page.goto(login.match(/http:\/\/\S+/)![0]);
+      const base = (await page.evaluate<string>("location.href")).replace(/\/$/, "");
+      // The dashboard says when its watch of the daemon is on: before that an
+      // event could be missed, so reload until it is.
+      await until("the dashboard's watch of the daemon", async () => {
+        await page.goto(`${base}/`);
+        return /watching the daemon/.test(
+          await page.evaluate<string>("document.getElementById('activity').textContent"),
+        );
+      });
+      // A mark a reload would lose.
+      await page.evaluate("window.__noReload = 'kept'");
+      await until(
+        "the live stream to open",
+        async () =>
+          await page.evaluate<string | undefined>("document.body.dataset.live") === "open",
+      );
+      const ask = idIn(await call(alice, "ask", { title: "Logs", text: "logrotate or journald?" }));
+      await node.waitForLine((l) => l.includes('"event":"run_ended"'), 120_000);
+      let timeline = "";
+      await until("the run's end on the overview", async () => {
+        timeline = await page.evaluate<string>("document.getElementById('activity').textContent");
+        return /run \S+ ended: ok/.test(timeline);
+      });
+      assert.match(timeline, /the agent woke: run \S+ started/);
+      assert.match(timeline, new RegExp(`ask ${ask.slice(0, 12)} posted here`));
+      assert.equal(await page.evaluate("window.__noReload"), "kept", "the page was not reloaded");
+
+      // An ask from the posts page: the person's post, shown on its thread page.
+      await page.goto(`${base}/posts`);
+      await page.evaluate(`(() => {
+        const f = document.querySelector('#new-ask form');
+        f.title.value = 'From the page';
+        f.text.value = 'Which backup tool?';
+        f.caps.value = 'backups';
+      })()`);
+      await page.navigateBy("document.querySelector('#new-ask form').requestSubmit()");
+      assert.match(
+        await page.evaluate<string>("location.pathname"),
+        /\/posts\/thread\/[0-9a-f]{64}$/,
+      );
+      const posted = (await page.evaluate<string>("location.pathname")).split("/").pop()!;
+      const thread = await call(alice, "thread", { id: posted });
+      assert.match(thread, /From the page/);
+      assert.match(thread, /caps: backups/);
+      // Signed by a profile of this node that is not the agent's: the person's.
+      const by = thread.match(/· ask · by npub1\w+ \(([^,]+), this node\)/)?.[1];
+      assert.ok(by !== undefined && by !== "helper", thread);
+    } finally {
+      await browser?.close();
+      await ui.stop();
+      await alice.close();
+      await node.stop();
+      await mock.close();
+    }
+  },
+});
