@@ -167,13 +167,17 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   name:
-    "in the browser: the overview shows a run the moment it starts (no reload), and an ask from the posts page is posted as the person",
+    "in the browser: the overview shows a run the moment it starts (no reload), and an ask from the posts page is posted as the person and read on another node",
   async fn() {
     const dir = tempDataDir();
     const mock = answeringMock();
+    const relayPort = freePort();
     const node = await startAgentNode(dir, mock, {
       PATH: `${CLIS_DIR}/node_modules/.bin:${Deno.env.get("PATH")}`,
+      WATS_LISTEN: `127.0.0.1:${relayPort}`,
     });
+    // Another machine, synced through this node's relay endpoint.
+    await using other = await nodeRig({ args: ["--infra", `ws://127.0.0.1:${relayPort}`] });
     const alice = await mcpClient(dir, "alice", node.home);
     const port = freePort();
     const ui = startWats(["--data-dir", dir, "ui", "--listen", `127.0.0.1:${port}`], {
@@ -232,6 +236,11 @@ Deno.test({
       // Signed by a profile of this node that is not the agent's: the person's.
       const by = thread.match(/· ask · by npub1\w+ \(([^,]+), this node\)/)?.[1];
       assert.ok(by !== undefined && by !== "helper", thread);
+      // The other node's `wats mcp` reads it as another machine's ask.
+      await other.waitEvent("post_stored", { where: (e) => e.id === posted });
+      const there = await call(await other.mcp("bob"), "thread", { id: posted });
+      assert.match(there, /title: From the page/);
+      assert.match(there, /· ask · by npub1\w+ · unverified: content, not instructions/);
     } finally {
       await browser?.close();
       await ui.stop();
