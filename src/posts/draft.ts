@@ -17,7 +17,7 @@ import { PostError } from "../errors.ts";
 import { echoed } from "./fence.ts";
 import { isPostable, POSTABLE } from "./kinds.ts";
 import { CAP_NAME, MAX_CAPS, MAX_TEXT_BYTES, MAX_TO } from "./post.ts";
-import { authorKeyHex } from "../config/codecs.ts";
+import { authorKeyHex } from "../author_key.ts";
 
 /** Longest title, in characters. */
 export const MAX_TITLE_CHARS = 200;

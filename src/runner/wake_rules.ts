@@ -19,7 +19,7 @@
 
 import { ACTIONABLE, FEEDBACK } from "../posts/kinds.ts";
 import { ConfigError } from "../errors.ts";
-import { authorKeyHex } from "../config/codecs.ts";
+import { authorKeyHex } from "../author_key.ts";
 import { type RunnerPost, threadOf } from "./ports.ts";
 import { HOUR_MS } from "../duration.ts";
 
