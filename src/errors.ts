@@ -91,6 +91,7 @@ export type ErrorCode =
   // post
   | "post.bad_cap"
   | "post.bad_id"
+  | "post.bad_to"
   | "post.empty"
   | "post.invalid"
   | "post.kind"
@@ -99,8 +100,10 @@ export type ErrorCode =
   | "post.reply_title"
   | "post.title_lines"
   | "post.title_too_long"
+  | "post.to_not_ask"
   | "post.too_long"
   | "post.too_many_caps"
+  | "post.too_many_to"
   | "post.unknown_parent"
   // profile
   | "profile.invalid"

@@ -10,7 +10,7 @@
 
 import { npubEncode } from "nostr-tools/nip19";
 import { loadSettings } from "../config/settings.ts";
-import { authorKeyHex } from "../config/codecs.ts";
+import { authorKeyHex } from "../author_key.ts";
 import { UsageError } from "../errors.ts";
 import { runConfig } from "./config.ts";
 import { GUARDIAN_HELP } from "./help.ts";

@@ -22,7 +22,7 @@ import { callData, callText, connectDaemon, type DaemonSession } from "../mcp/so
 import { selfCommandOf } from "../runner/harness.ts";
 
 /** The usage text of `wats try`. */
-export const TRY_HELP = `Usage: wats try [--text "…"] [--timeout D]
+export const TRY_HELP = `Usage: wats try [--text "…"] [--to KEY]… [--caps a,b] [--timeout D]
 
 Shows your agent waking, on this machine. An ask from this node's own profiles
 wakes nothing (agent.ignore_local, docs/runner.md), so \`wats try\` starts a
@@ -36,7 +36,15 @@ and a relay endpoint: start it with \`wats --listen 127.0.0.1:7447\` (or
 \`wats config set listen 127.0.0.1:7447\` and restart it).
 
   --text "…"     the ask (default: a question about this machine's agent)
+  --to KEY       address the ask to a profile (npub or hex; repeat for more):
+                 only the agents named wake (docs/runner.md, routing)
+  --caps a,b     name capabilities: without --to, only agents whose
+                 agent.caps match wake
   --timeout D    how long to wait for the answer (default 5m; e.g. 90s, 10m)
+
+An ask the routing keeps from your agent (addressed to others, caps it does
+not hold, or open while agent.open_asks = false) never wakes it: wats try
+then waits until --timeout.
 
 Exit codes: 0 the answer arrived; 1 it did not (timeout, a setting kept the
 agent from waking, the run ended without an answer, no node, no endpoint);
@@ -57,6 +65,10 @@ export interface TryArgs {
   help: boolean;
   text: string;
   timeoutMs: number;
+  /** The ask's `to`, as given (the second node judges it). */
+  to?: string[];
+  /** The ask's caps, as given. */
+  caps?: string[];
 }
 
 /** Reads `wats try`'s arguments. Pure. */
@@ -68,6 +80,8 @@ export function parseTryArgs(argv: string[]): TryArgs {
       options: {
         help: { type: "boolean", short: "h" },
         text: { type: "string" },
+        to: { type: "string", multiple: true },
+        caps: { type: "string" },
         timeout: { type: "string" },
       },
       allowPositionals: true,
@@ -95,7 +109,14 @@ export function parseTryArgs(argv: string[]): TryArgs {
     }
     timeoutMs = ms;
   }
-  return { help: v.help === true, text, timeoutMs };
+  const caps = v.caps?.split(",").map((c) => c.trim()).filter((c) => c !== "");
+  return {
+    help: v.help === true,
+    text,
+    timeoutMs,
+    ...(v.to !== undefined && v.to.length > 0 ? { to: v.to } : {}),
+    ...(caps !== undefined && caps.length > 0 ? { caps } : {}),
+  };
 }
 
 /**
@@ -183,7 +204,12 @@ export async function tryCommand(ctx: CommandContext): Promise<number> {
     there = await waitForSocket(`${dir}/mcp.sock`, node, stderr, ctx.signal);
     if (there === undefined) return stopped();
     const postedAt = Date.now();
-    const asked = await callText(there, "ask", { title: "wats try", text: args.text });
+    const asked = await callText(there, "ask", {
+      title: "wats try",
+      text: args.text,
+      ...(args.to !== undefined ? { to: args.to } : {}),
+      ...(args.caps !== undefined ? { caps: args.caps } : {}),
+    });
     const askId = asked.match(/\b[0-9a-f]{64}\b/)?.[0];
     if (askId === undefined) {
       throw new WatsError("try.no_id", `the second node posted no ask: ${asked}`);

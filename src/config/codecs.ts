@@ -6,7 +6,7 @@
  * @module
  */
 
-import { decode as decodeNip19 } from "nostr-tools/nip19";
+import { authorKeyHex } from "../author_key.ts";
 import { formatDuration, parseDuration } from "../duration.ts";
 import {
   POLICY_RULE,
@@ -232,18 +232,6 @@ function isRelayUrl(text: string): boolean {
     return (u.protocol === "ws:" || u.protocol === "wss:") && u.hostname !== "";
   } catch {
     return false;
-  }
-}
-
-/** An author key as lowercase hex: `npub1…` or 64 hex characters; `undefined` otherwise. */
-export function authorKeyHex(text: string): string | undefined {
-  if (/^[0-9a-fA-F]{64}$/.test(text)) return text.toLowerCase();
-  if (!text.startsWith("npub1")) return undefined;
-  try {
-    const decoded = decodeNip19(text);
-    return decoded.type === "npub" ? decoded.data : undefined;
-  } catch {
-    return undefined;
   }
 }
 

@@ -14,6 +14,7 @@ export type RejectCode =
   | "unknown_kind"
   | "future"
   | "bad_thread"
+  | "bad_route"
   | "bad_id"
   | "bad_sig";
 
@@ -25,6 +26,7 @@ export const REJECT_CODES: readonly RejectCode[] = [
   "unknown_kind",
   "future",
   "bad_thread",
+  "bad_route",
   "bad_id",
   "bad_sig",
 ];

@@ -25,6 +25,8 @@ export interface PostView {
   parent?: string;
   grafted: boolean;
   caps: string[];
+  /** The authors (hex keys) an ask is for; left out when it is for anyone. */
+  to?: string[];
   createdAt: number;
 }
 
@@ -40,6 +42,8 @@ export interface PostRequest {
   /** The post this replies to (its thread is found from it). */
   parent?: string;
   caps?: string[];
+  /** The authors an ask is for: npubs or 64-hex keys (hex once judged). */
+  to?: string[];
 }
 
 /** What became of a post. */

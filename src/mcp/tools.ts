@@ -22,7 +22,8 @@ import type { ToolContext, ToolHints, ToolOutput, ToolSpec } from "./tool_spec.t
 import { WatsError } from "../errors.ts";
 import { WATS_KINDS } from "../posts/kinds.ts";
 import { echoed } from "../posts/fence.ts";
-import { judgeDraft, judgePostId, MAX_CAPS, MAX_TITLE_CHARS, noSuchPost } from "../posts/draft.ts";
+import { judgeDraft, judgePostId, MAX_TITLE_CHARS, noSuchPost } from "../posts/draft.ts";
+import { MAX_CAPS, MAX_TO } from "../posts/post.ts";
 import { formatOutcome, formatPending, formatStatus } from "./format.ts";
 import { formatPosts } from "../posts/format_post.ts";
 import type { SessionIdentity } from "../contracts/session.ts";
@@ -90,6 +91,12 @@ const caps = z
   .array(z.string())
   .optional()
   .describe(`Capabilities it is about, e.g. ["rust"]; at most ${MAX_CAPS}.`);
+const to = z
+  .array(z.string())
+  .optional()
+  .describe(
+    `Profiles it is for (npub or hex), at most ${MAX_TO}: only their agents wake; leave out for anyone.`,
+  );
 const limit = (dflt: number, max: number) =>
   z
     .number({ error: `limit must be a whole number from 1 to ${max}` })
@@ -157,9 +164,11 @@ const ask = defineTool({
       .describe(`One line, at most ${MAX_TITLE_CHARS} characters.`),
     text: text("the question, with the context needed to answer it"),
     caps,
+    to,
   },
   annotations: POSTING,
-  run: (ctx, a) => publish(ctx, { kind: "ask", title: a.title, text: a.text, caps: a.caps }),
+  run: (ctx, a) =>
+    publish(ctx, { kind: "ask", title: a.title, text: a.text, caps: a.caps, to: a.to }),
 });
 
 const POSTING_TOOLS: ToolSpec[] = [

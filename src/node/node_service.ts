@@ -109,6 +109,7 @@ export class LocalNodeService implements NodeService {
         parent: draft.parent,
         thread: parent ? (parent.root ?? parent.id) : undefined,
         caps: draft.caps,
+        to: draft.to,
         ...(parent
           ? {
             parentSummary: {
@@ -149,6 +150,7 @@ export class LocalNodeService implements NodeService {
       parent: parent?.id,
       parentAuthor: parent?.author,
       caps: draft.caps,
+      mentions: draft.to,
       createdAt: Math.floor(this.#deps.now() / 1000),
     }, key.secret);
     const checked = await validateEvent(event, {
@@ -269,6 +271,7 @@ export class LocalNodeService implements NodeService {
           title: held.title,
           parent: held.parent,
           caps: held.caps,
+          to: held.to,
         });
         signed = await this.#sign(held.profile, draft, this.#parentOf(draft));
         this.#deps.review.markSigned(id, signed);

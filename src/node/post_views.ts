@@ -63,6 +63,7 @@ export class PostViews {
       parent: p.parent,
       grafted: p.grafted,
       caps: p.caps,
+      ...(p.to.length > 0 ? { to: p.to } : {}),
       createdAt: p.createdAt,
     };
   }

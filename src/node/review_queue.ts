@@ -30,6 +30,8 @@ import type { NostrEvent } from "../posts/post.ts";
 /** A draft as held: what `PendingDraft` shows plus what publishing needs. */
 export interface HeldDraft extends PendingDraft {
   caps?: string[];
+  /** The authors (hex keys) an ask is for. */
+  to?: string[];
   /** The post it answers, as it was when the draft was held (for `pending show`). */
   parentSummary?: { author: string; kind: string; title?: string; text: string };
   /**

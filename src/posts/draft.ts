@@ -16,29 +16,29 @@ import type { PostRequest } from "../contracts/views.ts";
 import { PostError } from "../errors.ts";
 import { echoed } from "./fence.ts";
 import { isPostable, POSTABLE } from "./kinds.ts";
-import { MAX_TEXT_BYTES } from "./post.ts";
+import { CAP_NAME, MAX_CAPS, MAX_TEXT_BYTES, MAX_TO } from "./post.ts";
+import { authorKeyHex } from "../author_key.ts";
 
 /** Longest title, in characters. */
 export const MAX_TITLE_CHARS = 200;
-/** Most capabilities on one post (each becomes a `cap:` tag; a post has ≤ 64 tags). */
-export const MAX_CAPS = 16;
 
 /** The kinds that may start a thread; the others reply to a parent. */
 const MAY_START_THREAD: ReadonlySet<string> = new Set(["ask", "offer", "note"]);
 /** The kinds whose thread needs a title. */
 const NEEDS_TITLE: ReadonlySet<string> = new Set(["ask"]);
 const POST_ID = /^[0-9a-f]{64}$/;
-const CAP = /^[a-z0-9][a-z0-9._+#-]{0,63}$/;
+/** The kinds that may name the authors they are for (`to`): the others reach a thread. */
+const MAY_ADDRESS: ReadonlySet<string> = new Set(["ask"]);
 
 /**
  * `draft` as it will be posted: the parent id and caps normalised (trimmed, lower
- * case, caps without `cap:` and repeats), the title trimmed, empty optional fields
- * left out.
+ * case, caps without `cap:` and repeats), `to` as hex keys without repeats, the
+ * title trimmed, empty optional fields left out.
  *
  * @throws {PostError} with the code of the first rule the draft breaks: `post.kind`,
  * `post.bad_id`, `post.needs_parent`, `post.empty`, `post.too_long`,
  * `post.reply_title`, `post.no_title`, `post.title_lines`, `post.title_too_long`,
- * `post.too_many_caps`, `post.bad_cap`.
+ * `post.too_many_caps`, `post.bad_cap`, `post.to_not_ask`, `post.too_many_to`, `post.bad_to`.
  */
 export function judgeDraft(draft: PostRequest): PostRequest {
   if (!isPostable(draft.kind)) {
@@ -56,12 +56,14 @@ export function judgeDraft(draft: PostRequest): PostRequest {
   }
   const title = judgeTitle(draft.title, draft.kind, parent !== undefined);
   const caps = judgeCaps(draft.caps);
+  const to = judgeTo(draft.to, draft.kind);
   return {
     kind: draft.kind,
     text: judgeText(draft.text),
     ...(title !== undefined ? { title } : {}),
     ...(parent !== undefined ? { parent } : {}),
     ...(caps !== undefined ? { caps } : {}),
+    ...(to !== undefined ? { to } : {}),
   };
 }
 
@@ -147,7 +149,7 @@ function judgeCaps(values: readonly string[] | undefined): string[] | undefined 
   const out: string[] = [];
   for (const raw of values) {
     const c = raw.trim().toLowerCase().replace(/^cap:/, "");
-    if (!CAP.test(c)) {
+    if (!CAP_NAME.test(c)) {
       throw new PostError(
         "post.bad_cap",
         `cap "${
@@ -156,6 +158,37 @@ function judgeCaps(values: readonly string[] | undefined): string[] | undefined 
       );
     }
     if (!out.includes(c)) out.push(c);
+  }
+  return out;
+}
+
+/** The authors an ask is for, as hex keys without repeats; only an ask names them. */
+function judgeTo(values: readonly string[] | undefined, kind: string): string[] | undefined {
+  if (values === undefined || values.length === 0) return undefined;
+  if (!MAY_ADDRESS.has(kind)) {
+    throw new PostError(
+      "post.to_not_ask",
+      `to is only for an ask: a ${kind} reaches its thread's authors; leave to out.`,
+    );
+  }
+  if (values.length > MAX_TO) {
+    throw new PostError(
+      "post.too_many_to",
+      `${values.length} authors in to: name at most ${MAX_TO}, or name caps instead of authors.`,
+    );
+  }
+  const out: string[] = [];
+  for (const raw of values) {
+    const key = authorKeyHex(raw.trim());
+    if (key === undefined) {
+      throw new PostError(
+        "post.bad_to",
+        `to "${
+          echoed(raw)
+        }" is not a profile key: use an npub1… or 64 hex characters (an announce shows its author's npub).`,
+      );
+    }
+    if (!out.includes(key)) out.push(key);
   }
   return out;
 }

@@ -12,6 +12,7 @@
 
 import type { PostView } from "../contracts/views.ts";
 import { fenceBody, fenceLine, oneLine, UNVERIFIED_LABEL } from "./fence.ts";
+import { npubEncode } from "nostr-tools/nip19";
 
 /** Renders one post, fenced and labelled with its author. */
 export function formatPost(post: PostView): string {
@@ -29,6 +30,9 @@ export function formatPost(post: PostView): string {
   const lines = [head, meta.join(" · ")];
   if (post.title !== undefined && post.title !== "") lines.push(`title: ${oneLine(post.title)}`);
   if (post.caps.length > 0) lines.push(`caps: ${post.caps.map(oneLine).join(", ")}`);
+  if (post.to !== undefined && post.to.length > 0) {
+    lines.push(`to: ${post.to.map((k) => npubEncode(k)).join(", ")}`);
+  }
   lines.push("", fenceBody(post.text), fenceLine(`end of post ${post.id}`));
   return lines.join("\n");
 }

@@ -3,8 +3,9 @@
  *
  * Thread links are NIP-10 marked `e` tags (`root`, `reply`) plus a `p` tag for the
  * parent's author; the title is a NIP-14 `subject` tag; capabilities are `t` tags
- * `cap:<name>`. A direct reply to a thread's root carries only the root tag. The
- * full mapping is in `docs/protocol.md`.
+ * `cap:<name>`; the authors an ask is for (`to`) are its `p` tags. A direct reply
+ * to a thread's root carries only the root tag. The full mapping is in
+ * `docs/protocol.md`.
  *
  * @module
  */
@@ -25,6 +26,15 @@ export const MAX_TAGS = 64;
 export const MAX_EVENT_BYTES = 64 * 1024;
 /** The prefix of a capability in a `t` tag. */
 export const CAP_PREFIX = "cap:";
+/** Most capabilities on one post (each becomes a `cap:` tag; a post has ≤ 64 tags). */
+export const MAX_CAPS = 16;
+/**
+ * Most authors one ask may be for (`to`, its `p` tags): an ask for more is
+ * better sent to a capability (docs/decisions/runner.md, "Routing").
+ */
+export const MAX_TO = 16;
+/** A capability name, as a `cap:` tag holds it after the prefix. */
+export const CAP_NAME = /^[a-z0-9][a-z0-9._+#-]{0,63}$/;
 
 /**
  * What a profile wants to post, as the signer needs it: the thread as root, parent
@@ -44,7 +54,7 @@ export interface PostDraft {
   parentAuthor?: string;
   /** Capability names, published as `t` tags `cap:<name>`. */
   caps?: string[];
-  /** Authors (hex pubkeys) the post addresses, as `p` tags: a halt's targets. */
+  /** Authors (hex pubkeys) the post addresses, as `p` tags: a halt's targets, an ask's `to`. */
   mentions?: string[];
   /** Seconds since the epoch. */
   createdAt: number;
@@ -64,6 +74,12 @@ export interface Post {
   parent?: string;
   /** Capability names from `t` tags `cap:<name>`, in tag order. */
   caps: string[];
+  /**
+   * The authors (hex keys) an ask that starts a thread is for: its `p` tags, in
+   * tag order, repeats dropped. Empty for every other post (a reply's `p` tag
+   * names its parent's author, a halt's its targets).
+   */
+  to: string[];
   /** Seconds since the epoch, as the author's clock said. */
   createdAt: number;
   /** All the event's tags, as they are. */
@@ -208,6 +224,7 @@ export function readPost(event: NostrEvent): Post {
     kind,
     text: event.content,
     caps: [],
+    to: [],
     createdAt: event.created_at,
     tags: event.tags,
   };
@@ -220,7 +237,15 @@ export function readPost(event: NostrEvent): Post {
   for (const t of event.tags) {
     if (t[0] === "t" && t[1]?.startsWith(CAP_PREFIX)) post.caps.push(t[1].slice(CAP_PREFIX.length));
   }
+  if (kind === "ask" && post.root === undefined) post.to = askedOf(event.tags);
   return post;
+}
+
+/** The `p` tags' keys that are 64 hex, repeats dropped (validation refuses an ask with others). */
+function askedOf(tags: readonly (readonly string[])[]): string[] {
+  const to = new Set<string>();
+  for (const t of tags) if (t[0] === "p" && isHex64(t[1])) to.add(t[1]);
+  return [...to];
 }
 
 function invalid(reason: string): never {

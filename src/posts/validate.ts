@@ -2,7 +2,7 @@
  * Validation of events that arrive from outside: relays, peers, MCP clients.
  *
  * Checks run cheapest first — shape and sizes (`malformed`, `too_large`,
- * `too_many_tags`), then `unknown_kind`, `future`, `bad_thread`, and last the hash
+ * `too_many_tags`), then `unknown_kind`, `future`, `bad_thread`, `bad_route`, and last the hash
  * (`bad_id`) and signature (`bad_sig`) — and the first failing rule names the
  * rejection. The checks run on a fresh plain copy
  * built from the input's fields, read once: getters, extra fields, or a "verified"
@@ -14,7 +14,17 @@
 
 import type { NostrEvent } from "nostr-tools/core";
 import { KIND_BASE, WATS_KINDS, watsKindOf } from "./kinds.ts";
-import { isHex64, MAX_EVENT_BYTES, MAX_TAGS, MAX_TEXT_BYTES, threadLinks } from "./post.ts";
+import {
+  CAP_NAME,
+  CAP_PREFIX,
+  isHex64,
+  MAX_CAPS,
+  MAX_EVENT_BYTES,
+  MAX_TAGS,
+  MAX_TEXT_BYTES,
+  MAX_TO,
+  threadLinks,
+} from "./post.ts";
 import { serializeEvent, type VerifyBackend, verifyEvent, type VerifyResult } from "./verify.ts";
 import type { RejectCode } from "../contracts/reject_codes.ts";
 
@@ -63,6 +73,10 @@ export async function validateEvent(input: unknown, opts: ValidateOptions): Prom
     }
     const links = threadLinks(copy.tags);
     if ("error" in links) return reject("bad_thread", links.error);
+    if (watsKindOf(copy.kind) === "ask") {
+      const route = routeError(copy.tags);
+      if (route !== undefined) return reject("bad_route", route);
+    }
     const size = new TextEncoder().encode(serializeEvent(copy)).length;
     if (size > MAX_EVENT_BYTES) {
       return reject("too_large", `the event is ${size} bytes; the limit is ${MAX_EVENT_BYTES}`);
@@ -80,6 +94,32 @@ export async function validateEvent(input: unknown, opts: ValidateOptions): Prom
   } catch (err) {
     return reject("bad_sig", `the signature could not be checked: ${describe(err)}`);
   }
+}
+
+/**
+ * What is wrong with an ask's routing tags, which decide whose agents wake
+ * (docs/decisions/runner.md, "Routing"): the same bounds a local draft is held to,
+ * so a peer cannot make a node store, or match against, more than a local author could.
+ */
+function routeError(tags: readonly (readonly string[])[]): string | undefined {
+  let to = 0;
+  let caps = 0;
+  for (const t of tags) {
+    if (t[0] === "p") {
+      if (!isHex64(t[1])) return `a p tag holds "${clip(t[1] ?? "")}", not a 64-hex key`;
+      if (++to > MAX_TO) return `more than ${MAX_TO} p tags on an ask`;
+    } else if (t[0] === "t" && t[1]?.startsWith(CAP_PREFIX)) {
+      const name = t[1].slice(CAP_PREFIX.length);
+      if (!CAP_NAME.test(name)) return `a t tag holds "${clip(t[1])}", not a capability name`;
+      if (++caps > MAX_CAPS) return `more than ${MAX_CAPS} cap: tags on an ask`;
+    }
+  }
+  return undefined;
+}
+
+/** A peer's value, short enough for a log line. */
+function clip(s: string): string {
+  return s.length > 70 ? `${s.slice(0, 70)}…` : s;
 }
 
 type Shaped = NostrEvent | { code: RejectCode; reason: string };

@@ -24,6 +24,10 @@ export interface RunnerPost {
   parent?: string;
   /** True when its parent belongs to another thread (left out by the loop detector). */
   grafted: boolean;
+  /** The authors (hex keys) an ask is for; empty when it is for anyone (wake_rules.ts). */
+  to: string[];
+  /** The capability names the post names (`cap:` tags). */
+  caps: string[];
   /** Seconds since the epoch, as the author's clock said (display only). */
   createdAt: number;
 }

@@ -30,7 +30,7 @@ import { cursorOf, type QueuedEvent, setUpRun } from "./run_setup.ts";
 import { DEFAULT_RETENTION, isRunId, newRunId } from "./transcripts.ts";
 import type { RunIndexEntry, RunStatus, RunTrigger } from "../contracts/runs.ts";
 import type { AgentHost } from "../contracts/agent_host.ts";
-import { normalizeAllow, type WakeContext, WakeLimiter } from "./wake_rules.ts";
+import { normalizeAllow, normalizeCaps, type WakeContext, WakeLimiter } from "./wake_rules.ts";
 import { SkipLog } from "./skips.ts";
 import { answered, heldBecause, intake } from "./intake.ts";
 import { endedLine, type RunnerStatus, statusOf } from "./runner_status.ts";
@@ -96,6 +96,9 @@ export class Runner implements AgentHost {
       localAuthors: opts.agent.localAuthors,
       ignoreLocal: opts.settings["agent.ignore_local"],
       allow: normalizeAllow(opts.settings["agent.allow"]),
+      caps: normalizeCaps(opts.settings["agent.caps"]),
+      capsMatch: opts.settings["agent.caps_match"],
+      openAsks: opts.settings["agent.open_asks"],
       get: (id: string) => opts.records.store.get(id),
     };
     this.#limiter = new WakeLimiter(opts.settings["agent.wakes_per_author_per_hour"]);

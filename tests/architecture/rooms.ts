@@ -35,7 +35,7 @@ export const ROOMS: readonly Room[] = [
     name: "leaves",
     rank: 1,
     paths: ["src/*.ts", "src/io/"],
-    holds: "errors, log, duration, money, canonical JSON, version, prompts, write_all",
+    holds: "errors, log, duration, money, canonical JSON, version, prompts, write_all, author keys",
     touch: "a helper every room may use (one home per helper)",
   },
   {

@@ -46,13 +46,23 @@ function scratchOf(stdout: string): string {
   return m[1]!;
 }
 
-Deno.test("wats try's flags: --text, --timeout with its default, and one clear line for a mistake", () => {
+Deno.test("wats try's flags: --text, --to, --caps, --timeout with its default, and one clear line for a mistake", () => {
   assert.deepEqual(parseTryArgs([]), { help: false, text: TRY_TEXT, timeoutMs: TRY_TIMEOUT_MS });
   assert.deepEqual(parseTryArgs(["--text", "Hi?", "--timeout", "90s"]), {
     help: false,
     text: "Hi?",
     timeoutMs: 90_000,
   });
+  assert.deepEqual(
+    parseTryArgs(["--to", "npub1a", "--to", "b".repeat(64), "--caps", "rust, sql,"]),
+    {
+      help: false,
+      text: TRY_TEXT,
+      timeoutMs: TRY_TIMEOUT_MS,
+      to: ["npub1a", "b".repeat(64)],
+      caps: ["rust", "sql"],
+    },
+  );
   assert.throws(() => parseTryArgs(["--timeout", "soon"]), {
     message: "--timeout soon is not a duration such as 90s or 10m",
   });
@@ -248,7 +258,11 @@ Deno.test({
 Deno.test("wats try --help, and wats --help lists it", async () => {
   const help = await runWats(["try", "--help"]);
   assert.equal(help.code, 0);
-  assert.match(help.stdout, /^Usage: wats try \[--text "…"\] \[--timeout D\]$/m);
+  assert.match(
+    help.stdout,
+    /^Usage: wats try \[--text "…"\] \[--to KEY\]… \[--caps a,b\] \[--timeout D\]$/m,
+  );
+  assert.match(help.stdout, /^ {2}--to KEY {7}address the ask to a profile/m);
   assert.match(help.stdout, /^Exit codes: 0 the answer arrived;/m);
   const main = await runWats(["--help"]);
   assert.match(main.stdout, /^ {2}wats try \[--text "…"\] +see your agent wake/m);

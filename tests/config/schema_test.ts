@@ -8,13 +8,13 @@ import {
   SETTING_KEYS,
 } from "../../src/config/schema.ts";
 import {
-  authorKeyHex,
   formatValue,
   InvalidValue,
   parseText,
   parseToml,
   textToToml,
 } from "../../src/config/codecs.ts";
+import { authorKeyHex } from "../../src/author_key.ts";
 import { parseDuration } from "../../src/duration.ts";
 
 const HEX = "7e7e9c42a91bfef19fa929e5fda1b72e0ebc1a4c1141673e2794234d86addf4e";

@@ -56,8 +56,16 @@ Deno.test("ingest refuses bad events with a code and reason, counts them, stores
       tags: Array.from({ length: 65 }, (_, i) => ["t", `x${i}`]),
       content: "tags",
     }, alice.secret);
+    // An ask addressed to more authors than MAX_TO (16): bounded like a local draft.
+    const manyTo = finalizeEvent({
+      kind: NOSTR_KINDS[0]!,
+      created_at: nowSec(),
+      tags: Array.from({ length: 17 }, (_, i) => ["p", i.toString(16).padStart(64, "0")]),
+      content: "for everyone I know",
+    }, alice.secret);
     const cases: [unknown, string][] = [
       [badSig, "bad_sig"],
+      [manyTo, "bad_route"],
       [unknownKind, "unknown_kind"],
       [future, "future"],
       [manyTags, "too_many_tags"],
@@ -76,6 +84,7 @@ Deno.test("ingest refuses bad events with a code and reason, counts them, stores
       unknown_kind: 1,
       future: 1,
       too_many_tags: 1,
+      bad_route: 1,
       malformed: 2,
     });
     assert.equal(seen.length, cases.length);

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import type { PostRequest } from "../../src/contracts/views.ts";
 import { PostError } from "../../src/errors.ts";
-import { judgeDraft, judgePostId, MAX_CAPS, noSuchPost } from "../../src/posts/draft.ts";
-import { MAX_TEXT_BYTES } from "../../src/posts/post.ts";
+import { judgeDraft, judgePostId, noSuchPost } from "../../src/posts/draft.ts";
+import { MAX_CAPS, MAX_TEXT_BYTES, MAX_TO } from "../../src/posts/post.ts";
+import { npubEncode } from "nostr-tools/nip19";
 
 const ID = "a".repeat(64);
 
@@ -67,4 +68,49 @@ Deno.test("a caller's value is echoed on one line and clipped", () => {
     return true;
   });
   assert.match(noSuchPost(ID).message, /^No post a{64} on this node: check the id/);
+});
+
+Deno.test("an ask's to is read as npubs or hex, normalised to hex, repeats dropped", () => {
+  const bob = "b".repeat(64);
+  const carol = "c".repeat(64);
+  assert.deepEqual(
+    judgeDraft({
+      kind: "ask",
+      text: "q",
+      title: "t",
+      to: [` ${npubEncode(bob)} `, bob.toUpperCase(), carol],
+    }),
+    { kind: "ask", text: "q", title: "t", to: [bob, carol] },
+  );
+  // An empty list is no to: the ask is for anyone.
+  assert.deepEqual(judgeDraft({ kind: "ask", text: "q", title: "t", to: [] }), {
+    kind: "ask",
+    text: "q",
+    title: "t",
+  });
+});
+
+Deno.test("to is refused on other kinds, over its bound, and for an entry that is not a key", () => {
+  refused(
+    { kind: "note", text: "x", to: ["b".repeat(64)] },
+    "post.to_not_ask",
+    /^to is only for an ask: a note reaches its thread's authors; leave to out\.$/,
+  );
+  refused(
+    {
+      kind: "ask",
+      text: "q",
+      title: "t",
+      to: Array.from({ length: MAX_TO + 1 }, (_, i) => i.toString(16).padStart(64, "0")),
+    },
+    "post.too_many_to",
+    new RegExp(`^${MAX_TO + 1} authors in to: name at most ${MAX_TO}, or name caps`),
+  );
+  refused(
+    { kind: "ask", text: "q", title: "t", to: ["b".repeat(64), "alice"] },
+    "post.bad_to",
+    /^to "alice" is not a profile key: use an npub1… or 64 hex characters/,
+  );
+  // An nsec (or any other bech32) is not a profile key either.
+  refused({ kind: "ask", text: "q", title: "t", to: ["nsec1xyz"] }, "post.bad_to", /"nsec1xyz"/);
 });

@@ -36,6 +36,7 @@ Deno.test("a root post round-trips: kind, text, subject title, cap tags", () => 
     text: "I review Rust",
     title: "Rust reviewer",
     caps: ["rust", "review"],
+    to: [],
     createdAt: T,
     tags: event.tags,
   });
@@ -150,4 +151,29 @@ Deno.test("signPost (nostr-wasm) makes the same post as buildPost, and it valida
   assert.deepEqual(fast.tags, slow.tags);
   const v = await validateEvent(fast, { nowMs: 1_700_000_000_000, maxSkewMs: 600_000 });
   assert.ok(v.ok, JSON.stringify(v));
+});
+
+Deno.test("an ask's to is its p tags, repeats dropped; a reply's p tag is not a to", () => {
+  const ask = buildPost(
+    {
+      kind: "ask",
+      text: "q",
+      title: "t",
+      mentions: [bob.pubkey, alice.pubkey, bob.pubkey],
+      createdAt: T,
+    },
+    alice.secret,
+  );
+  assert.deepEqual(ask.tags.filter((t) => t[0] === "p"), [["p", bob.pubkey], ["p", alice.pubkey]]);
+  assert.deepEqual(readPost(ask).to, [bob.pubkey, alice.pubkey]);
+  const reply = buildPost(
+    { kind: "answer", text: "so", root: ask.id, parentAuthor: alice.pubkey, createdAt: T },
+    bob.secret,
+  );
+  assert.deepEqual(readPost(reply).to, []);
+  const halt = buildPost(
+    { kind: "halt", text: "stop", mentions: [bob.pubkey], createdAt: T },
+    alice.secret,
+  );
+  assert.deepEqual(readPost(halt).to, []);
 });

@@ -4,7 +4,7 @@ import type { NostrEvent } from "nostr-tools/core";
 // finalizeEvent and verifyEvent set and trust it.
 import { finalizeEvent, verifiedSymbol, verifyEvent as cachedVerify } from "nostr-tools/pure";
 import { deriveProfileKey } from "../../src/identity/profile_key.ts";
-import { buildPost, MAX_TEXT_BYTES } from "../../src/posts/post.ts";
+import { buildPost, MAX_CAPS, MAX_TEXT_BYTES, MAX_TO } from "../../src/posts/post.ts";
 import { validateEvent, type ValidateOptions } from "../../src/posts/validate.ts";
 import { initVerifier, verifyEvent } from "../../src/posts/verify.ts";
 
@@ -72,7 +72,8 @@ Deno.test("validation rejects an event over 64 KiB in total", async () => {
 });
 
 Deno.test("validation rejects more than 64 tags and accepts 64", async () => {
-  const tags = (n: number) => Array.from({ length: n }, (_, i) => ["t", `cap:c${i}`]);
+  // Plain topic tags: an ask holds at most 16 `cap:` tags (the routing bound, tested below).
+  const tags = (n: number) => Array.from({ length: n }, (_, i) => ["t", `topic${i}`]);
   assert.ok((await validateEvent(sign({ tags: tags(64) }), OPTS)).ok);
   await rejects(sign({ tags: tags(65) }), "too_many_tags", /65 tags; the limit is 64/);
 });
@@ -165,4 +166,20 @@ Deno.test("fields are read once: a getter cannot swap the content after the chec
   assert.ok(r.ok);
   assert.equal(r.event.content, "checked");
   assert.equal(reads, 1);
+});
+
+Deno.test("an ask's routing tags are bounded and must parse: more is dropped as bad_route", async () => {
+  const keys = (n: number) =>
+    Array.from({ length: n }, (_, i) => ["p", i.toString(16).padStart(64, "0")]);
+  const caps = (n: number) => Array.from({ length: n }, (_, i) => ["t", `cap:c${i}`]);
+  // At the bounds an ask is accepted.
+  assert.ok((await validateEvent(sign({ tags: [...keys(MAX_TO), ...caps(MAX_CAPS)] }), OPTS)).ok);
+  await rejects(sign({ tags: keys(MAX_TO + 1) }), "bad_route", /more than 16 p tags on an ask/);
+  await rejects(sign({ tags: caps(MAX_CAPS + 1) }), "bad_route", /more than 16 cap: tags/);
+  await rejects(sign({ tags: [["p", "npub1abc"]] }), "bad_route", /"npub1abc", not a 64-hex key/);
+  await rejects(sign({ tags: [["p"]] }), "bad_route", /not a 64-hex key/);
+  await rejects(sign({ tags: [["t", "cap:Two Words"]] }), "bad_route", /not a capability name/);
+  // Other kinds keep their p tags as they are (a halt's targets, a reply's parent author).
+  const reply = sign({ kind: 4471, tags: [["e", "a".repeat(64), "", "root"], ["p", "x"]] });
+  assert.ok((await validateEvent(reply, OPTS)).ok);
 });

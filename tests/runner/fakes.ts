@@ -110,6 +110,8 @@ export class FakeStore implements RunnerStore {
       root: p.root,
       parent: p.parent ?? p.root,
       grafted: p.grafted ?? false,
+      to: p.to ?? [],
+      caps: p.caps ?? [],
       createdAt: p.createdAt ?? 1_700_000_000,
     };
     this.#seq = Math.max(this.#seq, post.seq);

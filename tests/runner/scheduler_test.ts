@@ -1058,6 +1058,27 @@ Deno.test("a run's header and start line state only the limits its runtime appli
   }
 });
 
+Deno.test("routing skips in status: a local author's open ask under agent.open_asks = false is one; asks for others are not", () => {
+  const r = rig({ "agent.open_asks": false, "agent.ignore_local": false });
+  try {
+    r.runner.start();
+    const local = r.post({ author: PERSON, kind: "ask" });
+    r.post({ author: BOB, kind: "ask" }); // open, from another node: routine, debug only
+    r.post({ author: PERSON, kind: "ask", to: [CAROL] }); // addressed elsewhere: never a skip
+    r.post({ author: BOB, kind: "ask", caps: ["cobol"] }); // caps the agent lacks
+    assert.deepEqual(
+      r.runner.status().skipped.map((s) => [s.post, s.setting]),
+      [[local.id, "agent.open_asks"]],
+    );
+    assert.equal(r.runner.status().queued, 0);
+    const info = r.log.lines.filter((l) => l.level === "info" && l.message.startsWith("did not"));
+    assert.equal(info.length, 1);
+    assert.match(info[0]!.message, /is open \(no to, no caps\) and agent\.open_asks = false/);
+  } finally {
+    r.cleanup();
+  }
+});
+
 Deno.test("a post a setting keeps from waking the agent is logged at info with the setting and shown in status", async () => {
   const r = rig({ "agent.wakes_per_author_per_hour": 1, "agent.max_usd_per_day": 1 });
   try {

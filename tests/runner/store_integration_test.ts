@@ -79,3 +79,58 @@ Deno.test("the runner takes the store's inserts and LogTape's logger as they are
     await cleanup();
   }
 });
+
+Deno.test("the store's runner view carries an ask's to and caps: only the asks for the agent wake it", async () => {
+  const { store, dir, cleanup } = await tempStore();
+  try {
+    const time = new FakeTime(Date.UTC(2026, 9, 15, 12));
+    const spawner = new FakeSpawner();
+    const runner = new Runner({
+      world: { clock: time, timers: time, log: log("runner") },
+      records: {
+        store,
+        transcripts: new Transcripts({
+          runsDir: `${dir}/agent/runs`,
+          runsIndex: `${dir}/agent/runs.jsonl`,
+        }),
+      },
+      settings: {
+        ...defaultSettings(),
+        "agent.profile": "alice-agent",
+        "agent.caps": ["Deno"],
+        "agent.open_asks": false,
+      },
+      agent: {
+        agentKey: alice.pubkey,
+        user: "alice",
+        localAuthors: () => store.localAuthors(),
+        template: "{events}",
+      },
+      launch: {
+        harness: new FakeHarness(),
+        spawn: spawner.spawn,
+        paths: { dataDir: dir, runDir: `${dir}/agent/run`, configDir: `${dir}/agent/run-config` },
+        selfCommand: { command: "wats", args: [] },
+      },
+    });
+    store.onInsert((posts) => runner.onPosts(posts));
+    runner.start();
+    const toAlice = post(bob, "ask", "for alice", { mentions: [alice.pubkey] });
+    const toCarol = post(bob, "ask", "for carol", { mentions: [carol.pubkey], caps: ["deno"] });
+    const deno = post(bob, "ask", "deno question", { caps: ["deno", "wasm"] });
+    const rust = post(bob, "ask", "rust question", { caps: ["rust"] });
+    const open = post(bob, "ask", "anyone?");
+    store.insert([toAlice, toCarol, deno, rust, open], { origin: "remote" });
+    await time.advance(30_000);
+    assert.equal(spawner.procs.length, 1);
+    const stdin = spawner.last.request.stdin;
+    assert.deepEqual(
+      [...stdin.matchAll(/([0-9a-f]{64}): ask/g)].map((m) => m[1]),
+      [toAlice.id, deno.id],
+    );
+    spawner.last.finish({ ok: true, costUsd: 0.01 });
+    await runner.stop();
+  } finally {
+    await cleanup();
+  }
+});

@@ -14,6 +14,9 @@ function ctx(store: FakeStore, over: Partial<WakeContext> = {}): WakeContext {
     localAuthors: () => new Set([AGENT, PERSON]),
     ignoreLocal: true,
     allow: new Set(),
+    caps: new Set(),
+    capsMatch: "any",
+    openAsks: true,
     get: (id) => store.get(id),
     ...over,
   };
