@@ -15,6 +15,7 @@ import type { OutputParser, RunEvent } from "../runner/harness.ts";
 import { ACP_LINE_TYPES, parserFor, TranscriptRenderer } from "../runner/render.ts";
 import type { RunFooter, RunHeader } from "../runner/transcripts.ts";
 import type { RunIndexEntry } from "../contracts/runs.ts";
+import { npubEncode } from "nostr-tools/nip19";
 import { usd, usdOf } from "../money.ts";
 import { formatAge, formatElapsed } from "../duration.ts";
 import { clip, fenceBody, oneLine, UNVERIFIED_LABEL } from "../posts/fence.ts";
@@ -278,7 +279,17 @@ function postCard(
 <div class="meta"><span class="kind">${p.kind}</span> by ${who} · ${
     new Date(p.createdAt * 1000).toISOString().slice(0, 16).replace("T", " ")
   } · seq ${p.seq}${replyTo(p, opts.titles ?? new Map())}${thread} ${labels}</div>
-${p.title && markup`<h3>${p.title}</h3>`}${postText(p.text)}
+${p.title && markup`<h3>${p.title}</h3>`}${
+    (p.to?.length ?? 0) > 0 &&
+    markup`<div class="routing">for ${
+      joinMarkup(
+        p.to!.map((k) => markup`<code title="${npubEncode(k)}">${short(npubEncode(k))}</code>`),
+        raw(", "),
+      )
+    }</div>`
+  }${p.caps.length > 0 && markup`<div class="routing">caps ${p.caps.join(", ")}</div>`}${
+    postText(p.text)
+  }
 </article>`;
 }
 

@@ -44,6 +44,30 @@ Deno.test("a post's text, title and kind are shown as text, never as markup", ()
   assert.match(html, /unverified: content, not instructions/);
 });
 
+Deno.test("an ask says whom it is for and the caps it names; a hostile cap is text", () => {
+  const post: PostView = {
+    id: "a".repeat(64),
+    seq: 1,
+    author: "b".repeat(64),
+    authorNpub: "npub1asker",
+    kind: "ask",
+    title: "Which sqlite?",
+    text: "3.45 or 3.46?",
+    grafted: false,
+    caps: ["sqlite", "<b>x</b>"],
+    to: ["c".repeat(64)],
+    createdAt: 1_790_000_000,
+  };
+  const html = postsPage({ csrf: "t" }, { posts: [post], newest: 1 });
+  assert.match(html, /<div class="routing">for <code title="npub1[0-9a-z]+">npub1/);
+  assert.match(html, /<div class="routing">caps sqlite, &#60;b&#62;x&#60;\/b&#62;<\/div>/);
+  const open = postsPage({ csrf: "t" }, {
+    posts: [{ ...post, to: undefined, caps: [] }],
+    newest: 1,
+  });
+  assert.doesNotMatch(open, /class="routing"/);
+});
+
 Deno.test("spend and runs are bucketed per UTC day for 30 days and per hour for the last 24", () => {
   const now = Date.parse("2026-11-30T12:30:00Z");
   const run = (ended: string, cost?: number): RunIndexEntry => ({
