@@ -33,6 +33,7 @@ export type RunnerSettings = Pick<
   | "agent.ignore_local"
   | "agent.allow"
   | "agent.about"
+  | "agent.claim_ttl"
   | "agent.loop_max_exchanges"
   | "agent.wakes_per_author_per_hour"
 >;
