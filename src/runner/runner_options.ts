@@ -33,9 +33,9 @@ export type RunnerSettings = Pick<
   | "agent.ignore_local"
   | "agent.allow"
   | "agent.about"
-  | "agent.claim_ttl"
   | "agent.loop_max_exchanges"
   | "agent.wakes_per_author_per_hour"
+  | "agent.claim_ttl"
 >;
 
 /** The world the runner lives in. */

@@ -227,6 +227,7 @@ export class Runner implements AgentHost {
     /** Threads that got a post: a claim, release or sign of life may change a claim there. */
     const touched = new Set<string>();
     const before = this.#queue.size + this.#feedback.size;
+    let claimed = false;
     const queued: QueuedEvent[] = [];
     const skip = (post: RunnerPost, setting: string, reason: string) =>
       this.#skips.didNotWake(now, post, setting, reason);
@@ -251,14 +252,17 @@ export class Runner implements AgentHost {
       } else {
         const q = d.queued;
         // Claimed before it arrived (relays need not keep order): never queued.
-        if (this.#holdIfClaimed(q, now)) continue;
+        if (this.#holdIfClaimed(q, now)) {
+          claimed = true;
+          continue;
+        }
         this.#queue.set(post.id, q);
         queued.push(q);
         this.#world.log.info(`queued: ${q.reason}`, { id: post.id, thread: q.thread });
         check.add(q.thread);
       }
     }
-    const claimsChanged = this.#recheckClaims(touched, now);
+    const claimsChanged = this.#recheckClaims(touched, now) || claimed;
     for (const thread of claimsChanged ? touched : []) this.#checkThread(thread);
     for (const thread of check) this.#checkThread(thread);
     // Queued, but held: the post waits for the loop pause or the budget pause to end.
@@ -610,6 +614,8 @@ export class Runner implements AgentHost {
         changed = true;
       }
     }
+    // The window the dropped asks opened closes with them: the next event opens its own.
+    if (changed && this.#queue.size === 0) this.#debounceAt = undefined;
     for (const thread of threads) {
       for (const h of this.#held.inThread(thread)) {
         const c = this.#claimState(h.queued, now);
@@ -685,7 +691,8 @@ export class Runner implements AgentHost {
       if (c.state === "held") this.#held.hold(q, c.claim);
       else this.#reopen(q, c, now);
     }
-    this.#recheckClaims(new Set(events.map((q) => q.thread)), now);
+    const changed = this.#recheckClaims(new Set(events.map((q) => q.thread)), now);
+    if (changed || claimed.length !== this.#held.list().length) this.#persist();
     if (events.length > 0) {
       this.#world.log.info(
         `${events.length} event(s) not handled before the restart wait for the next run`,
