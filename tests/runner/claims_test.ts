@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { type ClaimPost, claimState, HELD_MAX, HeldAsks } from "../../src/runner/claims.ts";
 import type { QueuedEvent } from "../../src/runner/run_setup.ts";
+import { readHeartbeatTemplate } from "../../src/runner/prompt.ts";
+import { runSystemPrompt } from "../../src/prompts.ts";
+import { instructionsFor } from "../../src/mcp/instructions.ts";
 import { AGENT, BOB, CAROL, FakeStore, hexId, PERSON } from "./fakes.ts";
 
 const MIN = 60_000;
@@ -171,4 +174,12 @@ Deno.test("held asks are bounded: past HELD_MAX the oldest is forgotten", () => 
   for (let i = 1; i < HELD_MAX; i++) assert.equal(h.hold(queued(), claim), undefined);
   assert.equal(h.hold(queued(), claim)?.queued, first);
   assert.equal(h.list().length, HELD_MAX);
+});
+
+Deno.test("the agent is told to claim before long work and release when it gives up", () => {
+  const claimAndRelease = /`claim`[^\n]*`release`/;
+  // The wake prompt (HEARTBEAT.md's "How to act"), the run's system prompt, and a person's session.
+  assert.match(readHeartbeatTemplate(), claimAndRelease);
+  assert.match(runSystemPrompt(), claimAndRelease);
+  assert.match(instructionsFor(false), claimAndRelease);
 });
