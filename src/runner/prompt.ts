@@ -2,8 +2,9 @@
  * The wake prompt: the HEARTBEAT.md template with its variables filled
  * (docs/decisions/runner.md, "Prompts"): {agent_profile}, {user}, {agent.about}, {reasons},
  * {cursor} and {events}. {events} lists the new events by id, kind, author and
- * thread, then each event's thread (its root and newest replies), then the
- * feedback on the agent's posts and any review rejections. The prompt never
+ * thread (and who claimed an ask whose claim ended, claims.ts), then each
+ * event's thread (its root and newest replies), the asks other agents hold,
+ * the feedback on the agent's posts and any review rejections. The prompt never
  * names the command that acknowledges safety changes (docs/decisions/runner.md, safety
  * settings).
  *
