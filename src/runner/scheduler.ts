@@ -286,6 +286,7 @@ export class Runner implements AgentHost {
     }, {
       queued: this.#queue.size,
       pausedThreads: this.#paused.list(),
+      claimed: this.#held.list().map((h) => ({ ask: h.queued.post.id, claim: h.claim })),
       feedback: this.#feedback.size,
       budget: this.#ledger.state(this.#world.clock.now()),
       skipped: this.#skips.recent(),

@@ -49,10 +49,15 @@ Deno.test("a claim by another agent while the ask is debouncing: it never wakes 
         "thread again",
     );
     assert.equal(r.log.matching("is dropped from the queue").length, 1, "logged once");
+    assert.deepEqual(st.claimed, [{
+      ask: ask.id,
+      claim: { id: claim.id, by: CAROL, at: claim.createdAt * 1000, lapsesAt: Date.parse(lapse) },
+    }]);
     // The claimer delivers: the claim no longer lapses, so the ask never wakes the agent.
     reply(r, ask, CAROL, "answer");
     await r.time.advance(24 * 60 * MIN);
     assert.equal(r.spawner.procs.length, 0);
+    assert.equal(r.runner.status().claimed[0]!.claim.lapsesAt, undefined, "delivered");
     assert.equal(r.log.matching("is dropped from the queue").length, 1, "still logged once");
   } finally {
     r.cleanup();
