@@ -22,7 +22,12 @@
  */
 
 import type { RunnerPost, RunnerStore } from "./ports.ts";
-import type { QueuedEvent } from "./run_setup.ts";
+
+/** A queued event as far as claims go: its post and thread (run_setup.ts `QueuedEvent` is one). */
+export interface Queued {
+  post: Pick<RunnerPost, "id">;
+  thread: string;
+}
 
 /** The fields of a post that decide a claim. */
 export type ClaimPost = Pick<RunnerPost, "id" | "seq" | "author" | "kind" | "parent" | "createdAt">;
@@ -134,7 +139,7 @@ function claimOf(c: Running, ttlMs: number): Claim {
 /** Reads an ask's thread from the store and decides its claim state. */
 export function claimStateIn(
   store: Pick<RunnerStore, "threadNewest">,
-  q: Pick<QueuedEvent, "post" | "thread">,
+  q: Queued,
   at: { agentKey: string; ttlMs: number; now: number },
 ): ClaimState {
   return claimState(
@@ -147,8 +152,8 @@ export function claimStateIn(
 }
 
 /** An ask dropped from the queue because of a claim, and the claim. */
-export interface HeldAsk {
-  queued: QueuedEvent;
+export interface HeldAsk<Q extends Queued = Queued> {
+  queued: Q;
   claim: Claim;
 }
 
@@ -157,11 +162,11 @@ export interface HeldAsk {
  * lapses or is released. Bounded by {@linkcode HELD_MAX}: past it the oldest is forgotten (it then
  * never wakes the agent again, as without claims it would have woken it once).
  */
-export class HeldAsks {
-  readonly #held = new Map<string, HeldAsk>();
+export class HeldAsks<Q extends Queued = Queued> {
+  readonly #held = new Map<string, HeldAsk<Q>>();
 
   /** Holds `queued` under `claim` (again: the claim may have changed); returns the one forgotten, if any. */
-  hold(queued: QueuedEvent, claim: Claim): HeldAsk | undefined {
+  hold(queued: Q, claim: Claim): HeldAsk<Q> | undefined {
     // Holding again keeps the ask's place: only the claim (its lapse time) changes.
     this.#held.set(queued.post.id, { queued, claim });
     if (this.#held.size <= HELD_MAX) return undefined;
@@ -171,7 +176,7 @@ export class HeldAsks {
   }
 
   /** Stops holding the ask `id`; returns it. */
-  take(id: string): HeldAsk | undefined {
+  take(id: string): HeldAsk<Q> | undefined {
     const h = this.#held.get(id);
     this.#held.delete(id);
     return h;
@@ -182,12 +187,12 @@ export class HeldAsks {
   }
 
   /** The held asks, oldest hold first. */
-  list(): HeldAsk[] {
+  list(): HeldAsk<Q>[] {
     return [...this.#held.values()];
   }
 
   /** The held asks in `thread`. */
-  inThread(thread: string): HeldAsk[] {
+  inThread(thread: string): HeldAsk<Q>[] {
     return this.list().filter((h) => h.queued.thread === thread);
   }
 

@@ -58,7 +58,7 @@ export class Runner implements AgentHost {
   readonly #wake: WakeContext;
   readonly #queue = new Map<string, QueuedEvent>();
   /** Asks dropped from the queue because another author claimed them (claims.ts). */
-  readonly #held = new HeldAsks();
+  readonly #held = new HeldAsks<QueuedEvent>();
   /** Decisions on coding agents' parked requests not yet told to a run, with their thread. */
   #decided: Decided[] = [];
   readonly #feedback = new Map<string, PromptFeedback>();
