@@ -24,7 +24,14 @@ import { type ActiveRun, activeRun } from "./active_run.ts";
 import { ThreadPauses } from "./loop_detector.ts";
 import { literalLog, type RunnerPost, threadOf } from "./ports.ts";
 import { claimNote, type PromptFeedback } from "./prompt.ts";
-import { type Claim, type ClaimState, claimStateIn, HeldAsks, type OthersClaim } from "./claims.ts";
+import {
+  type Claim,
+  type ClaimState,
+  claimStateIn,
+  HELD_MAX,
+  HeldAsks,
+  type OthersClaim,
+} from "./claims.ts";
 import { reloadPending, savePending } from "./pending.ts";
 import { type Plan, planRun, takeForRun } from "./plan.ts";
 import type { RunnerOptions, RunnerSettings } from "./runner_options.ts";
@@ -598,7 +605,8 @@ export class Runner implements AgentHost {
     }
     if (forgotten !== undefined) {
       this.#world.log.info(
-        `too many claimed asks held: ask ${forgotten.queued.post.id} is forgotten`,
+        `${HELD_MAX} claimed asks are held: the oldest, ${forgotten.queued.post.id}, is ` +
+          "forgotten and will not wake the agent",
       );
     }
   }
@@ -687,13 +695,17 @@ export class Runner implements AgentHost {
     });
     for (const q of events) this.#queue.set(q.post.id, q);
     for (const f of feedback) this.#feedback.set(f.id, f);
+    // Each held ask's claim is decided again: it may have lapsed while the daemon was down.
+    let changed = false;
     for (const q of claimed) {
       const c = this.#claimState(q, now);
       if (c.state === "held") this.#held.hold(q, c.claim);
-      else this.#reopen(q, c, now);
+      else {
+        this.#reopen(q, c, now);
+        changed = true;
+      }
     }
-    const changed = this.#recheckClaims(new Set(events.map((q) => q.thread)), now);
-    if (changed || claimed.length !== this.#held.list().length) this.#persist();
+    if (this.#recheckClaims(new Set(events.map((q) => q.thread)), now) || changed) this.#persist();
     if (events.length > 0) {
       this.#world.log.info(
         `${events.length} event(s) not handled before the restart wait for the next run`,
