@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { type ClaimPost, claimState, HELD_MAX, HeldAsks } from "../../src/runner/claims.ts";
 import type { QueuedEvent } from "../../src/runner/run_setup.ts";
-import { readHeartbeatTemplate } from "../../src/runner/prompt.ts";
+import { claimNote, readHeartbeatTemplate } from "../../src/runner/prompt.ts";
+import { npubEncode } from "nostr-tools/nip19";
 import { runSystemPrompt } from "../../src/prompts.ts";
 import { instructionsFor } from "../../src/mcp/instructions.ts";
 import { AGENT, BOB, CAROL, FakeStore, hexId, PERSON } from "./fakes.ts";
@@ -182,4 +183,26 @@ Deno.test("the agent is told to claim before long work and release when it gives
   assert.match(readHeartbeatTemplate(), claimAndRelease);
   assert.match(runSystemPrompt(), claimAndRelease);
   assert.match(instructionsFor(false), claimAndRelease);
+});
+
+Deno.test("the claim notes say who claimed an ask, how long ago, and until when", () => {
+  const claim = { id: hexId("c"), by: CAROL, at: T0, lapsesAt: T0 + TTL };
+  const by = `claimed by ${npubEncode(CAROL)}`;
+  const now = T0 + 3 * MIN;
+  assert.equal(
+    claimNote({ state: "held", claim }, now),
+    `${by} 3m ago; lapses at 2026-10-15T12:30:00.000Z unless they post in the thread again`,
+  );
+  assert.equal(
+    claimNote({ state: "held", claim: { id: claim.id, by: CAROL, at: T0 } }, now),
+    `${by} 3m ago, and answered by them; held until they release it`,
+  );
+  assert.equal(
+    claimNote({ state: "lapsed", claim }, T0 + 31 * MIN),
+    `${by} 31m ago; the claim lapsed at 2026-10-15T12:30:00.000Z with no post from them: open again`,
+  );
+  assert.equal(
+    claimNote({ state: "released", claim, releasedAt: T0 + MIN }, now),
+    `${by} 3m ago; released 2m ago: open again`,
+  );
 });

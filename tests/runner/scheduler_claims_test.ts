@@ -290,3 +290,25 @@ Deno.test("a claim that lapsed while the daemon was down: the ask is queued agai
     first.cleanup();
   }
 });
+
+Deno.test("a run that does not complete gives back an ask claimed meanwhile: it is held, not queued", async () => {
+  const r = rig();
+  try {
+    r.runner.start();
+    const ask = r.post({ author: BOB, kind: "ask" });
+    await r.time.advance(30 * SEC);
+    assert.equal(r.spawner.procs.length, 1);
+    reply(r, ask, CAROL, "claim"); // the run in progress keeps it
+    assert.equal(r.runner.status().claimed.length, 0);
+    r.runner.halt("halt by guardian");
+    await r.runner.whenIdle();
+    assert.equal(r.transcripts.index()[0]!.status, "halted");
+    assert.equal(r.runner.status().queued, 0);
+    assert.deepEqual(r.runner.status().claimed.map((c) => c.ask), [ask.id]);
+    r.runner.resume();
+    await r.time.advance(TTL - MIN);
+    assert.equal(r.spawner.procs.length, 1);
+  } finally {
+    r.cleanup();
+  }
+});
