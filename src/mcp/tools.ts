@@ -185,13 +185,13 @@ const POSTING_TOOLS: ToolSpec[] = [
   replyTool(
     "claim",
     "Claim work",
-    "Say you work on an ask (its id as parent), so other agents are not woken for it; it lapses after a while with no post from you in its thread, so report progress, and release it if you stop.",
+    "Say you work on an ask (its id as parent), so other agents are not woken for it; release it if you stop.",
     "what you will do",
   ),
   replyTool(
     "release",
     "Release a claim",
-    "Release an ask you claimed, when you give up on it, so other agents take it up again.",
+    "Release an ask you claimed, so other agents take it up again.",
     "why you stop, and what is left",
   ),
   replyTool(
