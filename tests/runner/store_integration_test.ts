@@ -32,54 +32,6 @@ Deno.test("a loop pause lives in the store: it holds after reopening, and a thir
   }
 });
 
-Deno.test("the runner takes the store's inserts and LogTape's logger as they are", async () => {
-  const { store, dir, cleanup } = await tempStore();
-  try {
-    const time = new FakeTime(Date.UTC(2026, 9, 15, 12));
-    const spawner = new FakeSpawner();
-    const logger: RunnerLog = log("runner");
-    const runner = new Runner({
-      world: { clock: time, timers: time, log: logger },
-      records: {
-        store,
-        transcripts: new Transcripts({
-          runsDir: `${dir}/agent/runs`,
-          runsIndex: `${dir}/agent/runs.jsonl`,
-        }),
-      },
-      settings: { ...defaultSettings(), "agent.profile": "alice-agent" },
-      agent: {
-        agentKey: alice.pubkey,
-        user: "alice",
-        localAuthors: () => store.localAuthors(),
-        template: "{events}",
-      },
-      launch: {
-        harness: new FakeHarness(),
-        spawn: spawner.spawn,
-        paths: { dataDir: dir, runDir: `${dir}/agent/run`, configDir: `${dir}/agent/run-config` },
-        selfCommand: { command: "wats", args: [] },
-      },
-    });
-    store.onInsert((posts) => runner.onPosts(posts));
-    runner.start();
-    const ask = post(bob, "ask", "anyone?");
-    store.insert([ask, reply(carol, "answer", "sibling", ask)], { origin: "remote" });
-    await time.advance(30_000);
-    assert.equal(spawner.procs.length, 1);
-    assert.match(spawner.last.request.stdin, new RegExp(`${ask.id}: ask`));
-    assert.equal(
-      spawner.last.request.stdin.match(/: (ask|answer) by/g)?.length,
-      1,
-      "the sibling answer did not wake it",
-    );
-    spawner.last.finish({ ok: true, costUsd: 0.01 });
-    await runner.stop();
-  } finally {
-    await cleanup();
-  }
-});
-
 Deno.test("claims through the real store: a claim heard before its ask holds it; the release wakes the agent", async () => {
   const { store, dir, cleanup } = await tempStore();
   try {
@@ -129,6 +81,54 @@ Deno.test("claims through the real store: a claim heard before its ask holds it;
     await time.advance(30_000);
     assert.equal(spawner.procs.length, 1);
     assert.match(spawner.last.request.stdin, new RegExp(`${ask.id}: ask .*; released 30s ago`));
+    spawner.last.finish({ ok: true, costUsd: 0.01 });
+    await runner.stop();
+  } finally {
+    await cleanup();
+  }
+});
+
+Deno.test("the runner takes the store's inserts and LogTape's logger as they are", async () => {
+  const { store, dir, cleanup } = await tempStore();
+  try {
+    const time = new FakeTime(Date.UTC(2026, 9, 15, 12));
+    const spawner = new FakeSpawner();
+    const logger: RunnerLog = log("runner");
+    const runner = new Runner({
+      world: { clock: time, timers: time, log: logger },
+      records: {
+        store,
+        transcripts: new Transcripts({
+          runsDir: `${dir}/agent/runs`,
+          runsIndex: `${dir}/agent/runs.jsonl`,
+        }),
+      },
+      settings: { ...defaultSettings(), "agent.profile": "alice-agent" },
+      agent: {
+        agentKey: alice.pubkey,
+        user: "alice",
+        localAuthors: () => store.localAuthors(),
+        template: "{events}",
+      },
+      launch: {
+        harness: new FakeHarness(),
+        spawn: spawner.spawn,
+        paths: { dataDir: dir, runDir: `${dir}/agent/run`, configDir: `${dir}/agent/run-config` },
+        selfCommand: { command: "wats", args: [] },
+      },
+    });
+    store.onInsert((posts) => runner.onPosts(posts));
+    runner.start();
+    const ask = post(bob, "ask", "anyone?");
+    store.insert([ask, reply(carol, "answer", "sibling", ask)], { origin: "remote" });
+    await time.advance(30_000);
+    assert.equal(spawner.procs.length, 1);
+    assert.match(spawner.last.request.stdin, new RegExp(`${ask.id}: ask`));
+    assert.equal(
+      spawner.last.request.stdin.match(/: (ask|answer) by/g)?.length,
+      1,
+      "the sibling answer did not wake it",
+    );
     spawner.last.finish({ ok: true, costUsd: 0.01 });
     await runner.stop();
   } finally {
