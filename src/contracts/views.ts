@@ -96,10 +96,15 @@ export interface NodeStatus {
     /** The runtime reports no cost (Codex): only the runs count, against `runsPerDay`. */
     noCost?: boolean;
   } | null;
-  /** Why agent runs wait: a reached budget, and each thread the loop detector holds. */
+  /**
+   * Why agent runs wait: a reached budget, each thread the loop detector holds, and the asks held
+   * for other agents' claims (`count` of them; `asks`, the oldest few, `by` an npub, `lapsesAt`
+   * absent once the claimer answered).
+   */
   pauses?: {
     budget?: { reason: string; until: number };
     threads: Array<{ thread: string; reason: string }>;
+    claimed?: { count: number; asks: Array<{ ask: string; by: string; lapsesAt?: number }> };
   };
   /**
    * The newest posts a setting kept from waking the agent (src/runner/skips.ts), oldest first;

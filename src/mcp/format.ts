@@ -139,6 +139,18 @@ export function formatStatus(s: NodeStatus): string {
   for (const t of s.pauses?.threads ?? []) {
     lines.push(`thread ${t.thread} paused: ${oneLine(t.reason)}`);
   }
+  const claimed = s.pauses?.claimed;
+  if (claimed && claimed.count > 0) {
+    lines.push(`asks other agents claimed, not waking this one (${claimed.count}):`);
+    for (const c of claimed.asks) {
+      const until = c.lapsesAt !== undefined
+        ? `until ${new Date(c.lapsesAt).toISOString().replace(".000Z", "Z")} unless they post again`
+        : "answered by them: until they release it";
+      lines.push(`  - ask ${oneLine(c.ask)}: claimed by ${oneLine(c.by)}, ${until}`);
+    }
+    const more = claimed.count - claimed.asks.length;
+    if (more > 0) lines.push(`  - and ${more} more`);
+  }
   if (s.skipped && s.skipped.length > 0) {
     lines.push(`posts a setting kept from waking the agent (newest last):`);
     for (const k of s.skipped) {

@@ -194,13 +194,13 @@ const POSTING_TOOLS: ToolSpec[] = [
   replyTool(
     "claim",
     "Claim work",
-    "Say you work on an ask, so others do not duplicate it; release it if you stop.",
+    "Say you work on an ask (its id as parent), so other agents are not woken for it; release it if you stop.",
     "what you will do",
   ),
   replyTool(
     "release",
     "Release a claim",
-    "Release work you claimed.",
+    "Release an ask you claimed, so other agents take it up again.",
     "why you stop, and what is left",
   ),
   replyTool(

@@ -94,6 +94,9 @@ export interface AgentRunner {
   stop(): Promise<void>;
 }
 
+/** How many held asks `wats status` names; the rest are counted. */
+const CLAIMED_SHOWN = 10;
+
 /** The runtimes the runner can run today, by `agent.runtime`. */
 const RUNTIMES: ReadonlyMap<string, (d: RuntimeDeps) => Runtime> = new Map([
   ["claude", claudeRuntime],
@@ -263,6 +266,18 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
         ? { budget: { reason: st.reason, until: st.resumesAt } }
         : {}),
       threads: st.pausedThreads,
+      ...(st.claimed.length > 0
+        ? {
+          claimed: {
+            count: st.claimed.length,
+            asks: st.claimed.slice(0, CLAIMED_SHOWN).map(({ ask, claim }) => ({
+              ask,
+              by: npubEncode(claim.by),
+              ...(claim.lapsesAt !== undefined ? { lapsesAt: claim.lapsesAt } : {}),
+            })),
+          },
+        }
+        : {}),
     };
   };
   // After ready(): the runner knows its spend and its paused threads only once started.

@@ -1,8 +1,10 @@
 /**
  * What the heartbeat runner owes a future run, kept in store meta across
  * restarts (docs/decisions/runner.md): the ids of the queued events (paused
- * threads' and the run in progress's included) and of the feedback not yet
- * told. They are classified again when they are loaded.
+ * threads' and the run in progress's included), of the asks dropped because
+ * another agent claimed them (so a claim that lapses while the daemon is down
+ * still wakes the agent), and of the feedback not yet told. They are
+ * classified again when they are loaded.
  *
  * @module
  */
@@ -20,6 +22,8 @@ export const PENDING_META_KEY = "runner.pending";
 export interface PendingState {
   events: string[];
   feedback: string[];
+  /** Asks dropped because another author claimed them (claims.ts); absent in older saves. */
+  claimed?: string[];
 }
 
 /** Saves what is owed; a failure is logged, not thrown (the run goes on). */
@@ -43,9 +47,11 @@ export function loadPending(
   try {
     const v = JSON.parse(store.getMeta(PENDING_META_KEY) ?? "null");
     if (!v || !Array.isArray(v.events) || !Array.isArray(v.feedback)) return undefined;
+    const ids = (a: unknown[]) => a.filter((id: unknown) => typeof id === "string") as string[];
     return {
-      events: v.events.filter((id: unknown) => typeof id === "string"),
-      feedback: v.feedback.filter((id: unknown) => typeof id === "string"),
+      events: ids(v.events),
+      feedback: ids(v.feedback),
+      ...(Array.isArray(v.claimed) ? { claimed: ids(v.claimed) } : {}),
     };
   } catch {
     log.warn(`the runner's saved queue (${PENDING_META_KEY}) does not parse; it is dropped`);
@@ -55,27 +61,30 @@ export function loadPending(
 
 /**
  * What a previous daemon owed, classified again (the settings may have changed
- * since it was queued): the events the agent has not answered yet, and the
- * feedback. Posts no longer in the store are dropped.
+ * since it was queued): the events the agent has not answered yet, the asks
+ * dropped for a claim that it has not answered either (the caller decides
+ * their claim again), and the feedback. Posts no longer in the store are dropped.
  */
 export function reloadPending(at: {
   store: Pick<RunnerStore, "getMeta" | "get" | "threadNewest">;
   log: RunnerLog;
   wake: WakeContext;
   agentKey: string;
-}): { events: QueuedEvent[]; feedback: PromptFeedback[] } {
+}): { events: QueuedEvent[]; feedback: PromptFeedback[]; claimed: QueuedEvent[] } {
   const events: QueuedEvent[] = [];
   const feedback: PromptFeedback[] = [];
+  const claimed: QueuedEvent[] = [];
   const state = loadPending(at.store, at.log);
-  for (const id of state ? [...state.events, ...state.feedback] : []) {
+  const wasClaimed = new Set(state?.claimed ?? []);
+  for (const id of new Set(state ? [...state.events, ...wasClaimed, ...state.feedback] : [])) {
     const post = at.store.get(id);
     if (!post) continue;
     const d = classifyPost(post, at.wake);
     if (d.action === "wake" && !answered(at.store, at.agentKey, post.id, d.thread)) {
-      events.push({ post, reason: d.reason, thread: d.thread });
+      (wasClaimed.has(id) ? claimed : events).push({ post, reason: d.reason, thread: d.thread });
     } else if (d.action === "feedback") {
       feedback.push(feedbackOf(post));
     }
   }
-  return { events, feedback };
+  return { events, feedback, claimed };
 }

@@ -2,8 +2,9 @@
  * The wake prompt: the HEARTBEAT.md template with its variables filled
  * (docs/decisions/runner.md, "Prompts"): {agent_profile}, {user}, {agent.about}, {reasons},
  * {cursor} and {events}. {events} lists the new events by id, kind, author and
- * thread, then each event's thread (its root and newest replies), then the
- * feedback on the agent's posts and any review rejections. The prompt never
+ * thread (and who claimed an ask whose claim ended, claims.ts), then each
+ * event's thread (its root and newest replies), the asks other agents hold,
+ * the feedback on the agent's posts and any review rejections. The prompt never
  * names the command that acknowledges safety changes (docs/decisions/runner.md, safety
  * settings).
  *
@@ -21,6 +22,8 @@ import { formatPost } from "../posts/format_post.ts";
 import type { PostView } from "../contracts/views.ts";
 import type { OpenThread } from "./open_threads.ts";
 import { oneLine } from "../posts/fence.ts";
+import type { Claim, OthersClaim } from "./claims.ts";
+import { formatAge } from "../duration.ts";
 
 /** The variables of HEARTBEAT.md. */
 export const TEMPLATE_VARIABLES = [
@@ -89,7 +92,18 @@ export interface PromptEvent {
   thread: string;
   /** Why it woke the agent. */
   reason: string;
+  /** Another author's claim of it (or of its thread's ask), live or ended (claims.ts). */
+  claim?: OthersClaim;
 }
+
+/** An ask another author claimed, dropped from the agent's queue (claims.ts `HeldAsks`). */
+export interface PromptClaimed {
+  ask: string;
+  claim: Claim;
+}
+
+/** How many claimed asks a prompt lists; the rest are counted. */
+export const CLAIMED_LISTED = 10;
 
 /** Feedback on one of the agent's posts. */
 export interface PromptFeedback {
@@ -126,6 +140,10 @@ export interface EventLists {
   rejections: readonly PromptRejection[];
   /** Reads the events' threads; without it, the prompt lists ids only. */
   posts?: PostReader;
+  /** Asks other authors claimed that the agent was not woken for (they are in the feed). */
+  claimed?: readonly PromptClaimed[];
+  /** The run's start (ms): claims' ages are counted to it. */
+  now?: number;
 }
 
 /** How much of the threads a prompt carries, in characters and posts. */
@@ -168,7 +186,7 @@ export function formatEvents(l: EventLists, limits: ThreadLimits = THREAD_LIMITS
         l.events.map((e) =>
           `- ${e.id}: ${e.kind} by ${npub(e.author)}${
             e.thread === e.id ? ", starts its thread" : ` in thread ${e.thread}`
-          }`
+          }${e.claim !== undefined ? `; ${claimNote(e.claim, l.now ?? 0)}` : ""}`
         ).join("\n"),
     );
     if (l.posts) {
@@ -177,6 +195,17 @@ export function formatEvents(l: EventLists, limits: ThreadLimits = THREAD_LIMITS
         ...formatThreads(l.events, l.posts, limits),
       );
     }
+  }
+  const claimed = l.claimed ?? [];
+  if (claimed.length > 0) {
+    const more = claimed.length - CLAIMED_LISTED;
+    parts.push(
+      "Asks other agents claimed (you were not woken for them; leave them to their claimer " +
+        "unless the claim lapses):\n" +
+        claimed.slice(0, CLAIMED_LISTED).map((c) =>
+          `- ${c.ask}: ${claimNote({ state: "held", claim: c.claim }, l.now ?? 0)}`
+        ).join("\n") + (more > 0 ? `\n- and ${more} more` : ""),
+    );
   }
   if (l.feedback.length > 0) {
     parts.push(
@@ -301,6 +330,29 @@ function formatBounded(post: PostView, maxChars: number): string {
     ? `\n(text cut: ${maxChars} of ${chars.length} characters shown; \`thread\` shows it whole)`
     : "";
   return formatPost(view) + note;
+}
+
+/**
+ * Who claimed an ask, when, and until when, as the prompt and the skip log say it:
+ * `claimed by npub1… 3m ago; lapses at 2026-…Z unless they post in the thread again`.
+ */
+export function claimNote(s: OthersClaim, now: number): string {
+  const c = s.claim;
+  const by = `claimed by ${npub(c.by)} ${formatAge((now - c.at) / 1000)} ago`;
+  switch (s.state) {
+    case "held":
+      return c.lapsesAt !== undefined
+        ? `${by}; lapses at ${
+          new Date(c.lapsesAt).toISOString()
+        } unless they post in the thread again`
+        : `${by}, and answered by them; held until they release it`;
+    case "lapsed":
+      return `${by}; the claim lapsed at ${
+        new Date(s.claim.lapsesAt).toISOString()
+      } with no post from them: open again`;
+    case "released":
+      return `${by}; released ${formatAge((now - s.releasedAt) / 1000)} ago: open again`;
+  }
 }
 
 function npub(hex: string): string {

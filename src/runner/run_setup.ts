@@ -13,8 +13,10 @@ import { formatDuration } from "../duration.ts";
 import { type BudgetState, limitsTurns, reportsCost } from "./budget.ts";
 import type { RunContext } from "./harness.ts";
 import type { RunnerPost } from "./ports.ts";
+import type { OthersClaim } from "./claims.ts";
 import {
   buildPrompt,
+  type PromptClaimed,
   type PromptEvent,
   type PromptFeedback,
   type PromptRejection,
@@ -40,6 +42,10 @@ export interface RunShare {
   decided: readonly string[];
   feedback: readonly PromptFeedback[];
   thread?: string;
+  /** Other authors' claims on its events' asks, by event id (claims.ts). */
+  claims?: ReadonlyMap<string, OthersClaim>;
+  /** Asks dropped from the queue because others claimed them. */
+  claimed?: readonly PromptClaimed[];
 }
 
 /** What the run starts with. */
@@ -67,13 +73,17 @@ export function setUpRun(
   const { id, trigger, events, feedback, thread } = share;
   const s = at.settings;
   const hb = s["agent.heartbeat"];
-  const promptEvents: PromptEvent[] = events.map((q) => ({
-    id: q.post.id,
-    kind: q.post.kind,
-    author: q.post.author,
-    thread: q.thread,
-    reason: q.reason,
-  }));
+  const promptEvents: PromptEvent[] = events.map((q) => {
+    const claim = share.claims?.get(q.post.id);
+    return {
+      id: q.post.id,
+      kind: q.post.kind,
+      author: q.post.author,
+      thread: q.thread,
+      reason: q.reason,
+      ...(claim !== undefined ? { claim } : {}),
+    };
+  });
   const reasons = trigger === "heartbeat"
     ? [`heartbeat (agent.heartbeat = ${formatDuration(hb)})`]
     : [...new Set(events.map((q) => q.reason))];
@@ -89,6 +99,8 @@ export function setUpRun(
     feedback: [...feedback],
     rejections: at.rejections,
     posts: at.agent.posts,
+    claimed: share.claimed ?? [],
+    now: share.startedAt,
   });
   const { paths } = at.launch;
   const ctx: RunContext = {

@@ -38,6 +38,7 @@ export type RunnerSettings = Pick<
   | "agent.about"
   | "agent.loop_max_exchanges"
   | "agent.wakes_per_author_per_hour"
+  | "agent.claim_ttl"
 >;
 
 /** The world the runner lives in. */

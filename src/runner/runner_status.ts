@@ -11,6 +11,7 @@ import { formatElapsed } from "../duration.ts";
 import { usd, usdOf } from "../money.ts";
 import type { BudgetState } from "./budget.ts";
 import type { SkipDecision } from "./skips.ts";
+import type { Claim } from "./claims.ts";
 import type { RunIndexEntry, RunTrigger } from "../contracts/runs.ts";
 
 /** The run in progress. */
@@ -35,6 +36,8 @@ export interface RunnerStatus {
   queued: number;
   /** Threads the loop detector holds, with why. */
   pausedThreads: Array<{ thread: string; reason: string }>;
+  /** Asks dropped from the queue for another author's claim, oldest first (claims.ts). */
+  claimed: Array<{ ask: string; claim: Claim }>;
   /** Feedback posts waiting for the next run. */
   feedback: number;
   /** The next deadline the runner waits for, if any. */

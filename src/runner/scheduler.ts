@@ -2,7 +2,8 @@
  * The heartbeat runner's core (docs/decisions/runner.md): it hears every new post, decides which
  * ones wake the agent (intake.ts, wake_rules.ts), and starts runs one at a time, when plan.ts
  * says: the debounce of `agent.every`, the heartbeat, the hourly cap and the budget pause. The
- * loop detector holds a thread's events while it is paused (loop_detector.ts).
+ * loop detector holds a thread's events while it is paused (loop_detector.ts). An ask another
+ * agent claims leaves the queue until the claim lapses or is released (claims.ts).
  *
  * What is owed to a future run (queued events, the events of the run in progress, feedback) is
  * kept in store meta (pending.ts) and queued again at start; a run that does not complete
@@ -22,7 +23,15 @@ import { denoRunnerFs, type ExecuteDeps, executeRun } from "./execute.ts";
 import { type ActiveRun, activeRun } from "./active_run.ts";
 import { ThreadPauses } from "./loop_detector.ts";
 import { literalLog, type RunnerPost, threadOf } from "./ports.ts";
-import type { PromptFeedback } from "./prompt.ts";
+import { claimNote, type PromptFeedback } from "./prompt.ts";
+import {
+  type Claim,
+  type ClaimState,
+  claimStateIn,
+  HELD_MAX,
+  HeldAsks,
+  type OthersClaim,
+} from "./claims.ts";
 import { reloadPending, savePending } from "./pending.ts";
 import { type Plan, planRun, takeForRun } from "./plan.ts";
 import type { RunnerOptions, RunnerSettings } from "./runner_options.ts";
@@ -55,6 +64,8 @@ export class Runner implements AgentHost {
   /** What the wake rules read (wake_rules.ts). */
   readonly #wake: WakeContext;
   readonly #queue = new Map<string, QueuedEvent>();
+  /** Asks dropped from the queue because another author claimed them (claims.ts). */
+  readonly #held = new HeldAsks<QueuedEvent>();
   /** Decisions on coding agents' parked requests not yet told to a run, with their thread. */
   #decided: Decided[] = [];
   readonly #feedback = new Map<string, PromptFeedback>();
@@ -133,7 +144,7 @@ export class Runner implements AgentHost {
     this.#runStarts = entries.map((e) => Date.parse(e.started_at)).filter((s) => now - s < HOUR_MS);
     this.#lastRun = entries.at(-1);
     this.#heartbeatAt = this.#nextHeartbeat(now);
-    this.#restore();
+    this.#restore(now);
     this.#state = "started";
     this.#armDebounce(now);
     this.#schedule();
@@ -223,7 +234,10 @@ export class Runner implements AgentHost {
   onPosts(posts: readonly RunnerPost[]): void {
     const now = this.#world.clock.now();
     const check = new Set<string>();
+    /** Threads that got a post: a claim, release or sign of life may change a claim there. */
+    const touched = new Set<string>();
     const before = this.#queue.size + this.#feedback.size;
+    let claimed = false;
     const queued: QueuedEvent[] = [];
     const skip = (post: RunnerPost, setting: string, reason: string) =>
       this.#skips.didNotWake(now, post, setting, reason);
@@ -236,6 +250,7 @@ export class Runner implements AgentHost {
     for (const post of posts) {
       // Any post in a held thread may be the third author that releases it.
       const thread = threadOf(post);
+      touched.add(thread);
       if (this.#paused.reason(thread) !== undefined) check.add(thread);
       const d = intake(post, at);
       if (d.do === "ignore") {
@@ -246,21 +261,28 @@ export class Runner implements AgentHost {
         this.#world.log.info(`remembered for the next run: ${d.reason}`, { id: post.id });
       } else {
         const q = d.queued;
+        // Claimed before it arrived (relays need not keep order): never queued.
+        if (this.#holdIfClaimed(q, now)) {
+          claimed = true;
+          continue;
+        }
         this.#queue.set(post.id, q);
         queued.push(q);
         this.#world.log.info(`queued: ${q.reason}`, { id: post.id, thread: q.thread });
         check.add(q.thread);
       }
     }
+    const claimsChanged = this.#recheckClaims(touched, now) || claimed;
+    for (const thread of claimsChanged ? touched : []) this.#checkThread(thread);
     for (const thread of check) this.#checkThread(thread);
     // Queued, but held: the post waits for the loop pause or the budget pause to end.
     const blocked = queued.length > 0 ? this.#ledger.state(now).blocked : undefined;
-    for (const q of queued) {
+    for (const q of queued.filter((q) => this.#queue.has(q.post.id))) {
       const held = heldBecause(q, this.#paused.reason(q.thread), blocked);
       if (held !== undefined) skip(q.post, held.setting, held.reason);
     }
     for (const thread of check) this.#checkThread(thread);
-    if (this.#queue.size + this.#feedback.size !== before) this.#persist();
+    if (claimsChanged || this.#queue.size + this.#feedback.size !== before) this.#persist();
     this.#armDebounce(now);
     this.#schedule();
   }
@@ -274,6 +296,7 @@ export class Runner implements AgentHost {
     }, {
       queued: this.#queue.size,
       pausedThreads: this.#paused.list(),
+      claimed: this.#held.list().map((h) => ({ ask: h.queued.post.id, claim: h.claim })),
       feedback: this.#feedback.size,
       budget: this.#ledger.state(this.#world.clock.now()),
       skipped: this.#skips.recent(),
@@ -332,6 +355,7 @@ export class Runner implements AgentHost {
       return;
     }
     const now = this.#world.clock.now();
+    this.#lapseClaims(now);
     const budget = this.#ledger.state(now);
     this.#runStarts = this.#runStarts.filter((t) => now - t < HOUR_MS);
     let plan = planRun(this.#planState(now, budget, false));
@@ -369,7 +393,7 @@ export class Runner implements AgentHost {
           `agent runs paused: ${plan.reason}; they resume at ${new Date(plan.until).toISOString()}`,
         );
       }
-      this.#arm(plan.until, now);
+      this.#armFor(plan.until, now);
       return;
     }
     if (this.#budgetPause !== undefined) {
@@ -380,10 +404,10 @@ export class Runner implements AgentHost {
     }
     switch (plan.do) {
       case "idle":
-        this.#clearTimer();
+        this.#armFor(undefined, now);
         return;
       case "wait":
-        this.#arm(plan.until, now);
+        this.#armFor(plan.until, now);
         return;
       case "skip":
         this.#world.log.info(plan.message);
@@ -395,6 +419,14 @@ export class Runner implements AgentHost {
         this.#startRun(plan.trigger, this.#runnable(), now);
         return;
     }
+  }
+
+  /** Sets the one timer for `until` or the first claim lapse, whichever comes first. */
+  #armFor(until: number | undefined, now: number): void {
+    const lapse = this.#held.nextLapse();
+    const at = lapse === undefined ? until : until === undefined ? lapse : Math.min(until, lapse);
+    if (at === undefined) this.#clearTimer();
+    else this.#arm(at, now);
   }
 
   #arm(at: number, now: number): void {
@@ -430,6 +462,11 @@ export class Runner implements AgentHost {
     for (const q of events) this.#queue.delete(q.post.id);
     const feedback = [...this.#feedback.values()];
     this.#feedback.clear();
+    const claims = new Map<string, OthersClaim>();
+    for (const q of events) {
+      const c = q.post.kind === "ask" ? this.#claimState(q, now) : undefined;
+      if (c !== undefined && c.state !== "open") claims.set(q.post.id, c);
+    }
     // Events left for the next run (one thread per run) have waited their debounce already.
     this.#debounceAt = events.length < runnable.length ? now : undefined;
     this.#capUntil = undefined;
@@ -453,6 +490,8 @@ export class Runner implements AgentHost {
         decided: decided.map((d) => d.reason),
         feedback,
         ...(thread !== undefined ? { thread } : {}),
+        claims,
+        claimed: this.#held.list().map((h) => ({ ask: h.queued.post.id, claim: h.claim })),
       },
       {
         settings: this.#s,
@@ -507,6 +546,7 @@ export class Runner implements AgentHost {
       const agent = this.#agent.agentKey;
       const owed = run.queued.filter((q) => !answered(store, agent, q.post.id, q.thread));
       for (const q of owed) if (!this.#queue.has(q.post.id)) this.#queue.set(q.post.id, q);
+      this.#recheckClaims(new Set(owed.map((q) => q.thread)), this.#world.clock.now());
       for (const f of run.feedback) if (!this.#feedback.has(f.id)) this.#feedback.set(f.id, f);
       if (owed.length > 0) {
         this.#world.log.info(
@@ -535,6 +575,101 @@ export class Runner implements AgentHost {
     }
   }
 
+  // --------------------------------------------------------------- claims
+
+  #claimState(q: QueuedEvent, now: number): ClaimState {
+    return claimStateIn(this.#records.store, q, {
+      agentKey: this.#agent.agentKey,
+      ttlMs: this.#s["agent.claim_ttl"],
+      now,
+    });
+  }
+
+  /** Holds an ask another author claimed instead of queueing it; true when it did. */
+  #holdIfClaimed(q: QueuedEvent, now: number): boolean {
+    if (q.post.kind !== "ask") return false;
+    const c = this.#claimState(q, now);
+    if (c.state !== "held") return false;
+    this.#hold(q, c.claim, now);
+    return true;
+  }
+
+  /** Holds `q` under `claim`: the skip decision is recorded the first time only. */
+  #hold(q: QueuedEvent, claim: Claim, now: number): void {
+    const first = !this.#held.has(q.post.id);
+    const forgotten = this.#held.hold(q, claim);
+    if (first) {
+      this.#skips.didNotWake(
+        now,
+        q.post,
+        "agent.claim_ttl",
+        `${q.reason} is dropped from the queue: ${claimNote({ state: "held", claim }, now)}`,
+      );
+    }
+    if (forgotten !== undefined) {
+      this.#world.log.info(
+        `${HELD_MAX} claimed asks are held: the oldest, ${forgotten.queued.post.id}, is ` +
+          "forgotten and will not wake the agent",
+      );
+    }
+  }
+
+  /**
+   * Applies the claims of `threads` to their queued asks (a claim drops one) and to their held
+   * asks (a lapse or release queues one again); true when anything moved.
+   */
+  #recheckClaims(threads: ReadonlySet<string>, now: number): boolean {
+    let changed = false;
+    for (const q of [...this.#queue.values()]) {
+      if (threads.has(q.thread) && this.#holdIfClaimed(q, now)) {
+        this.#queue.delete(q.post.id);
+        changed = true;
+      }
+    }
+    // The window the dropped asks opened closes with them: the next event opens its own.
+    if (changed && this.#queue.size === 0) this.#debounceAt = undefined;
+    for (const thread of threads) {
+      for (const h of this.#held.inThread(thread)) {
+        const c = this.#claimState(h.queued, now);
+        if (c.state === "held") {
+          this.#held.hold(h.queued, c.claim);
+          continue;
+        }
+        this.#held.take(h.queued.post.id);
+        this.#reopen(h.queued, c, now);
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+  /** Queues again an ask whose claim ended, unless the agent answered it meanwhile. */
+  #reopen(
+    q: QueuedEvent,
+    c: Exclude<ClaimState, { state: "held" }>,
+    now: number,
+  ): void {
+    const why = c.state === "open" ? "no claim holds it any more" : claimNote(c, now);
+    const { store } = this.#records;
+    if (answered(store, this.#agent.agentKey, q.post.id, q.thread)) {
+      this.#world.log.info(`${q.reason} is not queued again (the agent replied to it): ${why}`, {
+        id: q.post.id,
+      });
+      return;
+    }
+    this.#queue.set(q.post.id, q);
+    this.#world.log.info(`queued again: ${q.reason}: ${why}`, { id: q.post.id, thread: q.thread });
+  }
+
+  /** Queues again the held asks whose claim lapsed by `now`. */
+  #lapseClaims(now: number): void {
+    const due = this.#held.dueThreads(now);
+    if (due.size === 0 || !this.#recheckClaims(due, now)) return;
+    for (const thread of due) this.#checkThread(thread);
+    this.#persist();
+    this.#armDebounce(now);
+  }
+
   // ---------------------------------------------------------- persistence
 
   /**
@@ -545,16 +680,17 @@ export class Runner implements AgentHost {
     const cur = this.#current;
     const events = new Set([...this.#queue.keys(), ...(cur?.queued.map((q) => q.post.id) ?? [])]);
     const feedback = new Set([...this.#feedback.keys(), ...(cur?.feedback.map((f) => f.id) ?? [])]);
+    const claimed = this.#held.list().map((h) => h.queued.post.id);
     savePending(
       this.#records.store,
-      { events: [...events], feedback: [...feedback] },
+      { events: [...events], feedback: [...feedback], claimed },
       this.#world.log,
     );
   }
 
   /** Queues again what a previous daemon owed a run (see `#persist`). */
-  #restore(): void {
-    const { events, feedback } = reloadPending({
+  #restore(now: number): void {
+    const { events, feedback, claimed } = reloadPending({
       store: this.#records.store,
       log: this.#world.log,
       wake: this.#wake,
@@ -562,6 +698,17 @@ export class Runner implements AgentHost {
     });
     for (const q of events) this.#queue.set(q.post.id, q);
     for (const f of feedback) this.#feedback.set(f.id, f);
+    // Each held ask's claim is decided again: it may have lapsed while the daemon was down.
+    let changed = false;
+    for (const q of claimed) {
+      const c = this.#claimState(q, now);
+      if (c.state === "held") this.#held.hold(q, c.claim);
+      else {
+        this.#reopen(q, c, now);
+        changed = true;
+      }
+    }
+    if (this.#recheckClaims(new Set(events.map((q) => q.thread)), now) || changed) this.#persist();
     if (events.length > 0) {
       this.#world.log.info(
         `${events.length} event(s) not handled before the restart wait for the next run`,

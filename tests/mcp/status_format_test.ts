@@ -65,3 +65,37 @@ Deno.test("status shows a budget pause and each loop-paused thread with its reas
   assert.match(text, new RegExp(`^thread ${"b".repeat(64)} paused: loop detected: 40 turns$`, "m"));
   assert.doesNotMatch(formatStatus(status()), /paused/);
 });
+
+Deno.test("status lists the asks held for other agents' claims, with who and until when", () => {
+  const text = formatStatus(status({
+    pauses: {
+      threads: [],
+      claimed: {
+        count: 12,
+        asks: [
+          { ask: "a".repeat(64), by: "npub1carol", lapsesAt: Date.UTC(2026, 9, 15, 12, 30) },
+          { ask: "b".repeat(64), by: "npub1dave" },
+        ],
+      },
+    },
+  }));
+  assert.match(text, /^asks other agents claimed, not waking this one \(12\):$/m);
+  assert.match(
+    text,
+    new RegExp(
+      `^  - ask ${
+        "a".repeat(64)
+      }: claimed by npub1carol, until 2026-10-15T12:30:00Z unless they post again$`,
+      "m",
+    ),
+  );
+  assert.match(
+    text,
+    new RegExp(
+      `^  - ask ${"b".repeat(64)}: claimed by npub1dave, answered by them: until they release it$`,
+      "m",
+    ),
+  );
+  assert.match(text, /^ {2}- and 10 more$/m);
+  assert.doesNotMatch(formatStatus(status()), /claimed/);
+});

@@ -49,3 +49,20 @@ Deno.test("a queue that cannot be saved is a warning, not a failure", () => {
   );
   assert.equal(log.matching("cannot save the runner's queue: disk full").length, 1);
 });
+
+Deno.test("asks held for a claim are saved and read back apart from the queued events", () => {
+  const store = metaStore();
+  const log = new MemoryLog();
+  savePending(store, { events: ["e1"], feedback: [], claimed: ["c1", "c2"] }, log);
+  assert.deepEqual(loadPending(store, log), {
+    events: ["e1"],
+    feedback: [],
+    claimed: ["c1", "c2"],
+  });
+  // A save from before claims has none; a damaged list keeps its ids only.
+  assert.equal("claimed" in loadPending(metaStore('{"events":[],"feedback":[]}'), log)!, false);
+  assert.deepEqual(
+    loadPending(metaStore('{"events":[],"feedback":[],"claimed":["c",3]}'), log)?.claimed,
+    ["c"],
+  );
+});

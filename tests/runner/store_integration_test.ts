@@ -32,6 +32,62 @@ Deno.test("a loop pause lives in the store: it holds after reopening, and a thir
   }
 });
 
+Deno.test("claims through the real store: a claim heard before its ask holds it; the release wakes the agent", async () => {
+  const { store, dir, cleanup } = await tempStore();
+  try {
+    const time = new FakeTime(Date.UTC(2026, 9, 15, 12));
+    const spawner = new FakeSpawner();
+    const runner = new Runner({
+      world: { clock: time, timers: time, log: log("runner") },
+      records: {
+        store,
+        transcripts: new Transcripts({
+          runsDir: `${dir}/agent/runs`,
+          runsIndex: `${dir}/agent/runs.jsonl`,
+        }),
+      },
+      settings: { ...defaultSettings(), "agent.profile": "alice-agent" },
+      agent: {
+        agentKey: alice.pubkey,
+        user: "alice",
+        localAuthors: () => store.localAuthors(),
+        template: "{events}",
+      },
+      launch: {
+        harness: new FakeHarness(),
+        spawn: spawner.spawn,
+        paths: { dataDir: dir, runDir: `${dir}/agent/run`, configDir: `${dir}/agent/run-config` },
+        selfCommand: { command: "wats", args: [] },
+      },
+    });
+    store.onInsert((posts) => runner.onPosts(posts));
+    runner.start();
+    const now = () => Math.floor(time.now() / 1000);
+    const ask = post(bob, "ask", "who takes this?", { createdAt: now() });
+    const thread = { root: ask.id, parent: ask.id, parentAuthor: bob.pubkey };
+    const claim = post(carol, "claim", "mine", { ...thread, createdAt: now() });
+    // The relay delivers the claim first.
+    store.insert([claim], { origin: "remote" });
+    store.insert([ask], { origin: "remote" });
+    await time.advance(10 * 60_000);
+    assert.equal(spawner.procs.length, 0);
+    assert.deepEqual(runner.status().claimed.map((c) => [c.ask, c.claim.by]), [[
+      ask.id,
+      carol.pubkey,
+    ]]);
+    store.insert([post(carol, "release", "gave up", { ...thread, createdAt: now() })], {
+      origin: "remote",
+    });
+    await time.advance(30_000);
+    assert.equal(spawner.procs.length, 1);
+    assert.match(spawner.last.request.stdin, new RegExp(`${ask.id}: ask .*; released 30s ago`));
+    spawner.last.finish({ ok: true, costUsd: 0.01 });
+    await runner.stop();
+  } finally {
+    await cleanup();
+  }
+});
+
 Deno.test("the runner takes the store's inserts and LogTape's logger as they are", async () => {
   const { store, dir, cleanup } = await tempStore();
   try {
