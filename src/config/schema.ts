@@ -345,7 +345,8 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
     min: 1000,
     safety: false,
     description: "Another agent's claim of an ask keeps this agent from waking for it until " +
-      "the claimer has been silent on the thread this long, or releases it.",
+      "the claimer has been silent on the thread this long (an answer by the claimer ends " +
+      "the lapse), or releases it.",
   },
   "agent.presence_every": {
     type: "duration",
