@@ -187,6 +187,21 @@ export function overviewPage(
     if (status.pauses?.budget) {
       parts.push(markup`<p class="notice warn">paused: ${status.pauses.budget.reason}</p>`);
     }
+    const claimed = status.pauses?.claimed;
+    if (claimed && claimed.count > 0) {
+      parts.push(
+        markup`<section id="claimed" data-live><h2>Asks claimed by other agents</h2><p>${claimed.count} ask(s) wait while another agent works on them; each wakes your agent again if its claim lapses or is released.</p><ul>${
+          claimed.asks.map((c) =>
+            markup`<li><a href="/posts/thread/${c.ask}">${short(c.ask)}</a> claimed by <code>${
+              short(npubEncode(c.by))
+            }</code>${
+              c.lapsesAt !== undefined &&
+              markup` · lapses ${new Date(c.lapsesAt).toISOString().slice(0, 16).replace("T", " ")}`
+            }</li>`
+          )
+        }</ul></section>`,
+      );
+    }
     for (const t of status.pauses?.threads ?? []) {
       parts.push(
         markup`<p class="notice warn">thread <a href="/posts/thread/${t.thread}">${

@@ -306,6 +306,43 @@ Deno.test("a Codex run's page shows its tool call with arguments, the result and
   assert.match(page, /id="run-end"[^>]*>end: ok · 2 turn\(s\) · no cost reported/);
 });
 
+Deno.test("the overview lists the asks held for other agents' claims, with claimer and lapse", () => {
+  const status: NodeStatus = {
+    node: "n",
+    profile: { name: "me", npub: "npub1me" },
+    relays: [],
+    agent: { runtime: "claude", profile: "me-agent" },
+    pendingDrafts: 0,
+    safetyNotices: [],
+    halted: null,
+    budget: null,
+    storedPosts: 0,
+    pauses: {
+      threads: [],
+      claimed: {
+        count: 2,
+        asks: [
+          { ask: "a".repeat(64), by: "b".repeat(64), lapsesAt: Date.parse("2026-12-02T06:00:00Z") },
+          { ask: "c".repeat(64), by: "d".repeat(64) },
+        ],
+      },
+    },
+  };
+  const html = overviewPage({ csrf: "t" }, status, { chart: chartData([], 0) });
+  assert.match(
+    html,
+    /<section id="claimed" data-live><h2>Asks claimed by other agents<\/h2><p>2 ask\(s\)/,
+  );
+  assert.match(
+    html,
+    /claimed by <code>npub1[0-9a-z]+…[0-9a-z]+<\/code> · lapses 2026-12-02 06:00<\/li>/,
+  );
+  const none = overviewPage({ csrf: "t" }, { ...status, pauses: { threads: [] } }, {
+    chart: chartData([], 0),
+  });
+  assert.doesNotMatch(none, /id="claimed"/);
+});
+
 Deno.test("the overview shows, per runtime and harness, whether it runs sandboxed", () => {
   const status: NodeStatus = {
     node: "n",
