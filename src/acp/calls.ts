@@ -172,11 +172,26 @@ export class AcpLayer {
     // Nothing above awaits, so the queue is joined in call order.
     const before = this.#works.get(place.dir) ?? Promise.resolve();
     const run = before.catch(() => {}).then(() =>
-      this.#recorded(place.dir, harness, origin, args, (started) =>
-        this.#call(harness, co, place, origin, args, signal, (r) => {
-          onParked(r);
-          noteCallSafely(place.dir, { id: origin.callId, at: Date.now(), outcome: "parked" });
-        }, grant, started)
+      this.#recorded(
+        place.dir,
+        harness,
+        origin,
+        args,
+        (started) =>
+          this.#call(
+            harness,
+            co,
+            place,
+            origin,
+            args,
+            signal,
+            (r) => {
+              onParked(r);
+              noteCallSafely(place.dir, { id: origin.callId, at: Date.now(), outcome: "parked" });
+            },
+            grant,
+            started,
+          ),
       )
     );
     this.#works.set(place.dir, run);
@@ -429,6 +444,11 @@ export class AcpLayer {
     } finally {
       this.#pool.detach(harness, worktree);
     }
+  }
+
+  /** Why no call may start now (the runner's budget), or undefined. */
+  blocked(): string | undefined {
+    return this.#o.host?.budgetBlocked();
   }
 
   /** True while a call runs on the work whose worktree is `dir`, or waits to. */

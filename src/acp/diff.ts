@@ -83,7 +83,8 @@ export function parseDiff(text: string, caps: DiffCaps = DIFF_CAPS): ParsedDiff 
       } else if (line.startsWith("Binary files ") || line === "GIT binary patch") {
         file.binary = true;
       } else if (line.startsWith("--- ") || line.startsWith("+++ ")) {
-        const p = line.slice(4);
+        // git ends a path that has a space with a tab, so a reader knows where it ends.
+        const p = line.slice(4).replace(/\t$/, "");
         if (p !== "/dev/null" && line.startsWith("+++ ")) file.path = stripPrefix(unquote(p));
       }
     }
