@@ -246,7 +246,7 @@ async function stateOf(
   co: CheckoutConfig,
   dir: string,
   branch: string,
-  head: unknown,
+  head: { sha: string } | undefined,
   held: readonly PermissionAsk[],
 ): Promise<WorkState> {
   const asks = held.filter((a) => a.worktree === dir);
@@ -255,10 +255,29 @@ async function stateOf(
   if (src.busy(dir)) return "running";
   if (head === undefined) return "idle";
   try {
-    return (await isInBase(co.path, branch, co.base)) ? "merged" : "idle";
+    return (await inBaseCached(co, branch, head.sha)) ? "merged" : "idle";
   } catch {
     return "idle";
   }
+}
+
+/**
+ * Whether the base has the work, remembered per (branch head, base head):
+ * the test writes a throwaway commit object (src/acp/sweep.ts), and the
+ * dashboard lists the works every few seconds.
+ */
+const inBaseSeen = new Map<string, boolean>();
+
+async function inBaseCached(co: CheckoutConfig, branch: string, head: string): Promise<boolean> {
+  const base = (await git(["rev-parse", "--verify", `${co.base}^{commit}`], co.path)).trim();
+  const key = `${co.path}\0${head}\0${base}`;
+  const known = inBaseSeen.get(key);
+  if (known !== undefined) return known;
+  const answer = await isInBase(co.path, `refs/heads/${branch}`, co.base);
+  // Bounded: past 1,000 pairs it starts again.
+  if (inBaseSeen.size >= 1_000) inBaseSeen.clear();
+  inBaseSeen.set(key, answer);
+  return answer;
 }
 
 /** A call noted as started but never ended is running only while the layer runs one. */

@@ -119,8 +119,13 @@ Deno.test("works: list shows each work with its state, show its commits and diff
   assert.equal(d.remote, undefined);
 });
 
-Deno.test("works: a branch whose worktree is gone is listed as swept", async () => {
+Deno.test("works: merged by hand reads merged; a branch whose worktree is gone, swept", async () => {
   await using f = await fixture();
+  const m = await f.work("landed", "l.txt", "l\n");
+  await git([...ID, "merge", "-q", "--no-ff", "-m", "by hand", "wats/bot/_/landed"], f.repo);
+  assert.equal((await listWorks(f.src, 0)).works[0]?.state, "merged");
+  await git(["worktree", "remove", "--force", m.dir], f.repo);
+  await git(["branch", "-D", "wats/bot/_/landed"], f.repo);
   const a = await f.work("gone", "g.txt", "g\n");
   await git(["worktree", "remove", "--force", a.dir], f.repo);
   const [w] = (await listWorks(f.src, 0)).works;
