@@ -15,10 +15,20 @@ export interface DiffCaps {
   perFile: number;
   /** Files past this many are left out (and `cut` says so). */
   files: number;
+  /** The characters of line text kept in all: the diff travels as one line on the socket. */
+  chars: number;
+  /** A longer line (minified code) is kept this long, and its file is marked cut. */
+  lineChars: number;
 }
 
 /** The caps `wats work show` and the work page use. */
-export const DIFF_CAPS: DiffCaps = { total: 20_000, perFile: 10_000, files: 2_000 };
+export const DIFF_CAPS: DiffCaps = {
+  total: 20_000,
+  perFile: 10_000,
+  files: 2_000,
+  chars: 1_500_000,
+  lineChars: 2_000,
+};
 
 /** The parsed diff, and whether anything was left out. */
 export interface ParsedDiff {
@@ -35,6 +45,7 @@ export function parseDiff(text: string, caps: DiffCaps = DIFF_CAPS): ParsedDiff 
   const files: DiffFile[] = [];
   let cut = false;
   let shown = 0;
+  let chars = 0;
   let file: DiffFile | undefined;
   let hunk: DiffHunk | undefined;
   let kept = 0;
@@ -93,21 +104,23 @@ export function parseDiff(text: string, caps: DiffCaps = DIFF_CAPS): ParsedDiff 
       oldNo = m ? Number(m[1]) : 0;
       newNo = m ? Number(m[2]) : 0;
       hunk = { header: line, lines: [] };
-      if (keep()) file.hunks.push(hunk);
+      if (keep(line.length)) file.hunks.push(hunk);
       continue;
     }
     if (hunk === undefined) continue;
     const op = line[0];
     if (op === "+") {
       file.additions++;
-      if (keep()) hunk.lines.push({ op: "+", text: line.slice(1), new: newNo });
+      if (keep(line.length)) hunk.lines.push({ op: "+", text: clip(line), new: newNo });
       newNo++;
     } else if (op === "-") {
       file.deletions++;
-      if (keep()) hunk.lines.push({ op: "-", text: line.slice(1), old: oldNo });
+      if (keep(line.length)) hunk.lines.push({ op: "-", text: clip(line), old: oldNo });
       oldNo++;
     } else if (op === " " || line === "") {
-      if (keep()) hunk.lines.push({ op: " ", text: line.slice(1), old: oldNo, new: newNo });
+      if (keep(line.length)) {
+        hunk.lines.push({ op: " ", text: clip(line), old: oldNo, new: newNo });
+      }
       oldNo++;
       newNo++;
     }
@@ -118,10 +131,12 @@ export function parseDiff(text: string, caps: DiffCaps = DIFF_CAPS): ParsedDiff 
   return { files, cut };
 
   /** Counts one more line shown, or marks the file cut when the caps are reached. */
-  function keep(): boolean {
-    if (kept < caps.perFile && shown < caps.total) {
+  function keep(length: number): boolean {
+    const size = Math.min(length, caps.lineChars);
+    if (kept < caps.perFile && shown < caps.total && chars + size <= caps.chars) {
       kept++;
       shown++;
+      chars += size;
       return true;
     }
     if (file !== undefined && !file.cut) {
@@ -129,6 +144,14 @@ export function parseDiff(text: string, caps: DiffCaps = DIFF_CAPS): ParsedDiff 
       cut = true;
     }
     return false;
+  }
+
+  /** A diff line's text without its op, cut at `lineChars` (its file then reads as cut). */
+  function clip(line: string): string {
+    if (line.length - 1 <= caps.lineChars) return line.slice(1);
+    file!.cut = true;
+    cut = true;
+    return `${line.slice(1, caps.lineChars)}…`;
   }
 }
 

@@ -148,19 +148,24 @@ function endsWith(path: string, size: number, tail: string): boolean {
 }
 
 /**
- * The work's session transcript, one JSON line per entry, newest last, at most
- * `max` of the newest.
+ * The work's session transcript, one JSON line per entry, newest last: at most
+ * `max` of the newest, and no more than `maxChars` characters in all (it
+ * travels with the work's diff as one line on the socket).
  *
  * Requires `--allow-read` on the file.
  */
-export function readSession(dir: string, max = 2_000): string[] {
+export function readSession(dir: string, max = 2_000, maxChars = 600_000): string[] {
   let text: string;
   try {
     text = Deno.readTextFileSync(recordFiles(dir).session);
   } catch {
     return [];
   }
-  return text.split("\n").filter((l) => l.trim() !== "").slice(-max);
+  const lines = text.split("\n").filter((l) => l.trim() !== "").slice(-max);
+  let chars = 0;
+  let from = lines.length;
+  while (from > 0 && chars + lines[from - 1]!.length <= maxChars) chars += lines[--from]!.length;
+  return lines.slice(from);
 }
 
 /**

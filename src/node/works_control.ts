@@ -8,6 +8,8 @@
  */
 
 import type { ControlRequest } from "../contracts/session.ts";
+import type { WorkDetail } from "../contracts/works.ts";
+import { MAX_LINE_BYTES } from "../mcp/conn_transport.ts";
 import { WatsError } from "../errors.ts";
 import type { NodeAcp } from "../acp/setup.ts";
 import { listWorks, showWork } from "../acp/works.ts";
@@ -35,7 +37,7 @@ export async function worksControl(acp: NodeAcp | undefined, req: ControlRequest
   }
   switch (req.op) {
     case "work_show":
-      return JSON.stringify(await showWork(src, id));
+      return fitLine(await showWork(src, id));
     case "work_merge":
       return await mergeWork(src, id);
     case "work_push":
@@ -47,4 +49,22 @@ export async function worksControl(acp: NodeAcp | undefined, req: ControlRequest
     default:
       throw new WatsError("mcp.bad_control", `${req.op} is not a work operation`);
   }
+}
+
+/**
+ * The work as JSON that fits the socket's one answer line (escaped once more
+ * inside it): past the caps of src/acp (diff, transcript), what still does not
+ * fit goes, the transcript first, then the diff's lines (`diffCut` says so).
+ */
+export function fitLine(d: WorkDetail, maxBytes = MAX_LINE_BYTES * 0.8): string {
+  const size = (x: WorkDetail) =>
+    new TextEncoder().encode(JSON.stringify(JSON.stringify(x))).length;
+  let out = d;
+  while (size(out) > maxBytes && out.transcript.length > 0) {
+    out = { ...out, transcript: out.transcript.slice(Math.ceil(out.transcript.length / 2)) };
+  }
+  if (size(out) > maxBytes) {
+    out = { ...out, diffCut: true, diff: out.diff.map((f) => ({ ...f, hunks: [], cut: true })) };
+  }
+  return JSON.stringify(out);
 }

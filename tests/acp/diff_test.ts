@@ -81,7 +81,8 @@ Deno.test("diff: a missing newline at the end adds no line", async () => {
 Deno.test("diff: past the caps, lines are counted but not kept, and the diff says it is cut", async () => {
   const big = Array.from({ length: 50 }, (_, i) => `${i}\n`).join("");
   const text = await diffOf({}, { "a.txt": big, "b.txt": big, "c.txt": big });
-  const { files, cut } = parseDiff(text, { total: 70, perFile: 40, files: 2 });
+  const caps = { total: 70, perFile: 40, files: 2, chars: 1_000, lineChars: 100 };
+  const { files, cut } = parseDiff(text, caps);
   assert.equal(cut, true);
   assert.deepEqual(files.map((f) => f.path), ["a.txt", "b.txt"]);
   assert.deepEqual(files.map((f) => f.additions), [50, 50]);
@@ -90,4 +91,18 @@ Deno.test("diff: past the caps, lines are counted but not kept, and the diff say
   assert.equal(files[0]!.hunks[0]!.lines.length, 39);
   assert.equal(files[1]!.hunks.flatMap((h) => h.lines).length, 29);
   assert.equal(parseDiff(text).cut, false);
+});
+
+Deno.test("diff: a very long line is clipped and its file reads as cut; text past the budget is left out", async () => {
+  const caps = { total: 100, perFile: 100, files: 10, chars: 50, lineChars: 20 };
+  const text = await diffOf({}, { "a.min.js": "x".repeat(500) + "\n", "z.txt": "a\nb\nc\n" });
+  const { files, cut } = parseDiff(text, caps);
+  assert.equal(cut, true);
+  const min = files.find((f) => f.path === "a.min.js")!;
+  assert.equal(min.cut, true);
+  assert.equal(min.hunks[0]!.lines[0]!.text, "x".repeat(19) + "…");
+  assert.equal(min.additions, 1);
+  const b = files.find((f) => f.path === "z.txt")!;
+  assert.equal(b.additions, 3);
+  assert.ok(b.hunks.flatMap((h) => h.lines).length < 3);
 });

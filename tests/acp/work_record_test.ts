@@ -45,6 +45,11 @@ Deno.test("a work's session transcript stops at its cap with one line saying so"
     const lines = readSession(dir, 10_000);
     assert.equal(lines.filter((l) => l.includes("wats_cut")).length, 1);
     assert.match(lines.at(-1)!, /the work's transcript is full/);
+    // Read back within a character budget: the newest entries.
+    const newest = readSession(dir, 10_000, 200_000);
+    assert.ok(newest.join("").length <= 200_000);
+    assert.equal(newest.at(-1), lines.at(-1));
+    assert.ok(newest.length > 1 && newest.length < lines.length, `${newest.length}`);
   } finally {
     Deno.removeSync(dir.replace(/\/w$/, ""), { recursive: true });
   }
