@@ -62,7 +62,7 @@ Deno.test("wats work show prints the agent's text inert, colors the diff only on
   assert.match(plain, /c1 ok, 1m ago: fix it\n {4}refused: claude\/execute: denied/);
   assert.match(plain, /session transcript: none kept/);
   const color = renderWork(detail(), true, NOW);
-  assert.match(color, /\x1b\[31m-old\x1b\[0m\n\x1b\[32m\+new\\x1b\[2K\x1b\[0m/);
+  assert.ok(color.includes("\x1b[31m-old\x1b[0m\n\x1b[32m+new\\x1b[2K\x1b[0m"), color);
   const cut = renderWork(detail({ diffCut: true }), false, NOW);
   assert.match(cut, /the diff is cut: see all of it with `git diff main\.\.\.wats\/bot\/_\/fix`/);
 });
