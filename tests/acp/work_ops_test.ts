@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { discardWork, mergeWork, pushWork, type WorkOpsSource } from "../../src/acp/work_ops.ts";
+import {
+  discardWork,
+  mergeWork,
+  pushWork,
+  sendWork,
+  type WorkOpsSource,
+} from "../../src/acp/work_ops.ts";
 import { listWorks, showWork, workId } from "../../src/acp/works.ts";
 import { noteCall } from "../../src/acp/work_record.ts";
 import { sweep } from "../../src/acp/sweep.ts";
@@ -257,4 +263,35 @@ Deno.test("discard removes the worktree, branch and record; refused while a call
   await assert.rejects(Deno.stat(`${a.dir}.calls.jsonl`));
   assert.equal(await git(["branch", "--list", "wats/*"], f.repo), "");
   assert.deepEqual((await listWorks(f.src, 0)).works, []);
+});
+
+Deno.test("send back starts a call on the same work with the comment as its task, within the budget", async () => {
+  await using f = await fixture();
+  const thread = "ab".repeat(32);
+  const a = await f.work("review", "r.txt", "r\n");
+  noteCall(a.dir, { id: "c1", at: 1, task: "first", agent: "bot", thread, harness: "claude" });
+  noteCall(a.dir, { id: "c1", at: 2, outcome: "ok" });
+  const calls: Parameters<WorkOpsSource["call"]>[] = [];
+  f.src.call = (...args) => {
+    calls.push(args);
+    return new Promise(() => {});
+  };
+  let blocked: string | undefined = "the daily budget of $1.00 is reached";
+  f.src.blocked = () => blocked;
+  await assert.rejects(sendWork(f.src, a.id, { text: "x" }), /not sent: the daily budget/);
+  blocked = undefined;
+  await assert.rejects(sendWork(f.src, a.id, { text: "  " }), /the comment is empty/);
+  await assert.rejects(sendWork(f.src, a.id, { text: "x", line: 3 }), /a line needs its file/);
+  f.busy.add(a.dir);
+  await assert.rejects(sendWork(f.src, a.id, { text: "x" }), /not sent back: a call is running/);
+  f.busy.clear();
+  assert.equal(calls.length, 0);
+
+  const msg = await sendWork(f.src, a.id, { text: "use a constant", file: "r.txt", line: 1 });
+  assert.match(msg, /^sent back: call send-\S+ on work review started/);
+  const [harness, origin, args] = calls[0]!;
+  assert.equal(harness, "claude");
+  assert.deepEqual([origin.agent, origin.thread], ["bot", thread]);
+  assert.deepEqual([args.checkout, args.work], ["app", "review"]);
+  assert.match(args.task, /comment on r\.txt:1:\n\n---\nuse a constant\n---/);
 });
