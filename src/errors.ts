@@ -32,6 +32,9 @@ export type ErrorCode =
   | "acp.request"
   | "acp.sandbox"
   | "acp.spawn"
+  // `wats work …` (src/acp/work_ops.ts): no such work, or the operation was refused
+  | "acp.no_work"
+  | "acp.work_refused"
   // agent
   | "agent.access"
   | "agent.allow"

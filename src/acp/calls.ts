@@ -37,6 +37,8 @@ import { type CallEvent, Turn } from "./turn.ts";
 import { sweep } from "./sweep.ts";
 import { checkCheckout, commitsSince, ensureWorktree, headOf, workPlace } from "./worktrees.ts";
 import { declinedNotice, takeDeclined } from "./work_state.ts";
+import { type CallLine, noteCall, noteSession } from "./work_record.ts";
+import { errorMessage } from "../error_message.ts";
 
 // Part of the layer's API (the lines a call emits, what it throws, the kind of a call in
 // doubt), kept where its users find it.
@@ -170,7 +172,27 @@ export class AcpLayer {
     // Nothing above awaits, so the queue is joined in call order.
     const before = this.#works.get(place.dir) ?? Promise.resolve();
     const run = before.catch(() => {}).then(() =>
-      this.#call(harness, co, place, origin, args, signal, onParked, grant)
+      this.#recorded(
+        place.dir,
+        harness,
+        origin,
+        args,
+        (started) =>
+          this.#call(
+            harness,
+            co,
+            place,
+            origin,
+            args,
+            signal,
+            (r) => {
+              onParked(r);
+              noteCallSafely(place.dir, { id: origin.callId, at: Date.now(), outcome: "parked" });
+            },
+            grant,
+            started,
+          ),
+      )
     );
     this.#works.set(place.dir, run);
     const forget = () => {
@@ -265,6 +287,48 @@ export class AcpLayer {
     return co;
   }
 
+  /**
+   * Runs a call, noting its start and end in the work's calls file
+   * (src/acp/work_record.ts) for `wats work show`. A note that cannot be
+   * written never fails the call.
+   */
+  async #recorded(
+    dir: string,
+    harness: HarnessConfig,
+    origin: CallOrigin,
+    args: CallArgs,
+    call: (started: () => void) => Promise<CallResult>,
+  ): Promise<CallResult> {
+    const note = (line: CallLine) => noteCallSafely(dir, line);
+    const id = origin.callId;
+    let began = false;
+    const started = () => {
+      began = true;
+      note({
+        id,
+        at: Date.now(),
+        task: args.task,
+        agent: origin.agent,
+        thread: origin.thread,
+        harness: harness.name,
+      });
+    };
+    try {
+      const r = await call(started);
+      note({
+        id,
+        at: Date.now(),
+        outcome: r.stop_reason === "end_turn" ? "ok" : r.stop_reason,
+        message: r.message,
+        refused: r.refused.map((x) => `${x.request}${x.title ? ` ${x.title}` : ""}: ${x.reason}`),
+      });
+      return r;
+    } catch (err) {
+      if (began) note({ id, at: Date.now(), outcome: "error", message: errorMessage(err) });
+      throw err;
+    }
+  }
+
   async #call(
     harness: HarnessConfig,
     co: CheckoutConfig,
@@ -274,6 +338,7 @@ export class AcpLayer {
     signal: AbortSignal | undefined,
     onParked: (r: CallResult) => void,
     grant: Grant | undefined,
+    started: () => void,
   ): Promise<CallResult> {
     if (signal?.aborted) throw new CallError("acp.cancelled", "the call was cancelled");
     if (this.#closed) throw new CallError("acp.closed", "the node is stopping; call again later");
@@ -286,6 +351,7 @@ export class AcpLayer {
     }
     await checkCheckout(co);
     const { created } = await ensureWorktree(co, place);
+    started();
     const worktree = realOr(place.dir);
     const running = await this.#pool.attach(harness, worktree, place.branch);
     try {
@@ -326,7 +392,14 @@ export class AcpLayer {
         worktree,
         policy: this.#policy,
         grant,
-        emit: (e) => this.#o.onEvent?.(e),
+        emit: (e) => {
+          this.#o.onEvent?.(e);
+          try {
+            noteSession(place.dir, { ...e, at: Date.now() });
+          } catch {
+            // The work's transcript is a view; the call goes on without it.
+          }
+        },
         park: park && ((ask) => {
           const id = park(ask);
           mine.push(id);
@@ -373,6 +446,16 @@ export class AcpLayer {
     }
   }
 
+  /** Why no call may start now (the runner's budget), or undefined. */
+  blocked(): string | undefined {
+    return this.#o.host?.budgetBlocked();
+  }
+
+  /** True while a call runs on the work whose worktree is `dir`, or waits to. */
+  busy(dir: string): boolean {
+    return this.#works.has(dir);
+  }
+
   /** True while the harness's process runs (for tests and status). */
   isRunning(harness: string): Promise<boolean> {
     return this.#pool.isRunning(harness);
@@ -409,6 +492,15 @@ export class AcpLayer {
   async close(): Promise<void> {
     this.#closed = true;
     await this.#pool.close();
+  }
+}
+
+/** Notes a line in the work's calls file; a note that cannot be written never fails the call. */
+function noteCallSafely(dir: string, line: CallLine): void {
+  try {
+    noteCall(dir, line);
+  } catch {
+    // The folder above the worktree is missing: the call itself says why.
   }
 }
 

@@ -19,6 +19,7 @@ import { makePolicy } from "./policy.ts";
 import { AcpSpendFile } from "./spend.ts";
 import { checkCheckout } from "./worktrees.ts";
 import type { SweepReport } from "../contracts/coding_agents.ts";
+import type { WorkOpsSource } from "./work_ops.ts";
 
 /** What the daemon gives the layer. */
 export interface AcpSetup {
@@ -80,6 +81,8 @@ export interface NodeAcp {
   start(): void;
   /** Sweeps now (`wats agent sweep`), reported like the timed sweeps. */
   sweep(): Promise<SweepReport>;
+  /** The works and what `wats work` does to them (src/acp/works.ts, src/acp/work_ops.ts). */
+  works: WorkOpsSource;
   /** Stops the sweeps and every harness. */
   close(): Promise<void>;
 }
@@ -157,8 +160,24 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
       if (!closed && every > 0) timer = setTimeout(sweepOnce, every);
     });
   };
+  const sweepReported = async () => {
+    const report = await layer.sweep();
+    s.onSweep?.(report);
+    return report;
+  };
   return {
     layer,
+    works: {
+      root: s.paths.worktrees,
+      harnesses: s.acp.harnesses,
+      checkouts: s.acp.checkouts,
+      busy: (dir) => layer.busy(dir),
+      held: () => s.held?.() ?? [],
+      call: (harness, origin, args) => layer.call(harness, origin, args),
+      blocked: () => layer.blocked(),
+      checkoutNames: () => layer.checkoutNames(),
+      sweep: sweepReported,
+    },
     check: async () => {
       const bad: string[] = [];
       for (const co of Object.values(s.acp.checkouts)) {
@@ -172,11 +191,7 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
       for (const x of spend.month(now())) s.host?.addSpend(x.at, x.usd);
       if (every > 0) sweepOnce();
     },
-    sweep: async () => {
-      const report = await layer.sweep();
-      s.onSweep?.(report);
-      return report;
-    },
+    sweep: sweepReported,
     close: async () => {
       closed = true;
       clearTimeout(timer);

@@ -1,8 +1,8 @@
 /**
- * The sweep (issue 10, item 7): removes each work's worktree, branch and
- * session file once the work is in its checkout's base — merged, squashed or
- * cherry-picked all count — and never one that is in use, or that has changes
- * or untracked files.
+ * The sweep (issue 10, item 7): removes each work's worktree, branch, session
+ * file and record (src/acp/work_record.ts) once the work is in its checkout's
+ * base — merged, squashed or cherry-picked all count — and never one that is
+ * in use, or that has changes or untracked files.
  *
  * @module
  */
@@ -11,6 +11,7 @@ import { errorMessage } from "../error_message.ts";
 import type { CheckoutConfig } from "../config/acp_tables.ts";
 import type { SweepReport } from "../contracts/coding_agents.ts";
 import { git, gitIn, pinnedCommonDir } from "./worktrees.ts";
+import { removeRecord } from "./work_record.ts";
 
 /** One worktree the sweep found. */
 export interface FoundWork {
@@ -149,6 +150,7 @@ export async function sweep(
     await git(["worktree", "remove", work.dir], co.path, await pinnedCommonDir(co));
     await git(["branch", "-D", work.branch], co.path);
     await Deno.remove(`${work.dir}.acp.json`).catch(() => {});
+    removeRecord(work.dir);
     report.removed.push(work.dir);
   }
   return report;

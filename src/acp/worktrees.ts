@@ -71,6 +71,25 @@ export async function git(
   cwd: string,
   env: Record<string, string> = {},
 ): Promise<string> {
+  const out = await gitResult(args, cwd, env);
+  if (out.code !== 0) {
+    throw new WorktreeError(
+      "acp.git",
+      `git ${args.join(" ")} failed in ${cwd}: ${out.stderr.trim() || `exit ${out.code}`}`,
+    );
+  }
+  return out.stdout;
+}
+
+/**
+ * Runs git like {@linkcode git} and returns its exit code and output, for the
+ * commands whose non-zero exit is an answer (`git merge-tree`: conflicts).
+ */
+export async function gitResult(
+  args: string[],
+  cwd: string,
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const out = await new Deno.Command("git", {
     args: ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", ...args],
     cwd,
@@ -80,15 +99,7 @@ export async function git(
     stderr: "piped",
   }).output();
   const dec = new TextDecoder();
-  if (out.code !== 0) {
-    throw new WorktreeError(
-      "acp.git",
-      `git ${args.join(" ")} failed in ${cwd}: ${
-        dec.decode(out.stderr).trim() || `exit ${out.code}`
-      }`,
-    );
-  }
-  return dec.decode(out.stdout);
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
 
 /**

@@ -21,6 +21,7 @@ Usage:
   wats config get|set|unset|list KEY [VALUE]
   wats config ack                acknowledge changed safety settings
   wats agent runs|logs|attach|pending|approve|reject|sweep
+  wats work list|show|merge|push|send|discard   coding agents' works: review and land them
   wats status                    the node, its profiles, safety notices
   wats try [--text "…"]          see your agent wake: an ask from a throwaway second node
   wats ui [--listen HOST:PORT]   a local web dashboard of the node, its agent and reviews
@@ -68,8 +69,32 @@ names): systemd reads that file at each start; on macOS install copies it.
 Logs: \`journalctl --user -u wats\` (Linux), <data dir>/wats.log (macOS).
 `;
 
+/** The usage text of `wats work`. */
+export const WORK_HELP = `Usage: wats work list [--page N]
+       wats work show ID [--json]
+       wats work merge ID
+       wats work push ID [--draft-pr]
+       wats work send ID --text "COMMENT" [--file PATH [--line N]]
+       wats work discard ID [--yes]
+
+  list      every coding agent's work, newest first: state, id, checkout, branch
+  show      a work's commits not in its base, its diff against the base, its calls
+  merge     merge it into the checkout's base ([checkouts.NAME] merge = "ff" or
+            "merge"); refused when the checkout is dirty, the base moved (ff)
+            or the merge conflicts, leaving everything as it was
+  push      push its branch to the checkout's remote (git's own credentials);
+            --draft-pr also opens a draft pull request with gh
+  send      send it back: the comment (on PATH:N) becomes the next call's task
+            on the same work, started now, within the agent's budget
+  discard   remove its worktree and branch: what is not in the base is lost
+            (asks first; --yes skips the question)
+
+Needs the daemon (it runs git and the calls). docs/acp.md "Works".
+`;
+
 const GROUPS: Record<string, string> = {
   guardian: GUARDIAN_HELP,
+  work: WORK_HELP,
   service: SERVICE_HELP,
   config: `Usage: wats config get KEY | set KEY VALUE | unset KEY | list | ack
 

@@ -29,6 +29,7 @@ export type CommandId =
   | "status"
   | "ui"
   | "control"
+  | "work"
   | "service-install"
   | "service-uninstall"
   | "service-status"
@@ -167,6 +168,8 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
         run: unique([
           ...(inputs.harnesses ?? []),
           ...(inputs.sandbox ? [inputs.sandbox] : []),
+          // `wats work push --draft-pr` opens the pull request with gh (docs/acp.md "Works").
+          ...((inputs.checkouts ?? []).length > 0 ? ["gh"] : []),
           "git",
           "kill",
           "ps",
@@ -222,8 +225,10 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
         // `claude mcp …` registers wats; `codex --version` only checks Codex is installed.
         run: ["claude", "codex"],
       };
-    case "control": {
+    case "control":
+    case "work": {
       // `wats resume`, `wats guardian halt`: one line to the daemon, nothing else.
+      // `wats work`: the daemon does the work (src/acp/work_ops.ts), so the same.
       const sock = socketGrant(p.socket);
       return { ...NONE, read: sock.read, write: sock.write, net: sock.net };
     }

@@ -72,6 +72,15 @@ const SUBCOMMANDS: Record<string, Record<string, CommandId>> = {
     // Asks the daemon (it owns the worktrees and knows which are in use): a control line.
     sweep: "control",
   },
+  // `wats work …`: requests to the daemon, which does the work (src/cli/work.ts).
+  work: {
+    list: "work",
+    show: "work",
+    merge: "work",
+    push: "work",
+    send: "work",
+    discard: "work",
+  },
   service: {
     install: "service-install",
     uninstall: "service-uninstall",
@@ -94,6 +103,7 @@ const WORKERS: Record<CommandId, string> = {
   status: "status_worker.ts",
   ui: "ui_worker.ts",
   control: "guardian_worker.ts",
+  work: "work_worker.ts",
   "service-install": "service_worker.ts",
   "service-uninstall": "service_worker.ts",
   "service-status": "service_worker.ts",
@@ -173,6 +183,7 @@ export function route(args: string[]): Route {
     case "config":
     case "guardian":
     case "agent":
+    case "work":
     case "service": {
       const sub = subAt === undefined ? undefined : rest[subAt];
       const id = sub !== undefined ? SUBCOMMANDS[first]?.[sub] : undefined;

@@ -38,6 +38,12 @@ export interface CheckoutConfig {
   base: string;
   /** `git fetch` before cutting a new branch. */
   fetch: boolean;
+  /**
+   * How `wats work merge` joins a work to the base (docs/acp.md "Works"):
+   * `ff` fast-forwards only (the default: the base gets exactly the commits
+   * that were reviewed), `merge` makes a merge commit. Always set when parsed.
+   */
+  merge?: "ff" | "merge";
 }
 
 /** Both tables, validated. */
@@ -53,7 +59,7 @@ export const DEFAULT_IDLE_MS = 10 * 60_000;
 const NAME = /^[a-z][a-z0-9_-]{0,31}$/;
 
 const HARNESS_KEYS = ["command", "args", "env", "meta", "context", "idle", "enabled"];
-const CHECKOUT_KEYS = ["path", "base", "fetch"];
+const CHECKOUT_KEYS = ["path", "base", "fetch", "merge"];
 
 /** The empty tables (a config.toml without them). */
 export function noAcpTables(): AcpTables {
@@ -138,12 +144,19 @@ export function parseAcpTables(
       path: path.replace(/\/+$/, "") || "/",
       base,
       fetch: bool(t.fetch, false, `${at}.fetch`, bad),
+      merge: mergeMode(t.merge, `${at}.merge`, bad),
     };
   }
   return out;
 }
 
 type Bad = (key: string, shown: unknown, what: string) => ConfigError;
+
+function mergeMode(v: unknown, key: string, bad: Bad): "ff" | "merge" {
+  if (v === undefined) return "ff";
+  if (v === "ff" || v === "merge") return v;
+  throw bad(key, v, 'must be "ff" (fast-forward only) or "merge" (a merge commit)');
+}
 
 function table(v: unknown, key: string, bad: Bad): Record<string, unknown> {
   if (typeof v !== "object" || v === null || Array.isArray(v) || v instanceof Date) {

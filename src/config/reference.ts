@@ -100,6 +100,7 @@ enabled = true                 # false: no tool for it
 path = "/srv/billing"          # required: absolute
 base = "origin/main"           # the ref each work's branch is cut from (default HEAD)
 fetch = true                   # git fetch before cutting a branch (default false)
+merge = "ff"                   # how \`wats work merge\` lands a work: "ff" (default) or "merge"
 
 [policy]
 allow = ["claude/edit(src/**)"]

@@ -20,6 +20,7 @@ import { formatDuration } from "../duration.ts";
 import { WatsError } from "../errors.ts";
 import type { EventSink } from "../contracts/node_events.ts";
 import { acpLayerFor, sweepNow } from "../acp/setup.ts";
+import { isWorkOp, worksControl } from "./works_control.ts";
 import { ALL_TOOLS } from "../mcp/tools.ts";
 import { loadOrCreateNodeKey } from "../identity/node_key.ts";
 import { log } from "../log.ts";
@@ -268,6 +269,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
     }
     const control = async (req: ControlRequest): Promise<ControlAnswer> => {
       if (req.op === "sweep") return await sweepNow(codingAgents);
+      if (isWorkOp(req.op)) return await worksControl(codingAgents, req);
       if (req.op === "takeover") {
         if (!opts.startedByMcp) {
           throw new WatsError(

@@ -59,6 +59,22 @@ async function fixture() {
   return { root, paths, outside, inputs, close };
 }
 
+/**
+ * What running `gh` gives where it is granted / not granted: Deno looks a
+ * program up on PATH before it checks the grant, so without gh installed both
+ * are NotFound and only the other probes prove the set.
+ */
+const GH_INSTALLED = (() => {
+  try {
+    new Deno.Command("gh", { args: ["--version"], stdout: "null", stderr: "null" }).outputSync();
+    return true;
+  } catch {
+    return false;
+  }
+})();
+const GH_OK = GH_INSTALLED ? "ok" : "NotFound";
+const GH_REFUSED = GH_INSTALLED ? "NotCapable" : "NotFound";
+
 /** Runs `probes` under `id` and compares with the expected outcomes (ok / NotCapable). */
 async function expect(id: CommandId, inputs: PermissionInputs, cases: Array<[Probe, string]>) {
   const got = await probe(id, inputs, cases.map(([p]) => p));
@@ -197,6 +213,8 @@ Deno.test("the daemon writes its store, key, agent dir and socket, never config.
       [{ op: "read", path: f.outside }, "NotCapable"],
       [{ op: "run", cmd: "kill" }, "ok"],
       [{ op: "run", cmd: "ps" }, "ok"],
+      // gh opens pull requests of coding agents' works: none without a checkout.
+      [{ op: "run", cmd: "gh" }, GH_REFUSED],
       [{ op: "read", path: "/proc/self/stat" }, "NotCapable"],
       // The verify workers' module, to start them; not the code beside it.
       [{ op: "read", path: fileURLToPath(VERIFY_WORKER_URL) }, "ok"],
@@ -278,6 +296,7 @@ Deno.test("with coding agents, the daemon also runs their commands and reads the
       [{ op: "run", cmd: "node" }, "ok"],
       [{ op: "run", cmd: "bwrap" }, "ok"],
       [{ op: "run", cmd: "git" }, "ok"],
+      [{ op: "run", cmd: "gh" }, GH_OK],
       [{ op: "run", cmd: "python3" }, "NotCapable"],
       [{ op: "run", cmd: "sh" }, "NotCapable"],
       [{ op: "read", path: `${checkout}/README.md` }, "ok"],
@@ -437,6 +456,22 @@ Deno.test("`wats resume` and `wats guardian halt` only send one line to the daem
       [{ op: "write", path: f.paths.config }, "NotCapable"],
       [{ op: "write", path: f.paths.store }, "NotCapable"],
       [{ op: "run", cmd: "git" }, "NotCapable"],
+    ]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("`wats work` only talks to the daemon, which does the work", async () => {
+  const f = await fixture();
+  try {
+    await expect("work", f.inputs, [
+      [{ op: "connect", path: f.paths.socket }, "ok"],
+      [{ op: "read", path: f.paths.worktrees }, "NotCapable"],
+      [{ op: "read", path: f.paths.config }, "NotCapable"],
+      [{ op: "write", path: f.paths.store }, "NotCapable"],
+      [{ op: "run", cmd: "git" }, "NotCapable"],
+      [{ op: "run", cmd: "gh" }, GH_REFUSED],
     ]);
   } finally {
     await f.close();

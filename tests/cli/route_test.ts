@@ -41,6 +41,16 @@ Deno.test("each subcommand gets its own permission set", () => {
   assert.equal(r("agent sweep").id, "control");
   assert.equal(r("agent sweep").worker, "guardian_worker.ts");
   assert.deepEqual(r("agent sweep").words, ["agent", "sweep"]);
+  // `wats work …` sends control requests only: the daemon runs git and the calls.
+  assert.deepEqual(r("work send w1 --text fix"), {
+    id: "work",
+    worker: "work_worker.ts",
+    words: ["work", "send"],
+    argv: ["w1", "--text", "fix"],
+    dataDir: undefined,
+  });
+  assert.equal(r("work list").id, "work");
+  assert.equal(r("work frob").id, "help");
   assert.equal(r("mcp --profile p").id, "mcp");
   assert.deepEqual(r("try --text hi --timeout 90s"), {
     id: "try",

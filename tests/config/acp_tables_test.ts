@@ -37,6 +37,7 @@ enabled = false
 path = "~/src/billing/"
 base = "origin/main"
 fetch = true
+merge = "ff"
 
 [checkouts.web]
 path = "/srv/web"
@@ -65,12 +66,14 @@ deny = ["claude/delete", "claude/execute(rm -rf *)"]
     path: "/home/a/src/billing",
     base: "origin/main",
     fetch: true,
+    merge: "ff",
   });
   assert.deepEqual(r.acp.checkouts.web, {
     name: "web",
     path: "/srv/web",
     base: "HEAD",
     fetch: false,
+    merge: "ff",
   });
   assert.deepEqual(r.values["agent.checkouts"], ["billing"]);
   assert.deepEqual(r.values["policy.allow"], ["claude/edit(src/**)", "*/read"]);
@@ -101,6 +104,10 @@ Deno.test("a bad harness or checkout value names the file and line", () => {
   assert.match(
     errorOf('[checkouts.billing]\npath = "/srv"\nbase = "--upload-pack=x"\n'),
     /config\.toml:3: checkouts\.billing\.base .* must be a git ref/,
+  );
+  assert.match(
+    errorOf('[checkouts.billing]\npath = "/srv"\nmerge = "squash"\n'),
+    /config\.toml:3: checkouts\.billing\.merge = "squash" is not allowed; must be "ff" .* or "merge"/,
   );
   assert.match(
     errorOf('[harnesses.claude]\ncommand = "c"\ncontext = ["../secret"]\n'),

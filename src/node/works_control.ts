@@ -1,0 +1,70 @@
+/**
+ * The daemon's answers to the `work_*` control requests of `wats work` and
+ * the dashboard (src/contracts/session.ts): list and show answer JSON text
+ * (`WorksPage`, `WorkDetail`), the operations a message line. The work itself
+ * is done in src/acp (works.ts, work_ops.ts).
+ *
+ * @module
+ */
+
+import type { ControlRequest } from "../contracts/session.ts";
+import type { WorkDetail } from "../contracts/works.ts";
+import { MAX_LINE_BYTES } from "../mcp/conn_transport.ts";
+import { WatsError } from "../errors.ts";
+import type { NodeAcp } from "../acp/setup.ts";
+import { listWorks, showWork } from "../acp/works.ts";
+import { discardWork, mergeWork, pushWork, sendWork } from "../acp/work_ops.ts";
+
+/** True for the control ops this module answers. */
+export function isWorkOp(op: ControlRequest["op"]): boolean {
+  return op.startsWith("work_");
+}
+
+/** Answers one `work_*` control request; throws a `WatsError` with the refusal. */
+export async function worksControl(acp: NodeAcp | undefined, req: ControlRequest): Promise<string> {
+  if (acp === undefined) {
+    if (req.op === "work_list") return JSON.stringify({ works: [] });
+    throw new WatsError(
+      "acp.no_work",
+      "no coding agents: config.toml has no enabled [harnesses.NAME], so there are no works",
+    );
+  }
+  const src = acp.works;
+  if (req.op === "work_list") return JSON.stringify(await listWorks(src, req.page ?? 0));
+  const id = req.work;
+  if (id === undefined || id === "") {
+    throw new WatsError("acp.no_work", `${req.op} needs the work's id: see \`wats work list\``);
+  }
+  switch (req.op) {
+    case "work_show":
+      return fitLine(await showWork(src, id));
+    case "work_merge":
+      return await mergeWork(src, id);
+    case "work_push":
+      return await pushWork(src, id, req.draftPr === true);
+    case "work_send":
+      return await sendWork(src, id, { text: req.text ?? "", file: req.file, line: req.line });
+    case "work_discard":
+      return await discardWork(src, id);
+    default:
+      throw new WatsError("mcp.bad_control", `${req.op} is not a work operation`);
+  }
+}
+
+/**
+ * The work as JSON that fits the socket's one answer line (escaped once more
+ * inside it): past the caps of src/acp (diff, transcript), what still does not
+ * fit goes, the transcript first, then the diff's lines (`diffCut` says so).
+ */
+export function fitLine(d: WorkDetail, maxBytes = MAX_LINE_BYTES * 0.8): string {
+  const size = (x: WorkDetail) =>
+    new TextEncoder().encode(JSON.stringify(JSON.stringify(x))).length;
+  let out = d;
+  while (size(out) > maxBytes && out.transcript.length > 0) {
+    out = { ...out, transcript: out.transcript.slice(Math.ceil(out.transcript.length / 2)) };
+  }
+  if (size(out) > maxBytes) {
+    out = { ...out, diffCut: true, diff: out.diff.map((f) => ({ ...f, hunks: [], cut: true })) };
+  }
+  return JSON.stringify(out);
+}
