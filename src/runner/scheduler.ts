@@ -365,6 +365,7 @@ export class Runner implements AgentHost {
         this.#world.log.warn(
           `agent runs paused: ${plan.reason}; they resume at ${new Date(plan.until).toISOString()}`,
         );
+        this.#hooks.onBudgetPause?.(plan.reason, plan.until);
       }
       this.#arm(plan.until, now);
       return;
