@@ -292,6 +292,38 @@ Deno.test("with coding agents, the daemon also runs their commands and reads the
   }
 });
 
+Deno.test("with [notify.NAME] targets, the daemon connects to their hosts and reads their variables, nothing more", async () => {
+  const f = await fixture();
+  try {
+    await Deno.remove(f.paths.socket).catch(() => {});
+    await Deno.writeTextFile(
+      f.paths.config,
+      `[notify.hook]\ntype = "webhook"\nurl = "http://127.0.0.1:9/hook"\nsecret_env = "HOOK_SECRET"\n\n` +
+        `[notify.phone]\ntype = "ntfy"\nurl = "https://127.0.0.2/alice"\ntoken_env = "NTFY_TOKEN"\n`,
+    );
+    const inputs = await daemonInputs(f);
+    assertEquals(inputs.notifyHosts, ["127.0.0.1:9", "127.0.0.2:443"]);
+    assertEquals(inputs.notifyEnv, ["HOOK_SECRET", "NTFY_TOKEN"]);
+    await expect("daemon", inputs, [
+      [{ op: "env", name: "HOOK_SECRET" }, "ok"],
+      [{ op: "env", name: "NTFY_TOKEN" }, "ok"],
+      [{ op: "env", name: "HOME" }, "NotCapable"],
+      [{ op: "env", name: "HOOK_SECRET2" }, "NotCapable"],
+      [{ op: "tcp", hostname: "127.0.0.1", port: 10 }, "NotCapable"],
+      [{ op: "tcp", hostname: "127.0.0.2", port: 80 }, "NotCapable"],
+      [{ op: "tcp", hostname: "127.0.0.3", port: 443 }, "NotCapable"],
+    ]);
+    // Allowed, though nothing listens: the grant passes and the connect fails.
+    const got = await probe("daemon", inputs, [
+      { op: "tcp", hostname: "127.0.0.1", port: 9 },
+      { op: "tcp", hostname: "127.0.0.2", port: 443 },
+    ]);
+    assertEquals(got.map((g) => g === "NotCapable"), [false, false]);
+  } finally {
+    await f.close();
+  }
+});
+
 Deno.test("the daemon runs the sandbox program only for agents that run commands, and not with sandbox.mode = off", async () => {
   const f = await fixture();
   try {
