@@ -154,7 +154,7 @@ function targetUrl(v: unknown, key: string, bad: Bad): string {
 function envName(v: unknown, key: string, bad: Bad): string | undefined {
   if (v === undefined) return undefined;
   if (typeof v !== "string" || !ENV_NAME.test(v)) {
-    throw bad(key, v, 'must be the name of an environment variable, such as "WATS_HOOK_SECRET"');
+    throw bad(key, v, 'must be the name of an environment variable, such as "HOOK_SECRET"');
   }
   return v;
 }

@@ -28,7 +28,7 @@ Deno.test("[notify.NAME] targets load with their defaults: every event, a 10 s t
 [notify.hook]
 type = "webhook"
 url = "https://hooks.example.org/wats"
-secret_env = "WATS_HOOK_SECRET"
+secret_env = "HOOK_SECRET"
 
 [notify.phone]
 type = "ntfy"
@@ -47,7 +47,7 @@ events = ["run_failed"]
     type: "webhook",
     url: "https://hooks.example.org/wats",
     events: [...NOTIFY_EVENTS],
-    secretEnv: "WATS_HOOK_SECRET",
+    secretEnv: "HOOK_SECRET",
     timeoutMs: DEFAULT_NOTIFY_TIMEOUT_MS,
   });
   assert.deepEqual(r.notify.phone, {
@@ -59,7 +59,7 @@ events = ["run_failed"]
     timeoutMs: 3000,
   });
   assert.deepEqual(r.notify.team?.events, ["run_failed"]);
-  assert.deepEqual(notifyEnvNames(r.notify), ["WATS_HOOK_SECRET", "NTFY_TOKEN"]);
+  assert.deepEqual(notifyEnvNames(r.notify), ["HOOK_SECRET", "NTFY_TOKEN"]);
 });
 
 Deno.test("a config.toml without [notify] has no targets", () => {
