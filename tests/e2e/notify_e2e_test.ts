@@ -6,7 +6,9 @@
 
 import assert from "node:assert/strict";
 import { signature } from "../../src/node/notify_payloads.ts";
+import { CLIS_DIR, requireCli } from "../support/clis.ts";
 import { nodeRig } from "../support/rig.ts";
+import { answeringMock, call, idIn } from "../support/swarm.ts";
 
 /** One request a receiver got. */
 interface Got {
@@ -134,4 +136,58 @@ secret_env = "HOOK_SECRET_UNSET"
   } finally {
     await hook.close();
   }
+});
+
+const claude = requireCli("claude");
+
+Deno.test({
+  name:
+    "with agent.review, the agent's held answer notifies the webhook, and the command it names publishes it",
+  ignore: claude === null,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const hook = receiver([200]);
+    try {
+      await using mock = answeringMock();
+      await using rig = await nodeRig({
+        config: `[notify.hook]
+type = "webhook"
+url = "${hook.url}"
+secret_env = "HOOK_SECRET"
+events = ["draft"]
+`,
+        env: { HOOK_SECRET: "s3cret" },
+        agent: {
+          mock,
+          settings: {
+            WATS_AGENT_REVIEW: "true",
+            PATH: `${CLIS_DIR}/node_modules/.bin:${Deno.env.get("PATH")}`,
+          },
+        },
+      });
+      const alice = await rig.mcp("alice");
+      const ask = idIn(await call(alice, "ask", { title: "Logs", text: "Where do logs go?" }));
+      const held = await rig.waitEvent("held");
+      assert.equal(held.what, "draft");
+      const [got] = await hook.requests(1);
+      assert.ok(got);
+      const t = got.headers.get("X-Wats-Timestamp") ?? "";
+      assert.equal(
+        got.headers.get("X-Wats-Signature"),
+        `sha256=${signature("s3cret", t, got.body)}`,
+      );
+      const body = JSON.parse(got.body);
+      assert.equal(body.event, "draft");
+      assert.equal(body.path, "/review");
+      assert.match(body.text, /Use journald/);
+      assert.equal(body.command, `wats agent approve ${held.id}`);
+      // The command as the notice says it answers the draft.
+      const approved = await rig.wats(body.command.split(" ").slice(1));
+      assert.equal(approved.code, 0, approved.stderr);
+      assert.match(await call(alice, "thread", { id: ask }), /Use journald/);
+    } finally {
+      await hook.close();
+    }
+  },
 });
