@@ -9,7 +9,7 @@
 
 import { pathExists } from "./io.ts";
 import { loadSettings } from "../config/settings.ts";
-import { notifyEnvNames } from "../config/notify_tables.ts";
+import { notifyEnvNames, targetUrlOf } from "../config/notify_tables.ts";
 import { editFile, editorOf } from "./agent.ts";
 import { codexConfigPath } from "./setup.ts";
 import { notifierProgram } from "../node/notify.ts";
@@ -86,7 +86,9 @@ export async function commandInputs(
     heartbeatFile: HEARTBEAT_TEMPLATE_URL.pathname,
     listen: values.listen || undefined,
     relays: values.infra.map(hostPortOf),
-    notifyHosts: Object.values(notify).map((t) => hostPortOf(t.url)),
+    // A url_env's value is read here, from the same environment the daemon inherits.
+    notifyHosts: Object.values(notify).flatMap((t) => targetUrlOf(t, (n) => env[n]) ?? [])
+      .map(hostPortOf),
     notifyEnv: notifyEnvNames(notify),
     loopbackServer: values["agent.runtime"] === "codex",
     checkouts: Object.values(acp.checkouts).map((c) => c.path),

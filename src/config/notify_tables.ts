@@ -34,8 +34,10 @@ export type NotifyEvent = typeof NOTIFY_EVENTS[number];
 export interface NotifyTarget {
   name: string;
   type: NotifyType;
-  /** Where to POST (http or https, no user:password part). */
-  url: string;
+  /** Where to POST (http or https, no user:password part); unset with `urlEnv`. */
+  url?: string;
+  /** The variable holding the URL instead, for a URL that is itself a secret (Slack's). */
+  urlEnv?: string;
   /** The events it is sent; all of them when the table names none. */
   events: NotifyEvent[];
   /** webhook: the variable holding the HMAC secret (required). */
@@ -51,7 +53,7 @@ export const DEFAULT_NOTIFY_TIMEOUT_MS = 10_000;
 /** The longest attempt allowed: a slow target only delays its own queue, but not for minutes. */
 const MAX_TIMEOUT_MS = 60_000;
 
-const KEYS = ["type", "url", "events", "secret_env", "token_env", "timeout"];
+const KEYS = ["type", "url", "url_env", "events", "secret_env", "token_env", "timeout"];
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
@@ -80,7 +82,15 @@ export function parseNotifyTables(
     if (!NOTIFY_TYPES.includes(type as NotifyType)) {
       throw bad(`${at}.type`, type, `write type = "webhook", "ntfy" or "slack"`);
     }
-    const url = targetUrl(t.url, `${at}.url`, bad);
+    const urlEnv = envName(t.url_env, `${at}.url_env`, bad);
+    if ((t.url === undefined) === (urlEnv === undefined)) {
+      throw bad(
+        `${at}.url`,
+        t.url,
+        'write either url = "https://…" or url_env = "NAME" of the variable holding it',
+      );
+    }
+    const url = t.url === undefined ? undefined : targetUrl(t.url, `${at}.url`, bad);
     const events = strings(t.events, `${at}.events`, bad);
     for (const e of events) {
       if (!NOTIFY_EVENTS.includes(e as NotifyEvent)) {
@@ -113,7 +123,8 @@ export function parseNotifyTables(
     out[name] = {
       name,
       type: type as NotifyType,
-      url,
+      ...(url ? { url } : {}),
+      ...(urlEnv ? { urlEnv } : {}),
       events: events.length === 0 ? [...NOTIFY_EVENTS] : [...new Set(events)] as NotifyEvent[],
       ...(secretEnv ? { secretEnv } : {}),
       ...(tokenEnv ? { tokenEnv } : {}),
@@ -126,11 +137,30 @@ export function parseNotifyTables(
 /** The variables the targets name: the daemon may read these and no others. */
 export function notifyEnvNames(targets: Record<string, NotifyTarget>): string[] {
   return [
-    ...new Set(Object.values(targets).flatMap((t) => [t.secretEnv ?? [], t.tokenEnv ?? []].flat())),
+    ...new Set(
+      Object.values(targets).flatMap((t) =>
+        [t.urlEnv ?? [], t.secretEnv ?? [], t.tokenEnv ?? []].flat()
+      ),
+    ),
   ];
 }
 
-function targetUrl(v: unknown, key: string, bad: Bad): string {
+/**
+ * The URL `t` posts to: its `url`, or the value of its `url_env` variable when
+ * that is an http(s) URL without a password. Undefined otherwise (the target
+ * is then off; the daemon says why at start).
+ */
+export function targetUrlOf(
+  t: NotifyTarget,
+  readEnv: (name: string) => string | undefined,
+): string | undefined {
+  if (t.url !== undefined) return t.url;
+  const v = readEnv(t.urlEnv ?? "") ?? "";
+  return urlProblem(v) === undefined ? new URL(v).href : undefined;
+}
+
+/** What is wrong with `v` as a target's URL, or undefined when nothing is. */
+function urlProblem(v: unknown): string | undefined {
   let u: URL | undefined;
   try {
     if (typeof v === "string") u = new URL(v);
@@ -138,17 +168,22 @@ function targetUrl(v: unknown, key: string, bad: Bad): string {
     // Said below.
   }
   if (u === undefined || (u.protocol !== "http:" && u.protocol !== "https:")) {
-    throw bad(key, v, 'must be an http or https URL such as "https://ntfy.sh/my-topic"');
+    return 'must be an http or https URL such as "https://ntfy.sh/my-topic"';
   }
   if (u.username !== "" || u.password !== "") {
-    // config.toml is no place for a credential: say it by a variable's name.
-    throw bad(
-      key,
-      `${u.protocol}//…@${u.host}`,
-      "a password in the URL is a secret in config.toml: drop it and use secret_env or token_env",
-    );
+    return "a password in the URL is a secret in config.toml: drop it and use secret_env or token_env";
   }
-  return u.href;
+  return undefined;
+}
+
+function targetUrl(v: unknown, key: string, bad: Bad): string {
+  const problem = urlProblem(v);
+  if (problem === undefined) return new URL(v as string).href;
+  // config.toml is no place for a credential: it is not echoed either.
+  const shown = typeof v === "string" && URL.canParse(v) && new URL(v).password !== ""
+    ? `${new URL(v).protocol}//…@${new URL(v).host}`
+    : v;
+  throw bad(key, shown, problem);
 }
 
 function envName(v: unknown, key: string, bad: Bad): string | undefined {

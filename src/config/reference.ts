@@ -128,6 +128,10 @@ timeout = "10s"                # one attempt, 1s to 60s (default 10s)
 type = "webhook"
 url = "https://hooks.example.org/wats"
 secret_env = "HOOK_SECRET"   # webhook, required: the variable holding the HMAC secret
+
+[notify.team]
+type = "slack"
+url_env = "SLACK_WEBHOOK_URL"  # instead of url: the variable holding a URL that is a secret
 \`\`\`
 
 Secrets are never values in config.toml, only variable names: a missing variable turns its target

@@ -48,9 +48,12 @@ const NTFY_PRIORITY: Record<Notice["event"], string> = {
   run_failed: "3",
 };
 
+/** A target as it sends: its URL known (read from `url_env` at start when set so). */
+export type LiveTarget = NotifyTarget & { url: string };
+
 /** The request that tells `target` about `n`, made at `nowSec` (Unix seconds). */
 export function notifyRequest(
-  target: NotifyTarget,
+  target: LiveTarget,
   n: Notice,
   secrets: TargetSecrets,
   nowSec: number,

@@ -13,11 +13,11 @@
  */
 
 import { errorMessage } from "../error_message.ts";
-import type { NotifyTarget } from "../config/notify_tables.ts";
+import { type NotifyTarget, targetUrlOf } from "../config/notify_tables.ts";
 import type { NodeEvent } from "../contracts/node_events.ts";
 import type { Timers } from "../runner/ports.ts";
 import { type Notice, noticeOf } from "./notices.ts";
-import { notifyRequest, type TargetSecrets } from "./notify_payloads.ts";
+import { type LiveTarget, notifyRequest, type TargetSecrets } from "./notify_payloads.ts";
 
 /** Attempts per notice, the first included. */
 export const MAX_ATTEMPTS = 5;
@@ -81,7 +81,7 @@ export function retryable(status: number): boolean {
 
 /** One target's queue and its sending loop. */
 export class TargetSender {
-  readonly target: NotifyTarget;
+  readonly target: LiveTarget;
   readonly #secrets: TargetSecrets;
   readonly #world: SenderWorld;
   readonly #queue: Notice[] = [];
@@ -90,7 +90,7 @@ export class TargetSender {
   #timer: unknown;
   #stats = { sent: 0, failed: 0, dropped: 0, retries: 0 };
 
-  constructor(target: NotifyTarget, secrets: TargetSecrets, world: SenderWorld) {
+  constructor(target: LiveTarget, secrets: TargetSecrets, world: SenderWorld) {
     this.target = target;
     this.#secrets = secrets;
     this.#world = world;
@@ -205,7 +205,7 @@ export function startNotifyTargets(o: {
 }): NotifyTargets {
   const senders: TargetSender[] = [];
   for (const t of Object.values(o.targets)) {
-    const missing = [t.secretEnv, t.tokenEnv].filter((v): v is string =>
+    const missing = [t.urlEnv, t.secretEnv, t.tokenEnv].filter((v): v is string =>
       v !== undefined && (o.readEnv(v) ?? "") === ""
     );
     if (missing.length > 0) {
@@ -215,8 +215,16 @@ export function startNotifyTargets(o: {
       );
       continue;
     }
+    const url = targetUrlOf(t, o.readEnv);
+    if (url === undefined) {
+      o.world.warn(
+        `notify.${t.name} is off: the variable ${t.urlEnv} does not hold an http or https URL ` +
+          "without a password; set it to the target's URL and restart",
+      );
+      continue;
+    }
     senders.push(
-      new TargetSender(t, {
+      new TargetSender({ ...t, url }, {
         ...(t.secretEnv ? { secret: o.readEnv(t.secretEnv) } : {}),
         ...(t.tokenEnv ? { token: o.readEnv(t.tokenEnv) } : {}),
       }, o.world),

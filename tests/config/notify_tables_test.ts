@@ -5,6 +5,7 @@ import {
   DEFAULT_NOTIFY_TIMEOUT_MS,
   NOTIFY_EVENTS,
   notifyEnvNames,
+  targetUrlOf,
 } from "../../src/config/notify_tables.ts";
 
 const FILE = "/data/wats/config.toml";
@@ -39,7 +40,7 @@ timeout = "3s"
 
 [notify.team]
 type = "slack"
-url = "https://slack.example.org/services/T/B/X"
+url_env = "SLACK_URL"
 events = ["run_failed"]
 `);
   assert.deepEqual(r.notify.hook, {
@@ -59,7 +60,16 @@ events = ["run_failed"]
     timeoutMs: 3000,
   });
   assert.deepEqual(r.notify.team?.events, ["run_failed"]);
-  assert.deepEqual(notifyEnvNames(r.notify), ["HOOK_SECRET", "NTFY_TOKEN"]);
+  assert.equal(r.notify.team?.url, undefined);
+  assert.equal(r.notify.team?.urlEnv, "SLACK_URL");
+  assert.deepEqual(notifyEnvNames(r.notify), ["HOOK_SECRET", "NTFY_TOKEN", "SLACK_URL"]);
+  // A url_env's value is read when the node starts, and must be a URL too.
+  const team = r.notify.team!;
+  const env = (v: string) => (n: string) => n === "SLACK_URL" ? v : undefined;
+  assert.equal(targetUrlOf(team, env("https://s.example/T/B/X")), "https://s.example/T/B/X");
+  assert.equal(targetUrlOf(team, env("not a url")), undefined);
+  assert.equal(targetUrlOf(team, env("https://u:p@s.example/")), undefined);
+  assert.equal(targetUrlOf(team, () => undefined), undefined);
 });
 
 Deno.test("a config.toml without [notify] has no targets", () => {
@@ -72,6 +82,14 @@ Deno.test("bad [notify.NAME] values name the file, the line and what to write", 
     [
       `[notify.x]\ntype = "email"\nurl = "https://a.example"\n`,
       /config\.toml:2: notify\.x\.type = "email" is not allowed; write type = "webhook", "ntfy" or "slack"/,
+    ],
+    [
+      `[notify.x]\ntype = "slack"\n`,
+      /config\.toml:1: notify\.x\.url = \(missing\) is not allowed; write either url = "https:\/\/…" or url_env = "NAME"/,
+    ],
+    [
+      `[notify.x]\ntype = "slack"\nurl = "https://a.example"\nurl_env = "U"\n`,
+      /config\.toml:3: notify\.x\.url = "https:\/\/a\.example" is not allowed; write either/,
     ],
     [
       `[notify.x]\ntype = "ntfy"\nurl = "ftp://a.example/t"\n`,
@@ -107,7 +125,7 @@ Deno.test("bad [notify.NAME] values name the file, the line and what to write", 
     ],
     [
       `[notify.x]\ntype = "ntfy"\nurl = "https://a.example"\nsecret = "s"\n`,
-      /config\.toml:4: unknown key notify\.x\.secret; the keys of \[notify\.NAME\] are type, url, events, secret_env, token_env, timeout/,
+      /config\.toml:4: unknown key notify\.x\.secret; the keys of \[notify\.NAME\] are type, url, url_env, events, secret_env, token_env, timeout/,
     ],
     [
       `[notify.Bad]\ntype = "ntfy"\nurl = "https://a.example"\n`,

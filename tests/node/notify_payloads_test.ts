@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import type { NotifyTarget } from "../../src/config/notify_tables.ts";
 import type { NodeEvent } from "../../src/contracts/node_events.ts";
 import { type Notice, noticeOf } from "../../src/node/notices.ts";
 import {
   DELIVERY_HEADER,
+  type LiveTarget,
   notifyRequest,
   signature,
   SIGNATURE_HEADER,
@@ -13,7 +13,7 @@ import {
 const CTX = { node: "node1", at: Date.UTC(2026, 0, 2, 3, 4, 5), id: "d-1" };
 const AT = "2026-01-02T03:04:05.000Z";
 
-function target(type: NotifyTarget["type"]): NotifyTarget {
+function target(type: LiveTarget["type"]): LiveTarget {
   return {
     name: "t",
     type,

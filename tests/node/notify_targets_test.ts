@@ -58,10 +58,13 @@ function rig(answers: Array<number | Error | [number, Record<string, string>]>, 
     warnings,
     world,
     hangAll: () => hang = [],
-    start: (targets: Record<string, NotifyTarget> = { hook: HOOK }, env = { HOOK_SECRET: "s" }) =>
+    start: (
+      targets: Record<string, NotifyTarget> = { hook: HOOK },
+      env: Record<string, string> = { HOOK_SECRET: "s" },
+    ) =>
       startNotifyTargets({
         targets,
-        readEnv: (n) => (env as Record<string, string>)[n],
+        readEnv: (n) => env[n],
         node: "n1",
         world,
       }),
@@ -192,6 +195,31 @@ Deno.test("a target whose variable is not set is off, with a warning naming the 
   assert.deepEqual(r.warnings, [
     "notify.hook is off: the variable HOOK_SECRET is not set; set it where wats starts " +
     "(for wats service, in its environment) and restart",
+  ]);
+});
+
+Deno.test("a url_env target posts to its variable's URL; one whose variable holds no URL is off", async () => {
+  const r = rig([200]);
+  const team: NotifyTarget = {
+    name: "team",
+    type: "slack",
+    urlEnv: "SLACK_URL",
+    events: ["halted"],
+    timeoutMs: 1000,
+  };
+  const targets = r.start({ team }, { SLACK_URL: "https://slack.example.org/services/T/B/X" });
+  targets.onEvent(halt("x"));
+  await r.time.advance(1000);
+  assert.deepEqual(r.calls.map((c) => c.url), ["https://slack.example.org/services/T/B/X"]);
+
+  const bad = rig([200]);
+  const off = bad.start({ team }, { SLACK_URL: "slack.example.org" });
+  off.onEvent(halt("x"));
+  await bad.time.advance(1000);
+  assert.equal(bad.calls.length, 0);
+  assert.deepEqual(bad.warnings, [
+    "notify.team is off: the variable SLACK_URL does not hold an http or https URL without a " +
+    "password; set it to the target's URL and restart",
   ]);
 });
 
