@@ -166,7 +166,8 @@ export class TargetSender {
       wait = retryAfterMs(res.headers.get("Retry-After"), this.#world.now());
     } catch (err) {
       if (this.#stop.signal.aborted) return;
-      why = errorMessage(err);
+      // A fetch error names the URL, which may be a secret (url_env): never in the log.
+      why = errorMessage(err).replaceAll(this.target.url, "<url>");
     }
     if (this.#stop.signal.aborted) return;
     if (wait !== undefined && wait > MAX_RETRY_AFTER_MS) again = false;

@@ -103,7 +103,11 @@ Deno.test("a target that answers 500 twice and then 200 gets the notice on the t
 });
 
 Deno.test("network errors and 429 are retried up to 5 attempts, then the notice is given up with a warning", async () => {
-  const r = rig([new TypeError("connection refused"), [429, { "Retry-After": "7" }], 502]);
+  const r = rig([
+    new TypeError("error sending request for url (https://hooks.example.org/x): refused"),
+    [429, { "Retry-After": "7" }],
+    502,
+  ]);
   const targets = r.start();
   targets.onEvent(halt("x"));
   await r.time.advance(120_000);
@@ -116,6 +120,19 @@ Deno.test("network errors and 429 are retried up to 5 attempts, then the notice 
     r.warnings[0]!,
     /^notify\.hook: gave up on a halted notice after 5 attempts: the target answered 502/,
   );
+});
+
+Deno.test("a warning never shows the target's URL, which may be a secret", async () => {
+  const r = rig([
+    new TypeError("error sending request for url (https://hooks.example.org/x): refused"),
+  ]);
+  const targets = r.start();
+  targets.onEvent(halt("x"));
+  await r.time.advance(120_000);
+  assert.equal(targets.stats().hook?.failed, 1);
+  assert.equal(r.warnings.length, 1);
+  assert.match(r.warnings[0]!, /error sending request for url \(<url>\): refused/);
+  assert.doesNotMatch(r.warnings[0]!, /hooks\.example\.org/);
 });
 
 Deno.test("a 4xx other than 429, or a redirect, is not retried; the next notice still goes", async () => {
