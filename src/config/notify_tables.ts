@@ -146,6 +146,22 @@ export function notifyEnvNames(targets: Record<string, NotifyTarget>): string[] 
 }
 
 /**
+ * One line about `t` for `wats config list`: its type, host (never the path,
+ * which may be a secret: an ntfy topic, a Slack hook), events and variables.
+ */
+export function describeNotifyTarget(t: NotifyTarget): string {
+  const where = t.url ? new URL(t.url).host : `the URL in $${t.urlEnv}`;
+  const events = t.events.length === NOTIFY_EVENTS.length ? "every event" : t.events.join(", ");
+  const vars = [
+    ...(t.secretEnv ? [`secret in $${t.secretEnv}`] : []),
+    ...(t.tokenEnv ? [`token in $${t.tokenEnv}`] : []),
+  ];
+  return `notify.${t.name}: ${t.type} to ${where}, ${events}${
+    vars.length ? `; ${vars.join(", ")}` : ""
+  }`;
+}
+
+/**
  * The URL `t` posts to: its `url`, or the value of its `url_env` variable when
  * that is an http(s) URL without a password. Undefined otherwise (the target
  * is then off; the daemon says why at start).
