@@ -65,7 +65,7 @@ export interface PermissionInputs {
   relays?: string[];
   /** Daemon: `host:port` of each `[notify.NAME]` target's url. */
   notifyHosts?: string[];
-  /** Daemon: the variables its `[notify.NAME]` targets name (secret_env, token_env). */
+  /** Daemon: the variables its `[notify.NAME]` targets name (url_env, secret_env, token_env). */
   notifyEnv?: string[];
   /** Daemon: the harness programs it may spawn (`claude`, `codex`, ACP commands). */
   harnesses?: string[];
