@@ -9,6 +9,7 @@
 
 import { pathExists } from "./io.ts";
 import { loadSettings } from "../config/settings.ts";
+import { notifyEnvNames, targetUrlOf } from "../config/notify_tables.ts";
 import { editFile, editorOf } from "./agent.ts";
 import { codexConfigPath } from "./setup.ts";
 import { notifierProgram } from "../node/notify.ts";
@@ -74,7 +75,7 @@ export async function commandInputs(
   if (id !== "daemon") return base;
   const args = parseDaemonArgs(init.argv);
   if (args.help) return base;
-  const { values, acp } = await loadSettings(init.paths, init.env, args.flags, init.user);
+  const { values, acp, notify } = await loadSettings(init.paths, init.env, args.flags, init.user);
   if (values["agent.runtime"] === "codex") requireCodexKey(values, env, init.paths.dataDir);
   const acpHarness = values["agent.runtime"] === "acp"
     ? acp.harnesses[values["agent.harness"]]
@@ -85,6 +86,10 @@ export async function commandInputs(
     heartbeatFile: HEARTBEAT_TEMPLATE_URL.pathname,
     listen: values.listen || undefined,
     relays: values.infra.map(hostPortOf),
+    // A url_env's value is read here, from the same environment the daemon inherits.
+    notifyHosts: Object.values(notify).flatMap((t) => targetUrlOf(t, (n) => env[n]) ?? [])
+      .map(hostPortOf),
+    notifyEnv: notifyEnvNames(notify),
     loopbackServer: values["agent.runtime"] === "codex",
     checkouts: Object.values(acp.checkouts).map((c) => c.path),
     // Only a daemon with an agent that runs commands starts the sandbox program.
@@ -103,9 +108,9 @@ export async function commandInputs(
   };
 }
 
-/** `ws://host:port/path` → `host:port`, the form Deno's net permission takes. */
+/** `ws://host:port/path` (or http, https) → `host:port`, the form Deno's net permission takes. */
 export function hostPortOf(url: string): string {
   const u = new URL(url);
-  const port = u.port || (u.protocol === "wss:" ? "443" : "80");
+  const port = u.port || (u.protocol === "wss:" || u.protocol === "https:" ? "443" : "80");
   return `${u.hostname}:${port}`;
 }

@@ -10,6 +10,7 @@
 import { ConfigError, UsageError } from "../errors.ts";
 import { parseDocument, readConfigText, showToml, writeConfigText } from "../config/config_file.ts";
 import { hasKey, setKey, unsetKey } from "../config/edit.ts";
+import { describeNotifyTarget } from "../config/notify_tables.ts";
 import {
   isSettingKey,
   REMOVED_KEYS,
@@ -246,6 +247,7 @@ async function list(
   io.out("");
   io.out("* safety setting: `wats status` flags a change until `wats config ack`");
   io.out(`config file: ${ctx.paths.config}`);
+  for (const t of Object.values(r.notify)) io.out(describeNotifyTarget(t));
 
   // The acknowledged state compares file, env and defaults: flags last one run.
   const noFlags = Object.keys(flags).length === 0

@@ -41,6 +41,7 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
     paths: ctx.paths,
     settings: resolved.values,
     acp: resolved.acp,
+    notify: resolved.notify,
     events,
     env: ctx.env,
     user: ctx.user,

@@ -41,7 +41,8 @@ export interface PermissionSet {
   write: string[];
   net: string[];
   run: string[];
-  env: false;
+  /** Only the daemon reads variables itself: those its `[notify.NAME]` targets name. */
+  env: false | string[];
   /** Only `wats service` on macOS asks for one: the user id (launchd's `gui/<uid>`). */
   sys: false | Array<"uid">;
   ffi: false;
@@ -63,6 +64,10 @@ export interface PermissionInputs {
   uiAssets?: string;
   /** Daemon: `host:port` of each relay in `infra`. */
   relays?: string[];
+  /** Daemon: `host:port` of each `[notify.NAME]` target's url. */
+  notifyHosts?: string[];
+  /** Daemon: the variables its `[notify.NAME]` targets name (url_env, secret_env, token_env). */
+  notifyEnv?: string[];
   /** Daemon: the harness programs it may spawn (`claude`, `codex`, ACP commands). */
   harnesses?: string[];
   /** Daemon: the OS sandbox program its agents run in (`bwrap`), when one of them needs it. */
@@ -159,8 +164,11 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
           ...sock.net,
           ...(inputs.listen ? [inputs.listen] : []),
           ...(inputs.relays ?? []),
+          ...(inputs.notifyHosts ?? []),
           ...(inputs.loopbackServer ? [LOOPBACK_EPHEMERAL] : []),
         ]),
+        // The notify targets' secrets, read once at start; no other variable.
+        env: inputs.notifyEnv?.length ? unique(inputs.notifyEnv) : false,
         // `kill` signals a run's whole process group on timeout or halt; `ps`
         // tells whether a run a crashed daemon left still runs, and which
         // processes a Codex run has (never /proc, whose <pid>/root would open

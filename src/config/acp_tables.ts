@@ -150,7 +150,8 @@ export function parseAcpTables(
   return out;
 }
 
-type Bad = (key: string, shown: unknown, what: string) => ConfigError;
+/** Makes the `config.bad_value` error of one key. */
+export type Bad = (key: string, shown: unknown, what: string) => ConfigError;
 
 function mergeMode(v: unknown, key: string, bad: Bad): "ff" | "merge" {
   if (v === undefined) return "ff";
@@ -158,14 +159,16 @@ function mergeMode(v: unknown, key: string, bad: Bad): "ff" | "merge" {
   throw bad(key, v, 'must be "ff" (fast-forward only) or "merge" (a merge commit)');
 }
 
-function table(v: unknown, key: string, bad: Bad): Record<string, unknown> {
+/** Shared with the other passthrough tables (notify_tables.ts). */
+export function table(v: unknown, key: string, bad: Bad): Record<string, unknown> {
   if (typeof v !== "object" || v === null || Array.isArray(v) || v instanceof Date) {
     throw bad(key, v, "must be a table");
   }
   return v as Record<string, unknown>;
 }
 
-function checkName(name: string, key: string, bad: Bad): void {
+/** Shared with the other passthrough tables (notify_tables.ts). */
+export function checkName(name: string, key: string, bad: Bad): void {
   if (!NAME.test(name)) {
     throw bad(
       key,
@@ -175,7 +178,8 @@ function checkName(name: string, key: string, bad: Bad): void {
   }
 }
 
-function unknownKeys(
+/** Shared with the other passthrough tables (notify_tables.ts). */
+export function unknownKeys(
   t: Record<string, unknown>,
   at: string,
   known: string[],
@@ -193,7 +197,8 @@ function unknownKeys(
   }
 }
 
-function strings(v: unknown, key: string, bad: Bad): string[] {
+/** Shared with the other passthrough tables (notify_tables.ts). */
+export function strings(v: unknown, key: string, bad: Bad): string[] {
   if (v === undefined) return [];
   if (!Array.isArray(v) || !v.every((x) => typeof x === "string")) {
     throw bad(key, v, "must be a list of strings");
@@ -224,7 +229,8 @@ function idleMs(v: unknown): number | undefined {
   return typeof v === "string" ? parseDuration(v) : undefined;
 }
 
-function show(v: unknown): string {
+/** Shared with the other passthrough tables (notify_tables.ts). */
+export function show(v: unknown): string {
   if (v === undefined) return "(missing)";
   if (typeof v === "string") return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(show).join(", ")}]`;

@@ -10,6 +10,7 @@
 import { parse as parseTomlText, TomlError } from "smol-toml";
 import { ConfigError } from "../errors.ts";
 import { type AcpTables, noAcpTables, parseAcpTables } from "./acp_tables.ts";
+import { type NotifyTarget, parseNotifyTables } from "./notify_tables.ts";
 import {
   isSettingKey,
   PASSTHROUGH_TABLES,
@@ -30,6 +31,8 @@ export interface ConfigFile {
   sections: Record<string, Record<string, unknown>>;
   /** The `sections` above, validated (src/acp reads these). */
   acp: AcpTables;
+  /** `[notify.NAME]`, validated (src/node/notify_targets.ts sends to these). */
+  notify: Record<string, NotifyTarget>;
 }
 
 /**
@@ -72,7 +75,13 @@ export async function writeConfigText(path: string, text: string): Promise<void>
  */
 export function parseConfigText(text: string, filePath: string, home?: string): ConfigFile {
   const doc = parseDocument(text, filePath);
-  const out: ConfigFile = { values: {}, warnings: [], sections: {}, acp: noAcpTables() };
+  const out: ConfigFile = {
+    values: {},
+    warnings: [],
+    sections: {},
+    acp: noAcpTables(),
+    notify: {},
+  };
   const values = out.values as Record<string, unknown>;
   for (const [top, topValue] of Object.entries(doc)) {
     if (PASSTHROUGH_TABLES.includes(top) && isTable(topValue)) {
@@ -98,6 +107,7 @@ export function parseConfigText(text: string, filePath: string, home?: string): 
     }
   }
   out.acp = parseAcpTables(out.sections, (key) => whereInTable(text, filePath, key), home);
+  out.notify = parseNotifyTables(out.sections, (key) => whereInTable(text, filePath, key));
   return out;
 }
 

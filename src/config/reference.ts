@@ -111,6 +111,33 @@ A harness or checkout name is lowercase letters, digits, \`-\` and \`_\`, starti
 harness name is the name of its MCP tool. An unknown key in these tables, a missing \`command\` or
 \`path\`, or a value of the wrong type is an error naming the file and line.
 
+## Notifications: \`[notify.NAME]\`
+
+Targets that hear of what waits for a person (held drafts, parked requests, calls in doubt, budget
+pauses, halts, failed runs): a signed JSON webhook, an ntfy topic or a Slack incoming webhook.
+docs/notifications.md describes the payloads, the signature and the retries.
+
+\`\`\`toml
+[notify.phone]
+type = "ntfy"                  # required: webhook, ntfy or slack
+url = "https://ntfy.example.org/alice-wats"   # required: http or https
+events = ["permission", "halted"]   # default: all of them
+token_env = "NTFY_TOKEN"       # ntfy: the variable holding a bearer token
+timeout = "10s"                # one attempt, 1s to 60s (default 10s)
+
+[notify.hook]
+type = "webhook"
+url = "https://hooks.example.org/wats"
+secret_env = "HOOK_SECRET"   # webhook, required: the variable holding the HMAC secret
+
+[notify.team]
+type = "slack"
+url_env = "SLACK_WEBHOOK_URL"  # instead of url: the variable holding a URL that is a secret
+\`\`\`
+
+Secrets are never values in config.toml, only variable names: a missing variable turns its target
+off with a warning at start. An unknown key, event or type is an error naming the file and line.
+
 ## Environment variables
 
 Each setting has a variable: \`WATS_\` and the key in capitals, dots as underscores

@@ -9,6 +9,7 @@
 
 import { ConfigError } from "../errors.ts";
 import { type AcpTables, noAcpTables } from "./acp_tables.ts";
+import type { NotifyTarget } from "./notify_tables.ts";
 import { isWithin } from "./paths.ts";
 import type { DataPaths } from "./paths.ts";
 import { findKeyLine, parseConfigText, readConfigText } from "./config_file.ts";
@@ -59,6 +60,8 @@ export interface ResolvedSettings {
   sections: Record<string, Record<string, unknown>>;
   /** `[harnesses.NAME]` and `[checkouts.NAME]`, validated. */
   acp: AcpTables;
+  /** `[notify.NAME]`, validated. */
+  notify: Record<string, NotifyTarget>;
 }
 
 /**
@@ -108,7 +111,7 @@ export function flagsToKeys(
 export function resolveSettings(input: ResolveInput): ResolvedSettings {
   const home = input.env.HOME || undefined;
   const file = input.fileText === null
-    ? { values: {}, warnings: [], sections: {}, acp: noAcpTables() }
+    ? { values: {}, warnings: [], sections: {}, acp: noAcpTables(), notify: {} }
     : parseConfigText(input.fileText, input.filePath, home);
   const values = defaultSettings() as unknown as Record<string, unknown>;
   const sources = {} as Record<SettingKey, SettingSource>;
@@ -146,6 +149,7 @@ export function resolveSettings(input: ResolveInput): ResolvedSettings {
     fileValues: file.values,
     sections: file.sections,
     acp: file.acp,
+    notify: file.notify,
   };
 }
 

@@ -39,6 +39,19 @@ export type AcpPermissionEvent = {
   labels: string[];
 };
 
+/**
+ * Something now waits in the review queue for a person: a draft, a coding
+ * agent's parked permission request, or a call left in doubt by a stop.
+ */
+export type HeldEvent = {
+  event: "held";
+  /** The pending id `wats agent approve` / `reject` take. */
+  id: string;
+  what: "draft" | "permission" | "in_doubt";
+  /** One line: what it is (src/node/notify.ts `heldNotice`). */
+  summary: string;
+};
+
 /** One event. */
 export type NodeEvent =
   | {
@@ -52,6 +65,8 @@ export type NodeEvent =
   | { event: "post_stored"; id: string; seq: number; kind: string; author: string; source: string }
   | { event: "post_rejected"; id?: string; code: string; reason: string; source: string }
   | { event: "halted"; id: string; by: string; reason: string }
+  | HeldEvent
+  | { event: "budget_paused"; reason: string; until: number }
   | { event: "resumed" }
   | { event: "run_started"; run: string }
   | ({ event: "run_ended"; run: string } & RunIndexEntry)

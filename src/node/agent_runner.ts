@@ -246,6 +246,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
         for (const [t, id] of tokens) if (id === entry.id) tokens.delete(t);
         d.events({ event: "run_ended", ...entry, run: entry.id });
       },
+      onBudgetPause: (reason, until) => d.events({ event: "budget_paused", reason, until }),
     },
   });
   const unsubscribe = d.store.onInsert((posts) => runner.onPosts(posts));

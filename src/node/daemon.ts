@@ -15,6 +15,7 @@ import { errorMessage } from "../error_message.ts";
 import { npubEncode } from "nostr-tools/nip19";
 import type { DataPaths } from "../config/paths.ts";
 import type { AcpTables } from "../config/acp_tables.ts";
+import type { NotifyTarget } from "../config/notify_tables.ts";
 import type { Settings } from "../config/schema.ts";
 import { formatDuration } from "../duration.ts";
 import { WatsError } from "../errors.ts";
@@ -25,10 +26,11 @@ import { ALL_TOOLS } from "../mcp/tools.ts";
 import { loadOrCreateNodeKey } from "../identity/node_key.ts";
 import { log } from "../log.ts";
 import type { ControlRequest } from "../contracts/session.ts";
-import type { NodeStatus } from "../contracts/views.ts";
+import type { NodeStatus, PendingDraft } from "../contracts/views.ts";
 import { type ControlAnswer, serveMcpSocket } from "../mcp/socket_server.ts";
 import { type Network, startNetwork } from "../net/network.ts";
 import { endPreviousRun } from "../runner/orphan.ts";
+import { systemTimers } from "../runner/ports.ts";
 import { runCommand } from "../runner/spawn.ts";
 import { safetyNotices } from "../safety/notices.ts";
 import { requiredRefusal, runnerSandboxed, sandboxLine } from "../safety/sandbox.ts";
@@ -44,7 +46,8 @@ import type { DaemonLock } from "./lock.ts";
 import { nodeId } from "./node_id.ts";
 import { PostViews } from "./post_views.ts";
 import { LocalNodeService } from "./node_service.ts";
-import { desktopNotifier, heldNotifier } from "./notify.ts";
+import { desktopNotifier, heldEvent, heldNotifier } from "./notify.ts";
+import { startNotifyTargets } from "./notify_targets.ts";
 import { Profiles, shownProfileName } from "./profiles.ts";
 import { ReviewQueue } from "./review_queue.ts";
 
@@ -56,6 +59,8 @@ export interface NodeOptions {
   settings: Settings;
   /** config.toml's `[harnesses.*]` and `[checkouts.*]` (docs/acp.md). */
   acp: AcpTables;
+  /** config.toml's `[notify.NAME]` targets (docs/notifications.md). */
+  notify?: Record<string, NotifyTarget>;
   /** Where events go (`wats node`: JSON lines on stdout). */
   events: EventSink;
   /** The filtered environment, the OS user and OS, for safety notices and notifications. */
@@ -82,7 +87,6 @@ export async function runNode(opts: NodeOptions): Promise<number> {
   const { lock, paths, settings } = opts;
   // Every part emits into the hub, which also feeds `wats ui`'s watch.
   const hub = new EventHub();
-  const events = hub.sink(opts.events);
   const idleStopMs = opts.idleStopMs ?? MCP_NODE_IDLE_MS;
   const logger = log("node");
   // Every way to stop (signal, takeover, idle) aborts this one.
@@ -105,6 +109,24 @@ export async function runNode(opts: NodeOptions): Promise<number> {
     const person = profiles.key(settings.profile);
     const agent = profiles.key(settings["agent.profile"]);
     const id = nodeId(secret);
+    // Notifications away from the desk: fed by the event stream, never awaited by it.
+    const targets = startNotifyTargets({
+      targets: opts.notify ?? {},
+      readEnv: (name) => Deno.env.get(name),
+      node: id,
+      world: {
+        fetch: (url, init) => fetch(url, init),
+        timers: systemTimers,
+        now: Date.now,
+        random: Math.random,
+        warn: (m) => logger.warn(m),
+      },
+    });
+    cleanups.unshift(() => targets.stop());
+    const events: EventSink = hub.sink((e) => {
+      opts.events(e);
+      targets.onEvent(e);
+    });
     Deno.mkdirSync(paths.agentDir, { recursive: true, mode: 0o700 });
     const review = new ReviewQueue({
       dir: paths.pendingDir,
@@ -144,7 +166,11 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       ? desktopNotifier({ os: opts.os, run: runCommand, warn: (m) => logger.warn(m) })
       : undefined;
     // Drafts, coding agents' requests and calls in doubt alike.
-    const onHeld = notifier ? heldNotifier(notifier) : undefined;
+    const desktop = notifier ? heldNotifier(notifier) : undefined;
+    const onHeld = (d: PendingDraft) => {
+      desktop?.(d);
+      events(heldEvent(d));
+    };
     // The network starts after the socket; status may ask for it before then.
     const net: { current?: Network } = {};
     // The OS sandbox of agents that run commands (docs/decisions/sandbox.md).
@@ -205,7 +231,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
             createdAt: Math.floor(Date.now() / 1000),
             permission: ask,
           });
-          onHeld?.(held);
+          onHeld(held);
           return held.id;
         }
         : undefined,

@@ -9,6 +9,8 @@
  */
 
 import { errorMessage } from "../error_message.ts";
+import { IN_DOUBT } from "../contracts/coding_agents.ts";
+import type { HeldEvent } from "../contracts/node_events.ts";
 import type { PendingDraft } from "../contracts/views.ts";
 import { clip, oneLine } from "../posts/fence.ts";
 import type { CommandRunner } from "../runner/spawn.ts";
@@ -94,5 +96,19 @@ export function heldNotifier(notifier: Notifier): (d: PendingDraft) => void {
   return (d) => {
     const { title, body } = heldNotice(d);
     notifier.notify(title, body);
+  };
+}
+
+/** The node event that says `d` now waits in the review queue (notify targets listen for it). */
+export function heldEvent(d: PendingDraft): HeldEvent {
+  return {
+    event: "held",
+    id: d.id,
+    what: d.permission === undefined
+      ? "draft"
+      : d.permission.kind === IN_DOUBT
+      ? "in_doubt"
+      : "permission",
+    summary: heldNotice(d).body,
   };
 }

@@ -124,6 +124,8 @@ export interface RunnerHooks {
   onRunStart?: (runId: string) => string | undefined;
   /** Called when a run has ended and is indexed (revoke its token here). */
   onRunEnd?: (entry: RunIndexEntry) => void;
+  /** Called once as a budget pause begins: why, and when it ends (ms). */
+  onBudgetPause?: (reason: string, until: number) => void;
 }
 
 /** Everything the runner is given. */

@@ -392,6 +392,7 @@ export class Runner implements AgentHost {
         this.#world.log.warn(
           `agent runs paused: ${plan.reason}; they resume at ${new Date(plan.until).toISOString()}`,
         );
+        this.#hooks.onBudgetPause?.(plan.reason, plan.until);
       }
       this.#armFor(plan.until, now);
       return;

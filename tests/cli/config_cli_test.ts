@@ -112,6 +112,33 @@ Deno.test("config list shows each value's source: env, file, flag and default", 
   });
 });
 
+Deno.test("config list shows each [notify.NAME] target by host, never the URL's path; a bad one fails with its line", async () => {
+  await withDataDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/config.toml`,
+      `[notify.phone]\ntype = "ntfy"\nurl = "https://ntfy.example.org/secret-topic"\n` +
+        `events = ["permission", "halted"]\ntoken_env = "NTFY_TOKEN"\n\n` +
+        `[notify.team]\ntype = "slack"\nurl_env = "SLACK_URL"\n`,
+    );
+    const r = await wats(dir, ["config", "list"]);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout.split("\n").filter((l) => l.startsWith("notify."));
+    assert.deepEqual(lines, [
+      "notify.phone: ntfy to ntfy.example.org, permission, halted; token in $NTFY_TOKEN",
+      "notify.team: slack to the URL in $SLACK_URL, every event",
+    ]);
+    assert.doesNotMatch(r.stdout, /secret-topic/);
+
+    await Deno.writeTextFile(
+      `${dir}/config.toml`,
+      `[notify.x]\ntype = "sms"\nurl = "https://a.example"\n`,
+    );
+    const bad = await wats(dir, ["config", "list"]);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /^error: .*config\.toml:2: notify\.x\.type = "sms" is not allowed/);
+  });
+});
+
 Deno.test("an unknown key in config.toml fails with exit 1 naming the key, file and line", async () => {
   await withDataDir(async (dir) => {
     await Deno.writeTextFile(`${dir}/config.toml`, "# mine\n[agent]\nmax_turn = 3\n");

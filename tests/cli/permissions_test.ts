@@ -235,7 +235,10 @@ Deno.test("the daemon writes its store, key, agent dir and socket, never config.
 });
 
 /** The daemon's permission inputs as the launcher computes them from the fixture's config.toml. */
-function daemonInputs(f: { paths: CommandInit["paths"]; root: string }) {
+function daemonInputs(
+  f: { paths: CommandInit["paths"]; root: string },
+  launcherEnv: Record<string, string> = Deno.env.toObject(),
+) {
   return commandInputs("daemon", {
     argv: [],
     words: [],
@@ -248,7 +251,7 @@ function daemonInputs(f: { paths: CommandInit["paths"]; root: string }) {
     stdinIsTerminal: false,
     stdoutIsTerminal: false,
     verbose: false,
-  });
+  }, launcherEnv);
 }
 
 Deno.test("with agent.runtime = acp, the daemon also runs agent.harness's command (even a harness with no tool), nothing more", async () => {
@@ -306,6 +309,43 @@ Deno.test("with coding agents, the daemon also runs their commands and reads the
       [{ op: "write", path: f.paths.config }, "NotCapable"],
       [{ op: "write", path: f.paths.safety }, "NotCapable"],
     ]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("with [notify.NAME] targets, the daemon connects to their hosts and reads their variables, nothing more", async () => {
+  const f = await fixture();
+  try {
+    await Deno.remove(f.paths.socket).catch(() => {});
+    await Deno.writeTextFile(
+      f.paths.config,
+      `[notify.hook]\ntype = "webhook"\nurl = "http://127.0.0.1:9/hook"\nsecret_env = "HOOK_SECRET"\n\n` +
+        `[notify.phone]\ntype = "ntfy"\nurl = "https://127.0.0.2/alice"\ntoken_env = "NTFY_TOKEN"\n\n` +
+        `[notify.team]\ntype = "slack"\nurl_env = "SLACK_URL"\n\n` +
+        `[notify.unset]\ntype = "slack"\nurl_env = "UNSET_URL"\n`,
+    );
+    // The launcher reads a url_env's value from its own environment; an unset one grants nothing.
+    const inputs = await daemonInputs(f, { SLACK_URL: "http://127.0.0.4:8080/services/x" });
+    assertEquals(inputs.notifyHosts, ["127.0.0.1:9", "127.0.0.2:443", "127.0.0.4:8080"]);
+    assertEquals(inputs.notifyEnv, ["HOOK_SECRET", "NTFY_TOKEN", "SLACK_URL", "UNSET_URL"]);
+    await expect("daemon", inputs, [
+      [{ op: "env", name: "HOOK_SECRET" }, "ok"],
+      [{ op: "env", name: "NTFY_TOKEN" }, "ok"],
+      [{ op: "env", name: "SLACK_URL" }, "ok"],
+      [{ op: "env", name: "HOME" }, "NotCapable"],
+      [{ op: "env", name: "HOOK_SECRET2" }, "NotCapable"],
+      [{ op: "tcp", hostname: "127.0.0.1", port: 10 }, "NotCapable"],
+      [{ op: "tcp", hostname: "127.0.0.2", port: 80 }, "NotCapable"],
+      [{ op: "tcp", hostname: "127.0.0.3", port: 443 }, "NotCapable"],
+      [{ op: "tcp", hostname: "127.0.0.4", port: 80 }, "NotCapable"],
+    ]);
+    // Allowed, though nothing listens: the grant passes and the connect fails.
+    const got = await probe("daemon", inputs, [
+      { op: "tcp", hostname: "127.0.0.1", port: 9 },
+      { op: "tcp", hostname: "127.0.0.2", port: 443 },
+    ]);
+    assertEquals(got.map((g) => g === "NotCapable"), [false, false]);
   } finally {
     await f.close();
   }

@@ -1,13 +1,14 @@
 import assert from "node:assert/strict";
 import {
   desktopNotifier,
+  heldEvent,
   heldNotice,
   heldNotifier,
   NOTICE_BODY_MAX,
   notifierProgram,
 } from "../../src/node/notify.ts";
 import type { PendingDraft } from "../../src/contracts/views.ts";
-import type { PermissionAsk } from "../../src/contracts/coding_agents.ts";
+import { IN_DOUBT, type PermissionAsk } from "../../src/contracts/coding_agents.ts";
 import type { CommandOutput } from "../../src/runner/spawn.ts";
 
 function recorder(result: CommandOutput | Error) {
@@ -111,4 +112,39 @@ Deno.test("a held request's notification is one bounded line: long or hostile lo
   assert.match(body, /^claude\/edit \/w\/a+… \(work fix login\)$/);
   // deno-lint-ignore no-control-regex
   assert.doesNotMatch(body, /[\u0000-\u001f\u007f-\u009f\u202e]/);
+});
+
+Deno.test("a held item becomes a held event saying whether it is a draft, a request or a call in doubt", () => {
+  const ask = (kind: string): PermissionAsk => ({
+    request_id: "c1:t1",
+    harness: "claude",
+    kind,
+    locations: ["src/a.ts"],
+    worktree: "/w",
+    checkout: "app",
+    work: "w1",
+    agent: "alice-agent",
+    thread: "t",
+    task: "fix it",
+    reason: "policy says ask",
+  });
+  const base: PendingDraft = {
+    id: "p1",
+    kind: "note",
+    text: "hi\nthere",
+    profile: "a",
+    createdAt: 1,
+  };
+  assert.deepEqual(heldEvent(base), {
+    event: "held",
+    id: "p1",
+    what: "draft",
+    summary: "note p1: hi there",
+  });
+  const edit = heldEvent({ ...base, kind: "permission", permission: ask("edit") });
+  assert.deepEqual([edit.what, edit.summary], ["permission", "claude/edit src/a.ts (work w1)"]);
+  assert.equal(
+    heldEvent({ ...base, kind: "permission", permission: ask(IN_DOUBT) }).what,
+    "in_doubt",
+  );
 });

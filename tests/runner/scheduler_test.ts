@@ -39,6 +39,8 @@ interface Rig {
   transcripts: Transcripts;
   tokens: string[];
   ended: string[];
+  /** Each budget pause the hook was told of: reason and end. */
+  paused: Array<[string, number]>;
   dir: string;
   /** Stores a post and tells the runner, as Store.onInsert does. */
   post(p: Parameters<FakeStore["add"]>[0]): ReturnType<FakeStore["add"]>;
@@ -67,6 +69,7 @@ function rig(
   });
   const tokens: string[] = [];
   const ended: string[] = [];
+  const paused: Array<[string, number]> = [];
   const all = {
     ...defaultSettings(),
     "agent.profile": "alice-agent",
@@ -98,6 +101,7 @@ function rig(
         return t;
       },
       onRunEnd: (e) => void ended.push(e.id),
+      onBudgetPause: (reason, until) => void paused.push([reason, until]),
     },
   };
   const runner = new Runner(o);
@@ -111,6 +115,7 @@ function rig(
     transcripts,
     tokens,
     ended,
+    paused,
     dir,
     post(p) {
       const added = store.add(p);
@@ -289,6 +294,10 @@ Deno.test("a reached daily budget pauses runs until the next UTC day, logged onc
     }
     assert.equal(r.spawner.procs.length, 1);
     assert.equal(r.log.matching("agent runs paused").length, 1);
+    // Told once to the daemon too (a notification away from the desk).
+    assert.equal(r.paused.length, 1);
+    assert.match(r.paused[0]![0], /^the daily budget is spent/);
+    assert.equal(r.paused[0]![1], Date.UTC(2026, 9, 16));
     assert.match(
       r.log.matching("agent runs paused")[0]!,
       /daily budget is spent \(\$1\.20 of agent\.max_usd_per_day = \$1\.00\); they resume at 2026-10-16T00:00:00\.000Z/,
