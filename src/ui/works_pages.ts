@@ -1,0 +1,225 @@
+/**
+ * The coding agents' works on the dashboard (issue 19, docs/ui.md "Works"):
+ * the list, one work's page (summary, commits, diff, calls, transcript and
+ * the actions), and the page that confirms a discard. Every value is the
+ * daemon's view of the coding agent's work (src/contracts/works.ts) and goes
+ * through `markup`; the calls' texts also through `fenceBody`/`oneLine`, as
+ * the review page shows a coding agent's request, so no control or bidi
+ * character can hide what they say. Pure: data in, HTML out.
+ *
+ * @module
+ */
+
+import type {
+  WorkCall,
+  WorkDetail,
+  WorksPage,
+  WorkState,
+  WorkSummary,
+} from "../contracts/works.ts";
+import { fenceBody, oneLine } from "../posts/fence.ts";
+import { TranscriptRenderer } from "../runner/render.ts";
+import { diffView } from "./diff_view.ts";
+import { joinMarkup, type Markup, markup, type MarkupValue, raw } from "./markup.ts";
+import { form, layout, type PageContext, postText, short } from "./pages.ts";
+
+/** The work's page path. Ids are URL-safe by contract; encoding keeps a bad one harmless. */
+export function workPath(id: string): string {
+  return `/works/${encodeURIComponent(id)}`;
+}
+
+/** What can be done with a work in a state: the daemon still decides, and refuses with the reason. */
+export function workActions(
+  w: WorkDetail,
+): { merge: boolean; push: boolean; send: boolean; discard: boolean } {
+  const gone = w.state === "swept";
+  return {
+    merge: w.state !== "merged" && !gone,
+    push: w.remote !== undefined && w.head !== undefined,
+    send: w.state !== "merged" && !gone,
+    discard: !gone || w.head !== undefined,
+  };
+}
+
+function stateBadge(state: WorkState): Markup {
+  return markup`<span class="work-state state-${state.replace(/ /g, "-")}">${state}</span>`;
+}
+
+function when(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 16).replace("T", " ");
+}
+
+/** Every work, newest first, a page at a time. */
+export function worksPage(ctx: PageContext, page: WorksPage, pageNo: number): string {
+  const rows = page.works.map((w: WorkSummary) =>
+    markup`<tr data-id="${w.id}"><td><a href="${workPath(w.id)}">${w.work}</a></td><td>${
+      stateBadge(w.state)
+    }</td><td>${w.harness}</td><td>${w.checkout}</td><td>${w.agent}</td><td><a href="/posts/thread/${w.thread}"><code>${
+      short(w.thread)
+    }</code></a></td><td><code>${w.branch}</code></td><td>${when(w.updatedAt)}</td></tr>`
+  );
+  const body = markup`<h1>Works</h1>
+<p>Coding agents' works: each a branch in a checkout, with its worktree. The same as <code>wats work list</code>.</p>
+${
+    page.works.length === 0
+      ? markup`<p class="empty">No works${pageNo > 0 && " on this page"}.</p>`
+      : markup`<table class="list" id="works"><tr><th>work</th><th>state</th><th>harness</th><th>checkout</th><th>agent</th><th>thread</th><th>branch</th><th>updated (UTC)</th></tr>
+${joinMarkup(rows, raw("\n"))}</table>`
+  }
+<p class="paging">${
+    pageNo > 0 &&
+    markup`<a id="newer" href="/works${pageNo > 1 ? `?page=${pageNo - 1}` : ""}">Newer works</a> `
+  }${
+    page.next !== undefined && markup`<a id="older" href="/works?page=${page.next}">Older works</a>`
+  }</p>`;
+  return layout(ctx, "Works", body, { active: "/works" });
+}
+
+/** What the work page was asked to prefill in its send-back form. */
+export interface SendPrefill {
+  file?: string;
+  line?: number;
+}
+
+/** One work: summary, actions, commits, diff, calls and transcript. */
+export function workPage(ctx: PageContext, w: WorkDetail, prefill: SendPrefill = {}): string {
+  const path = workPath(w.id);
+  const facts: Array<[string, MarkupValue]> = [
+    ["state", stateBadge(w.state)],
+    ["harness", w.harness],
+    ["checkout", w.checkout],
+    ["agent", w.agent],
+    ["thread", markup`<a href="/posts/thread/${w.thread}"><code>${short(w.thread)}</code></a>`],
+    ["branch", markup`<code>${w.branch}</code>`],
+    [
+      "base",
+      markup`<code>${w.base}</code> (merge: ${
+        w.mergeMode === "ff" ? "fast-forward" : "merge commit"
+      })`,
+    ],
+    ["head", w.head ? markup`<code>${w.head}</code>` : "none (no branch)"],
+    ["worktree", markup`<code>${w.worktree}</code>${w.state === "swept" && " (gone)"}`],
+    ["remote", w.remote ?? "none"],
+    ["updated (UTC)", when(w.updatedAt)],
+  ];
+  const can = workActions(w);
+  const actions = markup`<section class="work-actions" id="actions">
+${
+    can.merge &&
+    form(ctx, `${path}/merge`, markup`<button id="merge">Merge into ${w.base}</button>`, "inline")
+  }
+${
+    can.push &&
+    form(
+      ctx,
+      `${path}/push`,
+      markup`<button id="push">Push to ${w.remote}</button> <label><input type="checkbox" name="draft_pr" value="on" class="check"> and open a draft PR</label>`,
+      "inline",
+    )
+  }
+${can.discard && markup`<a class="danger-link" id="discard" href="${path}/discard">Discard…</a>`}
+</section>`;
+  const adds = w.diff.reduce((n, f) => n + f.additions, 0);
+  const dels = w.diff.reduce((n, f) => n + f.deletions, 0);
+  const commits = w.commits.length === 0
+    ? markup`<p class="empty">No commits that ${w.base} does not have.</p>`
+    : markup`<table class="list" id="commits"><tr><th>commit</th><th>subject</th><th>author</th><th>date (UTC)</th></tr>${
+      w.commits.map((c) =>
+        markup`<tr><td><code>${c.sha.slice(0, 10)}</code></td><td>${oneLine(c.subject)}</td><td>${
+          oneLine(c.author)
+        }</td><td>${when(c.at * 1000)}</td></tr>`
+      )
+    }</table>`;
+  const diff = markup`<h2 id="diff">Diff against ${w.base}</h2>
+<p>${w.diff.length} file(s) changed, <span class="adds">+${adds}</span> <span class="dels">−${dels}</span>.</p>
+${
+    w.diffCut &&
+    markup`<p class="notice warn" id="diff-cut">More files changed than are shown here: run <code>wats work show ${w.id}</code> in a terminal.</p>`
+  }
+${
+    diffView(w.diff, {
+      work: w.id,
+      commentHref: (file) => `${path}?file=${encodeURIComponent(file)}#send`,
+    })
+  }`;
+  const send = can.send &&
+    markup`<h2 id="send">Send back</h2>
+<p>The comment becomes the task of the next call on this work: same worktree, same session, started by the daemon within the agent's budgets.</p>
+${
+      form(
+        ctx,
+        `${path}/send`,
+        markup`<textarea name="text" rows="4" placeholder="what to change" required></textarea>
+<label>file <input name="file" value="${
+          prefill.file ?? ""
+        }" placeholder="optional: path in the diff"></label>
+<label>line <input name="line" value="${
+          prefill.line ?? ""
+        }" inputmode="numeric" class="short" placeholder="optional"></label>
+<button id="send-back">Send back</button>`,
+        "send",
+      )
+    }`;
+  const body = markup`<h1>Work <code>${w.work}</code></h1>
+<table class="facts" id="work">${
+    facts.map(([k, v]) => markup`<tr><th>${k}</th><td>${v}</td></tr>`)
+  }</table>
+${actions}
+<h2>Commits</h2>${commits}
+${diff}
+${send}
+<h2 id="calls">Calls</h2>
+${w.calls.length === 0 ? markup`<p class="empty">No calls recorded.</p>` : w.calls.map(callCard)}
+<h2>Transcript</h2>${transcript(w.transcript)}`;
+  return layout(ctx, `Work ${w.work}`, body, { active: "/works" });
+}
+
+function callCard(c: WorkCall): Markup {
+  return markup`<article class="call" data-id="${c.id}">
+<div class="meta">${when(c.at)} · <span class="status-${c.outcome.replace(/ /g, "-")}">${
+    oneLine(c.outcome)
+  }</span> · <code>${oneLine(c.id)}</code></div>
+<h4>Task</h4>${postText(fenceBody(c.task))}
+${c.message !== undefined && markup`<h4>Message</h4>${postText(fenceBody(c.message))}`}
+${
+    c.refused.length > 0 &&
+    markup`<h4>Refused requests</h4><ul class="refused">${
+      c.refused.map((r) => markup`<li><code>${oneLine(r)}</code></li>`)
+    }</ul>`
+  }
+</article>`;
+}
+
+/** The ACP session transcript, collapsed: it is long, and the calls above say what matters. */
+function transcript(lines: readonly string[]): Markup {
+  if (lines.length === 0) return markup`<p class="empty">No transcript.</p>`;
+  const r = new TranscriptRenderer();
+  const out = [...lines.flatMap((l) => r.line(l)), ...r.flush()];
+  return markup`<details class="long" id="transcript"><summary>show the transcript (${lines.length} entries)</summary><pre class="acp">${
+    out.join("\n")
+  }</pre></details>`;
+}
+
+/** Confirms a discard, saying what is lost: the commits the base does not have, and the worktree. */
+export function discardPage(ctx: PageContext, w: WorkDetail): string {
+  const path = workPath(w.id);
+  const lost = w.commits.length === 0
+    ? markup`<p>The branch has no commits that <code>${w.base}</code> does not have.</p>`
+    : markup`<p>These ${w.commits.length} commit(s) are not in <code>${w.base}</code> and are lost:</p><ul id="lost">${
+      w.commits.map((c) =>
+        markup`<li><code>${c.sha.slice(0, 10)}</code> ${oneLine(c.subject)}</li>`
+      )
+    }</ul>`;
+  const body = markup`<h1>Discard work <code>${w.work}</code>?</h1>
+<p class="notice warn">This removes the worktree <code>${w.worktree}</code> (with any change not committed in it) and the branch <code>${w.branch}</code>. It cannot be undone.</p>
+${lost}
+${
+    form(
+      ctx,
+      `${path}/discard`,
+      markup`<button class="danger" id="confirm-discard">Discard the work</button> <a href="${path}">Cancel</a>`,
+    )
+  }
+<p>The same as <code>wats work discard ${w.id}</code>.</p>`;
+  return layout(ctx, `Discard ${w.work}`, body, { active: "/works" });
+}

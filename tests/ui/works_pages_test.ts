@@ -1,0 +1,176 @@
+/** The works pages from fixed `WorkDetail` data: states, actions, cut and binary files, hostile text. */
+
+import assert from "node:assert/strict";
+import { discardPage, workPage, worksPage } from "../../src/ui/works_pages.ts";
+import { DIFF_OPEN_LINES, visible } from "../../src/ui/diff_view.ts";
+import { bigFile, sampleWork, summaryOf, THREAD } from "../support/works_fixtures.ts";
+import type { WorkState } from "../../src/contracts/works.ts";
+
+const CTX = { csrf: "t0k" };
+
+Deno.test("the works list shows each work's facts in the order given, links its page and thread, and pages", () => {
+  const a = summaryOf(sampleWork({ id: "w2", work: "newer", state: "running" }));
+  const b = summaryOf(sampleWork({ id: "w1", work: "older", state: "in doubt" }));
+  const html = worksPage(CTX, { works: [a, b], next: 1 }, 0);
+  assert.ok(html.indexOf("newer") < html.indexOf("older"), "in the daemon's order, newest first");
+  for (
+    const v of [
+      "claude-acp",
+      "app",
+      "helper",
+      "wats/helper/cccccccc/fix-logs",
+      "running",
+      "in doubt",
+    ]
+  ) {
+    assert.ok(html.includes(v), v);
+  }
+  assert.match(html, /<a href="\/works\/w2">newer<\/a>/);
+  assert.ok(html.includes(`href="/posts/thread/${THREAD}"`));
+  assert.match(html, /id="older" href="\/works\?page=1"/);
+  assert.doesNotMatch(html, /id="newer"/, "the first page has no newer link");
+  assert.match(html, /<a href="\/works" class="active">Works<\/a>/, "the nav names Works");
+  const last = worksPage(CTX, { works: [b] }, 2);
+  assert.match(last, /id="newer" href="\/works\?page=1"/);
+  assert.doesNotMatch(last, /id="older"/);
+  assert.match(worksPage(CTX, { works: [] }, 0), /No works\./);
+});
+
+Deno.test("a work's page: facts, commits, a per-file diff with counts and coloured lines, a named binary file, the calls with refused requests", () => {
+  const html = workPage(CTX, sampleWork());
+  assert.match(html, /2 file\(s\) changed/);
+  assert.match(html, /<span class="adds">\+1<\/span> <span class="dels">−1<\/span>/);
+  assert.match(
+    html,
+    /<tr class="del"><td class="ln">2<\/td><td class="ln"><\/td><td class="code">-  rotate: &#34;weekly&#34;,<\/td><\/tr>/,
+  );
+  assert.match(
+    html,
+    /<tr class="add"><td class="ln"><\/td><td class="ln">2<\/td><td class="code">\+  rotate: &#34;daily&#34;,<\/td><\/tr>/,
+  );
+  assert.match(html, /<tr class="hunk"><td colspan="3">@@ -1,3 \+1,3 @@<\/td><\/tr>/);
+  assert.match(html, /<code>docs\/logo.png<\/code>.*binary/s);
+  assert.match(html, /Binary file: not shown\./);
+  assert.match(html, /rotate logs daily/);
+  assert.match(html, /make the logs rotate daily/);
+  assert.match(html, /Done: logs rotate daily\./);
+  assert.match(html, /Refused requests.*rm -rf \/ \(refused by the rules\)/s);
+  assert.match(html, /href="\/works\/w1\?file=src%2Flogs.ts#send">comment<\/a>/);
+  assert.match(html, /No transcript\./);
+  // Every form carries the CSRF token.
+  const forms = [
+    ...html.matchAll(
+      /<form method="post" action="([^"]+)"[^>]*><input type="hidden" name="csrf" value="t0k">/g,
+    ),
+  ]
+    .map((m) => m[1]);
+  assert.deepEqual(forms, ["/logout", "/works/w1/merge", "/works/w1/push", "/works/w1/send"]);
+  assert.match(html, /name="draft_pr"/);
+  assert.match(html, /href="\/works\/w1\/discard"/);
+});
+
+Deno.test("the actions offered follow the state: no merge or send back once merged or swept, no push without a remote", () => {
+  const actions = (over: Parameters<typeof sampleWork>[0]) =>
+    [
+      ...workPage(CTX, sampleWork(over)).matchAll(
+        /action="\/works\/w1\/(\w+)"|href="\/works\/w1\/(discard)"/g,
+      ),
+    ]
+      .map((m) => m[1] ?? m[2]).sort();
+  const states: WorkState[] = ["running", "parked", "in doubt", "idle"];
+  for (const state of states) {
+    assert.deepEqual(actions({ state }), ["discard", "merge", "push", "send"], state);
+  }
+  assert.deepEqual(actions({ state: "merged" }), ["discard", "push"]);
+  assert.deepEqual(actions({ state: "swept" }), ["discard", "push"], "the branch remains");
+  assert.deepEqual(actions({ state: "swept", head: undefined }), [], "nothing left to act on");
+  assert.deepEqual(actions({ remote: undefined }), ["discard", "merge", "send"]);
+});
+
+Deno.test("a long file is collapsed, a cut file and a cut diff name `wats work show`, short files are open", () => {
+  const w = sampleWork({
+    diff: [
+      sampleWork().diff[0]!,
+      bigFile("big.ts", DIFF_OPEN_LINES + 1),
+      { ...bigFile("huge.ts", 10), cut: true, hunks: [], additions: 90_000 },
+    ],
+    diffCut: true,
+  });
+  const html = workPage(CTX, w);
+  assert.match(html, /<details class="diff-file" data-path="src\/logs.ts" open>/);
+  assert.match(html, /<details class="diff-file" data-path="big.ts">/);
+  assert.match(html, /\(\d+ lines, collapsed\)/);
+  assert.match(
+    html,
+    /data-path="huge.ts">.*too long to show here \(\+90000 −0\): run <code>wats work show w1<\/code>/s,
+  );
+  assert.match(
+    html,
+    /id="diff-cut">More files changed than are shown here: run <code>wats work show w1<\/code>/,
+  );
+});
+
+Deno.test("hostile file names, diff lines, subjects and call texts are shown as text; bidi characters are made visible", () => {
+  const evil = '<script>alert(1)</script><img src=x onerror="alert(2)">';
+  const w = sampleWork({
+    work: evil,
+    branch: evil,
+    commits: [{ sha: "b".repeat(40), subject: evil, author: evil, at: 0 }],
+    diff: [{
+      path: `${evil}.ts`,
+      oldPath: `old${evil}`,
+      status: "renamed",
+      binary: false,
+      additions: 1,
+      deletions: 0,
+      cut: false,
+      hunks: [{
+        header: evil,
+        lines: [{ op: "+", text: `</td></tr></table>${evil}\u202e`, new: 1 }],
+      }],
+    }],
+    calls: [{ id: evil, at: 0, task: evil, message: evil, outcome: evil, refused: [evil] }],
+    transcript: [evil],
+  });
+  for (
+    const html of [
+      workPage(CTX, w, { file: evil }),
+      discardPage(CTX, w),
+      worksPage(CTX, { works: [summaryOf(w)] }, 0),
+    ]
+  ) {
+    assert.ok(!html.includes("<script>alert"), html);
+    assert.ok(!html.includes("<img src=x"));
+    assert.ok(!html.includes("</table><"), "a line cannot close the diff's table");
+    assert.match(html, /&#60;script&#62;alert\(1\)&#60;\/script&#62;/);
+  }
+  const page = workPage(CTX, w);
+  assert.ok(page.includes("⟨U+202E⟩"), "the right-to-left override is shown, not applied");
+  assert.ok(!page.includes("\u202e"));
+  assert.ok(
+    page.includes(`href="/works/w1?file=%3Cscript%3Ealert(1)%3C%2Fscript%3E`),
+    "the comment link is encoded",
+  );
+  assert.equal(visible("a\tb\u2066c\nd"), "a\tb⟨U+2066⟩c⟨U+000A⟩d");
+});
+
+Deno.test("the send-back form is prefilled with the file and line asked for", () => {
+  const html = workPage(CTX, sampleWork(), { file: "src/logs.ts", line: 2 });
+  assert.match(html, /<input name="file" value="src\/logs.ts"/);
+  assert.match(html, /<input name="line" value="2"/);
+});
+
+Deno.test("the discard page says what is lost: the worktree, the branch and the commits not in the base", () => {
+  const html = discardPage(CTX, sampleWork());
+  assert.match(html, /removes the worktree <code>\/tmp\/wats\/worktrees\/app\/fix-logs<\/code>/);
+  assert.match(html, /the branch <code>wats\/helper\/cccccccc\/fix-logs<\/code>/);
+  assert.match(
+    html,
+    /These 1 commit\(s\) are not in <code>main<\/code> and are lost:.*aaaaaaaaaa<\/code> rotate logs daily/s,
+  );
+  assert.match(html, /action="\/works\/w1\/discard"><input type="hidden" name="csrf" value="t0k">/);
+  assert.match(
+    discardPage(CTX, sampleWork({ commits: [] })),
+    /no commits that <code>main<\/code> does not have/,
+  );
+});
