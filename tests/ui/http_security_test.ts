@@ -8,10 +8,12 @@
 import assert from "node:assert/strict";
 import { Gate, type GateOptions } from "../../src/ui/security.ts";
 import { uiHandler } from "../../src/ui/server.ts";
+import { WatsError } from "../../src/errors.ts";
 import { serveUi, type UiHttpLimits } from "../../src/ui/http.ts";
 import type { UiSource } from "../../src/ui/source.ts";
 import type { NodeStatus } from "../../src/contracts/views.ts";
 import type { HeldDraft } from "../../src/node/review_queue.ts";
+import { sampleWork, summaryOf } from "../support/works_fixtures.ts";
 
 const STATUS: NodeStatus = {
   node: "n1",
@@ -54,8 +56,17 @@ function recordingSource(): UiSource & { calls: string[] } {
     reject: op("reject"),
     halt: op("halt"),
     resume: op("resume"),
+    works: () => Promise.resolve({ works: [summaryOf(sampleWork())] }),
+    work: (id) => Promise.resolve(sampleWork({ id })),
+    workMerge: op("workMerge"),
+    workPush: op("workPush"),
+    workSend: op("workSend"),
+    workDiscard: op("workDiscard"),
   };
 }
+
+/** The POST routes of a work's operations (src/ui/server.ts). */
+const WORK_OPS = ["/works/w1/merge", "/works/w1/push", "/works/w1/send", "/works/w1/discard"];
 
 interface Raw {
   status: number;
@@ -241,7 +252,7 @@ Deno.test("a POST without the session, from a foreign Origin or without the CSRF
       ["no csrf", [`cookie: ${cookie}`, origin], "reason=x"],
       ["wrong csrf", [`cookie: ${cookie}`, origin], `csrf=${"2".repeat(64)}&reason=x`],
     ];
-    for (const op of ["/halt", "/resume", "/review/d1/approve", "/review/d1/reject"]) {
+    for (const op of ["/halt", "/resume", "/review/d1/approve", "/review/d1/reject", ...WORK_OPS]) {
       const path = base + op;
       for (const [what, extra, body] of cases) {
         const r = await raw(port, post(host, path, extra), body);
@@ -282,6 +293,86 @@ Deno.test("approve sends the edited text only when it was changed; reject sends 
       'approve ["d1","better text"]',
       'reject ["d1","too long"]',
     ]);
+  });
+});
+
+Deno.test("a work's operations reach the source with their fields, and come back to a page with the outcome as a flash line", async () => {
+  await withServer(async ({ port, host, gate, source }) => {
+    const { cookie, csrf, base } = await login(port, host, gate);
+    const h = [`cookie: ${cookie}`, `origin: http://${host}`];
+    const go = async (op: string, body = "") => {
+      const r = await raw(port, post(host, `${base}${op}`, h), `csrf=${csrf}${body}`);
+      assert.equal(r.status, 303, op);
+      const next = await raw(port, [
+        `GET ${r.headers["location"]} HTTP/1.1`,
+        `host: ${host}`,
+        `cookie: ${cookie}`,
+      ]);
+      return {
+        location: r.headers["location"],
+        flash: next.body.match(/id="flash">([^<]*)</)?.[1],
+      };
+    };
+    assert.deepEqual(await go("/works/w1/merge"), {
+      location: `${base}/works/w1`,
+      flash: "workMerge done",
+    });
+    await go("/works/w1/push");
+    await go("/works/w1/push", "&draft_pr=on");
+    await go("/works/w1/send", "&text=use+UTC%0D%0Aplease&file=src%2Flogs.ts&line=2");
+    await go("/works/w1/send", "&text=only+text&file=&line=");
+    assert.deepEqual(await go("/works/w1/discard"), {
+      location: `${base}/works`,
+      flash: "workDiscard done",
+    });
+    assert.deepEqual(source.calls, [
+      'workMerge ["w1"]',
+      'workPush ["w1",false]',
+      'workPush ["w1",true]',
+      'workSend ["w1","use UTC\\nplease","src/logs.ts",2]',
+      'workSend ["w1","only text",null,null]',
+      'workDiscard ["w1"]',
+    ]);
+    // A send back without a comment, or with a line but no file, is refused before the daemon.
+    source.calls.length = 0;
+    const empty = await go("/works/w1/send", "&text=+&file=a.ts");
+    assert.match(empty.flash!, /^error: nothing was sent back: write a comment first/);
+    const lineOnly = await go("/works/w1/send", "&text=x&line=3");
+    assert.match(lineOnly.flash!, /^error: a line needs its file/);
+    const badLine = await go("/works/w1/send", "&text=x&file=a.ts&line=0");
+    assert.match(badLine.flash!, /^error: the line must be a line number/);
+    assert.deepEqual(source.calls, []);
+    // The daemon's refusal (an op it does not know yet, a dirty checkout) is the flash line.
+    source.workMerge = () =>
+      Promise.reject(new WatsError("daemon.refused", "the daemon refused: the checkout is dirty"));
+    const refused = await go("/works/w1/merge");
+    assert.equal(refused.flash, "error: the daemon refused: the checkout is dirty");
+    // An id outside the contract's characters is no route.
+    const bad = await raw(port, post(host, `${base}/works/a%2Fb/merge`, h), `csrf=${csrf}`);
+    assert.equal(bad.status, 404);
+  });
+});
+
+Deno.test("a work's pages are served in the session: the list, the work, its discard confirmation; a daemon's refusal is the page's message", async () => {
+  await withServer(async ({ port, host, gate, source }) => {
+    const { cookie, base } = await login(port, host, gate);
+    const get = (path: string) =>
+      raw(port, [`GET ${base}${path} HTTP/1.1`, `host: ${host}`, `cookie: ${cookie}`]);
+    const list = await get("/works");
+    assert.equal(list.status, 200);
+    assert.ok(list.body.includes(`href="${base}/works/w1"`), "links stay in the session's path");
+    const work = await get("/works/w1?file=src%2Flogs.ts&line=2");
+    assert.equal(work.status, 200);
+    assert.match(work.body, /<input name="line" value="2"/);
+    const discard = await get("/works/w1/discard");
+    assert.match(discard.body, /Discard work/);
+    assert.deepEqual(source.calls, [], "showing changes nothing");
+    source.work = () =>
+      Promise.reject(new WatsError("daemon.refused", "the daemon refused: unknown op work_show"));
+    const refused = await get("/works/w1");
+    assert.equal(refused.status, 400);
+    assert.match(refused.body, /the daemon refused: unknown op work_show/);
+    assert.equal((await get("/works/w1/nothing")).status, 404);
   });
 });
 

@@ -42,11 +42,11 @@ Deno.test("a work's page: facts, commits, a per-file diff with counts and colour
   assert.match(html, /<span class="adds">\+1<\/span> <span class="dels">−1<\/span>/);
   assert.match(
     html,
-    /<tr class="del"><td class="ln">2<\/td><td class="ln"><\/td><td class="code">-  rotate: &#34;weekly&#34;,<\/td><\/tr>/,
+    /<tr class="del"><td class="ln">2<\/td><td class="ln"><\/td><td class="code">- {2}rotate: &#34;weekly&#34;,<\/td><\/tr>/,
   );
   assert.match(
     html,
-    /<tr class="add"><td class="ln"><\/td><td class="ln">2<\/td><td class="code">\+  rotate: &#34;daily&#34;,<\/td><\/tr>/,
+    /<tr class="add"><td class="ln"><\/td><td class="ln">2<\/td><td class="code">\+ {2}rotate: &#34;daily&#34;,<\/td><\/tr>/,
   );
   assert.match(html, /<tr class="hunk"><td colspan="3">@@ -1,3 \+1,3 @@<\/td><\/tr>/);
   assert.match(html, /<code>docs\/logo.png<\/code>.*binary/s);
