@@ -10,60 +10,7 @@ import { Gate, type GateOptions } from "../../src/ui/security.ts";
 import { uiHandler } from "../../src/ui/server.ts";
 import { WatsError } from "../../src/errors.ts";
 import { serveUi, type UiHttpLimits } from "../../src/ui/http.ts";
-import type { UiSource } from "../../src/ui/source.ts";
-import type { NodeStatus } from "../../src/contracts/views.ts";
-import type { HeldDraft } from "../../src/node/review_queue.ts";
-import { sampleWork, summaryOf } from "../support/works_fixtures.ts";
-
-const STATUS: NodeStatus = {
-  node: "n1",
-  profile: { name: "alice", npub: "npub1alice" },
-  relays: [],
-  agent: { runtime: "claude", profile: "helper" },
-  pendingDrafts: 1,
-  safetyNotices: [],
-  halted: null,
-  budget: null,
-  storedPosts: 0,
-};
-
-const DRAFT: HeldDraft = {
-  id: "d1",
-  kind: "answer",
-  text: "held text",
-  profile: "helper",
-  createdAt: 0,
-};
-
-/** A source that records what was asked of it. */
-function recordingSource(): UiSource & { calls: string[] } {
-  const calls: string[] = [];
-  const op = (name: string) => (...args: unknown[]) => {
-    calls.push(`${name} ${JSON.stringify(args)}`);
-    return Promise.resolve(`${name} done`);
-  };
-  return {
-    calls,
-    status: () => Promise.resolve(STATUS),
-    posts: () => Promise.resolve({ posts: [], newest: 0 }),
-    search: () => Promise.resolve([]),
-    thread: (id) => Promise.resolve({ root: id, posts: [], cut: false }),
-    runs: () => [],
-    transcriptIds: () => [],
-    transcript: () => [],
-    drafts: () => [DRAFT],
-    approve: op("approve"),
-    reject: op("reject"),
-    halt: op("halt"),
-    resume: op("resume"),
-    works: () => Promise.resolve({ works: [summaryOf(sampleWork())] }),
-    work: (id) => Promise.resolve(sampleWork({ id })),
-    workMerge: op("workMerge"),
-    workPush: op("workPush"),
-    workSend: op("workSend"),
-    workDiscard: op("workDiscard"),
-  };
-}
+import { recordingSource } from "../support/fake_ui_source.ts";
 
 /** The POST routes of a work's operations (src/ui/server.ts). */
 const WORK_OPS = ["/works/w1/merge", "/works/w1/push", "/works/w1/send", "/works/w1/discard"];
