@@ -3,10 +3,14 @@
  * one block per file with its additions and deletions, each hunk's lines in a
  * table with their old and new numbers, added and deleted lines marked by a
  * class the stylesheet colours. File names and lines are the coding agent's
- * text: they go through `markup`, which escapes them. A long file is
- * collapsed (a `<details>` the person opens), so a page with a 5,000-line
- * diff opens at its list of files; a file the daemon cut or a binary file
- * says so instead of showing lines.
+ * text: they go through `markup`, which escapes them, and `visible`, which
+ * shows bidi and control characters instead of applying them.
+ *
+ * Large diffs stay cheap to load: a file longer than `DIFF_OPEN_LINES` is
+ * collapsed (a `<details>` the person opens); once the work page holds
+ * `DIFF_INLINE_LINES` lines, further files are only listed, each with a link
+ * to its own pages of at most `DIFF_PAGE_LINES` lines. A file the daemon cut
+ * or a binary file says so instead of showing lines.
  *
  * @module
  */
@@ -16,49 +20,107 @@ import { joinMarkup, type Markup, markup, raw } from "./markup.ts";
 
 /** A file whose diff has more lines than this is shown collapsed. */
 export const DIFF_OPEN_LINES = 300;
-/** Once the files shown open reach this many lines, every further file is collapsed. */
-export const DIFF_OPEN_TOTAL = 1500;
+/** The work page holds at most this many diff lines; further files get their own pages. */
+export const DIFF_INLINE_LINES = 1500;
+/** Lines per page of one file's diff (whole hunks; at least one). */
+export const DIFF_PAGE_LINES = 1000;
 
 /** What the diff view needs beyond the files. */
 export interface DiffViewOptions {
   /** The work's id: a cut file names `wats work show ID`. */
   work: string;
-  /** Where a file's "comment" link goes, given the file's path (the send-back form, prefilled). */
+  /** Where a file's "comment" link goes (the send-back form, prefilled with the file). */
   commentHref: (path: string) => string;
+  /** The page of one file's diff, from hunk `hunk` (0 when absent). */
+  fileHref: (path: string, hunk?: number) => string;
 }
 
-/** The files of a diff, in the order given. */
+/** Rows a file's diff takes: its lines and one header per hunk. */
+function rowsOf(f: DiffFile): number {
+  return f.hunks.reduce((n, h) => n + h.lines.length + 1, 0);
+}
+
+/** The files of a diff, in the order given, within the work page's budget of lines. */
 export function diffView(files: readonly DiffFile[], opts: DiffViewOptions): Markup {
-  let open = 0;
+  let inline = 0;
   const blocks = files.map((f) => {
-    const lines = f.hunks.reduce((n, h) => n + h.lines.length + 1, 0);
-    const shown = !f.binary && !f.cut && lines <= DIFF_OPEN_LINES &&
-      open + lines <= DIFF_OPEN_TOTAL;
-    if (shown) open += lines;
-    return fileBlock(f, lines, shown, opts);
+    const rows = rowsOf(f);
+    const fits = inline + rows <= DIFF_INLINE_LINES;
+    if (fits && !f.binary && !f.cut) inline += rows;
+    return fileBlock(f, rows, fits ? rows <= DIFF_OPEN_LINES : "elsewhere", opts);
   });
   return joinMarkup(blocks, raw("\n"));
 }
 
-function fileBlock(f: DiffFile, lines: number, open: boolean, opts: DiffViewOptions): Markup {
+/** One file's diff alone, from hunk `from`, at most `DIFF_PAGE_LINES` lines (whole hunks). */
+export function fileDiffView(f: DiffFile, from: number, opts: DiffViewOptions): Markup {
+  let end = from;
+  let rows = 0;
+  while (end < f.hunks.length) {
+    const n = f.hunks[end]!.lines.length + 1;
+    if (end > from && rows + n > DIFF_PAGE_LINES) break;
+    rows += n;
+    end++;
+  }
+  const part = { ...f, hunks: f.hunks.slice(from, end) };
+  const paging = markup`<p class="paging">${
+    from > 0 &&
+    markup`<a id="earlier" href="${
+      opts.fileHref(f.path, Math.max(0, earlierStart(f, from)))
+    }">Earlier lines</a> `
+  }${
+    end < f.hunks.length &&
+    markup`<a id="later" href="${opts.fileHref(f.path, end)}">Later lines</a>`
+  }</p>`;
+  return markup`<p>Hunks ${Math.min(from + 1, f.hunks.length)}–${end} of ${f.hunks.length}.</p>
+${fileBlock(part, rows, true, opts)}${paging}`;
+}
+
+/** Where the page before the one starting at hunk `from` starts. */
+function earlierStart(f: DiffFile, from: number): number {
+  let start = from;
+  let rows = 0;
+  while (start > 0) {
+    const n = f.hunks[start - 1]!.lines.length + 1;
+    if (start < from && rows + n > DIFF_PAGE_LINES) break;
+    rows += n;
+    start--;
+  }
+  return start;
+}
+
+/** A file: open, collapsed, or (over the page's budget) listed with a link to its own pages. */
+function fileBlock(
+  f: DiffFile,
+  rows: number,
+  open: boolean | "elsewhere",
+  opts: DiffViewOptions,
+): Markup {
   const name = f.oldPath !== undefined && f.oldPath !== f.path
     ? markup`<code>${visible(f.oldPath)}</code> → <code>${visible(f.path)}</code>`
     : markup`<code>${visible(f.path)}</code>`;
   const counts = f.binary
     ? markup`<span class="binary">binary</span>`
     : markup`<span class="adds">+${f.additions}</span> <span class="dels">−${f.deletions}</span>`;
+  const lines = !f.binary && !f.cut && f.hunks.length > 0;
   const body = f.binary
     ? markup`<p class="empty">Binary file: not shown.</p>`
     : f.cut
     ? markup`<p class="notice warn">This file's diff is too long to show here (+${f.additions} −${f.deletions}): run <code>wats work show ${opts.work}</code> in a terminal.</p>`
-    : f.hunks.length === 0
+    : !lines
     ? markup`<p class="empty">No lines changed (${f.status}).</p>`
+    : open === "elsewhere"
+    ? markup`<p>${rows} lines: <a class="file-page" href="${
+      opts.fileHref(f.path)
+    }">show this file's diff</a> (on its own pages, to keep this one quick).</p>`
     : markup`<table class="diff">${f.hunks.map((h) => hunkRows(h.header, h.lines))}</table>`;
-  // `open` only when short: the summary line alone is what a long diff lists.
-  return markup`<details class="diff-file" data-path="${f.path}"${open && raw(" open")}>
-<summary>${name} <span class="status">${f.status}</span> ${counts}${
-    !open && !f.binary && !f.cut && markup` <span class="meta">(${lines} lines, collapsed)</span>`
-  } <a class="comment" href="${opts.commentHref(f.path)}">comment</a></summary>
+  const note = lines && open !== true &&
+    markup` <span class="meta">(${rows} lines${open === false && ", collapsed"})</span>`;
+  // Open when short or when the diff is elsewhere (the block is then one line).
+  return markup`<details class="diff-file" data-path="${f.path}"${open !== false && raw(" open")}>
+<summary>${name} <span class="status">${f.status}</span> ${counts}${note} <a class="comment" href="${
+    opts.commentHref(f.path)
+  }">comment</a></summary>
 ${body}
 </details>`;
 }
@@ -66,7 +128,6 @@ ${body}
 const ROW_CLASS: Record<DiffLine["op"], string> = { "+": "add", "-": "del", " ": "ctx" };
 
 function hunkRows(header: string, lines: readonly DiffLine[]): Markup {
-  // One row per line: a 5,000-line diff is 5,000 short rows, no per-line fragment nesting.
   const rows = lines.map((l) =>
     markup`<tr class="${
       ROW_CLASS[l.op]
@@ -74,7 +135,9 @@ function hunkRows(header: string, lines: readonly DiffLine[]): Markup {
       visible(l.text)
     }</td></tr>`
   );
-  return markup`<tr class="hunk"><td colspan="3">${header}</td></tr>${joinMarkup(rows, raw("\n"))}`;
+  return markup`<tr class="hunk"><td colspan="3">${visible(header)}</td></tr>${
+    joinMarkup(rows, raw("\n"))
+  }`;
 }
 
 /**

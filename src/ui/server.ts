@@ -31,7 +31,7 @@ import {
   type UiSession,
 } from "./security.ts";
 import type { UiSource } from "./source.ts";
-import { discardPage, workPage, worksPage } from "./works_pages.ts";
+import { discardPage, workFilePage, workPage, worksPage } from "./works_pages.ts";
 import { NoDaemonError } from "../mcp/socket_client.ts";
 
 /** Posts per page of the feed. */
@@ -187,6 +187,11 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
     if (w) {
       const work = await source.work(w[1]!);
       if (w[2] === "/discard") return page(discardPage(ctx, work));
+      if (w[2] === "/diff") {
+        return page(
+          workFilePage(ctx, work, params.get("file") ?? "", intParam(params, "hunk") ?? 0),
+        );
+      }
       const file = params.get("file") ?? undefined;
       const line = intParam(params, "line");
       return page(workPage(ctx, work, {
@@ -269,8 +274,8 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
   }
 }
 
-/** `/works/<id>` and its discard confirmation; ids are `[A-Za-z0-9._~-]+` (src/contracts/works.ts). */
-const WORK_PAGE = /^\/works\/([A-Za-z0-9._~-]{1,200})(\/discard)?$/;
+/** `/works/<id>`, its discard confirmation and one file's diff; ids are `[A-Za-z0-9._~-]+` (src/contracts/works.ts). */
+const WORK_PAGE = /^\/works\/([A-Za-z0-9._~-]{1,200})(\/discard|\/diff)?$/;
 /** The POST routes of a work's operations. */
 const WORK_ACTION = /^\/works\/([A-Za-z0-9._~-]{1,200})\/(merge|push|send|discard)$/;
 

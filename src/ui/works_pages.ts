@@ -19,7 +19,7 @@ import type {
 } from "../contracts/works.ts";
 import { fenceBody, oneLine } from "../posts/fence.ts";
 import { TranscriptRenderer } from "../runner/render.ts";
-import { diffView } from "./diff_view.ts";
+import { diffView, type DiffViewOptions, fileDiffView } from "./diff_view.ts";
 import { joinMarkup, type Markup, markup, type MarkupValue, raw } from "./markup.ts";
 import { form, layout, type PageContext, postText, short } from "./pages.ts";
 
@@ -136,12 +136,7 @@ ${
     w.diffCut &&
     markup`<p class="notice warn" id="diff-cut">More files changed than are shown here: run <code>wats work show ${w.id}</code> in a terminal.</p>`
   }
-${
-    diffView(w.diff, {
-      work: w.id,
-      commentHref: (file) => `${path}?file=${encodeURIComponent(file)}#send`,
-    })
-  }`;
+${diffView(w.diff, diffLinks(w))}`;
   const send = can.send &&
     markup`<h2 id="send">Send back</h2>
 <p>The comment becomes the task of the next call on this work: same worktree, same session, started by the daemon within the agent's budgets.</p>
@@ -172,6 +167,29 @@ ${send}
 ${w.calls.length === 0 ? markup`<p class="empty">No calls recorded.</p>` : w.calls.map(callCard)}
 <h2>Transcript</h2>${transcript(w.transcript)}`;
   return layout(ctx, `Work ${w.work}`, body, { active: "/works" });
+}
+
+/** The links of a work's diff: comment on a file, and a file's own pages. */
+function diffLinks(w: WorkDetail): DiffViewOptions {
+  const path = workPath(w.id);
+  return {
+    work: w.id,
+    commentHref: (file) => `${path}?file=${encodeURIComponent(file)}#send`,
+    fileHref: (file, hunk) =>
+      `${path}/diff?file=${encodeURIComponent(file)}${hunk ? `&hunk=${hunk}` : ""}`,
+  };
+}
+
+/** One file of a work's diff on its own pages (a file too long for the work page). */
+export function workFilePage(ctx: PageContext, w: WorkDetail, file: string, hunk: number): string {
+  const f = w.diff.find((d) => d.path === file);
+  const body = markup`<h1>Work <a href="${workPath(w.id)}"><code>${w.work}</code></a>: one file</h1>
+${
+    f === undefined
+      ? markup`<p class="notice error">No file <code>${file}</code> in this work's diff.</p>`
+      : fileDiffView(f, Math.min(hunk, Math.max(0, f.hunks.length - 1)), diffLinks(w))
+  }`;
+  return layout(ctx, `Work ${w.work}: ${file}`, body, { active: "/works" });
 }
 
 function callCard(c: WorkCall): Markup {

@@ -311,6 +311,9 @@ Deno.test("a work's pages are served in the session: the list, the work, its dis
     const work = await get("/works/w1?file=src%2Flogs.ts&line=2");
     assert.equal(work.status, 200);
     assert.match(work.body, /<input name="line" value="2"/);
+    const file = await get("/works/w1/diff?file=src%2Flogs.ts");
+    assert.equal(file.status, 200);
+    assert.match(file.body, /rotate: &#34;daily&#34;/);
     const discard = await get("/works/w1/discard");
     assert.match(discard.body, /Discard work/);
     assert.deepEqual(source.calls, [], "showing changes nothing");

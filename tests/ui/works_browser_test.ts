@@ -37,7 +37,7 @@ Deno.test({
     const work = sampleWork({
       id: "w1",
       state: "idle",
-      diff: [...sampleWork().diff, bigFile("src/generated.ts", 400)],
+      diff: [...sampleWork().diff, bigFile("src/generated.ts", 400), bigFile("src/huge.ts", 2000)],
     });
     const merged = sampleWork({
       id: "w0",
@@ -72,7 +72,8 @@ Deno.test({
       assert.match(await text("#works"), /fix-logs\s*idle\s*claude-acp\s*app\s*helper/);
       await shot(browser, "works");
 
-      // A work: its diff, coloured by the stylesheet; the long file collapsed, the binary one named.
+      // A work: its diff, coloured by the stylesheet; the long file collapsed, the binary one named,
+      // the file over the page's budget linked to its own pages.
       await page.navigateBy("document.querySelector('#works a').click()");
       assert.equal(await page.evaluate("location.href"), `${base}/works/w1`);
       assert.equal(
@@ -87,11 +88,18 @@ Deno.test({
         await page.evaluate(
           "[...document.querySelectorAll('details.diff-file')].map((d) => d.open)",
         ),
-        [true, false, false],
+        [true, true, false, true],
       );
       assert.match(await text("details.diff-file[data-path='docs/logo.png']"), /binary/);
       assert.match(await text("#calls + article"), /rm -rf \/ \(refused by the rules\)/);
       await shot(browser, "work");
+      await page.navigateBy(
+        "document.querySelector(\"details[data-path='src/huge.ts'] a.file-page\").click()",
+      );
+      assert.equal(await page.evaluate("document.querySelectorAll('tr.add').length"), 950);
+      await page.navigateBy("document.getElementById('later').click()");
+      assert.match(await text("main"), /Hunks 20–38 of 40/);
+      await page.goto(`${base}/works/w1`);
 
       // Comment on a file: the form comes prefilled with it; send back.
       await page.navigateBy(

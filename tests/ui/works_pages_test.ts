@@ -1,8 +1,13 @@
 /** The works pages from fixed `WorkDetail` data: states, actions, cut and binary files, hostile text. */
 
 import assert from "node:assert/strict";
-import { discardPage, workPage, worksPage } from "../../src/ui/works_pages.ts";
-import { DIFF_OPEN_LINES, visible } from "../../src/ui/diff_view.ts";
+import { discardPage, workFilePage, workPage, worksPage } from "../../src/ui/works_pages.ts";
+import {
+  DIFF_INLINE_LINES,
+  DIFF_OPEN_LINES,
+  DIFF_PAGE_LINES,
+  visible,
+} from "../../src/ui/diff_view.ts";
 import { bigFile, sampleWork, summaryOf, THREAD } from "../support/works_fixtures.ts";
 import type { WorkState } from "../../src/contracts/works.ts";
 
@@ -102,7 +107,7 @@ Deno.test("a long file is collapsed, a cut file and a cut diff name `wats work s
   assert.match(html, /\(\d+ lines, collapsed\)/);
   assert.match(
     html,
-    /data-path="huge.ts">.*too long to show here \(\+90000 −0\): run <code>wats work show w1<\/code>/s,
+    /data-path="huge.ts" open>.*too long to show here \(\+90000 −0\): run <code>wats work show w1<\/code>/s,
   );
   assert.match(
     html,
@@ -173,4 +178,40 @@ Deno.test("the discard page says what is lost: the worktree, the branch and the 
     discardPage(CTX, sampleWork({ commits: [] })),
     /no commits that <code>main<\/code> does not have/,
   );
+});
+
+Deno.test("a 5,000-line diff: the work page stays within its budget of lines and links the file's own pages, which page by whole hunks", () => {
+  const big = bigFile("src/generated.ts", 5000);
+  const w = sampleWork({ diff: [big, ...sampleWork().diff] });
+  const html = workPage(CTX, w);
+  const rows = (h: string) => (h.match(/<tr class="(add|del|ctx)">/g) ?? []).length;
+  assert.ok(rows(html) <= DIFF_INLINE_LINES, `${rows(html)} rows`);
+  assert.equal(rows(html), 4, "the small file after the big one is still shown");
+  assert.match(
+    html,
+    /5100 lines: <a class="file-page" href="\/works\/w1\/diff\?file=src%2Fgenerated.ts">/,
+  );
+  // Its pages: whole hunks of 50 lines, at most DIFF_PAGE_LINES rows each, covering every line once.
+  const seen: string[] = [];
+  let hunk: number | undefined = 0;
+  let pages = 0;
+  while (hunk !== undefined) {
+    const page = workFilePage(CTX, w, "src/generated.ts", hunk);
+    const lines = [...page.matchAll(/line (\d+)<\/td>/g)].map((m) => m[1]!);
+    assert.ok(
+      lines.length + lines.length / 50 <= DIFF_PAGE_LINES,
+      `page ${pages}: ${lines.length}`,
+    );
+    seen.push(...lines);
+    const later = page.match(
+      /id="later" href="\/works\/w1\/diff\?file=src%2Fgenerated.ts&#38;hunk=(\d+)"/,
+    );
+    if (pages > 0) assert.match(page, /id="earlier"/);
+    hunk = later ? Number(later[1]) : undefined;
+    pages++;
+  }
+  assert.equal(seen.length, 5000);
+  assert.deepEqual(seen, Array.from({ length: 5000 }, (_, i) => String(i)));
+  assert.equal(pages, 6);
+  assert.match(workFilePage(CTX, w, "nope<b>", 0), /No file <code>nope&#60;b&#62;<\/code>/);
 });
