@@ -113,7 +113,9 @@ function fileBlock(
     ? markup`<p>${rows} lines: <a class="file-page" href="${
       opts.fileHref(f.path)
     }">show this file's diff</a> (on its own pages, to keep this one quick).</p>`
-    : markup`<table class="diff">${f.hunks.map((h) => hunkRows(h.header, h.lines))}</table>`;
+    : markup`<table class="diff"><colgroup><col class="ln"><col class="ln"><col></colgroup>${
+      f.hunks.map((h) => hunkRows(h.header, h.lines))
+    }</table>`;
   const note = lines && open !== true &&
     markup` <span class="meta">(${rows} lines${open === false && ", collapsed"})</span>`;
   // Open when short or when the diff is elsewhere (the block is then one line).
