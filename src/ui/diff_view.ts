@@ -23,7 +23,7 @@ export const DIFF_OPEN_LINES = 300;
 /** The work page holds at most this many diff lines; further files get their own pages. */
 export const DIFF_INLINE_LINES = 1500;
 /** Lines per page of one file's diff (whole hunks; at least one). */
-export const DIFF_PAGE_LINES = 1000;
+export const DIFF_PAGE_LINES = 500;
 
 /** What the diff view needs beyond the files. */
 export interface DiffViewOptions {
