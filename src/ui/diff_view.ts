@@ -110,14 +110,14 @@ function fileBlock(
     : !lines
     ? markup`<p class="empty">No lines changed (${f.status}).</p>`
     : open === "elsewhere"
-    ? markup`<p>${rows} lines: <a class="file-page" href="${
+    ? markup`<p><a class="file-page" href="${
       opts.fileHref(f.path)
-    }">show this file's diff</a> (on its own pages, to keep this one quick).</p>`
+    }">show this file's diff</a> (too long for this page: it has its own pages)</p>`
     : markup`<table class="diff"><colgroup><col class="ln"><col class="ln"><col></colgroup>${
       f.hunks.map((h) => hunkRows(h.header, h.lines))
     }</table>`;
-  const note = lines && open !== true &&
-    markup` <span class="meta">(${rows} lines${open === false && ", collapsed"})</span>`;
+  const note = lines && open === false &&
+    markup` <span class="meta">(${rows} lines, collapsed)</span>`;
   // Open when short or when the diff is elsewhere (the block is then one line).
   return markup`<details class="diff-file" data-path="${f.path}"${open !== false && raw(" open")}>
 <summary>${name} <span class="status">${f.status}</span> ${counts}${note} <a class="comment" href="${

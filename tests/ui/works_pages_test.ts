@@ -189,7 +189,7 @@ Deno.test("a 5,000-line diff: the work page stays within its budget of lines and
   assert.equal(rows(html), 4, "the small file after the big one is still shown");
   assert.match(
     html,
-    /5100 lines: <a class="file-page" href="\/works\/w1\/diff\?file=src%2Fgenerated.ts">/,
+    /<a class="file-page" href="\/works\/w1\/diff\?file=src%2Fgenerated.ts">/,
   );
   // Its pages: whole hunks of 50 lines, at most DIFF_PAGE_LINES rows each, covering every line once.
   const seen: string[] = [];
