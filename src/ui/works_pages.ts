@@ -45,18 +45,22 @@ function stateBadge(state: WorkState): Markup {
   return markup`<span class="work-state state-${state.replace(/ /g, "-")}">${state}</span>`;
 }
 
+/** A time as the pages show it (UTC, to the minute); "?" for one the daemon could not know. */
 function when(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 16).replace("T", " ");
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? "?" : d.toISOString().slice(0, 16).replace("T", " ");
 }
 
 /** Every work, newest first, a page at a time. */
 export function worksPage(ctx: PageContext, page: WorksPage, pageNo: number): string {
   const rows = page.works.map((w: WorkSummary) =>
-    markup`<tr data-id="${w.id}"><td><a href="${workPath(w.id)}">${w.work}</a></td><td>${
+    markup`<tr data-id="${w.id}"><td><a href="${workPath(w.id)}">${oneLine(w.work)}</a></td><td>${
       stateBadge(w.state)
-    }</td><td>${w.harness}</td><td>${w.checkout}</td><td>${w.agent}</td><td><a href="/posts/thread/${w.thread}"><code>${
+    }</td><td>${oneLine(w.harness)}</td><td>${oneLine(w.checkout)}</td><td>${
+      oneLine(w.agent)
+    }</td><td><a href="/posts/thread/${w.thread}"><code>${
       short(w.thread)
-    }</code></a></td><td><code>${w.branch}</code></td><td>${when(w.updatedAt)}</td></tr>`
+    }</code></a></td><td><code>${oneLine(w.branch)}</code></td><td>${when(w.updatedAt)}</td></tr>`
   );
   const body = markup`<h1>Works</h1>
 <p>Coding agents' works: each a branch in a checkout, with its worktree. The same as <code>wats work list</code>.</p>
@@ -86,11 +90,11 @@ export function workPage(ctx: PageContext, w: WorkDetail, prefill: SendPrefill =
   const path = workPath(w.id);
   const facts: Array<[string, MarkupValue]> = [
     ["state", stateBadge(w.state)],
-    ["harness", w.harness],
-    ["checkout", w.checkout],
-    ["agent", w.agent],
+    ["harness", oneLine(w.harness)],
+    ["checkout", oneLine(w.checkout)],
+    ["agent", oneLine(w.agent)],
     ["thread", markup`<a href="/posts/thread/${w.thread}"><code>${short(w.thread)}</code></a>`],
-    ["branch", markup`<code>${w.branch}</code>`],
+    ["branch", markup`<code>${oneLine(w.branch)}</code>`],
     [
       "base",
       markup`<code>${w.base}</code> (merge: ${
@@ -98,8 +102,8 @@ export function workPage(ctx: PageContext, w: WorkDetail, prefill: SendPrefill =
       })`,
     ],
     ["head", w.head ? markup`<code>${w.head}</code>` : "none (no branch)"],
-    ["worktree", markup`<code>${w.worktree}</code>${w.state === "swept" && " (gone)"}`],
-    ["remote", w.remote ?? "none"],
+    ["worktree", markup`<code>${oneLine(w.worktree)}</code>${w.state === "swept" && " (gone)"}`],
+    ["remote", w.remote !== undefined ? oneLine(w.remote) : "none"],
     ["updated (UTC)", when(w.updatedAt)],
   ];
   const can = workActions(w);
@@ -155,7 +159,7 @@ ${
         "send",
       )
     }`;
-  const body = markup`<h1>Work <code>${w.work}</code></h1>
+  const body = markup`<h1>Work <code>${oneLine(w.work)}</code></h1>
 <table class="facts" id="work">${
     facts.map(([k, v]) => markup`<tr><th>${k}</th><td>${v}</td></tr>`)
   }</table>
@@ -166,7 +170,7 @@ ${send}
 <h2 id="calls">Calls</h2>
 ${w.calls.length === 0 ? markup`<p class="empty">No calls recorded.</p>` : w.calls.map(callCard)}
 <h2>Transcript</h2>${transcript(w.transcript)}`;
-  return layout(ctx, `Work ${w.work}`, body, { active: "/works" });
+  return layout(ctx, `Work ${oneLine(w.work)}`, body, { active: "/works" });
 }
 
 /** The links of a work's diff: comment on a file, and a file's own pages. */
@@ -183,13 +187,17 @@ function diffLinks(w: WorkDetail): DiffViewOptions {
 /** One file of a work's diff on its own pages (a file too long for the work page). */
 export function workFilePage(ctx: PageContext, w: WorkDetail, file: string, hunk: number): string {
   const f = w.diff.find((d) => d.path === file);
-  const body = markup`<h1>Work <a href="${workPath(w.id)}"><code>${w.work}</code></a>: one file</h1>
+  const body = markup`<h1>Work <a href="${workPath(w.id)}"><code>${
+    oneLine(w.work)
+  }</code></a>: one file</h1>
 ${
     f === undefined
-      ? markup`<p class="notice error">No file <code>${file}</code> in this work's diff.</p>`
+      ? markup`<p class="notice error">No file <code>${
+        oneLine(file)
+      }</code> in this work's diff.</p>`
       : fileDiffView(f, Math.min(hunk, Math.max(0, f.hunks.length - 1)), diffLinks(w))
   }`;
-  return layout(ctx, `Work ${w.work}: ${file}`, body, { active: "/works" });
+  return layout(ctx, `Work ${oneLine(w.work)}: ${oneLine(file)}`, body, { active: "/works" });
 }
 
 function callCard(c: WorkCall): Markup {
@@ -228,8 +236,12 @@ export function discardPage(ctx: PageContext, w: WorkDetail): string {
         markup`<li><code>${c.sha.slice(0, 10)}</code> ${oneLine(c.subject)}</li>`
       )
     }</ul>`;
-  const body = markup`<h1>Discard work <code>${w.work}</code>?</h1>
-<p class="notice warn">This removes the worktree <code>${w.worktree}</code> (with any change not committed in it) and the branch <code>${w.branch}</code>. It cannot be undone.</p>
+  const body = markup`<h1>Discard work <code>${oneLine(w.work)}</code>?</h1>
+<p class="notice warn">This removes the worktree <code>${
+    oneLine(w.worktree)
+  }</code> (with any change not committed in it) and the branch <code>${
+    oneLine(w.branch)
+  }</code>. It cannot be undone.</p>
 ${lost}
 ${
     form(
@@ -239,5 +251,5 @@ ${
     )
   }
 <p>The same as <code>wats work discard ${w.id}</code>.</p>`;
-  return layout(ctx, `Discard ${w.work}`, body, { active: "/works" });
+  return layout(ctx, `Discard ${oneLine(w.work)}`, body, { active: "/works" });
 }

@@ -118,8 +118,8 @@ Deno.test("a long file is collapsed, a cut file and a cut diff name `wats work s
 Deno.test("hostile file names, diff lines, subjects and call texts are shown as text; bidi characters are made visible", () => {
   const evil = '<script>alert(1)</script><img src=x onerror="alert(2)">';
   const w = sampleWork({
-    work: evil,
-    branch: evil,
+    work: `${evil}\u202e`,
+    branch: `${evil}\u2066`,
     commits: [{ sha: "b".repeat(40), subject: evil, author: evil, at: 0 }],
     diff: [{
       path: `${evil}.ts`,
@@ -148,6 +148,7 @@ Deno.test("hostile file names, diff lines, subjects and call texts are shown as 
     assert.ok(!html.includes("<img src=x"));
     assert.ok(!html.includes("</table><"), "a line cannot close the diff's table");
     assert.match(html, /&#60;script&#62;alert\(1\)&#60;\/script&#62;/);
+    assert.ok(!/[\u202e\u2066]/.test(html), "no bidi character is applied");
   }
   const page = workPage(CTX, w);
   assert.ok(page.includes("⟨U+202E⟩"), "the right-to-left override is shown, not applied");
