@@ -29,8 +29,11 @@ export const DIFF_PAGE_LINES = 500;
 export interface DiffViewOptions {
   /** The work's id: a cut file names `wats work show ID`. */
   work: string;
-  /** Where a file's "comment" link goes (the send-back form, prefilled with the file). */
-  commentHref: (path: string) => string;
+  /**
+   * Where a file's "comment" link goes (the send-back form, prefilled with the
+   * file), and a new line's number (prefilled with the file and that line).
+   */
+  commentHref: (path: string, line?: number) => string;
   /** The page of one file's diff, from hunk `hunk` (0 when absent). */
   fileHref: (path: string, hunk?: number) => string;
 }
@@ -114,7 +117,7 @@ function fileBlock(
       opts.fileHref(f.path)
     }">show this file's diff</a> (too long for this page: it has its own pages)</p>`
     : markup`<table class="diff"><colgroup><col class="ln"><col class="ln"><col></colgroup>${
-      f.hunks.map((h) => hunkRows(h.header, h.lines))
+      f.hunks.map((h) => hunkRows(h.header, h.lines, (n) => opts.commentHref(f.path, n)))
     }</table>`;
   const note = lines && open === false &&
     markup` <span class="meta">(${rows} lines, collapsed)</span>`;
@@ -129,13 +132,16 @@ ${body}
 
 const ROW_CLASS: Record<DiffLine["op"], string> = { "+": "add", "-": "del", " ": "ctx" };
 
-function hunkRows(header: string, lines: readonly DiffLine[]): Markup {
+/** A hunk's rows; a new line's number links to the send-back form about that line. */
+function hunkRows(
+  header: string,
+  lines: readonly DiffLine[],
+  lineHref: (line: number) => string,
+): Markup {
   const rows = lines.map((l) =>
-    markup`<tr class="${
-      ROW_CLASS[l.op]
-    }"><td class="ln">${l.old}</td><td class="ln">${l.new}</td><td class="code">${l.op}${
-      visible(l.text)
-    }</td></tr>`
+    markup`<tr class="${ROW_CLASS[l.op]}"><td class="ln">${l.old}</td><td class="ln">${
+      l.new !== undefined && markup`<a href="${lineHref(l.new)}">${l.new}</a>`
+    }</td><td class="code">${l.op}${visible(l.text)}</td></tr>`
   );
   return markup`<tr class="hunk"><td colspan="3">${visible(header)}</td></tr>${
     joinMarkup(rows, raw("\n"))

@@ -178,7 +178,8 @@ function diffLinks(w: WorkDetail): DiffViewOptions {
   const path = workPath(w.id);
   return {
     work: w.id,
-    commentHref: (file) => `${path}?file=${encodeURIComponent(file)}#send`,
+    commentHref: (file, line) =>
+      `${path}?file=${encodeURIComponent(file)}${line !== undefined ? `&line=${line}` : ""}#send`,
     fileHref: (file, hunk) =>
       `${path}/diff?file=${encodeURIComponent(file)}${hunk ? `&hunk=${hunk}` : ""}`,
   };

@@ -115,6 +115,17 @@ Deno.test({
       assert.equal(await page.evaluate("location.href"), `${base}/works/w1`);
       assert.equal(await text("#flash"), "workSend done");
 
+      // A new line's number: the form comes prefilled with its file and line.
+      await page.navigateBy(
+        "document.querySelector(\"details[data-path='src/logs.ts'] tr.add td.ln a\").click()",
+      );
+      assert.deepEqual(
+        await page.evaluate(
+          "[document.querySelector('input[name=file]').value, document.querySelector('input[name=line]').value]",
+        ),
+        ["src/logs.ts", "2"],
+      );
+
       // Merge; push with the draft PR box ticked.
       await page.navigateBy("document.getElementById('merge').click()");
       assert.equal(await text("#flash"), "workMerge done");

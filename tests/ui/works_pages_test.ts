@@ -51,7 +51,7 @@ Deno.test("a work's page: facts, commits, a per-file diff with counts and colour
   );
   assert.match(
     html,
-    /<tr class="add"><td class="ln"><\/td><td class="ln">2<\/td><td class="code">\+ {2}rotate: &#34;daily&#34;,<\/td><\/tr>/,
+    /<tr class="add"><td class="ln"><\/td><td class="ln"><a href="\/works\/w1\?file=src%2Flogs.ts&#38;line=2#send">2<\/a><\/td><td class="code">\+ {2}rotate: &#34;daily&#34;,<\/td><\/tr>/,
   );
   assert.match(html, /<tr class="hunk"><td colspan="3">@@ -1,3 \+1,3 @@<\/td><\/tr>/);
   assert.match(html, /<code>docs\/logo.png<\/code>.*binary/s);
