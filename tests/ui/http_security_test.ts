@@ -310,6 +310,11 @@ Deno.test("a work's pages are served in the session: the list, the work, its dis
     assert.ok(list.body.includes(`href="${base}/works/w1"`), "links stay in the session's path");
     const work = await get("/works/w1?file=src%2Flogs.ts&line=2");
     assert.equal(work.status, 200);
+    const links = [...work.body.matchAll(/(?:href|action|src)="([^"]*)"/g)].map((m) => m[1]!);
+    assert.ok(links.length > 10, work.body);
+    for (const l of links) {
+      assert.ok(l.startsWith(`${base}/`) || l.startsWith("/assets/"), `link ${l}`);
+    }
     assert.match(work.body, /<input name="line" value="2"/);
     const file = await get("/works/w1/diff?file=src%2Flogs.ts");
     assert.equal(file.status, 200);
