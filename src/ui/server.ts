@@ -204,51 +204,6 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
     return page(messagePage("Not found", `no page ${path}`), 404);
   }
 
-  async function change(path: string, form: FormData, session: UiSession): Promise<Response> {
-    const field = (k: string) => {
-      const v = form.get(k);
-      return typeof v === "string" ? v : "";
-    };
-    let back = "/";
-    try {
-      let message: string;
-      let m = path.match(/^\/review\/([^/]+)\/(approve|reject)$/);
-      if (m) {
-        back = "/review";
-        const id = decodeURIComponent(m[1]!);
-        if (m[2] === "approve") {
-          const draft = source.drafts().find((d) => d.id === id);
-          const text = field("text").replace(/\r\n/g, "\n");
-          // Unchanged text publishes the draft as held (no edit).
-          const edited = draft !== undefined && text !== draft.text && text.trim() !== "";
-          message = await source.approve(id, edited ? text : undefined);
-        } else {
-          message = await source.reject(id, field("reason").trim());
-        }
-      } else if ((m = path.match(WORK_ACTION))) {
-        const id = m[1]!;
-        back = `/works/${id}`;
-        message = await workAction(id, m[2]!, field);
-        // A discarded work has no page left to go back to.
-        if (m[2] === "discard") back = "/works";
-      } else if (path === "/halt") {
-        back = "/halt";
-        message = await source.halt(field("reason").trim());
-      } else if (path === "/resume") {
-        back = "/halt";
-        message = await source.resume();
-      } else {
-        return page(messagePage("Not found", `no operation ${path}`), 404);
-      }
-      flashes.set(session.id, message);
-    } catch (err) {
-      if (!(err instanceof WatsError)) throw err;
-      flashes.set(session.id, `error: ${err.message}`);
-    }
-    // Post/redirect/get: a reload does not send the operation again.
-    return redirect(back);
-  }
-
   /**
    * A work's operation, as `wats work merge|push|send|discard` sends it. A
    * send back needs its comment, and a line needs its file: said here as an
@@ -271,6 +226,51 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
       );
     }
     return source.workSend(id, text, file || undefined, line ? Number(line) : undefined);
+  }
+
+  async function change(path: string, form: FormData, session: UiSession): Promise<Response> {
+    const field = (k: string) => {
+      const v = form.get(k);
+      return typeof v === "string" ? v : "";
+    };
+    let back = "/";
+    try {
+      let message: string;
+      let m = path.match(/^\/review\/([^/]+)\/(approve|reject)$/);
+      if (m) {
+        back = "/review";
+        const id = decodeURIComponent(m[1]!);
+        if (m[2] === "approve") {
+          const draft = source.drafts().find((d) => d.id === id);
+          const text = field("text").replace(/\r\n/g, "\n");
+          // Unchanged text publishes the draft as held (no edit).
+          const edited = draft !== undefined && text !== draft.text && text.trim() !== "";
+          message = await source.approve(id, edited ? text : undefined);
+        } else {
+          message = await source.reject(id, field("reason").trim());
+        }
+      } else if (path === "/halt") {
+        back = "/halt";
+        message = await source.halt(field("reason").trim());
+      } else if (path === "/resume") {
+        back = "/halt";
+        message = await source.resume();
+      } else if ((m = path.match(WORK_ACTION))) {
+        const id = m[1]!;
+        back = `/works/${id}`;
+        message = await workAction(id, m[2]!, field);
+        // A discarded work has no page left to go back to.
+        if (m[2] === "discard") back = "/works";
+      } else {
+        return page(messagePage("Not found", `no operation ${path}`), 404);
+      }
+      flashes.set(session.id, message);
+    } catch (err) {
+      if (!(err instanceof WatsError)) throw err;
+      flashes.set(session.id, `error: ${err.message}`);
+    }
+    // Post/redirect/get: a reload does not send the operation again.
+    return redirect(back);
   }
 }
 

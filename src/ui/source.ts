@@ -2,7 +2,7 @@
  * Where the dashboard's data comes from: the running daemon over mcp.sock (its
  * status, posts, and every operation — approve, reject, halt, resume — exactly
  * as `wats agent approve/reject`, `wats guardian halt` and `wats resume` send
- * them, and coding agents' works as `wats work` sends them), and the agent's files in the data dir (runs, transcripts, held
+ * them), and the agent's files in the data dir (runs, transcripts, held
  * drafts), read only. Nothing here writes a file.
  *
  * @module
@@ -53,11 +53,7 @@ export interface UiSource {
   transcriptIds(): string[];
   transcript(id: string): string[];
   drafts(): HeldDraft[];
-  approve(id: string, text?: string): Promise<string>;
-  reject(id: string, reason: string): Promise<string>;
-  halt(reason: string): Promise<string>;
-  resume(): Promise<string>;
-  /** A page of coding agents' works, newest first (`wats work list`). */
+  /** A page of coding agents' works, newest first, as `wats work list` asks the daemon. */
   works(page: number): Promise<WorksPage>;
   /** One work, whole (`wats work show`). */
   work(id: string): Promise<WorkDetail>;
@@ -66,6 +62,10 @@ export interface UiSource {
   /** Sends the work back: `text` becomes the next call's task, about `file` (and `line`) if given. */
   workSend(id: string, text: string, file?: string, line?: number): Promise<string>;
   workDiscard(id: string): Promise<string>;
+  approve(id: string, text?: string): Promise<string>;
+  reject(id: string, reason: string): Promise<string>;
+  halt(reason: string): Promise<string>;
+  resume(): Promise<string>;
 }
 
 /**
