@@ -259,8 +259,9 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
         const id = m[1]!;
         back = `/works/${id}`;
         message = await workAction(id, m[2]!, field);
-        // A discarded work has no page left to go back to.
-        if (m[2] === "discard") back = "/works";
+        // A discarded work has no page left to go back to, nor a merged one once the sweep
+        // that follows a merge removed it.
+        if (m[2] === "discard" || m[2] === "merge") back = "/works";
       } else {
         return page(messagePage("Not found", `no operation ${path}`), 404);
       }

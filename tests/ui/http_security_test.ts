@@ -261,7 +261,7 @@ Deno.test("a work's operations reach the source with their fields, and come back
       };
     };
     assert.deepEqual(await go("/works/w1/merge"), {
-      location: `${base}/works/w1`,
+      location: `${base}/works`,
       flash: "workMerge done",
     });
     await go("/works/w1/push");

@@ -128,7 +128,13 @@ Deno.test({
 
       // Merge; push with the draft PR box ticked.
       await page.navigateBy("document.getElementById('merge').click()");
+      assert.equal(
+        await page.evaluate("location.href"),
+        `${base}/works`,
+        "the sweep may have removed it",
+      );
       assert.equal(await text("#flash"), "workMerge done");
+      await page.goto(`${base}/works/w1`);
       await page.navigateBy(
         "(() => { document.querySelector('input[name=draft_pr]').checked = true; document.getElementById('push').click(); })()",
       );
