@@ -27,8 +27,8 @@ export const DIFF_PAGE_LINES = 500;
 
 /** What the diff view needs beyond the files. */
 export interface DiffViewOptions {
-  /** The work's id: a cut file names `wats work show ID`. */
-  work: string;
+  /** `git diff BASE...BRANCH`: what a cut file names to see all of it (in the checkout). */
+  gitDiff: string;
   /**
    * Where a file's "comment" link goes (the send-back form, prefilled with the
    * file), and a new line's number (prefilled with the file and that line).
@@ -109,7 +109,9 @@ function fileBlock(
   const body = f.binary
     ? markup`<p class="empty">Binary file: not shown.</p>`
     : f.cut
-    ? markup`<p class="notice warn">This file's diff is too long to show here (+${f.additions} −${f.deletions}): run <code>wats work show ${opts.work}</code> in a terminal.</p>`
+    ? markup`<p class="notice warn">This file's diff is too long to show here (+${f.additions} −${f.deletions}): see all of it with <code>${opts.gitDiff} -- ${
+      visible(f.path)
+    }</code> in the checkout.</p>`
     : !lines
     ? markup`<p class="empty">No lines changed (${f.status}).</p>`
     : open === "elsewhere"

@@ -138,7 +138,9 @@ ${can.discard && markup`<a class="danger-link" id="discard" href="${path}/discar
 <p>${w.diff.length} file(s) changed, <span class="adds">+${adds}</span> <span class="dels">−${dels}</span>.</p>
 ${
     w.diffCut &&
-    markup`<p class="notice warn" id="diff-cut">More files changed than are shown here: run <code>wats work show ${w.id}</code> in a terminal.</p>`
+    markup`<p class="notice warn" id="diff-cut">The diff is cut (as in <code>wats work show ${w.id}</code>): see all of it with <code>${
+      gitDiff(w)
+    }</code> in the checkout.</p>`
   }
 ${diffView(w.diff, diffLinks(w))}`;
   const send = can.send &&
@@ -173,11 +175,16 @@ ${w.calls.length === 0 ? markup`<p class="empty">No calls recorded.</p>` : w.cal
   return layout(ctx, `Work ${oneLine(w.work)}`, body, { active: "/works" });
 }
 
+/** The command that shows a work's whole diff, as `wats work show` names it. */
+function gitDiff(w: WorkDetail): string {
+  return `git diff ${oneLine(w.base)}...${oneLine(w.branch)}`;
+}
+
 /** The links of a work's diff: comment on a file, and a file's own pages. */
 function diffLinks(w: WorkDetail): DiffViewOptions {
   const path = workPath(w.id);
   return {
-    work: w.id,
+    gitDiff: gitDiff(w),
     commentHref: (file, line) =>
       `${path}?file=${encodeURIComponent(file)}${line !== undefined ? `&line=${line}` : ""}#send`,
     fileHref: (file, hunk) =>

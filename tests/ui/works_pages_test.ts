@@ -92,7 +92,7 @@ Deno.test("the actions offered follow the state: no merge or send back once merg
   assert.deepEqual(actions({ remote: undefined }), ["discard", "merge", "send"]);
 });
 
-Deno.test("a long file is collapsed, a cut file and a cut diff name `wats work show`, short files are open", () => {
+Deno.test("a long file is collapsed, a cut file and a cut diff name the `git diff` that shows them, short files are open", () => {
   const w = sampleWork({
     diff: [
       sampleWork().diff[0]!,
@@ -107,11 +107,11 @@ Deno.test("a long file is collapsed, a cut file and a cut diff name `wats work s
   assert.match(html, /\(\d+ lines, collapsed\)/);
   assert.match(
     html,
-    /data-path="huge.ts" open>.*too long to show here \(\+90000 −0\): run <code>wats work show w1<\/code>/s,
+    /data-path="huge.ts" open>.*too long to show here \(\+90000 −0\): see all of it with <code>git diff main...wats\/helper\/cccccccc\/fix-logs -- huge.ts<\/code> in the checkout/s,
   );
   assert.match(
     html,
-    /id="diff-cut">More files changed than are shown here: run <code>wats work show w1<\/code>/,
+    /id="diff-cut">The diff is cut \(as in <code>wats work show w1<\/code>\): see all of it with <code>git diff main...wats\/helper\/cccccccc\/fix-logs<\/code>/,
   );
 });
 
