@@ -224,14 +224,48 @@ ${
 </article>`;
 }
 
-/** The ACP session transcript, collapsed: it is long, and the calls above say what matters. */
+/**
+ * The ACP session transcript, collapsed: it is long, and the calls above say
+ * what matters. Its entries are the call's events (`acp_update`,
+ * `acp_permission`), rendered as a run's transcript renders the same events
+ * (`wats_acp` lines: the coding agent's messages, its tool calls, each
+ * decision). Entries of another shape are shown as they are, so a transcript
+ * never renders as nothing.
+ */
 function transcript(lines: readonly string[]): Markup {
   if (lines.length === 0) return markup`<p class="empty">No transcript.</p>`;
   const r = new TranscriptRenderer();
-  const out = [...lines.flatMap((l) => r.line(l)), ...r.flush()];
+  const out: string[] = [];
+  for (const line of lines) {
+    const shown = r.line(asRunLine(line));
+    out.push(...(shown.length > 0 || isCallEvent(line) ? shown : [line]));
+  }
+  out.push(...r.flush());
   return markup`<details class="long" id="transcript"><summary>show the transcript (${lines.length} entries)</summary><pre class="acp">${
-    out.join("\n")
+    fenceBody(out.join("\n"))
   }</pre></details>`;
+}
+
+const CALL_EVENTS = new Set(["acp_update", "acp_permission"]);
+
+function parsed(line: string): Record<string, unknown> | undefined {
+  try {
+    const v = JSON.parse(line);
+    return typeof v === "object" && v !== null ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isCallEvent(line: string): boolean {
+  return CALL_EVENTS.has(String(parsed(line)?.type));
+}
+
+/** A call's event as the run transcript's line of it (`{…event, type: "wats_acp"}`). */
+function asRunLine(line: string): string {
+  const e = parsed(line);
+  if (e === undefined || !CALL_EVENTS.has(String(e.type))) return line;
+  return JSON.stringify({ ...e, event: e.type, type: "wats_acp" });
 }
 
 /** Confirms a discard, saying what is lost: the commits the base does not have, and the worktree. */

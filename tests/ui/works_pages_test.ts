@@ -220,3 +220,48 @@ Deno.test("a 5,000-line diff: the work page stays within its budget of lines and
   );
   assert.match(workFilePage(CTX, w, "nope<b>", 0), /No file <code>nope&#60;b&#62;<\/code>/);
 });
+
+Deno.test("the transcript renders the call's events as a run's transcript does, and shows any other entry as it is", () => {
+  const base = { harness: "claude", agent: "alice", call: "c1" };
+  const lines = [
+    {
+      type: "acp_update",
+      ...base,
+      update: { sessionUpdate: "tool_call", title: "Write a.txt", kind: "edit" },
+    },
+    {
+      type: "acp_update",
+      ...base,
+      update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Added " } },
+    },
+    {
+      type: "acp_update",
+      ...base,
+      update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "a.txt." } },
+    },
+    {
+      type: "acp_permission",
+      ...base,
+      id: "p1",
+      request: "claude/execute",
+      locations: [],
+      verdict: "allow",
+      answer: "allowed",
+      reason: "policy",
+      labels: [],
+    },
+    { type: "wats_cut", reason: "the work's transcript is full" },
+  ].map((l) => JSON.stringify(l));
+  const html = workPage(CTX, sampleWork({ transcript: lines }));
+  const shown = html.match(/<pre class="acp">([^<]*)<\/pre>/)![1]!;
+  assert.equal(
+    shown,
+    [
+      "   claude│ → Write a.txt [edit]",
+      "   claude│ Added a.txt.",
+      "   claude│ ? claude/execute → allowed (allow: policy)",
+      "{&#34;type&#34;:&#34;wats_cut&#34;,&#34;reason&#34;:&#34;the work&#39;s transcript is full&#34;}",
+    ].join("\n"),
+  );
+  assert.match(html, /show the transcript \(5 entries\)/);
+});
