@@ -107,7 +107,14 @@ export function workPage(ctx: PageContext, w: WorkDetail, prefill: SendPrefill =
     ["updated (UTC)", when(w.updatedAt)],
   ];
   const can = workActions(w);
-  const actions = markup`<section class="work-actions" id="actions">
+  // A parked request or a call in doubt is decided on the review page, as `wats agent pending` does.
+  const waiting = (w.state === "parked" || w.state === "in doubt") &&
+    markup`<p class="notice warn" id="waiting">${
+      w.state === "parked"
+        ? "A request of this work's call waits for you"
+        : "A call of this work is in doubt"
+    }: decide it on the <a href="/review">review page</a>.</p>`;
+  const actions = markup`${waiting}<section class="work-actions" id="actions">
 ${
     can.merge &&
     form(ctx, `${path}/merge`, markup`<button id="merge">Merge into ${w.base}</button>`, "inline")

@@ -87,6 +87,15 @@ Deno.test("the actions offered follow the state: no merge or send back once merg
     assert.deepEqual(actions({ state }), ["discard", "merge", "push", "send"], state);
   }
   assert.deepEqual(actions({ state: "merged" }), ["discard", "push"]);
+  assert.match(
+    workPage(CTX, sampleWork({ state: "parked" })),
+    /id="waiting">A request of this work&#39;s call waits for you: decide it on the <a href="\/review">review page<\/a>/,
+  );
+  assert.match(
+    workPage(CTX, sampleWork({ state: "in doubt" })),
+    /id="waiting">A call of this work is in doubt/,
+  );
+  assert.doesNotMatch(workPage(CTX, sampleWork({ state: "running" })), /id="waiting"/);
   assert.deepEqual(actions({ state: "swept" }), ["discard", "push"], "the branch remains");
   assert.deepEqual(actions({ state: "swept", head: undefined }), [], "nothing left to act on");
   assert.deepEqual(actions({ remote: undefined }), ["discard", "merge", "send"]);
