@@ -11,6 +11,15 @@
  * first byte (`responseStart - requestStart`) and full load (`loadEventEnd`).
  * The goal (issue 11): TTFB and full load ≤ 2× empty, for each page.
  *
+ * The works pages (issue 19) are measured the same way against two in-process
+ * dashboards (the real handler and gate, `serveUi`) over a fixed source
+ * (tests/support/fake_ui_source.ts): the daemon's `work_list`/`work_show` are
+ * the works helper's part, not yet in this daemon. Empty: no works, and a work
+ * with no commits and no diff; full: a page of 50 works, and a work whose diff
+ * is 5,000 added lines (one file, 100 hunks) beside three small files. What is
+ * measured is the dashboard's rendering and the browser's load of that page,
+ * not the daemon's git diff.
+ *
  * The posts are well-formed but unsigned events written straight into the
  * store before the daemon starts (the store does not verify; store_bench.ts
  * does the same), so setup takes seconds, not minutes.
@@ -27,6 +36,12 @@ import { nostrKindOf, type WatsKind } from "../src/posts/kinds.ts";
 import type { NostrEvent } from "../src/posts/post.ts";
 import type { RunIndexEntry } from "../src/contracts/runs.ts";
 import { cyclic } from "./cycle.ts";
+import { Gate } from "../src/ui/security.ts";
+import { uiHandler } from "../src/ui/server.ts";
+import { serveUi } from "../src/ui/http.ts";
+import { recordingSource } from "../tests/support/fake_ui_source.ts";
+import { bigFile, sampleWork } from "../tests/support/works_fixtures.ts";
+import type { WorkDetail } from "../src/contracts/works.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -40,6 +55,15 @@ const LOADS = Number(values.loads);
 const POSTS = Number(values.posts);
 const RUNS = Number(values.runs);
 const PAGES = ["/", "/runs", "/posts"];
+/** The works pages, each with the page of the empty dashboard it is compared to. */
+const WORK_PAGES = [
+  { path: "/works", emptyPath: "/works" },
+  { path: "/works/w1", emptyPath: "/works/w1" },
+  // The big file's first page against the work page with no diff.
+  { path: "/works/w1/diff?file=src%2Fgenerated.ts", emptyPath: "/works/w1" },
+];
+/** Lines of the big work's diff (issue 19: "a work page with a 5,000-line diff"). */
+const DIFF_LINES = 5000;
 
 const KINDS: WatsKind[] = ["ask", "answer", "clarify", "note", "progress"];
 const REPLY_KINDS = KINDS.slice(1);
@@ -137,6 +161,29 @@ async function dashboard(dir: string) {
   return { node, ui, base: "", login: line.match(/http:\/\/\S+/)![0] };
 }
 
+/** An in-process dashboard over fixed works; `login` is its one-time login URL. */
+function worksDashboard(works: WorkDetail[]) {
+  const handlers: Array<(r: Request) => Promise<Response>> = [];
+  const server = serveUi({ hostname: "127.0.0.1", port: 0 }, (r) => handlers[0]!(r));
+  const host = `127.0.0.1:${server.addr.port}`;
+  const gate = new Gate(host);
+  handlers.push(uiHandler({ gate, source: recordingSource(works) }));
+  return { server, base: "", login: `http://${host}/login?token=${gate.token}` };
+}
+
+function fullWorks(): WorkDetail[] {
+  const big = sampleWork({
+    id: "w1",
+    diff: [...sampleWork().diff, bigFile("src/generated.ts", DIFF_LINES), bigFile("src/b.ts", 20)],
+  });
+  const others = Array.from(
+    { length: 49 },
+    (_, i) =>
+      sampleWork({ id: `w${i + 2}`, work: `work-${i + 2}`, updatedAt: big.updatedAt - i - 1 }),
+  );
+  return [big, ...others];
+}
+
 const emptyDir = tempDataDir();
 const fullDir = tempDataDir();
 const setupStart = performance.now();
@@ -146,23 +193,41 @@ const setupS = ((performance.now() - setupStart) / 1000).toFixed(1);
 
 const empty = await dashboard(emptyDir);
 const full = await dashboard(fullDir);
+// The baselines: the list with no works, and a work with no commits, diff or calls.
+const worksNone = worksDashboard([]);
+const worksEmpty = worksDashboard([sampleWork({ id: "w1", commits: [], diff: [], calls: [] })]);
+const worksFull = worksDashboard(fullWorks());
 // One browser per dashboard: each keeps its own session cookie.
 const browsers = { empty: await launchChromium(), full: await launchChromium() };
+const worksBrowsers = {
+  empty: await launchChromium(),
+  none: await launchChromium(),
+  full: await launchChromium(),
+};
 type Sample = { ttfb: number; load: number };
-const samples = PAGES.map((path) => ({ path, empty: [] as Sample[], full: [] as Sample[] }));
-try {
-  for (const [d, b] of [[empty, browsers.empty], [full, browsers.full]] as const) {
-    await b.page.goto(d.login);
-    d.base = (await b.page.evaluate<string>("location.href")).replace(/\/$/, "");
-  }
+type Target = { base: string; login: string; browser: Awaited<ReturnType<typeof launchChromium>> };
+type PageSamples = { path: string; emptyPath: string; empty: Sample[]; full: Sample[] };
+const samples: PageSamples[] = PAGES.map((path) => ({
+  path,
+  emptyPath: path,
+  empty: [],
+  full: [],
+}));
+const workSamples: PageSamples[] = WORK_PAGES.map((p) => ({ ...p, empty: [], full: [] }));
+
+/** Loads each page on each target `LOADS + 2` times, alternating; the first two rounds warm up. */
+async function measure(
+  into: PageSamples[],
+  targets: (emptyPath: string) => { empty: Target; full: Target },
+): Promise<void> {
   for (let i = 0; i < LOADS + 2; i++) {
-    for (const pageSamples of samples) {
-      const path = pageSamples.path;
+    for (const pageSamples of into) {
+      const pair = targets(pageSamples.emptyPath);
       for (const which of ["empty", "full"] as const) {
-        const d = which === "empty" ? empty : full;
-        const page = browsers[which].page;
-        await page.goto(`${d.base}${path}`);
-        const t = await page.evaluate<Sample>(
+        const d = pair[which];
+        const path = which === "empty" ? pageSamples.emptyPath : pageSamples.path;
+        await d.browser.page.goto(`${d.base}${path}`);
+        const t = await d.browser.page.evaluate<Sample>(
           "(() => { const n = performance.getEntriesByType('navigation')[0]; return { ttfb: n.responseStart - n.requestStart, load: n.loadEventEnd - n.startTime }; })()",
         );
         // The first two rounds warm caches and JIT: not counted.
@@ -170,13 +235,29 @@ try {
       }
     }
   }
+}
+
+async function logIn(d: { login: string; base: string }, b: Target["browser"]): Promise<Target> {
+  await b.page.goto(d.login);
+  d.base = (await b.page.evaluate<string>("location.href")).replace(/\/$/, "");
+  return { base: d.base, login: d.login, browser: b };
+}
+
+try {
+  const e = await logIn(empty, browsers.empty);
+  const f = await logIn(full, browsers.full);
+  await measure(samples, () => ({ empty: e, full: f }));
+  const we = await logIn(worksEmpty, worksBrowsers.empty);
+  const wn = await logIn(worksNone, worksBrowsers.none);
+  const wf = await logIn(worksFull, worksBrowsers.full);
+  await measure(workSamples, (path) => ({ empty: path === "/works" ? wn : we, full: wf }));
 } finally {
-  await browsers.empty.close();
-  await browsers.full.close();
+  for (const b of [...Object.values(browsers), ...Object.values(worksBrowsers)]) await b.close();
   for (const d of [empty, full]) {
     await d.ui.stop();
     await d.node.stop();
   }
+  for (const d of [worksEmpty, worksNone, worksFull]) await d.server.shutdown();
   for (const dir of [emptyDir, fullDir]) await Deno.remove(dir, { recursive: true });
 }
 
@@ -190,10 +271,13 @@ function median(xs: number[]): number {
 console.log(
   `\nwats ui pages: ${POSTS} posts and ${RUNS} runs vs an empty store, ${LOADS} loads each (median ms); setup ${setupS} s\n`,
 );
+console.log(
+  `(/works: a page of 50 works vs none; /works/w1: a ${DIFF_LINES}-line diff vs none; its file's first page vs the work with no diff; over a fixed source, see the header)\n`,
+);
 console.log("| page | TTFB empty | TTFB full | ratio | load empty | load full | ratio |");
 console.log("| ---- | ---------- | --------- | ----- | ---------- | --------- | ----- |");
 let met = true;
-for (const { path, empty: e, full: f } of samples) {
+for (const { path, empty: e, full: f } of [...samples, ...workSamples]) {
   const te = median(e.map((s) => s.ttfb));
   const tf = median(f.map((s) => s.ttfb));
   const le = median(e.map((s) => s.load));

@@ -40,6 +40,7 @@ const NAV: Array<[string, string]> = [
   ["/", "Overview"],
   ["/posts", "Posts"],
   ["/runs", "Runs"],
+  ["/works", "Works"],
   ["/review", "Review"],
   ["/halt", "Halt"],
 ];
@@ -79,7 +80,7 @@ ${joinMarkup(scripts, raw("\n"))}
 }
 
 /** A form posting to `action` with the CSRF token. */
-function form(ctx: PageContext, action: string, inner: Markup, cls = ""): Markup {
+export function form(ctx: PageContext, action: string, inner: Markup, cls = ""): Markup {
   return markup`<form method="post" action="${action}"${
     cls && markup` class="${cls}"`
   }><input type="hidden" name="${CSRF_FIELD}" value="${ctx.csrf}">${inner}</form>`;
@@ -255,7 +256,7 @@ const POST_PREVIEW_CHARS = 300;
  * A post's text; long text collapsed in a `<details>` (no script needed) whose
  * summary is its start, so a long post does not push the feed off the screen.
  */
-function postText(text: string): Markup {
+export function postText(text: string): Markup {
   const lines = text.split("\n");
   if (text.length <= POST_COLLAPSE_CHARS && lines.length <= POST_COLLAPSE_LINES) {
     return markup`<pre class="text">${text}</pre>`;
@@ -683,6 +684,7 @@ function shortIds(text: string): string {
   return text.replace(/\b[0-9a-f]{64}\b/g, short);
 }
 
-function short(s: string): string {
+/** A long id or npub as the pages show it: its start and end. */
+export function short(s: string): string {
   return s.length > 20 ? `${s.slice(0, 12)}…${s.slice(-6)}` : s;
 }

@@ -1,6 +1,7 @@
 /**
  * The dashboard's HTTP handler: the gate first (src/ui/security.ts), then the
- * pages and the four operations, each sent to the daemon as the CLI sends it.
+ * pages and the operations (approve, reject, halt, resume, and a work's
+ * merge, push, send back and discard), each sent to the daemon as the CLI sends it.
  * Assets are the files of src/ui/assets.ts, read once and kept.
  *
  * @module
@@ -30,6 +31,7 @@ import {
   type UiSession,
 } from "./security.ts";
 import type { UiSource } from "./source.ts";
+import { discardPage, workFilePage, workPage, worksPage } from "./works_pages.ts";
 import { NoDaemonError } from "../mcp/socket_client.ts";
 import { askFromForm, type ComposedPost, replyFromForm } from "./compose.ts";
 import { type LiveFeed, sseMessage } from "./live.ts";
@@ -184,9 +186,53 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
       const id = path.slice("/runs/".length);
       return page(runPage(ctx, id, source.transcript(id)));
     }
+    if (path === "/works") {
+      const n = intParam(params, "page") ?? 0;
+      return page(worksPage(ctx, await source.works(n), n));
+    }
+    const w = path.match(WORK_PAGE);
+    if (w) {
+      const work = await source.work(w[1]!);
+      if (w[2] === "/discard") return page(discardPage(ctx, work));
+      if (w[2] === "/diff") {
+        return page(
+          workFilePage(ctx, work, params.get("file") ?? "", intParam(params, "hunk") ?? 0),
+        );
+      }
+      const file = params.get("file") ?? undefined;
+      const line = intParam(params, "line");
+      return page(workPage(ctx, work, {
+        ...(file !== undefined ? { file } : {}),
+        ...(line !== undefined ? { line } : {}),
+      }));
+    }
     if (path === "/review") return page(reviewPage(ctx, source.drafts(), now()));
     if (path === "/halt") return page(haltPage(ctx, await source.status(), now()));
     return page(messagePage("Not found", `no page ${path}`), 404);
+  }
+
+  /**
+   * A work's operation, as `wats work merge|push|send|discard` sends it. A
+   * send back needs its comment, and a line needs its file: said here as an
+   * `error:` flash, before the daemon is asked.
+   */
+  function workAction(id: string, op: string, field: (k: string) => string): Promise<string> {
+    if (op === "merge") return source.workMerge(id);
+    if (op === "push") return source.workPush(id, field("draft_pr") === "on");
+    if (op === "discard") return source.workDiscard(id);
+    const text = field("text").replace(/\r\n/g, "\n").trim();
+    const file = field("file").trim();
+    const line = field("line").trim();
+    if (text === "") return Promise.resolve("error: nothing was sent back: write a comment first");
+    if (line !== "" && !/^[1-9]\d{0,8}$/.test(line)) {
+      return Promise.resolve("error: the line must be a line number (1 or more), or left empty");
+    }
+    if (line !== "" && file === "") {
+      return Promise.resolve(
+        "error: a line needs its file: name the file too, or leave the line empty",
+      );
+    }
+    return source.workSend(id, text, file || undefined, line ? Number(line) : undefined);
   }
 
   async function change(path: string, form: FormData, session: UiSession): Promise<Response> {
@@ -197,7 +243,7 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
     let back = "/";
     try {
       let message: string;
-      const m = path.match(/^\/review\/([^/]+)\/(approve|reject)$/);
+      let m = path.match(/^\/review\/([^/]+)\/(approve|reject)$/);
       if (m) {
         back = "/review";
         const id = decodeURIComponent(m[1]!);
@@ -225,6 +271,13 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
       } else if (path === "/resume") {
         back = "/halt";
         message = await source.resume();
+      } else if ((m = path.match(WORK_ACTION))) {
+        const id = m[1]!;
+        back = `/works/${id}`;
+        message = await workAction(id, m[2]!, field);
+        // A discarded work has no page left to go back to, nor a merged one once the sweep
+        // that follows a merge removed it.
+        if (m[2] === "discard" || m[2] === "merge") back = "/works";
       } else {
         return page(messagePage("Not found", `no operation ${path}`), 404);
       }
@@ -283,6 +336,11 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
     });
   }
 }
+
+/** `/works/<id>`, its discard confirmation and one file's diff; ids are `[A-Za-z0-9._~-]+` (src/contracts/works.ts). */
+const WORK_PAGE = /^\/works\/([A-Za-z0-9._~-]{1,200})(\/discard|\/diff)?$/;
+/** The POST routes of a work's operations. */
+const WORK_ACTION = /^\/works\/([A-Za-z0-9._~-]{1,200})\/(merge|push|send|discard)$/;
 
 function intParam(params: URLSearchParams, name: string): number | undefined {
   const v = params.get(name);

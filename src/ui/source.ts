@@ -11,6 +11,8 @@
 
 import type { DataPaths } from "../config/paths.ts";
 import type { NodeStatus, PostView } from "../contracts/views.ts";
+import type { WorkDetail, WorksPage } from "../contracts/works.ts";
+import type { ControlRequest } from "../contracts/session.ts";
 import { type HeldDraft, ReviewQueue } from "../node/review_queue.ts";
 import type { RunIndexEntry } from "../contracts/runs.ts";
 import { Transcripts } from "../runner/transcripts.ts";
@@ -52,6 +54,15 @@ export interface UiSource {
   transcriptIds(): string[];
   transcript(id: string): string[];
   drafts(): HeldDraft[];
+  /** A page of coding agents' works, newest first, as `wats work list` asks the daemon. */
+  works(page: number): Promise<WorksPage>;
+  /** One work, whole (`wats work show`). */
+  work(id: string): Promise<WorkDetail>;
+  workMerge(id: string): Promise<string>;
+  workPush(id: string, draftPr: boolean): Promise<string>;
+  /** Sends the work back: `text` becomes the next call's task, about `file` (and `line`) if given. */
+  workSend(id: string, text: string, file?: string, line?: number): Promise<string>;
+  workDiscard(id: string): Promise<string>;
   approve(id: string, text?: string): Promise<string>;
   reject(id: string, reason: string): Promise<string>;
   halt(reason: string): Promise<string>;
@@ -159,11 +170,49 @@ export class DaemonSource implements UiSource {
     return sendControl(this.#paths.socket, { wats: "control", op: "resume" });
   }
 
+  async works(page: number): Promise<WorksPage> {
+    return JSON.parse(await this.#control({ op: "work_list", page })) as WorksPage;
+  }
+
+  async work(id: string): Promise<WorkDetail> {
+    return JSON.parse(await this.#control({ op: "work_show", work: id })) as WorkDetail;
+  }
+
+  workMerge(id: string): Promise<string> {
+    return this.#control({ op: "work_merge", work: id });
+  }
+
+  workPush(id: string, draftPr: boolean): Promise<string> {
+    return this.#control({ op: "work_push", work: id, draftPr });
+  }
+
+  workSend(id: string, text: string, file?: string, line?: number): Promise<string> {
+    return this.#control({
+      op: "work_send",
+      work: id,
+      text,
+      ...(file !== undefined ? { file } : {}),
+      ...(line !== undefined ? { line } : {}),
+    });
+  }
+
+  workDiscard(id: string): Promise<string> {
+    return this.#control({ op: "work_discard", work: id });
+  }
+
   /** Ends the session with the daemon. */
   async close(): Promise<void> {
     const s = this.#session;
     this.#session = undefined;
     if (s) await (await s.catch(() => undefined))?.close().catch(() => {});
+  }
+
+  /**
+   * One control line, as `wats work` sends it. A daemon that does not know the
+   * op answers a refusal, which reaches the page as its message.
+   */
+  #control(req: Omit<ControlRequest, "wats">): Promise<string> {
+    return sendControl(this.#paths.socket, { wats: "control", ...req });
   }
 
   async #call<T>(name: string, args: Record<string, unknown>): Promise<T> {

@@ -8,60 +8,12 @@
 import assert from "node:assert/strict";
 import { Gate, type GateOptions } from "../../src/ui/security.ts";
 import { uiHandler } from "../../src/ui/server.ts";
+import { WatsError } from "../../src/errors.ts";
 import { serveUi, type UiHttpLimits } from "../../src/ui/http.ts";
-import type { UiSource } from "../../src/ui/source.ts";
-import type { NodeStatus } from "../../src/contracts/views.ts";
-import type { HeldDraft } from "../../src/node/review_queue.ts";
+import { recordingSource } from "../support/fake_ui_source.ts";
 
-const STATUS: NodeStatus = {
-  node: "n1",
-  profile: { name: "alice", npub: "npub1alice" },
-  relays: [],
-  agent: { runtime: "claude", profile: "helper" },
-  pendingDrafts: 1,
-  safetyNotices: [],
-  halted: null,
-  budget: null,
-  storedPosts: 0,
-};
-
-const DRAFT: HeldDraft = {
-  id: "d1",
-  kind: "answer",
-  text: "held text",
-  profile: "helper",
-  createdAt: 0,
-};
-
-/** A source that records what was asked of it. */
-function recordingSource(): UiSource & { calls: string[] } {
-  const calls: string[] = [];
-  const op = (name: string) => (...args: unknown[]) => {
-    calls.push(`${name} ${JSON.stringify(args)}`);
-    return Promise.resolve(`${name} done`);
-  };
-  return {
-    calls,
-    status: () => Promise.resolve(STATUS),
-    posts: () => Promise.resolve({ posts: [], newest: 0 }),
-    search: () => Promise.resolve([]),
-    thread: (id) => Promise.resolve({ root: id, posts: [], cut: false }),
-    runs: () => [],
-    transcriptIds: () => [],
-    transcript: () => [],
-    drafts: () => [DRAFT],
-    approve: op("approve"),
-    reject: op("reject"),
-    halt: op("halt"),
-    resume: op("resume"),
-    post: (kind, args) => {
-      calls.push(`post ${kind} ${JSON.stringify(args)}`);
-      return Promise.resolve(
-        `Posted ${kind} ${"c".repeat(64)}. It starts a new thread with this id.`,
-      );
-    },
-  };
-}
+/** The POST routes of a work's operations (src/ui/server.ts). */
+const WORK_OPS = ["/works/w1/merge", "/works/w1/push", "/works/w1/send", "/works/w1/discard"];
 
 interface Raw {
   status: number;
@@ -249,7 +201,15 @@ Deno.test("a POST without the session, from a foreign Origin or without the CSRF
     ];
     const reply = `/posts/${"a".repeat(64)}/reply`;
     for (
-      const op of ["/halt", "/resume", "/review/d1/approve", "/review/d1/reject", "/ask", reply]
+      const op of [
+        "/halt",
+        "/resume",
+        "/review/d1/approve",
+        "/review/d1/reject",
+        "/ask",
+        reply,
+        ...WORK_OPS,
+      ]
     ) {
       const path = base + op;
       for (const [what, extra, body] of cases) {
@@ -331,6 +291,94 @@ Deno.test("the person's ask and reply go to the posting tools as typed, and an e
       `cookie: ${cookie}`,
     ]);
     assert.match(flash.body, /error: reply as one of: answer, clarify, note, react, offer/);
+  });
+});
+
+Deno.test("a work's operations reach the source with their fields, and come back to a page with the outcome as a flash line", async () => {
+  await withServer(async ({ port, host, gate, source }) => {
+    const { cookie, csrf, base } = await login(port, host, gate);
+    const h = [`cookie: ${cookie}`, `origin: http://${host}`];
+    const go = async (op: string, body = "") => {
+      const r = await raw(port, post(host, `${base}${op}`, h), `csrf=${csrf}${body}`);
+      assert.equal(r.status, 303, op);
+      const next = await raw(port, [
+        `GET ${r.headers["location"]} HTTP/1.1`,
+        `host: ${host}`,
+        `cookie: ${cookie}`,
+      ]);
+      return {
+        location: r.headers["location"],
+        flash: next.body.match(/id="flash">([^<]*)</)?.[1],
+      };
+    };
+    assert.deepEqual(await go("/works/w1/merge"), {
+      location: `${base}/works`,
+      flash: "workMerge done",
+    });
+    await go("/works/w1/push");
+    await go("/works/w1/push", "&draft_pr=on");
+    await go("/works/w1/send", "&text=use+UTC%0D%0Aplease&file=src%2Flogs.ts&line=2");
+    await go("/works/w1/send", "&text=only+text&file=&line=");
+    assert.deepEqual(await go("/works/w1/discard"), {
+      location: `${base}/works`,
+      flash: "workDiscard done",
+    });
+    assert.deepEqual(source.calls, [
+      'workMerge ["w1"]',
+      'workPush ["w1",false]',
+      'workPush ["w1",true]',
+      'workSend ["w1","use UTC\\nplease","src/logs.ts",2]',
+      'workSend ["w1","only text",null,null]',
+      'workDiscard ["w1"]',
+    ]);
+    // A send back without a comment, or with a line but no file, is refused before the daemon.
+    source.calls.length = 0;
+    const empty = await go("/works/w1/send", "&text=+&file=a.ts");
+    assert.match(empty.flash!, /^error: nothing was sent back: write a comment first/);
+    const lineOnly = await go("/works/w1/send", "&text=x&line=3");
+    assert.match(lineOnly.flash!, /^error: a line needs its file/);
+    const badLine = await go("/works/w1/send", "&text=x&file=a.ts&line=0");
+    assert.match(badLine.flash!, /^error: the line must be a line number/);
+    assert.deepEqual(source.calls, []);
+    // The daemon's refusal (an op it does not know yet, a dirty checkout) is the flash line.
+    source.workMerge = () =>
+      Promise.reject(new WatsError("daemon.refused", "the daemon refused: the checkout is dirty"));
+    const refused = await go("/works/w1/merge");
+    assert.equal(refused.flash, "error: the daemon refused: the checkout is dirty");
+    // An id outside the contract's characters is no route.
+    const bad = await raw(port, post(host, `${base}/works/a%2Fb/merge`, h), `csrf=${csrf}`);
+    assert.equal(bad.status, 404);
+  });
+});
+
+Deno.test("a work's pages are served in the session: the list, the work, its discard confirmation; a daemon's refusal is the page's message", async () => {
+  await withServer(async ({ port, host, gate, source }) => {
+    const { cookie, base } = await login(port, host, gate);
+    const get = (path: string) =>
+      raw(port, [`GET ${base}${path} HTTP/1.1`, `host: ${host}`, `cookie: ${cookie}`]);
+    const list = await get("/works");
+    assert.equal(list.status, 200);
+    assert.ok(list.body.includes(`href="${base}/works/w1"`), "links stay in the session's path");
+    const work = await get("/works/w1?file=src%2Flogs.ts&line=2");
+    assert.equal(work.status, 200);
+    const links = [...work.body.matchAll(/(?:href|action|src)="([^"]*)"/g)].map((m) => m[1]!);
+    assert.ok(links.length > 10, work.body);
+    for (const l of links) {
+      assert.ok(l.startsWith(`${base}/`) || l.startsWith("/assets/"), `link ${l}`);
+    }
+    assert.match(work.body, /<input name="line" value="2"/);
+    const file = await get("/works/w1/diff?file=src%2Flogs.ts");
+    assert.equal(file.status, 200);
+    assert.match(file.body, /rotate: &#34;daily&#34;/);
+    const discard = await get("/works/w1/discard");
+    assert.match(discard.body, /Discard work/);
+    assert.deepEqual(source.calls, [], "showing changes nothing");
+    source.work = () =>
+      Promise.reject(new WatsError("daemon.refused", "the daemon refused: unknown op work_show"));
+    const refused = await get("/works/w1");
+    assert.equal(refused.status, 400);
+    assert.match(refused.body, /the daemon refused: unknown op work_show/);
+    assert.equal((await get("/works/w1/nothing")).status, 404);
   });
 });
 

@@ -1,0 +1,304 @@
+/**
+ * The coding agents' works on the dashboard (issue 19, docs/ui.md "Works"):
+ * the list, one work's page (summary, commits, diff, calls, transcript and
+ * the actions), and the page that confirms a discard. Every value is the
+ * daemon's view of the coding agent's work (src/contracts/works.ts) and goes
+ * through `markup`; the calls' texts also through `fenceBody`/`oneLine`, as
+ * the review page shows a coding agent's request, so no control or bidi
+ * character can hide what they say. Pure: data in, HTML out.
+ *
+ * @module
+ */
+
+import type {
+  WorkCall,
+  WorkDetail,
+  WorksPage,
+  WorkState,
+  WorkSummary,
+} from "../contracts/works.ts";
+import { fenceBody, oneLine } from "../posts/fence.ts";
+import { TranscriptRenderer } from "../runner/render.ts";
+import { diffView, type DiffViewOptions, fileDiffView } from "./diff_view.ts";
+import { joinMarkup, type Markup, markup, type MarkupValue, raw } from "./markup.ts";
+import { form, layout, type PageContext, postText, short } from "./pages.ts";
+
+/** The work's page path. Ids are URL-safe by contract; encoding keeps a bad one harmless. */
+export function workPath(id: string): string {
+  return `/works/${encodeURIComponent(id)}`;
+}
+
+/** What can be done with a work in a state: the daemon still decides, and refuses with the reason. */
+export function workActions(
+  w: WorkDetail,
+): { merge: boolean; push: boolean; send: boolean; discard: boolean } {
+  const gone = w.state === "swept";
+  return {
+    merge: w.state !== "merged" && !gone,
+    push: w.remote !== undefined && w.head !== undefined,
+    send: w.state !== "merged" && !gone,
+    discard: !gone || w.head !== undefined,
+  };
+}
+
+function stateBadge(state: WorkState): Markup {
+  return markup`<span class="work-state state-${state.replace(/ /g, "-")}">${state}</span>`;
+}
+
+/** A time as the pages show it (UTC, to the minute); "?" for one the daemon could not know. */
+function when(ms: number): string {
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? "?" : d.toISOString().slice(0, 16).replace("T", " ");
+}
+
+/** Every work, newest first, a page at a time. */
+export function worksPage(ctx: PageContext, page: WorksPage, pageNo: number): string {
+  const rows = page.works.map((w: WorkSummary) =>
+    markup`<tr data-id="${w.id}"><td><a href="${workPath(w.id)}">${oneLine(w.work)}</a></td><td>${
+      stateBadge(w.state)
+    }</td><td>${oneLine(w.harness)}</td><td>${oneLine(w.checkout)}</td><td>${
+      oneLine(w.agent)
+    }</td><td><a href="/posts/thread/${w.thread}"><code>${
+      short(w.thread)
+    }</code></a></td><td><code>${oneLine(w.branch)}</code></td><td>${when(w.updatedAt)}</td></tr>`
+  );
+  const body = markup`<h1>Works</h1>
+<p>Coding agents' works: each a branch in a checkout, with its worktree. The same as <code>wats work list</code>.</p>
+${
+    page.works.length === 0
+      ? markup`<p class="empty">No works${pageNo > 0 && " on this page"}.</p>`
+      : markup`<table class="list" id="works"><tr><th>work</th><th>state</th><th>harness</th><th>checkout</th><th>agent</th><th>thread</th><th>branch</th><th>updated (UTC)</th></tr>
+${joinMarkup(rows, raw("\n"))}</table>`
+  }
+<p class="paging">${
+    pageNo > 0 &&
+    markup`<a id="newer" href="/works${pageNo > 1 ? `?page=${pageNo - 1}` : ""}">Newer works</a> `
+  }${
+    page.next !== undefined && markup`<a id="older" href="/works?page=${page.next}">Older works</a>`
+  }</p>`;
+  return layout(ctx, "Works", body, { active: "/works" });
+}
+
+/** What the work page was asked to prefill in its send-back form. */
+export interface SendPrefill {
+  file?: string;
+  line?: number;
+}
+
+/** One work: summary, actions, commits, diff, calls and transcript. */
+export function workPage(ctx: PageContext, w: WorkDetail, prefill: SendPrefill = {}): string {
+  const path = workPath(w.id);
+  const facts: Array<[string, MarkupValue]> = [
+    ["state", stateBadge(w.state)],
+    ["harness", oneLine(w.harness)],
+    ["checkout", oneLine(w.checkout)],
+    ["agent", oneLine(w.agent)],
+    ["thread", markup`<a href="/posts/thread/${w.thread}"><code>${short(w.thread)}</code></a>`],
+    ["branch", markup`<code>${oneLine(w.branch)}</code>`],
+    [
+      "base",
+      markup`<code>${w.base}</code> (merge: ${
+        w.mergeMode === "ff" ? "fast-forward" : "merge commit"
+      })`,
+    ],
+    ["head", w.head ? markup`<code>${w.head}</code>` : "none (no branch)"],
+    ["worktree", markup`<code>${oneLine(w.worktree)}</code>${w.state === "swept" && " (gone)"}`],
+    ["remote", w.remote !== undefined ? oneLine(w.remote) : "none"],
+    ["updated (UTC)", when(w.updatedAt)],
+  ];
+  const can = workActions(w);
+  // A parked request or a call in doubt is decided on the review page, as `wats agent pending` does.
+  const waiting = (w.state === "parked" || w.state === "in doubt") &&
+    markup`<p class="notice warn" id="waiting">${
+      w.state === "parked"
+        ? "A request of this work's call waits for you"
+        : "A call of this work is in doubt"
+    }: decide it on the <a href="/review">review page</a>.</p>`;
+  const actions = markup`${waiting}<section class="work-actions" id="actions">
+${
+    can.merge &&
+    form(ctx, `${path}/merge`, markup`<button id="merge">Merge into ${w.base}</button>`, "inline")
+  }
+${
+    can.push &&
+    form(
+      ctx,
+      `${path}/push`,
+      markup`<button id="push">Push to ${w.remote}</button> <label><input type="checkbox" name="draft_pr" value="on" class="check"> and open a draft PR</label>`,
+      "inline",
+    )
+  }
+${can.discard && markup`<a class="danger-link" id="discard" href="${path}/discard">Discard…</a>`}
+</section>`;
+  const adds = w.diff.reduce((n, f) => n + f.additions, 0);
+  const dels = w.diff.reduce((n, f) => n + f.deletions, 0);
+  const commits = w.commits.length === 0
+    ? markup`<p class="empty">No commits that ${w.base} does not have.</p>`
+    : markup`<table class="list" id="commits"><tr><th>commit</th><th>subject</th><th>author</th><th>date (UTC)</th></tr>${
+      w.commits.map((c) =>
+        markup`<tr><td><code>${c.sha.slice(0, 10)}</code></td><td>${oneLine(c.subject)}</td><td>${
+          oneLine(c.author)
+        }</td><td>${when(c.at * 1000)}</td></tr>`
+      )
+    }</table>`;
+  const diff = markup`<h2 id="diff">Diff against ${w.base}</h2>
+<p>${w.diff.length} file(s) changed, <span class="adds">+${adds}</span> <span class="dels">−${dels}</span>.</p>
+${
+    w.diffCut &&
+    markup`<p class="notice warn" id="diff-cut">The diff is cut (as in <code>wats work show ${w.id}</code>): see all of it with <code>${
+      gitDiff(w)
+    }</code> in the checkout.</p>`
+  }
+${diffView(w.diff, diffLinks(w))}`;
+  const send = can.send &&
+    markup`<h2 id="send">Send back</h2>
+<p>The comment becomes the task of the next call on this work: same worktree, same session, started by the daemon within the agent's budgets.</p>
+${
+      form(
+        ctx,
+        `${path}/send`,
+        markup`<textarea name="text" rows="4" placeholder="what to change" required></textarea>
+<label>file <input name="file" value="${
+          prefill.file ?? ""
+        }" placeholder="optional: path in the diff"></label>
+<label>line <input name="line" value="${
+          prefill.line ?? ""
+        }" inputmode="numeric" class="short" placeholder="optional"></label>
+<button id="send-back">Send back</button>`,
+        "send",
+      )
+    }`;
+  const body = markup`<h1>Work <code>${oneLine(w.work)}</code></h1>
+<table class="facts" id="work">${
+    facts.map(([k, v]) => markup`<tr><th>${k}</th><td>${v}</td></tr>`)
+  }</table>
+${actions}
+<h2>Commits</h2>${commits}
+${diff}
+${send}
+<h2 id="calls">Calls</h2>
+${w.calls.length === 0 ? markup`<p class="empty">No calls recorded.</p>` : w.calls.map(callCard)}
+<h2>Transcript</h2>${transcript(w.transcript)}`;
+  return layout(ctx, `Work ${oneLine(w.work)}`, body, { active: "/works" });
+}
+
+/** The command that shows a work's whole diff, as `wats work show` names it. */
+function gitDiff(w: WorkDetail): string {
+  return `git diff ${oneLine(w.base)}...${oneLine(w.branch)}`;
+}
+
+/** The links of a work's diff: comment on a file, and a file's own pages. */
+function diffLinks(w: WorkDetail): DiffViewOptions {
+  const path = workPath(w.id);
+  return {
+    gitDiff: gitDiff(w),
+    commentHref: (file, line) =>
+      `${path}?file=${encodeURIComponent(file)}${line !== undefined ? `&line=${line}` : ""}#send`,
+    fileHref: (file, hunk) =>
+      `${path}/diff?file=${encodeURIComponent(file)}${hunk ? `&hunk=${hunk}` : ""}`,
+  };
+}
+
+/** One file of a work's diff on its own pages (a file too long for the work page). */
+export function workFilePage(ctx: PageContext, w: WorkDetail, file: string, hunk: number): string {
+  const f = w.diff.find((d) => d.path === file);
+  const body = markup`<h1>Work <a href="${workPath(w.id)}"><code>${
+    oneLine(w.work)
+  }</code></a>: one file</h1>
+${
+    f === undefined
+      ? markup`<p class="notice error">No file <code>${
+        oneLine(file)
+      }</code> in this work's diff.</p>`
+      : fileDiffView(f, Math.min(hunk, Math.max(0, f.hunks.length - 1)), diffLinks(w))
+  }`;
+  return layout(ctx, `Work ${oneLine(w.work)}: ${oneLine(file)}`, body, { active: "/works" });
+}
+
+function callCard(c: WorkCall): Markup {
+  return markup`<article class="call" data-id="${c.id}">
+<div class="meta">${when(c.at)} · <span class="status-${c.outcome.replace(/ /g, "-")}">${
+    oneLine(c.outcome)
+  }</span> · <code>${oneLine(c.id)}</code></div>
+<h4>Task</h4>${postText(fenceBody(c.task))}
+${c.message !== undefined && markup`<h4>Message</h4>${postText(fenceBody(c.message))}`}
+${
+    c.refused.length > 0 &&
+    markup`<h4>Refused requests</h4><ul class="refused">${
+      c.refused.map((r) => markup`<li><code>${oneLine(r)}</code></li>`)
+    }</ul>`
+  }
+</article>`;
+}
+
+/**
+ * The ACP session transcript, collapsed: it is long, and the calls above say
+ * what matters. Its entries are the call's events (`acp_update`,
+ * `acp_permission`), rendered as a run's transcript renders the same events
+ * (`wats_acp` lines: the coding agent's messages, its tool calls, each
+ * decision). Entries of another shape are shown as they are, so a transcript
+ * never renders as nothing.
+ */
+function transcript(lines: readonly string[]): Markup {
+  if (lines.length === 0) return markup`<p class="empty">No transcript.</p>`;
+  const r = new TranscriptRenderer();
+  const out: string[] = [];
+  for (const line of lines) {
+    const shown = r.line(asRunLine(line));
+    out.push(...(shown.length > 0 || isCallEvent(line) ? shown : [line]));
+  }
+  out.push(...r.flush());
+  return markup`<details class="long" id="transcript"><summary>show the transcript (${lines.length} entries)</summary><pre class="acp">${
+    fenceBody(out.join("\n"))
+  }</pre></details>`;
+}
+
+const CALL_EVENTS = new Set(["acp_update", "acp_permission"]);
+
+function parsed(line: string): Record<string, unknown> | undefined {
+  try {
+    const v = JSON.parse(line);
+    return typeof v === "object" && v !== null ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isCallEvent(line: string): boolean {
+  return CALL_EVENTS.has(String(parsed(line)?.type));
+}
+
+/** A call's event as the run transcript's line of it (`{…event, type: "wats_acp"}`). */
+function asRunLine(line: string): string {
+  const e = parsed(line);
+  if (e === undefined || !CALL_EVENTS.has(String(e.type))) return line;
+  return JSON.stringify({ ...e, event: e.type, type: "wats_acp" });
+}
+
+/** Confirms a discard, saying what is lost: the commits the base does not have, and the worktree. */
+export function discardPage(ctx: PageContext, w: WorkDetail): string {
+  const path = workPath(w.id);
+  const lost = w.commits.length === 0
+    ? markup`<p>The branch has no commits that <code>${w.base}</code> does not have.</p>`
+    : markup`<p>These ${w.commits.length} commit(s) are not in <code>${w.base}</code> and are lost:</p><ul id="lost">${
+      w.commits.map((c) =>
+        markup`<li><code>${c.sha.slice(0, 10)}</code> ${oneLine(c.subject)}</li>`
+      )
+    }</ul>`;
+  const body = markup`<h1>Discard work <code>${oneLine(w.work)}</code>?</h1>
+<p class="notice warn">This removes the worktree <code>${
+    oneLine(w.worktree)
+  }</code> (with any change not committed in it) and the branch <code>${
+    oneLine(w.branch)
+  }</code>. It cannot be undone.</p>
+${lost}
+${
+    form(
+      ctx,
+      `${path}/discard`,
+      markup`<button class="danger" id="confirm-discard">Discard the work</button> <a href="${path}">Cancel</a>`,
+    )
+  }
+<p>The same as <code>wats work discard ${w.id}</code>.</p>`;
+  return layout(ctx, `Discard ${oneLine(w.work)}`, body, { active: "/works" });
+}
