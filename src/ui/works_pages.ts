@@ -64,7 +64,7 @@ export function worksPage(ctx: PageContext, page: WorksPage, pageNo: number): st
   );
   const body = markup`<h1>Works</h1>
 <p>Coding agents' works: each a branch in a checkout, with its worktree. The same as <code>wats work list</code>.</p>
-${
+<div id="works-live" data-live>${
     page.works.length === 0
       ? markup`<p class="empty">No works${pageNo > 0 && " on this page"}.</p>`
       : markup`<table class="list" id="works"><tr><th>work</th><th>state</th><th>harness</th><th>checkout</th><th>agent</th><th>thread</th><th>branch</th><th>updated (UTC)</th></tr>
@@ -75,8 +75,8 @@ ${joinMarkup(rows, raw("\n"))}</table>`
     markup`<a id="newer" href="/works${pageNo > 1 ? `?page=${pageNo - 1}` : ""}">Newer works</a> `
   }${
     page.next !== undefined && markup`<a id="older" href="/works?page=${page.next}">Older works</a>`
-  }</p>`;
-  return layout(ctx, "Works", body, { active: "/works" });
+  }</p></div>`;
+  return layout(ctx, "Works", body, { active: "/works", live: true });
 }
 
 /** What the work page was asked to prefill in its send-back form. */
@@ -169,7 +169,7 @@ ${
       )
     }`;
   const body = markup`<h1>Work <code>${oneLine(w.work)}</code></h1>
-<table class="facts" id="work">${
+<table class="facts" id="work" data-live>${
     facts.map(([k, v]) => markup`<tr><th>${k}</th><td>${v}</td></tr>`)
   }</table>
 ${actions}
@@ -177,9 +177,12 @@ ${actions}
 ${diff}
 ${send}
 <h2 id="calls">Calls</h2>
-${w.calls.length === 0 ? markup`<p class="empty">No calls recorded.</p>` : w.calls.map(callCard)}
+<div id="calls-live" data-live>${
+    w.calls.length === 0 ? markup`<p class="empty">No calls recorded.</p>` : w.calls.map(callCard)
+  }</div>
 <h2>Transcript</h2>${transcript(w.transcript)}`;
-  return layout(ctx, `Work ${oneLine(w.work)}`, body, { active: "/works" });
+  // Live: its state and calls redraw as they change; the diff and the send-back form stay as they are.
+  return layout(ctx, `Work ${oneLine(w.work)}`, body, { active: "/works", live: true });
 }
 
 /** The command that shows a work's whole diff, as `wats work show` names it. */

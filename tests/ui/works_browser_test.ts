@@ -91,7 +91,7 @@ Deno.test({
         [true, true, false, true],
       );
       assert.match(await text("details.diff-file[data-path='docs/logo.png']"), /binary/);
-      assert.match(await text("#calls + article"), /rm -rf \/ \(refused by the rules\)/);
+      assert.match(await text("#calls-live article"), /rm -rf \/ \(refused by the rules\)/);
       await shot(browser, "work");
       await page.navigateBy(
         "document.querySelector(\"details[data-path='src/huge.ts'] a.file-page\").click()",
