@@ -144,6 +144,16 @@ export function describe(e: Record<string, unknown>, at: number): Activity | und
         text: `agents halted${s("reason") && `: ${s("reason")}`}`,
         href: "/halt",
       };
+    case "held": {
+      const what = s("what") === "permission"
+        ? "a coding agent's request"
+        : s("what") === "in_doubt"
+        ? "a call in doubt"
+        : "a draft";
+      return { at, event, text: `${what} waits for review: ${s("summary")}`, href: "/review" };
+    }
+    case "budget_paused":
+      return { at, event, text: `the agent paused: ${s("reason")}`, href: "/" };
     case "resumed":
       return { at, event, text: "agents resumed", href: "/halt" };
     case "acp_permission":

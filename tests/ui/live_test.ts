@@ -112,7 +112,17 @@ Deno.test("the timeline names every event it knows and keeps an unknown one by n
     "run r1 ended: ok · $0.012",
   );
   assert.equal(describe({ event: "halted", reason: "" }, 0)?.text, "agents halted");
-  assert.equal(describe({ event: "draft_held" }, 0)?.text, "draft held");
+  assert.equal(describe({ event: "draft_dropped" }, 0)?.text, "draft dropped");
+  assert.deepEqual(describe({ event: "held", what: "permission", summary: "claude/edit x" }, 0), {
+    at: 0,
+    event: "held",
+    text: "a coding agent's request waits for review: claude/edit x",
+    href: "/review",
+  });
+  assert.equal(
+    describe({ event: "budget_paused", reason: "agent.max_usd_per_day reached" }, 0)?.text,
+    "the agent paused: agent.max_usd_per_day reached",
+  );
   assert.equal(describe({ event: "acp_sweep", removed: [] }, 0), undefined);
   assert.equal(describe({}, 0), undefined);
 });
