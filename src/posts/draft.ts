@@ -30,6 +30,11 @@ const NEEDS_TITLE: ReadonlySet<string> = new Set(["ask"]);
 const POST_ID = /^[0-9a-f]{64}$/;
 const CAP = /^[a-z0-9][a-z0-9._+#-]{0,63}$/;
 
+/** True for a capability name as a draft may give it (lowercase, no `cap:` prefix). */
+export function isCapName(name: string): boolean {
+  return CAP.test(name);
+}
+
 /**
  * `draft` as it will be posted: the parent id and caps normalised (trimmed, lower
  * case, caps without `cap:` and repeats), the title trimmed, empty optional fields

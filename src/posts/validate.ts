@@ -13,7 +13,7 @@
  */
 
 import type { NostrEvent } from "nostr-tools/core";
-import { KIND_BASE, WATS_KINDS, watsKindOf } from "./kinds.ts";
+import { KIND_BASE, PRESENCE_KIND, WATS_KINDS, watsKindOf } from "./kinds.ts";
 import { isHex64, MAX_EVENT_BYTES, MAX_TAGS, MAX_TEXT_BYTES, threadLinks } from "./post.ts";
 import { serializeEvent, type VerifyBackend, verifyEvent, type VerifyResult } from "./verify.ts";
 import type { RejectCode } from "../contracts/reject_codes.ts";
@@ -39,7 +39,9 @@ export interface ValidateOptions {
 }
 
 const HEX128 = /^[0-9a-f]{128}$/;
-const KIND_RANGE = `${KIND_BASE}–${KIND_BASE + WATS_KINDS.length - 1}`;
+const KIND_RANGE = `${KIND_BASE}–${
+  KIND_BASE + WATS_KINDS.indexOf("halt")
+}, or ${PRESENCE_KIND} presence`;
 
 /**
  * Checks an untrusted value as a wats event. On success, `event` is a fresh plain
