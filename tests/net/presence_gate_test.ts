@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createIngest } from "../../src/net/ingest.ts";
+import { ingestAnswer } from "../../src/net/relay_messages.ts";
 import { PresenceGate } from "../../src/net/presence_gate.ts";
 import { presenceTags } from "../../src/posts/presence.ts";
 import { alice, bob, nowSec, recordingSink, signed, tempStore, testLog } from "./net_support.ts";
@@ -67,4 +68,15 @@ Deno.test("a presence flood from one author is dropped and counted; the store ke
     await ingest.settle();
     t.cleanup();
   }
+});
+
+Deno.test("the relay endpoint answers a presence flood rate-limited and an old presence duplicate", () => {
+  assert.deepEqual(
+    ingestAnswer("e1", { ok: false, code: "too_frequent", reason: "too often" }),
+    ["OK", "e1", false, "rate-limited: too often (too_frequent)"],
+  );
+  assert.deepEqual(
+    ingestAnswer("e2", { ok: false, code: "superseded", reason: "a newer one" }),
+    ["OK", "e2", false, "duplicate: a newer one (superseded)"],
+  );
 });
