@@ -22,6 +22,7 @@ import type { IN_DOUBT, PermissionAsk } from "../contracts/coding_agents.ts";
 import type { ChartData, Series } from "./charts.ts";
 import type { PostsPage, ThreadView } from "./source.ts";
 import { CSRF_FIELD } from "./security.ts";
+import { agentsPanel } from "./agents_panel.ts";
 import { joinMarkup, type Markup, markup, type MarkupValue, raw } from "./markup.ts";
 
 /** What every page knows: the session's CSRF token and a flash message. */
@@ -86,7 +87,7 @@ export interface OverviewExtras {
   chart: ChartData;
 }
 
-/** The overview: node, profiles, relays, outbox, agent, halt, notices, budget, chart. */
+/** The overview: node, profiles, relays, outbox, agent, halt, notices, budget, known agents, chart. */
 export function overviewPage(
   ctx: PageContext,
   status: NodeStatus | null,
@@ -182,6 +183,7 @@ export function overviewPage(
         }</a> paused: ${t.reason}</p>`,
       );
     }
+    parts.push(agentsPanel(status));
   }
   parts.push(
     markup`<h2>Spend and runs, last 30 days</h2>${
