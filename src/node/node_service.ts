@@ -151,6 +151,8 @@ export class LocalNodeService implements NodeService {
   /**
    * Signs and stores the agent's presence as `profile` (src/runner/presence.ts
    * decides when); the store keeps only the newest and queues it for the relays.
+   *
+   * @throws {PostError} when the signed presence does not validate.
    */
   async publishPresence(profile: string, draft: PresenceDraft): Promise<PostOutcome> {
     const key = this.#deps.profiles.key(profile);
@@ -167,7 +169,10 @@ export class LocalNodeService implements NodeService {
       maxSkewMs: this.#deps.maxSkewMs,
     });
     if (!checked.ok) throw new PostError(`post.${checked.code}`, checked.reason);
-    return this.#store(checked.event);
+    // Stored and queued like any local post, but not printed as `post_stored`: a refresh
+    // every few minutes is not news for `wats node`'s readers (a received one is).
+    this.#deps.store.insert([checked.event], { origin: "local" });
+    return { id: checked.event.id, thread: checked.event.id, held: false };
   }
 
   /** Signs `draft` as `profile` now, and checks the result as any received post is checked. */
