@@ -2,8 +2,8 @@
  * Presence between two real daemons through the independent relay
  * (docs/decisions/presence.md): node A runs an agent with caps, node B has none;
  * B learns A's agent from its presence (`wats status`, the `agents` tool, the ask
- * tool's reach line), and when A's agent is halted, B sees `halted` as soon as A's
- * presence says so — not after a refresh period.
+ * tool's reach line), and when A's agent is halted (then resumed), B sees it as soon
+ * as A's presence says so — not after a refresh period.
  *
  * @module
  */
@@ -19,7 +19,7 @@ const claude = requireCli("claude");
 
 Deno.test({
   name:
-    "node B lists node A's agent with its caps from A's presence, and sees it halted once A is halted",
+    "node B lists node A's agent with its caps from A's presence, and sees it halted, then running, as soon as A says so",
   ignore: claude === null || RELAY_HELPER === null,
   sanitizeOps: false,
   sanitizeResources: false,
@@ -65,6 +65,15 @@ Deno.test({
       assert.match(reach, /^1 known agent matches caps \[rust\]; 0 are reachable/);
       // B keeps one presence of A's agent, however often it is refreshed.
       assert.equal(after.stdout.split("\n").filter((l) => l.includes(agentNpub)).length, 1);
+
+      // Resumed, A says so at once too.
+      const second = b.events("post_stored").filter(isAgentPresence).at(-1)!;
+      const resumed = await a.wats(["resume"]);
+      assert.equal(resumed.code, 0, resumed.stderr);
+      await b.waitEvent("post_stored", { where: (e) => isAgentPresence(e) && e.id !== second.id });
+      const back = await call(bob, "agents", { to: [agentNpub] });
+      assert.match(back, /^1 known agent is among the 1 addressed; 1 is reachable/);
+      assert.match(back, /caps: rust, review · running ·/);
     } finally {
       await relay.stop();
       Deno.removeSync(relayDir, { recursive: true });
