@@ -12,7 +12,9 @@
 import { npubEncode } from "nostr-tools/nip19";
 import type { AgentReach, KnownAgent } from "../contracts/views.ts";
 import { readPresence } from "../posts/presence.ts";
-import type { Store, StoredPost } from "../store/store.ts";
+import type { Store } from "../store/store.ts";
+import { PRESENCE_KIND } from "../posts/kinds.ts";
+import { CAP_PREFIX, type Post, readPost } from "../posts/post.ts";
 import { MAX_PRESENCE_AUTHORS } from "../store/limits.ts";
 import { isCapName, MAX_CAPS } from "../posts/draft.ts";
 import { clip, oneLine } from "../posts/fence.ts";
@@ -73,17 +75,22 @@ export class KnownAgents {
    */
   reach(author: string, caps: readonly string[], to: readonly string[] = []): AgentReach {
     const now = this.#o.now();
-    const addressed = new Set(to);
+    // Only the presences that fit, through the store's indexes: an open ask alone reads them all.
+    const maxLimit = MAX_PRESENCE_AUTHORS;
+    const candidates = to.length > 0
+      ? this.#o.store.query({ kinds: [PRESENCE_KIND], authors: [...to] }, { maxLimit })
+      : caps.length > 0
+      ? this.#o.store.query(
+        { kinds: [PRESENCE_KIND], "#t": caps.map((c) => CAP_PREFIX + c) },
+        { maxLimit },
+      )
+      : this.#o.store.presence().map((p) => p.event);
     let matching = 0;
     let reachable = 0;
-    for (const p of this.#o.store.presence()) {
-      if (p.author === author) continue;
-      if (addressed.size > 0 && !addressed.has(p.author)) continue;
-      if (addressed.size === 0 && caps.length > 0 && !caps.some((c) => p.caps.includes(c))) {
-        continue;
-      }
+    for (const e of candidates) {
+      if (e.pubkey === author) continue;
       matching++;
-      if (this.#view(p, now, false).reachable) reachable++;
+      if (this.#view(readPost(e), now, false).reachable) reachable++;
     }
     return { matching, reachable };
   }
@@ -93,7 +100,7 @@ export class KnownAgents {
     this.#unlisten();
   }
 
-  #view(p: StoredPost, now: number, local: boolean): KnownAgent {
+  #view(p: Post, now: number, local: boolean): KnownAgent {
     const arrived = this.#arrived.get(p.author);
     // Stored before this daemon started: its own date is the best guess, never the future.
     const lastSeen = arrived?.id === p.id ? arrived.at : Math.min(p.createdAt * 1000, now);
