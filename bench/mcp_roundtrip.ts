@@ -40,6 +40,7 @@ import type { NodeService } from "../src/mcp/service.ts";
 import type { NodeStatus } from "../src/contracts/views.ts";
 import type { SessionIdentity } from "../src/contracts/session.ts";
 import { serveMcpSocket } from "../src/mcp/socket_server.ts";
+import { KnownAgents } from "../src/node/presence.ts";
 import { LocalNodeService } from "../src/node/node_service.ts";
 import { Profiles } from "../src/node/profiles.ts";
 import { ReviewQueue } from "../src/node/review_queue.ts";
@@ -134,6 +135,8 @@ function stubService(): NodeService {
     feed: unused,
     search: unused,
     status: () => Promise.resolve(status),
+    agents: unused,
+    reach: unused,
     pending: unused,
     approve: unused,
     reject: unused,
@@ -321,6 +324,7 @@ function localService(dir: string, profile: string) {
     runOfToken: () => undefined,
     runnerStatus: () => ({ agent: null, budget: null, halted: null }),
     safetyNotices: notices,
+    knownAgents: new KnownAgents({ store, now: Date.now, everyMs: 900_000 }),
   });
   return { service, store, notices };
 }

@@ -78,9 +78,11 @@ export type ErrorCode =
   | "identity.node_key_read"
   | "identity.node_key_size"
   // mcp
+  | "mcp.bad_caps"
   | "mcp.bad_control"
   | "mcp.bad_draft_id"
   | "mcp.bad_hello"
+  | "mcp.bad_to"
   | "mcp.closing"
   | "mcp.empty_query"
   | "mcp.no_control"

@@ -22,7 +22,8 @@ export const STATUS_HELP = `Usage: wats status [--data-dir DIR]
 
 Shows the running node: its id, profiles, data directory, agent runtime, budget
 spent and left, why agent runs wait (a reached budget, threads the loop detector
-paused), drafts waiting for review, halt state, and any safety setting changed
+paused), the agents known from their presence (caps, state, last seen; stale
+ones marked), drafts waiting for review, halt state, and any safety setting changed
 since \`wats config ack\`. With Codex, the result of the lock's self-check
 (docs/codex.md), also when no daemon runs. Exits 1 when no daemon runs.
 `;

@@ -1,7 +1,8 @@
 /**
  * Why an event from the outside was refused (src/posts/validate.ts decides,
  * src/net/ingest.ts counts and reports, src/errors.ts names the error a draft
- * gets): one closed list below all three.
+ * gets): one closed list below all three. `superseded` and `too_frequent` are the
+ * ingest's own, for presence floods (docs/decisions/presence.md).
  *
  * @module
  */
@@ -16,7 +17,9 @@ export type RejectCode =
   | "bad_thread"
   | "bad_route"
   | "bad_id"
-  | "bad_sig";
+  | "bad_sig"
+  | "superseded"
+  | "too_frequent";
 
 /** Every rejection code, for counters. */
 export const REJECT_CODES: readonly RejectCode[] = [
@@ -29,4 +32,6 @@ export const REJECT_CODES: readonly RejectCode[] = [
   "bad_route",
   "bad_id",
   "bad_sig",
+  "superseded",
+  "too_frequent",
 ];

@@ -72,6 +72,44 @@ export interface PendingDraft {
   permission?: PermissionAsk;
 }
 
+/**
+ * What an agent's presence says about it (docs/decisions/presence.md): `running`
+ * (it wakes for what it is sent), `paused` (a budget is reached, until a time),
+ * `halted` (a halt holds until its person resumes it), `off` (its node runs no agent).
+ */
+export type AgentState = "running" | "paused" | "halted" | "off";
+
+/** The agent states, for parsing. */
+export const AGENT_STATES: readonly AgentState[] = ["running", "paused", "halted", "off"];
+
+/** An agent this node knows from its newest presence. */
+export interface KnownAgent {
+  /** The agent's npub. */
+  npub: string;
+  /** Its announce title (the presence's `subject`), when it has one. */
+  title?: string;
+  caps: string[];
+  state: AgentState;
+  /** For `paused`: when the pause ends (ms since the epoch), when the presence says. */
+  until?: number;
+  /** When this node received the presence (ms since the epoch). */
+  lastSeen: number;
+  /** No presence for 3 × `agent.presence_every`: it may be gone, whatever its state said. */
+  stale: boolean;
+  /** Fresh and running: an ask for it can wake it. */
+  reachable: boolean;
+  /** The agent is one of this node's profiles. */
+  local: boolean;
+}
+
+/** How many known agents an ask would be for, and how many of them can wake for it now. */
+export interface AgentReach {
+  /** Agents with a presence that the ask is for (its `to`, else its caps, else all). */
+  matching: number;
+  /** Of those, the ones fresh and running. */
+  reachable: number;
+}
+
 /** What the `status` tool reports. */
 export interface NodeStatus {
   node: string;
@@ -124,6 +162,10 @@ export interface NodeStatus {
    * agent's runs and each coding agent's harness (docs/decisions/sandbox.md).
    */
   sandbox?: Array<{ who: string; state: string }>;
+  /** The agents this node knows from their presence, newest first, the first 50 (docs/runner.md). */
+  knownAgents?: KnownAgent[];
+  /** How many agents this node knows in all. */
+  knownAgentsTotal?: number;
   /** The network side: relay connections, the outbox, the relay endpoint. */
   network?: {
     relays: Array<{ url: string; connected: boolean; lastError?: string }>;

@@ -17,6 +17,7 @@ import { fenceBody, fenceLine, oneLine, UNVERIFIED_LABEL } from "../posts/fence.
 import { usd, usdOf } from "../money.ts";
 import type { NodeStatus, PendingDraft, PostOutcome } from "../contracts/views.ts";
 import { isoSeconds } from "../posts/format_post.ts";
+import { formatKnownAgents } from "./format_agents.ts";
 
 /** What a posting tool reports after the node took the post. */
 export function formatOutcome(kind: string, outcome: PostOutcome): string {
@@ -102,6 +103,7 @@ export function formatStatus(s: NodeStatus): string {
     }`,
     ...(s.sandbox ?? []).map((x) => `sandbox: ${oneLine(x.who)}: ${oneLine(x.state)}`),
     `stored posts: ${s.storedPosts}`,
+    ...formatKnownAgents(s.knownAgents ?? [], s.knownAgentsTotal ?? 0),
     `drafts held for review: ${s.pendingDrafts}`,
   ];
   if (s.halted) {

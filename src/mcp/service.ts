@@ -9,6 +9,8 @@
 import type { CodingAgents } from "../contracts/coding_agents.ts";
 import type { Hello, SessionIdentity } from "../contracts/session.ts";
 import type {
+  AgentReach,
+  KnownAgent,
   NodeStatus,
   PendingDraft,
   PostOutcome,
@@ -31,6 +33,13 @@ export interface NodeService {
   feed(sinceSeq: number, limit: number, kinds?: string[]): { posts: PostView[]; cursor: number };
   search(query: string, limit: number): PostView[];
   status(session: SessionIdentity): Promise<NodeStatus>;
+  /** The agents this node knows from their presence, newest first, at most `limit`. */
+  agents(limit?: number): KnownAgent[];
+  /**
+   * How many known agents besides the session's own profile an ask with these `caps`
+   * and `to` (hex keys) is for, and how many of them are fresh and running.
+   */
+  reach(session: SessionIdentity, caps: readonly string[], to?: readonly string[]): AgentReach;
   pending(): PendingDraft[];
   /** Publishes a held draft, with `text` instead of the draft's when given (an edit). */
   approve(id: string, by: SessionIdentity, text?: string): Promise<PostOutcome>;

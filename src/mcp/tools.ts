@@ -1,6 +1,6 @@
 /**
  * The MCP tools of wats: one posting tool per kind an agent may post, the
- * reading tools (`thread`, `feed`, `search`, `status`) and, for interactive
+ * reading tools (`thread`, `feed`, `search`, `status`, `agents`) and, for interactive
  * sessions only, the review tools (`pending`, `approve`, `reject`).
  *
  * Tool names are part of the contract (hosts show them as `mcp__wats__<name>`);
@@ -18,6 +18,7 @@
 import { z } from "zod";
 import type { CodingAgents } from "../contracts/coding_agents.ts";
 import { harnessTools } from "./harness_tools.ts";
+import { agentsTool, reachLine } from "./agents_tool.ts";
 import type { ToolContext, ToolHints, ToolOutput, ToolSpec } from "./tool_spec.ts";
 import { WatsError } from "../errors.ts";
 import { WATS_KINDS } from "../posts/kinds.ts";
@@ -167,8 +168,15 @@ const ask = defineTool({
     to,
   },
   annotations: POSTING,
-  run: (ctx, a) =>
-    publish(ctx, { kind: "ask", title: a.title, text: a.text, caps: a.caps, to: a.to }),
+  run: async (ctx, a) =>
+    `${await publish(ctx, {
+      kind: "ask",
+      title: a.title,
+      text: a.text,
+      caps: a.caps,
+      to: a.to,
+    })}
+${reachLine(ctx, a.caps, a.to)}`,
 });
 
 const POSTING_TOOLS: ToolSpec[] = [
@@ -351,6 +359,7 @@ const READING_TOOLS: ToolSpec[] = [
       return { text: formatStatus(status), data: { ...status } };
     },
   }),
+  agentsTool,
 ];
 
 // ---- review tools (interactive sessions only) -------------------------------

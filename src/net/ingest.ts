@@ -17,12 +17,13 @@
 import { errorMessage } from "../error_message.ts";
 import type { Logger } from "@logtape/logtape";
 import type { EventSink } from "../contracts/node_events.ts";
-import { watsKindOf } from "../posts/kinds.ts";
+import { PRESENCE_KIND, watsKindOf } from "../posts/kinds.ts";
 import type { NostrEvent } from "../posts/post.ts";
 import type { RejectCode } from "../contracts/reject_codes.ts";
 import { validateEvent } from "../posts/validate.ts";
 import type { InsertResult, Store } from "../store/store.ts";
 import type { Verifier } from "./verify_pool.ts";
+import { PresenceGate } from "./presence_gate.ts";
 
 /** The most events one store transaction takes. */
 export const MAX_BATCH = 500;
@@ -68,6 +69,8 @@ export interface IngestOptions {
   maxSkewMs: number;
   /** Checks ids and signatures (a worker pool); default: on this thread. */
   verify?: Verifier;
+  /** The per-author bound on presence (src/net/presence_gate.ts); default its limits. */
+  presenceGate?: PresenceGate;
 }
 
 interface Waiting {
@@ -79,6 +82,7 @@ interface Waiting {
 /** Builds the ingest function of one node. */
 export function createIngest(opts: IngestOptions): Ingest {
   const { store, events, log } = opts;
+  const gate = opts.presenceGate ?? new PresenceGate();
   const rejected: Record<string, number> = {};
   let storedCount = 0;
   let queue: Waiting[] = [];
@@ -135,6 +139,10 @@ export function createIngest(opts: IngestOptions): Ingest {
           w.resolve(reject(w.source, id, "store", `could not store the event: ${r.message}`));
         } else if (r.duplicate) {
           w.resolve({ ok: true, id, duplicate: true });
+        } else if (r.superseded) {
+          w.resolve(
+            reject(w.source, id, "superseded", "a newer presence of this author is stored"),
+          );
         } else {
           storedCount++;
           emit({
@@ -177,6 +185,11 @@ export function createIngest(opts: IngestOptions): Ingest {
       verify: opts.verify,
     });
     if (!checked.ok) return reject(source, id, checked.code, checked.reason);
+    if (
+      checked.event.kind === PRESENCE_KIND && !gate.admit(checked.event.pubkey, opts.now())
+    ) {
+      return reject(source, id, "too_frequent", "this author sends presence too often");
+    }
     return new Promise<IngestResult>((resolve) => {
       queue.push({ event: checked.event, source, resolve });
       if (queue.length >= MAX_BATCH) {

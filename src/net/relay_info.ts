@@ -21,7 +21,7 @@ export function infoResponse(req: RequestHead, limits: Limits): HttpAnswer {
   }
   const body = JSON.stringify({
     name: "wats node",
-    description: "The relay endpoint of a wats node: wats posts only (kinds 4470–4481).",
+    description: "The relay endpoint of a wats node: wats posts only (kinds 4470–4481 and 14480).",
     software: "wats",
     supported_nips: [1, 11],
     limitation: {

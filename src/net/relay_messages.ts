@@ -151,6 +151,11 @@ export function ingestAnswer(okId: string | undefined, r: IngestResult): unknown
     ? (r.duplicate ? "duplicate: already have this event" : "")
     : r.code === "store"
     ? "error: could not store the event; try again later"
+    // NIP-01 prefixes a sender acts on: try the presence later; drop it, a newer one is here.
+    : r.code === "too_frequent"
+    ? `rate-limited: ${r.reason} (${r.code})`
+    : r.code === "superseded"
+    ? `duplicate: ${r.reason} (${r.code})`
     : `invalid: ${r.reason} (${r.code})`;
   return okId === undefined ? ["NOTICE", reason] : ["OK", okId, r.ok, reason];
 }

@@ -38,6 +38,9 @@ import { Sandboxer } from "../safety/sandboxer.ts";
 import { Store } from "../store/store.ts";
 import { VERSION } from "../version.ts";
 import { type AgentRunner, startAgentRunner } from "./agent_runner.ts";
+import { agentState, mayChangeState, startAgentPresence } from "./agent_presence.ts";
+import { KnownAgents } from "./presence.ts";
+import type { PresenceAnnouncer } from "../runner/presence.ts";
 import { renderBanner } from "./banner.ts";
 import { EventHub } from "./event_hub.ts";
 import { type HaltRecord, HaltState } from "./halt.ts";
@@ -142,6 +145,19 @@ export async function runNode(opts: NodeOptions): Promise<number> {
     const startNotices = await notices();
     for (const n of startNotices) logger.warn(n);
 
+    // The agent's presence is posted again at once when its state may have changed;
+    // a task later, so the runner has recorded the run's spend (src/node/agent_presence.ts).
+    const presence: { current?: PresenceAnnouncer } = {};
+    const sink: EventSink = (e) => {
+      events(e);
+      if (mayChangeState(e)) setTimeout(() => void presence.current?.check(), 0);
+    };
+    const knownAgents = new KnownAgents({
+      store,
+      now: Date.now,
+      everyMs: settings["agent.presence_every"],
+    });
+    cleanups.unshift(() => knownAgents.close());
     const halt = new HaltState({
       meta: store,
       accepted: [...settings["halt.accept"], person.pubkey],
@@ -158,7 +174,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
           by: npubEncode(h.by),
           reason: h.reason ?? "",
         });
-        events({ event: "halted", id: h.id, by: h.by, reason: h.reason ?? "" });
+        sink({ event: "halted", id: h.id, by: h.by, reason: h.reason ?? "" });
       }
     });
     cleanups.unshift(stopWatchingHalts);
@@ -195,7 +211,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
         person,
         agent,
         review,
-        events,
+        events: sink,
         log: log("runner"),
         home: opts.env.HOME ?? "",
         cwd: opts.cwd,
@@ -276,6 +292,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       },
       safetyNotices: notices,
       networkStatus: () => net.current?.status(),
+      knownAgents,
       sandboxStatus: () => {
         const state = sandboxLine(sandbox.mode, sandbox.lastProblem);
         return [
@@ -289,6 +306,15 @@ export async function runNode(opts: NodeOptions): Promise<number> {
     });
 
     await agentRunner?.announce(async (draft) => (await service.publishAs(agent.name, draft)).id);
+    presence.current = startAgentPresence({
+      about: settings["agent.about"],
+      caps: settings["agent.caps"],
+      everyMs: settings["agent.presence_every"],
+      state: () => agentState(agentRunner, halt),
+      publish: (draft) => service.publishPresence(agent.name, draft),
+      log: log("runner"),
+    });
+    cleanups.unshift(() => presence.current?.stop());
     const haltNow = halt.current();
     if (haltNow) {
       startNotices.push(`agent halted by ${npubEncode(haltNow.by)}: run \`wats resume\` to end it`);
@@ -312,7 +338,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       }
       if (req.op === "resume") {
         const ended = halt.resume();
-        events({ event: "resumed" });
+        sink({ event: "resumed" });
         logger.info("agent runs resumed by `wats resume`");
         return ended
           ? `resumed: the halt ${ended.id.slice(0, 12)} no longer holds`

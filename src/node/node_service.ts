@@ -12,6 +12,8 @@ import { PostError } from "../errors.ts";
 import type { Hello, SessionIdentity } from "../contracts/session.ts";
 import type { NodeService } from "../mcp/service.ts";
 import type {
+  AgentReach,
+  KnownAgent,
   NodeStatus,
   PendingDraft,
   PostOutcome,
@@ -28,6 +30,12 @@ import type { Profiles } from "./profiles.ts";
 import type { ReviewQueue } from "./review_queue.ts";
 import { npubEncode } from "nostr-tools/nip19";
 import { isWatsKind, type WatsKind } from "../posts/kinds.ts";
+import type { KnownAgents } from "./presence.ts";
+import type { PresenceDraft } from "../runner/presence.ts";
+import { presenceTags } from "../posts/presence.ts";
+
+/** How many known agents `status` lists (the `agents` tool lists more). */
+export const STATUS_AGENTS = 50;
 
 /** What the service needs from the rest of the daemon. */
 export interface NodeServiceDeps {
@@ -61,6 +69,8 @@ export interface NodeServiceDeps {
   sandboxStatus?: () => NodeStatus["sandbox"];
   /** The coding agents over ACP (src/acp), when config.toml declares harnesses. */
   codingAgents?: CodingAgents;
+  /** The agents known from their presence (src/node/presence.ts). */
+  knownAgents: KnownAgents;
 }
 
 /** The node's side of every MCP session. */
@@ -137,6 +147,33 @@ export class LocalNodeService implements NodeService {
    */
   async publishAs(profile: string, draft: PostRequest, parent?: StoredPost): Promise<PostOutcome> {
     return this.#store(await this.#sign(profile, draft, parent));
+  }
+
+  /**
+   * Signs and stores the agent's presence as `profile` (src/runner/presence.ts
+   * decides when); the store keeps only the newest and queues it for the relays.
+   *
+   * @throws {PostError} when the signed presence does not validate.
+   */
+  async publishPresence(profile: string, draft: PresenceDraft): Promise<PostOutcome> {
+    const key = this.#deps.profiles.key(profile);
+    const event = await signPost({
+      kind: "presence",
+      text: "",
+      title: draft.title,
+      caps: draft.caps,
+      extraTags: presenceTags(draft),
+      createdAt: draft.createdAt,
+    }, key.secret);
+    const checked = await validateEvent(event, {
+      nowMs: this.#deps.now(),
+      maxSkewMs: this.#deps.maxSkewMs,
+    });
+    if (!checked.ok) throw new PostError(`post.${checked.code}`, checked.reason);
+    // Stored and queued like any local post, but not printed as `post_stored`: a refresh
+    // every few minutes is not news for `wats node`'s readers (a received one is).
+    this.#deps.store.insert([checked.event], { origin: "local" });
+    return { id: checked.event.id, thread: checked.event.id, held: false };
   }
 
   /** Signs `draft` as `profile` now, and checks the result as any received post is checked. */
@@ -226,9 +263,19 @@ export class LocalNodeService implements NodeService {
       ...(runner.skipped && !session.runner ? { skipped: runner.skipped } : {}),
       ...(runner.runs ? { runs: runner.runs } : {}),
       storedPosts: this.#deps.store.count(),
+      knownAgents: this.#deps.knownAgents.list(STATUS_AGENTS),
+      knownAgentsTotal: this.#deps.knownAgents.count(),
       ...(this.#deps.sandboxStatus ? { sandbox: this.#deps.sandboxStatus() } : {}),
       ...(this.#deps.networkStatus ? { network: this.#deps.networkStatus() } : {}),
     };
+  }
+
+  agents(limit?: number): KnownAgent[] {
+    return this.#deps.knownAgents.list(limit);
+  }
+
+  reach(session: SessionIdentity, caps: readonly string[], to?: readonly string[]): AgentReach {
+    return this.#deps.knownAgents.reach(session.pubkey, caps, to);
   }
 
   pending(): PendingDraft[] {

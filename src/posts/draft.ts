@@ -30,6 +30,11 @@ const POST_ID = /^[0-9a-f]{64}$/;
 /** The kinds that may name the authors they are for (`to`): the others reach a thread. */
 const MAY_ADDRESS: ReadonlySet<string> = new Set(["ask"]);
 
+/** True for a capability name as a draft may give it (lowercase, no `cap:` prefix). */
+export function isCapName(name: string): boolean {
+  return CAP_NAME.test(name);
+}
+
 /**
  * `draft` as it will be posted: the parent id and caps normalised (trimmed, lower
  * case, caps without `cap:` and repeats), `to` as hex keys without repeats, the

@@ -56,6 +56,8 @@ export interface PostDraft {
   caps?: string[];
   /** Authors (hex pubkeys) the post addresses, as `p` tags: a halt's targets, an ask's `to`. */
   mentions?: string[];
+  /** Further tags, as they are, after all others: a presence's state. */
+  extraTags?: string[][];
   /** Seconds since the epoch. */
   createdAt: number;
 }
@@ -157,6 +159,7 @@ function postTemplate(
     if (cap === "" || /\s/.test(cap)) invalid(`a capability name is empty or has spaces: "${cap}"`);
     tags.push(["t", CAP_PREFIX + cap]);
   }
+  for (const t of draft.extraTags ?? []) tags.push([...t]);
   if (tags.length > MAX_TAGS) invalid(`${tags.length} tags; the limit is ${MAX_TAGS}`);
   return { kind: nostrKindOf(draft.kind), created_at: draft.createdAt, tags, content: draft.text };
 }

@@ -13,7 +13,7 @@
  */
 
 import type { NostrEvent } from "nostr-tools/core";
-import { KIND_BASE, WATS_KINDS, watsKindOf } from "./kinds.ts";
+import { KIND_BASE, PRESENCE_KIND, WATS_KINDS, watsKindOf } from "./kinds.ts";
 import {
   CAP_NAME,
   CAP_PREFIX,
@@ -49,7 +49,9 @@ export interface ValidateOptions {
 }
 
 const HEX128 = /^[0-9a-f]{128}$/;
-const KIND_RANGE = `${KIND_BASE}–${KIND_BASE + WATS_KINDS.length - 1}`;
+const KIND_RANGE = `${KIND_BASE}–${
+  KIND_BASE + WATS_KINDS.indexOf("halt")
+}, or ${PRESENCE_KIND} presence`;
 
 /**
  * Checks an untrusted value as a wats event. On success, `event` is a fresh plain

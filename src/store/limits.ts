@@ -10,6 +10,12 @@ import { StoreError } from "../errors.ts";
 export const MAX_QUERY_LIMIT = 10_000;
 
 /**
+ * The most authors whose presence a store keeps (src/store/store.ts): a flood of
+ * new authors evicts the oldest instead of growing the store.
+ */
+export const MAX_PRESENCE_AUTHORS = 10_000;
+
+/**
  * `limit` lowered to {@linkcode MAX_QUERY_LIMIT}.
  *
  * @throws {StoreError} code `store.bad_limit` when it is not a whole number ≥ 1.

@@ -18,7 +18,7 @@ import { StoreError } from "../errors.ts";
 import type { WatsKind } from "../posts/kinds.ts";
 import { type NostrEvent, plainEvent, type Post, readPost } from "../posts/post.ts";
 import { filterSql } from "./filter_sql.ts";
-import { checkLimit } from "./limits.ts";
+import { checkLimit, MAX_PRESENCE_AUTHORS } from "./limits.ts";
 import { Outbox } from "./outbox.ts";
 import { migrate } from "./schema.ts";
 
@@ -39,6 +39,12 @@ export interface InsertResult {
   seq?: number;
   /** Set when the event was already stored (or came twice in the batch). */
   duplicate?: true;
+  /**
+   * Set when the event is a replaceable kind (`presence`) and the store holds a
+   * newer one of its author: nothing was stored (NIP-01: the newest `created_at`
+   * wins, the lowest id on a tie).
+   */
+  superseded?: true;
 }
 
 /** Options of `feed`. */
@@ -81,6 +87,11 @@ export interface StoreOptions {
   onListenerError?: (err: unknown) => void;
   /** The relays every local event is queued for (the `infra` setting). Default none. */
   relays?: readonly string[];
+  /**
+   * The most authors whose presence is kept; a new author past it evicts the one
+   * whose presence arrived first. Default {@linkcode MAX_PRESENCE_AUTHORS}.
+   */
+  maxPresenceAuthors?: number;
 }
 
 /**
@@ -111,12 +122,14 @@ export interface RawEvent {
 }
 
 type Row = { seq: number; grafted: number; raw: string };
+type StoredRef = { seq: number; id: string; created_at: number };
 
 /** The node's post store. Synchronous; one instance per process and file. */
 export class Store {
   readonly #db: DatabaseSync;
   readonly #path: string;
   readonly #relays: readonly string[];
+  readonly #maxPresenceAuthors: number;
   readonly #onListenerError: (err: unknown) => void;
   readonly #listeners = new Set<InsertListener>();
   readonly #statements: ReturnType<typeof prepare>;
@@ -129,6 +142,7 @@ export class Store {
     this.#db = db;
     this.#path = path;
     this.#relays = [...(opts.relays ?? [])];
+    this.#maxPresenceAuthors = opts.maxPresenceAuthors ?? MAX_PRESENCE_AUTHORS;
     this.#onListenerError = opts.onListenerError ??
       ((err) => console.error("error: a store listener failed:", err));
     this.#statements = prepare(db);
@@ -211,6 +225,11 @@ export class Store {
     this.#db.exec("BEGIN IMMEDIATE");
     try {
       for (const { post, event } of posts) {
+        const replaced = post.kind === "presence" ? this.#replaces(post) : [];
+        if (replaced === undefined) {
+          results.push({ id: post.id, superseded: true });
+          continue;
+        }
         const grafted = post.parent === undefined ? false : this.#isGraft(post.parent, post.root);
         const res = q.insertEvent.run(
           post.id,
@@ -230,6 +249,12 @@ export class Store {
           continue;
         }
         const seq = Number(res.lastInsertRowid);
+        // Deleted after the insert, so the largest seq is never freed and never reused.
+        for (const o of replaced) {
+          q.deleteTags.run(o.seq);
+          q.deleteEvent.run(o.seq);
+          q.deleteOutbox.run(o.id);
+        }
         const seen = new Set<string>();
         for (const t of post.tags) {
           if (t[0]?.length !== 1 || typeof t[1] !== "string") continue;
@@ -238,7 +263,8 @@ export class Store {
           seen.add(key);
           q.insertTag.run(seq, t[0], t[1], post.createdAt);
         }
-        q.insertFts.run(seq, post.title ?? null, post.text);
+        // A presence has nothing to search, and leaves no FTS row behind when replaced.
+        if (post.kind !== "presence") q.insertFts.run(seq, post.title ?? null, post.text);
         // Replies that arrived before this post: now we know whether they are grafts.
         const thread = post.root ?? post.id;
         q.regraft.run(thread, post.id);
@@ -275,6 +301,22 @@ export class Store {
   onInsert(listener: InsertListener): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * Every stored presence (one per author at most), newest arrival first, at most
+   * `limit` (default the author bound).
+   */
+  presence(opts: { limit?: number } = {}): StoredPost[] {
+    this.#open();
+    const limit = checkLimit(opts.limit ?? this.#maxPresenceAuthors);
+    return (this.#statements.presence.all(limit) as Row[]).map(toPost);
+  }
+
+  /** How many presences (authors) are stored. */
+  presenceCount(): number {
+    this.#open();
+    return (this.#statements.presenceCount.get() as { n: number }).n;
   }
 
   /** True when an event with this id is stored (check before verifying a signature). */
@@ -473,6 +515,29 @@ export class Store {
     return stmt;
   }
 
+  /**
+   * NIP-01 replaceable rules for a presence about to be stored: undefined when the
+   * author's stored one is newer (later `created_at`, or the same and a lower id);
+   * otherwise the rows it replaces: the author's older one and, for a new author
+   * past the bound, the presence that arrived first. `insert` deletes them (row,
+   * tags, outbox entries) once the new one is in, inside its transaction.
+   */
+  #replaces(post: Post): StoredRef[] | undefined {
+    const q = this.#statements;
+    const old = q.presenceOf.all(post.author) as StoredRef[];
+    for (const o of old) {
+      if (o.id === post.id) return []; // the insert answers "duplicate"
+      if (o.created_at > post.createdAt || (o.created_at === post.createdAt && o.id < post.id)) {
+        return undefined;
+      }
+    }
+    if (old.length > 0) return old;
+    const n = (q.presenceCount.get() as { n: number }).n;
+    return n < this.#maxPresenceAuthors
+      ? []
+      : q.presenceOldest.all(n - this.#maxPresenceAuthors + 1) as StoredRef[];
+  }
+
   #isGraft(parent: string, root: string | undefined): boolean {
     const row = this.#statements.threadOf.get(parent) as { thread: string } | undefined;
     return row !== undefined && row.thread !== root;
@@ -509,6 +574,15 @@ function prepare(db: DatabaseSync) {
     threadOf: p("SELECT coalesce(root, id) AS thread FROM events WHERE id = ?"),
     regraft: p("UPDATE events SET grafted = (root IS NOT ?1) WHERE parent = ?2"),
     has: p("SELECT 1 FROM events WHERE id = ?"),
+    presenceOf: p("SELECT seq, id, created_at FROM events WHERE kind = 'presence' AND author = ?"),
+    presenceCount: p("SELECT count(*) AS n FROM events WHERE kind = 'presence'"),
+    presenceOldest: p(
+      "SELECT seq, id, created_at FROM events WHERE kind = 'presence' ORDER BY seq LIMIT ?",
+    ),
+    presence: p(`SELECT ${COLS} FROM events WHERE kind = 'presence' ORDER BY seq DESC LIMIT ?`),
+    deleteTags: p("DELETE FROM tags WHERE seq = ?"),
+    deleteEvent: p("DELETE FROM events WHERE seq = ?"),
+    deleteOutbox: p("DELETE FROM outbox WHERE event_id = ?"),
     get: p(`SELECT ${COLS} FROM events WHERE id = ?`),
     thread: p(
       `SELECT ${COLS} FROM events WHERE root = ?1
@@ -525,9 +599,10 @@ function prepare(db: DatabaseSync) {
        SELECT ${COLS} FROM events WHERE id = ?1
        ORDER BY seq DESC LIMIT ?2`,
     ),
+    // Presence refreshes are not posts to read: only a feed that asks for them lists them.
     feed: p(
       `SELECT ${COLS} FROM events WHERE seq > ?1 AND seq <= ?2
-         AND (?3 IS NULL OR kind IN (SELECT value FROM json_each(?3)))
+         AND (?3 IS NULL AND kind <> 'presence' OR kind IN (SELECT value FROM json_each(?3)))
          AND (?4 IS NULL OR author IN (SELECT value FROM json_each(?4)))
        ORDER BY seq LIMIT ?5`,
     ),

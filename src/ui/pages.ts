@@ -23,6 +23,7 @@ import type { IN_DOUBT, PermissionAsk } from "../contracts/coding_agents.ts";
 import type { ChartData, Series } from "./charts.ts";
 import type { PostsPage, ThreadView } from "./source.ts";
 import { CSRF_FIELD } from "./security.ts";
+import { agentsPanel } from "./agents_panel.ts";
 import { joinMarkup, type Markup, markup, type MarkupValue, raw } from "./markup.ts";
 import { askForm, replyForm } from "./compose.ts";
 import type { Activity } from "./live.ts";
@@ -99,7 +100,7 @@ export interface OverviewExtras {
   watching?: boolean;
 }
 
-/** The overview: node, profiles, relays, outbox, agent, halt, notices, budget, chart. */
+/** The overview: node, profiles, relays, outbox, agent, halt, notices, budget, known agents, chart. */
 export function overviewPage(
   ctx: PageContext,
   status: NodeStatus | null,
@@ -210,6 +211,7 @@ export function overviewPage(
         }</a> paused: ${t.reason}</p>`,
       );
     }
+    parts.push(agentsPanel(status));
   }
   parts.push(activityList(extras.activity ?? [], extras.watching));
   parts.push(

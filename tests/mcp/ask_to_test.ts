@@ -8,6 +8,7 @@ import { npubEncode } from "nostr-tools/nip19";
 import { LocalNodeService } from "../../src/node/node_service.ts";
 import { Profiles } from "../../src/node/profiles.ts";
 import { ReviewQueue } from "../../src/node/review_queue.ts";
+import { KnownAgents } from "../../src/node/presence.ts";
 import { Store } from "../../src/store/store.ts";
 import { call, connect } from "./connect.ts";
 
@@ -38,6 +39,7 @@ function node(dir: string): { service: LocalNodeService; store: Store } {
     runOfToken: (t) => (t === "tok" ? "run-1" : undefined),
     runnerStatus: () => ({ agent: null, budget: null, halted: null }),
     safetyNotices: () => Promise.resolve([]),
+    knownAgents: new KnownAgents({ store, now, everyMs: 900_000 }),
   });
   return { service, store };
 }

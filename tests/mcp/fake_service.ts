@@ -15,6 +15,8 @@ import { judgeDraft, noSuchPost } from "../../src/posts/draft.ts";
 import type { Hello, SessionIdentity } from "../../src/contracts/session.ts";
 import type { NodeService } from "../../src/mcp/service.ts";
 import type {
+  AgentReach,
+  KnownAgent,
   NodeStatus,
   PendingDraft,
   PostOutcome,
@@ -51,6 +53,10 @@ export class FakeService implements NodeService {
   readonly profiles: string[];
   readonly tokens: Record<string, string>;
   review: boolean;
+  /** The agents `agents` lists and `reach` counts, as the test sets them. */
+  knownAgents: KnownAgent[] = [];
+  /** The arguments of each `reach` call. */
+  readonly reaches: { caps: readonly string[]; to: readonly string[] }[] = [];
   /** When set, the next service call throws it (a node-side failure). */
   failNext: Error | null = null;
   #clock = 1_800_000_000;
@@ -201,6 +207,24 @@ export class FakeService implements NodeService {
       },
       storedPosts: this.posts.length,
     });
+  }
+
+  agents(limit?: number): KnownAgent[] {
+    this.calls.push("agents");
+    return this.knownAgents.slice(0, limit);
+  }
+
+  reach(
+    _session: SessionIdentity,
+    caps: readonly string[],
+    to: readonly string[] = [],
+  ): AgentReach {
+    this.calls.push("reach");
+    this.reaches.push({ caps, to });
+    const matching = this.knownAgents.filter((a) =>
+      caps.length === 0 || caps.some((c) => a.caps.includes(c))
+    );
+    return { matching: matching.length, reachable: matching.filter((a) => a.reachable).length };
   }
 
   pending(): PendingDraft[] {

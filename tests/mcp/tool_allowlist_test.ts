@@ -55,6 +55,7 @@ const ALLOWLIST: Record<string, Reviewed> = {
   feed: READ,
   search: READ,
   status: READ,
+  agents: READ,
   pending: { ...READ, runner: false },
   approve: { ...POST, runner: false },
   reject: {

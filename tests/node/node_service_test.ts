@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { LocalNodeService, type NodeServiceDeps } from "../../src/node/node_service.ts";
 import { Profiles } from "../../src/node/profiles.ts";
+import { KnownAgents } from "../../src/node/presence.ts";
 import { ReviewQueue } from "../../src/node/review_queue.ts";
 import { Store } from "../../src/store/store.ts";
 import type { SessionIdentity } from "../../src/contracts/session.ts";
@@ -49,6 +50,7 @@ async function setup(
   const stored: string[] = [];
   const deps: NodeServiceDeps = {
     codingAgents: opts.codingAgents,
+    knownAgents: new KnownAgents({ store, now: () => now, everyMs: 900_000 }),
     store,
     profiles,
     nodeId: "node-test",

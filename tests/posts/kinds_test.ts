@@ -12,9 +12,9 @@ import {
   watsKindOf,
 } from "../../src/posts/kinds.ts";
 
-Deno.test("wats kinds map to the contiguous block 4470–4481 and back", () => {
+Deno.test("wats kinds map to the contiguous block 4470–4481, presence to 14480, and back", () => {
   assert.equal(KIND_BASE, 4470);
-  assert.equal(WATS_KINDS.length, 12);
+  assert.equal(WATS_KINDS.length, 13);
   const expected = [
     ["ask", 4470],
     ["answer", 4471],
@@ -28,6 +28,7 @@ Deno.test("wats kinds map to the contiguous block 4470–4481 and back", () => {
     ["note", 4479],
     ["announce", 4480],
     ["halt", 4481],
+    ["presence", 14480],
   ] as const;
   for (const [kind, n] of expected) {
     assert.equal(nostrKindOf(kind), n);
@@ -37,16 +38,18 @@ Deno.test("wats kinds map to the contiguous block 4470–4481 and back", () => {
 });
 
 Deno.test("numbers outside the block are not wats kinds", () => {
-  for (const n of [1, 4469, 4482, 4470.5, -1, NaN]) assert.equal(watsKindOf(n), undefined);
+  for (const n of [1, 4469, 4482, 4470.5, -1, NaN, 14481, 34480]) {
+    assert.equal(watsKindOf(n), undefined);
+  }
   assert.equal(isWatsKind("ask"), true);
   assert.equal(isWatsKind("toString"), false);
   assert.throws(() => nostrKindOf("bogus" as never), /Unknown wats kind/);
 });
 
-Deno.test("actionable and feedback kinds are the runner contract's lists; announce and halt are neither", () => {
+Deno.test("actionable and feedback kinds are the runner contract's lists; announce, halt and presence are neither", () => {
   assert.deepEqual([...ACTIONABLE], ["ask", "answer", "clarify", "offer", "claim", "release"]);
   assert.deepEqual([...FEEDBACK], ["react", "vouch", "progress", "note"]);
-  for (const k of ["announce", "halt"] as const) {
+  for (const k of ["announce", "halt", "presence"] as const) {
     assert.equal(isActionable(k), false);
     assert.equal(isFeedback(k), false);
   }

@@ -79,7 +79,11 @@ Deno.test("validation rejects more than 64 tags and accepts 64", async () => {
 });
 
 Deno.test("validation rejects a kind outside the wats block, though well signed", async () => {
-  await rejects(sign({ kind: 1 }), "unknown_kind", /kind 1 is not a wats kind \(4470–4481\)/);
+  await rejects(
+    sign({ kind: 1 }),
+    "unknown_kind",
+    /kind 1 is not a wats kind \(4470–4481, or 14480 presence\)/,
+  );
   await rejects(sign({ kind: 4482 }), "unknown_kind", /4482/);
 });
 

@@ -1,0 +1,93 @@
+import assert from "node:assert/strict";
+import { npubEncode } from "nostr-tools/nip19";
+import { KnownAgents } from "../../src/node/presence.ts";
+import { presenceTags } from "../../src/posts/presence.ts";
+import type { PresenceState } from "../../src/posts/presence.ts";
+import type { ProfileKey } from "../../src/identity/profile_key.ts";
+import { alice, bob, carol, post, tempStore } from "../store/post_factory.ts";
+
+const EVERY = 15 * 60_000;
+
+function presence(who: ProfileKey, createdAt: number, s: PresenceState, caps: string[]) {
+  return post(who, "presence", "", {
+    createdAt,
+    caps,
+    title: "Rust reviewer",
+    extraTags: presenceTags(s),
+  });
+}
+
+Deno.test("known agents: newest presence per author, with caps, state, arrival time; stale after 3 periods", async () => {
+  const { store, cleanup } = await tempStore();
+  let now = 1_800_000_000_000;
+  const known = new KnownAgents({ store, now: () => now, everyMs: EVERY });
+  try {
+    const created = Math.floor(now / 1000) - 3600; // an hour behind: last seen is the arrival
+    store.insert([presence(alice, created, { state: "running" }, ["rust"])], { origin: "remote" });
+    const until = now + 3_600_000;
+    store.insert([presence(bob, created, { state: "paused", until }, ["go"])], {
+      origin: "remote",
+    });
+    store.insert([presence(alice, created + 1, { state: "halted" }, ["rust"])], {
+      origin: "remote",
+    });
+    const list = known.list();
+    assert.deepEqual(list.map((a) => [a.npub, a.state]), [
+      [npubEncode(alice.pubkey), "halted"],
+      [npubEncode(bob.pubkey), "paused"],
+    ]);
+    assert.equal(list[0]!.lastSeen, now);
+    assert.equal(list[0]!.title, "Rust reviewer");
+    assert.deepEqual(list[0]!.caps, ["rust"]);
+    assert.equal(list[1]!.until, until);
+    assert.equal(list.every((a) => !a.stale && !a.reachable), true);
+
+    store.insert([presence(carol, created + 2, { state: "running" }, ["rust", "go"])], {
+      origin: "remote",
+    });
+    assert.deepEqual(known.reach(alice.pubkey, ["rust"]), { matching: 1, reachable: 1 });
+    assert.deepEqual(known.reach(bob.pubkey, ["rust"]), { matching: 2, reachable: 1 });
+    assert.deepEqual(known.reach(bob.pubkey, []), { matching: 2, reachable: 1 });
+    assert.deepEqual(known.reach(bob.pubkey, ["go"], [alice.pubkey]), {
+      matching: 1,
+      reachable: 0,
+    });
+    assert.deepEqual(known.reach(bob.pubkey, ["python"]), { matching: 0, reachable: 0 });
+
+    now += 3 * EVERY;
+    assert.equal(known.list().find((a) => a.state === "running")!.stale, false, "3 periods: fresh");
+    now += 1;
+    const stale = known.list().find((a) => a.state === "running")!;
+    assert.equal(stale.stale, true);
+    assert.equal(stale.reachable, false, "a stale presence reaches nobody");
+    assert.deepEqual(known.reach(bob.pubkey, ["rust"]), { matching: 2, reachable: 0 });
+  } finally {
+    known.close();
+    await cleanup();
+  }
+});
+
+Deno.test("known agents: a presence stored before the table started is last seen at its own date; junk caps and long titles are cut", async () => {
+  const { store, cleanup } = await tempStore();
+  const now = 1_800_000_000_000;
+  try {
+    const created = Math.floor(now / 1000) - 600;
+    store.insert([
+      post(alice, "presence", "", {
+        createdAt: created,
+        caps: ["rust", "Bad!Cap", "x".repeat(100)],
+        title: "t".repeat(500),
+        extraTags: [["state", "dancing"]],
+      }),
+    ], { origin: "remote" });
+    const known = new KnownAgents({ store, now: () => now, everyMs: EVERY });
+    const [a] = known.list();
+    known.close();
+    assert.equal(a!.lastSeen, created * 1000);
+    assert.deepEqual(a!.caps, ["rust"]);
+    assert.equal(a!.title!.length, 80);
+    assert.equal(a!.state, "off", "an unknown state is not counted as running");
+  } finally {
+    await cleanup();
+  }
+});
