@@ -2,11 +2,15 @@
  * Syncing with one relay of `infra`: receive every wats post it has, and publish
  * the node's own.
  *
- * On each connection:
+ What the node asks for is its interest (interest.ts): a few subscriptions of a
+ * few filters each, or, when none is given, every wats kind. On each connection:
  *
- * 1. a live subscription `{kinds: <wats kinds>, limit: 0}` opens first, so nothing
+ * 1. the live subscriptions (each filter with `limit: 0`) open first, so nothing
  *    that arrives during the catch-up is missed;
- * 2. the catch-up pages backwards from the newest event: `{kinds, since, until,
+ * 2. the catch-up runs filter by filter, one filter per REQ (a relay applies
+ *    `limit` per filter or to the whole REQ, and returns several filters' events
+ *    in no common order, so the paging below is exact only for one filter). Each
+ *    filter pages backwards from the newest event: `{…filter, since, until,
  *    limit}`, each next page `until` the oldest `created_at` of the previous one
  *    (inclusive: `created_at` has one-second resolution, so the same second is asked
  *    again and the store drops what it already has). Relays cap what one REQ returns
@@ -19,9 +23,9 @@
  *    of one second (the boundary between two pages), never every id it saw. A
  *    relay that keeps finding new events dated the `until` second gets that second
  *    asked once more, then skipped;
- * 3. after the last page, the cursor (the time the live subscription opened) is
- *    saved with `store.setCursor`; while connected it moves forward with each
- *    message received (at most one write a second);
+ * 3. after the last page of the last filter, the cursor (the time the live
+ *    subscriptions opened) is saved with `store.setCursor`; while connected it moves
+ *    forward with each message received (at most one write a second);
  * 4. the outbox (`store.outbox.pending`) is published, a window of events at a time,
  *    and each event leaves the outbox only when the relay answers `OK true` (or
  *    `duplicate:`, or a permanent refusal, which is logged). `Store.insert` queues
@@ -31,6 +35,18 @@
  * At most {@linkcode MAX_INGESTING} events from one relay are being validated and
  * stored at once; past that the connection is not read (`WsClient.pause`), so a
  * relay that sends faster than the node verifies is slowed by TCP, not buffered.
+ *
+ * When the interest changes while connected (`setInterest`: the node follows a new
+ * thread), each changed subscription is sent again under a new id before the old one
+ * is closed: the relay sends every event to one or the other (or both: the store
+ * drops the duplicate), and events of any `wats-live-` subscription of this
+ * connection are taken, so one in flight when its subscription closed is not lost.
+ * Then the filters that are new get a catch-up of their own, with no `since` (a
+ * new thread's earlier posts); until it is done they are remembered across
+ * reconnections (at most {@linkcode MAX_ADDED} filters).
+ *
+ * Bytes received are counted per connection (`WsClient.bytesReceived`) and summed
+ * in `status().bytesReceived`.
  *
  * A lost connection is retried with capped exponential backoff and jitter. Nothing
  * runs while idle: no ping, no poll; the only timer is the reconnect deadline (and
@@ -49,10 +65,12 @@
  */
 
 import type { Logger } from "@logtape/logtape";
+import type { Filter } from "nostr-tools/filter";
 import { NOSTR_KINDS } from "../posts/kinds.ts";
 import type { NostrEvent } from "../posts/post.ts";
 import type { Origin, Store } from "../store/store.ts";
 import type { Ingest, IngestResult } from "./ingest.ts";
+import { filterKey, type Subscription } from "./interest.ts";
 import { CLOSED, OPEN, WsClient } from "./ws_client.ts";
 
 /**
@@ -87,6 +105,8 @@ export interface RelaySyncOptions {
   publishWindow?: number;
   /** A catch-up page with no EOSE ends after this long. Default 30 s. */
   pageTimeoutMs?: number;
+  /** What to subscribe to (interest.ts). Default: every wats kind, one filter. */
+  subscriptions?: readonly Subscription[];
 }
 
 /** How one relay is doing. */
@@ -97,17 +117,29 @@ export interface RelayStatus {
   caughtUp: boolean;
   /** The last problem with this relay, until the next successful catch-up. */
   lastError?: string;
+  /** Bytes received from this relay since the node started, all connections together. */
+  bytesReceived: number;
 }
 
 /** A running sync with one relay. */
 export interface RelaySync {
   readonly url: string;
   status(): RelayStatus;
+  /**
+   * Subscribes to `subscriptions` from now on, replacing the live subscriptions that
+   * changed, and catches up on `added` (filters not asked before) with no `since`.
+   */
+  setInterest(subscriptions: readonly Subscription[], added: readonly Filter[]): void;
   /** Stops syncing: closes the connection, cancels the reconnect, removes listeners. */
   close(): Promise<void>;
 }
 
-const LIVE = "wats-live";
+/** Every live subscription's id starts so (`wats-live-<key>-<n>`). */
+const LIVE = "wats-live-";
+/** Every wats kind: what a sync given no interest asks for. */
+const FIREHOSE: readonly Subscription[] = [{ key: "all", filters: [{ kinds: [...NOSTR_KINDS] }] }];
+/** Filters added while running still to catch up on, at most (the oldest are dropped). */
+export const MAX_ADDED = 64;
 /** The subscription id of an EVENT message, read without parsing the message. */
 const EVENT_SUB = /^\[\s*"EVENT"\s*,\s*"([^"\\]*)"/;
 const PEEK_DECODER = new TextDecoder();
@@ -124,8 +156,17 @@ export function startRelaySync(opts: RelaySyncOptions): RelaySync {
   return new Sync(opts);
 }
 
+/** One filter to catch up on; `since` undefined: its whole history. */
+interface CatchUp {
+  filter: Filter;
+  since: number | undefined;
+  /** One of `#added`: forgotten once caught up. */
+  added: boolean;
+}
+
 interface Page {
   subId: string;
+  catchUp: CatchUp;
   since?: number;
   until?: number;
   /** Valid events inside the filter so far. */
@@ -171,6 +212,16 @@ class Sync implements RelaySync {
   #inFlight = new Set<string>();
   #deferred = new Set<string>();
   #flushQueued = false;
+  #subscriptions: readonly Subscription[];
+  /** Filters added by `setInterest` not caught up on yet (kept across connections). */
+  #added: Filter[] = [];
+  /** The live subscription of each key on this connection: its id and filters' text. */
+  #live = new Map<string, { id: string; text: string }>();
+  #liveCount = 0;
+  /** Filters still to catch up on, this connection; the first is being paged. */
+  #queue: CatchUp[] = [];
+  /** Bytes of the connections that ended. */
+  #bytesBefore = 0;
 
   constructor(opts: RelaySyncOptions) {
     this.url = opts.url;
@@ -178,6 +229,7 @@ class Sync implements RelaySync {
     this.#store = opts.store;
     this.#log = opts.log;
     this.#now = opts.now ?? Date.now;
+    this.#subscriptions = opts.subscriptions ?? FIREHOSE;
     this.#unlisten = opts.store.onInsert((_posts, origin) => this.#onInsert(origin));
     this.#connect();
   }
@@ -188,7 +240,21 @@ class Sync implements RelaySync {
       connected: this.#connected,
       caughtUp: this.#caughtUp,
       ...(this.#lastError !== undefined ? { lastError: this.#lastError } : {}),
+      bytesReceived: this.#bytesBefore + (this.#ws?.bytesReceived ?? 0),
     };
+  }
+
+  setInterest(subscriptions: readonly Subscription[], added: readonly Filter[]): void {
+    this.#subscriptions = subscriptions;
+    const fresh = added.filter((f) => !this.#added.some((a) => filterKey(a) === filterKey(f)));
+    this.#added = [...this.#added, ...fresh].slice(-MAX_ADDED);
+    if (!this.#connected || this.#closed) return;
+    this.#openLive();
+    const queued = fresh.map((filter) => ({ filter, since: undefined, added: true }));
+    if (queued.length === 0) return;
+    const idle = this.#queue.length === 0;
+    this.#queue.push(...queued);
+    if (idle) this.#requestPage(undefined);
   }
 
   async close(): Promise<void> {
@@ -256,7 +322,7 @@ class Sync implements RelaySync {
     // the message cap, and decoding and parsing them only fed the garbage collector.
     ws.onpeek = (head) => {
       const sub = EVENT_SUB.exec(PEEK_DECODER.decode(head))?.[1];
-      return sub === undefined || sub === LIVE || sub === this.#page?.subId;
+      return sub === undefined || sub.startsWith(LIVE) || sub === this.#page?.subId;
     };
     ws.onerror = (e) => {
       const msg = e.message;
@@ -267,7 +333,10 @@ class Sync implements RelaySync {
       const was = this.#connected;
       this.#endSession();
       closedSocket();
-      if (this.#ws === ws) this.#ws = undefined;
+      if (this.#ws === ws) {
+        this.#bytesBefore += ws.bytesReceived;
+        this.#ws = undefined;
+      }
       if (this.#closed) return;
       if (was) {
         this.#lastError ??= `connection closed (${e.code}${e.reason ? ` ${e.reason}` : ""})`;
@@ -305,15 +374,49 @@ class Sync implements RelaySync {
     this.#savedCursor = this.#store.getCursor(this.url) ?? 0;
     this.#seen = new Set();
     this.#stuck = 0;
-    this.#send(["REQ", LIVE, { kinds: NOSTR_KINDS, limit: 0 }]);
+    this.#openLive();
+    const since = this.#since();
+    this.#queue = [
+      ...this.#subscriptions.flatMap((s) => s.filters).map((filter) => ({
+        filter,
+        since,
+        added: false,
+      })),
+      ...this.#added.map((filter) => ({ filter, since: undefined, added: true })),
+    ];
     this.#requestPage(undefined);
     this.#flushOutbox();
+  }
+
+  /**
+   * Opens the live subscriptions not open yet or whose filters changed (each under a
+   * new id, then the old one closed), and closes those no longer wanted.
+   */
+  #openLive(): void {
+    const wanted = new Set<string>();
+    for (const sub of this.#subscriptions) {
+      wanted.add(sub.key);
+      const text = JSON.stringify(sub.filters);
+      const old = this.#live.get(sub.key);
+      if (old?.text === text) continue;
+      const id = `${LIVE}${sub.key}-${++this.#liveCount}`;
+      this.#send(["REQ", id, ...sub.filters.map((f) => ({ ...f, limit: 0 }))]);
+      this.#live.set(sub.key, { id, text });
+      if (old) this.#send(["CLOSE", old.id]);
+    }
+    for (const [key, { id }] of this.#live) {
+      if (wanted.has(key)) continue;
+      this.#send(["CLOSE", id]);
+      this.#live.delete(key);
+    }
   }
 
   #endSession(): void {
     this.#connected = false;
     this.#caughtUp = false;
     this.#dropPage();
+    this.#queue = [];
+    this.#live.clear();
     this.#seen = new Set();
     this.#inFlight.clear();
     this.#deferred.clear();
@@ -326,17 +429,18 @@ class Sync implements RelaySync {
     return Math.max(0, cursor - overlap);
   }
 
+  /** Asks for a page of the first filter of the queue. */
   #requestPage(until: number | undefined): void {
+    const catchUp = this.#queue[0];
+    if (!catchUp) return;
     const subId = `wats-page-${++this.#pageCount}`;
-    const filter: Record<string, unknown> = {
-      kinds: NOSTR_KINDS,
-      limit: this.#o.pageLimit ?? 1000,
-    };
-    const since = this.#since();
+    const since = catchUp.since;
+    const filter: Filter = { ...catchUp.filter, limit: this.#o.pageLimit ?? 1000 };
     if (since !== undefined) filter.since = since;
     if (until !== undefined) filter.until = until;
     const page: Page = {
       subId,
+      catchUp,
       since,
       until,
       received: 0,
@@ -414,8 +518,14 @@ class Sync implements RelaySync {
       this.#requestPage(page.until - 1);
       return;
     }
+    // This filter is done: the next one starts from the newest event.
     this.#page = undefined;
     this.#seen = new Set();
+    this.#stuck = 0;
+    this.#queue.shift();
+    if (page.catchUp.added) this.#added = this.#added.filter((f) => f !== page.catchUp.filter);
+    if (this.#queue.length > 0) return this.#requestPage(undefined);
+    if (this.#caughtUp) return;
     this.#caughtUp = true;
     this.#attempt = 0;
     this.#lastError = undefined;
@@ -452,7 +562,7 @@ class Sync implements RelaySync {
     switch (msg[0]) {
       case "EVENT": {
         const [, subId, event] = msg;
-        if (subId === LIVE) {
+        if (typeof subId === "string" && subId.startsWith(LIVE)) {
           this.#ingest(event);
         } else if (page && !page.ended && subId === page.subId) {
           // Read before the ingest: a valid event's fields are these.
@@ -473,13 +583,15 @@ class Sync implements RelaySync {
       case "OK":
         this.#ok(msg[1], msg[2], msg[3]);
         return;
-      case "CLOSED":
-        if (msg[1] === LIVE || (page && msg[1] === page.subId)) {
+      case "CLOSED": {
+        const live = [...this.#live.values()].some((l) => l.id === msg[1]);
+        if (live || (page && msg[1] === page.subId)) {
           this.#lastError = `relay closed subscription ${msg[1]}: ${String(msg[2] ?? "")}`;
           this.#log.warn("relay {url}: {error}", { url: this.url, error: this.#lastError });
           if (page && msg[1] === page.subId) this.#dropPage();
         }
         return;
+      }
       case "NOTICE":
         this.#log.info("relay {url} says: {notice}", { url: this.url, notice: String(msg[1]) });
         return;

@@ -27,6 +27,7 @@ import type { ControlRequest } from "../contracts/session.ts";
 import type { NodeStatus } from "../contracts/views.ts";
 import { type ControlAnswer, serveMcpSocket } from "../mcp/socket_server.ts";
 import { type Network, startNetwork } from "../net/network.ts";
+import { watchInterest } from "../net/interest_source.ts";
 import { endPreviousRun } from "../runner/orphan.ts";
 import { runCommand } from "../runner/spawn.ts";
 import { safetyNotices } from "../safety/notices.ts";
@@ -305,6 +306,13 @@ export async function runNode(opts: NodeOptions): Promise<number> {
     // The runner starts once the socket serves: Codex's self-check needs it.
     await agentRunner?.ready();
     codingAgents?.start();
+    // The relays send what this node follows, not every wats post (docs/network.md).
+    const interest = watchInterest(store, {
+      caps: settings["agent.caps"],
+      openAsks: settings["agent.open_asks"],
+      haltAccept: settings["halt.accept"],
+    }, (next) => net.current?.setInterest(next));
+    cleanups.unshift(() => interest.stop());
     const network = await startNetwork({
       settings: {
         infra: settings.infra,
@@ -315,8 +323,11 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       store,
       events,
       log: log("net"),
+      interest: interest.current(),
     });
     net.current = network;
+    // Posts stored while the network started changed nothing yet.
+    network.setInterest(interest.current());
     cleanups.unshift(() => network.close());
     console.error(renderBanner({
       version: VERSION,
