@@ -45,6 +45,11 @@
  * new thread's earlier posts); until it is done they are remembered across
  * reconnections (at most {@linkcode MAX_ADDED} filters).
  *
+ * Given an interest, an event outside it is dropped before the ingest and counted
+ * (`status().unasked`): some relays match live events on `kinds` and `authors`
+ * only and ignore tag filters (`@nostr-relay/core` 0.0.40 does), which would hand
+ * the store every ask of the network.
+ *
  * Bytes received are counted per connection (`WsClient.bytesReceived`) and summed
  * in `status().bytesReceived`.
  *
@@ -65,7 +70,7 @@
  */
 
 import type { Logger } from "@logtape/logtape";
-import type { Filter } from "nostr-tools/filter";
+import { type Filter, matchFilters } from "nostr-tools/filter";
 import { NOSTR_KINDS } from "../posts/kinds.ts";
 import type { NostrEvent } from "../posts/post.ts";
 import type { Origin, Store } from "../store/store.ts";
@@ -119,6 +124,8 @@ export interface RelayStatus {
   lastError?: string;
   /** Bytes received from this relay since the node started, all connections together. */
   bytesReceived: number;
+  /** Events the relay sent that match no filter asked (dropped unstored), since the start. */
+  unasked: number;
 }
 
 /** A running sync with one relay. */
@@ -222,6 +229,9 @@ class Sync implements RelaySync {
   #queue: CatchUp[] = [];
   /** Bytes of the connections that ended. */
   #bytesBefore = 0;
+  /** The filters of every live subscription; undefined: the firehose, nothing to check. */
+  #liveFilters: Filter[] | undefined;
+  #unasked = 0;
 
   constructor(opts: RelaySyncOptions) {
     this.url = opts.url;
@@ -230,6 +240,7 @@ class Sync implements RelaySync {
     this.#log = opts.log;
     this.#now = opts.now ?? Date.now;
     this.#subscriptions = opts.subscriptions ?? FIREHOSE;
+    this.#liveFilters = opts.subscriptions?.flatMap((s) => s.filters);
     this.#unlisten = opts.store.onInsert((_posts, origin) => this.#onInsert(origin));
     this.#connect();
   }
@@ -241,11 +252,13 @@ class Sync implements RelaySync {
       caughtUp: this.#caughtUp,
       ...(this.#lastError !== undefined ? { lastError: this.#lastError } : {}),
       bytesReceived: this.#bytesBefore + (this.#ws?.bytesReceived ?? 0),
+      unasked: this.#unasked,
     };
   }
 
   setInterest(subscriptions: readonly Subscription[], added: readonly Filter[]): void {
     this.#subscriptions = subscriptions;
+    this.#liveFilters = subscriptions.flatMap((s) => s.filters);
     const fresh = added.filter((f) => !this.#added.some((a) => filterKey(a) === filterKey(f)));
     this.#added = [...this.#added, ...fresh].slice(-MAX_ADDED);
     if (!this.#connected || this.#closed) return;
@@ -563,8 +576,9 @@ class Sync implements RelaySync {
       case "EVENT": {
         const [, subId, event] = msg;
         if (typeof subId === "string" && subId.startsWith(LIVE)) {
-          this.#ingest(event);
+          if (this.#asked(this.#liveFilters, event)) this.#ingest(event);
         } else if (page && !page.ended && subId === page.subId) {
+          if (!this.#asked(this.#liveFilters && [page.catchUp.filter], event)) return;
           // Read before the ingest: a valid event's fields are these.
           const at = (event as NostrEvent | null)?.created_at;
           page.ingesting++;
@@ -598,6 +612,19 @@ class Sync implements RelaySync {
       default:
         return;
     }
+  }
+
+  /** Whether `event` matches one of `filters` (undefined: anything); counts it when not. */
+  #asked(filters: Filter[] | undefined, event: unknown): boolean {
+    if (filters === undefined) return true;
+    try {
+      if (matchFilters(filters, event as NostrEvent)) return true;
+    } catch {
+      // Not an event's shape: the ingest refuses it and counts why.
+      return true;
+    }
+    this.#unasked++;
+    return false;
   }
 
   #ingest(event: unknown): Promise<IngestResult> {
