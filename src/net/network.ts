@@ -15,6 +15,7 @@ import type { Logger } from "@logtape/logtape";
 import { BusyError, ConfigError } from "../errors.ts";
 import type { EventSink } from "../contracts/node_events.ts";
 import type { Store } from "../store/store.ts";
+import type { Filter } from "nostr-tools/filter";
 import { createIngest, type Ingest } from "./ingest.ts";
 import { addedFilters, type Interest, interestSubscriptions } from "./interest.ts";
 import { type RelayServer, serveRelay } from "./relay_server.ts";
@@ -79,6 +80,11 @@ export interface Network {
    * Ignored when the network was started without an interest.
    */
   setInterest(interest: Interest): void;
+  /**
+   * Asks each connected relay once for `filter` and stores what they send (`feed`
+   * with `relays`); resolves with how many relays answered and the events received.
+   */
+  fetchOnce(filter: Filter): Promise<{ relays: number; events: number }>;
   /** Stops the endpoint and every sync, and waits for events still being stored. */
   close(): Promise<void>;
 }
@@ -166,6 +172,11 @@ export async function startNetwork(opts: NetworkOptions): Promise<Network> {
       const added = addedFilters(interest, next);
       interest = next;
       for (const s of syncs) s.setInterest(subscriptions, added);
+    },
+    async fetchOnce(filter) {
+      const connected = syncs.filter((s) => s.status().connected);
+      const counts = await Promise.all(connected.map((s) => s.fetch(filter)));
+      return { relays: connected.length, events: counts.reduce((a, b) => a + b, 0) };
     },
     close() {
       closing ??= (async () => {

@@ -50,6 +50,10 @@
  * only and ignore tag filters (`@nostr-relay/core` 0.0.40 does), which would hand
  * the store every ask of the network.
  *
+ * `fetch` asks once for what the interest leaves out (`feed` with `relays`, a
+ * person browsing): one REQ, its events stored, done at its EOSE or after
+ * {@linkcode FETCH_TIMEOUT_MS}.
+ *
  * Bytes received are counted per connection (`WsClient.bytesReceived`) and summed
  * in `status().bytesReceived`.
  *
@@ -137,6 +141,11 @@ export interface RelaySync {
    * changed, and catches up on `added` (filters not asked before) with no `since`.
    */
   setInterest(subscriptions: readonly Subscription[], added: readonly Filter[]): void;
+  /**
+   * Asks the relay once for `filter` and stores what it sends; resolves with the
+   * number of valid events received (stored or already there), 0 when not connected.
+   */
+  fetch(filter: Filter): Promise<number>;
   /** Stops syncing: closes the connection, cancels the reconnect, removes listeners. */
   close(): Promise<void>;
 }
@@ -145,6 +154,12 @@ export interface RelaySync {
 const LIVE = "wats-live-";
 /** Every wats kind: what a sync given no interest asks for. */
 const FIREHOSE: readonly Subscription[] = [{ key: "all", filters: [{ kinds: [...NOSTR_KINDS] }] }];
+/** A one-off fetch with no EOSE ends after this long. */
+export const FETCH_TIMEOUT_MS = 10_000;
+/** Events of one fetch at most, when its filter names no `limit`. */
+const FETCH_LIMIT = 500;
+/** One-off fetches at once per relay, at most (past that a fetch gets 0 at once). */
+const MAX_FETCHES = 4;
 /** Filters added while running still to catch up on, at most (the oldest are dropped). */
 export const MAX_ADDED = 64;
 /** The subscription id of an EVENT message, read without parsing the message. */
@@ -161,6 +176,14 @@ const PERMANENT = ["invalid:", "blocked:", "pow:", "restricted:"];
  */
 export function startRelaySync(opts: RelaySyncOptions): RelaySync {
   return new Sync(opts);
+}
+
+/** A one-off fetch in progress. */
+interface Fetch {
+  filter: Filter;
+  received: number;
+  ingesting: Promise<unknown>[];
+  done: () => void;
 }
 
 /** One filter to catch up on; `since` undefined: its whole history. */
@@ -232,6 +255,8 @@ class Sync implements RelaySync {
   /** The filters of every live subscription; undefined: the firehose, nothing to check. */
   #liveFilters: Filter[] | undefined;
   #unasked = 0;
+  #fetches = new Map<string, Fetch>();
+  #fetchCount = 0;
 
   constructor(opts: RelaySyncOptions) {
     this.url = opts.url;
@@ -268,6 +293,22 @@ class Sync implements RelaySync {
     const idle = this.#queue.length === 0;
     this.#queue.push(...queued);
     if (idle) this.#requestPage(undefined);
+  }
+
+  async fetch(filter: Filter): Promise<number> {
+    if (!this.#connected || this.#closed || this.#fetches.size >= MAX_FETCHES) return 0;
+    const subId = `wats-fetch-${++this.#fetchCount}`;
+    const ended = Promise.withResolvers<void>();
+    const f: Fetch = { filter, received: 0, ingesting: [], done: ended.resolve };
+    this.#fetches.set(subId, f);
+    const timer = setTimeout(f.done, FETCH_TIMEOUT_MS);
+    this.#send(["REQ", subId, filter]);
+    await ended.promise;
+    clearTimeout(timer);
+    this.#fetches.delete(subId);
+    this.#send(["CLOSE", subId]);
+    await Promise.all(f.ingesting);
+    return f.received;
   }
 
   async close(): Promise<void> {
@@ -335,7 +376,8 @@ class Sync implements RelaySync {
     // the message cap, and decoding and parsing them only fed the garbage collector.
     ws.onpeek = (head) => {
       const sub = EVENT_SUB.exec(PEEK_DECODER.decode(head))?.[1];
-      return sub === undefined || sub.startsWith(LIVE) || sub === this.#page?.subId;
+      return sub === undefined || sub.startsWith(LIVE) || sub === this.#page?.subId ||
+        this.#fetches.has(sub);
     };
     ws.onerror = (e) => {
       const msg = e.message;
@@ -430,6 +472,7 @@ class Sync implements RelaySync {
     this.#dropPage();
     this.#queue = [];
     this.#live.clear();
+    for (const f of this.#fetches.values()) f.done();
     this.#seen = new Set();
     this.#inFlight.clear();
     this.#deferred.clear();
@@ -577,6 +620,12 @@ class Sync implements RelaySync {
         const [, subId, event] = msg;
         if (typeof subId === "string" && subId.startsWith(LIVE)) {
           if (this.#asked(this.#liveFilters, event)) this.#ingest(event);
+        } else if (this.#fetches.has(subId)) {
+          const f = this.#fetches.get(subId)!;
+          if (!this.#asked([f.filter], event)) return;
+          // A relay that sends past the limit asked is not read further for it.
+          if (f.ingesting.length >= (f.filter.limit ?? FETCH_LIMIT)) return f.done();
+          f.ingesting.push(this.#ingest(event).then((r) => r.ok && f.received++));
         } else if (page && !page.ended && subId === page.subId) {
           if (!this.#asked(this.#liveFilters && [page.catchUp.filter], event)) return;
           // Read before the ingest: a valid event's fields are these.
@@ -593,6 +642,7 @@ class Sync implements RelaySync {
       }
       case "EOSE":
         if (page && msg[1] === page.subId) void this.#endPage(page);
+        this.#fetches.get(msg[1])?.done();
         return;
       case "OK":
         this.#ok(msg[1], msg[2], msg[3]);
@@ -604,6 +654,7 @@ class Sync implements RelaySync {
           this.#log.warn("relay {url}: {error}", { url: this.url, error: this.#lastError });
           if (page && msg[1] === page.subId) this.#dropPage();
         }
+        this.#fetches.get(msg[1])?.done();
         return;
       }
       case "NOTICE":

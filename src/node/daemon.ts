@@ -246,6 +246,8 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       },
       safetyNotices: notices,
       networkStatus: () => net.current?.status(),
+      fetchOnce: (filter) =>
+        net.current?.fetchOnce(filter) ?? Promise.resolve({ relays: 0, events: 0 }),
       sandboxStatus: () => {
         const state = sandboxLine(sandbox.mode, sandbox.lastProblem);
         return [

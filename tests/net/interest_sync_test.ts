@@ -245,6 +245,10 @@ for (
             .length >= 2,
           "the new REQ of that bucket went out before the CLOSE of the old",
         );
+        // A person browsing: one fetch of notes brings the note B never subscribed to.
+        const fetched = await net.fetchOnce({ kinds: [nostrKindOf("note")], limit: 10 });
+        assert.deepEqual(fetched, { relays: 1, events: 1 });
+        assert.ok(b.store.has(note.id), "the note fetched on request");
         const status = net.status().relays[0]!;
         assert.ok(status.bytesReceived > 0);
         // wats' endpoint sends only what matches; the Node relay ignores tag filters
