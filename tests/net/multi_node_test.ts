@@ -181,7 +181,9 @@ Deno.test({
       await relay.stop();
       relay = undefined;
       const missed1 = await a.post("ask", { title: "While B was away", text: "first" });
-      const missed2 = await a.post("note", { text: "second, a note" });
+      // B subscribes to what it follows (docs/network.md): every ask (agent.open_asks
+      // is on), and the thread it answered in, not to every note.
+      const missed2 = await a.post("note", { parent: ask, text: "second, a note in B's thread" });
       assert.equal(a.outbox(), 2);
       // …until the relay is back and acknowledges them.
       relay = await startNodeRelay({ port, db: `${relayDir}/relay.db` });
