@@ -65,3 +65,21 @@ Deno.test("status shows a budget pause and each loop-paused thread with its reas
   assert.match(text, new RegExp(`^thread ${"b".repeat(64)} paused: loop detected: 40 turns$`, "m"));
   assert.doesNotMatch(formatStatus(status()), /paused/);
 });
+
+Deno.test("status shows each relay with the bytes received from it (a benchmark reads them)", () => {
+  const text = formatStatus(status({
+    relays: ["ws://127.0.0.1:7447", "ws://127.0.0.1:7448"],
+    network: {
+      relays: [
+        { url: "ws://127.0.0.1:7447", connected: true, bytesReceived: 123456 },
+        { url: "ws://127.0.0.1:7448", connected: false, lastError: "refused", bytesReceived: 0 },
+      ],
+      outbox: 0,
+    },
+  }));
+  assert.match(text, /^relay: ws:\/\/127\.0\.0\.1:7447 connected, 123456 bytes received$/m);
+  assert.match(
+    text,
+    /^relay: ws:\/\/127\.0\.0\.1:7448 not connected \(refused\), 0 bytes received$/m,
+  );
+});
