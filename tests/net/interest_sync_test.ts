@@ -25,47 +25,10 @@ import {
   waitFor,
 } from "./net_support.ts";
 import { RELAY_HELPER, startNodeRelay } from "./node_relay.ts";
+import { recordingProxy } from "./recording_proxy.ts";
 
 const guardian = deriveProfileKey(new Uint8Array(32).fill(3), "guardian");
 const carol = deriveProfileKey(new Uint8Array(32).fill(5), "carol");
-
-/**
- * A WebSocket proxy on 127.0.0.1 in front of `upstream` that keeps every message a
- * client sends, parsed.
- */
-function recordingProxy(upstream: string) {
-  const sent: unknown[][] = [];
-  const sockets = new Set<WebSocket>();
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
-    const { socket, response } = Deno.upgradeWebSocket(req);
-    const up = new WebSocket(upstream);
-    sockets.add(socket).add(up);
-    const early: string[] = [];
-    up.onopen = () => early.splice(0).forEach((m) => up.send(m));
-    up.onmessage = (e) => socket.readyState === WebSocket.OPEN && socket.send(e.data);
-    up.onclose = () => socket.readyState === WebSocket.OPEN && socket.close();
-    socket.onmessage = (e) => {
-      sent.push(JSON.parse(e.data));
-      if (up.readyState === WebSocket.OPEN) up.send(e.data);
-      else early.push(e.data);
-    };
-    socket.onclose = () => up.readyState <= WebSocket.OPEN && up.close();
-    return response;
-  });
-  return {
-    url: `ws://127.0.0.1:${server.addr.port}`,
-    sent,
-    /** The filters of the REQs sent so far whose id starts with `prefix`. */
-    reqFilters(prefix: string): Record<string, unknown>[] {
-      return sent.filter((m) => m[0] === "REQ" && String(m[1]).startsWith(prefix))
-        .flatMap((m) => m.slice(2) as Record<string, unknown>[]);
-    },
-    async close() {
-      for (const s of sockets) if (s.readyState <= WebSocket.OPEN) s.close();
-      await server.shutdown();
-    },
-  };
-}
 
 /** A relay to test against: wats' own endpoint on its own store, or the Node relay. */
 async function ownEndpoint() {
