@@ -48,7 +48,12 @@
  * Given an interest, an event outside it is dropped before the ingest and counted
  * (`status().unasked`): some relays match live events on `kinds` and `authors`
  * only and ignore tag filters (`@nostr-relay/core` 0.0.40 does), which would hand
- * the store every ask of the network.
+ * the store every ask of the network. Such a relay would also send each event once
+ * per live subscription with a tag filter (ten copies of each post measured with
+ * bench/relay_interest.ts), so the first live event outside the filters makes the
+ * connection fall back to what the node did before interests: one subscription to
+ * every wats post, everything it sends stored, no catch-up of added filters (the
+ * live subscription brings their posts). Each event then comes once, as before.
  *
  * `fetch` asks once for what the interest leaves out (`feed` with `relays`, a
  * person browsing): one REQ, its events stored, done at its EOSE or after
@@ -160,6 +165,8 @@ export const FETCH_TIMEOUT_MS = 10_000;
 const FETCH_LIMIT = 500;
 /** One-off fetches at once per relay, at most (past that a fetch gets 0 at once). */
 const MAX_FETCHES = 4;
+/** Live ids remembered as closed twice, at most. */
+const MAX_RECLOSED = 64;
 /** Filters added while running still to catch up on, at most (the oldest are dropped). */
 export const MAX_ADDED = 64;
 /** The subscription id of an EVENT message, read without parsing the message. */
@@ -247,6 +254,8 @@ class Sync implements RelaySync {
   #added: Filter[] = [];
   /** The live subscription of each key on this connection: its id and filters' text. */
   #live = new Map<string, { id: string; text: string }>();
+  /** The ids of `#live`. */
+  #liveIds = new Set<string>();
   #liveCount = 0;
   /** Filters still to catch up on, this connection; the first is being paged. */
   #queue: CatchUp[] = [];
@@ -254,6 +263,12 @@ class Sync implements RelaySync {
   #bytesBefore = 0;
   /** The filters of every live subscription; undefined: the firehose, nothing to check. */
   #liveFilters: Filter[] | undefined;
+  /** The filters before the last change: an event in flight for them is not "unasked". */
+  #previousFilters: Filter[] = [];
+  /** This connection's relay ignores tag filters on live events: one firehose subscription. */
+  #tagBlind = false;
+  /** Live ids closed again because events still came for them (the newest {@linkcode MAX_RECLOSED}). */
+  #reclosed = new Set<string>();
   #unasked = 0;
   #fetches = new Map<string, Fetch>();
   #fetchCount = 0;
@@ -283,10 +298,11 @@ class Sync implements RelaySync {
 
   setInterest(subscriptions: readonly Subscription[], added: readonly Filter[]): void {
     this.#subscriptions = subscriptions;
+    this.#previousFilters = this.#liveFilters ?? [];
     this.#liveFilters = subscriptions.flatMap((s) => s.filters);
     const fresh = added.filter((f) => !this.#added.some((a) => filterKey(a) === filterKey(f)));
     this.#added = [...this.#added, ...fresh].slice(-MAX_ADDED);
-    if (!this.#connected || this.#closed) return;
+    if (!this.#connected || this.#closed || this.#tagBlind) return;
     this.#openLive();
     const queued = fresh.map((filter) => ({ filter, since: undefined, added: true }));
     if (queued.length === 0) return;
@@ -449,7 +465,7 @@ class Sync implements RelaySync {
    */
   #openLive(): void {
     const wanted = new Set<string>();
-    for (const sub of this.#subscriptions) {
+    for (const sub of this.#tagBlind ? FIREHOSE : this.#subscriptions) {
       wanted.add(sub.key);
       const text = JSON.stringify(sub.filters);
       const old = this.#live.get(sub.key);
@@ -457,11 +473,12 @@ class Sync implements RelaySync {
       const id = `${LIVE}${sub.key}-${++this.#liveCount}`;
       this.#send(["REQ", id, ...sub.filters.map((f) => ({ ...f, limit: 0 }))]);
       this.#live.set(sub.key, { id, text });
-      if (old) this.#send(["CLOSE", old.id]);
+      this.#liveIds.add(id);
+      if (old) this.#closeLive(old.id);
     }
     for (const [key, { id }] of this.#live) {
       if (wanted.has(key)) continue;
-      this.#send(["CLOSE", id]);
+      this.#closeLive(id);
       this.#live.delete(key);
     }
   }
@@ -472,6 +489,9 @@ class Sync implements RelaySync {
     this.#dropPage();
     this.#queue = [];
     this.#live.clear();
+    this.#liveIds.clear();
+    this.#reclosed.clear();
+    this.#tagBlind = false;
     for (const f of this.#fetches.values()) f.done();
     this.#seen = new Set();
     this.#inFlight.clear();
@@ -619,7 +639,8 @@ class Sync implements RelaySync {
       case "EVENT": {
         const [, subId, event] = msg;
         if (typeof subId === "string" && subId.startsWith(LIVE)) {
-          if (this.#asked(this.#liveFilters, event)) this.#ingest(event);
+          this.#closeAgain(subId);
+          if (this.#asked(this.#liveFilters, event, true)) this.#ingest(event);
         } else if (this.#fetches.has(subId)) {
           const f = this.#fetches.get(subId)!;
           if (!this.#asked([f.filter], event)) return;
@@ -648,8 +669,7 @@ class Sync implements RelaySync {
         this.#ok(msg[1], msg[2], msg[3]);
         return;
       case "CLOSED": {
-        const live = [...this.#live.values()].some((l) => l.id === msg[1]);
-        if (live || (page && msg[1] === page.subId)) {
+        if (this.#liveIds.has(msg[1]) || (page && msg[1] === page.subId)) {
           this.#lastError = `relay closed subscription ${msg[1]}: ${String(msg[2] ?? "")}`;
           this.#log.warn("relay {url}: {error}", { url: this.url, error: this.#lastError });
           if (page && msg[1] === page.subId) this.#dropPage();
@@ -665,16 +685,49 @@ class Sync implements RelaySync {
     }
   }
 
-  /** Whether `event` matches one of `filters` (undefined: anything); counts it when not. */
-  #asked(filters: Filter[] | undefined, event: unknown): boolean {
-    if (filters === undefined) return true;
+  #closeLive(id: string): void {
+    this.#liveIds.delete(id);
+    this.#send(["CLOSE", id]);
+  }
+
+  /**
+   * Closes a live subscription again when its events still come after its CLOSE: a
+   * relay that handles messages out of order (`@nostr-relay/core` registers a REQ
+   * after an await) can take the CLOSE before the REQ and keep the subscription
+   * open, sending every event twice. Its events keep being taken (see the module doc).
+   */
+  #closeAgain(subId: string): void {
+    if (this.#reclosed.has(subId) || this.#liveIds.has(subId)) return;
+    this.#reclosed.add(subId);
+    if (this.#reclosed.size > MAX_RECLOSED) {
+      this.#reclosed.delete(this.#reclosed.values().next().value!);
+    }
+    this.#send(["CLOSE", subId]);
+  }
+
+  /**
+   * Whether `event` matches one of `filters` (undefined: anything); counts it when
+   * not, and for a `live` one, makes the connection fall back to the firehose.
+   */
+  #asked(filters: Filter[] | undefined, event: unknown, live = false): boolean {
+    if (filters === undefined || (live && this.#tagBlind)) return true;
     try {
       if (matchFilters(filters, event as NostrEvent)) return true;
+      if (live && matchFilters(this.#previousFilters, event as NostrEvent)) return false;
     } catch {
       // Not an event's shape: the ingest refuses it and counts why.
       return true;
     }
     this.#unasked++;
+    if (live && !this.#tagBlind) {
+      this.#tagBlind = true;
+      this.#log.info(
+        "relay {url} ignores tag filters on live events; asking it for every wats post in one subscription",
+        { url: this.url },
+      );
+      this.#openLive();
+      return true;
+    }
     return false;
   }
 
