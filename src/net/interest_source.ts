@@ -7,10 +7,18 @@
  * @module
  */
 
-import { nostrKindOf } from "../posts/kinds.ts";
+import { nostrKindOf, WATS_KINDS, type WatsKind } from "../posts/kinds.ts";
 import { type NostrEvent, threadLinks } from "../posts/post.ts";
 import type { Store, StoredPost } from "../store/store.ts";
 import { type Interest, MAX_THREADS } from "./interest.ts";
+
+/**
+ * The node's own posts of these kinds start no thread it follows: nobody replies to
+ * an announce (posted again every `agent.presence_every`) or a halt, and each would
+ * take one of the {@linkcode MAX_THREADS} places.
+ */
+const NO_THREAD: ReadonlySet<WatsKind> = new Set(["announce", "halt"]);
+const THREAD_KINDS = WATS_KINDS.filter((k) => !NO_THREAD.has(k)).map(nostrKindOf);
 
 /** The settings an interest comes from. */
 export interface InterestSettings {
@@ -58,6 +66,7 @@ export function watchInterest(
     function adds(p: StoredPost): boolean {
       const local = origin === "local" || authors.has(p.author);
       if (local && !authors.has(p.author)) return true;
+      if (NO_THREAD.has(p.kind)) return false;
       return (local || p.kind === "ask") && !followed.has(p.root ?? p.id);
     }
   });
@@ -85,7 +94,7 @@ export function threadRoots(store: Store, profiles: readonly string[]): string[]
   const asks = store.query({ kinds: [nostrKindOf("ask")], limit: MAX_THREADS }, opts);
   const own = profiles.length === 0
     ? []
-    : store.query({ authors: [...profiles], limit: MAX_THREADS }, opts);
+    : store.query({ authors: [...profiles], kinds: THREAD_KINDS, limit: MAX_THREADS }, opts);
   const roots = new Set<string>();
   for (const e of [...asks, ...own].sort((a, b) => b.created_at - a.created_at)) {
     roots.add(rootOf(e));

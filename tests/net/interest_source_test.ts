@@ -20,8 +20,10 @@ Deno.test("the threads followed: asks stored (anyone's) and threads the node's p
       parentAuthor: alice.pubkey,
     });
     const unrelated = signed(alice, "note", "nobody follows this", { createdAt: at + 3 });
+    // Bob's announce is no thread (a new one every agent.presence_every).
+    const announce = signed(bob, "announce", "bob's agent", { createdAt: at + 4 });
     t.store.insert([aliceNote, aliceAsk, unrelated], { origin: "remote" });
-    t.store.insert([bobReply], { origin: "local" });
+    t.store.insert([bobReply, announce], { origin: "local" });
     const i = computeInterest(t.store, settings);
     assert.deepEqual(i.profiles, [bob.pubkey]);
     assert.deepEqual(i.threads, [aliceNote.id, aliceAsk.id]);
@@ -79,8 +81,9 @@ Deno.test("the interest is recomputed once per batch that adds a thread or a pro
     ], { origin: "remote" });
     await settle();
     assert.equal(seen.length, 1);
-    // A note by someone else, in no thread followed, neither.
+    // A note by someone else, in no thread followed, neither; nor bob's announce.
     t.store.insert([signed(alice, "note", "chatter")], { origin: "remote" });
+    t.store.insert([signed(bob, "announce", "present")], { origin: "local" });
     await settle();
     assert.equal(seen.length, 1);
     // Bob posts a note of his own: a new thread.
