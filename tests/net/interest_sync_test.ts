@@ -3,7 +3,9 @@
  * independent Node relay), through a proxy that records what the node sends: the
  * REQ frames carry the node's `#p`, `#t`, kinds and `#e`, and the node gets what it
  * needs (an addressed ask, a cap ask, a reply to its post, a halt by a halt.accept
- * author, a claim in a thread it answered in) and not the rest.
+ * author, a claim in a thread it follows) and, from wats' endpoint, not the rest.
+ * The Node relay ignores tag filters on live events: the node falls back to one
+ * subscription to every post.
  */
 
 import assert from "node:assert/strict";
