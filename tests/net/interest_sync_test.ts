@@ -9,6 +9,7 @@
  */
 
 import assert from "node:assert/strict";
+import { createIngest } from "../../src/net/ingest.ts";
 import { watchInterest } from "../../src/net/interest_source.ts";
 import { startNetwork } from "../../src/net/network.ts";
 import { serveRelay } from "../../src/net/relay_server.ts";
@@ -39,7 +40,7 @@ async function ownEndpoint() {
     hostname: "127.0.0.1",
     port: 0,
     store: hub.store,
-    ingest: (await import("../../src/net/ingest.ts")).createIngest({
+    ingest: createIngest({
       store: hub.store,
       events: () => {},
       log: testLog,
