@@ -1,8 +1,8 @@
 /**
- * Syncing with one relay of `infra`: receive every wats post it has, and publish
- * the node's own.
+ * Syncing with one relay of `infra`: receive the wats posts the node follows, and
+ * publish the node's own.
  *
- What the node asks for is its interest (interest.ts): a few subscriptions of a
+ * What the node asks for is its interest (interest.ts): a few subscriptions of a
  * few filters each, or, when none is given, every wats kind. On each connection:
  *
  * 1. the live subscriptions (each filter with `limit: 0`) open first, so nothing
@@ -54,6 +54,8 @@
  * connection fall back to what the node did before interests: one subscription to
  * every wats post, everything it sends stored, no catch-up of added filters (the
  * live subscription brings their posts). Each event then comes once, as before.
+ * The same relay may take a CLOSE before the REQ it follows and keep that
+ * subscription: events still coming for a closed live id make it be closed again.
  *
  * `fetch` asks once for what the interest leaves out (`feed` with `relays`, a
  * person browsing): one REQ, its events stored, done at its EOSE or after
