@@ -117,7 +117,7 @@ function hostileRelay(attack: Attack) {
         buf = buf.slice(at + 4 + len);
         try {
           const m = JSON.parse(text);
-          if (m[0] === "REQ" && m[1] !== "wats-live") pageSub = m[1];
+          if (m[0] === "REQ" && !String(m[1]).startsWith("wats-live-")) pageSub = m[1];
         } catch { /* a close frame or a pong */ }
       }
     })().catch(() => {});

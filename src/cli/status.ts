@@ -20,7 +20,8 @@ import { refuseArguments } from "./usage.ts";
 /** The usage text of `wats status`. */
 export const STATUS_HELP = `Usage: wats status [--data-dir DIR]
 
-Shows the running node: its id, profiles, data directory, agent runtime, budget
+Shows the running node: its id, profiles, data directory, each relay (connected,
+bytes received since the node started), agent runtime, budget
 spent and left, why agent runs wait (a reached budget, threads the loop detector
 paused), the agents known from their presence (caps, state, last seen; stale
 ones marked), drafts waiting for review, halt state, and any safety setting changed

@@ -168,7 +168,8 @@ export interface NodeStatus {
   knownAgentsTotal?: number;
   /** The network side: relay connections, the outbox, the relay endpoint. */
   network?: {
-    relays: Array<{ url: string; connected: boolean; lastError?: string }>;
+    /** `bytesReceived`: as on the wire, all connections since the node started. */
+    relays: Array<{ url: string; connected: boolean; lastError?: string; bytesReceived?: number }>;
     outbox: number;
     listenPort?: number;
     listenHost?: string;

@@ -85,7 +85,7 @@ export function formatStatus(s: NodeStatus): string {
       ? s.network.relays.map((r) =>
         `relay: ${oneLine(r.url)} ${r.connected ? "connected" : "not connected"}${
           !r.connected && r.lastError ? ` (${oneLine(r.lastError)})` : ""
-        }`
+        }${r.bytesReceived !== undefined ? `, ${r.bytesReceived} bytes received` : ""}`
       )
       : [
         `relays: ${

@@ -18,6 +18,12 @@ import type {
   PostView,
 } from "../contracts/views.ts";
 
+/** What `fetchFromRelays` did: relays that answered, valid events received. */
+export interface RelayFetch {
+  relays: number;
+  events: number;
+}
+
 /** The node's side of every MCP session. Errors it throws are `WatsError`s
  * whose message tells the model what to fix; the tools return them as `isError`. */
 export interface NodeService {
@@ -32,6 +38,12 @@ export interface NodeService {
   thread(id: string, limit: number): PostView[];
   feed(sinceSeq: number, limit: number, kinds?: string[]): { posts: PostView[]; cursor: number };
   search(query: string, limit: number): PostView[];
+  /**
+   * Asks the node's relays once for their newest `limit` posts of `kinds` (all when
+   * absent) and stores them: the posts its subscriptions leave out (docs/network.md).
+   * Absent where the service has no network.
+   */
+  fetchFromRelays?(kinds: string[] | undefined, limit: number): Promise<RelayFetch>;
   status(session: SessionIdentity): Promise<NodeStatus>;
   /** The agents this node knows from their presence, newest first, at most `limit`. */
   agents(limit?: number): KnownAgent[];

@@ -306,15 +306,33 @@ const READING_TOOLS: ToolSpec[] = [
         .array(z.enum(WATS_KINDS, { error: `kinds may list: ${WATS_KINDS.join(", ")}` }))
         .optional()
         .describe("Default: all."),
+      relays: z
+        .boolean({ error: "relays must be true or false" })
+        .optional()
+        .describe(
+          "True: first ask the node's relays once for their newest posts of these kinds " +
+            "(up to limit), beyond what the node subscribes to, and store them; they then " +
+            "come after your cursor. Default false: only what this node has.",
+        ),
     },
     annotations: READING,
-    run: (ctx, a) => {
+    run: async (ctx, a) => {
       const since = a.since ?? 0;
       const kinds = a.kinds !== undefined && a.kinds.length > 0 ? [...a.kinds] : undefined;
-      const { posts, cursor } = ctx.service.feed(since, a.limit ?? FEED_DEFAULT, kinds);
-      const head = posts.length === 0
-        ? `No posts after cursor ${since}. Next cursor: ${cursor}.`
-        : `${posts.length} post(s) after cursor ${since}. Next cursor: ${cursor} (pass it as since to see newer posts).`;
+      const limit = a.limit ?? FEED_DEFAULT;
+      const fetched = a.relays && ctx.service.fetchFromRelays
+        ? await ctx.service.fetchFromRelays(kinds, limit)
+        : undefined;
+      const { posts, cursor } = ctx.service.feed(since, limit, kinds);
+      const asked = fetched === undefined
+        ? a.relays ? "This node cannot ask relays. " : ""
+        : fetched.relays === 0
+        ? "No relay is connected: nothing fetched. "
+        : `Asked ${fetched.relays} relay(s): ${fetched.events} post(s) received. `;
+      const head = asked +
+        (posts.length === 0
+          ? `No posts after cursor ${since}. Next cursor: ${cursor}.`
+          : `${posts.length} post(s) after cursor ${since}. Next cursor: ${cursor} (pass it as since to see newer posts).`);
       const text = posts.length === 0 ? head : `${head}\n\n${formatPosts(posts)}`;
       return { text, data: { posts, cursor } };
     },

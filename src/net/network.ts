@@ -2,6 +2,8 @@
  * The node's network side, composed: one ingest (validation and batched inserts) shared
  * by a sync per relay in `infra` and, when `listen` is set, the node's own relay
  * endpoint. With no relay and no listen address it starts nothing: a local-only node.
+ * Given the node's interest (interest.ts), the syncs ask the relays for that only;
+ * without, for every wats post.
  *
  * Requires `--allow-net` on the listen address and on each relay's host and port.
  *
@@ -13,7 +15,9 @@ import type { Logger } from "@logtape/logtape";
 import { BusyError, ConfigError } from "../errors.ts";
 import type { EventSink } from "../contracts/node_events.ts";
 import type { Store } from "../store/store.ts";
+import type { Filter } from "nostr-tools/filter";
 import { createIngest, type Ingest } from "./ingest.ts";
+import { addedFilters, type Interest, interestSubscriptions } from "./interest.ts";
 import { type RelayServer, serveRelay } from "./relay_server.ts";
 import { type RelayStatus, type RelaySync, startRelaySync } from "./relay_sync.ts";
 import { createVerifyPool } from "./verify_pool.ts";
@@ -45,6 +49,8 @@ export interface NetworkOptions {
   verifyWorkers?: number;
   /** Reconnect delays, for tests (see `startRelaySync`). */
   backoff?: { baseMs?: number; maxMs?: number };
+  /** What the node asks its relays for; absent: every wats post (the firehose). */
+  interest?: Interest;
 }
 
 /** What `status()` reports. */
@@ -69,6 +75,16 @@ export interface Network {
   /** The port of the relay endpoint, when `listen` is set. */
   relayPort?: number;
   status(): NetworkStatus;
+  /**
+   * Asks the relays for `interest` from now on (and catches up on what it adds).
+   * Ignored when the network was started without an interest.
+   */
+  setInterest(interest: Interest): void;
+  /**
+   * Asks each connected relay once for `filter` and stores what they send (`feed`
+   * with `relays`); resolves with how many relays answered and the events received.
+   */
+  fetchOnce(filter: Filter): Promise<{ relays: number; events: number }>;
   /** Stops the endpoint and every sync, and waits for events still being stored. */
   close(): Promise<void>;
 }
@@ -135,8 +151,10 @@ export async function startNetwork(opts: NetworkOptions): Promise<Network> {
       maxSkewMs: settings.maxSkewMs,
       backoffBaseMs: opts.backoff?.baseMs,
       backoffMaxMs: opts.backoff?.maxMs,
+      ...(opts.interest ? { subscriptions: interestSubscriptions(opts.interest) } : {}),
     })
   );
+  let interest = opts.interest;
   let closing: Promise<void> | undefined;
   return {
     ingest,
@@ -148,6 +166,18 @@ export async function startNetwork(opts: NetworkOptions): Promise<Network> {
       rejected: ingest.rejected(),
       verifyWorkers: pool?.size ?? 0,
     }),
+    setInterest(next) {
+      if (!interest) return;
+      const subscriptions = interestSubscriptions(next);
+      const added = addedFilters(interest, next);
+      interest = next;
+      for (const s of syncs) s.setInterest(subscriptions, added);
+    },
+    async fetchOnce(filter) {
+      const connected = syncs.filter((s) => s.status().connected);
+      const counts = await Promise.all(connected.map((s) => s.fetch(filter)));
+      return { relays: connected.length, events: counts.reduce((a, b) => a + b, 0) };
+    },
     close() {
       closing ??= (async () => {
         await Promise.all([...syncs.map((s) => s.close()), server?.close()]);

@@ -1,12 +1,16 @@
 /**
- * Syncing with one relay of `infra`: receive every wats post it has, and publish
- * the node's own.
+ * Syncing with one relay of `infra`: receive the wats posts the node follows, and
+ * publish the node's own.
  *
- * On each connection:
+ * What the node asks for is its interest (interest.ts): a few subscriptions of a
+ * few filters each, or, when none is given, every wats kind. On each connection:
  *
- * 1. a live subscription `{kinds: <wats kinds>, limit: 0}` opens first, so nothing
+ * 1. the live subscriptions (each filter with `limit: 0`) open first, so nothing
  *    that arrives during the catch-up is missed;
- * 2. the catch-up pages backwards from the newest event: `{kinds, since, until,
+ * 2. the catch-up runs filter by filter, one filter per REQ (a relay applies
+ *    `limit` per filter or to the whole REQ, and returns several filters' events
+ *    in no common order, so the paging below is exact only for one filter). Each
+ *    filter pages backwards from the newest event: `{…filter, since, until,
  *    limit}`, each next page `until` the oldest `created_at` of the previous one
  *    (inclusive: `created_at` has one-second resolution, so the same second is asked
  *    again and the store drops what it already has). Relays cap what one REQ returns
@@ -19,9 +23,9 @@
  *    of one second (the boundary between two pages), never every id it saw. A
  *    relay that keeps finding new events dated the `until` second gets that second
  *    asked once more, then skipped;
- * 3. after the last page, the cursor (the time the live subscription opened) is
- *    saved with `store.setCursor`; while connected it moves forward with each
- *    message received (at most one write a second);
+ * 3. after the last page of the last filter, the cursor (the time the live
+ *    subscriptions opened) is saved with `store.setCursor`; while connected it moves
+ *    forward with each message received (at most one write a second);
  * 4. the outbox (`store.outbox.pending`) is published, a window of events at a time,
  *    and each event leaves the outbox only when the relay answers `OK true` (or
  *    `duplicate:`, or a permanent refusal, which is logged). `Store.insert` queues
@@ -31,6 +35,34 @@
  * At most {@linkcode MAX_INGESTING} events from one relay are being validated and
  * stored at once; past that the connection is not read (`WsClient.pause`), so a
  * relay that sends faster than the node verifies is slowed by TCP, not buffered.
+ *
+ * When the interest changes while connected (`setInterest`: the node follows a new
+ * thread), each changed subscription is sent again under a new id before the old one
+ * is closed: the relay sends every event to one or the other (or both: the store
+ * drops the duplicate), and events of any `wats-live-` subscription of this
+ * connection are taken, so one in flight when its subscription closed is not lost.
+ * Then the filters that are new get a catch-up of their own, with no `since` (a
+ * new thread's earlier posts); until it is done they are remembered across
+ * reconnections (at most {@linkcode MAX_ADDED} filters).
+ *
+ * Given an interest, an event outside it is dropped before the ingest and counted
+ * (`status().unasked`): some relays match live events on `kinds` and `authors`
+ * only and ignore tag filters (`@nostr-relay/core` 0.0.40 does), which would hand
+ * the store every ask of the network. Such a relay would also send each event once
+ * per live subscription with a tag filter (ten copies of each post measured with
+ * bench/relay_interest.ts), so the first live event outside the filters makes the
+ * connection fall back to what the node did before interests: one subscription to
+ * every wats post, everything it sends stored, no catch-up of added filters (the
+ * live subscription brings their posts). Each event then comes once, as before.
+ * The same relay may take a CLOSE before the REQ it follows and keep that
+ * subscription: events still coming for a closed live id make it be closed again.
+ *
+ * `fetch` asks once for what the interest leaves out (`feed` with `relays`, a
+ * person browsing): one REQ, its events stored, done at its EOSE or after
+ * {@linkcode FETCH_TIMEOUT_MS}.
+ *
+ * Bytes received are counted per connection (`WsClient.bytesReceived`) and summed
+ * in `status().bytesReceived`.
  *
  * A lost connection is retried with capped exponential backoff and jitter. Nothing
  * runs while idle: no ping, no poll; the only timer is the reconnect deadline (and
@@ -49,10 +81,12 @@
  */
 
 import type { Logger } from "@logtape/logtape";
+import { type Filter, matchFilters } from "nostr-tools/filter";
 import { NOSTR_KINDS } from "../posts/kinds.ts";
 import type { NostrEvent } from "../posts/post.ts";
 import type { Origin, Store } from "../store/store.ts";
 import type { Ingest, IngestResult } from "./ingest.ts";
+import { filterKey, type Subscription } from "./interest.ts";
 import { CLOSED, OPEN, WsClient } from "./ws_client.ts";
 
 /**
@@ -87,6 +121,8 @@ export interface RelaySyncOptions {
   publishWindow?: number;
   /** A catch-up page with no EOSE ends after this long. Default 30 s. */
   pageTimeoutMs?: number;
+  /** What to subscribe to (interest.ts). Default: every wats kind, one filter. */
+  subscriptions?: readonly Subscription[];
 }
 
 /** How one relay is doing. */
@@ -97,17 +133,44 @@ export interface RelayStatus {
   caughtUp: boolean;
   /** The last problem with this relay, until the next successful catch-up. */
   lastError?: string;
+  /** Bytes received from this relay since the node started, all connections together. */
+  bytesReceived: number;
+  /** Events the relay sent that match no filter asked (dropped unstored), since the start. */
+  unasked: number;
 }
 
 /** A running sync with one relay. */
 export interface RelaySync {
   readonly url: string;
   status(): RelayStatus;
+  /**
+   * Subscribes to `subscriptions` from now on, replacing the live subscriptions that
+   * changed, and catches up on `added` (filters not asked before) with no `since`.
+   */
+  setInterest(subscriptions: readonly Subscription[], added: readonly Filter[]): void;
+  /**
+   * Asks the relay once for `filter` and stores what it sends; resolves with the
+   * number of valid events received (stored or already there), 0 when not connected.
+   */
+  fetch(filter: Filter): Promise<number>;
   /** Stops syncing: closes the connection, cancels the reconnect, removes listeners. */
   close(): Promise<void>;
 }
 
-const LIVE = "wats-live";
+/** Every live subscription's id starts so (`wats-live-<key>-<n>`). */
+const LIVE = "wats-live-";
+/** Every wats kind: what a sync given no interest asks for. */
+const FIREHOSE: readonly Subscription[] = [{ key: "all", filters: [{ kinds: [...NOSTR_KINDS] }] }];
+/** A one-off fetch with no EOSE ends after this long. */
+export const FETCH_TIMEOUT_MS = 10_000;
+/** Events of one fetch at most, when its filter names no `limit`. */
+const FETCH_LIMIT = 500;
+/** One-off fetches at once per relay, at most (past that a fetch gets 0 at once). */
+const MAX_FETCHES = 4;
+/** Live ids remembered as closed twice, at most. */
+const MAX_RECLOSED = 64;
+/** Filters added while running still to catch up on, at most (the oldest are dropped). */
+export const MAX_ADDED = 64;
 /** The subscription id of an EVENT message, read without parsing the message. */
 const EVENT_SUB = /^\[\s*"EVENT"\s*,\s*"([^"\\]*)"/;
 const PEEK_DECODER = new TextDecoder();
@@ -124,8 +187,25 @@ export function startRelaySync(opts: RelaySyncOptions): RelaySync {
   return new Sync(opts);
 }
 
+/** A one-off fetch in progress. */
+interface Fetch {
+  filter: Filter;
+  received: number;
+  ingesting: Promise<unknown>[];
+  done: () => void;
+}
+
+/** One filter to catch up on; `since` undefined: its whole history. */
+interface CatchUp {
+  filter: Filter;
+  since: number | undefined;
+  /** One of `#added`: forgotten once caught up. */
+  added: boolean;
+}
+
 interface Page {
   subId: string;
+  catchUp: CatchUp;
   since?: number;
   until?: number;
   /** Valid events inside the filter so far. */
@@ -171,6 +251,29 @@ class Sync implements RelaySync {
   #inFlight = new Set<string>();
   #deferred = new Set<string>();
   #flushQueued = false;
+  #subscriptions: readonly Subscription[];
+  /** Filters added by `setInterest` not caught up on yet (kept across connections). */
+  #added: Filter[] = [];
+  /** The live subscription of each key on this connection: its id and filters' text. */
+  #live = new Map<string, { id: string; text: string }>();
+  /** The ids of `#live`. */
+  #liveIds = new Set<string>();
+  #liveCount = 0;
+  /** Filters still to catch up on, this connection; the first is being paged. */
+  #queue: CatchUp[] = [];
+  /** Bytes of the connections that ended. */
+  #bytesBefore = 0;
+  /** The filters of every live subscription; undefined: the firehose, nothing to check. */
+  #liveFilters: Filter[] | undefined;
+  /** The filters before the last change: an event in flight for them is not "unasked". */
+  #previousFilters: Filter[] = [];
+  /** This connection's relay ignores tag filters on live events: one firehose subscription. */
+  #tagBlind = false;
+  /** Live ids closed again because events still came for them (the newest {@linkcode MAX_RECLOSED}). */
+  #reclosed = new Set<string>();
+  #unasked = 0;
+  #fetches = new Map<string, Fetch>();
+  #fetchCount = 0;
 
   constructor(opts: RelaySyncOptions) {
     this.url = opts.url;
@@ -178,6 +281,8 @@ class Sync implements RelaySync {
     this.#store = opts.store;
     this.#log = opts.log;
     this.#now = opts.now ?? Date.now;
+    this.#subscriptions = opts.subscriptions ?? FIREHOSE;
+    this.#liveFilters = opts.subscriptions?.flatMap((s) => s.filters);
     this.#unlisten = opts.store.onInsert((_posts, origin) => this.#onInsert(origin));
     this.#connect();
   }
@@ -188,7 +293,40 @@ class Sync implements RelaySync {
       connected: this.#connected,
       caughtUp: this.#caughtUp,
       ...(this.#lastError !== undefined ? { lastError: this.#lastError } : {}),
+      bytesReceived: this.#bytesBefore + (this.#ws?.bytesReceived ?? 0),
+      unasked: this.#unasked,
     };
+  }
+
+  setInterest(subscriptions: readonly Subscription[], added: readonly Filter[]): void {
+    this.#subscriptions = subscriptions;
+    this.#previousFilters = this.#liveFilters ?? [];
+    this.#liveFilters = subscriptions.flatMap((s) => s.filters);
+    const fresh = added.filter((f) => !this.#added.some((a) => filterKey(a) === filterKey(f)));
+    this.#added = [...this.#added, ...fresh].slice(-MAX_ADDED);
+    if (!this.#connected || this.#closed || this.#tagBlind) return;
+    this.#openLive();
+    const queued = fresh.map((filter) => ({ filter, since: undefined, added: true }));
+    if (queued.length === 0) return;
+    const idle = this.#queue.length === 0;
+    this.#queue.push(...queued);
+    if (idle) this.#requestPage(undefined);
+  }
+
+  async fetch(filter: Filter): Promise<number> {
+    if (!this.#connected || this.#closed || this.#fetches.size >= MAX_FETCHES) return 0;
+    const subId = `wats-fetch-${++this.#fetchCount}`;
+    const ended = Promise.withResolvers<void>();
+    const f: Fetch = { filter, received: 0, ingesting: [], done: ended.resolve };
+    this.#fetches.set(subId, f);
+    const timer = setTimeout(f.done, FETCH_TIMEOUT_MS);
+    this.#send(["REQ", subId, filter]);
+    await ended.promise;
+    clearTimeout(timer);
+    this.#fetches.delete(subId);
+    this.#send(["CLOSE", subId]);
+    await Promise.all(f.ingesting);
+    return f.received;
   }
 
   async close(): Promise<void> {
@@ -256,7 +394,8 @@ class Sync implements RelaySync {
     // the message cap, and decoding and parsing them only fed the garbage collector.
     ws.onpeek = (head) => {
       const sub = EVENT_SUB.exec(PEEK_DECODER.decode(head))?.[1];
-      return sub === undefined || sub === LIVE || sub === this.#page?.subId;
+      return sub === undefined || sub.startsWith(LIVE) || sub === this.#page?.subId ||
+        this.#fetches.has(sub);
     };
     ws.onerror = (e) => {
       const msg = e.message;
@@ -267,7 +406,10 @@ class Sync implements RelaySync {
       const was = this.#connected;
       this.#endSession();
       closedSocket();
-      if (this.#ws === ws) this.#ws = undefined;
+      if (this.#ws === ws) {
+        this.#bytesBefore += ws.bytesReceived;
+        this.#ws = undefined;
+      }
       if (this.#closed) return;
       if (was) {
         this.#lastError ??= `connection closed (${e.code}${e.reason ? ` ${e.reason}` : ""})`;
@@ -305,15 +447,54 @@ class Sync implements RelaySync {
     this.#savedCursor = this.#store.getCursor(this.url) ?? 0;
     this.#seen = new Set();
     this.#stuck = 0;
-    this.#send(["REQ", LIVE, { kinds: NOSTR_KINDS, limit: 0 }]);
+    this.#openLive();
+    const since = this.#since();
+    this.#queue = [
+      ...this.#subscriptions.flatMap((s) => s.filters).map((filter) => ({
+        filter,
+        since,
+        added: false,
+      })),
+      ...this.#added.map((filter) => ({ filter, since: undefined, added: true })),
+    ];
     this.#requestPage(undefined);
     this.#flushOutbox();
+  }
+
+  /**
+   * Opens the live subscriptions not open yet or whose filters changed (each under a
+   * new id, then the old one closed), and closes those no longer wanted.
+   */
+  #openLive(): void {
+    const wanted = new Set<string>();
+    for (const sub of this.#tagBlind ? FIREHOSE : this.#subscriptions) {
+      wanted.add(sub.key);
+      const text = JSON.stringify(sub.filters);
+      const old = this.#live.get(sub.key);
+      if (old?.text === text) continue;
+      const id = `${LIVE}${sub.key}-${++this.#liveCount}`;
+      this.#send(["REQ", id, ...sub.filters.map((f) => ({ ...f, limit: 0 }))]);
+      this.#live.set(sub.key, { id, text });
+      this.#liveIds.add(id);
+      if (old) this.#closeLive(old.id);
+    }
+    for (const [key, { id }] of this.#live) {
+      if (wanted.has(key)) continue;
+      this.#closeLive(id);
+      this.#live.delete(key);
+    }
   }
 
   #endSession(): void {
     this.#connected = false;
     this.#caughtUp = false;
     this.#dropPage();
+    this.#queue = [];
+    this.#live.clear();
+    this.#liveIds.clear();
+    this.#reclosed.clear();
+    this.#tagBlind = false;
+    for (const f of this.#fetches.values()) f.done();
     this.#seen = new Set();
     this.#inFlight.clear();
     this.#deferred.clear();
@@ -326,17 +507,18 @@ class Sync implements RelaySync {
     return Math.max(0, cursor - overlap);
   }
 
+  /** Asks for a page of the first filter of the queue. */
   #requestPage(until: number | undefined): void {
+    const catchUp = this.#queue[0];
+    if (!catchUp) return;
     const subId = `wats-page-${++this.#pageCount}`;
-    const filter: Record<string, unknown> = {
-      kinds: NOSTR_KINDS,
-      limit: this.#o.pageLimit ?? 1000,
-    };
-    const since = this.#since();
+    const since = catchUp.since;
+    const filter: Filter = { ...catchUp.filter, limit: this.#o.pageLimit ?? 1000 };
     if (since !== undefined) filter.since = since;
     if (until !== undefined) filter.until = until;
     const page: Page = {
       subId,
+      catchUp,
       since,
       until,
       received: 0,
@@ -414,8 +596,14 @@ class Sync implements RelaySync {
       this.#requestPage(page.until - 1);
       return;
     }
+    // This filter is done: the next one starts from the newest event.
     this.#page = undefined;
     this.#seen = new Set();
+    this.#stuck = 0;
+    this.#queue.shift();
+    if (page.catchUp.added) this.#added = this.#added.filter((f) => f !== page.catchUp.filter);
+    if (this.#queue.length > 0) return this.#requestPage(undefined);
+    if (this.#caughtUp) return;
     this.#caughtUp = true;
     this.#attempt = 0;
     this.#lastError = undefined;
@@ -452,9 +640,17 @@ class Sync implements RelaySync {
     switch (msg[0]) {
       case "EVENT": {
         const [, subId, event] = msg;
-        if (subId === LIVE) {
-          this.#ingest(event);
+        if (typeof subId === "string" && subId.startsWith(LIVE)) {
+          this.#closeAgain(subId);
+          if (this.#asked(this.#liveFilters, event, true)) this.#ingest(event);
+        } else if (this.#fetches.has(subId)) {
+          const f = this.#fetches.get(subId)!;
+          if (!this.#asked([f.filter], event)) return;
+          // A relay that sends past the limit asked is not read further for it.
+          if (f.ingesting.length >= (f.filter.limit ?? FETCH_LIMIT)) return f.done();
+          f.ingesting.push(this.#ingest(event).then((r) => r.ok && f.received++));
         } else if (page && !page.ended && subId === page.subId) {
+          if (!this.#asked(this.#liveFilters && [page.catchUp.filter], event)) return;
           // Read before the ingest: a valid event's fields are these.
           const at = (event as NostrEvent | null)?.created_at;
           page.ingesting++;
@@ -469,23 +665,72 @@ class Sync implements RelaySync {
       }
       case "EOSE":
         if (page && msg[1] === page.subId) void this.#endPage(page);
+        this.#fetches.get(msg[1])?.done();
         return;
       case "OK":
         this.#ok(msg[1], msg[2], msg[3]);
         return;
-      case "CLOSED":
-        if (msg[1] === LIVE || (page && msg[1] === page.subId)) {
+      case "CLOSED": {
+        if (this.#liveIds.has(msg[1]) || (page && msg[1] === page.subId)) {
           this.#lastError = `relay closed subscription ${msg[1]}: ${String(msg[2] ?? "")}`;
           this.#log.warn("relay {url}: {error}", { url: this.url, error: this.#lastError });
           if (page && msg[1] === page.subId) this.#dropPage();
         }
+        this.#fetches.get(msg[1])?.done();
         return;
+      }
       case "NOTICE":
         this.#log.info("relay {url} says: {notice}", { url: this.url, notice: String(msg[1]) });
         return;
       default:
         return;
     }
+  }
+
+  #closeLive(id: string): void {
+    this.#liveIds.delete(id);
+    this.#send(["CLOSE", id]);
+  }
+
+  /**
+   * Closes a live subscription again when its events still come after its CLOSE: a
+   * relay that handles messages out of order (`@nostr-relay/core` registers a REQ
+   * after an await) can take the CLOSE before the REQ and keep the subscription
+   * open, sending every event twice. Its events keep being taken (see the module doc).
+   */
+  #closeAgain(subId: string): void {
+    if (this.#reclosed.has(subId) || this.#liveIds.has(subId)) return;
+    this.#reclosed.add(subId);
+    if (this.#reclosed.size > MAX_RECLOSED) {
+      this.#reclosed.delete(this.#reclosed.values().next().value!);
+    }
+    this.#send(["CLOSE", subId]);
+  }
+
+  /**
+   * Whether `event` matches one of `filters` (undefined: anything); counts it when
+   * not, and for a `live` one, makes the connection fall back to the firehose.
+   */
+  #asked(filters: Filter[] | undefined, event: unknown, live = false): boolean {
+    if (filters === undefined || (live && this.#tagBlind)) return true;
+    try {
+      if (matchFilters(filters, event as NostrEvent)) return true;
+      if (live && matchFilters(this.#previousFilters, event as NostrEvent)) return false;
+    } catch {
+      // Not an event's shape: the ingest refuses it and counts why.
+      return true;
+    }
+    this.#unasked++;
+    if (live && !this.#tagBlind) {
+      this.#tagBlind = true;
+      this.#log.info(
+        "relay {url} ignores tag filters on live events; asking it for every wats post in one subscription",
+        { url: this.url },
+      );
+      this.#openLive();
+      return true;
+    }
+    return false;
   }
 
   #ingest(event: unknown): Promise<IngestResult> {

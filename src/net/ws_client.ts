@@ -51,6 +51,7 @@ export class WsClient {
    */
   onpeek: ((head: Uint8Array) => boolean) | undefined;
   #conn: Deno.Conn | undefined;
+  #reader: FrameReader | undefined;
   #writing: Promise<void> = Promise.resolve();
   #closeTimer: ReturnType<typeof setTimeout> | undefined;
   #closeSent = false;
@@ -69,6 +70,14 @@ export class WsClient {
     }
     this.url = url;
     this.#run(u).catch((err) => this.#fail(err));
+  }
+
+  /**
+   * Bytes received on this connection so far, as on the wire (handshake, frame
+   * headers, messages dropped unread): what a relay costs the node to download.
+   */
+  get bytesReceived(): number {
+    return this.#reader?.bytesRead ?? 0;
   }
 
   /** Sends one text message (ignored unless open, as `WebSocket.send` is not). */
@@ -121,7 +130,7 @@ export class WsClient {
       `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\n` +
         `Connection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
     ));
-    const reader = new FrameReader(this.#conn, MAX_MESSAGE_BYTES, false);
+    const reader = this.#reader = new FrameReader(this.#conn, MAX_MESSAGE_BYTES, false);
     // The handshake's answer.
     const headBytes = await reader.readHead(16 * 1024);
     if (headBytes === null) throw new Error("no WebSocket handshake");

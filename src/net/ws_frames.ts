@@ -48,6 +48,8 @@ export class FrameReader {
   readonly #frame = new ReusedFrame();
   /** The payload length of the last frame taken. */
   #lastLength = 0;
+  /** Bytes read from the connection so far (HTTP head and frames): what the peer sent. */
+  bytesRead = 0;
 
   /**
    * @param maxFrameBytes longer frames fail with 1009 before they are read.
@@ -178,6 +180,7 @@ export class FrameReader {
     const n = await this.#conn.read(this.#buf.subarray(this.#end));
     if (n === null) return false;
     this.#end += n;
+    this.bytesRead += n;
     return true;
   }
 }

@@ -29,6 +29,7 @@ import type { ControlRequest } from "../contracts/session.ts";
 import type { NodeStatus, PendingDraft } from "../contracts/views.ts";
 import { type ControlAnswer, serveMcpSocket } from "../mcp/socket_server.ts";
 import { type Network, startNetwork } from "../net/network.ts";
+import { watchInterest } from "../net/interest_source.ts";
 import { endPreviousRun } from "../runner/orphan.ts";
 import { systemTimers } from "../runner/ports.ts";
 import { runCommand } from "../runner/spawn.ts";
@@ -293,6 +294,8 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       safetyNotices: notices,
       networkStatus: () => net.current?.status(),
       knownAgents,
+      fetchOnce: (filter) =>
+        net.current?.fetchOnce(filter) ?? Promise.resolve({ relays: 0, events: 0 }),
       sandboxStatus: () => {
         const state = sandboxLine(sandbox.mode, sandbox.lastProblem);
         return [
@@ -364,6 +367,13 @@ export async function runNode(opts: NodeOptions): Promise<number> {
     // The runner starts once the socket serves: Codex's self-check needs it.
     await agentRunner?.ready();
     codingAgents?.start();
+    // The relays send what this node follows, not every wats post (docs/network.md).
+    const interest = watchInterest(store, {
+      caps: settings["agent.caps"],
+      openAsks: settings["agent.open_asks"],
+      haltAccept: settings["halt.accept"],
+    }, (next) => net.current?.setInterest(next));
+    cleanups.unshift(() => interest.stop());
     const network = await startNetwork({
       settings: {
         infra: settings.infra,
@@ -374,8 +384,11 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       store,
       events,
       log: log("net"),
+      interest: interest.current(),
     });
     net.current = network;
+    // Posts stored while the network started changed nothing yet.
+    network.setInterest(interest.current());
     cleanups.unshift(() => network.close());
     console.error(renderBanner({
       version: VERSION,

@@ -10,7 +10,7 @@ import type { CodingAgents } from "../contracts/coding_agents.ts";
 import { SAFETY_KEYS } from "../config/schema.ts";
 import { PostError } from "../errors.ts";
 import type { Hello, SessionIdentity } from "../contracts/session.ts";
-import type { NodeService } from "../mcp/service.ts";
+import type { NodeService, RelayFetch } from "../mcp/service.ts";
 import type {
   AgentReach,
   KnownAgent,
@@ -29,7 +29,7 @@ import { PostViews } from "./post_views.ts";
 import type { Profiles } from "./profiles.ts";
 import type { ReviewQueue } from "./review_queue.ts";
 import { npubEncode } from "nostr-tools/nip19";
-import { isWatsKind, type WatsKind } from "../posts/kinds.ts";
+import { isWatsKind, NOSTR_KINDS, nostrKindOf, type WatsKind } from "../posts/kinds.ts";
 import type { KnownAgents } from "./presence.ts";
 import type { PresenceDraft } from "../runner/presence.ts";
 import { presenceTags } from "../posts/presence.ts";
@@ -65,6 +65,8 @@ export interface NodeServiceDeps {
   safetyNotices: () => Promise<string[]>;
   /** The network's state, once it runs. */
   networkStatus?: () => NodeStatus["network"];
+  /** Asks the relays once for a NIP-01 filter and stores the answer, once the network runs. */
+  fetchOnce?: (filter: { kinds: number[]; limit: number }) => Promise<RelayFetch>;
   /** Which agents run in the OS sandbox, for status. */
   sandboxStatus?: () => NodeStatus["sandbox"];
   /** The coding agents over ACP (src/acp), when config.toml declares harnesses. */
@@ -238,6 +240,15 @@ export class LocalNodeService implements NodeService {
   feed(sinceSeq: number, limit: number, kinds?: string[]): { posts: PostView[]; cursor: number } {
     const r = this.#deps.store.feed({ sinceSeq, limit, kinds: kinds?.filter(isWatsKind) });
     return { posts: this.#posts.views(r.posts), cursor: r.cursor };
+  }
+
+  async fetchFromRelays(kinds: string[] | undefined, limit: number): Promise<RelayFetch> {
+    const names = kinds?.filter(isWatsKind) ?? [];
+    const filter = {
+      kinds: names.length > 0 ? names.map(nostrKindOf) : [...NOSTR_KINDS],
+      limit,
+    };
+    return await this.#deps.fetchOnce?.(filter) ?? { relays: 0, events: 0 };
   }
 
   search(query: string, limit: number): PostView[] {

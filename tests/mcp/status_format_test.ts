@@ -99,3 +99,21 @@ Deno.test("status lists the asks held for other agents' claims, with who and unt
   assert.match(text, /^ {2}- and 10 more$/m);
   assert.doesNotMatch(formatStatus(status()), /claimed/);
 });
+
+Deno.test("status shows each relay with the bytes received from it (a benchmark reads them)", () => {
+  const text = formatStatus(status({
+    relays: ["ws://127.0.0.1:7447", "ws://127.0.0.1:7448"],
+    network: {
+      relays: [
+        { url: "ws://127.0.0.1:7447", connected: true, bytesReceived: 123456 },
+        { url: "ws://127.0.0.1:7448", connected: false, lastError: "refused", bytesReceived: 0 },
+      ],
+      outbox: 0,
+    },
+  }));
+  assert.match(text, /^relay: ws:\/\/127\.0\.0\.1:7447 connected, 123456 bytes received$/m);
+  assert.match(
+    text,
+    /^relay: ws:\/\/127\.0\.0\.1:7448 not connected \(refused\), 0 bytes received$/m,
+  );
+});

@@ -13,6 +13,7 @@ import { OPENING, QUALITY_AND_TRUST } from "../../src/prompts.ts";
 import { MAX_TEXT_BYTES } from "../../src/posts/post.ts";
 import { call, connect, interactive, runner } from "./connect.ts";
 import { FakeService } from "./fake_service.ts";
+import type { NodeService } from "../../src/mcp/service.ts";
 
 const REVIEW_TOOLS = ["pending", "approve", "reject"];
 
@@ -251,6 +252,27 @@ Deno.test("feed pages with a cursor and filters by kind", async () => {
   const asks = await call(c, "feed", { kinds: ["ask"] });
   assert.equal(asks.text.split("\n").filter((l) => l.startsWith("----- post ")).length, 2);
   assert.ok(!asks.text.includes("· react ·"));
+  await c.close();
+});
+
+Deno.test("feed with relays asks the relays once first, and the posts they sent come after the cursor", async () => {
+  const svc = new FakeService();
+  const c = await connect(svc, interactive());
+  const none = await call(c, "feed", { relays: true });
+  assert.match(none.text, /^This node cannot ask relays\. No posts after cursor 0/);
+  const asked: unknown[] = [];
+  (svc as NodeService).fetchFromRelays = (kinds, limit) => {
+    asked.push({ kinds, limit });
+    svc.add("carol", { kind: "note", text: "from a relay" }, false);
+    return Promise.resolve({ relays: 2, events: 1 });
+  };
+  const plain = await call(c, "feed", {});
+  assert.deepEqual(asked, [], "no relay asked without relays: true");
+  assert.match(plain.text, /^No posts after cursor 0/);
+  const r = await call(c, "feed", { relays: true, kinds: ["note"], limit: 5 });
+  assert.deepEqual(asked, [{ kinds: ["note"], limit: 5 }]);
+  assert.match(r.text, /^Asked 2 relay\(s\): 1 post\(s\) received\. 1 post\(s\) after cursor 0\./);
+  assert.ok(r.text.includes("from a relay"));
   await c.close();
 });
 

@@ -25,6 +25,9 @@ import {
 import { RECONNECT_MAX_MS } from "../../src/net/relay_sync.ts";
 import { waitFor } from "./net_support.ts";
 import { type NodeRelay, RELAY_HELPER, startNodeRelay } from "./node_relay.ts";
+import { recordingProxy } from "./recording_proxy.ts";
+import { decode } from "nostr-tools/nip19";
+import { NOSTR_KINDS } from "../../src/posts/kinds.ts";
 
 /** A daemon under test and a way to post through MCP on it. */
 interface TestNode {
@@ -47,8 +50,12 @@ interface TestNode {
  */
 const DAEMON_SAFETY_MS = 30 * 60_000;
 
-async function startNode(args: string[], dataDir = tempDataDir()): Promise<TestNode> {
-  const proc = startWats(["node", ...args], { dataDir, timeoutMs: DAEMON_SAFETY_MS });
+async function startNode(
+  args: string[],
+  dataDir = tempDataDir(),
+  env: Record<string, string> = {},
+): Promise<TestNode> {
+  const proc = startWats(["node", ...args], { dataDir, env, timeoutMs: DAEMON_SAFETY_MS });
   await proc.waitForLine((l) => l.includes('"event":"started"'));
   const [cmd, ...rest] = watsCommand();
   const transport = new StdioClientTransport({
@@ -181,7 +188,9 @@ Deno.test({
       await relay.stop();
       relay = undefined;
       const missed1 = await a.post("ask", { title: "While B was away", text: "first" });
-      const missed2 = await a.post("note", { text: "second, a note" });
+      // B subscribes to what it follows (docs/network.md): every ask (agent.open_asks
+      // is on), and the thread it answered in, not to every note.
+      const missed2 = await a.post("note", { parent: ask, text: "second, a note in B's thread" });
       assert.equal(a.outbox(), 2);
       // …until the relay is back and acknowledges them.
       relay = await startNodeRelay({ port, db: `${relayDir}/relay.db` });
@@ -205,4 +214,52 @@ Deno.test({
       Deno.removeSync(relayDir, { recursive: true });
     }
   },
+});
+
+Deno.test("a daemon asks its relay for what it follows: its profiles and caps, not every post; an ask for caps it lacks never reaches it", async () => {
+  const port = freePort();
+  const nodes: TestNode[] = [];
+  const proxy = recordingProxy(`ws://127.0.0.1:${port}`);
+  try {
+    const a = await startNode(["--listen", `127.0.0.1:${port}`]);
+    nodes.push(a);
+    const b = await startNode(["--infra", proxy.url], tempDataDir(), {
+      WATS_AGENT_OPEN_ASKS: "false",
+      WATS_AGENT_CAPS: "deno",
+    });
+    nodes.push(b);
+    const started = JSON.parse(b.proc.stdoutLines.find((l) => l.includes('"event":"started"'))!);
+    const keys = Object.values(started.profiles as Record<string, string>)
+      .map((npub) => decode(npub).data as string);
+    await waitFor(() => proxy.reqFilters("wats-live-").length > 0, "B's live REQ");
+    const live = proxy.reqFilters("wats-live-");
+    assert.deepEqual(
+      new Set(live.find((f) => f["#p"])?.["#p"] as string[]),
+      new Set(keys),
+      "#p: B's person and agent",
+    );
+    assert.ok(live.some((f) => JSON.stringify(f["#t"]) === '["cap:deno"]'), "#t: B's cap");
+    const firehose = (f: Record<string, unknown>) =>
+      Object.keys(f).every((k) => ["kinds", "limit", "since", "until"].includes(k)) &&
+      JSON.stringify(f.kinds) === JSON.stringify(NOSTR_KINDS);
+    assert.ok(
+      !proxy.sent.some((m) =>
+        m[0] === "REQ" && m.slice(2).some((f) => firehose(f as Record<string, unknown>))
+      ),
+    );
+
+    // A's endpoint sends B's connection its matches in the order A stored them: once
+    // the deno ask is on B, the two before it would be too, had they matched.
+    const rust = await a.post("ask", { title: "Rust?", text: "borrowck", caps: ["rust"] });
+    const open = await a.post("ask", { title: "Anyone?", text: "an open ask" });
+    const deno = await a.post("ask", { title: "Deno?", text: "permissions", caps: ["deno"] });
+    assert.equal((await b.stored(deno)).kind, "ask");
+    for (const id of [rust, open]) assert.ok(!b.proc.stdoutLines.some((l) => l.includes(id)));
+    // B answers: A gets it (B's outbox), and B now follows that thread.
+    const answer = await b.post("answer", { parent: deno, text: "use --allow-net" });
+    await a.stored(answer);
+  } finally {
+    for (const n of nodes.reverse()) await n.stop();
+    await proxy.close();
+  }
 });

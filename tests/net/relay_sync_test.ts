@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { createIngest, type Ingest } from "../../src/net/ingest.ts";
 import { serveRelay } from "../../src/net/relay_server.ts";
 import { startRelaySync } from "../../src/net/relay_sync.ts";
+import { interestSubscriptions } from "../../src/net/interest.ts";
+import { NOSTR_KINDS } from "../../src/posts/kinds.ts";
 import type { NostrEvent } from "../../src/posts/post.ts";
 import type { Store } from "../../src/store/store.ts";
 import {
@@ -288,7 +290,10 @@ Deno.test("two nodes peer directly: one serves the endpoint, the other syncs thr
         e.event === "post_stored" && e.id === answer.id && String(e.source).startsWith("listen:")
       ),
     );
-    assert.deepEqual(sync.status(), { url, connected: true, caughtUp: true });
+    const { bytesReceived, unasked: _, ...status } = sync.status();
+    assert.deepEqual(status, { url, connected: true, caughtUp: true });
+    // At least the two events B received, as sent on the wire.
+    assert.ok(bytesReceived > JSON.stringify(ask).length, `${bytesReceived} bytes received`);
   } finally {
     await sync.close();
     await server.close();
@@ -308,7 +313,7 @@ function hostileRelay(answer: (page: number, subId: string) => unknown[][]) {
     const { socket, response } = Deno.upgradeWebSocket(req);
     socket.onmessage = (e) => {
       const m = JSON.parse(e.data);
-      if (m[0] !== "REQ" || m[1] === "wats-live") return;
+      if (m[0] !== "REQ" || m[1].startsWith("wats-live-")) return;
       reqs.push(m[2]);
       for (const out of answer(reqs.length, m[1])) socket.send(JSON.stringify(out));
     };
@@ -395,4 +400,65 @@ Deno.test("new events all dated the page's until second: that second is asked on
   const r = await catchUp(relay, {}, 6);
   assert.equal(r.caughtUp, true);
   assert.deepEqual(relay.reqs.map((f) => f.until), [undefined, t, t, t - 1]);
+});
+
+Deno.test("a relay that sends live events outside the filters gets one subscription to every post; a subscription still sending after its CLOSE is closed again", async () => {
+  // Before, each live subscription with a tag filter got its own copy of every post
+  // from such a relay (10.7x the firehose's bytes measured on the Node relay).
+  const sent: unknown[][] = [];
+  const outside = signed(alice, "note", "tags bob nowhere");
+  const late = signed(alice, "note", "after the CLOSE");
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    const { socket, response } = Deno.upgradeWebSocket(req);
+    socket.onmessage = (e) => {
+      const m = JSON.parse(e.data);
+      sent.push(m);
+      if (m[0] === "REQ") socket.send(JSON.stringify(["EOSE", m[1]]));
+      // A relay ignoring tags: the note goes out on the base subscription.
+      if (m[0] === "REQ" && String(m[1]).startsWith("wats-live-base")) {
+        socket.send(JSON.stringify(["EVENT", m[1], outside]));
+      }
+      // A relay that took the CLOSE before the REQ: the base subscription goes on.
+      if (m[0] === "CLOSE" && String(m[1]).startsWith("wats-live-base")) {
+        socket.send(JSON.stringify(["EVENT", m[1], late]));
+      }
+    };
+    return response;
+  });
+  const a = node();
+  const subscriptions = interestSubscriptions({
+    profiles: [bob.pubkey],
+    caps: [],
+    openAsks: false,
+    haltAuthors: [],
+    threads: [],
+  });
+  const sync = startRelaySync({
+    url: `ws://127.0.0.1:${server.addr.port}`,
+    store: a.store,
+    ingest: a.ingest,
+    log: testLog,
+    maxSkewMs: 600_000,
+    subscriptions,
+    ...FAST_BACKOFF,
+  });
+  try {
+    await waitFor(() => a.store.has(outside.id) && a.store.has(late.id), "both notes stored");
+    const live = sent.filter((m) => String(m[1]).startsWith("wats-live-"));
+    const base = String(live[0]![1]);
+    assert.match(base, /^wats-live-base-\d+$/);
+    assert.deepEqual(live.slice(1).map((m) => [m[0], String(m[1]).replace(/-\d+$/, "")]), [
+      ["REQ", "wats-live-all"],
+      ["CLOSE", "wats-live-base"],
+      ["CLOSE", "wats-live-base"],
+    ]);
+    assert.deepEqual(live[1]!.slice(2), [{ kinds: [...NOSTR_KINDS], limit: 0 }]);
+    assert.equal(live[3]![1], base, "the same subscription closed again");
+    assert.equal(sync.status().unasked, 1);
+  } finally {
+    await sync.close();
+    await a.ingest.settle();
+    await server.shutdown();
+    a.cleanup();
+  }
 });

@@ -230,3 +230,23 @@ Deno.test("a control frame over 125 bytes closes the connection with 1002 (RFC 6
     raw.listener.close();
   }
 });
+
+Deno.test("bytesReceived counts every byte the server sent: the handshake's answer, frame headers, a ping", async () => {
+  const raw = rawServer();
+  const c = await open(`ws://127.0.0.1:${raw.port}`);
+  const conn = await raw.accepted;
+  try {
+    // The answer rawServer writes: its fixed text and a 28-character accept key.
+    const handshake =
+      ("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+        `Sec-WebSocket-Accept: ${"x".repeat(28)}\r\n\r\n`).length;
+    await conn.write(new Uint8Array([0x89, 1, 7])); // a ping of 1 byte
+    await conn.write(new Uint8Array([0x81, 5, ...new TextEncoder().encode("hello")]));
+    await waitFor(() => c.got.includes("hello"), "the message");
+    assert.equal(c.ws.bytesReceived, handshake + 3 + 7);
+  } finally {
+    c.ws.close();
+    conn.close();
+    raw.listener.close();
+  }
+});
