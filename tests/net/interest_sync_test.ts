@@ -111,16 +111,33 @@ for (
         await waitFor(() => net.status().relays[0]!.caughtUp, "B caught up");
         assert.ok(b.store.has(own.id), "B's own post comes back (a node restored elsewhere)");
 
-        const live = proxy.reqFilters("wats-live-");
-        assert.deepEqual(live, [
+        // The Node relay ignores tag filters on live events: a post published just
+        // before B subscribed can still reach B live, which switches B to the
+        // firehose (relay_sync.ts) before phase two, where this is checked. Our
+        // endpoint never does.
+        const isAll = (m: unknown[]) => m[0] === "REQ" && String(m[1]).startsWith("wats-live-all-");
+        // The thread subscription follows the store's batch that holds bob's ask:
+        // it may be sent just after the catch-up ends (and not at all after the fallback).
+        await waitFor(
+          () => proxy.reqFilters("wats-live-").some((f) => "#e" in f) || proxy.sent.some(isAll),
+          "the followed thread's subscription",
+        );
+        const early = proxy.sent.some(isAll);
+        if (early) assert.equal(name, "the Node relay", "our endpoint applies the filters live");
+        const live = proxy.sent.filter((m) =>
+          m[0] === "REQ" && String(m[1]).startsWith("wats-live-") && !isAll(m)
+        ).flatMap((m) => m.slice(2) as Record<string, unknown>[]);
+        const base = [
           { kinds: ALL, "#p": [bob.pubkey], limit: 0 },
           { kinds: ALL, authors: [bob.pubkey], limit: 0 },
           { kinds: [ASK], "#t": ["cap:deno"], limit: 0 },
           { kinds: [nostrKindOf("announce"), nostrKindOf("presence")], limit: 0 },
           { kinds: [nostrKindOf("halt")], authors: [guardian.pubkey], limit: 0 },
-          // Bob's own ask is a thread it follows.
-          { kinds: ALL, "#e": [own.id], limit: 0 },
-        ]);
+        ];
+        // Bob's own ask is a thread it follows (unless the fallback came first).
+        const thread = { kinds: ALL, "#e": [own.id], limit: 0 };
+        if (early) assert.deepEqual(live.filter((f) => !("#e" in f)), base);
+        else assert.deepEqual(live, [...base, thread]);
         // The catch-up: one filter per REQ, none for the whole firehose.
         const pages = proxy.sent.filter((m) =>
           m[0] === "REQ" && String(m[1]).startsWith("wats-page-")
@@ -128,7 +145,7 @@ for (
         assert.ok(pages.every((m) => m.length === 3), "one filter per catch-up REQ");
         assert.ok(
           proxy.sent.every((m) =>
-            m[0] !== "REQ" ||
+            m[0] !== "REQ" || isAll(m) ||
             m.slice(2).every((f) =>
               Object.keys(f as object).some((k) =>
                 k !== "kinds" && k !== "limit" && k !== "since" && k !== "until"
@@ -174,8 +191,10 @@ for (
             `the cap ask, the addressed ask, the reply and the halt on B (${b.store.count()} stored)`,
         );
         await net.ingest.settle();
-        assert.equal(b.store.has(notForB.id), false, "an ask for carol with caps bob lacks");
-        assert.equal(b.store.has(note.id), false, "an unrelated note");
+        if (!early) {
+          assert.equal(b.store.has(notForB.id), false, "an ask for carol with caps bob lacks");
+          assert.equal(b.store.has(note.id), false, "an unrelated note");
+        }
         const claim = signed(carol, "claim", "mine", {
           root: aliceAsk.id,
           parent: aliceAsk.id,
