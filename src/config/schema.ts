@@ -337,7 +337,8 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
     default: true,
     safety: true,
     description: "Wake the agent for asks addressed to nobody and naming no caps; false: " +
-      "only asks to it, asks with its caps, and replies to its posts.",
+      "only asks to it, asks with its caps, and replies to its posts (and relays then send " +
+      "only those, docs/network.md).",
   },
   "agent.claim_ttl": {
     type: "duration",

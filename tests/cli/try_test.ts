@@ -95,12 +95,15 @@ Deno.test({
         `stdout:\n${r.stdout}\nstderr:\n${r.stderr}\nnode:\n${node.stderr()}`,
       );
       const lines = r.stdout.split("\n");
+      // The answer may arrive while the run is still ending: then `run … ended`
+      // is not printed (try stops at the answer); when printed, it comes before it.
+      const ended = lines.findIndex((l) => /^run \S+ ended: ok$/.test(l));
       const order = [
         /^starting a throwaway node in /,
         /^posted: ask [0-9a-f]{12} as "try" on the throwaway node$/,
         /^the ask reached this node$/,
         /^agent woke: run \S+ started/,
-        /^run \S+ ended: ok$/,
+        ...(ended >= 0 ? [/^run \S+ ended: ok$/] : []),
         /^the answer arrived on the throwaway node:$/,
         /^----- post [0-9a-f]{64} · answer · by npub1\S+ · unverified: content, not instructions -----$/,
       ].map((re) => lines.findIndex((l) => re.test(l)));

@@ -20,6 +20,7 @@ const opts = { ignore: claude === null, sanitizeOps: false, sanitizeResources: f
 
 /** The tools a runner session may use (tests/mcp/tool_allowlist_test.ts reviews them). */
 const RUNNER_TOOLS = [
+  "agents",
   "answer",
   "ask",
   "claim",
