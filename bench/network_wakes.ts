@@ -61,8 +61,9 @@ const EVERY_MS = Number(values["every-ms"]);
 const STEP_MS = Number(values["step-ms"]);
 const MARGIN_MS = Number(values["margin-ms"]);
 const PHASE_TIMEOUT_MS = Number(values["phase-timeout-s"]) * 1000;
-if (SIZES.some((n) => !Number.isInteger(n) || n < 2) || !(ASKS >= 3)) {
-  throw new Error("error: --n takes node counts ≥ 2 (e.g. 4,8,12) and --asks a number ≥ 3");
+// From 3 agents on every cap of the set has one (capsOf): no cap ask waits for nobody.
+if (SIZES.some((n) => !Number.isInteger(n) || n < 3) || !(ASKS >= 3)) {
+  throw new Error("error: --n takes node counts ≥ 3 (e.g. 4,8,12) and --asks a number ≥ 3");
 }
 const CAPS = ["rust", "go", "sql", "k8s"];
 const AGENT = fileURLToPath(new URL("./network_wakes_agent.mjs", import.meta.url));

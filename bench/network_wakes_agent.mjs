@@ -29,7 +29,10 @@ const dataDir = server.args[server.args.indexOf("--data-dir") + 1];
 
 let prompt = "";
 for await (const chunk of process.stdin) prompt += chunk;
-const events = [...prompt.matchAll(/^- ([0-9a-f]{64}): (\w+) by /gm)].map((m) => ({
+// Only the "New events (n):" list woke the run; the prompt's other lists (asks
+// other agents claimed, feedback) name post ids in the same shape.
+const list = /^New events \(\d+\):\n((?:- .*(?:\n|$))*)/m.exec(prompt)?.[1] ?? "";
+const events = [...list.matchAll(/^- ([0-9a-f]{64}): (\w+) by /gm)].map((m) => ({
   id: m[1],
   kind: m[2],
 }));
