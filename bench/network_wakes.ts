@@ -15,8 +15,8 @@
  * asks one `t` tag `cap:NAME` from a set of four, where agent i has caps
  * CAPS[i mod 4] and, for even i, CAPS[i+1 mod 4]. Each category is one phase:
  * its asks are published at once, then the bench waits until the network is
- * quiet (every ask woke an agent, no run in progress, nothing started for the
- * slowest debounce and a margin). The debounces are staggered, agent i's
+ * quiet (every ask woke an agent, no run in progress, no run event and no
+ * message through any tap for a margin, the slowest debounce passed). The debounces are staggered, agent i's
  * `agent.every` = `--every-ms` + i × `--step-ms`: the first agent's claims
  * reach the others while their wakes still wait.
  *
@@ -316,10 +316,12 @@ async function quiet(nodes: Node[], ids: string[], postedAt: number): Promise<bo
     const woken = wakesByAsk(nodes);
     const allWoke = ids.every((id) => woken.has(id));
     const running = nodes.some((n) => n.runsStarted > n.runsEnded);
-    const lastRun = Math.max(...nodes.map((n) => n.lastRunEventAt));
-    if (
-      allWoke && !running && now - postedAt > slowest + MARGIN_MS && now - lastRun > MARGIN_MS
-    ) return true;
+    // The runs' posts leave through outboxes and the relay after the run: the
+    // phase's bytes are in only when no message has moved for the margin too.
+    const last = Math.max(...nodes.map((n) => Math.max(n.lastRunEventAt, n.tap.lastActivity())));
+    if (allWoke && !running && now - postedAt > slowest + MARGIN_MS && now - last > MARGIN_MS) {
+      return true;
+    }
     // Routed code may leave an ask unwoken (no agent matches, or a bug): after
     // the timeout the phase ends and the report names how many.
     // A run that hangs past twice the timeout ends the wait too.

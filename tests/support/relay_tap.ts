@@ -23,6 +23,8 @@ export interface RelayTap extends AsyncDisposable {
   up(): unknown[][];
   /** The filters of every `REQ` the node sent. */
   reqFilters(): Record<string, unknown>[];
+  /** When a message last went either way (ms since the epoch; 0: none yet). */
+  lastActivity(): number;
   /** Resets the counters (bytes, types), not the frames. */
   resetCounts(): void;
   close(): Promise<void>;
@@ -33,6 +35,7 @@ const encoder = new TextEncoder();
 /** Starts a tap on 127.0.0.1 (a free port) that forwards to `relayUrl`. */
 export function startRelayTap(relayUrl: string): RelayTap {
   let down = 0;
+  let last = 0;
   let types: Record<string, number> = {};
   const up: unknown[][] = [];
   const sockets = new Set<WebSocket>();
@@ -47,6 +50,7 @@ export function startRelayTap(relayUrl: string): RelayTap {
     // What the node sends before the relay's socket opens waits for it.
     const queued: string[] = [];
     client.onmessage = (m) => {
+      last = Date.now();
       const text = typeof m.data === "string" ? m.data : new TextDecoder().decode(m.data);
       try {
         const v = JSON.parse(text);
@@ -61,6 +65,7 @@ export function startRelayTap(relayUrl: string): RelayTap {
       for (const t of queued.splice(0)) relay.send(t);
     };
     relay.onmessage = (m) => {
+      last = Date.now();
       const text = typeof m.data === "string" ? m.data : new TextDecoder().decode(m.data);
       down += encoder.encode(text).length;
       const type = /^\s*\[\s*"([A-Z]+)"/.exec(text)?.[1] ?? "?";
@@ -100,6 +105,7 @@ export function startRelayTap(relayUrl: string): RelayTap {
     up: () => [...up],
     reqFilters: () =>
       up.filter((f) => f[0] === "REQ").flatMap((f) => f.slice(2) as Record<string, unknown>[]),
+    lastActivity: () => last,
     resetCounts: () => {
       down = 0;
       types = {};
