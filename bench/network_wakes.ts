@@ -40,7 +40,8 @@ import { buildPost, type NostrEvent } from "../src/posts/post.ts";
 import { LAUNCHER_FLAGS } from "../src/cli/permissions.ts";
 import { DENO_JSON, denoDir, MAIN_TS } from "../tests/support/cli.ts";
 import { type RelayTap, startRelayTap } from "../tests/support/relay_tap.ts";
-import { type NodeRelay, startNodeRelay } from "../tests/net/node_relay.ts";
+import { startNodeRelay } from "../tests/net/node_relay.ts";
+import { nostrKindOf } from "../src/posts/kinds.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -50,9 +51,10 @@ const { values } = parseArgs({
     before: { type: "string" },
     "baseline-commit": { type: "string", default: "029137c" },
     "every-ms": { type: "string", default: "1000" },
-    "step-ms": { type: "string", default: "1500" },
+    "step-ms": { type: "string", default: "3000" },
     "margin-ms": { type: "string", default: "3000" },
     "phase-timeout-s": { type: "string", default: "180" },
+    relay: { type: "string", default: "wats" },
   },
 });
 const SIZES = values.n.split(",").map(Number);
@@ -61,6 +63,10 @@ const EVERY_MS = Number(values["every-ms"]);
 const STEP_MS = Number(values["step-ms"]);
 const MARGIN_MS = Number(values["margin-ms"]);
 const PHASE_TIMEOUT_MS = Number(values["phase-timeout-s"]) * 1000;
+const RELAY = values.relay;
+if (RELAY !== "wats" && RELAY !== "node") {
+  throw new Error(`error: --relay takes wats or node, not ${RELAY}`);
+}
 // From 3 agents on every cap of the set has one (capsOf): no cap ask waits for nobody.
 if (SIZES.some((n) => !Number.isInteger(n) || n < 3) || !(ASKS >= 3)) {
   throw new Error("error: --n takes node counts ≥ 3 (e.g. 4,8,12) and --asks a number ≥ 3");
@@ -144,6 +150,29 @@ async function publish(relayUrl: string, events: NostrEvent[]): Promise<void> {
   ws.close();
 }
 
+/**
+ * Watches the relay for claims: the first time a claim of each ask (its `e`
+ * tags) arrived. How long the first claim takes says which debounces it can
+ * beat: an agent whose `agent.every` ends before it arrives runs anyway.
+ */
+async function watchClaims(
+  relayUrl: string,
+): Promise<{ first: Map<string, number>; close(): void }> {
+  const first = new Map<string, number>();
+  const ws = new WebSocket(relayUrl);
+  await new Promise((ok, fail) => (ws.onopen = ok, ws.onerror = fail));
+  ws.onmessage = (m) => {
+    const msg = JSON.parse(String(m.data));
+    if (msg[0] !== "EVENT") return;
+    const tags = (msg[2]?.tags ?? []) as string[][];
+    for (const t of tags) {
+      if (t[0] === "e" && t[1] && !first.has(t[1])) first.set(t[1], Date.now());
+    }
+  };
+  ws.send(JSON.stringify(["REQ", "claims", { kinds: [nostrKindOf("claim")], limit: 0 }]));
+  return { first, close: () => ws.close() };
+}
+
 // -------------------------------------------------------------- the nodes
 
 interface Node {
@@ -184,7 +213,70 @@ function configToml(i: number): string {
   ].join("\n");
 }
 
-async function startNode(v: Version, i: number, relay: NodeRelay, bin: string): Promise<Node> {
+/** The relay of one network: a URL and a way to stop it. */
+interface Relay {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * `wats`: this tree's `wats node --agent none --listen` endpoint, which applies
+ * every filter to live events too. `node`: the independent relay of the tests
+ * (@nostr-relay/core), which sends a connection each live event once per
+ * subscription and ignores tag filters on live events: its bytes say what
+ * such a relay costs, not what a node asked for.
+ */
+async function startRelay(): Promise<Relay> {
+  if (RELAY === "node") return await startNodeRelay();
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  const dir = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "wats-netwakes-relay-" }));
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      ...LAUNCHER_FLAGS,
+      "--quiet",
+      "--config",
+      DENO_JSON,
+      MAIN_TS,
+      "--data-dir",
+      dir,
+      "node",
+      "--agent",
+      "none",
+      "--listen",
+      `127.0.0.1:${port}`,
+    ],
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: dir, DENO_DIR: denoDir() },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes('"event":"started"')) {
+    const { value, done } = await lines.read();
+    if (done) throw new Error(`error: the relay node did not start; see ${dir}`);
+    text += value;
+  }
+  // Keep reading, so a full pipe never blocks the relay.
+  (async () => {
+    while (!(await lines.read()).done) { /* drain */ }
+  })().catch(() => {});
+  return {
+    url: `ws://127.0.0.1:${port}`,
+    async stop() {
+      try {
+        child.kill("SIGTERM");
+      } catch { /* gone */ }
+      await child.status;
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+async function startNode(v: Version, i: number, relay: Relay, bin: string): Promise<Node> {
   const dir = Deno.realPathSync(Deno.makeTempDirSync({ prefix: `wats-netwakes-${i}-` }));
   Deno.writeTextFileSync(`${dir}/config.toml`, configToml(i));
   const tap = startRelayTap(relay.url);
@@ -343,12 +435,14 @@ interface PhaseResult {
   /** Addressed asks woken only by their addressee. */
   onlyAddressee: boolean[];
   bytesPerNode: number[];
+  /** Per ask with a claim: ms from publishing the phase to the first claim at the relay. */
+  claimMs: number[];
   timedOut: boolean;
   seconds: number;
 }
 
 async function runNetwork(v: Version, n: number, bin: string) {
-  const relay = await startNodeRelay();
+  const relay = await startRelay();
   const nodes: Node[] = [];
   try {
     const t0 = Date.now();
@@ -364,6 +458,7 @@ async function runNetwork(v: Version, n: number, bin: string) {
     );
     const agents = nodes.map((x) => x.agent);
     const spec = streamSpec(ASKS);
+    const claims = await watchClaims(relay.url);
     const results = {} as Record<Category, PhaseResult>;
     for (const category of CATEGORIES) {
       const asks = spec[category].map((s) => ({ s, e: signAsk(s, agents) }));
@@ -384,15 +479,30 @@ async function runNetwork(v: Version, n: number, bin: string) {
           return by.size === 1 && by.has(a.s.to! % n);
         }),
         bytesPerNode: nodes.map((x) => x.tap.bytesDown()),
+        claimMs: asks.flatMap((a) => {
+          const at = claims.first.get(a.e.id);
+          return at === undefined ? [] : [at - postedAt];
+        }),
         timedOut: !ok,
         seconds: (Date.now() - postedAt) / 1000,
       };
+      const r = results[category];
+      // Messages the relay sent each node, by type (mean per node): where the bytes went.
+      const types: Record<string, number> = {};
+      for (const x of nodes) {
+        for (const [k, c] of Object.entries(x.tap.downByType())) types[k] = (types[k] ?? 0) + c;
+      }
       console.error(
-        `  ${v.name} N=${n} ${category}: ${asks.length} asks, ${
-          sum(results[category].wakes)
-        } wakes, ${results[category].seconds.toFixed(0)} s${ok ? "" : " (timed out)"}`,
+        `  ${v.name} N=${n} ${category}: ${asks.length} asks, ${sum(r.wakes)} wakes, ${
+          r.seconds.toFixed(0)
+        } s${ok ? "" : " (timed out)"}; first claim p50 ${
+          (pctOf(r.claimMs, 0.5) / 1000).toFixed(1)
+        } s, max ${(Math.max(0, ...r.claimMs) / 1000).toFixed(1)} s; messages down per node: ${
+          Object.entries(types).map(([k, c]) => `${k} ${(c / n).toFixed(0)}`).join(", ")
+        }`,
       );
     }
+    claims.close();
     const failed = nodes.filter((x) => x.runsFailed > 0);
     if (failed.length > 0) {
       console.error(
@@ -411,6 +521,10 @@ async function runNetwork(v: Version, n: number, bin: string) {
 // ------------------------------------------------------------------ report
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+function pctOf(xs: number[], p: number): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
+}
 const mean = (xs: number[]) => xs.length ? sum(xs) / xs.length : 0;
 
 /** Extracts the baseline commit into a temp dir (`git archive`), unless `--before` names one. */
