@@ -179,7 +179,11 @@ Deno.test({
     await waitFor("B stores the claim", () => stored(b, claim), 120_000);
     assert.equal(b.rig.events("run_started").length, 0, "the claim reached B inside its debounce");
 
-    await waitFor("B starts a run", () => b.rig.events("run_started").length > 0, 240_000);
+    // A safety net only (60 s is the expected time): B's log says where a wake got stuck.
+    await waitFor("B starts a run", () => b.rig.events("run_started").length > 0, 600_000)
+      .catch((err) => {
+        throw new Error(`${err.message}; B's log:\n${b.rig.node.stderr().slice(-4000)}`);
+      });
     // Seen at most 100 ms after the run started: never earlier than it started.
     const startedBy = Date.now();
     assert.ok(
