@@ -133,10 +133,20 @@ export async function startAgentNode(
   return node;
 }
 
-/** The ids of the events a run's prompt lists, in order. */
+/**
+ * The ids of the events a wake prompt's "New events (n):" list names, in
+ * order: only those woke the run. Other lists of the prompt name post ids in
+ * the same `- <id>: ` shape (asks other agents claimed, feedback), which the
+ * run was not woken for.
+ */
+export function newEventIds(prompt: string): string[] {
+  const list = /^New events \(\d+\):\n((?:- .*(?:\n|$))*)/m.exec(prompt)?.[1] ?? "";
+  return [...list.matchAll(/^- ([0-9a-f]{64}): /gm)].map((m) => m[1]!);
+}
+
+/** The ids of the events a run's prompt lists as new, in order. */
 export function eventIds(req: MessagesRequest): string[] {
-  const prompt = textOf(req.messages[0]?.content);
-  return [...prompt.matchAll(/^- ([0-9a-f]{64}): /gm)].map((m) => m[1]!);
+  return newEventIds(textOf(req.messages[0]?.content));
 }
 
 /**
@@ -168,7 +178,7 @@ export function answeringMock(delayMs?: number): MockAnthropic {
 
 /** The ids of the events a Codex wake prompt (a Responses API request) lists, in order. */
 export function codexEventIds(req: ResponsesRequest): string[] {
-  return [...userText(req).matchAll(/^- ([0-9a-f]{64}): /gm)].map((m) => m[1]!);
+  return newEventIds(userText(req));
 }
 
 /**
