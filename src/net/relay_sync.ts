@@ -86,6 +86,7 @@ import { NOSTR_KINDS } from "../posts/kinds.ts";
 import type { NostrEvent } from "../posts/post.ts";
 import type { Origin, Store } from "../store/store.ts";
 import type { Ingest, IngestResult } from "./ingest.ts";
+import { afterPage, type CatchUp, countInPage, newPage, type Page } from "./catch_up.ts";
 import { filterKey, type Subscription } from "./interest.ts";
 import { CLOSED, OPEN, WsClient } from "./ws_client.ts";
 
@@ -193,33 +194,6 @@ interface Fetch {
   received: number;
   ingesting: Promise<unknown>[];
   done: () => void;
-}
-
-/** One filter to catch up on; `since` undefined: its whole history. */
-interface CatchUp {
-  filter: Filter;
-  since: number | undefined;
-  /** One of `#added`: forgotten once caught up. */
-  added: boolean;
-}
-
-interface Page {
-  subId: string;
-  catchUp: CatchUp;
-  since?: number;
-  until?: number;
-  /** Valid events inside the filter so far. */
-  received: number;
-  /** Of those, events this catch-up had not seen. */
-  fresh: number;
-  oldest: number;
-  /** The ids of `oldest`'s second, the next page's boundary. */
-  oldestIds: Set<string>;
-  /** Ingests of this page still running, and who waits for them to end. */
-  ingesting: number;
-  drained: (() => void) | undefined;
-  ended: boolean;
-  timer: ReturnType<typeof setTimeout> | undefined;
 }
 
 class Sync implements RelaySync {
@@ -516,20 +490,7 @@ class Sync implements RelaySync {
     const filter: Filter = { ...catchUp.filter, limit: this.#o.pageLimit ?? 1000 };
     if (since !== undefined) filter.since = since;
     if (until !== undefined) filter.until = until;
-    const page: Page = {
-      subId,
-      catchUp,
-      since,
-      until,
-      received: 0,
-      fresh: 0,
-      oldest: Infinity,
-      oldestIds: new Set(),
-      ingesting: 0,
-      drained: undefined,
-      ended: false,
-      timer: undefined,
-    };
+    const page = newPage(subId, catchUp, since, until);
     page.timer = setTimeout(() => {
       this.#log.info("relay {url} sent no EOSE for {sub} within {ms} ms; ending the page", {
         url: this.url,
@@ -552,17 +513,8 @@ class Sync implements RelaySync {
   }
 
   /** Counts a validated event of a page (see the module doc). */
-  #counted(page: Page, event: NostrEvent): void {
-    const at = event.created_at;
-    if (page.since !== undefined && at < page.since) return;
-    if (page.until !== undefined && at > page.until) return;
-    page.received++;
-    if (at !== page.until || !this.#seen.has(event.id)) page.fresh++;
-    if (at < page.oldest) {
-      page.oldest = at;
-      page.oldestIds = new Set();
-    }
-    if (at === page.oldest) page.oldestIds.add(event.id);
+  #counted(page: Page, event: { id: string; created_at: number }): void {
+    countInPage(page, event, this.#seen);
     if (page.received >= (this.#o.pageLimit ?? 1000)) void this.#endPage(page);
   }
 
@@ -574,32 +526,22 @@ class Sync implements RelaySync {
     // The cursor moves only once the page's events are in the store.
     if (page.ingesting > 0) await new Promise<void>((r) => page.drained = r);
     if (this.#page !== page || !this.#connected) return;
-    const limit = this.#o.pageLimit ?? 1000;
-    const sameSecond = page.oldest === page.until;
-    // New events all dated `until`: that second is asked once more, not forever.
-    if (page.fresh > 0 && (!sameSecond || this.#stuck === 0)) {
-      this.#stuck = sameSecond ? 1 : 0;
-      this.#seen = sameSecond ? new Set([...this.#seen, ...page.oldestIds]) : page.oldestIds;
-      this.#requestPage(page.oldest);
-      return;
-    }
-    if ((page.fresh > 0 || page.received >= limit) && page.until !== undefined) {
-      // A full page of one second, all seen (or still new ones after a second look):
-      // more events share that second than the relay returns at once. Skip the
-      // second rather than loop on it.
+    const next = afterPage(
+      page,
+      { stuck: this.#stuck, seen: this.#seen },
+      this.#o.pageLimit ?? 1000,
+    );
+    this.#stuck = next.stuck;
+    this.#seen = next.seen;
+    if (next.skipped !== undefined) {
       this.#log.warn(
         "relay {url} holds more events dated {second} than it returns at once; some may be missed",
-        { url: this.url, second: page.until },
+        { url: this.url, second: next.skipped },
       );
-      this.#stuck = 0;
-      this.#seen = new Set();
-      this.#requestPage(page.until - 1);
-      return;
     }
+    if (next.until !== undefined) return this.#requestPage(next.until);
     // This filter is done: the next one starts from the newest event.
     this.#page = undefined;
-    this.#seen = new Set();
-    this.#stuck = 0;
     this.#queue.shift();
     if (page.catchUp.added) this.#added = this.#added.filter((f) => f !== page.catchUp.filter);
     if (this.#queue.length > 0) return this.#requestPage(undefined);
@@ -656,7 +598,7 @@ class Sync implements RelaySync {
           page.ingesting++;
           void this.#ingest(event).then((r) => {
             if (r.ok && r.id !== undefined && typeof at === "number") {
-              this.#counted(page, { id: r.id, created_at: at } as NostrEvent);
+              this.#counted(page, { id: r.id, created_at: at });
             }
             if (--page.ingesting === 0) page.drained?.();
           });
