@@ -18,19 +18,13 @@ import { parseArgs } from "node:util";
 import { startWats, tempDataDir } from "../tests/support/cli.ts";
 import { launchChromium } from "../tests/support/cdp.ts";
 import { call, idIn, mcpClient } from "../tests/support/swarm.ts";
+import { freePort } from "../tests/support/free_port.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
   options: { posts: { type: "string", default: "100" } },
 });
 const POSTS = Number(values.posts);
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
 
 function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);

@@ -42,6 +42,7 @@ import { serveUi } from "../src/ui/http.ts";
 import { recordingSource } from "../tests/support/fake_ui_source.ts";
 import { bigFile, sampleWork } from "../tests/support/works_fixtures.ts";
 import type { WorkDetail } from "../src/contracts/works.ts";
+import { freePort } from "../tests/support/free_port.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -140,13 +141,6 @@ function fillRuns(dir: string, n: number): void {
     );
   }
   Deno.writeTextFileSync(p.runsIndex, lines.join("\n") + "\n");
-}
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
 }
 
 async function dashboard(dir: string) {

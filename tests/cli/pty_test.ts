@@ -16,6 +16,7 @@ import { runWatsInPty, startWatsInPty, waitForLineNoPrompt } from "../support/pt
 import { startMockOpenAI, text } from "../support/mock_openai.ts";
 import { dataPaths } from "../../src/config/paths.ts";
 import { codexStateDir, readSelfCheck } from "../../src/runner/harnesses/codex_lock.ts";
+import { freePort } from "../support/free_port.ts";
 
 const pty = requireTool("script");
 const claude = pty ? requireCli("claude") : null;
@@ -25,13 +26,6 @@ const opts = { sanitizeOps: false, sanitizeResources: false };
 const SAFETY_MS = 300_000;
 
 const started = (l: string) => l.includes('"event":"started"');
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
 
 Deno.test({
   ...opts,

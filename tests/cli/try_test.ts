@@ -18,16 +18,11 @@ import {
   text,
 } from "../support/mock_anthropic.ts";
 import { parseTryArgs, TRY_TEXT, TRY_TIMEOUT_MS } from "../../src/cli/try.ts";
+import { freePort } from "../support/free_port.ts";
 
 const claude = requireCli("claude");
 
 /** A loopback port free a moment ago. */
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
 
 /** Starts `wats node --agent claude` serving a relay endpoint on a free loopback port. */
 async function agentNode(dataDir: string, mock: MockAnthropic, env = {}) {

@@ -5,13 +5,7 @@
 
 import assert from "node:assert/strict";
 import { runWats, startWats, tempDataDir } from "../support/cli.ts";
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
+import { freePort } from "../support/free_port.ts";
 
 Deno.test("`wats ui` refuses a non-loopback ui.listen from the config and names the flag that allows it", async () => {
   const dir = tempDataDir();

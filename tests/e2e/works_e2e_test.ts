@@ -18,82 +18,19 @@ import { requireCli } from "../support/clis.ts";
 import { runWats } from "../support/cli.ts";
 import { requireTool } from "../support/debian_tools.ts";
 import { waitFor } from "../support/swarm.ts";
-import { gitRepo, nodeRig, tempDir } from "../support/rig.ts";
-import { claudeAcpToml } from "../support/harness_fixtures.ts";
-import {
-  type MessagesRequest,
-  promptContains,
-  startMockAnthropic,
-  text,
-  toolUse,
-} from "../support/mock_anthropic.ts";
+import { worksRig } from "../support/works_rig.ts";
+import { promptContains } from "../support/mock_anthropic.ts";
 
 const acp = requireCli("claude-acp");
 const bwrap = requireTool("bwrap");
 const opts = { ignore: acp === null || !bwrap, sanitizeOps: false, sanitizeResources: false };
 
-/** How many tool results the conversation holds so far: the script's step. */
-function step(req: MessagesRequest): number {
-  let n = 0;
-  for (const m of req.messages ?? []) {
-    if (typeof m.content === "string") continue;
-    n += m.content.filter((b) => b.type === "tool_result").length;
-  }
-  return n;
-}
-
-function commitFile(file: string, content: string, subject: string) {
-  return toolUse("Bash", {
-    command: `printf '${content}\\n' > ${file} && git add ${file} && ` +
-      `git -c user.email=a@example.org -c user.name=Agent commit -qm '${subject}' && echo committed`,
-    description: "commit",
-  });
-}
-
 Deno.test({
   name: "a person reviews a coding agent's work: show its diff, send it back, push, merge, discard",
   ...opts,
   async fn() {
-    await using dir = tempDir("wats-works-e2e-", "/var/tmp");
-    const data = `${dir.path}/data`;
-    const home = `${dir.path}/home`;
-    Deno.mkdirSync(`${data}/worktrees`, { recursive: true });
-    Deno.mkdirSync(`${home}/.claude`, { recursive: true });
-    const repo = await gitRepo(`${dir.path}/repo`, { identity: true });
-    const bare = `${dir.path}/remote.git`;
-    await git(["init", "-q", "--bare", bare], dir.path);
-    await git(["remote", "add", "origin", bare], repo);
-    const wt = `${data}/worktrees/claude/app/alice/_/feat`;
-
-    await using mock = startMockAnthropic({
-      rules: [
-        {
-          // The sent-back call: the same session, so its prompt still holds the first task.
-          when: (r) => promptContains("REVIEW-2")(r) && promptContains("TASK-1")(r),
-          reply: (r) =>
-            step(r) === 1 ? commitFile("b.txt", "two", "Add b") : text("Added b.txt as asked."),
-        },
-        {
-          when: promptContains("TASK-1"),
-          reply: (r) => step(r) === 0 ? commitFile("a.txt", "one", "Add a") : text("Added a.txt."),
-        },
-      ],
-    });
-    Deno.writeTextFileSync(
-      `${data}/config.toml`,
-      [
-        ...claudeAcpToml(acp!, mock.url, home),
-        "",
-        "[checkouts.app]",
-        `path = "${repo}"`,
-        'base = "main"',
-        "",
-        "[policy]",
-        'allow = ["claude/edit(*)", "claude/execute"]',
-        "",
-      ].join("\n"),
-    );
-    await using rig = await nodeRig({ dataDir: data, home, env: { IS_SANDBOX: "1" } });
+    await using works = await worksRig("wats-works-e2e-", acp!);
+    const { data, home, repo, bare, wt, mock, rig } = works;
     const wats = (...args: string[]) => runWats(["--data-dir", data, ...args], { home });
 
     // The heartbeat agent's call commits on the work.

@@ -28,6 +28,7 @@ import { type NodeRelay, RELAY_HELPER, startNodeRelay } from "./node_relay.ts";
 import { recordingProxy } from "./recording_proxy.ts";
 import { decode } from "nostr-tools/nip19";
 import { NOSTR_KINDS } from "../../src/posts/kinds.ts";
+import { freePort } from "../support/free_port.ts";
 
 /** A daemon under test and a way to post through MCP on it. */
 interface TestNode {
@@ -117,13 +118,6 @@ async function startNode(
 /** What a daemon logged about its relays (for a failed wait's message). */
 function relayLog(n: TestNode): string {
   return n.proc.stderr().split("\n").filter((l) => l.includes("relay")).join("\n");
-}
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
 }
 
 Deno.test("a post on A reaches B through A's relay endpoint, and B's answer reaches A", async () => {

@@ -27,6 +27,7 @@ import {
 } from "../support/mock_anthropic.ts";
 import { type Browser, launchChromium } from "../support/cdp.ts";
 import { git } from "../../src/acp/worktrees.ts";
+import { freePort } from "../support/free_port.ts";
 
 const ready = requireCli("claude") !== null && requireTool("chromium");
 const acp = requireCli("claude-acp");
@@ -37,13 +38,6 @@ async function shot(browser: Browser, name: string): Promise<void> {
   assert.ok(png.length > 1000, `screenshot ${name}`);
   const dir = Deno.env.get("WATS_SCREENSHOTS");
   if (dir) await Deno.writeFile(`${dir}/${name}.png`, png);
-}
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
 }
 
 Deno.test({

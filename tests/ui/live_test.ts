@@ -24,6 +24,7 @@ import { CLIS_DIR, requireCli } from "../support/clis.ts";
 import { requireTool } from "../support/debian_tools.ts";
 import { answeringMock, call, idIn, mcpClient, startAgentNode, waitFor } from "../support/swarm.ts";
 import { type Browser, launchChromium } from "../support/cdp.ts";
+import { freePort } from "../support/free_port.ts";
 
 const SOURCE = {
   status: () => Promise.resolve(null),
@@ -163,13 +164,6 @@ async function until(what: string, check: () => Promise<boolean>): Promise<void>
     if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-}
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
 }
 
 Deno.test({

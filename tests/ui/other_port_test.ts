@@ -12,13 +12,7 @@ import assert from "node:assert/strict";
 import { runWats, startWats, tempDataDir } from "../support/cli.ts";
 import { requireTool } from "../support/debian_tools.ts";
 import { launchChromium } from "../support/cdp.ts";
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
+import { freePort } from "../support/free_port.ts";
 
 /** What the other port plants: a session cookie on each of the dashboard's paths. */
 const PLANTED = ["/", "/halt", "/review"].map((p) => `wats_session=0; Path=${p}`);
