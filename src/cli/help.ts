@@ -23,8 +23,8 @@ Usage:
   wats agent runs|logs|attach|pending|approve|reject|sweep
   wats work list|show|merge|push|send|discard   coding agents' works: review and land them
   wats status                    the node, its profiles, safety notices
-  wats try [--text "…"]          see your agent wake: an ask from a throwaway second node
-  wats ui [--listen HOST:PORT]   a local web dashboard of the node, its agent and reviews
+  wats try [--text "…"] [--to KEY] [--caps a,b]   see your agent wake: an ask from a throwaway second node
+  wats ui [--listen HOST:PORT]   a live local dashboard: the node, its agent, reviews, works, your posts
   wats resume                    end a halt of this node's agent
   wats guardian list|add|remove|halt   who may halt the agent; issue a halt
   wats service install|uninstall|status   keep the node running (systemd / launchd)

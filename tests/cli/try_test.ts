@@ -263,7 +263,10 @@ Deno.test("wats try --help, and wats --help lists it", async () => {
   assert.match(help.stdout, /^ {2}--to KEY {7}address the ask to a profile/m);
   assert.match(help.stdout, /^Exit codes: 0 the answer arrived;/m);
   const main = await runWats(["--help"]);
-  assert.match(main.stdout, /^ {2}wats try \[--text "…"\] +see your agent wake/m);
+  assert.match(
+    main.stdout,
+    /^ {2}wats try \[--text "…"\] \[--to KEY\] \[--caps a,b\] +see your agent wake/m,
+  );
 });
 
 Deno.test({
