@@ -31,7 +31,7 @@ Deno.test({
   ...opts,
   ignore: claude === null,
   name:
-    "in a terminal, the daemon's Claude run ends without a permission prompt, and so do `wats status`, `wats agent logs -f` and `wats ui` beside it",
+    "in a terminal, the daemon's Claude run ends without a permission prompt, and so do `wats status`, `wats agent logs -f`, `wats work list` and `wats ui` beside it",
   async fn() {
     const dir = tempDataDir();
     const home = await Deno.makeTempDir({ prefix: "wats-home-" });
@@ -63,6 +63,10 @@ Deno.test({
       const logs = await runWatsInPty(["--data-dir", dir, "agent", "logs", "-f"], { home });
       assert.equal(logs.code, 0, logs.output);
       assert.match(logs.output, /Answered\./);
+
+      const works = await runWatsInPty(["--data-dir", dir, "work", "list"], { home });
+      assert.equal(works.code, 0, works.output);
+      assert.match(works.output, /no works yet/);
 
       const port = freePort();
       const ui = startWatsInPty(["--data-dir", dir, "ui", "--listen", `127.0.0.1:${port}`], {
