@@ -127,9 +127,13 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       },
     });
     cleanups.unshift(() => targets.stop());
+    // The agent's presence is posted again at once when its state may have changed;
+    // a task later, so the runner has recorded the run's spend (src/node/agent_presence.ts).
+    const presence: { current?: PresenceAnnouncer } = {};
     const events: EventSink = hub.sink((e) => {
       opts.events(e);
       targets.onEvent(e);
+      if (mayChangeState(e)) setTimeout(() => void presence.current?.check(), 0);
     });
     Deno.mkdirSync(paths.agentDir, { recursive: true, mode: 0o700 });
     const review = new ReviewQueue({
@@ -146,13 +150,6 @@ export async function runNode(opts: NodeOptions): Promise<number> {
     const startNotices = await notices();
     for (const n of startNotices) logger.warn(n);
 
-    // The agent's presence is posted again at once when its state may have changed;
-    // a task later, so the runner has recorded the run's spend (src/node/agent_presence.ts).
-    const presence: { current?: PresenceAnnouncer } = {};
-    const sink: EventSink = (e) => {
-      events(e);
-      if (mayChangeState(e)) setTimeout(() => void presence.current?.check(), 0);
-    };
     const knownAgents = new KnownAgents({
       store,
       now: Date.now,
@@ -175,7 +172,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
           by: npubEncode(h.by),
           reason: h.reason ?? "",
         });
-        sink({ event: "halted", id: h.id, by: h.by, reason: h.reason ?? "" });
+        events({ event: "halted", id: h.id, by: h.by, reason: h.reason ?? "" });
       }
     });
     cleanups.unshift(stopWatchingHalts);
@@ -212,7 +209,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
         person,
         agent,
         review,
-        events: sink,
+        events,
         log: log("runner"),
         home: opts.env.HOME ?? "",
         cwd: opts.cwd,
@@ -341,7 +338,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       }
       if (req.op === "resume") {
         const ended = halt.resume();
-        sink({ event: "resumed" });
+        events({ event: "resumed" });
         logger.info("agent runs resumed by `wats resume`");
         return ended
           ? `resumed: the halt ${ended.id.slice(0, 12)} no longer holds`
