@@ -1,23 +1,7 @@
 import assert from "node:assert/strict";
-import { ConfigError } from "../../src/errors.ts";
-import { resolveSettings } from "../../src/config/settings.ts";
 import { DEFAULT_IDLE_MS } from "../../src/config/acp_tables.ts";
 
-const FILE = "/data/wats/config.toml";
-
-function load(text: string) {
-  return resolveSettings({ fileText: text, filePath: FILE, env: {}, flags: {}, user: "alice" });
-}
-
-function errorOf(text: string): string {
-  try {
-    load(text);
-  } catch (err) {
-    assert.ok(err instanceof ConfigError, `expected ConfigError, got ${err}`);
-    return err.message;
-  }
-  assert.fail("expected a ConfigError");
-}
+import { errorOf, load } from "./config_text.ts";
 
 Deno.test("[harnesses.NAME] and [checkouts.NAME] load with their defaults", () => {
   const r = load(`

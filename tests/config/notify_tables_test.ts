@@ -1,6 +1,4 @@
 import assert from "node:assert/strict";
-import { ConfigError } from "../../src/errors.ts";
-import { resolveSettings } from "../../src/config/settings.ts";
 import {
   DEFAULT_NOTIFY_TIMEOUT_MS,
   NOTIFY_EVENTS,
@@ -8,21 +6,7 @@ import {
   targetUrlOf,
 } from "../../src/config/notify_tables.ts";
 
-const FILE = "/data/wats/config.toml";
-
-function load(text: string) {
-  return resolveSettings({ fileText: text, filePath: FILE, env: {}, flags: {}, user: "alice" });
-}
-
-function errorOf(text: string): string {
-  try {
-    load(text);
-  } catch (err) {
-    assert.ok(err instanceof ConfigError, `expected ConfigError, got ${err}`);
-    return err.message;
-  }
-  assert.fail("expected a ConfigError");
-}
+import { errorOf, load } from "./config_text.ts";
 
 Deno.test("[notify.NAME] targets load with their defaults: every event, a 10 s timeout", () => {
   const r = load(`

@@ -2,23 +2,12 @@ import assert from "node:assert/strict";
 import { overviewPage } from "../../src/ui/pages.ts";
 import { chartData } from "../../src/ui/charts.ts";
 import type { KnownAgent, NodeStatus } from "../../src/contracts/views.ts";
+import { nodeStatus } from "../support/node_status.ts";
 
 const T = 1_800_000_000_000;
 
 function status(knownAgents: KnownAgent[], total = knownAgents.length): NodeStatus {
-  return {
-    node: "n",
-    profile: { name: "me", npub: "npub1me" },
-    relays: [],
-    agent: null,
-    pendingDrafts: 0,
-    safetyNotices: [],
-    halted: null,
-    budget: null,
-    storedPosts: 0,
-    knownAgents,
-    knownAgentsTotal: total,
-  };
+  return nodeStatus({ knownAgents, knownAgentsTotal: total });
 }
 
 function agent(over: Partial<KnownAgent>): KnownAgent {

@@ -22,6 +22,7 @@ import type { NodeStatus, PostView } from "../../src/contracts/views.ts";
 import type { HeldDraft } from "../../src/node/review_queue.ts";
 import type { PermissionAsk } from "../../src/contracts/coding_agents.ts";
 import type { RunIndexEntry } from "../../src/contracts/runs.ts";
+import { nodeStatus } from "../support/node_status.ts";
 
 Deno.test("a post's text, title and kind are shown as text, never as markup", () => {
   const evil = '<script>alert(1)</script><img src=x onerror="alert(2)">';
@@ -307,16 +308,8 @@ Deno.test("a Codex run's page shows its tool call with arguments, the result and
 });
 
 Deno.test("the overview lists the asks held for other agents' claims, with claimer and lapse", () => {
-  const status: NodeStatus = {
-    node: "n",
-    profile: { name: "me", npub: "npub1me" },
-    relays: [],
+  const status = nodeStatus({
     agent: { runtime: "claude", profile: "me-agent" },
-    pendingDrafts: 0,
-    safetyNotices: [],
-    halted: null,
-    budget: null,
-    storedPosts: 0,
     pauses: {
       threads: [],
       claimed: {
@@ -327,7 +320,7 @@ Deno.test("the overview lists the asks held for other agents' claims, with claim
         ],
       },
     },
-  };
+  });
   const html = overviewPage({ csrf: "t" }, status, { chart: chartData([], 0) });
   assert.match(
     html,
@@ -344,16 +337,8 @@ Deno.test("the overview lists the asks held for other agents' claims, with claim
 });
 
 Deno.test("the overview shows, per runtime and harness, whether it runs sandboxed", () => {
-  const status: NodeStatus = {
-    node: "n",
-    profile: { name: "me", npub: "npub1me" },
-    relays: [],
+  const status = nodeStatus({
     agent: { runtime: "claude", profile: "me-agent" },
-    pendingDrafts: 0,
-    safetyNotices: [],
-    halted: null,
-    budget: null,
-    storedPosts: 0,
     sandbox: [
       { who: "agent runs (claude)", state: "sandboxed" },
       {
@@ -361,7 +346,7 @@ Deno.test("the overview shows, per runtime and harness, whether it runs sandboxe
         state: "warning: unsandboxed (sandbox.mode = auto): bwrap is not on PATH",
       },
     ],
-  };
+  });
   const html = overviewPage({ csrf: "t" }, status, { chart: chartData([], 0) });
   assert.match(
     html,
@@ -569,17 +554,7 @@ Deno.test("a long post is collapsed under its start; a short one is not", () => 
 });
 
 Deno.test("an empty chart says there are no runs yet; one with runs does not", () => {
-  const status: NodeStatus = {
-    node: "n",
-    profile: { name: "me", npub: "npub1me" },
-    relays: [],
-    agent: null,
-    pendingDrafts: 0,
-    safetyNotices: [],
-    halted: null,
-    budget: null,
-    storedPosts: 0,
-  };
+  const status = nodeStatus();
   const none = overviewPage({ csrf: "t" }, status, { chart: chartData([], 0) });
   assert.match(none, /<p class="empty" id="chart-days-empty">No runs yet\.<\/p>/);
   assert.match(none, /<p class="empty" id="chart-hours-empty">No runs yet\.<\/p>/);
