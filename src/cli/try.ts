@@ -16,6 +16,7 @@ import { parseArgs } from "node:util";
 import { UsageError, WatsError } from "../errors.ts";
 import { formatDuration, parseDuration } from "../duration.ts";
 import { formatPost } from "../posts/format_post.ts";
+import { splitList } from "../config/codecs.ts";
 import type { NodeStatus, PostView } from "../contracts/views.ts";
 import type { CommandContext } from "./context.ts";
 import { callData, callText, connectDaemon, type DaemonSession } from "../mcp/socket_client.ts";
@@ -109,7 +110,7 @@ export function parseTryArgs(argv: string[]): TryArgs {
     }
     timeoutMs = ms;
   }
-  const caps = v.caps?.split(",").map((c) => c.trim()).filter((c) => c !== "");
+  const caps = v.caps === undefined ? undefined : splitList(v.caps);
   return {
     help: v.help === true,
     text,

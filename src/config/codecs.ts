@@ -173,8 +173,9 @@ function checkEnum(spec: SettingSpec, text: string): string {
   return text;
 }
 
-function splitList(text: string): string[] {
-  return text.split(",").map((s) => s.trim()).filter((s) => s !== "");
+/** The items of a comma-separated list (or one split at `sep`), trimmed, empty ones left out. */
+export function splitList(text: string, sep: RegExp | string = ","): string[] {
+  return text.split(sep).map((s) => s.trim()).filter((s) => s !== "");
 }
 
 function checkList(spec: SettingSpec, items: string[]): string[] {

@@ -10,6 +10,7 @@
  */
 
 import { WatsError } from "../errors.ts";
+import { splitList } from "../config/codecs.ts";
 import { type Markup, markup } from "./markup.ts";
 import { CSRF_FIELD } from "./security.ts";
 
@@ -23,9 +24,9 @@ export interface ComposedPost {
   args: Record<string, unknown>;
 }
 
-/** Splits a comma- or space-separated field into its items (empty: none). */
+/** A field's items: separated by commas or spaces (npubs are pasted either way). */
 function items(field: string): string[] {
-  return field.split(/[\s,]+/).map((s) => s.trim()).filter((s) => s !== "");
+  return splitList(field, /[\s,]+/);
 }
 
 /**
