@@ -258,7 +258,8 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
         }
       } else if (path === "/ask" || /^\/posts\/[0-9a-f]{64}\/reply$/.test(path)) {
         const parent = path === "/ask" ? undefined : path.split("/")[2]!;
-        back = parent === undefined ? "/posts" : `/posts/thread/${await threadOf(parent)}`;
+        // The thread page takes any post of the thread.
+        back = parent === undefined ? "/posts" : `/posts/thread/${parent}`;
         const post: ComposedPost = parent === undefined
           ? askFromForm(field)
           : replyFromForm(parent, field);
@@ -288,12 +289,6 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
     }
     // Post/redirect/get: a reload does not send the operation again.
     return redirect(back);
-  }
-
-  /** The root of the thread `id` is in (the id itself when it is a root, or unknown). */
-  async function threadOf(id: string): Promise<string> {
-    const view = await source.thread(id).catch(() => undefined);
-    return view?.posts.find((p) => p.id === id)?.root ?? id;
   }
 
   /**
