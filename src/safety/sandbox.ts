@@ -112,8 +112,21 @@ export interface SandboxRequest {
   writable: readonly string[];
   /** Hidden entries the agent itself needs to read (its own credential file). */
   keep?: readonly string[];
+  /**
+   * Files or folders bound at another path inside (a run's own socket where its `wats mcp`
+   * looks for `mcp.sock`), writable; after the data dir is hidden, before the secrets.
+   */
+  binds?: readonly Bind[];
   /** The directory the process starts in. */
   cwd: string;
+}
+
+/** One path bound at another inside the sandbox. */
+export interface Bind {
+  /** The path outside (it must exist). */
+  from: string;
+  /** Where the sandbox sees it. */
+  to: string;
 }
 
 /** A path that exists, and whether it is a folder. */
@@ -130,6 +143,8 @@ export interface SandboxPlan {
   readable: string[];
   /** Bound writable to themselves, in order. */
   writable: string[];
+  /** Bound writable at another path, after `writable`. */
+  binds: Bind[];
   cwd: string;
 }
 
@@ -159,6 +174,7 @@ export function planSandbox(
     hiddenFiles: hidden.filter((p) => kinds.get(p) === "file"),
     readable: unique(req.readable).filter((p) => kinds.has(p)),
     writable: unique(req.writable).filter((p) => kinds.has(p)),
+    binds: [...(req.binds ?? [])],
     cwd: req.cwd,
   };
 }
@@ -190,6 +206,7 @@ export function bwrapArgs(plan: SandboxPlan, programRoots: readonly string[] = [
     plan.dataDir,
     ...plan.readable.flatMap((p) => ["--ro-bind", p, p]),
     ...plan.writable.flatMap((p) => ["--bind", p, p]),
+    ...plan.binds.flatMap((b) => ["--bind", b.from, b.to]),
     ...plan.hiddenDirs.flatMap((p) => ["--tmpfs", p]),
     ...plan.hiddenFiles.flatMap((p) => ["--ro-bind", "/dev/null", p]),
     "--unshare-pid",
@@ -224,6 +241,8 @@ export function seatbeltProfile(plan: SandboxPlan): string {
     "(deny file-write*)",
     "(allow file-read* file-write*",
     ...plan.writable.map((p) => `  (subpath ${q(p)})`),
+    // Seatbelt cannot move a path: a bind is opened where it is.
+    ...plan.binds.map((b) => `  (subpath ${q(b.from)})`),
     '  (subpath "/private/tmp")',
     '  (subpath "/private/var/folders")',
     '  (literal "/dev/null")',

@@ -18,6 +18,7 @@ import { HarnessError } from "../errors.ts";
 import {
   type AgentKind,
   agentState,
+  type Bind,
   DEFAULT_HIDE,
   envHides,
   type PathKind,
@@ -63,6 +64,8 @@ export interface SandboxTarget {
   readable?: readonly string[];
   /** Writable besides the agent's state: the worktree and its git parts, the workspace. */
   writable: readonly string[];
+  /** Paths bound at another path inside (a run's own socket as `mcp.sock`). */
+  binds?: readonly Bind[];
 }
 
 /** One process to start for an agent. */
@@ -126,6 +129,7 @@ export class Sandboxer {
       readable: s.readable ?? [],
       writable: [...s.writable, ...state.writable],
       keep: state.ownSecrets,
+      binds: s.binds ?? [],
       cwd: s.cwd,
     };
     const probe = await probePaths(this.#os, this.#program, pathsToProbe(req));

@@ -61,7 +61,11 @@ Deno.test("claude runs with exactly the locked-down flag list, the prompt on std
   assert.equal(cmd.cwd, "/home/alice/.local/share/wats/agent/run");
   assert.deepEqual(
     cmd.env,
-    { ENABLE_TOOL_SEARCH: "false", MCP_CONNECT_TIMEOUT_MS: "60000" },
+    {
+      ENABLE_TOOL_SEARCH: "false",
+      MCP_CONNECTION_NONBLOCKING: "false",
+      MCP_CONNECT_TIMEOUT_MS: "60000",
+    },
     "the environment is inherited, never cleared (API key or login); tool search is off and " +
       "the wait for the wats server long",
   );

@@ -182,3 +182,14 @@ Deno.test("a program installed under /tmp stays readable in the sandbox's empty 
   );
   assert.deepEqual(a.slice(-2), ["node", "/tmp/ci/agent.js"]);
 });
+
+Deno.test("a bind puts a path at another inside, after the data dir's tmpfs and before the secrets", () => {
+  const sock = { from: "/h/.local/share/wats/agent/sock/r1.sock", to: `${req.dataDir}/mcp.sock` };
+  const args = bwrapArgs(planSandbox({ ...req, binds: [sock] }, kinds));
+  const at = (...xs: string[]) => args.findIndex((_, k) => xs.every((x, j) => args[k + j] === x));
+  const data = at("--tmpfs", req.dataDir);
+  const bind = at("--bind", sock.from, sock.to);
+  const ssh = at("--tmpfs", "/h/.ssh");
+  assert.ok(data >= 0 && data < bind && bind < ssh, args.join(" "));
+  assert.equal(at("--bind", sock.to, sock.to), -1, "the socket is not bound to itself");
+});

@@ -155,13 +155,16 @@ export function claudeArgs(ctx: RunContext): string[] {
 export const NO_TOOL_SEARCH_ENV: Readonly<Record<string, string>> = { ENABLE_TOOL_SEARCH: "false" };
 
 /**
- * How long Claude Code waits for the wats MCP server before its first model request: its own
- * default is 5 s, after which it goes on without the server ("not ready after 5000ms —
- * proceeding", measured with 2.1.197) and the run has no wats tool. `wats mcp` is a Deno
- * program that connects to the daemon: on a loaded machine it took longer (a test run saw the
- * server `pending` in `system/init`). A server that fails still fails at once.
+ * Makes Claude Code wait for the wats MCP server before its first model request. In `-p` mode
+ * it starts `--mcp-config` servers without waiting ("running fully async (nonblocking)") unless
+ * `MCP_CONNECTION_NONBLOCKING` is set to a false value, and `MCP_CONNECT_TIMEOUT_MS` is read
+ * only on that waiting path (read in 2.1.197's own code; measured against the mock: 7 of 8 bare
+ * runs came up `pending` without the first variable, 0 of 8 with it). `wats mcp` is a Deno
+ * program that connects to the daemon and on a loaded machine takes seconds; without the wait
+ * the run has no wats tool. A server that fails still fails at once.
  */
 export const MCP_CONNECT_WAIT_ENV: Readonly<Record<string, string>> = {
+  MCP_CONNECTION_NONBLOCKING: "false",
   MCP_CONNECT_TIMEOUT_MS: "60000",
 };
 
