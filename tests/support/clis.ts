@@ -93,8 +93,21 @@ export const REPO_ROOT: string = fileURLToPath(new URL("../../", import.meta.url
   "",
 );
 
+/**
+ * `WATS_CLIS=latest` (`deno task test:latest`): the tests drive each program's newest release
+ * from npm, installed into `.cache/clis-latest/`, instead of the pins, so a change upstream is
+ * seen before users meet it; any installed version is then accepted.
+ */
+export const LATEST: boolean = (() => {
+  try {
+    return Deno.env.get("WATS_CLIS") === "latest";
+  } catch {
+    return false;
+  }
+})();
+
 /** Where the pinned programs are installed (`npm install --prefix` target). */
-export const CLIS_DIR: string = `${REPO_ROOT}/.cache/clis`;
+export const CLIS_DIR: string = `${REPO_ROOT}/.cache/${LATEST ? "clis-latest" : "clis"}`;
 
 /**
  * The pinned programs' package.json and package-lock.json, committed: the lock
@@ -183,7 +196,7 @@ export function cliProblem(name: CliName, dir: string = CLIS_DIR): string | null
   } catch {
     return `${c.pkg} is not installed in ${dir}; ${PREPARE_HINT}`;
   }
-  if (installed !== c.version) {
+  if (installed !== c.version && !(LATEST && dir === CLIS_DIR)) {
     return `${c.pkg} ${installed} is installed but ${c.version} is pinned; ${PREPARE_HINT}`;
   }
   try {

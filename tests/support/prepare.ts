@@ -26,6 +26,7 @@ import {
   CLIS_LOCK_DIR,
   clisStamp,
   isCi,
+  LATEST,
   NODE_HELPERS,
   nodeHelperManifest,
   type NodeHelperName,
@@ -238,7 +239,8 @@ export async function prepareClis(dir: string = CLIS_DIR): Promise<number> {
   if (upToDate) return 0;
 
   try {
-    await install(dir);
+    if (LATEST && dir === CLIS_DIR) await installLatest(dir);
+    else await install(dir);
   } catch (err) {
     return fail(`could not install the pinned CLIs: ${(err as Error).message}`);
   }
@@ -251,9 +253,44 @@ export async function prepareClis(dir: string = CLIS_DIR): Promise<number> {
   }
   if (problems.length > 0) return fail(`installed but not working:\n  ${problems.join("\n  ")}`);
 
+  if (LATEST && dir === CLIS_DIR) {
+    console.log(`prepare: ready, newest releases: ${installedSpecs(dir).join(", ")}`);
+    return 0;
+  }
   Deno.writeTextFileSync(stampFile(dir), stamp);
   console.log(`prepare: ready: ${pinSpecs().join(", ")}`);
   return 0;
+}
+
+/**
+ * `npm install` of each program's `latest` release into `dir`, every time (npm answers quickly
+ * when nothing changed): no lock, since the point is to meet what users get today.
+ */
+async function installLatest(dir: string): Promise<void> {
+  Deno.mkdirSync(dir, { recursive: true });
+  const specs = Object.values(PINNED_CLIS as Record<string, PinnedCli>).map((c) =>
+    `${c.pkg}@latest`
+  );
+  console.log(`prepare: npm install ${specs.join(" ")} (into ${dir})`);
+  const r = await run(
+    ["npm", "install", "--no-save", "--no-audit", "--no-fund", "--prefix", dir, ...specs],
+    { cwd: dir, timeoutMs: 20 * 60_000 },
+  );
+  if (r.code !== 0) {
+    throw new Error(`npm install exited ${r.code}: ${r.stderr.trim().slice(-2000)}`);
+  }
+}
+
+/** `pkg@version` of what is installed in `dir`, for the log. */
+function installedSpecs(dir: string): string[] {
+  return Object.values(PINNED_CLIS as Record<string, PinnedCli>).map((c) => {
+    try {
+      const v = JSON.parse(Deno.readTextFileSync(`${dir}/node_modules/${c.pkg}/package.json`));
+      return `${c.pkg}@${v.version}`;
+    } catch {
+      return `${c.pkg}@?`;
+    }
+  });
 }
 
 if (import.meta.main) {
