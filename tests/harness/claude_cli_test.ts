@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { requireCli } from "../support/clis.ts";
 import { type ClaudeRun, runClaude } from "../support/claude.ts";
 import { ECHO_OUT_ENV, echoServerCommand } from "../support/echo_mcp_server.ts";
+import { MCP_CONNECT_WAIT_ENV } from "../../src/runner/harnesses/claude.ts";
 import {
   hasTool,
   MOCK_MODEL,
@@ -87,7 +88,7 @@ Deno.test({
       const init = eventOf(run, "system", "init");
       const tools = init.tools as string[];
       assert.deepEqual(tools, ["mcp__echo__echo"], `init offered ${tools.join(", ")}`);
-      assert.deepEqual(init.mcp_servers, [{ name: "echo", status: "connected" }]);
+      assert.deepEqual(servers(init), [{ name: "echo", status: "connected" }]);
 
       const result = eventOf(run, "result");
       assert.equal(result.is_error, false);
@@ -127,7 +128,7 @@ Deno.test({
       console.log(`claude run with a failed MCP server took ${run.ms.toFixed(0)} ms`);
       assert.equal(run.code, 0, run.stderr);
       const init = eventOf(run, "system", "init");
-      assert.deepEqual(init.mcp_servers, [{ name: "echo", status: "failed" }]);
+      assert.deepEqual(servers(init), [{ name: "echo", status: "failed" }]);
       assert.deepEqual(init.tools, []);
       const result = eventOf(run, "result");
       assert.equal(result.subtype, "success");
@@ -168,7 +169,7 @@ Deno.test({
       console.log(`claude run with an unanswering MCP server took ${run.ms.toFixed(0)} ms`);
       assert.equal(run.code, 0, run.stderr);
       const init = eventOf(run, "system", "init");
-      assert.deepEqual(init.mcp_servers, [{ name: "echo", status: "pending" }]);
+      assert.deepEqual(servers(init), [{ name: "echo", status: "pending" }]);
       assert.deepEqual(init.tools, []);
       const result = eventOf(run, "result");
       assert.equal(result.is_error, false);
@@ -180,3 +181,61 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "with the runner's MCP wait, claude waits for a server that answers only after 3 s and offers its tools",
+  ignore: claude === null,
+  async fn() {
+    // The runner's `wats mcp` bridge can take seconds to connect on a loaded machine (issue 27):
+    // without MCP_CONNECTION_NONBLOCKING=false the run starts without it (the test above).
+    const dir = await Deno.makeTempDir({ prefix: "wats-claude-test-" });
+    const out = `${dir}/echo.txt`;
+    const { command, args } = echoServerCommand();
+    const slow = ["-c", 'sleep 3; exec "$0" "$@"', command, ...args];
+    const config = `${dir}/mcp.json`;
+    await Deno.writeTextFile(
+      config,
+      JSON.stringify({
+        mcpServers: { echo: { command: "sh", args: slow, env: { [ECHO_OUT_ENV]: out } } },
+      }),
+    );
+    const mock = startMockAnthropic({
+      rules: [
+        { when: toolResultFor("mcp__echo__echo"), reply: text("The echo worked.") },
+        {
+          when: hasTool("mcp__echo__echo"),
+          reply: toolUse("mcp__echo__echo", { text: "hello swarm" }),
+        },
+      ],
+      default: text("No tools here."),
+    });
+    try {
+      const run = await runClaude({
+        args: lockedDownArgs(config),
+        prompt: "Please echo hello swarm.",
+        cwd: dir,
+        mockUrl: mock.url,
+        env: { ...MCP_CONNECT_WAIT_ENV },
+      });
+      assert.equal(run.code, 0, run.stderr);
+      const init = eventOf(run, "system", "init");
+      assert.deepEqual(servers(init), [{ name: "echo", status: "connected" }]);
+      assert.deepEqual(init.tools, ["mcp__echo__echo"]);
+      assert.equal(await Deno.readTextFile(out), "hello swarm\n");
+      assert.ok(!mock.messages().some((r) => r.matched === "default"), "no request without tools");
+    } finally {
+      await mock.close();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+/**
+ * The name and status of each server in `system/init`: what the runner reads
+ * (src/runner/harnesses/claude.ts). Newer releases add fields (2.1.332: `source`).
+ */
+function servers(init: Record<string, unknown>): Array<{ name: unknown; status: unknown }> {
+  const list = Array.isArray(init.mcp_servers) ? init.mcp_servers : [];
+  return list.map((s: Record<string, unknown>) => ({ name: s.name, status: s.status }));
+}
