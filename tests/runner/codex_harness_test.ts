@@ -117,6 +117,8 @@ Deno.test("a run is codex exec --json --ephemeral, locked down, with the prompt 
     "-c",
     "mcp_servers.wats.required=true",
     "-c",
+    "mcp_servers.wats.startup_timeout_sec=60",
+    "-c",
     'mcp_servers.wats.default_tools_approval_mode="approve"',
     "-",
   ]);

@@ -172,6 +172,9 @@ export function mcpServerConfig(
     }`,
     `${k}.env_vars=${tomlStringArray(env)}`,
     `${k}.required=true`,
+    // Codex gives a server 10 s to start, then fails the run (required): `wats mcp` can take
+    // longer on a loaded machine (issue 27), and a run that fails so never acts.
+    `${k}.startup_timeout_sec=60`,
     `${k}.default_tools_approval_mode="approve"`,
   ];
 }
