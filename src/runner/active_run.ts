@@ -11,6 +11,7 @@ import type { RunControl } from "./execute.ts";
 import type { RunningProcess } from "./harness.ts";
 import type { PromptFeedback } from "./prompt.ts";
 import type { QueuedEvent } from "./run_setup.ts";
+import type { Decided } from "./retry.ts";
 import type { CurrentRun } from "./runner_status.ts";
 import type { TranscriptWriter } from "./transcripts.ts";
 import type { RunStatus } from "../contracts/runs.ts";
@@ -20,6 +21,8 @@ export interface ActiveRun extends CurrentRun {
   /** The events and feedback it was given, owed back if it does not complete. */
   queued: QueuedEvent[];
   feedback: PromptFeedback[];
+  /** The decisions on parked requests it was given, owed back if it ends before acting. */
+  decided: Decided[];
   /** True once its events are done or given back. */
   settled?: boolean;
   /** Ends its process; `why` is how the run is recorded (the first kill's). */

@@ -7,8 +7,8 @@
  *
  * What is owed to a future run (queued events, the events of the run in progress, feedback) is
  * kept in store meta (pending.ts) and queued again at start; a run that does not complete
- * (interrupted, stopped, halted) gives its events back, and only a completed run moves the feed
- * cursor. Running one run (the spawn, `agent.timeout` killing its whole process group, the
+ * (interrupted, stopped, halted) gives its events back, one that ended before the agent could act
+ * gives them back with a backoff (retry.ts), and only a completed run moves the feed cursor. Running one run (the spawn, `agent.timeout` killing its whole process group, the
  * transcript) is execute.ts's; what it starts with is run_setup.ts's.
  *
  * No polling: an idle runner holds at most one timer, set for its next deadline. Everything it
@@ -19,7 +19,8 @@
 
 import { usd } from "../money.ts";
 import { BudgetLedger, type BudgetState } from "./budget.ts";
-import { denoRunnerFs, type ExecuteDeps, executeRun } from "./execute.ts";
+import { denoRunnerFs, type ExecuteDeps, executeRun, type RunOutcome } from "./execute.ts";
+import { type Decided, gaveUpLine, Retries, retryLine, type RetryMark } from "./retry.ts";
 import { type ActiveRun, activeRun } from "./active_run.ts";
 import { ThreadPauses } from "./loop_detector.ts";
 import { literalLog, type RunnerPost, threadOf } from "./ports.ts";
@@ -68,6 +69,8 @@ export class Runner implements AgentHost {
   readonly #held = new HeldAsks<QueuedEvent>();
   /** Decisions on coding agents' parked requests not yet told to a run, with their thread. */
   #decided: Decided[] = [];
+  /** What runs that ended before the agent could act gave back, waiting for its next try. */
+  readonly #retries = new Retries<QueuedEvent>();
   readonly #feedback = new Map<string, PromptFeedback>();
   readonly #paused: ThreadPauses;
   #runStarts: number[] = [];
@@ -141,7 +144,9 @@ export class Runner implements AgentHost {
     this.#prune(now);
     const entries = t.index();
     this.#ledger.restore(t.spend(now));
-    this.#runStarts = entries.map((e) => Date.parse(e.started_at)).filter((s) => now - s < HOUR_MS);
+    // A run that ended before the agent could act is not a full run for the hourly cap.
+    this.#runStarts = entries.filter((e) => e.retry === undefined)
+      .map((e) => Date.parse(e.started_at)).filter((s) => now - s < HOUR_MS);
     this.#lastRun = entries.at(-1);
     this.#heartbeatAt = this.#nextHeartbeat(now);
     this.#restore(now);
@@ -300,6 +305,8 @@ export class Runner implements AgentHost {
       feedback: this.#feedback.size,
       budget: this.#ledger.state(this.#world.clock.now()),
       skipped: this.#skips.recent(),
+      retrying: this.#retries.waiting(),
+      gaveUp: this.#retries.gaveUp(),
       ...(this.#lastRun ? { lastRun: this.#lastRun } : {}),
       ...(this.#timerAt !== undefined ? { nextAt: this.#timerAt } : {}),
     });
@@ -356,6 +363,7 @@ export class Runner implements AgentHost {
     }
     const now = this.#world.clock.now();
     this.#lapseClaims(now);
+    this.#retryDue(now);
     const budget = this.#ledger.state(now);
     this.#runStarts = this.#runStarts.filter((t) => now - t < HOUR_MS);
     let plan = planRun(this.#planState(now, budget, false));
@@ -422,12 +430,12 @@ export class Runner implements AgentHost {
     }
   }
 
-  /** Sets the one timer for `until` or the first claim lapse, whichever comes first. */
+  /** Sets the one timer for `until`, the first claim lapse or the next retry, whichever comes first. */
   #armFor(until: number | undefined, now: number): void {
-    const lapse = this.#held.nextLapse();
-    const at = lapse === undefined ? until : until === undefined ? lapse : Math.min(until, lapse);
-    if (at === undefined) this.#clearTimer();
-    else this.#arm(at, now);
+    const all = [until, this.#held.nextLapse(), this.#retries.nextAt()]
+      .filter((t): t is number => t !== undefined);
+    if (all.length === 0) this.#clearTimer();
+    else this.#arm(Math.min(...all), now);
   }
 
   #arm(at: number, now: number): void {
@@ -513,13 +521,16 @@ export class Runner implements AgentHost {
       ...(thread !== undefined ? { thread } : {}),
       queued: events,
       feedback,
+      decided,
     });
     this.#current = active;
     active.done = (async () => {
       const writer = transcripts.begin(header);
       active.writer = writer;
-      const footer = await executeRun(this.#execute, ctx, writer, control);
-      const entry = writer.end(footer, this.#world.clock.now());
+      const { beforeActing, ...footer } = await executeRun(this.#execute, ctx, writer, control);
+      const endedAt = this.#world.clock.now();
+      const retry = beforeActing ? this.#giveBack(active, footer, endedAt) : undefined;
+      const entry = writer.end(retry ? { ...footer, retry } : footer, endedAt);
       this.#settle(active, footer.status, cursorAfter);
       this.#ended(entry);
     })()
@@ -555,9 +566,62 @@ export class Runner implements AgentHost {
         );
       }
     } else {
+      this.#retries.done(run.queued.map((q) => q.post.id));
       this.#records.store.setMeta(CURSOR_META_KEY, String(cursorAfter));
     }
     this.#current = undefined;
+    this.#persist();
+  }
+
+  /**
+   * A run that ended before the agent could act (retry.ts): it is not a full run for the hourly
+   * cap, its feedback goes back at once, and its events the agent has not answered and its
+   * decisions wait their backoff (or are given up); the cursor stays. Returns the index's mark.
+   */
+  #giveBack(run: ActiveRun, footer: Omit<RunOutcome, "beforeActing">, now: number): RetryMark {
+    run.settled = true;
+    const log = this.#world.log;
+    const i = this.#runStarts.indexOf(run.startedAt);
+    if (i >= 0) this.#runStarts.splice(i, 1);
+    const { store } = this.#records;
+    const agent = this.#agent.agentKey;
+    const owed = run.queued.filter((q) => !answered(store, agent, q.post.id, q.thread));
+    this.#retries.done(run.queued.filter((q) => !owed.includes(q)).map((q) => q.post.id));
+    for (const f of run.feedback) if (!this.#feedback.has(f.id)) this.#feedback.set(f.id, f);
+    const error = footer.error ?? "it failed";
+    const { mark, gaveUp } = this.#retries.fail(owed, run.decided, now, error);
+    if (mark.at !== undefined) log.info(retryLine(run.id, error, mark));
+    for (const g of gaveUp) log.warn(gaveUpLine(run.id, g));
+    this.#current = undefined;
+    this.#persist();
+    return mark;
+  }
+
+  /** Queues the events and decisions whose retry is due, unless answered or claimed meanwhile. */
+  #retryDue(now: number): void {
+    const { events, decided } = this.#retries.due(now);
+    if (events.length === 0 && decided.length === 0) return;
+    const { store } = this.#records;
+    for (const q of events) {
+      if (answered(store, this.#agent.agentKey, q.post.id, q.thread)) {
+        this.#retries.done([q.post.id]);
+        this.#world.log.info(`${q.reason} is not tried again: the agent replied to it`);
+        continue;
+      }
+      if (this.#queue.has(q.post.id) || this.#holdIfClaimed(q, now)) continue;
+      this.#queue.set(q.post.id, q);
+      this.#world.log.info(
+        `queued again: ${q.reason}: its last run ended before the agent could act`,
+        {
+          id: q.post.id,
+          thread: q.thread,
+        },
+      );
+      this.#checkThread(q.thread);
+    }
+    this.#decided.push(...decided);
+    // Its backoff was its wait: it does not wait a new debounce.
+    this.#debounceAt = Math.min(this.#debounceAt ?? now, now);
     this.#persist();
   }
 
@@ -684,14 +748,14 @@ export class Runner implements AgentHost {
     const claimed = this.#held.list().map((h) => h.queued.post.id);
     savePending(
       this.#records.store,
-      { events: [...events], feedback: [...feedback], claimed },
+      { events: [...events], feedback: [...feedback], claimed, ...this.#retries.save() },
       this.#world.log,
     );
   }
 
   /** Queues again what a previous daemon owed a run (see `#persist`). */
   #restore(now: number): void {
-    const { events, feedback, claimed } = reloadPending({
+    const { events, feedback, claimed, retrying, retries, gaveUp } = reloadPending({
       store: this.#records.store,
       log: this.#world.log,
       wake: this.#wake,
@@ -699,6 +763,7 @@ export class Runner implements AgentHost {
     });
     for (const q of events) this.#queue.set(q.post.id, q);
     for (const f of feedback) this.#feedback.set(f.id, f);
+    this.#retries.restore(retries, new Map(retrying.map((q) => [q.post.id, q])), gaveUp);
     // Each held ask's claim is decided again: it may have lapsed while the daemon was down.
     let changed = false;
     for (const q of claimed) {
@@ -729,10 +794,3 @@ export class Runner implements AgentHost {
 
 /** The statuses of a run that did not complete: its events are offered to the next run. */
 const INCOMPLETE: ReadonlySet<RunStatus> = new Set(["interrupted", "stopped", "halted"]);
-
-/** A person's decision on a parked request, waiting to wake the agent. */
-interface Decided {
-  reason: string;
-  /** The thread of the run whose call parked, when it had one. */
-  thread?: string;
-}

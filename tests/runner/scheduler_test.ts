@@ -1,130 +1,11 @@
 import assert from "node:assert/strict";
-import { defaultSettings } from "../../src/config/schema.ts";
-import { CURSOR_META_KEY, Runner } from "../../src/runner/scheduler.ts";
+import { CURSOR_META_KEY } from "../../src/runner/scheduler.ts";
 import { PENDING_META_KEY } from "../../src/runner/pending.ts";
-import type {
-  RunnerLaunch,
-  RunnerOptions,
-  RunnerSettings,
-} from "../../src/runner/runner_options.ts";
 import { newRunId, Transcripts } from "../../src/runner/transcripts.ts";
 import type { RunnerPost } from "../../src/runner/ports.ts";
 import { npubEncode } from "nostr-tools/nip19";
-import {
-  AGENT,
-  BOB,
-  CAROL,
-  FakeHarness,
-  FakeSpawner,
-  FakeStore,
-  FakeTime,
-  hexId,
-  MemoryLog,
-  PERSON,
-} from "./fakes.ts";
-
-const SEC = 1000;
-const MIN = 60 * SEC;
-const HOUR = 60 * MIN;
-/** 2026-10-15 12:00:00 UTC. */
-const T0 = Date.UTC(2026, 9, 15, 12);
-
-interface Rig {
-  runner: Runner;
-  time: FakeTime;
-  store: FakeStore;
-  spawner: FakeSpawner;
-  harness: FakeHarness;
-  log: MemoryLog;
-  transcripts: Transcripts;
-  tokens: string[];
-  ended: string[];
-  /** Each budget pause the hook was told of: reason and end. */
-  paused: Array<[string, number]>;
-  dir: string;
-  /** Stores a post and tells the runner, as Store.onInsert does. */
-  post(p: Parameters<FakeStore["add"]>[0]): ReturnType<FakeStore["add"]>;
-  cleanup(): void;
-}
-
-function rig(
-  settings: Partial<RunnerSettings> = {},
-  opts: {
-    start?: number;
-    transcriptsDir?: string;
-    /** The store of a previous rig: a restarted daemon on the same data. */
-    store?: FakeStore;
-    launch?: Partial<RunnerLaunch>;
-  } = {},
-): Rig {
-  const dir = opts.transcriptsDir ?? Deno.makeTempDirSync({ prefix: "wats-runner-sched-" });
-  const time = new FakeTime(opts.start ?? T0);
-  const store = opts.store ?? new FakeStore();
-  const spawner = new FakeSpawner();
-  const harness = new FakeHarness();
-  const log = new MemoryLog();
-  const transcripts = new Transcripts({
-    runsDir: `${dir}/agent/runs`,
-    runsIndex: `${dir}/agent/runs.jsonl`,
-  });
-  const tokens: string[] = [];
-  const ended: string[] = [];
-  const paused: Array<[string, number]> = [];
-  const all = {
-    ...defaultSettings(),
-    "agent.profile": "alice-agent",
-    "agent.every": 30 * SEC,
-    "agent.heartbeat": 0,
-    ...settings,
-  };
-  const o: RunnerOptions = {
-    world: { clock: time, timers: time, log },
-    records: { store, transcripts },
-    settings: all,
-    agent: {
-      agentKey: AGENT,
-      user: "alice",
-      localAuthors: () => new Set([AGENT, PERSON]),
-      template: "{reasons}\n{cursor}\n{events}",
-    },
-    launch: {
-      harness,
-      spawn: spawner.spawn,
-      paths: { dataDir: dir, runDir: `${dir}/agent/run`, configDir: `${dir}/agent/run-config` },
-      selfCommand: { command: "wats", args: [] },
-      ...opts.launch,
-    },
-    hooks: {
-      onRunStart: (id) => {
-        const t = `token-${id}`;
-        tokens.push(t);
-        return t;
-      },
-      onRunEnd: (e) => void ended.push(e.id),
-      onBudgetPause: (reason, until) => void paused.push([reason, until]),
-    },
-  };
-  const runner = new Runner(o);
-  return {
-    runner,
-    time,
-    store,
-    spawner,
-    harness,
-    log,
-    transcripts,
-    tokens,
-    ended,
-    paused,
-    dir,
-    post(p) {
-      const added = store.add(p);
-      runner.onPosts([added]);
-      return added;
-    },
-    cleanup: () => Deno.removeSync(dir, { recursive: true }),
-  };
-}
+import { AGENT, BOB, CAROL, FakeHarness, hexId, PERSON } from "./fakes.ts";
+import { HOUR, MIN, promptIds, type Rig, rig, SEC, T0 } from "./scheduler_rig.ts";
 
 Deno.test("debounce: events arriving in the agent.every window join one run", async () => {
   const r = rig();
@@ -564,6 +445,7 @@ Deno.test("each run gets a token from onRunStart, the cursor, and a transcript o
     const maxAtStart = r.store.maxSeq();
     r.post({ author: CAROL, kind: "note" });
     r.spawner.last.lines.push('{"type":"assistant"}');
+    r.spawner.last.act();
     r.spawner.last.finish({ ok: false, error: "model said no" }, 1);
     await r.runner.whenIdle();
     assert.equal(r.store.getMeta(CURSOR_META_KEY), String(maxAtStart));
@@ -576,6 +458,7 @@ Deno.test("each run gets a token from onRunStart, the cursor, and a transcript o
     assert.deepEqual(JSON.parse(lines[0]!).events, [ask.id]);
     assert.equal(lines[1], '{"type":"assistant"}');
     assert.equal(JSON.parse(lines.at(-1)!).type, "wats_end");
+    assert.equal(entry.retry, undefined, "a run that acted is not retried");
     assert.deepEqual(r.ended, [entry.id]);
   } finally {
     r.cleanup();
@@ -643,11 +526,6 @@ Deno.test("a harness that cannot build its command leaves an error transcript an
 });
 
 // ---- what a run owes the next one (issue 8, items 2 and 5) ----------------
-
-/** The event ids a run's prompt listed (the fake template prints `{events}`). */
-function promptIds(stdin: string, ids: string[]): string[] {
-  return ids.filter((id) => stdin.includes(id.slice(0, 12)));
-}
 
 Deno.test("a run the node did not complete leaves the cursor, and a restarted runner offers its events once", async () => {
   const dir = Deno.makeTempDirSync({ prefix: "wats-runner-sched-" });
@@ -759,6 +637,7 @@ Deno.test("a halted run's events run again after resume; a failed run's do not",
     await r.time.advance(30 * SEC);
     assert.equal(r.spawner.procs.length, 2);
     assert.deepEqual(promptIds(r.spawner.last.request.stdin, [ask.id]), [ask.id]);
+    r.spawner.last.act();
     r.spawner.last.finish({ ok: false, error: "model said no" }, 1);
     await r.runner.whenIdle();
     await r.time.advance(2 * HOUR);
@@ -831,7 +710,14 @@ Deno.test("a transcript that cannot be written after the spawn ends the process 
     assert.ok(entry, "a run was recorded");
     assert.equal(entry.status, "error");
     assert.match(entry.error!, /No space left on device/);
-    assert.equal(r.time.pending(), 0, "no timeout left armed for a dead run");
+    // The agent never got to act: the ask is tried again (retry.ts), and that is the one timer.
+    assert.deepEqual(entry.retry, {
+      try: 1,
+      of: 4,
+      at: new Date(r.time.now() + 30 * SEC).toISOString(),
+    });
+    assert.equal(r.time.pending(), 1, "no timeout left armed for a dead run");
+    assert.equal(r.time.nextAt(), r.time.now() + 30 * SEC);
   } finally {
     r.cleanup();
   }
