@@ -21,7 +21,7 @@ import { usd } from "../money.ts";
 import { BudgetLedger, type BudgetState } from "./budget.ts";
 import { denoRunnerFs, type ExecuteDeps, executeRun, type RunOutcome } from "./execute.ts";
 import { type Decided, gaveUpLine, Retries, retryLine, type RetryMark } from "./retry.ts";
-import { type ActiveRun, activeRun } from "./active_run.ts";
+import { type ActiveRun, activeRun, noteAcpLine } from "./active_run.ts";
 import { ThreadPauses } from "./loop_detector.ts";
 import { literalLog, type RunnerPost, threadOf } from "./ports.ts";
 import { claimNote, type PromptFeedback } from "./prompt.ts";
@@ -32,12 +32,13 @@ import {
   HELD_MAX,
   HeldAsks,
   type OthersClaim,
+  TrustedClaimers,
 } from "./claims.ts";
 import { reloadPending, savePending } from "./pending.ts";
 import { type Plan, planRun, takeForRun } from "./plan.ts";
 import type { RunnerOptions, RunnerSettings } from "./runner_options.ts";
 import { cursorOf, type QueuedEvent, setUpRun } from "./run_setup.ts";
-import { DEFAULT_RETENTION, isRunId, newRunId } from "./transcripts.ts";
+import { DEFAULT_RETENTION, newRunId } from "./transcripts.ts";
 import type { RunIndexEntry, RunStatus, RunTrigger } from "../contracts/runs.ts";
 import type { AgentHost } from "../contracts/agent_host.ts";
 import { normalizeAllow, normalizeCaps, type WakeContext, WakeLimiter } from "./wake_rules.ts";
@@ -67,6 +68,9 @@ export class Runner implements AgentHost {
   readonly #queue = new Map<string, QueuedEvent>();
   /** Asks dropped from the queue because another author claimed them (claims.ts). */
   readonly #held = new HeldAsks<QueuedEvent>();
+  /** Whose claims are trusted (claims.ts): `agent.allow`, this node's profiles, accepted answerers. */
+  readonly #trusted: (author: string) => boolean;
+  readonly #accepted: TrustedClaimers;
   /** Decisions on coding agents' parked requests not yet told to a run, with their thread. */
   #decided: Decided[] = [];
   /** What runs that ended before the agent could act gave back, waiting for its next try. */
@@ -115,6 +119,9 @@ export class Runner implements AgentHost {
       openAsks: opts.settings["agent.open_asks"],
       get: (id: string) => opts.records.store.get(id),
     };
+    this.#accepted = new TrustedClaimers(opts.records.store);
+    this.#trusted = (a) =>
+      this.#wake.allow.has(a) || opts.agent.localAuthors().has(a) || this.#accepted.has(a);
     this.#limiter = new WakeLimiter(opts.settings["agent.wakes_per_author_per_hour"]);
     this.#skips = new SkipLog(this.#world.log);
     this.#paused = new ThreadPauses({
@@ -209,21 +216,7 @@ export class Runner implements AgentHost {
    * `wats agent logs` shows it either way.
    */
   noteAcp(runId: string, event: Record<string, unknown>): void {
-    const line = JSON.stringify({ ...event, type: "wats_acp" });
-    const cur = this.#current;
-    if (cur?.id === runId && cur.writer !== undefined && !cur.settled) {
-      cur.writer.line(line);
-      return;
-    }
-    if (!isRunId(runId)) return;
-    try {
-      this.#records.transcripts.appendAfterEnd(runId, line);
-    } catch (err) {
-      // A run that never began (the call was not a run's) or was pruned: the node's JSON lines have it.
-      if (!(err instanceof Deno.errors.NotFound)) {
-        this.#world.log.warn(`cannot add to run ${runId}'s transcript: ${(err as Error).message}`);
-      }
-    }
+    noteAcpLine(this.#current, this.#records.transcripts, runId, event, this.#world.log);
   }
 
   /**
@@ -256,6 +249,7 @@ export class Runner implements AgentHost {
       // Any post in a held thread may be the third author that releases it.
       const thread = threadOf(post);
       touched.add(thread);
+      this.#accepted.learn(post);
       if (this.#paused.reason(thread) !== undefined) check.add(thread);
       const d = intake(post, at);
       if (d.do === "ignore") {
@@ -647,6 +641,7 @@ export class Runner implements AgentHost {
       agentKey: this.#agent.agentKey,
       ttlMs: this.#s["agent.claim_ttl"],
       now,
+      trusted: this.#trusted,
     });
   }
 
@@ -654,8 +649,11 @@ export class Runner implements AgentHost {
   #holdIfClaimed(q: QueuedEvent, now: number): boolean {
     if (q.post.kind !== "ask") return false;
     const c = this.#claimState(q, now);
-    if (c.state !== "held") return false;
+    if (c.state !== "held" || this.#held.beyondBound(q.post.id, c.claim)) return false;
     this.#hold(q, c.claim, now);
+    // An earlier claim by the same author takes the place of its latest one (claims.ts).
+    const over = this.#held.overBound(c.claim.by);
+    if (over !== undefined) this.#reopen(this.#held.take(over.queued.post.id)!.queued, OPEN, now);
     return true;
   }
 
@@ -791,6 +789,8 @@ export class Runner implements AgentHost {
     }
   }
 }
+
+const OPEN = { state: "open" } as const;
 
 /** The statuses of a run that did not complete: its events are offered to the next run. */
 const INCOMPLETE: ReadonlySet<RunStatus> = new Set(["interrupted", "stopped", "halted"]);

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { CURSOR_META_KEY } from "../../src/runner/scheduler.ts";
 import { PENDING_META_KEY } from "../../src/runner/pending.ts";
+import { CLAIMS_PER_AUTHOR } from "../../src/runner/claims.ts";
 import { newRunId, Transcripts } from "../../src/runner/transcripts.ts";
 import type { RunnerPost } from "../../src/runner/ports.ts";
 import { npubEncode } from "nostr-tools/nip19";
@@ -1052,8 +1053,10 @@ Deno.test("a claim by another agent while the ask is debouncing: it never wakes 
       ask: ask.id,
       claim: { id: claim.id, by: CAROL, at: claim.createdAt * 1000, lapsesAt: Date.parse(lapse) },
     }]);
-    // The claimer delivers: the claim no longer lapses, so the ask never wakes the agent.
-    reply(r, ask, CAROL, "answer");
+    // The claimer delivers and the asker accepts it: the claim no longer lapses, so the ask never
+    // wakes the agent.
+    const answer = reply(r, ask, CAROL, "answer");
+    reply(r, ask, BOB, "vouch", answer.id);
     await r.time.advance(24 * 60 * MIN);
     assert.equal(r.spawner.procs.length, 0);
     assert.equal(r.runner.status().claimed[0]!.claim.lapsesAt, undefined, "delivered");
@@ -1158,8 +1161,8 @@ Deno.test("a release queues the ask again at once", async () => {
   }
 });
 
-Deno.test("the claimer's progress extends its claim: the ask waits agent.claim_ttl after it", async () => {
-  const r = rig();
+Deno.test("a trusted claimer's progress extends its claim: the ask waits agent.claim_ttl after it", async () => {
+  const r = rig({ "agent.allow": [BOB, CAROL] });
   try {
     r.runner.start();
     const ask = r.post({ author: BOB, kind: "ask" });
@@ -1170,6 +1173,81 @@ Deno.test("the claimer's progress extends its claim: the ask waits agent.claim_t
     assert.equal(r.spawner.procs.length, 0, "the first lapse time has passed");
     await r.time.advanceTo(progress.createdAt * 1000 + TTL + 30 * SEC);
     assert.equal(r.spawner.procs.length, 1);
+  } finally {
+    r.cleanup();
+  }
+});
+
+Deno.test("a stranger's claim plus a junk answer holds the ask one agent.claim_ttl, then it wakes the agent", async () => {
+  const r = rig();
+  try {
+    r.runner.start();
+    const ask = r.post({ author: BOB, kind: "ask" });
+    const claim = reply(r, ask, CAROL, "claim");
+    await r.time.advance(MIN);
+    reply(r, ask, CAROL, "answer");
+    await r.time.advance(20 * MIN);
+    reply(r, ask, CAROL, "progress", claim.id);
+    await r.time.advanceTo(claim.createdAt * 1000 + TTL - 1);
+    assert.equal(r.spawner.procs.length, 0);
+    await r.time.advanceTo(claim.createdAt * 1000 + TTL + 30 * SEC);
+    assert.equal(r.spawner.procs.length, 1, "its later posts did not extend it");
+  } finally {
+    r.cleanup();
+  }
+});
+
+Deno.test("an author whose answer an asker accepted is trusted: its claims' signs of life count, across a restart", async () => {
+  const r = rig();
+  try {
+    r.runner.start();
+    const first = r.post({ author: PERSON, kind: "ask" });
+    const answer = reply(r, first, CAROL, "answer");
+    reply(r, first, PERSON, "vouch", answer.id);
+    await r.runner.stop();
+    const again = rig({}, { store: r.store, transcriptsDir: r.dir, start: r.time.now() });
+    again.runner.start();
+    const ask = again.post({ author: BOB, kind: "ask" });
+    const claim = reply(again, ask, CAROL, "claim");
+    await again.time.advance(20 * MIN);
+    const progress = reply(again, ask, CAROL, "progress", claim.id);
+    await again.time.advanceTo(claim.createdAt * 1000 + TTL + 30 * SEC);
+    assert.equal(again.spawner.procs.length, 0, "its progress extended its claim");
+    await again.time.advanceTo(progress.createdAt * 1000 + TTL + 30 * SEC);
+    assert.equal(again.spawner.procs.length, 1);
+    await again.runner.stop();
+  } finally {
+    r.cleanup();
+  }
+});
+
+Deno.test("one author's claims hold at most CLAIMS_PER_AUTHOR asks: its latest claims do not hold", async () => {
+  const r = rig();
+  try {
+    r.runner.start();
+    const asks = Array.from(
+      { length: CLAIMS_PER_AUTHOR + 2 },
+      () => r.post({ author: BOB, kind: "ask" }),
+    );
+    // Claimed newest first: the earlier claims (by time) are those of the later asks.
+    for (const [i, ask] of [...asks].reverse().entries()) {
+      r.post({
+        author: CAROL,
+        kind: "claim",
+        root: ask.id,
+        parent: ask.id,
+        createdAt: T0 / 1000 + i,
+      });
+    }
+    assert.equal(r.runner.status().claimed.length, CLAIMS_PER_AUTHOR);
+    assert.equal(r.runner.status().queued, 2);
+    assert.deepEqual(
+      new Set(r.runner.status().claimed.map((c) => c.ask)),
+      new Set(asks.slice(2).map((a) => a.id)),
+      "the asks of its earliest claims, whatever order the claims arrived in",
+    );
+    await r.time.advance(30 * SEC);
+    assert.equal(r.runner.status().current?.events, 2);
   } finally {
     r.cleanup();
   }
