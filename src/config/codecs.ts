@@ -99,7 +99,7 @@ export function parseText(spec: SettingSpec, text: string, home?: string): Setti
       return checkEnum(spec, text.trim());
     case "list":
     case "relay-list":
-      return checkList(spec, splitList(text));
+      return checkList(spec, listItems(spec, text));
     case "address":
       return checkAddress(spec, text.trim());
     case "path":
@@ -176,6 +176,28 @@ function checkEnum(spec: SettingSpec, text: string): string {
 /** The items of a comma-separated list (or one split at `sep`), trimmed, empty ones left out. */
 export function splitList(text: string, sep: RegExp | string = ","): string[] {
   return text.split(sep).map((s) => s.trim()).filter((s) => s !== "");
+}
+
+/**
+ * A list's items from `wats config set` text: comma-separated, or config.toml's own spelling, an
+ * array of strings (`["rust", "review"]`). A bracket is never part of an item: text that looks
+ * like an array but is not one of strings is refused, not kept as one odd item.
+ */
+function listItems(spec: SettingSpec, text: string): string[] {
+  const t = text.trim();
+  if (!t.startsWith("[") && !t.endsWith("]")) return splitList(text);
+  let v: unknown;
+  try {
+    v = JSON.parse(t);
+  } catch {
+    v = undefined;
+  }
+  if (!Array.isArray(v) || !v.every((i) => typeof i === "string")) {
+    throw new InvalidValue(
+      `${requirement(spec)}; write it comma-separated (a, b) or as config.toml does (["a", "b"])`,
+    );
+  }
+  return v.map((i) => i.trim()).filter((i) => i !== "");
 }
 
 function checkList(spec: SettingSpec, items: string[]): string[] {

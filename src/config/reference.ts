@@ -151,7 +151,10 @@ Each setting has a variable: \`WATS_\` and the key in capitals, dots as undersco
   \`7d\`. In config.toml, a string (\`every = "30s"\`). \`agent.sweep\` also takes \`infinity\` for off
   (\`sweep = "infinity"\`; \`0\` is off too, and \`wats config get\` shows either as \`infinity\`).
 - **list**, **relay-list**: an array in config.toml (\`allow = ["npub1…", "…"]\`); comma-separated in
-  variables, flags and \`wats config set\` (\`a,b\`). An empty value is the empty list.
+  variables, flags and \`wats config set\` (\`a,b\`), which also take config.toml's spelling
+  (\`wats config set agent.caps '["rust", "review"]'\`). Text that starts or ends with a bracket but
+  is not an array of double-quoted strings is refused, never kept as an item. An empty value is the
+  empty list.
 - **author keys** (\`agent.allow\`, \`halt.accept\`): \`npub1…\` or 64 hexadecimal characters; wats uses
   them as lowercase hex.
 - **bool**: \`true\` or \`false\` (variables and flags also take \`1\`/\`0\`, \`yes\`/\`no\`, \`on\`/\`off\`).

@@ -26,4 +26,10 @@ export interface RunIndexEntry {
   turns?: number;
   cost_usd?: number;
   error?: string;
+  /**
+   * Present when the run ended before the agent could act (src/runner/retry.ts): its events'
+   * highest try counting this run, of how many, when what it gave back goes again (ISO), and how
+   * many were given up. Such a run is not counted against `agent.max_runs_per_hour`.
+   */
+  retry?: { try: number; of: number; at?: string; gave_up?: number };
 }

@@ -110,6 +110,16 @@ export interface AgentReach {
   reachable: number;
 }
 
+/** An event a run that could not act gave back, as status shows it. */
+export interface RetryView {
+  what: string;
+  post?: string;
+  tries: number;
+  of: number;
+  at: number;
+  error: string;
+}
+
 /** What the `status` tool reports. */
 export interface NodeStatus {
   node: string;
@@ -143,6 +153,14 @@ export interface NodeStatus {
     budget?: { reason: string; until: number };
     threads: Array<{ thread: string; reason: string }>;
     claimed?: { count: number; asks: Array<{ ask: string; by: string; lapsesAt?: number }> };
+    /**
+     * Events runs that ended before the agent could act gave back (src/runner/retry.ts): `what`
+     * (`new ask 1a2b…`), `tries` so far of `of`, the next try `at` (ms) and `inMs` from when the
+     * status was taken, and the last run's error.
+     */
+    retrying?: Array<RetryView & { inMs: number }>;
+    /** The newest events given up after `tries` runs that could not act, oldest first. */
+    gaveUp?: RetryView[];
   };
   /**
    * The newest posts a setting kept from waking the agent (src/runner/skips.ts), oldest first;

@@ -153,6 +153,19 @@ export function formatStatus(s: NodeStatus): string {
     const more = claimed.count - claimed.asks.length;
     if (more > 0) lines.push(`  - and ${more} more`);
   }
+  for (const r of s.pauses?.retrying ?? []) {
+    lines.push(
+      `${oneLine(r.what)}: retrying in ${formatAge(Math.ceil(r.inMs / 1000))} (try ${
+        r.tries + 1
+      } of ${r.of}; its last run ended before the agent could act: ${oneLine(r.error)})`,
+    );
+  }
+  for (const g of s.pauses?.gaveUp ?? []) {
+    lines.push(
+      `${oneLine(g.what)}: gave up after ${g.tries} tries at ${isoSeconds(g.at / 1000)} ` +
+        `(each run ended before the agent could act; last: ${oneLine(g.error)})`,
+    );
+  }
   if (s.skipped && s.skipped.length > 0) {
     lines.push(`posts a setting kept from waking the agent (newest last):`);
     for (const k of s.skipped) {

@@ -23,6 +23,7 @@ import { type RunnerLog, systemClock, systemTimers } from "../runner/ports.ts";
 import { openThreads } from "../runner/open_threads.ts";
 import { type PostReader, readHeartbeatTemplate } from "../runner/prompt.ts";
 import { Runner } from "../runner/scheduler.ts";
+import { retryViews } from "../runner/runner_status.ts";
 import { spawnProcessGroup } from "../runner/spawn.ts";
 import { Transcripts } from "../runner/transcripts.ts";
 import { processStartTime } from "../runner/orphan.ts";
@@ -267,6 +268,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
         ? { budget: { reason: st.reason, until: st.resumesAt } }
         : {}),
       threads: st.pausedThreads,
+      ...retryViews(st, systemClock.now()),
       ...(st.claimed.length > 0
         ? {
           claimed: {

@@ -11,8 +11,10 @@ import type { RunControl } from "./execute.ts";
 import type { RunningProcess } from "./harness.ts";
 import type { PromptFeedback } from "./prompt.ts";
 import type { QueuedEvent } from "./run_setup.ts";
+import type { Decided } from "./retry.ts";
 import type { CurrentRun } from "./runner_status.ts";
-import type { TranscriptWriter } from "./transcripts.ts";
+import { isRunId, type Transcripts, type TranscriptWriter } from "./transcripts.ts";
+import type { RunnerLog } from "./ports.ts";
 import type { RunStatus } from "../contracts/runs.ts";
 
 /** The run in progress. */
@@ -20,6 +22,8 @@ export interface ActiveRun extends CurrentRun {
   /** The events and feedback it was given, owed back if it does not complete. */
   queued: QueuedEvent[];
   feedback: PromptFeedback[];
+  /** The decisions on parked requests it was given, owed back if it ends before acting. */
+  decided: Decided[];
   /** True once its events are done or given back. */
   settled?: boolean;
   /** Ends its process; `why` is how the run is recorded (the first kill's). */
@@ -52,4 +56,32 @@ export function activeRun(
     killedWith: () => killWith,
   };
   return { active, control };
+}
+
+/**
+ * Adds a coding agent's line (an ACP update or permission decision) to run `runId`'s transcript as
+ * a `wats_acp` line: in place while `cur` is that run, after its footer once it ended (a parked
+ * call a person answered later goes on), so `wats agent logs` shows it either way.
+ */
+export function noteAcpLine(
+  cur: ActiveRun | undefined,
+  transcripts: Pick<Transcripts, "appendAfterEnd">,
+  runId: string,
+  event: Record<string, unknown>,
+  log: RunnerLog,
+): void {
+  const line = JSON.stringify({ ...event, type: "wats_acp" });
+  if (cur?.id === runId && cur.writer !== undefined && !cur.settled) {
+    cur.writer.line(line);
+    return;
+  }
+  if (!isRunId(runId)) return;
+  try {
+    transcripts.appendAfterEnd(runId, line);
+  } catch (err) {
+    // A run that never began (the call was not a run's) or was pruned: the node's JSON lines have it.
+    if (!(err instanceof Deno.errors.NotFound)) {
+      log.warn(`cannot add to run ${runId}'s transcript: ${(err as Error).message}`);
+    }
+  }
 }

@@ -2,18 +2,24 @@
  * Claims (issue 18 item 3, docs/decisions/runner.md "Claims"): another agent's `claim` of an ask
  * keeps this agent from waking for it, so one ask costs one agent's run, not one per agent.
  *
- * The claim state of an ask is a pure function of its thread's posts (ordered by arrival seq) and
- * the time, so it holds across a restart and every node computes the same lapse time:
+ * The claim state of an ask is a pure function of its thread's posts and the time, ordered by
+ * `created_at` (claims first, releases last within a second, then by id) — never by arrival, so
+ * every node, whatever order relays delivered the posts in, computes the same state and lapse:
  *
- * - a `claim` whose parent is the ask starts its author's claim (a second claim by the same author
- *   while the first holds changes nothing but counts as a sign of life);
- * - any later post of the claimer in the thread is a sign of life: the claim lapses
- *   `agent.claim_ttl` after the newest one (by the post's `created_at`, which the node accepted at
- *   most `net.max_skew` ahead of its clock);
- * - the claimer's `answer` to the ask delivers the claim: it no longer lapses;
+ * - a `claim` whose parent is the ask starts its author's claim;
+ * - a **trusted** claimer's later posts in the thread (progress, a second claim, an answer…) are
+ *   signs of life: its claim lapses `agent.claim_ttl` after the newest one (by `created_at`, which
+ *   the node accepted at most `net.max_skew` ahead of its clock). Trusted: in `agent.allow`, a
+ *   profile of this node, or an author whose answer an asker accepted (`TrustedClaimers`);
+ * - anyone else's claim holds for one `agent.claim_ttl` from the claim, whatever it posts after;
+ * - an answer the asker accepted (the asker's `vouch` replying to the claimer's answer to the ask)
+ *   delivers the claim: it no longer lapses. An answer the asker did not accept is only a sign of
+ *   life;
  * - the claimer's `release` anywhere in the thread ends it;
- * - of several live claims the earliest (by seq) holds; the agent's own claim never stops it, and
- *   when its own is the earliest live claim, later claims by others do not either.
+ * - of several live claims the earliest holds; the agent's own claim never stops it, and when its
+ *   own is the earliest live claim, later claims by others do not either.
+ *
+ * The runner bounds how many asks one author's claims hold (`CLAIMS_PER_AUTHOR`).
  *
  * `HeldAsks` keeps the asks the runner dropped from its queue because of a claim, with the time
  * each claim lapses, so the runner can set its one timer for the first lapse.
@@ -67,9 +73,16 @@ export const CLAIM_LOOKBACK = 200;
 /** How many dropped asks are kept waiting for their claim to end; the oldest go first. */
 export const HELD_MAX = 500;
 
+/** How many asks one author's claims may hold at once; its later claims (by `created_at`) do not. */
+export const CLAIMS_PER_AUTHOR = 10;
+
+/** How many authors an asker's acceptance made trusted are remembered; the oldest go first. */
+export const TRUSTED_MAX = 1000;
+
 /**
  * The claim state of the ask `askId` for the agent `agentKey` at `now`, from its thread's posts
- * (any order; grafted replies left out by the caller). Pure.
+ * (any order; grafted replies left out by the caller); `trusted` says whose signs of life extend
+ * a claim (none by default). Pure.
  */
 export function claimState(
   askId: string,
@@ -77,15 +90,16 @@ export function claimState(
   agentKey: string,
   ttlMs: number,
   now: number,
+  trusted: (author: string) => boolean = () => false,
 ): ClaimState {
+  const accepted = acceptedAnswerers(askId, thread);
   const open = new Map<string, Running>();
   let released: { claim: Claim; releasedAt: number } | undefined;
-  for (const p of [...thread].sort((a, b) => a.seq - b.seq)) {
+  for (const p of [...thread].sort(byTime)) {
     const at = p.createdAt * 1000;
     const mine = open.get(p.author);
-    if (p.kind === "claim" && p.parent === askId) {
-      if (mine) mine.last = Math.max(mine.last, at);
-      else open.set(p.author, { post: p, last: at, delivered: false });
+    if (!mine && p.kind === "claim" && p.parent === askId) {
+      open.set(p.author, { post: p, last: at, delivered: accepted.has(p.author) });
       continue;
     }
     if (!mine) continue;
@@ -94,10 +108,9 @@ export function claimState(
       if (p.author !== agentKey) released = { claim: claimOf(mine, ttlMs), releasedAt: at };
       continue;
     }
-    mine.last = Math.max(mine.last, at);
-    if (p.kind === "answer" && p.parent === askId) mine.delivered = true;
+    if (trusted(p.author)) mine.last = Math.max(mine.last, at);
   }
-  const all = [...open.values()].sort((a, b) => a.post.seq - b.post.seq);
+  const all = [...open.values()].sort((a, b) => byTime(a.post, b.post));
   const holder = all.find((c) => c.delivered || c.last + ttlMs > now);
   if (holder !== undefined) {
     return holder.post.author === agentKey
@@ -116,6 +129,34 @@ export function claimState(
   }
   if (released !== undefined) return { state: "released", ...released };
   return { state: "open" };
+}
+
+/** The order of a thread's posts for claims: `created_at`, claims first and releases last, id. */
+export function byTime(a: ClaimPost, b: ClaimPost): number {
+  return a.createdAt - b.createdAt || rank(a) - rank(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+function earlier(a: Claim, b: Claim): boolean {
+  return a.at < b.at || (a.at === b.at && a.id < b.id);
+}
+
+function rank(p: ClaimPost): number {
+  return p.kind === "claim" ? 0 : p.kind === "release" ? 2 : 1;
+}
+
+/** The authors of answers to the ask that its asker vouched for (accepted), in any order. */
+function acceptedAnswerers(askId: string, thread: readonly ClaimPost[]): Set<string> {
+  const asker = thread.find((p) => p.id === askId)?.author;
+  const answers = new Map(
+    thread.filter((p) => p.kind === "answer" && p.parent === askId && p.author !== asker)
+      .map((p) => [p.id, p.author]),
+  );
+  const out = new Set<string>();
+  for (const p of thread) {
+    const by = p.kind === "vouch" && p.author === asker ? answers.get(p.parent ?? "") : undefined;
+    if (by !== undefined) out.add(by);
+  }
+  return out;
 }
 
 /** A claim being followed through the thread. */
@@ -140,7 +181,7 @@ function claimOf(c: Running, ttlMs: number): Claim {
 export function claimStateIn(
   store: Pick<RunnerStore, "threadNewest">,
   q: Queued,
-  at: { agentKey: string; ttlMs: number; now: number },
+  at: { agentKey: string; ttlMs: number; now: number; trusted?: (author: string) => boolean },
 ): ClaimState {
   return claimState(
     q.post.id,
@@ -148,7 +189,50 @@ export function claimStateIn(
     at.agentKey,
     at.ttlMs,
     at.now,
+    at.trusted,
   );
+}
+
+/** The meta key of the authors an asker's acceptance made trusted (JSON list of keys). */
+export const TRUSTED_META_KEY = "runner.trusted_claimers";
+
+/**
+ * Authors whose answer an asker accepted — the asker's `vouch` replying to their answer to the
+ * asker's ask — learned from the posts the node stores, kept in store meta, newest
+ * {@linkcode TRUSTED_MAX}. Their claims are trusted like those of `agent.allow`'s authors.
+ */
+export class TrustedClaimers {
+  readonly #keys: Set<string>;
+  readonly #store: Pick<RunnerStore, "get" | "getMeta" | "setMeta">;
+
+  constructor(store: Pick<RunnerStore, "get" | "getMeta" | "setMeta">) {
+    this.#store = store;
+    let saved: unknown = [];
+    try {
+      saved = JSON.parse(store.getMeta(TRUSTED_META_KEY) ?? "[]");
+    } catch { /* a value that does not parse trusts no one */ }
+    this.#keys = new Set(Array.isArray(saved) ? saved.filter((k) => typeof k === "string") : []);
+  }
+
+  has(author: string): boolean {
+    return this.#keys.has(author);
+  }
+
+  /** Learns from a new post: a vouch by an asker on another author's answer to its ask. */
+  learn(post: Pick<RunnerPost, "kind" | "author" | "parent">): void {
+    if (post.kind !== "vouch" || post.parent === undefined) return;
+    const answer = this.#store.get(post.parent);
+    if (answer?.kind !== "answer" || answer.parent === undefined) return;
+    const ask = this.#store.get(answer.parent);
+    if (ask?.kind !== "ask" || ask.author !== post.author || answer.author === post.author) return;
+    this.#keys.delete(answer.author);
+    this.#keys.add(answer.author);
+    for (const k of this.#keys) {
+      if (this.#keys.size <= TRUSTED_MAX) break;
+      this.#keys.delete(k);
+    }
+    this.#store.setMeta(TRUSTED_META_KEY, JSON.stringify([...this.#keys]));
+  }
 }
 
 /** An ask dropped from the queue because of a claim, and the claim. */
@@ -173,6 +257,24 @@ export class HeldAsks<Q extends Queued = Queued> {
     const [oldest] = this.#held.values();
     if (oldest) this.#held.delete(oldest.queued.post.id);
     return oldest;
+  }
+
+  /**
+   * Whether `claim` on the ask `id` is beyond its author's bound: the author's claims hold
+   * {@linkcode CLAIMS_PER_AUTHOR} other asks with earlier claims (by time, then id). Which asks an
+   * author holds thus does not depend on arrival order.
+   */
+  beyondBound(id: string, claim: Claim): boolean {
+    return this.list().filter((h) =>
+      h.queued.post.id !== id && h.claim.by === claim.by && earlier(h.claim, claim)
+    ).length >= CLAIMS_PER_AUTHOR;
+  }
+
+  /** The held ask of `by` with the latest claim, when its claims hold more than the bound. */
+  overBound(by: string): HeldAsk<Q> | undefined {
+    const mine = this.list().filter((h) => h.claim.by === by);
+    if (mine.length <= CLAIMS_PER_AUTHOR) return undefined;
+    return mine.reduce((a, h) => earlier(a.claim, h.claim) ? h : a);
   }
 
   /** Stops holding the ask `id`; returns it. */

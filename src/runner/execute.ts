@@ -24,6 +24,7 @@ import type { RunRecorder } from "./state_file.ts";
 import type { RunFooter, TranscriptWriter } from "./transcripts.ts";
 import type { RunStatus } from "../contracts/runs.ts";
 import { formatDuration } from "../duration.ts";
+import { ActWatch } from "./retry.ts";
 
 /** The file operations a run needs (its generated files, its empty directory). */
 export interface RunnerFs {
@@ -108,16 +109,20 @@ export interface RunControl {
   killedWith(): RunStatus | undefined;
 }
 
+/** How a run ended: its transcript footer, and whether it ended before the agent could act. */
+export type RunOutcome = Omit<RunFooter, "type"> & { beforeActing?: true };
+
 /**
  * Runs one run to its end and returns the transcript footer. Never throws:
  * every failure becomes a footer with status `error` (or why it was killed).
+ * `beforeActing` marks a run that ended before the agent could act (retry.ts).
  */
 export async function executeRun(
   d: ExecuteDeps,
   ctx: RunContext,
   writer: TranscriptWriter,
   control: RunControl,
-): Promise<Omit<RunFooter, "type">> {
+): Promise<RunOutcome> {
   const startedAt = d.clock.now();
   let cmd: HarnessCommand | undefined;
   let proc: RunningProcess | undefined;
@@ -139,6 +144,7 @@ export async function executeRun(
     timeout = aliveTimer = watchTimer = undefined;
   };
   let footer: Omit<RunFooter, "type">;
+  const acts = new ActWatch();
   try {
     if (d.prepare) ctx = { ...ctx, ...(await d.prepare(ctx)) };
     cmd = d.harness.command(ctx);
@@ -218,6 +224,7 @@ export async function executeRun(
     for await (const line of p.lines) {
       writer.line(line);
       for (const ev of parser.push(line)) {
+        acts.see(ev);
         logEvent(d.log, ctx.runId, ev);
         // The harness saw something that must not happen (Codex's lock broken): end it now.
         if (ev.type === "stop" && stray === undefined) {
@@ -280,7 +287,7 @@ export async function executeRun(
       d.log.warn(`run ${ctx.runId}: cannot clear its record: ${errorMessage(err)}`);
     }
   }
-  return footer;
+  return acts.endedBeforeActing(footer.status) ? { ...footer, beforeActing: true } : footer;
 }
 
 /** Records the spawned run, then adds the leader's start time once `ps` has told it. */

@@ -23,7 +23,7 @@ import { CodexJsonParser } from "./harnesses/codex_parser.ts";
 import { ACP_RUNTIME, AcpRunParser } from "./harnesses/acp_parser.ts";
 import { parseJsonLine, type RunFooter, type RunHeader, type SpendLine } from "./transcripts.ts";
 import type { RunIndexEntry } from "../contracts/runs.ts";
-import { formatElapsed } from "../duration.ts";
+import { formatAge, formatElapsed } from "../duration.ts";
 
 /** How many characters of a tool result to show. */
 export const RESULT_CHARS = 300;
@@ -236,6 +236,8 @@ export function renderRunsTable(
   budget?: BudgetState,
   /** The runtime, when its harness reports no cost (Codex): then only runs are counted. */
   noCostRuntime?: string,
+  /** Now (ms): a retry still to come says when. */
+  now: number = Date.now(),
 ): string {
   const head = ["RUN", "STARTED (UTC)", "TRIGGER", "EVENTS", "STATUS", "DURATION", "TURNS", "COST"];
   const rows = entries.map((e) => [
@@ -243,7 +245,7 @@ export function renderRunsTable(
     shortTime(e.started_at),
     e.trigger,
     String(e.events),
-    e.status,
+    e.retry ? `${e.status}, before acting: ${retryNote(e.retry, now)}` : e.status,
     formatElapsed(e.duration_ms),
     e.turns !== undefined ? String(e.turns) : "-",
     e.cost_usd !== undefined ? usd(e.cost_usd) : "-",
@@ -274,6 +276,16 @@ export function renderRunsTable(
     );
   }
   return lines.join("\n");
+}
+
+/** What became of the events of a run that ended before the agent could act (retry.ts). */
+function retryNote(r: NonNullable<RunIndexEntry["retry"]>, now: number): string {
+  if (r.gave_up !== undefined) return `gave up after ${r.try} tries`;
+  if (r.at === undefined) return `try ${r.try} of ${r.of}`;
+  const at = Date.parse(r.at);
+  return at > now
+    ? `retrying in ${formatAge(Math.ceil((at - now) / 1000))} (try ${r.try + 1} of ${r.of})`
+    : `tried again at ${shortTime(r.at)} (try ${r.try + 1} of ${r.of})`;
 }
 
 function truncate(s: string, max: number): string {

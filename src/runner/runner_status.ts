@@ -12,6 +12,8 @@ import { usd, usdOf } from "../money.ts";
 import type { BudgetState } from "./budget.ts";
 import type { SkipDecision } from "./skips.ts";
 import type { Claim } from "./claims.ts";
+import { RETRY_TRIES, type RetryNote } from "./retry.ts";
+import type { NodeStatus } from "../contracts/views.ts";
 import type { RunIndexEntry, RunTrigger } from "../contracts/runs.ts";
 
 /** The run in progress. */
@@ -47,6 +49,10 @@ export interface RunnerStatus {
   lastRun?: RunIndexEntry;
   /** The newest posts a setting kept from waking the agent, oldest first (src/runner/skips.ts). */
   skipped: SkipDecision[];
+  /** Events and decisions runs that could not act gave back, soonest next try first (retry.ts). */
+  retrying: RetryNote[];
+  /** The newest events and decisions given up after their tries, oldest first. */
+  gaveUp: RetryNote[];
 }
 
 /** What the state of `status()` is decided from. */
@@ -85,4 +91,18 @@ export function endedLine(entry: RunIndexEntry, b: BudgetState): string {
     `${entry.turns ?? "?"} turn(s), ${cost}; today ${usdOf(b.usdToday, b.limits.usdPerDay)}, ` +
     `month ${usdOf(b.usdMonth, b.limits.usdPerMonth)}`;
   return entry.status === "ok" ? line : `${line}: ${entry.error ?? ""}`;
+}
+
+/** The retries and give-ups of `status()` as `wats status` and the dashboard show them, at `now`. */
+export function retryViews(
+  st: Pick<RunnerStatus, "retrying" | "gaveUp">,
+  now: number,
+): Pick<NonNullable<NodeStatus["pauses"]>, "retrying" | "gaveUp"> {
+  const view = (n: RetryNote) => ({ ...n, of: RETRY_TRIES });
+  return {
+    ...(st.retrying.length > 0
+      ? { retrying: st.retrying.map((n) => ({ ...view(n), inMs: Math.max(0, n.at - now) })) }
+      : {}),
+    ...(st.gaveUp.length > 0 ? { gaveUp: st.gaveUp.map(view) } : {}),
+  };
 }

@@ -7,8 +7,8 @@
  *
  * What is owed to a future run (queued events, the events of the run in progress, feedback) is
  * kept in store meta (pending.ts) and queued again at start; a run that does not complete
- * (interrupted, stopped, halted) gives its events back, and only a completed run moves the feed
- * cursor. Running one run (the spawn, `agent.timeout` killing its whole process group, the
+ * (interrupted, stopped, halted) gives its events back, one that ended before the agent could act
+ * gives them back with a backoff (retry.ts), and only a completed run moves the feed cursor. Running one run (the spawn, `agent.timeout` killing its whole process group, the
  * transcript) is execute.ts's; what it starts with is run_setup.ts's.
  *
  * No polling: an idle runner holds at most one timer, set for its next deadline. Everything it
@@ -19,8 +19,9 @@
 
 import { usd } from "../money.ts";
 import { BudgetLedger, type BudgetState } from "./budget.ts";
-import { denoRunnerFs, type ExecuteDeps, executeRun } from "./execute.ts";
-import { type ActiveRun, activeRun } from "./active_run.ts";
+import { denoRunnerFs, type ExecuteDeps, executeRun, type RunOutcome } from "./execute.ts";
+import { type Decided, gaveUpLine, Retries, retryLine, type RetryMark } from "./retry.ts";
+import { type ActiveRun, activeRun, noteAcpLine } from "./active_run.ts";
 import { ThreadPauses } from "./loop_detector.ts";
 import { literalLog, type RunnerPost, threadOf } from "./ports.ts";
 import { claimNote, type PromptFeedback } from "./prompt.ts";
@@ -31,12 +32,13 @@ import {
   HELD_MAX,
   HeldAsks,
   type OthersClaim,
+  TrustedClaimers,
 } from "./claims.ts";
 import { reloadPending, savePending } from "./pending.ts";
 import { type Plan, planRun, takeForRun } from "./plan.ts";
 import type { RunnerOptions, RunnerSettings } from "./runner_options.ts";
 import { cursorOf, type QueuedEvent, setUpRun } from "./run_setup.ts";
-import { DEFAULT_RETENTION, isRunId, newRunId } from "./transcripts.ts";
+import { DEFAULT_RETENTION, newRunId } from "./transcripts.ts";
 import type { RunIndexEntry, RunStatus, RunTrigger } from "../contracts/runs.ts";
 import type { AgentHost } from "../contracts/agent_host.ts";
 import { normalizeAllow, normalizeCaps, type WakeContext, WakeLimiter } from "./wake_rules.ts";
@@ -66,8 +68,13 @@ export class Runner implements AgentHost {
   readonly #queue = new Map<string, QueuedEvent>();
   /** Asks dropped from the queue because another author claimed them (claims.ts). */
   readonly #held = new HeldAsks<QueuedEvent>();
+  /** Whose claims are trusted (claims.ts): `agent.allow`, this node's profiles, accepted answerers. */
+  readonly #trusted: (author: string) => boolean;
+  readonly #accepted: TrustedClaimers;
   /** Decisions on coding agents' parked requests not yet told to a run, with their thread. */
   #decided: Decided[] = [];
+  /** What runs that ended before the agent could act gave back, waiting for its next try. */
+  readonly #retries = new Retries<QueuedEvent>();
   readonly #feedback = new Map<string, PromptFeedback>();
   readonly #paused: ThreadPauses;
   #runStarts: number[] = [];
@@ -112,6 +119,9 @@ export class Runner implements AgentHost {
       openAsks: opts.settings["agent.open_asks"],
       get: (id: string) => opts.records.store.get(id),
     };
+    this.#accepted = new TrustedClaimers(opts.records.store);
+    this.#trusted = (a) =>
+      this.#wake.allow.has(a) || opts.agent.localAuthors().has(a) || this.#accepted.has(a);
     this.#limiter = new WakeLimiter(opts.settings["agent.wakes_per_author_per_hour"]);
     this.#skips = new SkipLog(this.#world.log);
     this.#paused = new ThreadPauses({
@@ -141,7 +151,9 @@ export class Runner implements AgentHost {
     this.#prune(now);
     const entries = t.index();
     this.#ledger.restore(t.spend(now));
-    this.#runStarts = entries.map((e) => Date.parse(e.started_at)).filter((s) => now - s < HOUR_MS);
+    // A run that ended before the agent could act is not a full run for the hourly cap.
+    this.#runStarts = entries.filter((e) => e.retry === undefined)
+      .map((e) => Date.parse(e.started_at)).filter((s) => now - s < HOUR_MS);
     this.#lastRun = entries.at(-1);
     this.#heartbeatAt = this.#nextHeartbeat(now);
     this.#restore(now);
@@ -204,21 +216,7 @@ export class Runner implements AgentHost {
    * `wats agent logs` shows it either way.
    */
   noteAcp(runId: string, event: Record<string, unknown>): void {
-    const line = JSON.stringify({ ...event, type: "wats_acp" });
-    const cur = this.#current;
-    if (cur?.id === runId && cur.writer !== undefined && !cur.settled) {
-      cur.writer.line(line);
-      return;
-    }
-    if (!isRunId(runId)) return;
-    try {
-      this.#records.transcripts.appendAfterEnd(runId, line);
-    } catch (err) {
-      // A run that never began (the call was not a run's) or was pruned: the node's JSON lines have it.
-      if (!(err instanceof Deno.errors.NotFound)) {
-        this.#world.log.warn(`cannot add to run ${runId}'s transcript: ${(err as Error).message}`);
-      }
-    }
+    noteAcpLine(this.#current, this.#records.transcripts, runId, event, this.#world.log);
   }
 
   /**
@@ -251,6 +249,7 @@ export class Runner implements AgentHost {
       // Any post in a held thread may be the third author that releases it.
       const thread = threadOf(post);
       touched.add(thread);
+      this.#accepted.learn(post);
       if (this.#paused.reason(thread) !== undefined) check.add(thread);
       const d = intake(post, at);
       if (d.do === "ignore") {
@@ -300,6 +299,8 @@ export class Runner implements AgentHost {
       feedback: this.#feedback.size,
       budget: this.#ledger.state(this.#world.clock.now()),
       skipped: this.#skips.recent(),
+      retrying: this.#retries.waiting(),
+      gaveUp: this.#retries.gaveUp(),
       ...(this.#lastRun ? { lastRun: this.#lastRun } : {}),
       ...(this.#timerAt !== undefined ? { nextAt: this.#timerAt } : {}),
     });
@@ -356,6 +357,7 @@ export class Runner implements AgentHost {
     }
     const now = this.#world.clock.now();
     this.#lapseClaims(now);
+    this.#retryDue(now);
     const budget = this.#ledger.state(now);
     this.#runStarts = this.#runStarts.filter((t) => now - t < HOUR_MS);
     let plan = planRun(this.#planState(now, budget, false));
@@ -422,12 +424,12 @@ export class Runner implements AgentHost {
     }
   }
 
-  /** Sets the one timer for `until` or the first claim lapse, whichever comes first. */
+  /** Sets the one timer for `until`, the first claim lapse or the next retry, whichever comes first. */
   #armFor(until: number | undefined, now: number): void {
-    const lapse = this.#held.nextLapse();
-    const at = lapse === undefined ? until : until === undefined ? lapse : Math.min(until, lapse);
-    if (at === undefined) this.#clearTimer();
-    else this.#arm(at, now);
+    const all = [until, this.#held.nextLapse(), this.#retries.nextAt()]
+      .filter((t): t is number => t !== undefined);
+    if (all.length === 0) this.#clearTimer();
+    else this.#arm(Math.min(...all), now);
   }
 
   #arm(at: number, now: number): void {
@@ -513,13 +515,16 @@ export class Runner implements AgentHost {
       ...(thread !== undefined ? { thread } : {}),
       queued: events,
       feedback,
+      decided,
     });
     this.#current = active;
     active.done = (async () => {
       const writer = transcripts.begin(header);
       active.writer = writer;
-      const footer = await executeRun(this.#execute, ctx, writer, control);
-      const entry = writer.end(footer, this.#world.clock.now());
+      const { beforeActing, ...footer } = await executeRun(this.#execute, ctx, writer, control);
+      const endedAt = this.#world.clock.now();
+      const retry = beforeActing ? this.#giveBack(active, footer, endedAt) : undefined;
+      const entry = writer.end(retry ? { ...footer, retry } : footer, endedAt);
       this.#settle(active, footer.status, cursorAfter);
       this.#ended(entry);
     })()
@@ -555,9 +560,62 @@ export class Runner implements AgentHost {
         );
       }
     } else {
+      this.#retries.done(run.queued.map((q) => q.post.id));
       this.#records.store.setMeta(CURSOR_META_KEY, String(cursorAfter));
     }
     this.#current = undefined;
+    this.#persist();
+  }
+
+  /**
+   * A run that ended before the agent could act (retry.ts): it is not a full run for the hourly
+   * cap, its feedback goes back at once, and its events the agent has not answered and its
+   * decisions wait their backoff (or are given up); the cursor stays. Returns the index's mark.
+   */
+  #giveBack(run: ActiveRun, footer: Omit<RunOutcome, "beforeActing">, now: number): RetryMark {
+    run.settled = true;
+    const log = this.#world.log;
+    const i = this.#runStarts.indexOf(run.startedAt);
+    if (i >= 0) this.#runStarts.splice(i, 1);
+    const { store } = this.#records;
+    const agent = this.#agent.agentKey;
+    const owed = run.queued.filter((q) => !answered(store, agent, q.post.id, q.thread));
+    this.#retries.done(run.queued.filter((q) => !owed.includes(q)).map((q) => q.post.id));
+    for (const f of run.feedback) if (!this.#feedback.has(f.id)) this.#feedback.set(f.id, f);
+    const error = footer.error ?? "it failed";
+    const { mark, gaveUp } = this.#retries.fail(owed, run.decided, now, error);
+    if (mark.at !== undefined) log.info(retryLine(run.id, error, mark));
+    for (const g of gaveUp) log.warn(gaveUpLine(run.id, g));
+    this.#current = undefined;
+    this.#persist();
+    return mark;
+  }
+
+  /** Queues the events and decisions whose retry is due, unless answered or claimed meanwhile. */
+  #retryDue(now: number): void {
+    const { events, decided } = this.#retries.due(now);
+    if (events.length === 0 && decided.length === 0) return;
+    const { store } = this.#records;
+    for (const q of events) {
+      if (answered(store, this.#agent.agentKey, q.post.id, q.thread)) {
+        this.#retries.done([q.post.id]);
+        this.#world.log.info(`${q.reason} is not tried again: the agent replied to it`);
+        continue;
+      }
+      if (this.#queue.has(q.post.id) || this.#holdIfClaimed(q, now)) continue;
+      this.#queue.set(q.post.id, q);
+      this.#world.log.info(
+        `queued again: ${q.reason}: its last run ended before the agent could act`,
+        {
+          id: q.post.id,
+          thread: q.thread,
+        },
+      );
+      this.#checkThread(q.thread);
+    }
+    this.#decided.push(...decided);
+    // Its backoff was its wait: it does not wait a new debounce.
+    this.#debounceAt = Math.min(this.#debounceAt ?? now, now);
     this.#persist();
   }
 
@@ -583,6 +641,7 @@ export class Runner implements AgentHost {
       agentKey: this.#agent.agentKey,
       ttlMs: this.#s["agent.claim_ttl"],
       now,
+      trusted: this.#trusted,
     });
   }
 
@@ -590,8 +649,11 @@ export class Runner implements AgentHost {
   #holdIfClaimed(q: QueuedEvent, now: number): boolean {
     if (q.post.kind !== "ask") return false;
     const c = this.#claimState(q, now);
-    if (c.state !== "held") return false;
+    if (c.state !== "held" || this.#held.beyondBound(q.post.id, c.claim)) return false;
     this.#hold(q, c.claim, now);
+    // An earlier claim by the same author takes the place of its latest one (claims.ts).
+    const over = this.#held.overBound(c.claim.by);
+    if (over !== undefined) this.#reopen(this.#held.take(over.queued.post.id)!.queued, OPEN, now);
     return true;
   }
 
@@ -684,14 +746,14 @@ export class Runner implements AgentHost {
     const claimed = this.#held.list().map((h) => h.queued.post.id);
     savePending(
       this.#records.store,
-      { events: [...events], feedback: [...feedback], claimed },
+      { events: [...events], feedback: [...feedback], claimed, ...this.#retries.save() },
       this.#world.log,
     );
   }
 
   /** Queues again what a previous daemon owed a run (see `#persist`). */
   #restore(now: number): void {
-    const { events, feedback, claimed } = reloadPending({
+    const { events, feedback, claimed, retrying, retries, gaveUp } = reloadPending({
       store: this.#records.store,
       log: this.#world.log,
       wake: this.#wake,
@@ -699,6 +761,7 @@ export class Runner implements AgentHost {
     });
     for (const q of events) this.#queue.set(q.post.id, q);
     for (const f of feedback) this.#feedback.set(f.id, f);
+    this.#retries.restore(retries, new Map(retrying.map((q) => [q.post.id, q])), gaveUp);
     // Each held ask's claim is decided again: it may have lapsed while the daemon was down.
     let changed = false;
     for (const q of claimed) {
@@ -727,12 +790,7 @@ export class Runner implements AgentHost {
   }
 }
 
+const OPEN = { state: "open" } as const;
+
 /** The statuses of a run that did not complete: its events are offered to the next run. */
 const INCOMPLETE: ReadonlySet<RunStatus> = new Set(["interrupted", "stopped", "halted"]);
-
-/** A person's decision on a parked request, waiting to wake the agent. */
-interface Decided {
-  reason: string;
-  /** The thread of the run whose call parked, when it had one. */
-  thread?: string;
-}

@@ -14,6 +14,7 @@
 import { WatsError } from "../errors.ts";
 import { writeAllSync } from "../io/write_all.ts";
 import type { RunIndexEntry, RunStatus, RunTrigger } from "../contracts/runs.ts";
+import type { RetryMark } from "./retry.ts";
 
 /** The first line of a transcript. */
 export interface RunHeader {
@@ -48,6 +49,8 @@ export interface RunFooter {
   /** Present only when the harness reported a cost. */
   cost_usd?: number;
   error?: string;
+  /** The run ended before the agent could act: what became of its events (src/runner/retry.ts). */
+  retry?: RetryMark;
 }
 
 /** What retention keeps. */
@@ -388,6 +391,7 @@ function indexEntry(h: RunHeader, f: Omit<RunFooter, "type">, endedAtMs: number)
     ...(f.turns !== undefined ? { turns: f.turns } : {}),
     ...(f.cost_usd !== undefined ? { cost_usd: f.cost_usd } : {}),
     ...(f.error !== undefined ? { error: f.error } : {}),
+    ...(f.retry !== undefined ? { retry: f.retry } : {}),
   };
 }
 

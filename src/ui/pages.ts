@@ -204,6 +204,20 @@ export function overviewPage(
         }</ul></section>`,
       );
     }
+    for (const r of status.pauses?.retrying ?? []) {
+      parts.push(
+        markup`<p class="notice warn">${r.what}: retrying in ${
+          formatAge(Math.ceil(r.inMs / 1000))
+        } (try ${
+          r.tries + 1
+        } of ${r.of}): its last run ended before the agent could act: ${r.error}</p>`,
+      );
+    }
+    for (const g of status.pauses?.gaveUp ?? []) {
+      parts.push(
+        markup`<p class="notice warn">${g.what}: gave up after ${g.tries} tries: each run ended before the agent could act (last: ${g.error})</p>`,
+      );
+    }
     for (const t of status.pauses?.threads ?? []) {
       parts.push(
         markup`<p class="notice warn">thread <a href="/posts/thread/${t.thread}">${

@@ -185,6 +185,21 @@ Deno.test("text values: each type parses, and a bad one says what is allowed", (
   assert.match(requirementOf(() => parseText(SCHEMA["agent.workdir"], "work")), /absolute/);
 });
 
+Deno.test("a list set in config.toml's spelling is parsed as a list, never kept as one odd item", () => {
+  const caps = SCHEMA["agent.caps"];
+  assert.deepEqual(parseText(caps, '["rust"]'), ["rust"]);
+  assert.deepEqual(parseText(caps, '["rust", "review"]'), ["rust", "review"]);
+  assert.deepEqual(parseText(caps, "[]"), []);
+  assert.deepEqual(parseText(caps, "rust, review"), ["rust", "review"]);
+  for (const bad of ["[rust]", "['rust']", "[1, 2]", '["rust"', 'rust"]']) {
+    assert.match(
+      requirementOf(() => parseText(caps, bad)),
+      /write it comma-separated \(a, b\) or as config\.toml does \(\["a", "b"\]\)$/,
+      bad,
+    );
+  }
+});
+
 Deno.test("author keys: npub and hex both resolve to lowercase hex; anything else is refused", () => {
   assert.equal(authorKeyHex(NPUB), HEX);
   assert.equal(authorKeyHex(HEX.toUpperCase()), HEX);

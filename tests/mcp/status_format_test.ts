@@ -100,6 +100,39 @@ Deno.test("status lists the asks held for other agents' claims, with who and unt
   assert.doesNotMatch(formatStatus(status()), /claimed/);
 });
 
+Deno.test("status says which asks are retrying in how long, and which were given up after how many tries", () => {
+  const text = formatStatus(status({
+    pauses: {
+      threads: [],
+      retrying: [{
+        what: "new ask 1a2b3c4d5e6f",
+        post: "1a2b3c4d5e6f".padEnd(64, "0"),
+        tries: 1,
+        of: 4,
+        at: Date.UTC(2026, 9, 15, 12, 0, 30),
+        inMs: 25_000,
+        error: "the CLI exited with code 1 without reporting a result",
+      }],
+      gaveUp: [{
+        what: "new ask 9f8e7d6c5b4a",
+        tries: 4,
+        of: 4,
+        at: Date.UTC(2026, 9, 15, 11, 0, 0),
+        error: "API Error: 529 overloaded",
+      }],
+    },
+  }));
+  assert.match(
+    text,
+    /^new ask 1a2b3c4d5e6f: retrying in 25s \(try 2 of 4; its last run ended before the agent could act: the CLI exited with code 1 without reporting a result\)$/m,
+  );
+  assert.match(
+    text,
+    /^new ask 9f8e7d6c5b4a: gave up after 4 tries at 2026-10-15T11:00:00Z \(each run ended before the agent could act; last: API Error: 529 overloaded\)$/m,
+  );
+  assert.doesNotMatch(formatStatus(status()), /retrying|gave up/);
+});
+
 Deno.test("status shows each relay with the bytes received from it (a benchmark reads them)", () => {
   const text = formatStatus(status({
     relays: ["ws://127.0.0.1:7447", "ws://127.0.0.1:7448"],

@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { type ClaimPost, claimState, HELD_MAX, HeldAsks } from "../../src/runner/claims.ts";
+import {
+  type ClaimPost,
+  CLAIMS_PER_AUTHOR,
+  claimState,
+  HELD_MAX,
+  HeldAsks,
+  TrustedClaimers,
+} from "../../src/runner/claims.ts";
 import type { QueuedEvent } from "../../src/runner/run_setup.ts";
 import { claimNote, readHeartbeatTemplate } from "../../src/runner/prompt.ts";
 import { npubEncode } from "nostr-tools/nip19";
@@ -31,7 +38,8 @@ function thread() {
       posts.push(p);
       return p;
     },
-    state: (min: number) => claimState(ask.id, posts, AGENT, TTL, T0 + min * MIN),
+    state: (min: number, trusted: (a: string) => boolean = () => false) =>
+      claimState(ask.id, posts, AGENT, TTL, T0 + min * MIN, trusted),
   };
 }
 
@@ -55,16 +63,29 @@ Deno.test("another author's claim holds the ask until agent.claim_ttl after it",
   });
 });
 
-Deno.test("every post of the claimer in the thread extends its claim; others' posts do not", () => {
+Deno.test("every post of a trusted claimer in the thread extends its claim; others' posts do not", () => {
   const t = thread();
+  const carol = (a: string) => a === CAROL;
   t.add(CAROL, "claim", 1);
   t.add(BOB, "note", 20); // the asker, not the claimer
   const progress = t.add(CAROL, "progress", 10);
   t.add(CAROL, "note", 25, progress.id); // anywhere in the thread
-  const s = t.state(40);
+  const s = t.state(40, carol);
   assert.equal(s.state, "held");
   assert.equal(s.state === "held" && s.claim.lapsesAt, T0 + 55 * MIN);
-  assert.equal(t.state(55).state, "lapsed");
+  assert.equal(t.state(55, carol).state, "lapsed");
+  // A stranger's posts do not: its claim holds one agent.claim_ttl from the claim.
+  assert.equal(t.state(31).state, "lapsed");
+});
+
+Deno.test("a stranger's claim plus a junk answer does not hold the ask past agent.claim_ttl", () => {
+  const t = thread();
+  t.add(CAROL, "claim", 1);
+  t.add(CAROL, "answer", 2);
+  assert.equal(t.state(30).state, "held");
+  assert.equal(t.state(31).state, "lapsed");
+  // Trusted, its answer is a sign of life, no more: agent.claim_ttl after the answer.
+  assert.equal(t.state(32, () => true).state, "lapsed");
 });
 
 Deno.test("a claim posted long ago is already lapsed when it arrives", () => {
@@ -89,10 +110,13 @@ Deno.test("the claimer's release ends its claim at once; a release by anyone els
   assert.equal(t.state(7).state, "held");
 });
 
-Deno.test("the claimer's answer to the ask delivers the claim: it no longer lapses", () => {
+Deno.test("the claimer's answer the asker accepted delivers the claim: it no longer lapses", () => {
   const t = thread();
   const c = t.add(CAROL, "claim", 1);
-  t.add(CAROL, "answer", 5);
+  const answer = t.add(CAROL, "answer", 5);
+  t.add(PERSON, "vouch", 6, answer.id); // not the asker: no acceptance
+  assert.equal(t.state(40).state, "lapsed");
+  t.add(BOB, "vouch", 7, answer.id);
   assert.deepEqual(t.state(24 * 60), {
     state: "held",
     claim: { id: c.id, by: CAROL, at: T0 + MIN },
@@ -130,12 +154,57 @@ Deno.test("the agent's own claim never stops it, and holds against a later claim
   assert.equal(t.state(32).state, "held");
 });
 
-Deno.test("order is arrival order (seq), not the authors' clocks", () => {
+Deno.test("the outcome does not depend on arrival order: posts are ordered by created_at, then kind and id", () => {
+  // Claim, accepted answer and a second claimer, in every arrival order: one outcome.
   const t = thread();
-  // The release arrives after the claim but says it was written before it.
-  const c = t.add(CAROL, "claim", 5);
-  t.add(CAROL, "release", 4, c.id);
-  assert.equal(t.state(6).state, "released");
+  const c = t.add(CAROL, "claim", 1);
+  const answer = t.add(CAROL, "answer", 2);
+  t.add(BOB, "vouch", 3, answer.id);
+  t.add(PERSON, "claim", 1); // the same second as Carol's
+  const orders = [[0, 1, 2, 3, 4], [0, 2, 3, 1, 4], [0, 4, 3, 2, 1], [0, 3, 1, 4, 2]];
+  const outcomes = orders.map((order) => {
+    const posts = order.map((i, seq) => ({ ...t.posts[i]!, seq: seq + 1 }));
+    return claimState(t.ask.id, posts, AGENT, TTL, T0 + 40 * MIN);
+  });
+  const earliest = [c.id, t.posts[4]!.id].sort()[0];
+  for (const o of outcomes) {
+    assert.deepEqual(o, outcomes[0]);
+    assert.equal(o.state === "held" && o.claim.id, earliest);
+  }
+  // A release dated before the claim does not end it, on every node alike.
+  const u = thread();
+  u.add(CAROL, "claim", 5);
+  u.add(CAROL, "release", 4);
+  assert.equal(u.state(6).state, "held");
+});
+
+Deno.test("held asks: one author holds at most CLAIMS_PER_AUTHOR, its earliest claims by time then id", () => {
+  const held = new HeldAsks<QueuedEvent>();
+  const claimAt = (i: number) => ({ id: `c${String(i).padStart(3, "0")}`, by: CAROL, at: T0 + i });
+  const qs = Array.from({ length: CLAIMS_PER_AUTHOR + 1 }, () => queued());
+  for (const [i, q] of qs.entries()) {
+    if (i < CLAIMS_PER_AUTHOR) held.hold(q, claimAt(i + 1));
+  }
+  assert.equal(held.overBound(CAROL), undefined);
+  const late = qs.at(-1)!;
+  assert.equal(held.beyondBound(late.post.id, claimAt(99)), true, "a later claim does not hold");
+  assert.equal(held.beyondBound(late.post.id, claimAt(0)), false, "an earlier one does");
+  held.hold(late, claimAt(0));
+  assert.equal(held.overBound(CAROL)?.queued, qs[CLAIMS_PER_AUTHOR - 1], "the latest claim goes");
+  assert.equal(held.overBound(BOB), undefined);
+});
+
+Deno.test("an asker's vouch on another author's answer makes that author trusted, remembered in meta", () => {
+  const store = new FakeStore();
+  const ask = store.add({ author: BOB, kind: "ask" });
+  const answer = store.reply(ask, CAROL, "answer");
+  const trusted = new TrustedClaimers(store);
+  trusted.learn(store.reply(answer, PERSON, "vouch")); // not the asker
+  trusted.learn(store.reply(ask, BOB, "vouch")); // not on an answer
+  assert.equal(trusted.has(CAROL), false);
+  trusted.learn(store.reply(answer, BOB, "vouch"));
+  assert.equal(trusted.has(CAROL), true);
+  assert.equal(new TrustedClaimers(store).has(CAROL), true, "kept across a restart");
 });
 
 function queued(thread = hexId("t")): QueuedEvent {

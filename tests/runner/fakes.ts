@@ -10,6 +10,7 @@ import type {
   HarnessCommand,
   OutputParser,
   RunContext,
+  RunEvent,
   RunResult,
 } from "../../src/runner/harness.ts";
 import type { Clock, RunnerLog, RunnerPost, RunnerStore, Timers } from "../../src/runner/ports.ts";
@@ -209,6 +210,7 @@ export class FakeProcess implements RunningProcess {
   exitOnKill = true;
   #resolve!: (s: ProcessStatus) => void;
   #done = false;
+  #calls = 0;
 
   constructor(request: SpawnRequest) {
     this.request = request;
@@ -222,6 +224,15 @@ export class FakeProcess implements RunningProcess {
   kill(): void {
     this.killed++;
     if (this.exitOnKill) this.exit(null, "SIGTERM");
+  }
+
+  /** Emits a wats tool call and its successful result: the agent acted (src/runner/retry.ts). */
+  act(name = "mcp__wats__answer"): void {
+    const id = `call-${this.pid}-${++this.#calls}`;
+    this.lines.push(JSON.stringify({ event: { type: "tool_call", id, name, args: {} } }));
+    this.lines.push(
+      JSON.stringify({ event: { type: "tool_result", id, text: "posted", isError: false } }),
+    );
   }
 
   /** Ends with the fake harness's result line: `ok`, a cost, turns. */
@@ -254,7 +265,7 @@ export class FakeSpawner {
   }
 }
 
-/** A harness whose output lines are `{"result": RunResult}`. */
+/** A harness whose output lines are `{"result": RunResult}` or `{"event": RunEvent}`. */
 export class FakeHarness implements Harness {
   readonly name = "fake";
   contexts: RunContext[] = [];
@@ -271,6 +282,7 @@ export class FakeHarness implements Harness {
         try {
           const v = JSON.parse(line);
           if (v.result) result = v.result;
+          if (v.event) return [v.event as RunEvent];
         } catch { /* not ours */ }
         return [];
       },

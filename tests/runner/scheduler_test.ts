@@ -1,130 +1,12 @@
 import assert from "node:assert/strict";
-import { defaultSettings } from "../../src/config/schema.ts";
-import { CURSOR_META_KEY, Runner } from "../../src/runner/scheduler.ts";
+import { CURSOR_META_KEY } from "../../src/runner/scheduler.ts";
 import { PENDING_META_KEY } from "../../src/runner/pending.ts";
-import type {
-  RunnerLaunch,
-  RunnerOptions,
-  RunnerSettings,
-} from "../../src/runner/runner_options.ts";
+import { CLAIMS_PER_AUTHOR } from "../../src/runner/claims.ts";
 import { newRunId, Transcripts } from "../../src/runner/transcripts.ts";
 import type { RunnerPost } from "../../src/runner/ports.ts";
 import { npubEncode } from "nostr-tools/nip19";
-import {
-  AGENT,
-  BOB,
-  CAROL,
-  FakeHarness,
-  FakeSpawner,
-  FakeStore,
-  FakeTime,
-  hexId,
-  MemoryLog,
-  PERSON,
-} from "./fakes.ts";
-
-const SEC = 1000;
-const MIN = 60 * SEC;
-const HOUR = 60 * MIN;
-/** 2026-10-15 12:00:00 UTC. */
-const T0 = Date.UTC(2026, 9, 15, 12);
-
-interface Rig {
-  runner: Runner;
-  time: FakeTime;
-  store: FakeStore;
-  spawner: FakeSpawner;
-  harness: FakeHarness;
-  log: MemoryLog;
-  transcripts: Transcripts;
-  tokens: string[];
-  ended: string[];
-  /** Each budget pause the hook was told of: reason and end. */
-  paused: Array<[string, number]>;
-  dir: string;
-  /** Stores a post and tells the runner, as Store.onInsert does. */
-  post(p: Parameters<FakeStore["add"]>[0]): ReturnType<FakeStore["add"]>;
-  cleanup(): void;
-}
-
-function rig(
-  settings: Partial<RunnerSettings> = {},
-  opts: {
-    start?: number;
-    transcriptsDir?: string;
-    /** The store of a previous rig: a restarted daemon on the same data. */
-    store?: FakeStore;
-    launch?: Partial<RunnerLaunch>;
-  } = {},
-): Rig {
-  const dir = opts.transcriptsDir ?? Deno.makeTempDirSync({ prefix: "wats-runner-sched-" });
-  const time = new FakeTime(opts.start ?? T0);
-  const store = opts.store ?? new FakeStore();
-  const spawner = new FakeSpawner();
-  const harness = new FakeHarness();
-  const log = new MemoryLog();
-  const transcripts = new Transcripts({
-    runsDir: `${dir}/agent/runs`,
-    runsIndex: `${dir}/agent/runs.jsonl`,
-  });
-  const tokens: string[] = [];
-  const ended: string[] = [];
-  const paused: Array<[string, number]> = [];
-  const all = {
-    ...defaultSettings(),
-    "agent.profile": "alice-agent",
-    "agent.every": 30 * SEC,
-    "agent.heartbeat": 0,
-    ...settings,
-  };
-  const o: RunnerOptions = {
-    world: { clock: time, timers: time, log },
-    records: { store, transcripts },
-    settings: all,
-    agent: {
-      agentKey: AGENT,
-      user: "alice",
-      localAuthors: () => new Set([AGENT, PERSON]),
-      template: "{reasons}\n{cursor}\n{events}",
-    },
-    launch: {
-      harness,
-      spawn: spawner.spawn,
-      paths: { dataDir: dir, runDir: `${dir}/agent/run`, configDir: `${dir}/agent/run-config` },
-      selfCommand: { command: "wats", args: [] },
-      ...opts.launch,
-    },
-    hooks: {
-      onRunStart: (id) => {
-        const t = `token-${id}`;
-        tokens.push(t);
-        return t;
-      },
-      onRunEnd: (e) => void ended.push(e.id),
-      onBudgetPause: (reason, until) => void paused.push([reason, until]),
-    },
-  };
-  const runner = new Runner(o);
-  return {
-    runner,
-    time,
-    store,
-    spawner,
-    harness,
-    log,
-    transcripts,
-    tokens,
-    ended,
-    paused,
-    dir,
-    post(p) {
-      const added = store.add(p);
-      runner.onPosts([added]);
-      return added;
-    },
-    cleanup: () => Deno.removeSync(dir, { recursive: true }),
-  };
-}
+import { AGENT, BOB, CAROL, FakeHarness, hexId, PERSON } from "./fakes.ts";
+import { HOUR, MIN, promptIds, type Rig, rig, SEC, T0 } from "./scheduler_rig.ts";
 
 Deno.test("debounce: events arriving in the agent.every window join one run", async () => {
   const r = rig();
@@ -564,6 +446,7 @@ Deno.test("each run gets a token from onRunStart, the cursor, and a transcript o
     const maxAtStart = r.store.maxSeq();
     r.post({ author: CAROL, kind: "note" });
     r.spawner.last.lines.push('{"type":"assistant"}');
+    r.spawner.last.act();
     r.spawner.last.finish({ ok: false, error: "model said no" }, 1);
     await r.runner.whenIdle();
     assert.equal(r.store.getMeta(CURSOR_META_KEY), String(maxAtStart));
@@ -576,6 +459,7 @@ Deno.test("each run gets a token from onRunStart, the cursor, and a transcript o
     assert.deepEqual(JSON.parse(lines[0]!).events, [ask.id]);
     assert.equal(lines[1], '{"type":"assistant"}');
     assert.equal(JSON.parse(lines.at(-1)!).type, "wats_end");
+    assert.equal(entry.retry, undefined, "a run that acted is not retried");
     assert.deepEqual(r.ended, [entry.id]);
   } finally {
     r.cleanup();
@@ -643,11 +527,6 @@ Deno.test("a harness that cannot build its command leaves an error transcript an
 });
 
 // ---- what a run owes the next one (issue 8, items 2 and 5) ----------------
-
-/** The event ids a run's prompt listed (the fake template prints `{events}`). */
-function promptIds(stdin: string, ids: string[]): string[] {
-  return ids.filter((id) => stdin.includes(id.slice(0, 12)));
-}
 
 Deno.test("a run the node did not complete leaves the cursor, and a restarted runner offers its events once", async () => {
   const dir = Deno.makeTempDirSync({ prefix: "wats-runner-sched-" });
@@ -759,6 +638,7 @@ Deno.test("a halted run's events run again after resume; a failed run's do not",
     await r.time.advance(30 * SEC);
     assert.equal(r.spawner.procs.length, 2);
     assert.deepEqual(promptIds(r.spawner.last.request.stdin, [ask.id]), [ask.id]);
+    r.spawner.last.act();
     r.spawner.last.finish({ ok: false, error: "model said no" }, 1);
     await r.runner.whenIdle();
     await r.time.advance(2 * HOUR);
@@ -831,7 +711,14 @@ Deno.test("a transcript that cannot be written after the spawn ends the process 
     assert.ok(entry, "a run was recorded");
     assert.equal(entry.status, "error");
     assert.match(entry.error!, /No space left on device/);
-    assert.equal(r.time.pending(), 0, "no timeout left armed for a dead run");
+    // The agent never got to act: the ask is tried again (retry.ts), and that is the one timer.
+    assert.deepEqual(entry.retry, {
+      try: 1,
+      of: 4,
+      at: new Date(r.time.now() + 30 * SEC).toISOString(),
+    });
+    assert.equal(r.time.pending(), 1, "no timeout left armed for a dead run");
+    assert.equal(r.time.nextAt(), r.time.now() + 30 * SEC);
   } finally {
     r.cleanup();
   }
@@ -1166,8 +1053,10 @@ Deno.test("a claim by another agent while the ask is debouncing: it never wakes 
       ask: ask.id,
       claim: { id: claim.id, by: CAROL, at: claim.createdAt * 1000, lapsesAt: Date.parse(lapse) },
     }]);
-    // The claimer delivers: the claim no longer lapses, so the ask never wakes the agent.
-    reply(r, ask, CAROL, "answer");
+    // The claimer delivers and the asker accepts it: the claim no longer lapses, so the ask never
+    // wakes the agent.
+    const answer = reply(r, ask, CAROL, "answer");
+    reply(r, ask, BOB, "vouch", answer.id);
     await r.time.advance(24 * 60 * MIN);
     assert.equal(r.spawner.procs.length, 0);
     assert.equal(r.runner.status().claimed[0]!.claim.lapsesAt, undefined, "delivered");
@@ -1272,8 +1161,8 @@ Deno.test("a release queues the ask again at once", async () => {
   }
 });
 
-Deno.test("the claimer's progress extends its claim: the ask waits agent.claim_ttl after it", async () => {
-  const r = rig();
+Deno.test("a trusted claimer's progress extends its claim: the ask waits agent.claim_ttl after it", async () => {
+  const r = rig({ "agent.allow": [BOB, CAROL] });
   try {
     r.runner.start();
     const ask = r.post({ author: BOB, kind: "ask" });
@@ -1284,6 +1173,81 @@ Deno.test("the claimer's progress extends its claim: the ask waits agent.claim_t
     assert.equal(r.spawner.procs.length, 0, "the first lapse time has passed");
     await r.time.advanceTo(progress.createdAt * 1000 + TTL + 30 * SEC);
     assert.equal(r.spawner.procs.length, 1);
+  } finally {
+    r.cleanup();
+  }
+});
+
+Deno.test("a stranger's claim plus a junk answer holds the ask one agent.claim_ttl, then it wakes the agent", async () => {
+  const r = rig();
+  try {
+    r.runner.start();
+    const ask = r.post({ author: BOB, kind: "ask" });
+    const claim = reply(r, ask, CAROL, "claim");
+    await r.time.advance(MIN);
+    reply(r, ask, CAROL, "answer");
+    await r.time.advance(20 * MIN);
+    reply(r, ask, CAROL, "progress", claim.id);
+    await r.time.advanceTo(claim.createdAt * 1000 + TTL - 1);
+    assert.equal(r.spawner.procs.length, 0);
+    await r.time.advanceTo(claim.createdAt * 1000 + TTL + 30 * SEC);
+    assert.equal(r.spawner.procs.length, 1, "its later posts did not extend it");
+  } finally {
+    r.cleanup();
+  }
+});
+
+Deno.test("an author whose answer an asker accepted is trusted: its claims' signs of life count, across a restart", async () => {
+  const r = rig();
+  try {
+    r.runner.start();
+    const first = r.post({ author: PERSON, kind: "ask" });
+    const answer = reply(r, first, CAROL, "answer");
+    reply(r, first, PERSON, "vouch", answer.id);
+    await r.runner.stop();
+    const again = rig({}, { store: r.store, transcriptsDir: r.dir, start: r.time.now() });
+    again.runner.start();
+    const ask = again.post({ author: BOB, kind: "ask" });
+    const claim = reply(again, ask, CAROL, "claim");
+    await again.time.advance(20 * MIN);
+    const progress = reply(again, ask, CAROL, "progress", claim.id);
+    await again.time.advanceTo(claim.createdAt * 1000 + TTL + 30 * SEC);
+    assert.equal(again.spawner.procs.length, 0, "its progress extended its claim");
+    await again.time.advanceTo(progress.createdAt * 1000 + TTL + 30 * SEC);
+    assert.equal(again.spawner.procs.length, 1);
+    await again.runner.stop();
+  } finally {
+    r.cleanup();
+  }
+});
+
+Deno.test("one author's claims hold at most CLAIMS_PER_AUTHOR asks: its latest claims do not hold", async () => {
+  const r = rig();
+  try {
+    r.runner.start();
+    const asks = Array.from(
+      { length: CLAIMS_PER_AUTHOR + 2 },
+      () => r.post({ author: BOB, kind: "ask" }),
+    );
+    // Claimed newest first: the earlier claims (by time) are those of the later asks.
+    for (const [i, ask] of [...asks].reverse().entries()) {
+      r.post({
+        author: CAROL,
+        kind: "claim",
+        root: ask.id,
+        parent: ask.id,
+        createdAt: T0 / 1000 + i,
+      });
+    }
+    assert.equal(r.runner.status().claimed.length, CLAIMS_PER_AUTHOR);
+    assert.equal(r.runner.status().queued, 2);
+    assert.deepEqual(
+      new Set(r.runner.status().claimed.map((c) => c.ask)),
+      new Set(asks.slice(2).map((a) => a.id)),
+      "the asks of its earliest claims, whatever order the claims arrived in",
+    );
+    await r.time.advance(30 * SEC);
+    assert.equal(r.runner.status().current?.events, 2);
   } finally {
     r.cleanup();
   }

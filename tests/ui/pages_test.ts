@@ -336,6 +336,27 @@ Deno.test("the overview lists the asks held for other agents' claims, with claim
   assert.doesNotMatch(none, /id="claimed"/);
 });
 
+Deno.test("the overview says which asks are retrying in how long, and which were given up", () => {
+  const status = nodeStatus({
+    agent: { runtime: "claude", profile: "me-agent" },
+    pauses: {
+      threads: [],
+      retrying: [{
+        what: "new ask 1a2b3c4d5e6f",
+        tries: 2,
+        of: 4,
+        at: 0,
+        inMs: 120_000,
+        error: "MCP server wats did not connect",
+      }],
+      gaveUp: [{ what: "new ask 9f8e7d6c5b4a", tries: 4, of: 4, at: 0, error: "API Error: 529" }],
+    },
+  });
+  const html = overviewPage({ csrf: "t" }, status, { chart: chartData([], 0) });
+  assert.match(html, /new ask 1a2b3c4d5e6f: retrying in 2m \(try 3 of 4\)/);
+  assert.match(html, /new ask 9f8e7d6c5b4a: gave up after 4 tries/);
+});
+
 Deno.test("the overview shows, per runtime and harness, whether it runs sandboxed", () => {
   const status = nodeStatus({
     agent: { runtime: "claude", profile: "me-agent" },
