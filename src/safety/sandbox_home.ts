@@ -68,7 +68,8 @@ export interface Seed {
 
 /**
  * The person's login for `kind`, copied into the private home: Claude's `.credentials.json`,
- * Codex's `auth.json` (from CLAUDE_CONFIG_DIR / CODEX_HOME when set). An unknown agent gets
+ * Codex's `auth.json` and `config.toml` (from CLAUDE_CONFIG_DIR / CODEX_HOME when set). Never
+ * Claude's settings.json or `.claude.json`: hooks and MCP servers there are programs. An unknown agent gets
  * none. A missing source removes the old copy (the person logged out).
  */
 export function loginSeeds(
@@ -83,7 +84,12 @@ export function loginSeeds(
   }
   if (kind === "codex") {
     const dir = env.CODEX_HOME || `${home}/.codex`;
-    return [{ from: `${dir}/auth.json`, to: `${privateHome}/.codex/auth.json` }];
+    // Codex's provider (its endpoint, the variable holding its key) lives in config.toml: without
+    // it a person on their own provider is not logged in (measured with codex-acp).
+    return ["auth.json", "config.toml"].map((f) => ({
+      from: `${dir}/${f}`,
+      to: `${privateHome}/.codex/${f}`,
+    }));
   }
   return [];
 }

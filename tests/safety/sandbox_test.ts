@@ -230,6 +230,7 @@ Deno.test("each agent's private home is seeded with its own vendor's login only,
   ]);
   assert.deepEqual(loginSeeds("codex", { CODEX_HOME: "/x" }, "/h", p), [
     { from: "/x/auth.json", to: `${p}/.codex/auth.json` },
+    { from: "/x/config.toml", to: `${p}/.codex/config.toml` },
   ]);
   assert.deepEqual(loginSeeds("other", {}, "/h", p), []);
   // One private home per agent and working directory.
@@ -355,9 +356,12 @@ Deno.test("every registered runtime runs sandboxed except at the levels it decla
     at(args, "--setenv", "CLAUDE_CONFIG_DIR", "/h/.claude");
     at(args, "--setenv", "CODEX_HOME", "/h/.codex");
     if (name === "acp") at(args, "--ro-bind-try", "/h/acp", "/h/acp");
-    assert.equal(
-      loginSeeds(agentKindOf(agent.program, agent.args), {}, "/h", privateHome).length,
-      1,
+    const seeds = loginSeeds(agentKindOf(agent.program, agent.args), {}, "/h", privateHome);
+    assert.deepEqual(
+      seeds.map((s) => s.from),
+      kind === "codex"
+        ? ["/h/.codex/auth.json", "/h/.codex/config.toml"]
+        : ["/h/.claude/.credentials.json"],
       row,
     );
   }
