@@ -39,16 +39,24 @@ export interface ProbeResult extends Probed {
 const SCRIPT = `
 list=$1 data=$2 n=$3; shift 3
 if [ -n "$list" ]; then
-  mkdir -p -- "\${list%/*}" 2>/dev/null
-  grep -qxF -- "$data" "$list" 2>/dev/null || printf '%s\\n' "$data" >> "$list" 2>/dev/null
+  known=
   if [ -f "$list" ]; then
-    while IFS= read -r d; do [ -d "$d" ] && printf 'R|%s\\n' "$d"; done < "$list"
+    while IFS= read -r d; do
+      [ "$d" = "$data" ] && known=1
+      [ -d "$d" ] && printf 'R|%s\\n' "$d"
+    done < "$list"
+  fi
+  if [ -z "$known" ]; then
+    mkdir -p -- "\${list%/*}" 2>/dev/null && printf '%s\\n' "$data" >> "$list" 2>/dev/null
   fi
 fi
 while [ "$n" -gt 0 ]; do
   from=$1 to=$2; shift 2; n=$((n - 1))
-  mkdir -p -- "\${to%/*}" && chmod 700 -- "\${to%/*}"
-  if [ -f "$from" ]; then cp -f -- "$from" "$to" && chmod 600 -- "$to"; else rm -f -- "$to"; fi
+  # One process a seed (every start pays for it); BSD install has no -D: then mkdir and cp.
+  if [ -f "$from" ]; then
+    install -D -m 600 -- "$from" "$to" 2>/dev/null ||
+      { mkdir -p -- "\${to%/*}" && cp -f -- "$from" "$to" && chmod 600 -- "$to"; }
+  elif [ -e "$to" ]; then rm -f -- "$to"; fi
 done
 m=$1; shift
 while [ "$m" -gt 0 ]; do
