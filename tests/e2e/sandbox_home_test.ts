@@ -195,7 +195,7 @@ Deno.test({
 });
 
 /** A fresh sandbox for `cwd` with this test's own data dir and home. */
-async function fixture(prefix: string) {
+function fixture(prefix: string) {
   const dir = tempDir(prefix, "/var/tmp");
   const root = dir.path;
   for (const d of ["data", "home", "work"]) Deno.mkdirSync(`${root}/${d}`);
@@ -214,7 +214,7 @@ Deno.test({
   ...opts,
   ignore: !bwrap || !script,
   async fn() {
-    const f = await fixture("wats-sbt-");
+    const f = fixture("wats-sbt-");
     await using _ = f.dir;
     const w = await f.sandbox.wrap({
       what: "tty probe",
@@ -259,7 +259,7 @@ Deno.test({
   ...opts,
   ignore: !bwrap,
   async fn() {
-    const f = await fixture("wats-sbk-");
+    const f = fixture("wats-sbk-");
     await using _ = f.dir;
     const tree = (marker: string, tail = "wait") =>
       f.sandbox.wrap({
