@@ -129,7 +129,11 @@ export class Sandboxer {
     if (this.mode === "off") return plain;
     const o = this.#options;
     const privateHome = privateHomeOf(o.dataDir, s.what, s.cwd);
-    Deno.mkdirSync(privateHome, { recursive: true, mode: 0o700 });
+    // CLAUDE_CONFIG_DIR and CODEX_HOME are set inside for every agent; Codex refuses one that
+    // does not exist (measured with 0.171).
+    for (const dir of [".claude", ".codex"]) {
+      Deno.mkdirSync(`${privateHome}/${dir}`, { recursive: true, mode: 0o700 });
+    }
     const req: SandboxRequest = {
       dataDir: o.dataDir,
       home: o.home,
