@@ -20,7 +20,6 @@ import { HEARTBEAT_TEMPLATE_URL } from "../runner/prompt.ts";
 import { parseUiArgs, resolveUiListen } from "./ui.ts";
 import { ASSETS_DIR } from "../ui/assets.ts";
 import type { CommandId, PermissionInputs } from "./permissions.ts";
-import { runnerSandboxed } from "../safety/sandbox.ts";
 import { sandboxProgram } from "../safety/sandboxer.ts";
 import type { CommandInit } from "./context.ts";
 
@@ -92,10 +91,10 @@ export async function commandInputs(
     notifyEnv: notifyEnvNames(notify),
     loopbackServer: values["agent.runtime"] === "codex",
     checkouts: Object.values(acp.checkouts).map((c) => c.path),
-    // Only a daemon with an agent that runs commands starts the sandbox program.
+    // A daemon with an agent may start the sandbox program: which of its runs are sandboxed is
+    // the runtime's to say (src/runner/runtimes/runtime.ts `runsSandboxed`).
     sandbox: values["sandbox.mode"] !== "off" &&
-        (Object.values(acp.harnesses).some((h) => h.enabled) ||
-          runnerSandboxed(values["agent.runtime"], values["agent.access"]))
+        (Object.values(acp.harnesses).some((h) => h.enabled) || values["agent.runtime"] !== "none")
       ? sandboxProgram(init.os)
       : undefined,
     harnesses: [

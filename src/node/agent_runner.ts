@@ -34,12 +34,12 @@ import {
   stateFileRecorder,
   writeRunnerState,
 } from "../runner/state_file.ts";
-import type { Runtime, RuntimeDeps } from "../runner/runtimes/runtime.ts";
+import { runsSandboxed, type Runtime, type RuntimeDeps } from "../runner/runtimes/runtime.ts";
 import { acpRuntime } from "../runner/runtimes/acp.ts";
 import { claudeRuntime } from "../runner/runtimes/claude.ts";
 import { codexRuntime } from "../runner/runtimes/codex.ts";
 import { type AccessPlan, planAccess } from "../safety/access.ts";
-import { agentKindOf, runnerSandboxed, sandboxLine } from "../safety/sandbox.ts";
+import { agentKindOf, sandboxLine } from "../safety/sandbox.ts";
 import type { Sandboxer, Wrapper } from "../safety/sandboxer.ts";
 import { listDataEntries } from "../safety/claude_settings.ts";
 import type { Store } from "../store/store.ts";
@@ -81,6 +81,8 @@ export interface AgentRunner {
    * (signs and stores it as the agent; the one post wats makes for it; returns its id).
    */
   announce(publish: (draft: AnnounceDraft) => Promise<string>): Promise<void>;
+  /** Whether its runs start in the OS sandbox (the runtime's `shellless` levels do not). */
+  readonly sandboxed: boolean;
   /** Lines for the banner: runtime, budget and pauses, access level. Call it after `ready()`. */
   bannerLines(): string[];
   /** The run whose MCP session presents `token`, while that run lasts. */
@@ -99,7 +101,7 @@ export interface AgentRunner {
 const CLAIMED_SHOWN = 10;
 
 /** The runtimes the runner can run today, by `agent.runtime`. */
-const RUNTIMES: ReadonlyMap<string, (d: RuntimeDeps) => Runtime> = new Map([
+export const RUNTIMES: ReadonlyMap<string, (d: RuntimeDeps) => Runtime> = new Map([
   ["claude", claudeRuntime],
   ["codex", codexRuntime],
   ["acp", acpRuntime],
@@ -167,7 +169,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
 
   const tokens = new Map<string, string>();
   // Runs that can run commands start in the OS sandbox, probed before each run.
-  const sandboxed = runnerSandboxed(runtime.name, s["agent.access"]);
+  const sandboxed = runsSandboxed(runtime, s["agent.access"]);
   const sandbox = d.sandbox !== undefined && d.sandbox.mode !== "off" && sandboxed
     ? d.sandbox
     : undefined;
@@ -304,6 +306,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
   };
   return {
     runner,
+    sandboxed,
     announce: async (publish) => {
       const announce = planAnnounce(s["agent.about"], s["agent.caps"], d.store);
       if (announce.warning) d.log.warn(announce.warning);

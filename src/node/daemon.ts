@@ -34,7 +34,7 @@ import { endPreviousRun } from "../runner/orphan.ts";
 import { systemTimers } from "../runner/ports.ts";
 import { runCommand } from "../runner/spawn.ts";
 import { safetyNotices } from "../safety/notices.ts";
-import { requiredRefusal, runnerSandboxed, sandboxLine } from "../safety/sandbox.ts";
+import { requiredRefusal, sandboxLine } from "../safety/sandbox.ts";
 import { Sandboxer } from "../safety/sandboxer.ts";
 import { Store } from "../store/store.ts";
 import { VERSION } from "../version.ts";
@@ -253,7 +253,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
     });
     if (codingAgents) cleanups.unshift(() => codingAgents.close());
     await codingAgents?.check();
-    if (codingAgents || runnerSandboxed(settings["agent.runtime"], settings["agent.access"])) {
+    if (codingAgents || agentRunner?.sandboxed) {
       // Said once at start, where the access level is shown: refused, unsandboxed or off.
       const problem = await sandbox.check();
       if (problem !== undefined && sandbox.mode === "required") {
@@ -296,7 +296,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       sandboxStatus: () => {
         const state = sandboxLine(sandbox.mode, sandbox.lastProblem);
         return [
-          ...(runnerSandboxed(settings["agent.runtime"], settings["agent.access"])
+          ...(agentRunner?.sandboxed
             ? [{ who: `agent runs (${settings["agent.runtime"]})`, state }]
             : []),
           ...Object.values(opts.acp?.harnesses ?? {}).filter((h) => h.enabled)

@@ -3,30 +3,33 @@
  * `sandbox.mode` says: `required` refuses an agent the sandbox cannot hold,
  * `auto` runs it unsandboxed and says so, `off` never sandboxes.
  *
- * Which paths exist is asked inside the sandbox program itself (`stat` under
- * bubblewrap), which also proves the sandbox works here: the daemon holds no
- * read grant on the secrets it hides, and needs none.
+ * Each agent gets a private home under the data dir (`<data>/agent/homes/…`), made here and
+ * seeded by the probe (src/safety/sandbox_probe.ts), which also records this data dir in the
+ * person's list of data dirs and says which paths exist: the daemon holds no read grant on
+ * the person's home or the secrets it hides, and needs none.
  *
- * Requires `--allow-run` on `bwrap` (Linux) or `sandbox-exec` (macOS).
+ * Requires `--allow-run` on `bwrap` (Linux) or `sandbox-exec` (macOS), and `--allow-write` on
+ * `<data>/agent` (the private homes).
  *
  * @module
  */
 
-import { errorMessage } from "../error_message.ts";
 import type { SandboxMode } from "../config/schema.ts";
 import { HarnessError } from "../errors.ts";
 import {
   type AgentKind,
-  agentState,
   type Bind,
   DEFAULT_HIDE,
   envHides,
-  type PathKind,
+  foldersToResolve,
   pathsToProbe,
   planSandbox,
   requiredRefusal,
   sandboxedCommand,
+  type SandboxRequest,
 } from "./sandbox.ts";
+import { dataDirList, loginSeeds, privateHomeOf, usableHome } from "./sandbox_home.ts";
+import { probeSandbox } from "./sandbox_probe.ts";
 
 /** The sandbox program of `os`, the one the daemon's permission set grants. */
 export function sandboxProgram(os: string): string {
@@ -56,13 +59,16 @@ export interface SandboxTarget {
   /** Who is started, for the refusal (`harness claude`, `the heartbeat agent`). */
   what: string;
   cwd: string;
-  /** The agent's environment: where its state lives (CLAUDE_CONFIG_DIR, CODEX_HOME). */
+  /**
+   * The agent's environment: its PATH (the home toolchains bound back), where the person's
+   * login lives (CLAUDE_CONFIG_DIR, CODEX_HOME).
+   */
   env: Record<string, string>;
-  /** The agent whose state stays writable (`agentKindOf`). */
+  /** The agent whose login its private home is seeded with (`agentKindOf`). */
   kind: AgentKind;
   /** Readable where /tmp or the data dir would hide them: the checkout's git dir. */
   readable?: readonly string[];
-  /** Writable besides the agent's state: the worktree and its git parts, the workspace. */
+  /** Writable besides the private home: the worktree and its git parts, the workspace. */
   writable: readonly string[];
   /** Paths bound at another path inside (a run's own socket as `mcp.sock`). */
   binds?: readonly Bind[];
@@ -121,18 +127,31 @@ export class Sandboxer {
   async prepare(s: SandboxTarget): Promise<Wrapper> {
     const plain: Wrapper = (program, args) => ({ program, args: [...args], sandboxed: false });
     if (this.mode === "off") return plain;
-    const state = agentState(s.kind, s.env, this.#options.home);
-    const req = {
-      dataDir: this.#options.dataDir,
-      home: this.#options.home,
-      hide: [...DEFAULT_HIDE, ...envHides(s.env), ...this.#options.hide],
-      readable: s.readable ?? [],
-      writable: [...s.writable, ...state.writable],
-      keep: state.ownSecrets,
+    const o = this.#options;
+    const privateHome = privateHomeOf(o.dataDir, s.what, s.cwd);
+    // CLAUDE_CONFIG_DIR and CODEX_HOME are set inside for every agent; Codex refuses one that
+    // does not exist (measured with 0.171).
+    for (const dir of [".claude", ".codex"]) {
+      Deno.mkdirSync(`${privateHome}/${dir}`, { recursive: true, mode: 0o700 });
+    }
+    const req: SandboxRequest = {
+      dataDir: o.dataDir,
+      home: o.home,
+      hide: [...DEFAULT_HIDE, ...envHides(s.env), ...o.hide],
+      readable: [...(s.readable ?? []), ...this.#denoDir(s.env)],
+      writable: [...s.writable],
       binds: s.binds ?? [],
+      env: s.env,
+      privateHome,
       cwd: s.cwd,
     };
-    const probe = await probePaths(this.#os, this.#program, pathsToProbe(req));
+    const probe = await probeSandbox(this.#os, this.#program, {
+      ...this.#list(),
+      seeds: loginSeeds(s.kind, s.env, o.home, privateHome),
+      writable: [...this.#list().writable, privateHome],
+      resolve: foldersToResolve(req),
+      paths: pathsToProbe(req),
+    });
     this.lastProblem = probe.problem;
     if (probe.problem !== undefined) {
       if (this.mode === "required") {
@@ -141,64 +160,37 @@ export class Sandboxer {
       const problem = probe.problem;
       return (program, args) => ({ ...plain(program, args), problem });
     }
-    const plan = planSandbox(req, probe.kinds);
+    const plan = planSandbox(req, probe);
     return (program, args) => ({
-      ...sandboxedCommand(this.#os, this.#program, plan, program, args, this.#options.self),
+      ...sandboxedCommand(this.#os, this.#program, plan, program, args, o.self),
       sandboxed: true,
     });
+  }
+
+  /** The person's data dir list, when home is known, and the folder it is made in. */
+  #list(): { list?: { file: string; dataDir: string }; writable: string[] } {
+    const home = this.#options.home;
+    if (!usableHome(home)) return { writable: [] };
+    return { list: { file: dataDirList(home), dataDir: this.#options.dataDir }, writable: [home] };
+  }
+
+  /**
+   * The Deno cache, read-only, when wats runs from source (`deno run … main.ts`): the `wats mcp`
+   * an agent starts reads its modules there, and it may lie in the emptied home.
+   */
+  #denoDir(env: Record<string, string>): string[] {
+    const self = this.#options.self?.[0] ?? "";
+    if (!/(^|\/)deno$/.test(self)) return [];
+    const cache = env.XDG_CACHE_HOME || `${this.#options.home}/.cache`;
+    return [env.DENO_DIR || `${cache}/deno`];
   }
 
   /** Whether the sandbox runs here: undefined when it does, else why not (for status). */
   async check(): Promise<string | undefined> {
     if (this.mode === "off") return undefined;
-    const probe = await probePaths(this.#os, this.#program, []);
+    const list = this.#list();
+    const probe = await probeSandbox(this.#os, this.#program, { ...list, paths: [] });
     this.lastProblem = probe.problem;
     return probe.problem;
   }
-}
-
-/**
- * Which of `paths` exist and are folders, asked by `stat` inside the sandbox
- * program; `problem` says why the sandbox cannot run when it cannot.
- */
-export async function probePaths(
-  os: string,
-  program: string,
-  paths: readonly string[],
-): Promise<{ kinds: Map<string, PathKind>; problem?: string }> {
-  const kinds = new Map<string, PathKind>();
-  // `stat -L`: a secret reached by a symlink is hidden where the link leads too.
-  const stat = os === "darwin"
-    ? ["stat", "-L", "-f", "%HT|%N", "--", "/", ...paths]
-    : ["stat", "-L", "-c", "%F|%n", "--", "/", ...paths];
-  const args = os === "darwin"
-    ? ["-p", "(version 1)(allow default)", ...stat]
-    : ["--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--cap-drop", "ALL", "--", ...stat];
-  let out: Deno.CommandOutput;
-  try {
-    out = await new Deno.Command(program, { args, stdin: "null", stdout: "piped", stderr: "piped" })
-      .output();
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return { kinds, problem: `${program} is not on PATH` };
-    return { kinds, problem: `${program} cannot start: ${errorMessage(err)}` };
-  }
-  const dec = new TextDecoder();
-  const stderr = dec.decode(out.stderr).trim();
-  // A missing path is stat's own complaint; anything from the sandbox program means it failed.
-  const failed = stderr.split("\n").find((l) =>
-    l.startsWith(`${program}:`) || /^sandbox-exec/.test(l)
-  );
-  if (failed !== undefined) return { kinds, problem: failed };
-  for (const line of dec.decode(out.stdout).split("\n")) {
-    const bar = line.indexOf("|");
-    if (bar < 0) continue;
-    const type = line.slice(0, bar).toLowerCase();
-    kinds.set(line.slice(bar + 1), type === "directory" ? "dir" : "file");
-  }
-  // "/" is always there: without it, nothing ran inside.
-  if (!kinds.has("/")) {
-    return { kinds, problem: `${program} exited ${out.code}: ${stderr.slice(0, 200)}` };
-  }
-  kinds.delete("/");
-  return { kinds };
 }

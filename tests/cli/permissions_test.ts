@@ -351,12 +351,15 @@ Deno.test("with [notify.NAME] targets, the daemon connects to their hosts and re
   }
 });
 
-Deno.test("the daemon runs the sandbox program only for agents that run commands, and not with sandbox.mode = off", async () => {
+Deno.test("the daemon runs the sandbox program only with an agent runtime or a coding agent, and not with sandbox.mode = off", async () => {
   const f = await fixture();
   try {
     await Deno.remove(f.paths.socket).catch(() => {});
+    // Which runs are sandboxed is the runtime's to say (`Runtime.shellless`), known once it is
+    // made: any agent runtime may start bwrap.
     const cases: [string, string | undefined][] = [
-      ['[agent]\nruntime = "claude"\n', undefined],
+      ['[agent]\nruntime = "none"\n', undefined],
+      ['[agent]\nruntime = "claude"\n', "bwrap"],
       ['[agent]\nruntime = "claude"\naccess = "workspace"\n', "bwrap"],
       ['[agent]\nruntime = "codex"\naccess = "inherit"\n', "bwrap"],
       ['[agent]\nruntime = "claude"\naccess = "workspace"\n[sandbox]\nmode = "off"\n', undefined],

@@ -26,6 +26,8 @@ export function acpRuntime(d: RuntimeDeps): Runtime {
     name: "acp",
     label: `acp on [harnesses.${harness.name}]`,
     threadPerRun: true,
+    // Locked: the wats tools only (docs/decisions/runner.md); every other level runs commands.
+    shellless: ["locked"],
     prepare: () => Promise.resolve(),
     harness: (wrap) => acpRuntimeHarness({ ...o, wrap }),
     sandboxed: () => ({

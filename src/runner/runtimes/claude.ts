@@ -20,6 +20,8 @@ export function claudeRuntime(d: RuntimeDeps): Runtime {
     name: "claude",
     label: "claude",
     threadPerRun: false,
+    // Locked: the wats tools only (docs/decisions/runner.md); every other level runs commands.
+    shellless: ["locked"],
     prepare: async () => {
       try {
         const r = await ensureClaudeRegistration({

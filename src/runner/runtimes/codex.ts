@@ -27,6 +27,8 @@ export function codexRuntime(d: RuntimeDeps): Runtime {
     name: "codex",
     label: "codex",
     threadPerRun: false,
+    // Locked: the wats tools only (docs/decisions/runner.md); every other level runs commands.
+    shellless: ["locked"],
     prepare: async () => {
       codex = await prepareCodexRuntime({ run: runCommand, dir: stateDir, settings: d.settings });
     },

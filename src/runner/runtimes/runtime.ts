@@ -3,8 +3,9 @@
  * the coding agent its heartbeat runs start, so src/node/agent_runner.ts
  * composes the runner without a branch per runtime. Each runtime says how it
  * checks its settings (as it is made), what it needs before the runner is
- * built (`prepare`), the harness runs use, what the OS sandbox is told about
- * its program, how a run's access level is applied, the check it passes once
+ * built (`prepare`), the harness runs use, at which access levels its agent has
+ * no shell (every other run is sandboxed), what the OS sandbox is told about its
+ * program, how a run's access level is applied, the check it passes once
  * mcp.sock serves (`ready`), and how it is reported.
  *
  * @module
@@ -73,6 +74,12 @@ export interface Runtime {
   readonly label: string;
   /** Each run is about one thread (scheduler.ts `threadPerRun`). */
   readonly threadPerRun: boolean;
+  /**
+   * The `agent.access` levels at which the agent has no shell and no file tool, only wats's:
+   * its runs there start outside the OS sandbox. Unset or empty: every run is sandboxed
+   * (`runsSandboxed`), so a runtime that says nothing never runs unwrapped.
+   */
+  readonly shellless?: readonly string[];
   /** Probes and registrations before the runner is built; throws a `ConfigError` when it cannot run. */
   prepare(): Promise<void>;
   /** The harness runs use (after `prepare`); `wrap` starts what it spawns itself in the sandbox. */
@@ -88,4 +95,12 @@ export interface Runtime {
 /** The access of a run whose runtime takes no deny rules: only its working directory. */
 export function noDenyRules(plan: AccessPlan): RunAccess {
   return { access: { args: [], allowedTools: [] }, cwd: plan.cwd };
+}
+
+/**
+ * Whether `runtime`'s runs at `access` start in the OS sandbox: always, unless the runtime
+ * declares that level shell-less.
+ */
+export function runsSandboxed(runtime: Pick<Runtime, "shellless">, access: string): boolean {
+  return !(runtime.shellless ?? []).includes(access);
 }

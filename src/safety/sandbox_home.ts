@@ -1,0 +1,192 @@
+/**
+ * What an agent's sandbox puts where the person's home was (docs/decisions/sandbox.md, "Home"):
+ * a private home folder of its own under the data dir, seeded with only the person's login for
+ * its agent; read-only toolchains (the PATH folders under home and what their programs link
+ * to); and every wats data dir the person's daemons have served, found in a per-user list.
+ *
+ * Pure: the folders that exist and where links lead are learnt by the probe
+ * (src/safety/sandbox_probe.ts).
+ *
+ * @module
+ */
+
+import { dataPaths, isWithin } from "../config/paths.ts";
+
+/** Which agent a process is, for the login its private home is seeded with. */
+export type AgentKind = "claude" | "codex" | "other";
+
+/** The agent a command runs, by its program and arguments (an ACP adapter names its agent). */
+export function agentKindOf(command: string, args: readonly string[]): AgentKind {
+  const words = [command, ...args].join(" ");
+  if (/claude/i.test(words)) return "claude";
+  if (/codex/i.test(words)) return "codex";
+  return "other";
+}
+
+/** `~/x` → `<home>/x`; other paths as they are. */
+export function expandHome(path: string, home: string): string {
+  return path === "~" ? home : path.startsWith("~/") ? `${home}/${path.slice(2)}` : path;
+}
+
+/** Whether `home` can be replaced: an absolute folder other than `/`. */
+export function usableHome(home: string): boolean {
+  return home.startsWith("/") && home.replace(/\/+$/, "") !== "";
+}
+
+/**
+ * The per-user list of the data dirs this person's daemons have served (one absolute path a
+ * line), which every sandbox hides. Under home, so no agent sees or edits it.
+ */
+export function dataDirList(home: string): string {
+  return `${home}/.local/state/wats/data-dirs`;
+}
+
+/**
+ * The agent's private home: one per agent and working directory, so the agent of one work
+ * cannot leave state (a hook, a settings file) that another work's agent then runs.
+ */
+export function privateHomeOf(dataDir: string, what: string, cwd: string): string {
+  const slug = what.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || "agent";
+  return `${dataPaths(dataDir).agentDir}/homes/${slug}-${fnv64(cwd)}`;
+}
+
+/** The person's own agent state: never seen or written inside, whatever is bound back. */
+export function personAgentState(env: Record<string, string>): string[] {
+  return [
+    "~/.claude",
+    "~/.claude.json",
+    "~/.codex",
+    ...[env.CLAUDE_CONFIG_DIR, env.CODEX_HOME].filter((p): p is string => !!p?.startsWith("/")),
+  ];
+}
+
+/** A file copied from the person's state into the private home at each start. */
+export interface Seed {
+  from: string;
+  to: string;
+}
+
+/**
+ * The person's login for `kind`, copied into the private home: Claude's `.credentials.json`,
+ * Codex's `auth.json` and `config.toml` (from CLAUDE_CONFIG_DIR / CODEX_HOME when set). Never
+ * Claude's settings.json or `.claude.json`: hooks and MCP servers there are programs. An unknown agent gets
+ * none. A missing source removes the old copy (the person logged out).
+ */
+export function loginSeeds(
+  kind: AgentKind,
+  env: Record<string, string>,
+  home: string,
+  privateHome: string,
+): Seed[] {
+  if (kind === "claude") {
+    const dir = env.CLAUDE_CONFIG_DIR || `${home}/.claude`;
+    return [{ from: `${dir}/.credentials.json`, to: `${privateHome}/.claude/.credentials.json` }];
+  }
+  if (kind === "codex") {
+    const dir = env.CODEX_HOME || `${home}/.codex`;
+    // Codex's provider (its endpoint, the variable holding its key) lives in config.toml: without
+    // it a person on their own provider is not logged in (measured with codex-acp).
+    return ["auth.json", "config.toml"].map((f) => ({
+      from: `${dir}/${f}`,
+      to: `${privateHome}/.codex/${f}`,
+    }));
+  }
+  return [];
+}
+
+/**
+ * The variables set inside: every agent (and any agent it starts) keeps its state in the private
+ * home, whatever CLAUDE_CONFIG_DIR or CODEX_HOME the person's environment names.
+ */
+export function privateEnv(home: string): Record<string, string> {
+  return { HOME: home, CLAUDE_CONFIG_DIR: `${home}/.claude`, CODEX_HOME: `${home}/.codex` };
+}
+
+/**
+ * The XDG base folders the environment puts outside home: the person's state there is emptied
+ * like home.
+ */
+export function homeLike(env: Record<string, string>, home: string): string[] {
+  const vars = ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"];
+  return unique(
+    vars.map((v) => env[v] ?? "").filter((p) =>
+      p.startsWith("/") && p.replace(/\/+$/, "") !== "" && !isWithin(p, home)
+    ),
+  );
+}
+
+/** Folders directly under home that hold many programs' data: never bound whole. */
+const MIXED = new Set([".local", ".config", ".cache", "Library"]);
+
+/** Whether `dir` may be bound back read-only: under home, not home, no data dir inside. */
+function bindable(dir: string, home: string, dataDirs: readonly string[]): boolean {
+  return dir !== home && isWithin(dir, home) && !dataDirs.some((d) => isWithin(d, dir));
+}
+
+/**
+ * The read-only toolchain folders of the PATH entries under home: a dot-folder's whole prefix
+ * (`~/.cargo` for `~/.cargo/bin`, `~/.npm-global` for `~/.npm-global/bin`), since a toolchain
+ * reads its libraries beside its `bin`; otherwise the entry itself (`~/bin`, `~/.local/bin`).
+ * Never home, never a folder holding a wats data dir.
+ */
+export function pathToolchains(
+  path: string,
+  home: string,
+  dataDirs: readonly string[],
+): string[] {
+  const out: string[] = [];
+  for (const entry of path.split(":")) {
+    const e = entry.replace(/\/+$/, "");
+    if (!e.startsWith("/") || !bindable(e, home, dataDirs)) continue;
+    const top = e.slice(home.length + 1).split("/")[0]!;
+    const prefix = `${home}/${top}`;
+    out.push(
+      top.startsWith(".") && !MIXED.has(top) && bindable(prefix, home, dataDirs) ? prefix : e,
+    );
+  }
+  return unique(out);
+}
+
+/**
+ * The folder to bind read-only for a program file under home (a PATH link's target, an absolute
+ * word of a command line): the project or prefix above its first `node_modules` (a Node program
+ * reads the folders above it), or a `bin` folder's prefix two levels or more below home (a
+ * virtualenv, an nvm version), or else its own folder. Undefined when that is not bindable.
+ */
+export function programRoot(
+  file: string,
+  home: string,
+  dataDirs: readonly string[],
+): string | undefined {
+  if (!isWithin(file, home) || file === home) return undefined;
+  const parts = file.slice(home.length + 1).split("/");
+  const nm = parts.indexOf("node_modules");
+  const own = `${home}/${parts.slice(0, -1).join("/")}`;
+  const candidates: string[] = [];
+  if (nm > 0) candidates.push(`${home}/${parts.slice(0, nm).join("/")}`);
+  if (parts.length >= 4 && parts.at(-2) === "bin") {
+    candidates.push(`${home}/${parts.slice(0, -2).join("/")}`);
+  }
+  candidates.push(own);
+  return candidates.find((c) => bindable(c, home, dataDirs));
+}
+
+/** Drops paths inside another path of the list. */
+export function outermost(paths: readonly string[]): string[] {
+  const u = unique(paths);
+  return u.filter((p) => !u.some((q) => q !== p && isWithin(p, q)));
+}
+
+/** 64-bit FNV-1a of `s`, hex: a short stable name for a path. */
+function fnv64(s: string): string {
+  let h = 0xcbf29ce484222325n;
+  for (const b of new TextEncoder().encode(s)) {
+    h ^= BigInt(b);
+    h = (h * 0x100000001b3n) & 0xffffffffffffffffn;
+  }
+  return h.toString(16).padStart(16, "0");
+}
+
+function unique(xs: readonly string[]): string[] {
+  return [...new Set(xs)];
+}
