@@ -16,6 +16,7 @@ import { notifierProgram } from "../node/notify.ts";
 import { serviceEnvFile, serviceLayout } from "./service.ts";
 import { parseDaemonArgs } from "./daemon_args.ts";
 import { requireCodexKey } from "../runner/harnesses/codex_runtime.ts";
+import { claudeConfigFiles } from "../runner/harnesses/claude_registration.ts";
 import { HEARTBEAT_TEMPLATE_URL } from "../runner/prompt.ts";
 import { parseUiArgs, resolveUiListen } from "./ui.ts";
 import { ASSETS_DIR } from "../ui/assets.ts";
@@ -51,7 +52,11 @@ export async function commandInputs(
     // Codex's config.toml, or its folder when Codex has never run.
     const file = codexConfigPath(init.env);
     const dir = file.slice(0, file.lastIndexOf("/"));
-    return { ...base, hostConfigs: [pathExists(dir) ? file : dir] };
+    return {
+      ...base,
+      hostConfigs: [pathExists(dir) ? file : dir],
+      claudeConfigs: claudeFiles(init),
+    };
   }
   if (id === "service-install" || id === "service-uninstall" || id === "service-status") {
     const l = serviceLayout(init.os, init.env, init.paths.dataDir);
@@ -90,8 +95,13 @@ export async function commandInputs(
     notifyHosts: Object.values(notify).flatMap((t) => targetUrlOf(t, (n) => env[n]) ?? [])
       .map(hostPortOf),
     notifyEnv: notifyEnvNames(notify),
+    // A Codex run gets this one variable beside its allowlist (src/runner/run_env.ts).
+    agentKeyEnv: values["agent.runtime"] === "codex" && values["agent.codex_env_key"] !== ""
+      ? [values["agent.codex_env_key"]]
+      : [],
     loopbackServer: values["agent.runtime"] === "codex",
     checkouts: Object.values(acp.checkouts).map((c) => c.path),
+    ...(values["agent.runtime"] === "claude" ? { claudeConfigs: claudeFiles(init) } : {}),
     // Only a daemon with an agent that runs commands starts the sandbox program.
     sandbox: values["sandbox.mode"] !== "off" &&
         (Object.values(acp.harnesses).some((h) => h.enabled) ||
@@ -106,6 +116,15 @@ export async function commandInputs(
       ...(values["agent.notify"] ? [notifierProgram(init.os)].filter((p): p is string => !!p) : []),
     ],
   };
+}
+
+/** Claude Code's files that hold the wats entry, for the person of `init`. */
+function claudeFiles(init: CommandInit): string[] {
+  return claudeConfigFiles({
+    home: init.env.HOME ?? "",
+    cwd: init.cwd,
+    ...(init.env.CLAUDE_CONFIG_DIR ? { configDir: init.env.CLAUDE_CONFIG_DIR } : {}),
+  });
 }
 
 /** `ws://host:port/path` (or http, https) → `host:port`, the form Deno's net permission takes. */
