@@ -95,7 +95,7 @@ export async function commandInputs(
     notifyHosts: Object.values(notify).flatMap((t) => targetUrlOf(t, (n) => env[n]) ?? [])
       .map(hostPortOf),
     notifyEnv: notifyEnvNames(notify),
-    // A Codex run gets this one variable beside its allowlist (src/runner/run_env.ts).
+    // A Codex run gets this one variable beside its allowlist (src/contracts/run_env.ts).
     agentKeyEnv: values["agent.runtime"] === "codex" && values["agent.codex_env_key"] !== ""
       ? [values["agent.codex_env_key"]]
       : [],

@@ -14,7 +14,7 @@
  */
 
 import type { DataPaths } from "../config/paths.ts";
-import { anyRunEnv } from "../runner/run_env.ts";
+import { anyRunEnv } from "../contracts/run_env.ts";
 
 /** The serialisable part, posted from the launcher to the Worker. */
 export interface CommandInit {
@@ -35,7 +35,7 @@ export interface CommandInit {
   verbose: boolean;
   /** `wats try`: the empty directory the launcher made for it, removed once it ends. */
   scratch?: string;
-  /** The daemon: the variables a heartbeat run may get (src/runner/run_env.ts `anyRunEnv`). */
+  /** The daemon: the variables a heartbeat run may get (src/contracts/run_env.ts `anyRunEnv`). */
   agentEnv?: Record<string, string>;
   /** The PATH entries the launcher left out ({@linkcode trustedPath}), for the banner. */
   droppedPath?: string[];

@@ -6,7 +6,7 @@
  * every run, posts the announce, mints a per-run token for each run's MCP
  * session, serves a sandboxed run's session on a socket made for that run
  * (run_socket.ts), starts each run from an allowlisted environment
- * (src/runner/run_env.ts), and feeds stored posts to the runner. The runner
+ * (src/contracts/run_env.ts), and feeds stored posts to the runner. The runner
  * itself (src/runner/scheduler.ts) knows none of this.
  *
  * @module
@@ -49,7 +49,7 @@ import { bytesToHex } from "@noble/hashes/utils.js";
 import type { ProfileKey } from "./profiles.ts";
 import type { ReviewQueue } from "./review_queue.ts";
 import { selfCommandOf } from "../runner/harness.ts";
-import { pickEnv, runEnvAllowlist } from "../runner/run_env.ts";
+import { pickEnv, runEnvAllowlist } from "../contracts/run_env.ts";
 import type { NodeService } from "../mcp/service.ts";
 import type { McpSocketServer } from "../mcp/socket_server.ts";
 import { serveRunSocket } from "./run_socket.ts";
@@ -75,7 +75,7 @@ export interface AgentRunnerDeps {
   /** The daemon's environment (an ACP agent starts from it). */
   env?: Record<string, string>;
   /**
-   * The launcher's variables a run may get (src/runner/run_env.ts `anyRunEnv`): a Claude or
+   * The launcher's variables a run may get (src/contracts/run_env.ts `anyRunEnv`): a Claude or
    * Codex run's environment is the allowlist of its runtime over these and `env`.
    */
   agentEnv?: Record<string, string>;

@@ -70,7 +70,7 @@ export interface NodeOptions {
   events: EventSink;
   /** The filtered environment, the OS user and OS, for safety notices and notifications. */
   env: Record<string, string>;
-  /** The launcher's variables a heartbeat run may get (src/runner/run_env.ts). */
+  /** The launcher's variables a heartbeat run may get (src/contracts/run_env.ts). */
   agentEnv?: Record<string, string>;
   /** PATH entries the launcher left out (src/cli/context.ts `trustedPath`), said in the banner. */
   droppedPath?: readonly string[];

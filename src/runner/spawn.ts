@@ -10,7 +10,7 @@
  * has no `setpgid`; `pkill -P` would race with processes being started.)
  *
  * The process starts from a cleared environment holding exactly `env`: a run's environment is an
- * allowlist built by the daemon (run_env.ts), never whatever the daemon was started with.
+ * allowlist built by the daemon (src/contracts/run_env.ts), never whatever the daemon was started with.
  *
  * Requires `--allow-run` for the program.
  *

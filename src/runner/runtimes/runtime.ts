@@ -34,7 +34,7 @@ export interface RuntimeDeps {
   cwd: string;
   /** The daemon's environment (an ACP agent starts from it). */
   env: Record<string, string>;
-  /** What a Claude or Codex process starts with: its runtime's allowlist (src/runner/run_env.ts). */
+  /** What a Claude or Codex process starts with: its runtime's allowlist (src/contracts/run_env.ts). */
   runEnv: Record<string, string>;
   /** config.toml's `[harnesses.*]` (agent.runtime = acp runs on agent.harness). */
   acp?: AcpTables;

@@ -1,10 +1,10 @@
 /**
- * A heartbeat run's environment is an allowlist (src/runner/run_env.ts, issue 26): the table
+ * A heartbeat run's environment is an allowlist (src/contracts/run_env.ts, issue 26): the table
  * says, per variable and runtime, whether a Claude or Codex run gets it from the daemon's.
  */
 
 import assert from "node:assert/strict";
-import { anyRunEnv, envAllows, pickEnv, runEnvAllowlist } from "../../src/runner/run_env.ts";
+import { anyRunEnv, envAllows, pickEnv, runEnvAllowlist } from "../../src/contracts/run_env.ts";
 
 /** variable → [claude run gets it, codex run gets it] */
 const TABLE: ReadonlyArray<[string, boolean, boolean]> = [

@@ -7,7 +7,7 @@
  * endpoint variables — plus what the harness sets (`HarnessCommand.env`: the run token, Claude's
  * MCP wait, Codex's `RUST_BACKTRACE`).
  *
- * One table ({@linkcode RUN_ENV}), tested as a table (tests/runner/run_env_test.ts): a variable
+ * One table ({@linkcode RUN_ENV}), tested as a table (tests/contracts/run_env_test.ts): a variable
  * not in it never reaches a run, whatever its name says. `agent.codex_env_key` names one more for
  * Codex (the daemon reads exactly that one: docs/permissions.md).
  *
