@@ -16,6 +16,7 @@ import { notifierProgram } from "../node/notify.ts";
 import { serviceEnvFile, serviceLayout } from "./service.ts";
 import { parseDaemonArgs } from "./daemon_args.ts";
 import { requireCodexKey } from "../runner/harnesses/codex_runtime.ts";
+import { claudeConfigFiles } from "../runner/harnesses/claude_registration.ts";
 import { HEARTBEAT_TEMPLATE_URL } from "../runner/prompt.ts";
 import { parseUiArgs, resolveUiListen } from "./ui.ts";
 import { ASSETS_DIR } from "../ui/assets.ts";
@@ -50,7 +51,11 @@ export async function commandInputs(
     // Codex's config.toml, or its folder when Codex has never run.
     const file = codexConfigPath(init.env);
     const dir = file.slice(0, file.lastIndexOf("/"));
-    return { ...base, hostConfigs: [pathExists(dir) ? file : dir] };
+    return {
+      ...base,
+      hostConfigs: [pathExists(dir) ? file : dir],
+      claudeConfigs: claudeFiles(init),
+    };
   }
   if (id === "service-install" || id === "service-uninstall" || id === "service-status") {
     const l = serviceLayout(init.os, init.env, init.paths.dataDir);
@@ -89,8 +94,13 @@ export async function commandInputs(
     notifyHosts: Object.values(notify).flatMap((t) => targetUrlOf(t, (n) => env[n]) ?? [])
       .map(hostPortOf),
     notifyEnv: notifyEnvNames(notify),
+    // A Codex run gets this one variable beside its allowlist (src/contracts/run_env.ts).
+    agentKeyEnv: values["agent.runtime"] === "codex" && values["agent.codex_env_key"] !== ""
+      ? [values["agent.codex_env_key"]]
+      : [],
     loopbackServer: values["agent.runtime"] === "codex",
     checkouts: Object.values(acp.checkouts).map((c) => c.path),
+    ...(values["agent.runtime"] === "claude" ? { claudeConfigs: claudeFiles(init) } : {}),
     // A daemon with an agent may start the sandbox program: which of its runs are sandboxed is
     // the runtime's to say (src/runner/runtimes/runtime.ts `runsSandboxed`).
     sandbox: values["sandbox.mode"] !== "off" &&
@@ -105,6 +115,15 @@ export async function commandInputs(
       ...(values["agent.notify"] ? [notifierProgram(init.os)].filter((p): p is string => !!p) : []),
     ],
   };
+}
+
+/** Claude Code's files that hold the wats entry, for the person of `init`. */
+function claudeFiles(init: CommandInit): string[] {
+  return claudeConfigFiles({
+    home: init.env.HOME ?? "",
+    cwd: init.cwd,
+    ...(init.env.CLAUDE_CONFIG_DIR ? { configDir: init.env.CLAUDE_CONFIG_DIR } : {}),
+  });
 }
 
 /** `ws://host:port/path` (or http, https) → `host:port`, the form Deno's net permission takes. */

@@ -44,6 +44,8 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
     notify: resolved.notify,
     events,
     env: ctx.env,
+    ...(ctx.agentEnv ? { agentEnv: ctx.agentEnv } : {}),
+    ...(ctx.droppedPath ? { droppedPath: ctx.droppedPath } : {}),
     user: ctx.user,
     os: ctx.os,
     self: ctx.self,

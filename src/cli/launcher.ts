@@ -18,7 +18,7 @@ import {
   type PermissionInputs,
   permissionsFor,
 } from "./permissions.ts";
-import { type CommandInit, filterEnv, type FromWorker, type ToWorker } from "./context.ts";
+import { type CommandInit, type FromWorker, launchEnv, type ToWorker } from "./context.ts";
 import { type Route, route, workerOf } from "./route.ts";
 import { reportError } from "./worker_entry.ts";
 import { commandInputs } from "./command_inputs.ts";
@@ -76,11 +76,16 @@ export async function launch(args: string[]): Promise<number> {
     return reportError(err, r.verbose, "launcher");
   }
   const env = Deno.env.toObject();
+  const given = launchEnv(env, Deno.cwd(), r.id === "daemon");
+  // Before any Worker: the programs it runs, and its run grants, resolve on the trusted PATH.
+  if (given.droppedPath.length > 0) Deno.env.set("PATH", given.env.PATH ?? "");
   const init: CommandInit = {
     argv: r.argv,
     words: r.words,
     paths,
-    env: filterEnv(env),
+    env: given.env,
+    ...(given.agentEnv ? { agentEnv: given.agentEnv } : {}),
+    ...(given.droppedPath.length > 0 ? { droppedPath: given.droppedPath } : {}),
     cwd: Deno.cwd(),
     os: Deno.build.os,
     user: osUser(env),

@@ -68,6 +68,13 @@ export interface PermissionInputs {
   notifyHosts?: string[];
   /** Daemon: the variables its `[notify.NAME]` targets name (url_env, secret_env, token_env). */
   notifyEnv?: string[];
+  /**
+   * Daemon with Claude, `wats setup`: Claude Code's files that hold the wats entry, read as data
+   * (src/runner/harnesses/claude_registration.ts `claudeConfigFiles`); never written.
+   */
+  claudeConfigs?: string[];
+  /** Daemon: the variable `agent.codex_env_key` names, which a Codex run gets. */
+  agentKeyEnv?: string[];
   /** Daemon: the harness programs it may spawn (`claude`, `codex`, ACP commands). */
   harnesses?: string[];
   /** Daemon: the OS sandbox program its agents run in (`bwrap`), when one of them needs it. */
@@ -138,7 +145,14 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
     case "help":
       return { ...NONE };
     case "daemon": {
-      const sock = socketGrant(p.socket);
+      // mcp.sock, and a sandboxed run's own socket (src/node/run_socket.ts).
+      const main = socketGrant(p.socket);
+      const run = socketGrant(p.runSocket);
+      const sock = {
+        read: [...main.read, ...run.read],
+        write: [...main.write, ...run.write],
+        net: [...main.net, ...run.net],
+      };
       return {
         ...NONE,
         read: unique([
@@ -146,6 +160,7 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
           ...(inputs.workdir ? [inputs.workdir] : []),
           ...(inputs.heartbeatFile ? [inputs.heartbeatFile] : []),
           ...(inputs.checkouts ?? []),
+          ...(inputs.claudeConfigs ?? []),
           ...sock.read,
           // The signature-check workers' module, to start them (they hold no permission).
           ...VERIFY_WORKER_SOURCES.map((u) => fileURLToPath(u)),
@@ -167,8 +182,11 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
           ...(inputs.notifyHosts ?? []),
           ...(inputs.loopbackServer ? [LOOPBACK_EPHEMERAL] : []),
         ]),
-        // The notify targets' secrets, read once at start; no other variable.
-        env: inputs.notifyEnv?.length ? unique(inputs.notifyEnv) : false,
+        // The notify targets' secrets and the Codex provider's key, read once at start; no other
+        // variable.
+        env: inputs.notifyEnv?.length || inputs.agentKeyEnv?.length
+          ? unique([...(inputs.notifyEnv ?? []), ...(inputs.agentKeyEnv ?? [])])
+          : false,
         // `kill` signals a run's whole process group on timeout or halt; `ps`
         // tells whether a run a crashed daemon left still runs, and which
         // processes a Codex run has (never /proc, whose <pid>/root would open
@@ -228,7 +246,12 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
     case "setup":
       return {
         ...NONE,
-        read: unique([p.config, p.safety, ...(inputs.hostConfigs ?? [])]),
+        read: unique([
+          p.config,
+          p.safety,
+          ...(inputs.hostConfigs ?? []),
+          ...(inputs.claudeConfigs ?? []),
+        ]),
         write: unique([p.config, ...(inputs.hostConfigs ?? [])]),
         // `claude mcp …` registers wats; `codex --version` only checks Codex is installed.
         run: ["claude", "codex"],

@@ -6,9 +6,10 @@
  * `<data>/wats.log`). Both run this very program (`ctx.self`: the binary, or
  * `deno run … main.ts` from source) with the data directory in effect now.
  *
- * The service gets PATH as it is now, its relative and empty entries left out (they would
- * resolve against the service's working directory, $HOME: `.` would make `$HOME/git` the
- * daemon's git), and the variables of `<data dir>/service.env` (`KEY=value` lines, e.g. the
+ * The service gets PATH as it is now without the entries `trustedPath` (src/cli/context.ts)
+ * leaves out: relative and empty ones (they would resolve against the service's working
+ * directory, $HOME: `.` would make `$HOME/git` the daemon's git), and the `node_modules/.bin`
+ * folders npx put there for the folders around where install ran; and the variables of `<data dir>/service.env` (`KEY=value` lines, e.g. the
  * API key `agent.codex_env_key` names): systemd reads that file at each start
  * (`EnvironmentFile=`); launchd has no such key, so install copies it into the plist's
  * `EnvironmentVariables` and writes the plist readable by its owner only.
@@ -23,7 +24,7 @@
 
 import { HarnessError, UsageError, WatsError } from "../errors.ts";
 import { type CommandRunner, runCommand } from "../runner/spawn.ts";
-import type { CommandContext } from "./context.ts";
+import { type CommandContext, trustedPath } from "./context.ts";
 import { SERVICE_HELP } from "./help.ts";
 import { npxCacheWarning } from "./npx_cache.ts";
 import { commandName, refuseArguments } from "./usage.ts";
@@ -104,18 +105,6 @@ export interface ServiceSpec {
   envFile?: string;
   /** launchd: the variables of the env file, copied into the plist at install. */
   envVars?: Record<string, string>;
-}
-
-/**
- * PATH without its relative and empty entries, and those entries: under the service the working
- * directory is $HOME, so `.`, `bin` or an empty entry would run programs from there.
- */
-export function absolutePath(path: string): { path: string; dropped: string[] } {
-  const entries = path.split(":");
-  return {
-    path: entries.filter((e) => e.startsWith("/")).join(":"),
-    dropped: entries.filter((e) => !e.startsWith("/")),
-  };
 }
 
 /**
@@ -289,14 +278,19 @@ const REAL_WORLD: ServiceWorld = {
 };
 
 /** The layout and spec for this command line. */
-export function servicePlan(ctx: Pick<CommandContext, "os" | "env" | "paths" | "self">): {
+export function servicePlan(
+  ctx: Pick<CommandContext, "os" | "env" | "paths" | "self" | "cwd" | "droppedPath">,
+): {
   layout: ServiceLayout;
   spec: ServiceSpec;
-  /** PATH entries left out (relative or empty). */
+  /** PATH entries left out, by the launcher and here. */
   droppedPath: string[];
 } {
   const layout = serviceLayout(ctx.os, ctx.env, ctx.paths.dataDir);
-  const { path, dropped } = absolutePath(ctx.env.PATH ?? "");
+  // The launcher cleaned PATH already (and says what it left out); cleaning again changes nothing.
+  const own = trustedPath(ctx.env.PATH ?? "", ctx.cwd);
+  const path = own.path;
+  const dropped = [...(ctx.droppedPath ?? []), ...own.dropped];
   const envFile = serviceEnvFile(ctx.paths.dataDir);
   const envText = layout.manager === "launchd" ? readText(envFile) : undefined;
   return {
@@ -308,7 +302,7 @@ export function servicePlan(ctx: Pick<CommandContext, "os" | "env" | "paths" | "
       envFile,
       ...(envText !== undefined ? { envVars: parseEnvFile(envText, envFile) } : {}),
     },
-    droppedPath: ctx.env.PATH ? dropped : [],
+    droppedPath: dropped,
   };
 }
 
@@ -417,7 +411,8 @@ function environmentLines(
   if (droppedPath.length > 0) {
     out.push(
       `PATH: left out ${droppedPath.map((e) => JSON.stringify(e)).join(", ")} ` +
-        "(relative or empty entries would run programs from the service's working directory)",
+        "(relative or empty entries would run programs from the service's working directory; " +
+        "the node_modules/.bin folders npx adds would run whatever was planted there)",
     );
   }
   if (layout.manager === "systemd") {

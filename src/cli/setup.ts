@@ -13,7 +13,12 @@ import { readConfigText } from "../config/config_file.ts";
 import { setKey } from "../config/edit.ts";
 import { loadSettings } from "../config/settings.ts";
 import { HarnessError, UsageError, WatsError } from "../errors.ts";
-import { ensureClaudeRegistration, personEntry } from "../runner/harnesses/claude_registration.ts";
+import {
+  ensureClaudeRegistration,
+  personEntry,
+  readClaudeEntry,
+} from "../runner/harnesses/claude_registration.ts";
+import { readTextIfAny } from "../runner/runtimes/claude.ts";
 import { type CommandRunner, runCommand } from "../runner/spawn.ts";
 import { runConfig } from "./config.ts";
 import type { CommandContext } from "./context.ts";
@@ -121,7 +126,12 @@ export async function setupCommand(
         throw new UsageError(`--scope ${scope} is not allowed; use user or project`);
       }
       if (v.mcp || both) {
-        const r = await ensureClaudeRegistration({ run, entry, scope });
+        const found = readClaudeEntry({
+          home: ctx.env.HOME ?? "",
+          cwd: ctx.cwd,
+          ...(ctx.env.CLAUDE_CONFIG_DIR ? { configDir: ctx.env.CLAUDE_CONFIG_DIR } : {}),
+        }, readTextIfAny);
+        const r = await ensureClaudeRegistration({ run, found, entry, scope });
         console.log(
           r.action === "unchanged"
             ? `Claude Code already has wats (${r.scope} scope)`

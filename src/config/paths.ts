@@ -13,6 +13,8 @@ export interface DataPaths {
   nodeKey: string;
   store: string;
   socket: string;
+  /** A sandboxed heartbeat run's own socket, while it runs (src/node/run_socket.ts). */
+  runSocket: string;
   lock: string;
   agentDir: string;
   runsDir: string;
@@ -64,6 +66,7 @@ export function dataPaths(dataDir: string): DataPaths {
     nodeKey: `${d}/node.key`,
     store: `${d}/store.db`,
     socket: `${d}/mcp.sock`,
+    runSocket: `${agentDir}/run.sock`,
     lock: `${d}/daemon.lock`,
     agentDir,
     runsDir: `${agentDir}/runs`,

@@ -22,6 +22,7 @@ import { createMcpServer, type McpLog } from "./server.ts";
 import {
   type ControlRequest,
   decodeFirstLine,
+  type Hello,
   HELLO_TIMEOUT_MS,
   type SessionIdentity,
 } from "../contracts/session.ts";
@@ -47,6 +48,11 @@ export interface ServeMcpSocketOptions {
   watch?: (send: (event: unknown) => void) => () => void;
   /** Told the number of open MCP sessions each time one opens or closes. */
   onSessions?: (open: number) => void;
+  /**
+   * Decides who a hello speaks for instead of `service.authenticate` (a run's own socket
+   * accepts only that run's token: src/node/run_socket.ts); throws to refuse.
+   */
+  authenticate?: (hello: Hello) => SessionIdentity;
 }
 
 /**
@@ -71,6 +77,7 @@ export interface McpSocketServer {
 export async function serveMcpSocket(opts: ServeMcpSocketOptions): Promise<McpSocketServer> {
   const log: McpLog = opts.log ?? (() => {});
   const helloTimeout = opts.helloTimeoutMs ?? HELLO_TIMEOUT_MS;
+  const authenticate = opts.authenticate ?? ((hello: Hello) => opts.service.authenticate(hello));
   await clearStaleSocket(opts.path);
   const listener = Deno.listen({ transport: "unix", path: opts.path });
   // The socket speaks for this user's profiles: nobody else may connect.
@@ -109,7 +116,7 @@ export async function serveMcpSocket(opts: ServeMcpSocketOptions): Promise<McpSo
         return;
       }
       const parsed = first.hello;
-      identity = opts.service.authenticate(parsed);
+      identity = authenticate(parsed);
       if (parsed.data === true && !identity.runner) identity = { ...identity, data: true };
       await writeLine(conn, { wats: "ready", profile: identity.profile });
     } catch (err) {

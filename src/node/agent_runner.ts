@@ -4,8 +4,10 @@
  * differs between Claude Code, Codex and ACP agents lives there, not in
  * branches here), plans the access level and probes the OS sandbox before
  * every run, posts the announce, mints a per-run token for each run's MCP
- * session, and feeds stored posts to the runner. The runner itself
- * (src/runner/scheduler.ts) knows none of this.
+ * session, serves a sandboxed run's session on a socket made for that run
+ * (run_socket.ts), starts each run from an allowlisted environment
+ * (src/contracts/run_env.ts), and feeds stored posts to the runner. The runner
+ * itself (src/runner/scheduler.ts) knows none of this.
  *
  * @module
  */
@@ -48,6 +50,10 @@ import { bytesToHex } from "@noble/hashes/utils.js";
 import type { ProfileKey } from "./profiles.ts";
 import type { ReviewQueue } from "./review_queue.ts";
 import { selfCommandOf } from "../runner/harness.ts";
+import { pickEnv, runEnvAllowlist } from "../contracts/run_env.ts";
+import type { NodeService } from "../mcp/service.ts";
+import type { McpSocketServer } from "../mcp/socket_server.ts";
+import { serveRunSocket } from "./run_socket.ts";
 
 /** What the runner wiring needs from the daemon. */
 export interface AgentRunnerDeps {
@@ -69,6 +75,13 @@ export interface AgentRunnerDeps {
   acp?: AcpTables;
   /** The daemon's environment (an ACP agent starts from it). */
   env?: Record<string, string>;
+  /**
+   * The launcher's variables a run may get (src/contracts/run_env.ts `anyRunEnv`): a Claude or
+   * Codex run's environment is the allowlist of its runtime over these and `env`.
+   */
+  agentEnv?: Record<string, string>;
+  /** Reads the one variable `agent.codex_env_key` names (the daemon's only grant for it). */
+  readEnv?: (name: string) => string | undefined;
   /** The OS sandbox of runs that can run commands (docs/decisions/sandbox.md). */
   sandbox?: Sandboxer;
 }
@@ -90,10 +103,11 @@ export interface AgentRunner {
   /** The runner's part of the MCP status. */
   status(): Pick<NodeStatus, "agent" | "budget" | "pauses" | "skipped" | "runs">;
   /**
-   * Starts the runner; the daemon calls it once mcp.sock serves. For Codex it first runs the
-   * lock's self-check (docs/codex.md), which needs the socket, and throws when it fails.
+   * Starts the runner; the daemon calls it once mcp.sock serves, with the service a sandboxed
+   * run's own socket serves. For Codex it first runs the lock's self-check (docs/codex.md),
+   * which needs the socket, and throws when it fails.
    */
-  ready(): Promise<void>;
+  ready(service?: NodeService): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -123,6 +137,13 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
   }
   const configDir = `${d.paths.agentDir}/run-config`;
   const selfCommand = selfCommandOf(d.self);
+  // What a Claude or Codex run starts with: its runtime's allowlist, nothing else of the daemon's.
+  const keyName = s["agent.runtime"] === "codex" ? s["agent.codex_env_key"] : "";
+  const keyValue = keyName !== "" ? d.readEnv?.(keyName) : undefined;
+  const runEnv = pickEnv(
+    { ...d.env, ...d.agentEnv, ...(keyValue !== undefined ? { [keyName]: keyValue } : {}) },
+    runEnvAllowlist(s["agent.runtime"], keyName !== "" ? [keyName] : []),
+  );
   const runtime = makeRuntime({
     settings: s,
     paths: d.paths,
@@ -131,7 +152,9 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
     person: d.person.name,
     agent: d.agent.name,
     home: d.home,
+    cwd: d.cwd,
     env: d.env ?? {},
+    runEnv,
     ...(d.acp ? { acp: d.acp } : {}),
     log: d.log,
   });
@@ -167,7 +190,15 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
   };
   writeRunnerState(d.paths.agentDir, state);
 
-  const tokens = new Map<string, string>();
+  // A token is good on mcp.sock unless its run has a socket of its own (then only there).
+  const tokens = new Map<string, { run: string; onMain: boolean }>();
+  let service: NodeService | undefined;
+  let runSocket: { run: string; server: McpSocketServer } | undefined;
+  const closeRunSocket = async () => {
+    const open = runSocket;
+    runSocket = undefined;
+    await open?.server.close();
+  };
   // Runs that can run commands start in the OS sandbox, probed before each run.
   const sandboxed = runsSandboxed(runtime, s["agent.access"]);
   const sandbox = d.sandbox !== undefined && d.sandbox.mode !== "off" && sandboxed
@@ -176,7 +207,11 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
   let wrap: Wrapper | undefined;
   const spawn: typeof spawnProcessGroup = (req, o) => {
     const w = wrap?.(req.program, req.args);
-    return spawnProcessGroup(w ? { ...req, program: w.program, args: w.args } : req, o);
+    const env = { ...runEnv, ...req.env };
+    return spawnProcessGroup(
+      w ? { ...req, env, program: w.program, args: w.args } : { ...req, env },
+      o,
+    );
   };
   const runner = new Runner({
     world: { clock: systemClock, timers: systemTimers, log: d.log },
@@ -216,12 +251,14 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
       selfCommand,
       // Before every run: list the data dir as it is now, plan the access level,
       // probe the sandbox, and let the runtime apply the plan.
-      prepare: async () => {
+      prepare: async (ctx) => {
+        // A socket left by a run that ended without its end being recorded.
+        await closeRunSocket();
         const p = plan(await listDataEntries(d.paths.dataDir, d.paths.runDir));
         if (p.problems.length > 0) throw new ConfigError("agent.access", p.problems.join("; "));
         if (sandbox) {
-          // The run's files (settings, MCP config) and the socket its `wats mcp` connects
-          // to are the data dir's only parts it sees; its workspace is writable.
+          // The run's files (settings, MCP config) are the data dir's only parts it sees, and
+          // its own socket where its `wats mcp` looks for mcp.sock; its workspace is writable.
           const agent = runtime.sandboxed();
           wrap = await sandbox.prepare({
             what: "the heartbeat agent",
@@ -229,8 +266,12 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
             env: agent.env,
             kind: agentKindOf(agent.program, agent.args),
             readable: agent.readable,
-            writable: [p.cwd, d.paths.socket],
+            writable: [p.cwd],
+            binds: [{ from: d.paths.runSocket, to: d.paths.socket }],
           });
+          // Under sandbox.mode = auto a sandbox that cannot run leaves the run on mcp.sock.
+          const held = ctx.token !== undefined && wrap(agent.program, agent.args).sandboxed;
+          if (held) await openRunSocket(ctx.runId, ctx.token!);
         }
         return await runtime.access(p);
       },
@@ -241,18 +282,37 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
     hooks: {
       onRunStart: (runId) => {
         const token = bytesToHex(crypto.getRandomValues(new Uint8Array(32)));
-        tokens.set(token, runId);
+        tokens.set(token, { run: runId, onMain: true });
         d.events({ event: "run_started", run: runId });
         return token;
       },
       onRunEnd: (entry) => {
-        for (const [t, id] of tokens) if (id === entry.id) tokens.delete(t);
-        d.events({ event: "run_ended", ...entry, run: entry.id });
+        for (const [t, v] of tokens) if (v.run === entry.id) tokens.delete(t);
+        const ended = () => d.events({ event: "run_ended", ...entry, run: entry.id });
+        if (runSocket?.run !== entry.id) return ended();
+        // Told once the socket is gone: whoever waits for the end finds no file left.
+        closeRunSocket().catch((err) => d.log.warn(`cannot close the run's socket: ${err}`))
+          .finally(ended);
       },
       onBudgetPause: (reason, until) => d.events({ event: "budget_paused", reason, until }),
     },
   });
   const unsubscribe = d.store.onInsert((posts) => runner.onPosts(posts));
+  /** Serves the run on its own socket; its token is then refused on mcp.sock. */
+  async function openRunSocket(runId: string, token: string): Promise<void> {
+    if (service === undefined) {
+      throw new Error("a sandboxed run started before the node serves: call ready(service) first");
+    }
+    const server = await serveRunSocket({
+      path: d.paths.runSocket,
+      service,
+      agentProfile: d.agent.name,
+      log: (level, msg, fields) => d.log[level](msg, fields ?? {}),
+    }, { id: runId, token });
+    runSocket = { run: runId, server };
+    const t = tokens.get(token);
+    if (t !== undefined) t.onMain = false;
+  }
 
   const budgetLine = () => {
     const b = runner.status().budget;
@@ -317,8 +377,12 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
       }
     },
     bannerLines,
-    runOfToken: (token) => tokens.get(token),
-    ready: async () => {
+    runOfToken: (token) => {
+      const t = tokens.get(token);
+      return t?.onMain ? t.run : undefined;
+    },
+    ready: async (serving) => {
+      service = serving;
       await runtime.ready({
         workdir: () => {
           if (first.cwd === d.paths.runDir) Deno.mkdirSync(first.cwd, { recursive: true });
@@ -326,7 +390,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
         },
         mintToken: (runId) => {
           const token = bytesToHex(crypto.getRandomValues(new Uint8Array(32)));
-          tokens.set(token, runId);
+          tokens.set(token, { run: runId, onMain: true });
           return { token, revoke: () => void tokens.delete(token) };
         },
       });
@@ -367,6 +431,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
     stop: async () => {
       unsubscribe();
       await runner.stop();
+      await closeRunSocket();
       tokens.clear();
     },
   };

@@ -33,3 +33,10 @@ export function renderBanner(b: BannerInfo): string {
   ];
   return lines.join("\n");
 }
+
+/** The banner's line when the launcher left PATH entries out. */
+export function droppedPathLine(dropped: readonly string[]): string {
+  return `PATH: left out ${dropped.map((e) => JSON.stringify(e)).join(", ")}: programs ` +
+    "(claude, codex, git, bwrap) are never looked up in the node_modules/.bin folders npx adds " +
+    "for the folders around where wats started, nor in relative entries";
+}

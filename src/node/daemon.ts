@@ -42,7 +42,7 @@ import { type AgentRunner, startAgentRunner } from "./agent_runner.ts";
 import { agentState, mayChangeState, startAgentPresence } from "./agent_presence.ts";
 import { KnownAgents } from "./presence.ts";
 import type { PresenceAnnouncer } from "../runner/presence.ts";
-import { renderBanner } from "./banner.ts";
+import { droppedPathLine, renderBanner } from "./banner.ts";
 import { EventHub } from "./event_hub.ts";
 import { type HaltRecord, HaltState } from "./halt.ts";
 import { MCP_NODE_IDLE_MS, watchIdle } from "./idle.ts";
@@ -54,6 +54,7 @@ import { desktopNotifier, heldEvent, heldNotifier } from "./notify.ts";
 import { startNotifyTargets } from "./notify_targets.ts";
 import { Profiles, shownProfileName } from "./profiles.ts";
 import { ReviewQueue } from "./review_queue.ts";
+import { removeStaleRunSocket } from "./run_socket.ts";
 
 /** What the node needs from the command that runs it. */
 export interface NodeOptions {
@@ -69,6 +70,10 @@ export interface NodeOptions {
   events: EventSink;
   /** The filtered environment, the OS user and OS, for safety notices and notifications. */
   env: Record<string, string>;
+  /** The launcher's variables a heartbeat run may get (src/contracts/run_env.ts). */
+  agentEnv?: Record<string, string>;
+  /** PATH entries the launcher left out (src/cli/context.ts `trustedPath`), said in the banner. */
+  droppedPath?: readonly string[];
   user: string;
   os: string;
   /** The command that runs this program again (the runner's MCP entry). */
@@ -105,6 +110,8 @@ export async function runNode(opts: NodeOptions): Promise<number> {
   try {
     // Before anything else runs: a run the previous daemon left must not live on.
     await endPreviousRun(paths.agentDir, log("runner"));
+    // Nor its socket: a run's socket lives only while that run does.
+    await removeStaleRunSocket(paths.runSocket);
     const secret = await loadOrCreateNodeKey(paths.nodeKey);
     // Local posts are queued for the same relays the network connects to.
     const store = Store.open(paths.store, { relays: settings.infra });
@@ -216,6 +223,9 @@ export async function runNode(opts: NodeOptions): Promise<number> {
         posts: new PostViews(store),
         acp: opts.acp,
         env: opts.env,
+        agentEnv: opts.agentEnv ?? {},
+        // Only the variable agent.codex_env_key names is granted (docs/permissions.md).
+        readEnv: (name) => Deno.env.get(name),
         sandbox,
       });
     if (agentRunner) {
@@ -315,6 +325,9 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       log: log("runner"),
     });
     cleanups.unshift(() => presence.current?.stop());
+    if (opts.droppedPath && opts.droppedPath.length > 0) {
+      startNotices.push(droppedPathLine(opts.droppedPath));
+    }
     const haltNow = halt.current();
     if (haltNow) {
       startNotices.push(`agent halted by ${npubEncode(haltNow.by)}: run \`wats resume\` to end it`);
@@ -362,7 +375,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
     });
     cleanups.unshift(() => mcp.close());
     // The runner starts once the socket serves: Codex's self-check needs it.
-    await agentRunner?.ready();
+    await agentRunner?.ready(service);
     codingAgents?.start();
     // The relays send what this node follows, not every wats post (docs/network.md).
     const interest = watchInterest(store, {

@@ -64,7 +64,7 @@ export interface HarnessFile {
 export interface HarnessCommand {
   program: string;
   args: string[];
-  /** Added to the inherited environment (never cleared: the user's login may live there). */
+  /** Added to the run's allowlisted environment (src/contracts/run_env.ts); nothing else is inherited. */
   env: Record<string, string>;
   cwd: string;
   /** Written to stdin, which is then closed. */

@@ -9,6 +9,9 @@
  * child exits (killed or not), whatever is left in its group gets SIGKILL. (Deno
  * has no `setpgid`; `pkill -P` would race with processes being started.)
  *
+ * The process starts from a cleared environment holding exactly `env`: a run's environment is an
+ * allowlist built by the daemon (src/contracts/run_env.ts), never whatever the daemon was started with.
+ *
  * Requires `--allow-run` for the program.
  *
  * @module
@@ -21,6 +24,7 @@ import type { ProcessStatus, RunningProcess } from "./harness.ts";
 export interface SpawnRequest {
   program: string;
   args: string[];
+  /** The whole environment of the process (nothing is inherited). */
   env: Record<string, string>;
   cwd: string;
   /** Written to stdin, which is then closed. */
@@ -51,6 +55,7 @@ export function spawnProcessGroup(req: SpawnRequest, opts: SpawnOptions = {}): R
       args: req.args,
       cwd: req.cwd,
       env: req.env,
+      clearEnv: true,
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",

@@ -9,7 +9,6 @@
 import assert from "node:assert/strict";
 import { route } from "../../src/cli/route.ts";
 import {
-  absolutePath,
   LAUNCHD_LABEL,
   launchdPlist,
   parseEnvFile,
@@ -20,7 +19,7 @@ import {
   systemdQuote,
   systemdUnit,
 } from "../../src/cli/service.ts";
-import type { CommandContext } from "../../src/cli/context.ts";
+import { type CommandContext, trustedPath } from "../../src/cli/context.ts";
 import { dataPaths } from "../../src/config/paths.ts";
 import type { CommandOutput } from "../../src/runner/spawn.ts";
 import { requireTool } from "../support/debian_tools.ts";
@@ -270,18 +269,53 @@ Deno.test("install leaves relative and empty PATH entries out of the unit and sa
     assert.ok(
       lines.includes(
         'PATH: left out ".", "", "bin", "" (relative or empty entries would run programs ' +
-          "from the service's working directory)",
+          "from the service's working directory; the node_modules/.bin folders npx adds would " +
+          "run whatever was planted there)",
       ),
       lines.join("\n"),
     );
     // A clean PATH is copied as it is, with nothing said about it.
-    assert.deepEqual(absolutePath("/opt/homebrew/bin:/usr/bin"), {
+    assert.deepEqual(trustedPath("/opt/homebrew/bin:/usr/bin", home), {
       path: "/opt/homebrew/bin:/usr/bin",
       dropped: [],
     });
     const { world: w2, lines: l2 } = fakeWorld();
     await serviceCommand(ctx, w2);
     assert.ok(!l2.some((l) => l.startsWith("PATH:")), l2.join("\n"));
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("install leaves out the node_modules/.bin folders npx put on PATH around the checkout, and what the launcher left out", async () => {
+  const home = await Deno.makeTempDir({ prefix: "wats-service-" });
+  try {
+    const ctx = context("linux", home, ["service", "install"]);
+    const { world, lines } = fakeWorld();
+    const checkout = `${home}/src/wats`;
+    const npx = [
+      `${checkout}/node_modules/.bin`,
+      `${home}/src/node_modules/.bin`,
+      `${home}/node_modules/.bin`,
+      "/node_modules/.bin",
+      `${home}/.npm/_npx/9f2c/node_modules/.bin`,
+    ];
+    const unsafe = {
+      ...ctx,
+      cwd: checkout,
+      droppedPath: ["."],
+      env: { ...ctx.env, PATH: [...npx, "/opt/tools/node_modules/.bin", "/usr/bin"].join(":") },
+    };
+    assert.equal(await serviceCommand(unsafe, world), 0);
+    const unit = await Deno.readTextFile(`${home}/.config/systemd/user/${SYSTEMD_UNIT}`);
+    // A node_modules/.bin the person put on PATH away from the checkout stays.
+    assert.ok(unit.includes('Environment="PATH=/opt/tools/node_modules/.bin:/usr/bin"'), unit);
+    assert.ok(!unit.includes(`${home}/node_modules`), unit);
+    const said = lines.find((l) => l.startsWith("PATH: left out"));
+    assert.ok(
+      said?.startsWith(`PATH: left out ".", ${npx.map((e) => JSON.stringify(e)).join(", ")} (`),
+      said,
+    );
   } finally {
     await Deno.remove(home, { recursive: true });
   }

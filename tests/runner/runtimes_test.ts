@@ -31,7 +31,9 @@ function deps(dir: string, settings: Partial<Settings> = {}): RuntimeDeps {
     person: "alice",
     agent: "helper",
     home: dir,
+    cwd: dir,
     env: { PATH: "/usr/bin" },
+    runEnv: { PATH: "/usr/bin" },
     acp: { harnesses: { claude: HARNESS }, checkouts: {} },
     log: new MemoryLog(),
   };

@@ -117,3 +117,19 @@ Deno.test("readLines splits chunks into lines, keeping a last line without newli
   for await (const l of readLines(stream)) out.push(l);
   assert.deepEqual(out, ["a", "bc", "", "d"]);
 });
+
+Deno.test("a spawned run inherits nothing of the daemon's environment: it gets exactly what it is given", async () => {
+  // The test process has HOME and PATH at least; the child must see only what the request holds.
+  assert.ok(Deno.env.get("HOME") !== undefined);
+  const p = spawnProcessGroup({
+    program: "/usr/bin/env",
+    args: [],
+    env: { ONLY: "this" },
+    cwd: "/",
+    stdin: "",
+  });
+  const lines: string[] = [];
+  for await (const l of p.lines) lines.push(l);
+  await p.status;
+  assert.deepEqual(lines, ["ONLY=this"]);
+});

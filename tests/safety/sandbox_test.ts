@@ -282,7 +282,9 @@ const deps = (access: AgentAccess): RuntimeDeps => {
     person: "alice",
     agent: "helper",
     home: "/h",
+    cwd: "/h",
     env: { PATH: "/usr/bin" },
+    runEnv: { PATH: "/usr/bin" },
     acp: {
       harnesses: {
         claude: {

@@ -117,6 +117,8 @@ export interface NodeRigOptions {
   args?: string[];
   /** Extra environment variables of the node. */
   env?: Record<string, string>;
+  /** The node's working directory; unset: the test process's. */
+  cwd?: string;
   /**
    * The heartbeat agent: `--agent claude --agent-profile helper` driving the
    * real Claude CLI against `mock`, `settings` as WATS_* variables.
@@ -200,6 +202,7 @@ async function startRig(opts: NodeRigOptions): Promise<NodeRig | string> {
   const node = startWats(["--data-dir", dataDir, "node", ...agentArgs, ...(opts.args ?? [])], {
     home,
     ...(env ? { env } : {}),
+    ...(opts.cwd ? { cwd: opts.cwd } : {}),
   });
   const clients: Client[] = [];
   const dispose = async () => {

@@ -4,9 +4,17 @@
  * The entry is `wats mcp --profile <person>`: interactive sessions speak as the
  * person; runner sessions get their own generated config instead.
  *
- * Reads `claude mcp get wats` (exit 1 when missing; `Command:` and `Args:`
- * lines otherwise, args joined by spaces), then `claude mcp remove` and
- * `claude mcp add` as needed. Commands are run through an injected runner.
+ * The entry is **read as data** from Claude Code's own files, never through
+ * `claude mcp get`: that command connects to the server it describes, i.e. starts
+ * the entry's command (measured with 2.1.197), and an agent that rewrote
+ * `~/.claude.json` had its command run as the person at the daemon's next start
+ * (issue 26). Where Claude Code 2.1.197 keeps entries (read in its code, checked
+ * with the CLI): user scope in `mcpServers` of its global file — `$CLAUDE_CONFIG_DIR/.claude.json`,
+ * else `~/.claude.json`, or a legacy `<config dir>/.config.json` when that exists;
+ * local scope in `projects[<project>].mcpServers` of the same file, keyed by the
+ * project's git root (else its folder); project scope in `<project>/.mcp.json`.
+ * Local wins over project, project over user. Changes still go through `claude mcp
+ * remove` and `claude mcp add`, which write the files and start nothing (measured).
  *
  * @module
  */
@@ -25,12 +33,17 @@ export interface McpEntry {
   args: string[];
 }
 
-/** What `claude mcp get` shows of an entry. */
+/** An entry as Claude Code's files hold it. */
 export interface RegisteredEntry {
-  scope?: ClaudeScope;
+  scope: ClaudeScope;
   command: string;
-  /** The arguments joined by spaces, as the CLI prints them. */
-  args: string;
+  args: string[];
+  /**
+   * Fields that make it another server than wats's plain entry, even with the same command: a
+   * transport other than stdio, environment variables (`LD_PRELOAD`, `NODE_OPTIONS` would run
+   * code in the person's sessions), keys this reader does not know.
+   */
+  extra: string[];
 }
 
 /** What registration did. */
@@ -55,34 +68,100 @@ export function personEntry(self: SelfCommand, profile: string, dataDir?: string
   };
 }
 
-/** Reads the output of `claude mcp get <name>`; undefined when it shows no stdio command. */
-export function parseMcpGet(stdout: string): RegisteredEntry | undefined {
-  let scope: ClaudeScope | undefined;
-  let command: string | undefined;
-  let args = "";
-  for (const raw of stdout.split("\n")) {
-    const line = raw.trim();
-    const m = /^(Scope|Command|Args):\s?(.*)$/.exec(line);
-    if (!m) continue;
-    const [, field, value = ""] = m;
-    if (field === "Scope") {
-      const s = value.toLowerCase();
-      scope = s.startsWith("user")
-        ? "user"
-        : s.startsWith("project")
-        ? "project"
-        : s.startsWith("local")
-        ? "local"
-        : undefined;
-    } else if (field === "Command") command = value;
-    else args = value;
+/** Where Claude Code's files are, for {@linkcode readClaudeEntry}. */
+export interface ClaudeConfigPlace {
+  home: string;
+  /** `CLAUDE_CONFIG_DIR` when set. */
+  configDir?: string;
+  /** The folder Claude Code is started in (the daemon's): local and project scope are its. */
+  cwd: string;
+}
+
+/**
+ * The files {@linkcode readClaudeEntry} may read: the legacy global file, the global file, the
+ * project's `.mcp.json` (what a permission set grants).
+ */
+export function claudeConfigFiles(p: ClaudeConfigPlace): string[] {
+  const dir = p.configDir || `${p.home}/.claude`;
+  return [`${dir}/.config.json`, `${p.configDir || p.home}/.claude.json`, `${p.cwd}/.mcp.json`];
+}
+
+/**
+ * The wats entry Claude Code would use in `p.cwd`, read from its files (never by starting
+ * anything): local scope, else project, else user; undefined when there is none.
+ * `read` returns a file's text, or undefined when it does not exist.
+ *
+ * @throws {HarnessError} code `claude.register` when a file is not JSON (Claude Code would
+ * not start either): the person fixes it, wats does not overwrite it.
+ */
+export function readClaudeEntry(
+  p: ClaudeConfigPlace,
+  read: (path: string) => string | undefined,
+): RegisteredEntry | undefined {
+  const [legacy, global, project] = claudeConfigFiles(p);
+  const globalFile = read(legacy!) !== undefined ? legacy! : global!;
+  const g = parseJsonFile(globalFile, read(globalFile));
+  const projects = objectAt(g, "projects") ?? {};
+  // Claude Code keys local scope by the project's git root, a folder at or above cwd: the
+  // deepest such key is the one it uses.
+  const key = Object.keys(projects).filter((k) => p.cwd === k || p.cwd.startsWith(`${k}/`))
+    .sort((a, b) => b.length - a.length)[0];
+  const local = key !== undefined ? entryIn(objectAt(projects, key), "local") : undefined;
+  if (local) return local;
+  const shared = entryIn(parseJsonFile(project!, read(project!)), "project");
+  return shared ?? entryIn(g, "user");
+}
+
+/** True when `found` is exactly `wanted`: the same stdio command and arguments, nothing else. */
+export function sameEntry(found: RegisteredEntry, wanted: McpEntry): boolean {
+  return found.extra.length === 0 && found.command === wanted.command &&
+    found.args.length === wanted.args.length && found.args.every((a, i) => a === wanted.args[i]);
+}
+
+type Json = Record<string, unknown>;
+
+function parseJsonFile(path: string, text: string | undefined): Json | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const v = JSON.parse(text);
+    return typeof v === "object" && v !== null && !Array.isArray(v) ? v : {};
+  } catch (err) {
+    throw new HarnessError(
+      "claude.register",
+      `${path} is not JSON, so Claude Code cannot read it either: fix it (or move it away), ` +
+        "then start wats again",
+      { cause: err },
+    );
   }
-  return command === undefined ? undefined : { scope, command, args };
+}
+
+function objectAt(v: Json | undefined, key: string): Json | undefined {
+  const x = v?.[key];
+  return typeof x === "object" && x !== null && !Array.isArray(x) ? x as Json : undefined;
+}
+
+function entryIn(config: Json | undefined, scope: ClaudeScope): RegisteredEntry | undefined {
+  const e = objectAt(objectAt(config, "mcpServers"), MCP_SERVER_NAME);
+  if (e === undefined) return undefined;
+  const extra: string[] = [];
+  for (const [k, v] of Object.entries(e)) {
+    if (k === "command" || k === "args") continue;
+    if (k === "type" && v === "stdio") continue;
+    if (k === "env" && typeof v === "object" && v !== null && Object.keys(v).length === 0) {
+      continue;
+    }
+    extra.push(k);
+  }
+  const args = Array.isArray(e.args) ? e.args.map(String) : [];
+  if (e.args !== undefined && !Array.isArray(e.args)) extra.push("args");
+  return { scope, command: typeof e.command === "string" ? e.command : "", args, extra };
 }
 
 /** Options of `ensureClaudeRegistration`. */
 export interface RegistrationOptions {
   run: CommandRunner;
+  /** The entry Claude Code has now ({@linkcode readClaudeEntry}), read before anything is run. */
+  found: RegisteredEntry | undefined;
   entry: McpEntry;
   /** Where to add it; `user` when unset. */
   scope?: ClaudeScope;
@@ -92,8 +171,9 @@ export interface RegistrationOptions {
 
 /**
  * Makes sure Claude Code has the wats entry `opts.entry`: adds it when missing,
- * replaces it when different, does nothing when equal. Log only when the
- * outcome is not `unchanged`.
+ * replaces it when different (in the scope it was found), does nothing when equal.
+ * Log only when the outcome is not `unchanged`. Runs only `claude mcp remove` and
+ * `claude mcp add`, which start no server.
  *
  * @throws {HarnessError} code `claude.register` when `claude mcp add`/`remove` fails.
  */
@@ -102,14 +182,10 @@ export async function ensureClaudeRegistration(
 ): Promise<RegistrationOutcome> {
   const program = opts.program ?? "claude";
   const scope = opts.scope ?? "user";
-  const got = await opts.run(program, ["mcp", "get", MCP_SERVER_NAME]);
-  const previous = got.code === 0 ? parseMcpGet(got.stdout) : undefined;
+  const previous = opts.found;
   const wanted = opts.entry;
-  if (
-    previous !== undefined && previous.command === wanted.command &&
-    previous.args === wanted.args.join(" ")
-  ) {
-    return { action: "unchanged", scope: previous.scope ?? scope, previous };
+  if (previous !== undefined && sameEntry(previous, wanted)) {
+    return { action: "unchanged", scope: previous.scope, previous };
   }
   if (previous !== undefined) {
     const rm = await opts.run(program, [
@@ -117,7 +193,7 @@ export async function ensureClaudeRegistration(
       "remove",
       MCP_SERVER_NAME,
       "-s",
-      previous.scope ?? scope,
+      previous.scope,
     ]);
     check(rm.code, rm.stderr || rm.stdout, "remove the old wats entry");
   }
@@ -142,6 +218,7 @@ function check(code: number, output: string, what: string): void {
   throw new HarnessError(
     "claude.register",
     `claude mcp could not ${what} (exit code ${code}): ${output.trim()}. ` +
-      `Run \`claude mcp list\` to see the entries, or register by hand with \`wats setup claude\`.`,
+      "Look at the wats entry in ~/.claude.json (or $CLAUDE_CONFIG_DIR/.claude.json), or " +
+      "register by hand with `wats setup claude`.",
   );
 }

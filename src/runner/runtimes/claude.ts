@@ -10,7 +10,11 @@
 import { errorMessage } from "../../error_message.ts";
 import { claudeSettings, writeClaudeSettings } from "../../safety/claude_settings.ts";
 import { claudeHarness } from "../harnesses/claude.ts";
-import { ensureClaudeRegistration, personEntry } from "../harnesses/claude_registration.ts";
+import {
+  ensureClaudeRegistration,
+  personEntry,
+  readClaudeEntry,
+} from "../harnesses/claude_registration.ts";
 import { runCommand } from "../spawn.ts";
 import { noDenyRules, type Runtime, type RuntimeDeps } from "./runtime.ts";
 
@@ -24,8 +28,15 @@ export function claudeRuntime(d: RuntimeDeps): Runtime {
     shellless: ["locked"],
     prepare: async () => {
       try {
+        // Read as data: the entry's command is never started here (issue 26).
+        const found = readClaudeEntry({
+          home: d.home,
+          cwd: d.cwd,
+          ...(d.env.CLAUDE_CONFIG_DIR ? { configDir: d.env.CLAUDE_CONFIG_DIR } : {}),
+        }, readTextIfAny);
         const r = await ensureClaudeRegistration({
           run: runCommand,
+          found,
           entry: personEntry(d.selfCommand, d.person, d.paths.dataDir),
         });
         if (r.action !== "unchanged") {
@@ -37,7 +48,12 @@ export function claudeRuntime(d: RuntimeDeps): Runtime {
     },
     // Claude's own processes are wrapped where the runner spawns them.
     harness: () => claudeHarness(),
-    sandboxed: () => ({ program: "claude", args: [], env: { ...d.env }, readable: [d.configDir] }),
+    sandboxed: () => ({
+      program: "claude",
+      args: [],
+      env: { ...d.runEnv },
+      readable: [d.configDir],
+    }),
     // Claude silently ignores an invalid settings file: writeClaudeSettings validates it.
     access: async (p) => {
       if (p.level === "inherit") return noDenyRules(p);
@@ -51,4 +67,14 @@ export function claudeRuntime(d: RuntimeDeps): Runtime {
     },
     ready: () => Promise.resolve(),
   };
+}
+
+/** A file's text, or undefined when it does not exist. Requires `--allow-read` on `path`. */
+export function readTextIfAny(path: string): string | undefined {
+  try {
+    return Deno.readTextFileSync(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return undefined;
+    throw err;
+  }
 }

@@ -38,7 +38,7 @@ export function codexRuntime(d: RuntimeDeps): Runtime {
     sandboxed: () => ({
       program: "codex",
       args: [],
-      env: { ...d.env },
+      env: { ...d.runEnv },
       readable: [d.configDir, stateDir],
     }),
     access: (p) => Promise.resolve(noDenyRules(p)),
@@ -48,7 +48,8 @@ export function codexRuntime(d: RuntimeDeps): Runtime {
       const { token, revoke } = at.mintToken(runId);
       try {
         const { result, ran } = await c.selfCheck({
-          spawn: spawnProcessGroup,
+          // The check's Codex starts from the runs' allowlisted environment too.
+          spawn: (req) => spawnProcessGroup({ ...req, env: { ...d.runEnv, ...req.env } }),
           ctx: {
             runId,
             prompt: "",

@@ -31,8 +31,12 @@ export interface RuntimeDeps {
   /** The agent's profile name. */
   agent: string;
   home: string;
+  /** The daemon's working directory (Claude Code's local and project entries are its). */
+  cwd: string;
   /** The daemon's environment (an ACP agent starts from it). */
   env: Record<string, string>;
+  /** What a Claude or Codex process starts with: its runtime's allowlist (src/contracts/run_env.ts). */
+  runEnv: Record<string, string>;
   /** config.toml's `[harnesses.*]` (agent.runtime = acp runs on agent.harness). */
   acp?: AcpTables;
   log: RunnerLog;
