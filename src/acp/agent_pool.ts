@@ -14,7 +14,6 @@ import type { Sandboxer } from "../safety/sandboxer.ts";
 import { AcpAgent } from "./client.ts";
 import type { Connect } from "./agent_link.ts";
 import { readWorkState, saveCost, saveSession } from "./work_state.ts";
-import { commitPaths } from "./worktrees.ts";
 
 /** A call could not start: a bad checkout or work name, or the harness failed. */
 export class CallError extends WatsError {}
@@ -56,8 +55,16 @@ export class AgentPool {
     return this.#options.sandbox === undefined ? harness.name : `${harness.name}\n${worktree}`;
   }
 
-  /** The agent of a call in `worktree` (on `branch`), started when none runs. */
-  async attach(harness: HarnessConfig, worktree: string, branch: string): Promise<Running> {
+  /**
+   * The agent of a call in `worktree`, started when none runs; a sandboxed one
+   * gets `paths` (the work folder writable, the checkout's git dir readable:
+   * src/acp/worktrees.ts `agentPaths`).
+   */
+  async attach(
+    harness: HarnessConfig,
+    worktree: string,
+    paths: { readable: string[]; writable: string[] },
+  ): Promise<Running> {
     const key = this.#key(harness, worktree);
     let p = this.#running.get(key);
     if (p !== undefined) {
@@ -65,7 +72,7 @@ export class AgentPool {
       if (r === undefined || r.agent.stopped) p = undefined;
     }
     if (p === undefined) {
-      p = this.#start(harness, worktree, branch).then((agent) => {
+      p = this.#start(harness, worktree, paths).then((agent) => {
         const r: Running = { agent, open: new Set(), costs: new Map(), attached: 0 };
         // A harness that dies is started again by the next call.
         agent.exited.then(() => {
@@ -82,8 +89,12 @@ export class AgentPool {
     return r;
   }
 
-  /** Starts the harness, in the sandbox of the work's worktree when there is one. */
-  async #start(harness: HarnessConfig, worktree: string, branch: string): Promise<AcpAgent> {
+  /** Starts the harness, in the sandbox of the work's folder when there is one. */
+  async #start(
+    harness: HarnessConfig,
+    worktree: string,
+    paths: { readable: string[]; writable: string[] },
+  ): Promise<AcpAgent> {
     const { sandbox, connect } = this.#options;
     if (sandbox === undefined) {
       return AcpAgent.start(harness, this.#options.worktrees, this.#options.env, { connect });
@@ -91,7 +102,6 @@ export class AgentPool {
     const env = { ...this.#options.env, ...harness.env };
     let wrapped;
     try {
-      const git = await commitPaths(worktree, branch);
       wrapped = await sandbox.wrap({
         what: `harness ${harness.name}`,
         program: harness.command,
@@ -99,8 +109,8 @@ export class AgentPool {
         cwd: worktree,
         env,
         kind: agentKindOf(harness.command, harness.args),
-        readable: git.readable,
-        writable: [worktree, ...git.writable],
+        readable: paths.readable,
+        writable: paths.writable,
       });
     } catch (err) {
       throw new CallError("acp.sandbox", (err as Error).message, { cause: err });

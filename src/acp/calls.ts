@@ -35,7 +35,15 @@ import type { Policy } from "./policy.ts";
 import { contextBlocks } from "./context.ts";
 import { type CallEvent, Turn } from "./turn.ts";
 import { sweep } from "./sweep.ts";
-import { checkCheckout, commitsSince, ensureWorktree, headOf, workPlace } from "./worktrees.ts";
+import {
+  agentPaths,
+  checkCheckout,
+  commitsSince,
+  ensureWorktree,
+  headOf,
+  workPlace,
+} from "./worktrees.ts";
+import { importWork } from "./work_import.ts";
 import { declinedNotice, takeDeclined } from "./work_state.ts";
 import { type CallLine, noteCall, noteSession } from "./work_record.ts";
 import { errorMessage } from "../error_message.ts";
@@ -353,7 +361,8 @@ export class AcpLayer {
     const { created } = await ensureWorktree(co, place);
     started();
     const worktree = realOr(place.dir);
-    const running = await this.#pool.attach(harness, worktree, place.branch);
+    // What the agent's sandbox opens comes from wats's records, never from the work folder.
+    const running = await this.#pool.attach(harness, worktree, await agentPaths(co, worktree));
     try {
       const { sessionId, continued } = await workSession(
         running,
@@ -411,7 +420,13 @@ export class AcpLayer {
           // While it waits, the held request stands for the call: a restart now
           // must not also park it in doubt.
           note?.remove();
-          onParked(await resultOf(co, place, { ...r, stop_reason: "parked", usd: 0 }));
+          onParked(
+            await resultOf(co, place, origin.callId, this.#o.sandbox, {
+              ...r,
+              stop_reason: "parked",
+              usd: 0,
+            }),
+          );
         },
         resumed: () => note?.write(),
       });
@@ -434,7 +449,7 @@ export class AcpLayer {
       const { cost } = turn;
       const usd = cost === undefined ? 0 : callCost(running, place.stateFile, sessionId, cost);
       if (usd > 0) this.#o.onCost?.(usd, { harness: harness.name, callId: origin.callId });
-      return await resultOf(co, place, {
+      return await resultOf(co, place, origin.callId, this.#o.sandbox, {
         message: turn.message,
         stop_reason: stopReason,
         refused: turn.refused,
@@ -485,6 +500,7 @@ export class AcpLayer {
           : held.has(dir)
           ? "a request of it waits for a person"
           : undefined,
+      this.#o.sandbox,
     );
   }
 
@@ -504,20 +520,33 @@ function noteCallSafely(dir: string, line: CallLine): void {
   }
 }
 
-/** A call's result: what it did, then the work's branch, head and commits as they are now. */
+/**
+ * A call's result: what it did, then the work's branch, head and commits as
+ * the checkout holds them once the work's commits are imported (hash-checked,
+ * src/acp/work_import.ts). An import that is refused is told among the
+ * refusals, and the checkout's branch stays as it was.
+ */
 async function resultOf(
   co: CheckoutConfig,
   place: ReturnType<typeof workPlace>,
+  callId: string,
+  sandbox: Sandboxer | undefined,
   r: Pick<CallResult, "message" | "stop_reason" | "refused" | "labels" | "usd" | "parked">,
 ): Promise<CallResult> {
+  const refused = [...r.refused];
+  try {
+    await importWork(co, place, sandbox);
+  } catch (err) {
+    refused.push({ id: `${callId}:import`, request: "wats/import", reason: errorMessage(err) });
+  }
   return {
     message: r.message,
     stop_reason: r.stop_reason,
     branch: place.branch,
     worktree: place.dir,
-    head: await headOf(co, place.dir),
-    commits: await commitsSince(co, place.dir, co.base),
-    refused: r.refused,
+    head: await headOf(co, place.branch),
+    commits: await commitsSince(co, place.branch, co.base),
+    refused,
     labels: r.labels,
     usd: r.usd,
     ...(r.parked !== undefined ? { parked: r.parked } : {}),

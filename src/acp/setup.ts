@@ -177,6 +177,7 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
       blocked: () => layer.blocked(),
       checkoutNames: () => layer.checkoutNames(),
       sweep: sweepReported,
+      sandbox: s.sandbox,
     },
     check: async () => {
       const bad: string[] = [];

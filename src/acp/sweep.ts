@@ -1,8 +1,10 @@
 /**
- * The sweep (issue 10, item 7): removes each work's worktree, branch, session
+ * The sweep (issue 10, item 7): removes each work's folder, branch, session
  * file and record (src/acp/work_record.ts) once the work is in its checkout's
  * base — merged, squashed or cherry-picked all count — and never one that is
- * in use, or that has changes or untracked files.
+ * in use, or that has changes or untracked files. Each work's commits are
+ * imported first (src/acp/work_import.ts), so "in the base" is judged on the
+ * checkout's verified copy of its branch.
  *
  * @module
  */
@@ -10,29 +12,28 @@
 import { errorMessage } from "../error_message.ts";
 import type { CheckoutConfig } from "../config/acp_tables.ts";
 import type { SweepReport } from "../contracts/coding_agents.ts";
-import { git, gitIn, pinnedCommonDir } from "./worktrees.ts";
+import type { Sandboxer } from "../safety/sandboxer.ts";
+import { git, headOf } from "./worktrees.ts";
+import { importWork, removeWork, workStatus } from "./work_import.ts";
 import { removeRecord } from "./work_record.ts";
 
-/** One worktree the sweep found. */
+/** One work folder the sweep found. */
 export interface FoundWork {
   dir: string;
   checkout: string;
+  /** `wats/<agent>/<thread>/<work>`, from the folder's place (src/acp/worktrees.ts). */
   branch: string;
 }
 
 /**
- * Lists the works under `root` (`<harness>/<checkout>/<agent>/<thread>/<work>`),
- * each with the branch its worktree has checked out (empty when its checkout is
- * not configured any more, or git does not know it as a worktree).
+ * Lists the work folders under `root` (`<harness>/<checkout>/<agent>/<thread>/<work>`),
+ * each with its branch, named by its place: nothing in the folder is asked.
  *
- * Requires `--allow-read` on `root` and the checkouts, and `--allow-run=git`.
+ * Requires `--allow-read` on `root`.
  */
-export async function findWorks(
-  root: string,
-  checkouts: Record<string, CheckoutConfig>,
-): Promise<FoundWork[]> {
+export function findWorks(root: string): FoundWork[] {
   const out: FoundWork[] = [];
-  const walk = async (dir: string, depth: number, parts: string[]) => {
+  const walk = (dir: string, depth: number, parts: string[]) => {
     let entries: Deno.DirEntry[];
     try {
       entries = [...Deno.readDirSync(dir)];
@@ -43,33 +44,40 @@ export async function findWorks(
       if (!e.isDirectory) continue;
       const path = `${dir}/${e.name}`;
       if (depth < 4) {
-        await walk(path, depth + 1, [...parts, e.name]);
+        walk(path, depth + 1, [...parts, e.name]);
         continue;
       }
       // At depth 4, parts is [harness, checkout, agent, thread].
-      const checkout = parts[1];
+      const [, checkout, agent, thread] = parts;
       if (checkout === undefined) continue;
-      const co = checkouts[checkout];
-      let branch = "";
-      if (co !== undefined) {
-        try {
-          branch = (await gitIn(co, path, ["symbolic-ref", "--quiet", "--short", "HEAD"])).trim();
-        } catch {
-          // Not a worktree of that checkout, or detached: reported as kept.
-        }
-      }
-      out.push({ dir: path, checkout, branch });
+      out.push({ dir: path, checkout, branch: `wats/${agent}/${thread}/${e.name}` });
     }
   };
-  await walk(root, 0, []);
+  walk(root, 0, []);
   return out;
 }
 
-/** Why a work must stay, or undefined when it may go. */
-export async function keepReason(work: FoundWork, co: CheckoutConfig): Promise<string | undefined> {
-  const status = await gitIn(co, work.dir, ["status", "--porcelain", "--untracked-files=all"]);
+/**
+ * Why a work must stay, or undefined when it may go: its commits cannot be
+ * imported, its folder has changes or untracked files against the imported
+ * branch, or its branch is not in the base.
+ */
+export async function keepReason(
+  work: FoundWork,
+  co: CheckoutConfig,
+  sandbox?: Sandboxer,
+): Promise<string | undefined> {
+  const place = { dir: work.dir, branch: work.branch, stateFile: `${work.dir}.acp.json` };
+  try {
+    await importWork(co, place, sandbox);
+  } catch (err) {
+    return errorMessage(err);
+  }
+  const status = await workStatus(co, place);
   if (status.trim() !== "") return "it has changes or untracked files";
-  if (!(await isInBase(co.path, work.branch, co.base))) return "its work is not in the base";
+  if (!(await isInBase(co.path, `refs/heads/${work.branch}`, co.base))) {
+    return "its work is not in the base";
+  }
   return undefined;
 }
 
@@ -110,24 +118,21 @@ function allEquivalent(cherry: string): boolean {
 }
 
 /**
- * Sweeps the worktrees under `root`. `busy(dir)` says why a work must stay
+ * Sweeps the works under `root`. `busy(dir)` says why a work must stay
  * whatever its state (a call uses it, a request of it waits for a person), or
- * undefined.
+ * undefined. `sandbox` is the coding agents' (git reads a work folder only in it).
  */
 export async function sweep(
   root: string,
   checkouts: Record<string, CheckoutConfig>,
   busy: (dir: string) => string | undefined,
+  sandbox?: Sandboxer,
 ): Promise<SweepReport> {
   const report: SweepReport = { removed: [], kept: [] };
-  for (const work of await findWorks(root, checkouts)) {
+  for (const work of findWorks(root)) {
     const co = checkouts[work.checkout];
     if (co === undefined) {
       report.kept.push({ dir: work.dir, reason: `no [checkouts.${work.checkout}] any more` });
-      continue;
-    }
-    if (work.branch === "") {
-      report.kept.push({ dir: work.dir, reason: "git knows it as no worktree on a branch" });
       continue;
     }
     const inUse = busy(work.dir);
@@ -136,8 +141,10 @@ export async function sweep(
       continue;
     }
     let reason: string | undefined;
+    let head: string | undefined;
     try {
-      reason = await keepReason(work, co);
+      reason = await keepReason(work, co, sandbox);
+      head = await headOf(co, work.branch);
     } catch (err) {
       reason = `git failed: ${errorMessage(err)}`;
     }
@@ -145,10 +152,8 @@ export async function sweep(
       report.kept.push({ dir: work.dir, reason });
       continue;
     }
-    // Without --force: git itself refuses a worktree that changed since the check (with the
-    // checkout's own common dir: its check runs a git in the admin dir the agent may write).
-    await git(["worktree", "remove", work.dir], co.path, await pinnedCommonDir(co));
-    await git(["branch", "-D", work.branch], co.path);
+    // The branch goes only if it is still where the check saw it.
+    await removeWork(co, { dir: work.dir, branch: work.branch, stateFile: "" }, head);
     await Deno.remove(`${work.dir}.acp.json`).catch(() => {});
     removeRecord(work.dir);
     report.removed.push(work.dir);

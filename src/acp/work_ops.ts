@@ -16,7 +16,9 @@ import type { CheckoutConfig } from "../config/acp_tables.ts";
 import { WatsError } from "../errors.ts";
 import { readCalls, removeRecord } from "./work_record.ts";
 import { baseBranch, findWork, type FoundWork, remoteOf, type WorksSource } from "./works.ts";
-import { git, gitResult, pinnedCommonDir } from "./worktrees.ts";
+import { errorMessage } from "../error_message.ts";
+import { removeWork } from "./work_import.ts";
+import { git, gitResult } from "./worktrees.ts";
 
 /** What the operations need beyond the works themselves. */
 export interface WorkOpsSource extends WorksSource {
@@ -51,16 +53,17 @@ function refuseBusy(w: FoundWork, what: string): void {
 /**
  * Merges the work into the checkout's base branch: a fast-forward (`ff`) or
  * a merge commit (`merge`), per `[checkouts.NAME] merge`. Then sweeps, which
- * removes the worktree. Says what happened.
+ * removes the work folder. Says what happened: a merge that landed is told as
+ * landed, also when the sweep after it fails.
  */
 export async function mergeWork(src: WorkOpsSource, id: string): Promise<string> {
   const w = await findWork(src, id);
   refuseBusy(w, "merged");
   const { co } = w;
   if (w.head === undefined) throw refused(w, `its branch ${w.branch} is gone`);
+  refuseUnimported(w, "merged");
   if (w.state === "merged") {
-    const swept = await src.sweep();
-    return `work ${w.work} is already in ${co.base}${sweptLine(swept, w)}`;
+    return `work ${w.work} is already in ${co.base}${await sweepAfter(src, w)}`;
   }
   const target = await baseBranch(co);
   if (target === undefined) {
@@ -123,8 +126,26 @@ export async function mergeWork(src: WorkOpsSource, id: string): Promise<string>
     }
   }
   const how = next === w.head ? "fast-forwarded" : `merged with commit ${next.slice(0, 12)} into`;
-  const swept = await src.sweep();
-  return `${how} ${target}: work ${w.work} (${w.branch}) is in the base${sweptLine(swept, w)}`;
+  return `${how} ${target}: work ${w.work} (${w.branch}) is in the base${await sweepAfter(src, w)}`;
+}
+
+/**
+ * The sweep after a merge, said in the merge's answer: the merge has landed
+ * whatever happens here, so a sweep that fails is told as such, never as a
+ * refused merge.
+ */
+async function sweepAfter(src: WorkOpsSource, w: FoundWork): Promise<string> {
+  try {
+    return sweptLine(await src.sweep(), w);
+  } catch (err) {
+    return `; the cleanup afterwards failed (${errorMessage(err)}): ` +
+      "`wats agent sweep` tries again";
+  }
+}
+
+/** Refuses a work whose latest commits could not be imported: the person would act on old ones. */
+function refuseUnimported(w: FoundWork, what: string): void {
+  if (w.importError !== undefined) throw refused(w, `not ${what}: ${w.importError}`);
 }
 
 /** A merge commit of the work into `old`, made without touching any working tree. */
@@ -201,6 +222,7 @@ export async function pushWork(src: WorkOpsSource, id: string, draftPr: boolean)
   const w = await findWork(src, id);
   const { co } = w;
   if (w.head === undefined) throw refused(w, `its branch ${w.branch} is gone`);
+  refuseUnimported(w, "pushed");
   const remote = await remoteOf(co);
   if (remote === undefined) {
     throw refused(
@@ -361,21 +383,13 @@ export async function discardWork(src: WorkOpsSource, id: string): Promise<strin
   refuseBusy(w, "discarded");
   const { co } = w;
   const removed: string[] = [];
-  if (w.hasWorktree) {
-    const r = await gitResult(
-      ["worktree", "remove", "--force", "--force", w.worktree],
-      co.path,
-      await pinnedCommonDir(co),
-    );
-    if (r.code !== 0) {
-      throw refused(w, `not discarded: git could not remove ${w.worktree}: ${firstLine(r.stderr)}`);
-    }
-    removed.push(`worktree ${w.worktree}`);
+  try {
+    await removeWork(co, { dir: w.worktree, branch: w.branch, stateFile: "" }, w.head);
+  } catch (err) {
+    throw refused(w, `not discarded: ${errorMessage(err)}`);
   }
-  if (w.head !== undefined) {
-    await git(["branch", "-D", w.branch], co.path);
-    removed.push(`branch ${w.branch} (was ${w.head.slice(0, 12)})`);
-  }
+  if (w.hasWorktree) removed.push(`worktree ${w.worktree}`);
+  if (w.head !== undefined) removed.push(`branch ${w.branch} (was ${w.head.slice(0, 12)})`);
   await Deno.remove(`${w.worktree}.acp.json`).catch(() => {});
   removeRecord(w.worktree);
   return `discarded work ${w.work}: removed ${removed.join(" and ") || "its record"}`;

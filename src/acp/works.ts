@@ -7,8 +7,10 @@
  * session transcript. `wats work` and the dashboard show these
  * (src/contracts/works.ts); the daemon computes them here.
  *
- * Every git run reads the checkout (never the worktree's own `.git` file or
- * config, which the coding agent can write: src/acp/worktrees.ts).
+ * Each work's commits are imported into its checkout first (hash-checked,
+ * src/acp/work_import.ts); every git run then reads the checkout and its copy
+ * of the work's branch, never the work folder's own repository, whose config
+ * the coding agent writes (docs/decisions/work_repos.md).
  *
  * @module
  */
@@ -27,7 +29,10 @@ import type {
 } from "../contracts/works.ts";
 import { WatsError } from "../errors.ts";
 import { DIFF_CAPS, parseDiff } from "./diff.ts";
+import type { Sandboxer } from "../safety/sandboxer.ts";
+import { errorMessage } from "../error_message.ts";
 import { findWorks, isInBase } from "./sweep.ts";
+import { importWork } from "./work_import.ts";
 import { lastStart, readCalls, readSession, recordFiles } from "./work_record.ts";
 import { git, gitResult, workPlace } from "./worktrees.ts";
 
@@ -41,13 +46,17 @@ export interface WorksSource {
   busy(dir: string): boolean;
   /** The requests held for a person (the review queue): parked calls and calls in doubt. */
   held(): readonly PermissionAsk[];
+  /** The coding agents' sandbox: a work's commits are imported through it. None: plainly. */
+  sandbox?: Sandboxer;
 }
 
 /** A work as listed, with what the operations need that the view does not show. */
 export interface FoundWork extends WorkSummary {
   co: CheckoutConfig;
-  /** True when the worktree folder is there. */
+  /** True when the work folder is there. */
   hasWorktree: boolean;
+  /** Why the work's latest commits could not be imported (its branch is as last imported). */
+  importError?: string;
 }
 
 /** How many works a page holds. */
@@ -67,16 +76,20 @@ export async function allWorks(src: WorksSource): Promise<FoundWork[]> {
   const held = src.held();
   const out: FoundWork[] = [];
   const seen = new Set<string>();
-  for (const f of await findWorks(src.root, src.checkouts)) {
+  for (const f of findWorks(src.root)) {
     const co = src.checkouts[f.checkout];
     if (co === undefined) continue;
     const rel = f.dir.slice(src.root.length + 1).split("/");
     const [harness = "", , a = "", t = "", w = ""] = rel;
-    const branch = f.branch || `wats/${a}/${t}/${w}`;
+    const branch = f.branch;
     seen.add(`${co.name}\0${branch}`);
+    let importError: string | undefined;
+    await importWork(co, { dir: f.dir, branch, stateFile: `${f.dir}.acp.json` }, src.sandbox)
+      .catch((err) => importError = errorMessage(err));
     const head = await headOf(co, branch);
     const state = await stateOf(src, co, f.dir, branch, head, held);
-    out.push(summary(co, harness, a, t, w, branch, f.dir, head, state, true));
+    const found = summary(co, harness, a, t, w, branch, f.dir, head, state, true);
+    out.push(importError === undefined ? found : { ...found, importError });
   }
   for (const co of Object.values(src.checkouts)) {
     let refs: string;

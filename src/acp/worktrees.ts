@@ -1,12 +1,17 @@
 /**
- * One git worktree and branch per piece of work (issue 10, item 3): the
- * worktree lives under `<data>/worktrees/<harness>/<checkout>/<agent>/<thread>/<work>`
- * and its branch `wats/<agent>/<thread>/<work>` is cut from the checkout's base
- * (fetched first when the checkout says so). A later call with the same work
- * finds both and continues.
+ * One work folder and branch per piece of work (issue 10, item 3; issue 26):
+ * the folder lives under `<data>/worktrees/<harness>/<checkout>/<agent>/<thread>/<work>`
+ * and is a git repository of its own (docs/decisions/work_repos.md) whose
+ * objects' alternate is the checkout's object store; its branch
+ * `wats/<agent>/<thread>/<work>` is cut from the checkout's base (fetched
+ * first when the checkout says so) and also kept in the checkout, as the
+ * daemon's verified copy (src/acp/work_import.ts). A later call with the same
+ * work finds both and continues; a folder that is gone is made again from the
+ * branch.
  *
- * Git runs with hooks off (`core.hooksPath=/dev/null`): cutting a worktree
- * must not run code from the repository.
+ * Every git run here has hooks and fsmonitor off and never prompts, and runs
+ * in the checkout (or in a work folder only while the daemon makes it, before
+ * any agent saw it): nothing the coding agent writes steers it.
  *
  * @module
  */
@@ -15,11 +20,11 @@ import { WatsError } from "../errors.ts";
 import type { CheckoutConfig } from "../config/acp_tables.ts";
 import type { Commit } from "../contracts/coding_agents.ts";
 
-/** A work's place: its worktree folder and branch. */
+/** A work's place: its folder (a repository of its own) and branch. */
 export interface WorkPlace {
   dir: string;
   branch: string;
-  /** A file beside the worktree (not in it) where the ACP session id is kept. */
+  /** A file beside the work folder (not in it) where the ACP session id is kept. */
   stateFile: string;
 }
 
@@ -89,6 +94,7 @@ export async function gitResult(
   args: string[],
   cwd: string,
   env: Record<string, string> = {},
+  signal?: AbortSignal,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const out = await new Deno.Command("git", {
     args: ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", ...args],
@@ -97,6 +103,7 @@ export async function gitResult(
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
+    signal,
   }).output();
   const dec = new TextDecoder();
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
@@ -120,59 +127,38 @@ export async function checkCheckout(co: CheckoutConfig): Promise<void> {
 }
 
 /**
- * What a commit in the worktree needs of its repository's git dir, for the
- * sandbox (docs/decisions/sandbox.md): the git dir to read, and writable in it
- * only the worktree's admin dir (HEAD, index, its logs), the objects, and the
- * folder of the work's branch ref and of its reflog. Never `config` or `hooks`.
+ * The checkout's common git dir (config, objects, refs), asked of git in the
+ * checkout's configured path: never of anything under a work folder.
  */
-export async function commitPaths(
-  worktree: string,
-  branch: string,
+export async function commonDir(co: CheckoutConfig): Promise<string> {
+  const known = commons.get(co.path);
+  if (known !== undefined) return known;
+  const dir = (await git(["rev-parse", "--path-format=absolute", "--git-common-dir"], co.path))
+    .trim();
+  commons.set(co.path, dir);
+  return dir;
+}
+
+/** Each checkout's common dir by its configured path: it does not move while the daemon runs. */
+const commons = new Map<string, string>();
+
+/**
+ * What the coding agent's sandbox gets for a work: its folder writable, the
+ * checkout's git dir readable (its objects are the work's alternate). Taken
+ * from wats's own records, never from a file in the work folder.
+ */
+export async function agentPaths(
+  co: CheckoutConfig,
+  dir: string,
 ): Promise<{ readable: string[]; writable: string[] }> {
-  const [gitDir, common] = (await git(
-    ["rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"],
-    worktree,
-  )).trim().split("\n");
-  if (gitDir === undefined || common === undefined) {
-    throw new Error(
-      `git rev-parse printed no git dir for ${worktree}: check that it is a git worktree`,
-    );
-  }
-  const refDir = branch.slice(0, branch.lastIndexOf("/"));
-  return {
-    readable: [common],
-    writable: [
-      gitDir,
-      `${common}/objects`,
-      `${common}/refs/heads/${refDir}`,
-      `${common}/logs/refs/heads/${refDir}`,
-    ],
-  };
-}
-
-/** True when the folder is a worktree of some repository. */
-async function isWorktree(dir: string): Promise<boolean> {
-  try {
-    await Deno.stat(`${dir}/.git`);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function branchExists(repo: string, branch: string): Promise<boolean> {
-  try {
-    await git(["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`], repo);
-    return true;
-  } catch {
-    return false;
-  }
+  return { readable: [await commonDir(co)], writable: [dir] };
 }
 
 /**
- * Makes sure the work's worktree exists: reuses it, re-adds it on its
- * existing branch, or fetches (when the checkout says so) and cuts a new
- * branch from the base. Returns whether it was created now.
+ * Makes sure the work's repository exists: reuses its folder, recreates it
+ * from the checkout's branch (the folder is gone, or was an older version's
+ * git worktree), or cuts the branch from the base (fetched first when the
+ * checkout says so). Returns whether the work is new.
  *
  * Requires `--allow-run=git`, read and write on the worktrees root and the checkout.
  */
@@ -180,69 +166,154 @@ export async function ensureWorktree(
   co: CheckoutConfig,
   place: WorkPlace,
 ): Promise<{ created: boolean }> {
-  if (await isWorktree(place.dir)) return { created: false };
-  await Deno.mkdir(place.dir.replace(/\/[^/]+$/, ""), { recursive: true });
-  if (await branchExists(co.path, place.branch)) {
-    await git(["worktree", "add", "--quiet", place.dir, place.branch], co.path);
-    return { created: false };
+  const common = await commonDir(co);
+  await dropLegacy(common, place.dir);
+  if (isDir(place.dir)) return { created: false };
+  const ref = `refs/heads/${place.branch}`;
+  let created = false;
+  let tip = await refValue(co.path, ref);
+  if (tip === undefined) {
+    if (co.fetch) await git(["fetch", "--quiet"], co.path);
+    tip = (await git(["rev-parse", "--verify", `${co.base}^{commit}`], co.path)).trim();
+    // "" as the old value: created only if no one made it meanwhile.
+    await git(["update-ref", "-m", "wats: work cut from " + co.base, ref, tip, ""], co.path);
+    created = true;
   }
-  if (co.fetch) await git(["fetch", "--quiet"], co.path);
-  const base = (await git(["rev-parse", "--verify", `${co.base}^{commit}`], co.path)).trim();
-  await git(["worktree", "add", "--quiet", "-b", place.branch, place.dir, base], co.path);
-  return { created: true };
+  await makeRepo(co, common, place, tip);
+  return { created };
 }
 
-/**
- * Runs git in a work's worktree with the git dir its checkout registered for
- * it, never the one the worktree's `.git` file names, and with the checkout's
- * own common dir, never the one the admin dir's `commondir` names: the coding
- * agent can rewrite either (it writes the admin dir to commit, inside its
- * sandbox) and point it at a config of its own (`core.fsmonitor`, filters),
- * which would run its programs as the daemon, outside the sandbox.
- */
-export async function gitIn(co: CheckoutConfig, dir: string, args: string[]): Promise<string> {
-  const { admin, common } = await adminDir(co, dir);
-  return await git(["--git-dir", admin, "--work-tree", dir, ...args], dir, {
-    GIT_COMMON_DIR: common,
-  });
-}
-
-/**
- * The environment that pins git to the checkout's own common dir (config,
- * objects, refs): what a git run inside a worktree's admin dir (`git worktree
- * remove` checks the worktree with one) must use, whatever `commondir` says.
- */
-export async function pinnedCommonDir(co: CheckoutConfig): Promise<{ GIT_COMMON_DIR: string }> {
-  const common = (await git(["rev-parse", "--path-format=absolute", "--git-common-dir"], co.path))
-    .trim();
-  return { GIT_COMMON_DIR: common };
-}
-
-/** `<checkout's git dir>/worktrees/<id>`: the folder whose `gitdir` file names `<dir>/.git`. */
-async function adminDir(
+/** `git init` of the work folder, its alternate, its identity, its branch checked out at `tip`. */
+async function makeRepo(
   co: CheckoutConfig,
-  dir: string,
-): Promise<{ admin: string; common: string }> {
-  const common = (await pinnedCommonDir(co)).GIT_COMMON_DIR;
-  const want = realOr(dir);
+  common: string,
+  place: WorkPlace,
+  tip: string,
+): Promise<void> {
+  const parent = place.dir.slice(0, place.dir.lastIndexOf("/"));
+  await Deno.mkdir(parent, { recursive: true });
+  const format = (await git(["rev-parse", "--show-object-format"], co.path)).trim();
   try {
-    for (const e of Deno.readDirSync(`${common}/worktrees`)) {
-      const admin = `${common}/worktrees/${e.name}`;
-      let gitdir: string;
-      try {
-        gitdir = Deno.readTextFileSync(`${admin}/gitdir`).trim();
-      } catch {
-        continue;
-      }
-      if (realOr(gitdir.replace(/\/\.git$/, "")) === want) return { admin, common };
+    // No template: no sample hooks. The folder is new, so these runs read only what they wrote.
+    await git(
+      [
+        "init",
+        "--quiet",
+        "--template=",
+        `--object-format=${format}`,
+        "-b",
+        place.branch,
+        place.dir,
+      ],
+      parent,
+    );
+    Deno.mkdirSync(`${place.dir}/.git/objects/info`, { recursive: true });
+    Deno.writeTextFileSync(`${place.dir}/.git/objects/info/alternates`, `${common}/objects\n`);
+    // The checkout's own identity, when it has one, so the agent's commits read as before.
+    for (const key of ["user.name", "user.email"]) {
+      const v = await gitResult(["config", "--get", key], co.path);
+      if (v.code === 0) await git(["config", key, v.stdout.trim()], place.dir);
     }
-  } catch {
-    // No worktrees folder: the checkout has none.
+    await git(["update-ref", `refs/heads/${place.branch}`, tip], place.dir);
+    await git(["reset", "--quiet", "--hard", tip], place.dir);
+  } catch (err) {
+    await removeTree(place.dir);
+    throw err;
   }
-  throw new WorktreeError(
-    "acp.no_worktree",
-    `${dir} is not a worktree of checkout ${co.name} (${co.path})`,
+}
+
+/**
+ * Recreates an older version's work (a git worktree registered in the
+ * checkout) as a work repository: its registration and folder go, and only
+ * its branch — its commits — is kept. Known from the checkout's own records
+ * (`<common>/worktrees/*\/gitdir`), never from the folder's `.git` file.
+ */
+async function dropLegacy(common: string, dir: string): Promise<void> {
+  const admin = legacyAdmin(common, dir);
+  if (admin === undefined) return;
+  await removeTree(admin);
+  await removeTree(dir);
+}
+
+/** The checkout's admin dir of a git worktree at `dir`, if the checkout registers one. */
+export function legacyAdmin(common: string, dir: string): string | undefined {
+  const want = realOr(dir);
+  let entries: Deno.DirEntry[];
+  try {
+    entries = [...Deno.readDirSync(`${common}/worktrees`)];
+  } catch {
+    return undefined;
+  }
+  for (const e of entries) {
+    const admin = `${common}/worktrees/${e.name}`;
+    try {
+      const gitdir = Deno.readTextFileSync(`${admin}/gitdir`).trim();
+      if (realOr(gitdir.replace(/\/\.git$/, "")) === want) return admin;
+    } catch {
+      // Not a worktree's admin dir.
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Removes a folder the coding agent wrote, whatever modes it set (a folder
+ * made unwritable would stop a plain recursive remove); never follows a link.
+ */
+export async function removeTree(path: string): Promise<void> {
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.lstat(path);
+  } catch {
+    return;
+  }
+  try {
+    await Deno.remove(path, { recursive: info.isDirectory });
+    return;
+  } catch (err) {
+    if (!info.isDirectory) throw err;
+  }
+  const open = async (d: string) => {
+    await Deno.chmod(d, 0o700);
+    for await (const e of Deno.readDir(d)) if (e.isDirectory) await open(`${d}/${e.name}`);
+  };
+  await open(path);
+  await Deno.remove(path, { recursive: true });
+}
+
+async function refValue(repo: string, ref: string): Promise<string | undefined> {
+  const r = await gitResult(["rev-parse", "--verify", "--quiet", ref], repo);
+  return r.code === 0 ? r.stdout.trim() : undefined;
+}
+
+function isDir(path: string): boolean {
+  try {
+    return Deno.lstatSync(path).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
+/** The head of the work's branch as the checkout holds it (its last import). */
+export async function headOf(co: CheckoutConfig, branch: string): Promise<string> {
+  return (await git(["rev-parse", "--verify", `refs/heads/${branch}^{commit}`], co.path)).trim();
+}
+
+/** The commits on the checkout's copy of the work's branch that are not in the base, newest first. */
+export async function commitsSince(
+  co: CheckoutConfig,
+  branch: string,
+  base: string,
+): Promise<Commit[]> {
+  const out = await git(
+    ["log", "--format=%H%x1f%s", `${base}..refs/heads/${branch}`, "--"],
+    co.path,
   );
+  return out.split("\n").filter((l) => l !== "").map((l) => {
+    // The format always prints the separator; a subject can still be empty.
+    const [sha = "", subject = ""] = l.split("\x1f");
+    return { sha, subject };
+  });
 }
 
 function realOr(path: string): string {
@@ -251,23 +322,4 @@ function realOr(path: string): string {
   } catch {
     return path;
   }
-}
-
-/** The worktree's HEAD commit. */
-export async function headOf(co: CheckoutConfig, dir: string): Promise<string> {
-  return (await gitIn(co, dir, ["rev-parse", "HEAD"])).trim();
-}
-
-/** The commits on the work's branch that are not in the base, newest first. */
-export async function commitsSince(
-  co: CheckoutConfig,
-  dir: string,
-  base: string,
-): Promise<Commit[]> {
-  const out = await gitIn(co, dir, ["log", "--format=%H%x1f%s", `${base}..HEAD`, "--"]);
-  return out.split("\n").filter((l) => l !== "").map((l) => {
-    // The format always prints the separator; a subject can still be empty.
-    const [sha = "", subject = ""] = l.split("\x1f");
-    return { sha, subject };
-  });
 }

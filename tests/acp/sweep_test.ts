@@ -3,6 +3,7 @@ import { AcpLayer } from "../../src/acp/calls.ts";
 import { makePolicy } from "../../src/acp/policy.ts";
 import { isInBase, sweep } from "../../src/acp/sweep.ts";
 import { ensureWorktree, git, workPlace } from "../../src/acp/worktrees.ts";
+import { importWork } from "../../src/acp/work_import.ts";
 import type { CheckoutConfig } from "../../src/config/acp_tables.ts";
 
 const ID = ["-c", "user.email=t@example.org", "-c", "user.name=T"];
@@ -44,6 +45,7 @@ Deno.test("the sweep removes merged, squashed and cherry-picked work, and keeps 
     Deno.writeTextFileSync(`${untracked.dir}/new.txt`, "new\n");
     const busy = await work("busy");
     const empty = await work("empty");
+    for (const p of [merged, squashed, picked, open]) await importWork(co, p);
 
     await git([...ID, "merge", "-q", "--no-ff", "-m", "merge", merged.branch], repo);
     await git([...ID, "merge", "-q", "--squash", squashed.branch], repo);

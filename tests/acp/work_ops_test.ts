@@ -10,6 +10,7 @@ import { listWorks, showWork, workId } from "../../src/acp/works.ts";
 import { noteCall } from "../../src/acp/work_record.ts";
 import { sweep } from "../../src/acp/sweep.ts";
 import { ensureWorktree, git, workPlace } from "../../src/acp/worktrees.ts";
+import { importWork } from "../../src/acp/work_import.ts";
 import type { CheckoutConfig } from "../../src/config/acp_tables.ts";
 import type { PermissionAsk } from "../../src/contracts/coding_agents.ts";
 
@@ -28,7 +29,7 @@ interface Fixture {
   src: WorkOpsSource;
   busy: Set<string>;
   held: PermissionAsk[];
-  /** Cuts a work and commits `file` on it. */
+  /** Cuts a work, commits `file` on it and imports the commit into the checkout. */
   work(name: string, file: string, content: string): Promise<{ dir: string; id: string }>;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -78,6 +79,7 @@ async function fixture(merge: "ff" | "merge" = "ff"): Promise<Fixture> {
       const p = workPlace(wts, "claude", "app", "bot", "_", name);
       await ensureWorktree(co, p);
       await commit(p.dir, file, content, `work ${name}`);
+      await importWork(co, p);
       return { dir: p.dir, id: workId("app", p.branch) };
     },
     [Symbol.asyncDispose]: () => Deno.remove(root, { recursive: true }),
@@ -130,10 +132,10 @@ Deno.test("works: merged by hand reads merged; a branch whose worktree is gone, 
   const m = await f.work("landed", "l.txt", "l\n");
   await git([...ID, "merge", "-q", "--no-ff", "-m", "by hand", "wats/bot/_/landed"], f.repo);
   assert.equal((await listWorks(f.src, 0)).works[0]?.state, "merged");
-  await git(["worktree", "remove", "--force", m.dir], f.repo);
+  await Deno.remove(m.dir, { recursive: true });
   await git(["branch", "-D", "wats/bot/_/landed"], f.repo);
   const a = await f.work("gone", "g.txt", "g\n");
-  await git(["worktree", "remove", "--force", a.dir], f.repo);
+  await Deno.remove(a.dir, { recursive: true });
   const [w] = (await listWorks(f.src, 0)).works;
   assert.equal(w?.state, "swept");
   assert.equal(w?.id, a.id);
@@ -163,6 +165,19 @@ Deno.test("merge mode makes a merge commit, also when the base moved", async () 
   assert.equal(parents.length, 2);
   assert.equal(Deno.readTextFileSync(`${f.repo}/m.txt`), "m\n");
   assert.equal(await git(["status", "--porcelain"], f.repo), "");
+});
+
+Deno.test("a merge that landed says so even when the sweep after it fails", async () => {
+  await using f = await fixture();
+  const a = await f.work("truth", "t.txt", "t\n");
+  const head = (await git(["rev-parse", "wats/bot/_/truth"], f.repo)).trim();
+  f.src.sweep = () => Promise.reject(new Error("could not remove the folder"));
+  const msg = await mergeWork(f.src, a.id);
+  assert.match(
+    msg,
+    /^fast-forwarded main: work truth .* is in the base; the cleanup afterwards failed \(could not remove the folder\): `wats agent sweep` tries again$/,
+  );
+  assert.equal((await git(["rev-parse", "main"], f.repo)).trim(), head);
 });
 
 Deno.test("merge into a base checked out nowhere moves only its ref", async () => {

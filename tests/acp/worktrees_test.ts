@@ -1,16 +1,17 @@
 import assert from "node:assert/strict";
 import {
+  agentPaths,
   checkCheckout,
   checkWorkName,
   commitsSince,
   ensureWorktree,
   git,
-  gitIn,
   headOf,
   segment,
   workPlace,
   WorktreeError,
 } from "../../src/acp/worktrees.ts";
+import { importWork } from "../../src/acp/work_import.ts";
 import type { CheckoutConfig } from "../../src/config/acp_tables.ts";
 
 /** A repository with one commit on main, and a bare "origin" it was cloned from. */
@@ -31,7 +32,7 @@ async function repo(): Promise<{ root: string; co: CheckoutConfig; origin: strin
   return { root, origin, co: { name: "app", path, base: "origin/main", fetch: true } };
 }
 
-Deno.test("a work gets its own worktree and branch cut from the fetched base", async () => {
+Deno.test("a work is a repository of its own on a branch cut from the fetched base, borrowing the checkout's objects", async () => {
   const { root, co, origin } = await repo();
   try {
     // The origin moves on after the clone: fetch = true must cut from the new tip.
@@ -51,28 +52,49 @@ Deno.test("a work gets its own worktree and branch cut from the fetched base", a
     assert.equal(place.branch, "wats/bob-agent/_/fix-login");
     assert.equal(place.dir, `${root}/data/worktrees/claude/app/bob-agent/_/fix-login`);
     assert.deepEqual(await ensureWorktree(co, place), { created: true });
-    assert.equal(await headOf(co, place.dir), originTip);
+    // Its own git dir, whose objects come from the checkout's store: nothing copied.
+    assert.ok(Deno.lstatSync(`${place.dir}/.git`).isDirectory);
+    assert.equal(
+      Deno.readTextFileSync(`${place.dir}/.git/objects/info/alternates`),
+      `${co.path}/.git/objects\n`,
+    );
+    const own = [...Deno.readDirSync(`${place.dir}/.git/objects`)].map((e) => e.name).sort();
+    assert.deepEqual(own, ["info", "pack"]);
+    assert.deepEqual([...Deno.readDirSync(`${place.dir}/.git/objects/pack`)], []);
+    // The checkout does not know it as a worktree; it holds the branch, at the base.
+    assert.equal(
+      (await git(["worktree", "list", "--porcelain"], co.path)).match(/^worktree /gm)?.length,
+      1,
+    );
+    assert.equal(await headOf(co, place.branch), originTip);
     assert.equal((await git(["branch", "--show-current"], place.dir)).trim(), place.branch);
-    assert.deepEqual(await commitsSince(co, place.dir, co.base), []);
+    assert.equal((await git(["rev-parse", "HEAD"], place.dir)).trim(), originTip);
+    assert.equal(Deno.readTextFileSync(`${place.dir}/NEW.md`), "new\n");
+    assert.deepEqual(await commitsSince(co, place.branch, co.base), []);
+    // The checkout's identity came along, so the agent's commits read as before.
+    assert.equal((await git(["config", "user.email"], place.dir)).trim(), "t@example.org");
 
-    await git(["config", "user.email", "t@example.org"], place.dir);
-    await git(["config", "user.name", "T"], place.dir);
     Deno.writeTextFileSync(`${place.dir}/fix.txt`, "fixed\n");
     await git(["add", "fix.txt"], place.dir);
     await git(["commit", "--quiet", "-m", "Fix the login redirect"], place.dir);
-    const head = await headOf(co, place.dir);
-    assert.deepEqual(await commitsSince(co, place.dir, co.base), [
+    const head = (await git(["rev-parse", "HEAD"], place.dir)).trim();
+    // The checkout's copy moves only with an import.
+    assert.equal(await headOf(co, place.branch), originTip);
+    assert.deepEqual(await importWork(co, place), { ran: true });
+    assert.equal(await headOf(co, place.branch), head);
+    assert.deepEqual(await commitsSince(co, place.branch, co.base), [
       { sha: head, subject: "Fix the login redirect" },
     ]);
+    // Nothing changed since: no second fetch.
+    assert.deepEqual(await importWork(co, place), { ran: false });
 
     // Same work again: found, not recreated.
     assert.deepEqual(await ensureWorktree(co, place), { created: false });
-    assert.equal(await headOf(co, place.dir), head);
-
-    // Its folder removed (a sweep, a crash): re-added on the same branch.
-    await git(["worktree", "remove", "--force", place.dir], co.path);
+    // Its folder removed (a crash, by hand): made again from the checkout's branch.
+    Deno.removeSync(place.dir, { recursive: true });
     assert.deepEqual(await ensureWorktree(co, place), { created: false });
-    assert.equal(await headOf(co, place.dir), head);
+    assert.equal((await git(["rev-parse", "HEAD"], place.dir)).trim(), head);
+    assert.equal(Deno.readTextFileSync(`${place.dir}/fix.txt`), "fixed\n");
   } finally {
     Deno.removeSync(root, { recursive: true });
   }
@@ -87,18 +109,20 @@ Deno.test("without fetch, the branch is cut from the local base", async () => {
     await git(["commit", "--quiet", "-m", "second"], origin);
     const place = workPlace(`${root}/wt`, "claude", "app", "a", "t1", "w");
     await ensureWorktree({ ...co, fetch: false }, place);
-    assert.equal(await headOf(co, place.dir), localTip);
+    assert.equal(await headOf(co, place.branch), localTip);
   } finally {
     Deno.removeSync(root, { recursive: true });
   }
 });
 
-Deno.test("hooks of the checkout do not run when a worktree is cut", async () => {
+Deno.test("hooks of the checkout do not run when a work is cut", async () => {
   const { root, co } = await repo();
   try {
     const marker = `${root}/hook-ran`;
-    Deno.writeTextFileSync(`${co.path}/.git/hooks/post-checkout`, `#!/bin/sh\ntouch ${marker}\n`);
-    Deno.chmodSync(`${co.path}/.git/hooks/post-checkout`, 0o755);
+    for (const hook of ["post-checkout", "reference-transaction"]) {
+      Deno.writeTextFileSync(`${co.path}/.git/hooks/${hook}`, `#!/bin/sh\ntouch ${marker}\n`);
+      Deno.chmodSync(`${co.path}/.git/hooks/${hook}`, 0o755);
+    }
     await ensureWorktree(co, workPlace(`${root}/wt`, "claude", "app", "a", "_", "w"));
     assert.throws(() => Deno.statSync(marker));
   } finally {
@@ -106,64 +130,46 @@ Deno.test("hooks of the checkout do not run when a worktree is cut", async () =>
   }
 });
 
-Deno.test("git in a worktree ignores a .git file the coding agent rewrote to a config of its own", async () => {
+Deno.test("the agent's sandbox paths come from the checkout, whatever the work folder's .git says", async () => {
   const { root, co } = await repo();
   try {
     const place = workPlace(`${root}/wt`, "claude", "app", "a", "_", "w");
     await ensureWorktree(co, place);
-    const head = await headOf(co, place.dir);
-    // The agent makes its own git dir in the worktree, with an fsmonitor hook and
-    // an alias-free config that runs a program, and points .git at it.
-    const marker = `${root}/pwned`;
-    const evil = `${place.dir}/evil`;
-    await git(["init", "-q", "--bare", evil], root);
-    Deno.writeTextFileSync(`${evil}/hook.sh`, `#!/bin/sh\ntouch ${marker}\n`);
-    Deno.chmodSync(`${evil}/hook.sh`, 0o755);
-    Deno.writeTextFileSync(
-      `${evil}/config`,
-      `[core]\n\tbare = false\n\tfsmonitor = ${evil}/hook.sh\n\tsshCommand = ${evil}/hook.sh\n`,
-    );
-    Deno.writeTextFileSync(`${place.dir}/.git`, `gitdir: ${evil}\n`);
-
-    assert.equal(await headOf(co, place.dir), head);
-    assert.deepEqual(await commitsSince(co, place.dir, co.base), []);
-    assert.throws(() => Deno.statSync(marker), "a program of the agent ran");
-    // A worktree the checkout does not know is refused outright.
-    await assert.rejects(
-      () => headOf(co, `${root}/elsewhere`),
-      /elsewhere is not a worktree of checkout app/,
-    );
+    const want = { readable: [`${co.path}/.git`], writable: [place.dir] };
+    assert.deepEqual(await agentPaths(co, place.dir), want);
+    // The agent points its .git at the checkout's git dir, as the attack of issue 26 did.
+    Deno.renameSync(`${place.dir}/.git`, `${place.dir}/.git-mine`);
+    Deno.writeTextFileSync(`${place.dir}/.git`, `gitdir: ${co.path}/.git\n`);
+    assert.deepEqual(await agentPaths(co, place.dir), want);
   } finally {
     Deno.removeSync(root, { recursive: true });
   }
 });
 
-Deno.test("git in a worktree ignores a commondir the sandboxed agent rewrote in its admin dir (it may write there to commit)", async () => {
+Deno.test("a work made by an older wats (a git worktree of the checkout) becomes a work repository at first touch, keeping its commits and nothing else", async () => {
   const { root, co } = await repo();
   try {
-    const place = workPlace(`${root}/wt`, "claude", "app", "a", "_", "w");
-    await ensureWorktree(co, place);
-    const admin = (await git(["rev-parse", "--path-format=absolute", "--git-dir"], place.dir))
-      .trim();
-    // A copy of the real git dir whose config adds a clean filter that runs a program,
-    // the worktree's files asking for it, and the admin dir's commondir pointed at the copy.
-    const marker = `${root}/pwned`;
-    const evil = `${root}/evil-common`;
-    await new Deno.Command("cp", { args: ["-r", `${co.path}/.git`, evil] }).output();
-    Deno.writeTextFileSync(`${root}/hook.sh`, `#!/bin/sh\ntouch ${marker}\ncat\n`);
-    Deno.chmodSync(`${root}/hook.sh`, 0o755);
-    Deno.writeTextFileSync(
-      `${evil}/config`,
-      Deno.readTextFileSync(`${evil}/config`) + `[filter "x"]\n\tclean = ${root}/hook.sh\n`,
-    );
-    Deno.writeTextFileSync(`${place.dir}/.gitattributes`, "* filter=x\n");
-    // Same size as before: git must read (and so clean) the file to tell it changed.
-    Deno.writeTextFileSync(`${place.dir}/README.md`, "HELLO\n");
-    Deno.writeTextFileSync(`${admin}/commondir`, `${evil}\n`);
+    const place = workPlace(`${root}/wt`, "claude", "app", "a", "_", "old");
+    Deno.mkdirSync(place.dir.slice(0, place.dir.lastIndexOf("/")), { recursive: true });
+    await git(["worktree", "add", "--quiet", "-b", place.branch, place.dir, "HEAD"], co.path);
+    Deno.writeTextFileSync(`${place.dir}/done.txt`, "done\n");
+    await git(["add", "done.txt"], place.dir);
+    await git(["commit", "--quiet", "-m", "Old work"], place.dir);
+    const head = (await git(["rev-parse", "HEAD"], place.dir)).trim();
+    Deno.writeTextFileSync(`${place.dir}/uncommitted.txt`, "not kept\n");
 
-    await gitIn(co, place.dir, ["status", "--porcelain", "--untracked-files=all"]);
-    assert.deepEqual(await commitsSince(co, place.dir, co.base), []);
-    assert.throws(() => Deno.statSync(marker), "a program of the agent ran");
+    // The listing, a merge or a call all import first: that is the first touch.
+    assert.deepEqual(await importWork(co, place), { ran: false });
+    assert.ok(Deno.lstatSync(`${place.dir}/.git`).isDirectory);
+    assert.equal((await git(["rev-parse", "HEAD"], place.dir)).trim(), head);
+    assert.equal(Deno.readTextFileSync(`${place.dir}/done.txt`), "done\n");
+    assert.throws(() => Deno.statSync(`${place.dir}/uncommitted.txt`));
+    assert.equal(await headOf(co, place.branch), head);
+    // The checkout no longer registers it.
+    const list = await git(["worktree", "list", "--porcelain"], co.path);
+    assert.doesNotMatch(list, /old/);
+    assert.throws(() => Deno.statSync(`${co.path}/.git/worktrees/old`));
+    assert.equal(await git(["fsck", "--strict", "--no-progress"], co.path), "");
   } finally {
     Deno.removeSync(root, { recursive: true });
   }
