@@ -90,12 +90,15 @@ async function tree(root: string): Promise<Map<string, string>> {
 function unexpectedChanges(
   before: Map<string, string>,
   after: Map<string, string>,
-  allowed: { work: string; repo: string; home: string; branch: string },
+  allowed: { work: string; repo: string; home: string; data: string; branch: string },
 ): string[] {
   const git = `${allowed.repo}/.git`;
+  // The agent's own private home (never the person's ~/.claude), and the daemon's list of the
+  // data dirs its sandboxes hide (docs/decisions/sandbox.md).
   const mayChange = (p: string) =>
     p.startsWith(`${allowed.work}/`) || p.startsWith(`${allowed.work}.`) ||
-    p.startsWith(`${allowed.home}/.claude`) ||
+    p.startsWith(`${allowed.data}/agent/homes/`) ||
+    p === `${allowed.home}/.local/state/wats/data-dirs` ||
     p === `${git}/refs/heads/${allowed.branch}` || p === `${git}/logs/refs/heads/${allowed.branch}`;
   const mayAppear = (p: string) => mayChange(p) || p.startsWith(`${git}/objects/`);
   const out: string[] = [];
@@ -207,7 +210,7 @@ Deno.test({
     const origin = { agent: "eve", thread: "_", callId: "c1" };
     const work = `${data}/worktrees/claude/app/eve/_/w`;
     const branch = "wats/eve/_/w";
-    const allowed = { work, repo, home, branch };
+    const allowed = { work, repo, home, data, branch };
     const before = await tree(root);
 
     const r1 = await layer.call("claude", origin, { task: "PROBE-1", checkout: "app", work: "w" });
