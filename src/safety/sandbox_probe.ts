@@ -52,11 +52,13 @@ if [ -n "$list" ]; then
 fi
 while [ "$n" -gt 0 ]; do
   from=$1 to=$2; shift 2; n=$((n - 1))
-  # One process a seed (every start pays for it); BSD install has no -D: then mkdir and cp.
+  # The agent wrote its private home: a link at "$to" is removed, never followed (its folder is
+  # made a plain one by the daemon first). BSD install has no -D: then cp.
+  rm -f -- "$to"
   if [ -f "$from" ]; then
-    install -D -m 600 -- "$from" "$to" 2>/dev/null ||
-      { mkdir -p -- "\${to%/*}" && cp -f -- "$from" "$to" && chmod 600 -- "$to"; }
-  elif [ -e "$to" ]; then rm -f -- "$to"; fi
+    install -m 600 -- "$from" "$to" 2>/dev/null ||
+      { cp -- "$from" "$to" && chmod 600 -- "$to"; }
+  fi
 done
 m=$1; shift
 while [ "$m" -gt 0 ]; do

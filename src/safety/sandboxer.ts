@@ -131,9 +131,7 @@ export class Sandboxer {
     const privateHome = privateHomeOf(o.dataDir, s.what, s.cwd);
     // CLAUDE_CONFIG_DIR and CODEX_HOME are set inside for every agent; Codex refuses one that
     // does not exist (measured with 0.171).
-    for (const dir of [".claude", ".codex"]) {
-      Deno.mkdirSync(`${privateHome}/${dir}`, { recursive: true, mode: 0o700 });
-    }
+    for (const dir of [".claude", ".codex"]) ownFolder(`${privateHome}/${dir}`);
     const req: SandboxRequest = {
       dataDir: o.dataDir,
       home: o.home,
@@ -193,4 +191,23 @@ export class Sandboxer {
     this.lastProblem = probe.problem;
     return probe.problem;
   }
+}
+
+/**
+ * Makes `path` a real folder of the daemon's: the agent writes its private home, and a link
+ * planted there (`.claude` → the person's `~/.ssh`, or the data dir) would steer the login copy,
+ * which runs outside the agent's sandbox, onto the person's files. Anything not a plain folder is
+ * removed first (a link is removed, never followed).
+ */
+function ownFolder(path: string): void {
+  let stat: Deno.FileInfo | undefined;
+  try {
+    stat = Deno.lstatSync(path);
+  } catch {
+    // Not there yet.
+  }
+  if (stat !== undefined && !(stat.isDirectory && !stat.isSymlink)) {
+    Deno.removeSync(path, { recursive: true });
+  }
+  Deno.mkdirSync(path, { recursive: true, mode: 0o700 });
 }
