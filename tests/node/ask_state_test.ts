@@ -39,7 +39,11 @@ function observe(over: Partial<AskObservations> = {}): AskObservations {
 
 const cases: Array<[string, Partial<AskObservations>, AskPhase]> = [
   ["just sent, agents match: waiting", {}, "waiting"],
-  ["no known agent has its caps: unroutable", { reach: { matching: 0, reachable: 0 } }, "unroutable"],
+  [
+    "no known agent has its caps: unroutable",
+    { reach: { matching: 0, reachable: 0 } },
+    "unroutable",
+  ],
   [
     "another author's claim holds it: claimed",
     { thread: [askPost, post(key("2"), "claim", X, T0 + 60)] },
@@ -87,7 +91,11 @@ const cases: Array<[string, Partial<AskObservations>, AskPhase]> = [
   [
     "a released claim opens it again",
     {
-      thread: [askPost, post(key("2"), "claim", X, T0 + 60), post(key("4"), "release", X, T0 + 120)],
+      thread: [
+        askPost,
+        post(key("2"), "claim", X, T0 + 60),
+        post(key("4"), "release", X, T0 + 120),
+      ],
     },
     "waiting",
   ],
