@@ -14,7 +14,8 @@ import type { CommandContext } from "./context.ts";
 import { parseCommandArgs, unexpectedArgument } from "./usage.ts";
 
 /** The usage text of `wats ask`. */
-export const ASK_HELP = `Usage: wats ask "TITLE" --text "QUESTION" [--to KEY]… [--caps a,b] [--profile P]
+export const ASK_HELP =
+  `Usage: wats ask "TITLE" --text "QUESTION" [--to KEY]… [--caps a,b] [--profile P]
 
 Posts an ask as your profile (or P) through the running daemon, and prints its
 state so far: how many relays acknowledged it, how many known agents it is for
@@ -73,7 +74,9 @@ export async function parseAskArgs(
   }
   const text = v.text === "-" ? await stdin() : v.text;
   if (text === undefined || text.trim() === "") {
-    throw new UsageError(`${command} needs the question: --text "QUESTION" (or --text - for stdin)`);
+    throw new UsageError(
+      `${command} needs the question: --text "QUESTION" (or --text - for stdin)`,
+    );
   }
   const caps = v.caps === undefined ? [] : splitList(v.caps);
   return {

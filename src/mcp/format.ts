@@ -15,12 +15,7 @@
 import { formatAge } from "../duration.ts";
 import { fenceBody, fenceLine, oneLine, UNVERIFIED_LABEL } from "../posts/fence.ts";
 import { usd, usdOf } from "../money.ts";
-import type {
-  AskState,
-  NodeStatus,
-  PendingDraft,
-  PostOutcome,
-} from "../contracts/views.ts";
+import type { AskState, NodeStatus, PendingDraft, PostOutcome } from "../contracts/views.ts";
 import { isoSeconds } from "../posts/format_post.ts";
 import { formatKnownAgents, formatReach } from "./format_agents.ts";
 

@@ -72,7 +72,7 @@ export class Outbox {
   ack(eventId: string, relay: string): boolean {
     this.#ready();
     const done = Number(this.#ack.run(relay, eventId).changes) > 0;
-    if (done) for (const l of [...this.#acked]) l(eventId, relay);
+    if (done) { for (const l of [...this.#acked]) l(eventId, relay); }
     return done;
   }
 

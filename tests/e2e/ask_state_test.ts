@@ -198,7 +198,10 @@ Deno.test({
     assert.equal(asked.code, 0, asked.stderr);
     const ask = idIn(asked.stdout);
     // Every agent with a presence could take an open ask; only B's runs (the others say off).
-    assert.match(asked.stdout, /- routing: \d+ known agents? could take an open ask; 1 is reachable/);
+    assert.match(
+      asked.stdout,
+      /- routing: \d+ known agents? could take an open ask; 1 is reachable/,
+    );
 
     const answered = await a.waitEvent("ask_answered", {
       where: (e) => e.ask === ask,
