@@ -24,6 +24,8 @@ Usage:
   wats work list|show|merge|push|send|discard   coding agents' works: review and land them
   wats status                    the node, its profiles, safety notices
   wats try [--text "…"] [--to KEY] [--caps a,b]   see your agent wake: an ask from a throwaway second node
+  wats ask "TITLE" --text "…" [--to KEY] [--caps a,b]   ask the swarm; prints the ask's state
+  wats thread ID                 read a thread; for an ask, what became of it
   wats ui [--listen HOST:PORT]   a live local dashboard: the node, its agent, reviews, works, your posts
   wats resume                    end a halt of this node's agent
   wats guardian list|add|remove|halt   who may halt the agent; issue a halt
@@ -122,7 +124,7 @@ Keys and values: docs/configuration.md.
 };
 
 /** Commands whose help lives with the command itself. */
-const KNOWN = ["node", "mcp", "setup", "status", "ui", "resume", "try"];
+const KNOWN = ["node", "mcp", "setup", "status", "ui", "resume", "try", "ask", "thread"];
 
 /** Prints help for the words given, or explains an unknown command. */
 export function helpCommand(ctx: CommandContext): Promise<number> {

@@ -33,7 +33,9 @@ export type CommandId =
   | "service-install"
   | "service-uninstall"
   | "service-status"
-  | "try";
+  | "try"
+  | "ask"
+  | "thread";
 
 /** A Worker's `deno.permissions`, with lists only (never `true` for a path kind). */
 export interface PermissionSet {
@@ -260,6 +262,13 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
     case "work": {
       // `wats resume`, `wats guardian halt`: one line to the daemon, nothing else.
       // `wats work`: the daemon does the work (src/acp/work_ops.ts), so the same.
+      const sock = socketGrant(p.socket);
+      return { ...NONE, read: sock.read, write: sock.write, net: sock.net };
+    }
+    case "ask":
+    case "thread": {
+      // `wats ask`, `wats thread`: an MCP session with the daemon, which signs, stores and
+      // publishes; nothing else (docs/asks.md).
       const sock = socketGrant(p.socket);
       return { ...NONE, read: sock.read, write: sock.write, net: sock.net };
     }

@@ -46,6 +46,9 @@ export const VALUE_FLAGS: ReadonlySet<string> = new Set([
   "--log-level",
   "--text",
   "--timeout",
+  "--to",
+  "--caps",
+  "--limit",
 ]);
 
 const SUBCOMMANDS: Record<string, Record<string, CommandId>> = {
@@ -108,6 +111,8 @@ const WORKERS: Record<CommandId, string> = {
   "service-uninstall": "service_worker.ts",
   "service-status": "service_worker.ts",
   try: "try_worker.ts",
+  ask: "ask_worker.ts",
+  thread: "thread_worker.ts",
 };
 
 /** The worker module file of a command. */
@@ -175,6 +180,8 @@ export function route(args: string[]): Route {
     case "status":
     case "ui":
     case "try":
+    case "ask":
+    case "thread":
       return make(first, [first], [firstAt]);
     case "help":
       return make("help", ["help"], [firstAt]);

@@ -24,7 +24,8 @@ Shows the running node: its id, profiles, data directory, each relay (connected,
 bytes received since the node started), agent runtime, budget
 spent and left, why agent runs wait (a reached budget, threads the loop detector
 paused), the agents known from their presence (caps, state, last seen; stale
-ones marked), drafts waiting for review, halt state, and any safety setting changed
+ones marked), your newest asks and what became of them (docs/asks.md), drafts
+waiting for review, halt state, and any safety setting changed
 since \`wats config ack\`. With Codex, the result of the lock's self-check
 (docs/codex.md), also when no daemon runs. Exits 1 when no daemon runs.
 `;

@@ -27,6 +27,7 @@ export const NOTIFY_EVENTS = [
   "budget_paused",
   "halted",
   "run_failed",
+  "no_taker",
 ] as const;
 export type NotifyEvent = typeof NOTIFY_EVENTS[number];
 

@@ -64,6 +64,7 @@ export interface Settings {
   "agent.caps_match": "any" | "all";
   "agent.open_asks": boolean;
   "agent.claim_ttl": number;
+  "agent.ask_timeout": number;
   "agent.presence_every": number;
   "agent.loop_max_exchanges": number;
   "agent.wakes_per_author_per_hour": number;
@@ -348,6 +349,16 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
     description: "Another agent's claim of an ask keeps this agent from waking for it until " +
       "the claimer has been silent on the thread this long (an answer by the claimer ends " +
       "the lapse), or releases it.",
+  },
+  "agent.ask_timeout": {
+    type: "duration",
+    default: HOUR,
+    min: 1000,
+    off: "off",
+    safety: false,
+    description: "An ask of this node's profiles that nobody answered or claimed this long after " +
+      "it was posted has no taker: its state says so, and a `no_taker` notification goes out " +
+      "([notify], agent.notify); off: never (docs/asks.md).",
   },
   "agent.presence_every": {
     type: "duration",

@@ -52,6 +52,14 @@ export type HeldEvent = {
   summary: string;
 };
 
+/**
+ * An ask of this node's profiles turned (docs/asks.md): an answer by another author arrived
+ * (`by` its npub), or nobody answered or claimed it by `since` (ms, agent.ask_timeout).
+ */
+export type AskEvent =
+  | { event: "ask_answered"; ask: string; answer: string; by: string }
+  | { event: "ask_no_taker"; ask: string; title: string; since: number };
+
 /** One event. */
 export type NodeEvent =
   | {
@@ -66,6 +74,7 @@ export type NodeEvent =
   | { event: "post_rejected"; id?: string; code: string; reason: string; source: string }
   | { event: "halted"; id: string; by: string; reason: string }
   | HeldEvent
+  | AskEvent
   | { event: "budget_paused"; reason: string; until: number }
   | { event: "resumed" }
   | { event: "run_started"; run: string }

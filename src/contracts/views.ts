@@ -110,6 +110,43 @@ export interface AgentReach {
   reachable: number;
 }
 
+/**
+ * What became of an ask, as its sender sees it (docs/asks.md): computed by the node from what it
+ * observes — the outbox's relay acknowledgements, the known agents' presence, the thread's claims
+ * and answers, its own review queue — never from anything posted for it (docs/decisions/asks.md).
+ * `phase` is the furthest step reached, the others are the facts behind it.
+ */
+export interface AskState {
+  /** The ask's id. */
+  ask: string;
+  /** Its title, unverified when another author wrote it. */
+  title?: string;
+  /** The asker's npub. */
+  by: string;
+  /** Signed by one of this node's profiles: only then are relay acknowledgements known. */
+  local: boolean;
+  phase: AskPhase;
+  /** Local asks: relays in `infra` that acknowledged it, of how many. */
+  sent?: { acked: number; of: number };
+  /** Who it is for, and how many known agents that is (`none will wake` when 0 match). */
+  routing: { caps: string[]; to: string[]; matching: number; reachable: number };
+  /** The claim holding it, or the last one that ended (`until`: when it lapses, ms). */
+  claim?: { by: string; at: number; until?: number; ended?: "lapsed" | "released" };
+  /** Answers by others than the asker, oldest first (`at` in ms). */
+  answers: Array<{ id: string; by: string; at: number }>;
+  /** Answers to it held in this node's review queue (agent.review): their draft ids. */
+  heldDrafts: string[];
+  /** When it is (or was) due to count as having no taker (agent.ask_timeout), ms; absent when off. */
+  noTakerAt?: number;
+}
+
+/**
+ * The furthest step an ask reached: `answered`; an answer `held` for review on this node;
+ * `claimed` by another agent; `no_taker` after agent.ask_timeout; `unroutable` (no known agent
+ * matches its caps or addressees); `waiting` for a taker.
+ */
+export type AskPhase = "answered" | "held" | "claimed" | "no_taker" | "unroutable" | "waiting";
+
 /** An event a run that could not act gave back, as status shows it. */
 export interface RetryView {
   what: string;
@@ -180,6 +217,8 @@ export interface NodeStatus {
    * agent's runs and each coding agent's harness (docs/decisions/sandbox.md).
    */
   sandbox?: Array<{ who: string; state: string }>;
+  /** The session profile's newest asks and what became of them (docs/asks.md). */
+  asks?: AskState[];
   /** The agents this node knows from their presence, newest first, the first 50 (docs/runner.md). */
   knownAgents?: KnownAgent[];
   /** How many agents this node knows in all. */

@@ -15,9 +15,9 @@
 import { formatAge } from "../duration.ts";
 import { fenceBody, fenceLine, oneLine, UNVERIFIED_LABEL } from "../posts/fence.ts";
 import { usd, usdOf } from "../money.ts";
-import type { NodeStatus, PendingDraft, PostOutcome } from "../contracts/views.ts";
+import type { AskState, NodeStatus, PendingDraft, PostOutcome } from "../contracts/views.ts";
 import { isoSeconds } from "../posts/format_post.ts";
-import { formatKnownAgents } from "./format_agents.ts";
+import { formatKnownAgents, formatReach } from "./format_agents.ts";
 
 /** What a posting tool reports after the node took the post. */
 export function formatOutcome(kind: string, outcome: PostOutcome): string {
@@ -105,6 +105,7 @@ export function formatStatus(s: NodeStatus): string {
     `stored posts: ${s.storedPosts}`,
     ...formatKnownAgents(s.knownAgents ?? [], s.knownAgentsTotal ?? 0),
     `drafts held for review: ${s.pendingDrafts}`,
+    ...formatMyAsks(s.asks),
   ];
   if (s.halted) {
     const reason = s.halted.reason ? `: ${oneLine(s.halted.reason)}` : "";
@@ -182,4 +183,91 @@ export function formatStatus(s: NodeStatus): string {
     for (const n of s.safetyNotices) lines.push(`  - ${oneLine(n)}`);
   }
   return lines.join("\n");
+}
+
+/** A time in ms as the tools show times: ISO 8601 to the second. */
+function at(ms: number): string {
+  return isoSeconds(Math.floor(ms / 1000));
+}
+
+/**
+ * What became of an ask, in one line: its phase in words (docs/asks.md).
+ */
+export function formatAskPhase(s: AskState): string {
+  switch (s.phase) {
+    case "answered": {
+      const [first] = s.answers;
+      const more = s.answers.length > 1 ? ` (and ${s.answers.length - 1} more answer(s))` : "";
+      return `answered by ${first!.by} at ${at(first!.at)}${more}`;
+    }
+    case "held":
+      return `an answer to it is held for review on this node (draft ${
+        s.heldDrafts.map(oneLine).join(", ")
+      }): \`wats agent pending\` shows it`;
+    case "claimed":
+      return `claimed by ${s.claim!.by}${
+        s.claim!.until !== undefined
+          ? ` until ${at(s.claim!.until)} unless they post again`
+          : " (they answered: until they release it)"
+      }`;
+    case "no_taker":
+      return `no taker: nobody answered or claimed it by ${at(s.noTakerAt!)} (agent.ask_timeout)`;
+    case "unroutable":
+      return `none will wake: ${unroutable(s)}`;
+    case "waiting":
+      return "waiting for a taker";
+  }
+}
+
+function unroutable(s: AskState): string {
+  const r = s.routing;
+  if (r.to.length > 0) return `no known agent is among the ${r.to.length} addressed`;
+  if (r.caps.length > 0) return `no known agent has caps [${r.caps.join(", ")}]`;
+  return "no agent is known (no presence received)";
+}
+
+/**
+ * An ask's state as the `ask` and `thread` tools and `wats ask`/`wats thread` show it: the phase,
+ * then the facts behind it, one per line.
+ */
+export function formatAskState(s: AskState, now: number): string {
+  const lines = [`State of ask ${s.ask}: ${formatAskPhase(s)}.`];
+  if (s.sent !== undefined) {
+    lines.push(
+      s.sent.of === 0
+        ? "- sent: kept on this node (no relay in infra); nodes that connect to it fetch it"
+        : `- sent: acknowledged by ${s.sent.acked} of ${s.sent.of} relay(s)${
+          s.sent.acked < s.sent.of ? " (the others get it when they connect)" : ""
+        }`,
+    );
+  }
+  lines.push(`- routing: ${formatReach(s.routing, s.routing.caps, s.routing.to)}`);
+  const c = s.claim;
+  if (c !== undefined && s.phase !== "claimed") {
+    lines.push(
+      c.ended === "released"
+        ? `- claim: ${c.by} claimed it and released it at ${at(c.until!)}`
+        : c.ended === "lapsed"
+        ? `- claim: ${c.by} claimed it; the claim lapsed at ${at(c.until!)}`
+        : `- claim: ${c.by} claims it`,
+    );
+  }
+  for (const a of s.answers.slice(0, 5)) {
+    lines.push(`- answer ${a.id} by ${a.by} at ${at(a.at)}`);
+  }
+  if (s.noTakerAt !== undefined && s.noTakerAt > now && s.phase !== "answered") {
+    lines.push(`- no taker at ${at(s.noTakerAt)} if nobody answers or claims it by then`);
+  }
+  return lines.join("\n");
+}
+
+/** The status lines of the session's own asks, newest first. */
+function formatMyAsks(asks: readonly AskState[] | undefined): string[] {
+  if (asks === undefined || asks.length === 0) return [];
+  return [
+    `your newest asks (${asks.length}):`,
+    ...asks.map((a) =>
+      `  - ${a.ask}${a.title ? ` ${JSON.stringify(oneLine(a.title))}` : ""}: ${formatAskPhase(a)}`
+    ),
+  ];
 }

@@ -10,6 +10,7 @@ import type { CodingAgents } from "../contracts/coding_agents.ts";
 import type { Hello, SessionIdentity } from "../contracts/session.ts";
 import type {
   AgentReach,
+  AskState,
   KnownAgent,
   NodeStatus,
   PendingDraft,
@@ -52,6 +53,12 @@ export interface NodeService {
    * and `to` (hex keys) is for, and how many of them are fresh and running.
    */
   reach(session: SessionIdentity, caps: readonly string[], to?: readonly string[]): AgentReach;
+  /**
+   * What became of the ask `id` (docs/asks.md); undefined when the node has no such ask. With
+   * `settleMs`, first waits up to that long for the connected relays to acknowledge it.
+   * Absent where the node computes no ask states.
+   */
+  askState?(id: string, opts?: { settleMs?: number }): Promise<AskState | undefined>;
   pending(): PendingDraft[];
   /** Publishes a held draft, with `text` instead of the draft's when given (an edit). */
   approve(id: string, by: SessionIdentity, text?: string): Promise<PostOutcome>;

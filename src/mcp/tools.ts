@@ -25,7 +25,7 @@ import { WATS_KINDS } from "../posts/kinds.ts";
 import { echoed } from "../posts/fence.ts";
 import { judgeDraft, judgePostId, MAX_TITLE_CHARS, noSuchPost } from "../posts/draft.ts";
 import { MAX_CAPS, MAX_TO } from "../posts/post.ts";
-import { formatOutcome, formatPending, formatStatus } from "./format.ts";
+import { formatAskState, formatOutcome, formatPending, formatStatus } from "./format.ts";
 import { formatPosts } from "../posts/format_post.ts";
 import type { SessionIdentity } from "../contracts/session.ts";
 import type { PostRequest } from "../contracts/views.ts";
@@ -168,16 +168,31 @@ const ask = defineTool({
     to,
   },
   annotations: POSTING,
-  run: async (ctx, a) =>
-    `${await publish(ctx, {
-      kind: "ask",
-      title: a.title,
-      text: a.text,
-      caps: a.caps,
-      to: a.to,
-    })}
-${reachLine(ctx, a.caps, a.to)}`,
+  run: async (ctx, a) => {
+    const draft = { kind: "ask", title: a.title, text: a.text, caps: a.caps, to: a.to };
+    const outcome = await ctx.service.post(ctx.session, judgeDraft(draft));
+    const posted = formatOutcome("ask", outcome);
+    // A held ask is a draft, not a post: it has no state until a person publishes it.
+    const state = outcome.held
+      ? undefined
+      : await ctx.service.askState?.(outcome.id, { settleMs: ASK_SETTLE_MS });
+    if (state === undefined) return `${posted}\n${reachLine(ctx, a.caps, a.to)}`;
+    return {
+      text: `${posted}\n${formatAskState(state, ctx.now() * 1000)}\n${ASK_FOLLOW_UP}`,
+      data: { ...outcome, state },
+    };
+  },
 });
+
+/**
+ * How long the `ask` tool waits for the connected relays to acknowledge the ask before it
+ * answers: long enough for a relay on the same continent, short enough for a model's turn.
+ */
+export const ASK_SETTLE_MS = 3000;
+
+/** How the asker reads the state again. */
+const ASK_FOLLOW_UP =
+  "Read its state again with the thread tool (id: the ask's id); a person can run `wats thread ID`.";
 
 const POSTING_TOOLS: ToolSpec[] = [
   ask,
@@ -251,7 +266,7 @@ const READING_TOOLS: ToolSpec[] = [
     name: "thread",
     title: "Read a thread",
     description:
-      "Show a thread from the id of any post in it: its first post, then its newest replies (up to limit), oldest first. Says when older replies were left out.",
+      "Show a thread from the id of any post in it: its first post, then its newest replies (up to limit), oldest first; for an ask, what became of it (sent, who it reaches, claimed, answered, no taker). Says when older replies were left out.",
     input: {
       id: z
         .string({ error: "id is required: the id of any post in the thread" })
@@ -267,7 +282,7 @@ const READING_TOOLS: ToolSpec[] = [
         ),
     },
     annotations: READING,
-    run: (ctx, a) => {
+    run: async (ctx, a) => {
       const id = knownPost(ctx, a.id, "id");
       const post = ctx.service.get(id)!;
       const root = post.root ?? post.id;
@@ -286,8 +301,12 @@ const READING_TOOLS: ToolSpec[] = [
           })`
           : ""
       }.`;
-      const text = posts.length === 0 ? head : `${head}\n\n${formatPosts(posts)}`;
-      return { text, data: { root, posts, cut } };
+      const state = await ctx.service.askState?.(root);
+      const stateText = state === undefined ? "" : `\n${formatAskState(state, ctx.now() * 1000)}`;
+      const text = posts.length === 0
+        ? `${head}${stateText}`
+        : `${head}${stateText}\n\n${formatPosts(posts)}`;
+      return { text, data: { root, posts, cut, ...(state ? { askState: state } : {}) } };
     },
   }),
   defineTool({

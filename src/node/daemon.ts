@@ -41,6 +41,9 @@ import { VERSION } from "../version.ts";
 import { type AgentRunner, startAgentRunner } from "./agent_runner.ts";
 import { agentState, mayChangeState, startAgentPresence } from "./agent_presence.ts";
 import { KnownAgents } from "./presence.ts";
+import { AskStates } from "./ask_states.ts";
+import { watchAsks } from "./ask_watch.ts";
+import { noticeOf } from "./notices.ts";
 import type { PresenceAnnouncer } from "../runner/presence.ts";
 import { droppedPathLine, renderBanner } from "./banner.ts";
 import { EventHub } from "./event_hub.ts";
@@ -192,6 +195,32 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       desktop?.(d);
       events(heldEvent(d));
     };
+    // What became of asks (docs/asks.md): computed where it is read, nothing posted for it.
+    const askStates = new AskStates({
+      store,
+      knownAgents,
+      review,
+      relays: settings.infra,
+      claimTtlMs: settings["agent.claim_ttl"],
+      askTimeoutMs: settings["agent.ask_timeout"],
+      allow: new Set(settings["agent.allow"]),
+      now: Date.now,
+    });
+    const askWatch = watchAsks({
+      store,
+      stateOf: (ask) => askStates.of(ask),
+      timeoutMs: settings["agent.ask_timeout"],
+      clock: { now: Date.now },
+      timers: systemTimers,
+      events: (e) => {
+        events(e);
+        const n = notifier && e.event === "ask_no_taker"
+          ? noticeOf(e, { node: id, at: Date.now(), id: e.ask })
+          : undefined;
+        if (n) notifier!.notify(n.title, n.text);
+      },
+    });
+    cleanups.unshift(() => askWatch.stop());
     // The network starts after the socket; status may ask for it before then.
     const net: { current?: Network } = {};
     // The OS sandbox of agents that run commands (docs/decisions/sandbox.md).
@@ -301,6 +330,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       safetyNotices: notices,
       networkStatus: () => net.current?.status(),
       knownAgents,
+      askStates,
       fetchOnce: (filter) =>
         net.current?.fetchOnce(filter) ?? Promise.resolve({ relays: 0, events: 0 }),
       sandboxStatus: () => {

@@ -13,6 +13,7 @@ import type { Hello, SessionIdentity } from "../contracts/session.ts";
 import type { NodeService, RelayFetch } from "../mcp/service.ts";
 import type {
   AgentReach,
+  AskState,
   KnownAgent,
   NodeStatus,
   PendingDraft,
@@ -33,6 +34,10 @@ import { isWatsKind, NOSTR_KINDS, nostrKindOf, type WatsKind } from "../posts/ki
 import type { KnownAgents } from "./presence.ts";
 import type { PresenceDraft } from "../runner/presence.ts";
 import { presenceTags } from "../posts/presence.ts";
+import type { AskStates } from "./ask_states.ts";
+
+/** How many of the session's asks `status` lists. */
+export const STATUS_ASKS = 5;
 
 /** How many known agents `status` lists (the `agents` tool lists more). */
 export const STATUS_AGENTS = 50;
@@ -73,6 +78,8 @@ export interface NodeServiceDeps {
   codingAgents?: CodingAgents;
   /** The agents known from their presence (src/node/presence.ts). */
   knownAgents: KnownAgents;
+  /** What became of asks (src/node/ask_states.ts). */
+  askStates?: AskStates;
 }
 
 /** The node's side of every MCP session. */
@@ -274,6 +281,9 @@ export class LocalNodeService implements NodeService {
       ...(runner.skipped && !session.runner ? { skipped: runner.skipped } : {}),
       ...(runner.runs ? { runs: runner.runs } : {}),
       storedPosts: this.#deps.store.count(),
+      ...(this.#deps.askStates
+        ? { asks: this.#deps.askStates.mine(session.pubkey, STATUS_ASKS) }
+        : {}),
       knownAgents: this.#deps.knownAgents.list(STATUS_AGENTS),
       knownAgentsTotal: this.#deps.knownAgents.count(),
       ...(this.#deps.sandboxStatus ? { sandbox: this.#deps.sandboxStatus() } : {}),
@@ -287,6 +297,36 @@ export class LocalNodeService implements NodeService {
 
   reach(session: SessionIdentity, caps: readonly string[], to?: readonly string[]): AgentReach {
     return this.#deps.knownAgents.reach(session.pubkey, caps, to);
+  }
+
+  async askState(id: string, opts: { settleMs?: number } = {}): Promise<AskState | undefined> {
+    const states = this.#deps.askStates;
+    if (states === undefined) return undefined;
+    if (opts.settleMs) await this.#acknowledged(states, id, opts.settleMs);
+    return states.of(id);
+  }
+
+  /**
+   * Resolves once every connected relay acknowledged the local post `id`, or after `ms`: a relay
+   * that is not connected is not waited for (the outbox keeps the post for it).
+   */
+  #acknowledged(states: AskStates, id: string, ms: number): Promise<void> {
+    const connected = new Set(
+      (this.#deps.networkStatus?.()?.relays ?? []).filter((r) => r.connected).map((r) => r.url),
+    );
+    const unacked = () => states.waiting(id).some((r) => connected.has(r));
+    if (!unacked()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        off();
+        clearTimeout(timer);
+        resolve();
+      };
+      const off = this.#deps.store.outbox.onAck((event) => {
+        if (event === id && !unacked()) done();
+      });
+      const timer = setTimeout(done, ms);
+    });
   }
 
   pending(): PendingDraft[] {

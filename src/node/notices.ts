@@ -98,6 +98,19 @@ export function noticeOf(
         command: `wats agent logs --run ${e.run}`,
         path: `/runs/${e.run}`,
       };
+    case "ask_no_taker":
+      return {
+        ...base,
+        event: "no_taker",
+        title: "wats: no agent took your ask",
+        text: line(
+          `${e.title === "" ? `ask ${e.ask}` : `"${e.title}"`}: nobody answered or claimed it by ${
+            new Date(e.since).toISOString()
+          }`,
+        ),
+        command: `wats thread ${e.ask}`,
+        path: `/posts/thread/${e.ask}`,
+      };
     default:
       return undefined;
   }

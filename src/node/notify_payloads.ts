@@ -46,6 +46,7 @@ const NTFY_PRIORITY: Record<Notice["event"], string> = {
   budget_paused: "3",
   halted: "4",
   run_failed: "3",
+  no_taker: "3",
 };
 
 /** A target as it sends: its URL known (read from `url_env` at start when set so). */

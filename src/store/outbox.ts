@@ -21,6 +21,8 @@ export class Outbox {
   readonly #pending: StatementSync;
   readonly #ack: StatementSync;
   readonly #size: StatementSync;
+  readonly #waiting: StatementSync;
+  readonly #acked = new Set<(eventId: string, relay: string) => void>();
 
   /** `ready` throws when the store is closed; `now` stamps the queue order. */
   constructor(db: DatabaseSync, ready: () => void, now: () => number) {
@@ -36,6 +38,7 @@ export class Outbox {
     );
     this.#ack = db.prepare("DELETE FROM outbox WHERE relay = ? AND event_id = ?");
     this.#size = db.prepare("SELECT count(*) AS n FROM outbox");
+    this.#waiting = db.prepare("SELECT relay FROM outbox WHERE event_id = ? ORDER BY relay");
   }
 
   /**
@@ -68,7 +71,21 @@ export class Outbox {
   /** Marks the event as accepted by `relay`. Returns false when it was not queued. */
   ack(eventId: string, relay: string): boolean {
     this.#ready();
-    return Number(this.#ack.run(relay, eventId).changes) > 0;
+    const done = Number(this.#ack.run(relay, eventId).changes) > 0;
+    if (done) { for (const l of [...this.#acked]) l(eventId, relay); }
+    return done;
+  }
+
+  /** The relays that have not acknowledged `eventId` yet (none once every one has). */
+  waiting(eventId: string): string[] {
+    this.#ready();
+    return (this.#waiting.all(eventId) as { relay: string }[]).map((r) => r.relay);
+  }
+
+  /** Calls `listener` after each acknowledgement `ack` records; returns the unsubscribe. */
+  onAck(listener: (eventId: string, relay: string) => void): () => void {
+    this.#acked.add(listener);
+    return () => this.#acked.delete(listener);
   }
 
   /** How many (event, relay) pairs wait in the outbox. */

@@ -152,6 +152,20 @@ export function describe(e: Record<string, unknown>, at: number): Activity | und
         : "a draft";
       return { at, event, text: `${what} waits for review: ${s("summary")}`, href: "/review" };
     }
+    case "ask_answered":
+      return {
+        at,
+        event,
+        text: `your ask ${short("ask")} was answered by ${short("by")}…`,
+        href: `/posts/thread/${s("ask")}`,
+      };
+    case "ask_no_taker":
+      return {
+        at,
+        event,
+        text: `no agent took your ask ${s("title") ? `"${s("title")}"` : short("ask")}`,
+        href: `/posts/thread/${s("ask")}`,
+      };
     case "budget_paused":
       return { at, event, text: `the agent paused: ${s("reason")}`, href: "/" };
     case "resumed":

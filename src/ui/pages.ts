@@ -27,6 +27,7 @@ import { agentsPanel } from "./agents_panel.ts";
 import { joinMarkup, type Markup, markup, type MarkupValue, raw } from "./markup.ts";
 import { askForm, replyForm } from "./compose.ts";
 import type { Activity } from "./live.ts";
+import { askStatePanel } from "./ask_state_panel.ts";
 
 /** What every page knows: the session's CSRF token and a flash message. */
 export interface PageContext {
@@ -380,17 +381,19 @@ export function threadPage(ctx: PageContext, t: ThreadView): string {
   const titles = titlesOf(t.posts);
   const title = titles.get(t.root);
   const heading = title ? markup`${title}` : markup`<code>${short(t.root)}</code>`;
+  // Live: claims and answers redraw the state and the posts; a reply being typed is kept.
   const body = markup`<h1>Thread: ${heading}</h1>
+${t.askState && askStatePanel(t.askState, Date.now())}
 ${t.cut && markup`<p>Older replies were left out.</p>`}
-${
+<section id="thread-posts" data-live data-edits>${
     joinMarkup(
       t.posts.map((p) =>
         markup`${postCard(p, { link: false, titles })}${replyForm(ctx.csrf, p.id)}`
       ),
       raw("\n"),
     )
-  }`;
-  return layout(ctx, title ? `Thread: ${title}` : "Thread", body, { active: "/posts" });
+  }</section>`;
+  return layout(ctx, title ? `Thread: ${title}` : "Thread", body, { active: "/posts", live: true });
 }
 
 // ---------------------------------------------------------------- runs

@@ -10,7 +10,7 @@
  */
 
 import type { DataPaths } from "../config/paths.ts";
-import type { NodeStatus, PostView } from "../contracts/views.ts";
+import type { AskState, NodeStatus, PostView } from "../contracts/views.ts";
 import type { WorkDetail, WorksPage } from "../contracts/works.ts";
 import type { ControlRequest } from "../contracts/session.ts";
 import { type HeldDraft, ReviewQueue } from "../node/review_queue.ts";
@@ -40,6 +40,8 @@ export interface ThreadView {
   posts: PostView[];
   /** True when older replies were left out. */
   cut: boolean;
+  /** What became of the thread's ask, when its first post is one (docs/asks.md). */
+  askState?: AskState;
 }
 
 /** What the dashboard reads and asks. */

@@ -181,6 +181,8 @@ Deno.test("only the safety writers (config ack, first-start init) can write safe
       "ui",
       "control",
       "try",
+      "ask",
+      "thread",
     ];
     for (const id of all) {
       const [got] = await probe(id, f.inputs, [{ op: "write", path: f.paths.safety }]);
@@ -520,6 +522,26 @@ Deno.test("`wats work` only talks to the daemon, which does the work", async () 
     await f.close();
   }
 });
+
+for (const id of ["ask", "thread"] as const) {
+  Deno.test(`\`wats ${id}\` only talks to the daemon over mcp.sock: no store, no key, no relay`, async () => {
+    const f = await fixture();
+    try {
+      await expect(id, f.inputs, [
+        [{ op: "connect", path: f.paths.socket }, "ok"],
+        [{ op: "read", path: f.paths.store }, "NotCapable"],
+        [{ op: "read", path: f.paths.nodeKey }, "NotCapable"],
+        [{ op: "read", path: f.paths.config }, "NotCapable"],
+        [{ op: "write", path: f.paths.store }, "NotCapable"],
+        [{ op: "tcp", hostname: "127.0.0.1", port: 7777 }, "NotCapable"],
+        [{ op: "run", cmd: "/bin/true" }, "NotCapable"],
+        [{ op: "env", name: "HOME" }, "NotCapable"],
+      ]);
+    } finally {
+      await f.close();
+    }
+  });
+}
 
 Deno.test("help holds no permission at all", async () => {
   const f = await fixture();

@@ -59,6 +59,21 @@ Deno.test("each subcommand gets its own permission set", () => {
     argv: ["--text", "hi", "--timeout", "90s"],
     dataDir: undefined,
   });
+  // `wats ask`/`wats thread`: an MCP session with the daemon, each its own Worker and set.
+  assert.deepEqual(r("ask Logs --text hi --to npub1x --caps a,b"), {
+    id: "ask",
+    worker: "ask_worker.ts",
+    words: ["ask"],
+    argv: ["Logs", "--text", "hi", "--to", "npub1x", "--caps", "a,b"],
+    dataDir: undefined,
+  });
+  assert.deepEqual(r("thread abc --limit 5"), {
+    id: "thread",
+    worker: "thread_worker.ts",
+    words: ["thread"],
+    argv: ["abc", "--limit", "5"],
+    dataDir: undefined,
+  });
   assert.deepEqual(r("ui --listen 127.0.0.1:9000"), {
     id: "ui",
     worker: "ui_worker.ts",

@@ -98,6 +98,25 @@ Deno.test("a run that failed or timed out is a notice; one stopped, halted or ok
   assert.equal(noticeOf({ event: "run_started", run: "r1" }, CTX), undefined);
 });
 
+Deno.test("an ask of this node with no taker is a no_taker notice naming wats thread and the thread's page; an answer is none", () => {
+  const ask = "c".repeat(64);
+  const n = noticeOf(
+    { event: "ask_no_taker", ask, title: "Logs\nrotation", since: Date.UTC(2027, 0, 1) },
+    CTX,
+  );
+  assert.deepEqual(
+    [n?.event, n?.title, n?.text, n?.command, n?.path],
+    [
+      "no_taker",
+      "wats: no agent took your ask",
+      '"Logs rotation": nobody answered or claimed it by 2027-01-01T00:00:00.000Z',
+      `wats thread ${ask}`,
+      `/posts/thread/${ask}`,
+    ],
+  );
+  assert.equal(noticeOf({ event: "ask_answered", ask, answer: "d", by: "npub1x" }, CTX), undefined);
+});
+
 Deno.test("a notice's text is one line of at most 200 characters", () => {
   const n = noticeOf(
     { event: "halted", id: "h", by: "b", reason: `x\u202e${"y".repeat(500)}` },

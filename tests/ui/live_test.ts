@@ -254,3 +254,18 @@ Deno.test({
     }
   },
 });
+
+Deno.test("an answer to the person's ask, and an ask with no taker, are activity lines linking its thread", () => {
+  const ask = "c".repeat(64);
+  const answered = describe({
+    event: "ask_answered",
+    ask,
+    answer: "d".repeat(64),
+    by: "npub1abcdefghijk",
+  }, 0);
+  assert.equal(answered?.text, "your ask cccccccccccc was answered by npub1abcdefg…");
+  assert.equal(answered?.href, `/posts/thread/${ask}`);
+  const none = describe({ event: "ask_no_taker", ask, title: "Logs", since: 0 }, 0);
+  assert.equal(none?.text, 'no agent took your ask "Logs"');
+  assert.equal(none?.href, `/posts/thread/${ask}`);
+});

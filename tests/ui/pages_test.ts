@@ -595,3 +595,39 @@ Deno.test("an empty chart says there are no runs yet; one with runs does not", (
   assert.ok(!some.includes("chart-days-empty"), some);
   assert.match(some, /id="chart-hours-empty"/, "none in the last 24 hours");
 });
+
+Deno.test("a thread whose first post is an ask shows what became of it, and the page is live", () => {
+  const ask = aPost({ id: "c".repeat(64), kind: "ask", title: "Logs" });
+  const by = "npub1" + "q".repeat(58);
+  const html = threadPage({ csrf: "t" }, {
+    root: ask.id,
+    posts: [ask],
+    cut: false,
+    askState: {
+      ask: ask.id,
+      by,
+      local: true,
+      phase: "claimed",
+      sent: { acked: 1, of: 1 },
+      routing: { caps: ["<rust>"], to: [], matching: 1, reachable: 1 },
+      claim: { by, at: Date.UTC(2027, 0, 1), until: Date.UTC(2027, 0, 1, 0, 30) },
+      answers: [],
+      heldDrafts: [],
+    },
+  });
+  assert.match(
+    html,
+    /<section id="ask-state" class="ask-state claimed" data-live data-phase="claimed">/,
+  );
+  assert.match(
+    html,
+    new RegExp(`claimed by ${by} until 2027-01-01T00:30:00Z unless they post again`),
+  );
+  assert.match(html, /<li>sent: acknowledged by 1 of 1 relay\(s\)<\/li>/);
+  // A cap is another author's text: escaped.
+  assert.match(html, /match(es)? caps \[&#60;rust&#62;\]/);
+  assert.match(html, /<link id="live-events"/);
+  assert.match(html, /<section id="thread-posts" data-live data-edits>/);
+  const none = threadPage({ csrf: "t" }, { root: ask.id, posts: [ask], cut: false });
+  assert.doesNotMatch(none, /id="ask-state"/);
+});
