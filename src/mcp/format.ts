@@ -103,7 +103,7 @@ export function formatStatus(s: NodeStatus): string {
     }`,
     ...(s.sandbox ?? []).map((x) => `sandbox: ${oneLine(x.who)}: ${oneLine(x.state)}`),
     `stored posts: ${s.storedPosts}`,
-    ...formatKnownAgents(s.knownAgents ?? [], s.knownAgentsTotal ?? 0),
+    ...formatKnownAgents(s.knownAgents ?? [], s.knownAgentsTotal ?? 0, s.knownAgentsUnseen),
     `drafts held for review: ${s.pendingDrafts}`,
   ];
   if (s.halted) {
