@@ -160,6 +160,8 @@ export interface NodeStatus {
     budget?: { reason: string; until: number };
     threads: Array<{ thread: string; reason: string }>;
     claimed?: { count: number; asks: Array<{ ask: string; by: string; lapsesAt?: number }> };
+    /** `agent.max_runs_per_hour` (`max`) was reached: queued events wait `until` (ms). */
+    hourlyCap?: { max: number; until: number };
     /**
      * Events runs that ended before the agent could act gave back (src/runner/retry.ts): `what`
      * (`new ask 1a2b…`), `tries` so far of `of`, the next try `at` (ms) and `inMs` from when the

@@ -138,6 +138,13 @@ export function formatStatus(s: NodeStatus): string {
       }`,
     );
   }
+  if (s.pauses?.hourlyCap) {
+    const c = s.pauses.hourlyCap;
+    lines.push(
+      `agent runs wait for the hourly cap (agent.max_runs_per_hour = ${c.max}): the next may ` +
+        `start at ${new Date(c.until).toISOString().replace(".000Z", "Z")}`,
+    );
+  }
   for (const t of s.pauses?.threads ?? []) {
     lines.push(`thread ${t.thread} paused: ${oneLine(t.reason)}`);
   }
