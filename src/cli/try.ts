@@ -21,6 +21,7 @@ import { UsageError, WatsError } from "../errors.ts";
 import { formatDuration, parseDuration } from "../duration.ts";
 import { formatPost } from "../posts/format_post.ts";
 import { splitList } from "../config/codecs.ts";
+import { CAP_NAME_RULE, capName } from "../cap_name.ts";
 import type { KnownAgent, NodeStatus, PendingDraft, PostView } from "../contracts/views.ts";
 import type { CommandContext } from "./context.ts";
 import { callData, callText, connectDaemon, type DaemonSession } from "../mcp/socket_client.ts";
@@ -116,7 +117,13 @@ export function parseTryArgs(argv: string[]): TryArgs {
     }
     timeoutMs = ms;
   }
-  const caps = v.caps === undefined ? undefined : splitList(v.caps);
+  const caps = v.caps === undefined ? undefined : splitList(v.caps).map((raw) => {
+    const name = capName(raw);
+    if (name === undefined) {
+      throw new UsageError(`--caps: "${raw}" is not a capability name: use ${CAP_NAME_RULE}`);
+    }
+    return name;
+  });
   return {
     help: v.help === true,
     text,
@@ -376,7 +383,7 @@ async function routingRefusal(here: DaemonSession, args: TryArgs): Promise<strin
     return `--to names no agent of this node, so the ask would wake none here: give ` +
       `--to ${mine[0]!.npub}, or leave --to out (this node's agent: ${names})`;
   }
-  const caps = (args.caps ?? []).map((c) => c.trim().toLowerCase().replace(/^cap:/, ""));
+  const caps = args.caps ?? [];
   if (mine.some((a) => a.caps.some((c) => caps.includes(c)))) return undefined;
   const held = [...new Set(mine.flatMap((a) => a.caps))];
   return `--caps ${caps.join(",")}: this node's agent holds ${

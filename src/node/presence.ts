@@ -17,7 +17,7 @@ import type { Store } from "../store/store.ts";
 import { PRESENCE_KIND } from "../posts/kinds.ts";
 import { CAP_PREFIX, type Post, readPost } from "../posts/post.ts";
 import { MAX_PRESENCE_AUTHORS } from "../store/limits.ts";
-import { isCapName } from "../posts/draft.ts";
+import { isCapName } from "../cap_name.ts";
 import { MAX_CAPS } from "../posts/post.ts";
 import { clip, oneLine } from "../posts/fence.ts";
 

@@ -58,6 +58,11 @@ Deno.test("wats try's flags: --text, --to, --caps, --timeout with its default, a
       caps: ["rust", "sql"],
     },
   );
+  assert.deepEqual(parseTryArgs(["--caps", "Rust,cap:go"]).caps, ["rust", "go"]);
+  assert.throws(() => parseTryArgs(["--caps", "rust,a/b"]), {
+    message: '--caps: "a/b" is not a capability name: use 1 to 64 lowercase letters, digits ' +
+      'and . _ + # -, starting with a letter or digit (e.g. "rust")',
+  });
   assert.throws(() => parseTryArgs(["--timeout", "soon"]), {
     message: "--timeout soon is not a duration such as 90s or 10m",
   });
