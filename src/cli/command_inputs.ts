@@ -8,20 +8,7 @@
  */
 
 import { pathExists } from "./io.ts";
-import { loadSettings } from "../config/settings.ts";
-import { notifyEnvNames, targetUrlOf } from "../config/notify_tables.ts";
-import { editFile, editorOf } from "./agent.ts";
-import { codexConfigPath } from "./setup.ts";
-import { notifierProgram } from "../node/notify.ts";
-import { serviceEnvFile, serviceLayout } from "./service.ts";
-import { parseDaemonArgs } from "./daemon_args.ts";
-import { requireCodexKey } from "../runner/harnesses/codex_runtime.ts";
-import { HEARTBEAT_TEMPLATE_URL } from "../runner/prompt.ts";
-import { parseUiArgs, resolveUiListen } from "./ui.ts";
-import { ASSETS_DIR } from "../ui/assets.ts";
 import type { CommandId, PermissionInputs } from "./permissions.ts";
-import { runnerSandboxed } from "../safety/sandbox.ts";
-import { sandboxProgram } from "../safety/sandboxer.ts";
 import type { CommandInit } from "./context.ts";
 
 /** The programs each agent runtime spawns. */
@@ -43,17 +30,23 @@ export async function commandInputs(
   env: Readonly<Record<string, string>> = Deno.env.toObject(),
 ): Promise<PermissionInputs> {
   const base: PermissionInputs = { paths: init.paths, self: init.self };
+  // Each command's modules are imported only for it: every command starts through this
+  // launcher, and `wats mcp` (started for each agent run) must not pay for the daemon's, the
+  // dashboard's or setup's modules (bench/mcp_start.ts measured it).
   if (id === "agent-edit") {
+    const { editFile, editorOf } = await import("./agent.ts");
     const draft = init.argv.find((a) => !a.startsWith("-")) ?? "";
     return { ...base, editor: editorOf(init.env), editFile: editFile(init.env, draft) };
   }
   if (id === "setup") {
     // Codex's config.toml, or its folder when Codex has never run.
+    const { codexConfigPath } = await import("./setup.ts");
     const file = codexConfigPath(init.env);
     const dir = file.slice(0, file.lastIndexOf("/"));
     return { ...base, hostConfigs: [pathExists(dir) ? file : dir] };
   }
   if (id === "service-install" || id === "service-uninstall" || id === "service-status") {
+    const { serviceEnvFile, serviceLayout } = await import("./service.ts");
     const l = serviceLayout(init.os, init.env, init.paths.dataDir);
     return {
       ...base,
@@ -69,10 +62,31 @@ export async function commandInputs(
     };
   }
   if (id === "ui") {
+    const { parseUiArgs, resolveUiListen } = await import("./ui.ts");
+    const { ASSETS_DIR } = await import("../ui/assets.ts");
     if (parseUiArgs(init.argv).help) return base;
     return { ...base, listen: (await resolveUiListen(init)).hostPort, uiAssets: ASSETS_DIR };
   }
   if (id !== "daemon") return base;
+  const [
+    { parseDaemonArgs },
+    { loadSettings },
+    { notifyEnvNames, targetUrlOf },
+    { notifierProgram },
+    { requireCodexKey },
+    { HEARTBEAT_TEMPLATE_URL },
+    { runnerSandboxed },
+    { sandboxProgram },
+  ] = await Promise.all([
+    import("./daemon_args.ts"),
+    import("../config/settings.ts"),
+    import("../config/notify_tables.ts"),
+    import("../node/notify.ts"),
+    import("../runner/harnesses/codex_runtime.ts"),
+    import("../runner/prompt.ts"),
+    import("../safety/sandbox.ts"),
+    import("../safety/sandboxer.ts"),
+  ]);
   const args = parseDaemonArgs(init.argv);
   if (args.help) return base;
   const { values, acp, notify } = await loadSettings(init.paths, init.env, args.flags, init.user);
