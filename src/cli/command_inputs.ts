@@ -8,20 +8,7 @@
  */
 
 import { pathExists } from "./io.ts";
-import { loadSettings } from "../config/settings.ts";
-import { notifyEnvNames, targetUrlOf } from "../config/notify_tables.ts";
-import { editFile, editorOf } from "./agent.ts";
-import { codexConfigPath } from "./setup.ts";
-import { notifierProgram } from "../node/notify.ts";
-import { serviceEnvFile, serviceLayout } from "./service.ts";
-import { parseDaemonArgs } from "./daemon_args.ts";
-import { requireCodexKey } from "../runner/harnesses/codex_runtime.ts";
-import { claudeConfigFiles } from "../runner/harnesses/claude_registration.ts";
-import { HEARTBEAT_TEMPLATE_URL } from "../runner/prompt.ts";
-import { parseUiArgs, resolveUiListen } from "./ui.ts";
-import { ASSETS_DIR } from "../ui/assets.ts";
 import type { CommandId, PermissionInputs } from "./permissions.ts";
-import { sandboxProgram } from "../safety/sandboxer.ts";
 import type { CommandInit } from "./context.ts";
 
 /** The programs each agent runtime spawns. */
@@ -43,21 +30,27 @@ export async function commandInputs(
   env: Readonly<Record<string, string>> = Deno.env.toObject(),
 ): Promise<PermissionInputs> {
   const base: PermissionInputs = { paths: init.paths, self: init.self };
+  // Each command's modules are imported only for it: every command starts through this
+  // launcher, and `wats mcp` (started for each agent run) must not pay for the daemon's, the
+  // dashboard's or setup's modules (bench/mcp_start.ts measured it).
   if (id === "agent-edit") {
+    const { editFile, editorOf } = await import("./agent.ts");
     const draft = init.argv.find((a) => !a.startsWith("-")) ?? "";
     return { ...base, editor: editorOf(init.env), editFile: editFile(init.env, draft) };
   }
   if (id === "setup") {
     // Codex's config.toml, or its folder when Codex has never run.
+    const { codexConfigPath } = await import("./setup.ts");
     const file = codexConfigPath(init.env);
     const dir = file.slice(0, file.lastIndexOf("/"));
     return {
       ...base,
       hostConfigs: [pathExists(dir) ? file : dir],
-      claudeConfigs: claudeFiles(init),
+      claudeConfigs: await claudeFiles(init),
     };
   }
   if (id === "service-install" || id === "service-uninstall" || id === "service-status") {
+    const { serviceEnvFile, serviceLayout } = await import("./service.ts");
     const l = serviceLayout(init.os, init.env, init.paths.dataDir);
     return {
       ...base,
@@ -73,10 +66,29 @@ export async function commandInputs(
     };
   }
   if (id === "ui") {
+    const { parseUiArgs, resolveUiListen } = await import("./ui.ts");
+    const { ASSETS_DIR } = await import("../ui/assets.ts");
     if (parseUiArgs(init.argv).help) return base;
     return { ...base, listen: (await resolveUiListen(init)).hostPort, uiAssets: ASSETS_DIR };
   }
   if (id !== "daemon") return base;
+  const [
+    { parseDaemonArgs },
+    { loadSettings },
+    { notifyEnvNames, targetUrlOf },
+    { notifierProgram },
+    { requireCodexKey },
+    { HEARTBEAT_TEMPLATE_URL },
+    { sandboxProgram },
+  ] = await Promise.all([
+    import("./daemon_args.ts"),
+    import("../config/settings.ts"),
+    import("../config/notify_tables.ts"),
+    import("../node/notify.ts"),
+    import("../runner/harnesses/codex_runtime.ts"),
+    import("../runner/prompt.ts"),
+    import("../safety/sandboxer.ts"),
+  ]);
   const args = parseDaemonArgs(init.argv);
   if (args.help) return base;
   const { values, acp, notify } = await loadSettings(init.paths, init.env, args.flags, init.user);
@@ -100,7 +112,7 @@ export async function commandInputs(
       : [],
     loopbackServer: values["agent.runtime"] === "codex",
     checkouts: Object.values(acp.checkouts).map((c) => c.path),
-    ...(values["agent.runtime"] === "claude" ? { claudeConfigs: claudeFiles(init) } : {}),
+    ...(values["agent.runtime"] === "claude" ? { claudeConfigs: await claudeFiles(init) } : {}),
     // A daemon with an agent may start the sandbox program: which of its runs are sandboxed is
     // the runtime's to say (src/runner/runtimes/runtime.ts `runsSandboxed`).
     sandbox: values["sandbox.mode"] !== "off" &&
@@ -117,18 +129,19 @@ export async function commandInputs(
   };
 }
 
-/** Claude Code's files that hold the wats entry, for the person of `init`. */
-function claudeFiles(init: CommandInit): string[] {
-  return claudeConfigFiles({
-    home: init.env.HOME ?? "",
-    cwd: init.cwd,
-    ...(init.env.CLAUDE_CONFIG_DIR ? { configDir: init.env.CLAUDE_CONFIG_DIR } : {}),
-  });
-}
-
 /** `ws://host:port/path` (or http, https) → `host:port`, the form Deno's net permission takes. */
 export function hostPortOf(url: string): string {
   const u = new URL(url);
   const port = u.port || (u.protocol === "wss:" || u.protocol === "https:" ? "443" : "80");
   return `${u.hostname}:${port}`;
+}
+
+/** Claude Code's files that hold the wats entry, for the person of `init`. */
+async function claudeFiles(init: CommandInit): Promise<string[]> {
+  const { claudeConfigFiles } = await import("../runner/harnesses/claude_registration.ts");
+  return claudeConfigFiles({
+    home: init.env.HOME ?? "",
+    cwd: init.cwd,
+    ...(init.env.CLAUDE_CONFIG_DIR ? { configDir: init.env.CLAUDE_CONFIG_DIR } : {}),
+  });
 }

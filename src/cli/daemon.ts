@@ -52,7 +52,8 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
     cwd: ctx.cwd,
     startedByMcp: args.startedByMcp,
     idleStopMs: args.idleStopMs,
-    signal: ctx.signal,
+    ...(args.startedByTry ? { noPresence: true } : {}),
+    signal: args.startedByTry ? AbortSignal.any([ctx.signal, stdinClosed()]) : ctx.signal,
   });
 }
 
@@ -138,4 +139,17 @@ export function jsonLinesSink(now: () => number = Date.now): EventSink {
       ),
     );
   };
+}
+
+/**
+ * Aborts when stdin reaches its end: the process that started this node and holds the
+ * pipe's other end is gone, however it ended (the kernel closes a killed process's pipes).
+ */
+function stdinClosed(): AbortSignal {
+  const closed = new AbortController();
+  (async () => {
+    const buf = new Uint8Array(64);
+    while ((await Deno.stdin.read(buf)) !== null) { /* nothing is sent: only the end counts */ }
+  })().catch(() => {}).finally(() => closed.abort("the process that started this node ended"));
+  return closed.signal;
 }

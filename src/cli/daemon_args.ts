@@ -17,6 +17,11 @@ export interface DaemonArgs {
   flags: Record<string, FlagValue>;
   /** Started in the background by `wats mcp`: never runs agents, stops when idle. */
   startedByMcp: boolean;
+  /**
+   * Started by `wats try` as its throwaway node: runs no agent, posts no presence, and
+   * stops when its stdin closes (the `wats try` that holds the pipe ended, SIGKILL included).
+   */
+  startedByTry: boolean;
   /** `--mcp-idle`: how long a node started by `wats mcp` waits with no MCP session. */
   idleStopMs?: number;
   logLevel: "debug" | "info" | "warning" | "error";
@@ -56,6 +61,8 @@ export function parseDaemonArgs(argv: string[]): DaemonArgs {
   const options: Record<string, { type: "string" | "boolean"; short?: string }> = {
     help: { type: "boolean", short: "h" },
     "started-by-mcp": { type: "boolean" },
+    // Not in the help: set by `wats try` for its throwaway node (src/cli/try.ts).
+    "started-by-try": { type: "boolean" },
     // Not in the help: how long a node started by `wats mcp` waits for a
     // session before it stops. Tests set it short instead of waiting 10 min.
     "mcp-idle": { type: "string" },
@@ -91,6 +98,8 @@ export function parseDaemonArgs(argv: string[]): DaemonArgs {
     // whatever the flags or config say (docs/decisions/runner.md).
     flags["agent.runtime"] = { flag: "--started-by-mcp", value: "none" };
   }
+  const startedByTry = values["started-by-try"] === true;
+  if (startedByTry) flags["agent.runtime"] = { flag: "--started-by-try", value: "none" };
   let idleStopMs: number | undefined;
   const idle = values["mcp-idle"];
   if (typeof idle === "string") {
@@ -105,6 +114,7 @@ export function parseDaemonArgs(argv: string[]): DaemonArgs {
     help: values.help === true,
     flags,
     startedByMcp,
+    startedByTry,
     ...(idleStopMs !== undefined ? { idleStopMs } : {}),
     logLevel: level as DaemonArgs["logLevel"],
   };

@@ -22,6 +22,7 @@ import { type CommandInit, type FromWorker, launchEnv, type ToWorker } from "./c
 import { type Route, route, workerOf } from "./route.ts";
 import { reportError } from "./worker_entry.ts";
 import { commandInputs } from "./command_inputs.ts";
+import { makeTryDir } from "./try_scratch.ts";
 import { useTerminalSafeConsole } from "../io/terminal_text.ts";
 
 const WORKERS_DIR = new URL("../workers/", import.meta.url);
@@ -102,12 +103,14 @@ export async function launch(args: string[]): Promise<number> {
     return reportError(err, r.verbose, "launcher");
   }
   if (r.id === "try" && !r.argv.some(isHelpFlag)) {
-    // The throwaway node's data dir: made and removed here, whatever the worker does.
-    const scratch = Deno.makeTempDirSync({ prefix: "wats-try-" });
+    // The throwaway node's data dir: made and removed here, whatever the worker does;
+    // what a killed `wats try` left is removed first (src/cli/try_scratch.ts).
+    const dir = makeTryDir();
+    const scratch = dir.path;
     try {
       return await runWorker(r.id, { ...init, scratch }, { ...inputs, scratch }, r.worker);
     } finally {
-      Deno.removeSync(scratch, { recursive: true });
+      dir.remove();
     }
   }
   // The daemon's very first start records the acknowledged safety values, in a

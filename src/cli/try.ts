@@ -6,7 +6,11 @@
  * own node key and authors — peered with this node's relay endpoint (`listen`), posts one ask
  * from it, and shows what happens: the ask arriving, the agent's run starting (or the setting
  * that kept it from waking), and the answer, fenced as another author's content. The second
- * node is stopped on every way out: answer, timeout, error, Ctrl-C.
+ * node is stopped on every way out: answer, timeout, error, Ctrl-C; and it stops by itself
+ * when this process dies (`--started-by-try`: it reads a pipe from this process to its end),
+ * so a SIGKILL leaves no node behind; its directory goes at the next `wats try`
+ * (src/cli/try_scratch.ts). It runs no agent and posts no presence, so it leaves no known
+ * agent behind on the person's node.
  *
  * @module
  */
@@ -17,7 +21,8 @@ import { UsageError, WatsError } from "../errors.ts";
 import { formatDuration, parseDuration } from "../duration.ts";
 import { formatPost } from "../posts/format_post.ts";
 import { splitList } from "../config/codecs.ts";
-import type { NodeStatus, PostView } from "../contracts/views.ts";
+import { CAP_NAME_RULE, capName } from "../cap_name.ts";
+import type { KnownAgent, NodeStatus, PendingDraft, PostView } from "../contracts/views.ts";
 import type { CommandContext } from "./context.ts";
 import { callData, callText, connectDaemon, type DaemonSession } from "../mcp/socket_client.ts";
 import { selfCommandOf } from "../runner/harness.ts";
@@ -43,13 +48,15 @@ and a relay endpoint: start it with \`wats --listen 127.0.0.1:7447\` (or
                  agent.caps match wake
   --timeout D    how long to wait for the answer (default 5m; e.g. 90s, 10m)
 
-An ask the routing keeps from your agent (addressed to others, caps it does
-not hold, or open while agent.open_asks = false) never wakes it: wats try
-then waits until --timeout.
+An ask the routing keeps from your agent (--to naming other agents, --caps it
+does not hold) is refused before anything starts, saying which setting decides.
+While it waits, wats try says what holds the run back (agent.max_runs_per_hour,
+a budget, a retry), and an answer held for review (agent.review) is shown as
+such, with the command that shows it.
 
 Exit codes: 0 the answer arrived; 1 it did not (timeout, a setting kept the
-agent from waking, the run ended without an answer, no node, no endpoint);
-2 a usage error; 130 stopped by Ctrl-C.
+agent from waking, the answer is held for review, the run ended without an
+answer, no node, no endpoint); 2 a usage error; 130 stopped by Ctrl-C.
 `;
 
 /** The default ask. */
@@ -110,7 +117,13 @@ export function parseTryArgs(argv: string[]): TryArgs {
     }
     timeoutMs = ms;
   }
-  const caps = v.caps === undefined ? undefined : splitList(v.caps);
+  const caps = v.caps === undefined ? undefined : splitList(v.caps).map((raw) => {
+    const name = capName(raw);
+    if (name === undefined) {
+      throw new UsageError(`--caps: "${raw}" is not a capability name: use ${CAP_NAME_RULE}`);
+    }
+    return name;
+  });
   return {
     help: v.help === true,
     text,
@@ -162,6 +175,7 @@ export async function tryCommand(ctx: CommandContext): Promise<number> {
   const here = await connectDaemon(ctx.paths.socket, undefined, { data: true });
   let node: Deno.ChildProcess | undefined;
   let there: DaemonSession | undefined;
+  let lifeline: WritableStreamDefaultWriter<Uint8Array> | undefined;
   try {
     const status = await callData<NodeStatus>(here, "status");
     if (status.agent === null) {
@@ -178,6 +192,11 @@ export async function tryCommand(ctx: CommandContext): Promise<number> {
       );
     }
     const url = endpointOf(status);
+    const kept = await routingRefusal(here, args);
+    if (kept !== undefined) {
+      console.log(kept);
+      return 1;
+    }
     console.log(`starting a throwaway node in ${dir}, connected to this node at ${url}`);
     const self = selfCommandOf(ctx.self);
     node = new Deno.Command(self.command, {
@@ -188,8 +207,9 @@ export async function tryCommand(ctx: CommandContext): Promise<number> {
         "node",
         // Flags win over WATS_* variables and config: it runs no agent, listens nowhere,
         // and syncs with this node only.
-        "--agent",
-        "none",
+        // No agent, no presence, and it stops when this process's pipe to it closes,
+        // even if this process is killed (SIGKILL included).
+        "--started-by-try",
         "--listen",
         "",
         "--infra",
@@ -197,10 +217,12 @@ export async function tryCommand(ctx: CommandContext): Promise<number> {
         "--log-level",
         "warning",
       ],
-      stdin: "null",
+      stdin: "piped",
       stdout: "null",
       stderr: "piped",
     }).spawn();
+    // Held open, never written: the node reads its end until it closes.
+    lifeline = node.stdin.getWriter();
     const stderr = collect(node.stderr);
     there = await waitForSocket(`${dir}/mcp.sock`, node, stderr, ctx.signal);
     if (there === undefined) return stopped();
@@ -220,6 +242,7 @@ export async function tryCommand(ctx: CommandContext): Promise<number> {
   } finally {
     await there?.close().catch(() => {});
     await here.close().catch(() => {});
+    await lifeline?.close().catch(() => {});
     if (node !== undefined) await stop(node);
   }
 }
@@ -246,8 +269,11 @@ async function watch(
   let arrived = false;
   let runId: string | undefined;
   let runEnded = false;
+  let toldWait = "";
   while (!ctx.signal.aborted) {
     const status = await callData<NodeStatus>(here, "status");
+    const held = arrived ? await heldDraft(here, askId) : undefined;
+    if (held !== undefined) return heldForReview(held);
     const skip = status.skipped?.find((s) => s.post === askId);
     if (skip !== undefined) {
       console.log(`this node did not wake its agent: ${skip.reason}`);
@@ -277,6 +303,11 @@ async function watch(
         console.log(`run ${runId} ended: ${last.status}`);
       }
     }
+    const wait = arrived && runId === undefined ? whyRunsWait(status) : undefined;
+    if (wait !== undefined && wait !== toldWait) {
+      toldWait = wait;
+      console.log(`the agent has not woken yet: ${wait}`);
+    }
     const answer = await replyTo(there, askId);
     if (answer !== undefined) {
       console.log("the answer arrived on the throwaway node:");
@@ -284,6 +315,9 @@ async function watch(
       return 0;
     }
     if (runEnded && !(await repliedHere(here, askId))) {
+      // The run may have held its answer after this turn's look at the drafts.
+      const late = await heldDraft(here, askId);
+      if (late !== undefined) return heldForReview(late);
       console.log(
         `the run ended without answering the ask: \`wats agent logs --run ${runId}\` shows why`,
       );
@@ -294,7 +328,7 @@ async function watch(
         `no answer within ${formatDuration(timeoutMs)}: ` +
           (arrived
             ? runId === undefined
-              ? "the agent has not woken yet (agent.every debounces wakes; `wats status` says why runs wait)"
+              ? `the agent has not woken yet: ${whyRunsWait(status) ?? NO_REASON}`
               : `run ${runId} is still going (\`wats agent logs -f\`)`
             : "the ask has not reached this node"),
       );
@@ -303,6 +337,76 @@ async function watch(
     await sleep(POLL_MS, ctx.signal);
   }
   return stopped();
+}
+
+/** What the timeout says when the node shows nothing holding the run back. */
+const NO_REASON = "nothing holds its runs back, so agent.every still debounces it " +
+  "(`wats config get agent.every`), or the routing kept the ask from it (agent.caps_match = " +
+  "all with --caps, or agent.open_asks = false for an open ask)";
+
+/** Why the agent's runs wait, from the node's status; undefined when nothing holds them. */
+export function whyRunsWait(status: NodeStatus): string | undefined {
+  const p = status.pauses;
+  const at = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+  if (p?.budget) return `runs are paused: ${p.budget.reason}; they resume at ${at(p.budget.until)}`;
+  if (p?.hourlyCap) {
+    return `the hourly cap is reached (agent.max_runs_per_hour = ${p.hourlyCap.max}); the next ` +
+      `run may start at ${at(p.hourlyCap.until)}`;
+  }
+  const retry = p?.retrying?.[0];
+  if (retry) {
+    return `a run that could not act is tried again at ${at(retry.at)} (try ${retry.tries + 1} ` +
+      `of ${retry.of}; it ended: ${retry.error})`;
+  }
+  if (p?.claimed && p.claimed.count > 0) {
+    return `another agent claimed the ask (\`wats status\` lists the claims)`;
+  }
+  return undefined;
+}
+
+/**
+ * Why this node's agent would not wake for the ask `args` describe, judged from
+ * the agents this node knows (its own agent's presence, with its caps), before
+ * anything starts; undefined when it would, or when the node does not know its
+ * own agent yet.
+ */
+async function routingRefusal(here: DaemonSession, args: TryArgs): Promise<string | undefined> {
+  if (args.to === undefined && args.caps === undefined) return undefined;
+  const mine = (await callData<{ agents: KnownAgent[] }>(here, "agents")).agents
+    .filter((a) => a.local);
+  if (mine.length === 0) return undefined;
+  const names = mine.map((a) => a.npub).join(", ");
+  if (args.to !== undefined) {
+    const addressed = (await callData<{ agents: KnownAgent[] }>(here, "agents", { to: args.to }))
+      .agents.filter((a) => a.local);
+    if (addressed.length > 0) return undefined;
+    return `--to names no agent of this node, so the ask would wake none here: give ` +
+      `--to ${mine[0]!.npub}, or leave --to out (this node's agent: ${names})`;
+  }
+  const caps = args.caps ?? [];
+  if (mine.some((a) => a.caps.some((c) => caps.includes(c)))) return undefined;
+  const held = [...new Set(mine.flatMap((a) => a.caps))];
+  return `--caps ${caps.join(",")}: this node's agent holds ${
+    held.length > 0 ? `caps ${held.join(", ")}` : "no caps (agent.caps is empty)"
+  }, and an ask naming only caps it lacks never wakes it: use --caps ${
+    held[0] ?? "…"
+  }, leave --caps out, or add the cap with \`wats config set agent.caps …\``;
+}
+
+/** Says where the held answer is and how to see and send it; the exit code. */
+function heldForReview(draft: PendingDraft): number {
+  console.log(
+    `the agent answered, and its answer is held for review on this node (agent.review): ` +
+      `\`wats agent pending show ${draft.id}\` shows it, \`wats agent approve ${draft.id}\` ` +
+      `sends it (or the dashboard's review page)`,
+  );
+  return 1;
+}
+
+/** The draft held for review that replies to `askId`, if any. */
+async function heldDraft(here: DaemonSession, askId: string): Promise<PendingDraft | undefined> {
+  const { drafts } = await callData<{ drafts: PendingDraft[] }>(here, "pending");
+  return drafts.find((d) => d.parent === askId || (d.thread === askId && d.kind !== "permission"));
 }
 
 /** What Ctrl-C ends with (the caller's `finally` stops the second node). */

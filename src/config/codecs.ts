@@ -7,6 +7,7 @@
  */
 
 import { authorKeyHex } from "../author_key.ts";
+import { CAP_NAME_RULE, capName } from "../cap_name.ts";
 import { formatDuration, parseDuration } from "../duration.ts";
 import {
   POLICY_RULE,
@@ -50,6 +51,8 @@ export function requirement(spec: SettingSpec): string {
     case "list":
       return spec.item === "author-key"
         ? "must be a list of author keys (npub1… or 64 hex characters)"
+        : spec.item === "cap"
+        ? `must be a list of capability names (each ${CAP_NAME_RULE})`
         : spec.item === "rule"
         ? "must be a list of rules such as claude/edit(src/**) (HARNESS/KIND, an optional " +
           "(PATH GLOB), * for any; no commas)"
@@ -215,6 +218,14 @@ function checkList(spec: SettingSpec, items: string[]): string[] {
       if (hex === undefined) throw new InvalidValue(`${requirement(spec)}; "${item}" is not one`);
       return hex;
     });
+  }
+  if (spec.item === "cap") {
+    const names = items.map((item) => {
+      const name = capName(item);
+      if (name === undefined) throw new InvalidValue(`${requirement(spec)}; "${item}" is not one`);
+      return name;
+    });
+    return [...new Set(names)];
   }
   if (spec.item === "rule") {
     for (const item of items) {

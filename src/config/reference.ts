@@ -157,6 +157,12 @@ Each setting has a variable: \`WATS_\` and the key in capitals, dots as undersco
   empty list.
 - **author keys** (\`agent.allow\`, \`halt.accept\`): \`npub1…\` or 64 hexadecimal characters; wats uses
   them as lowercase hex.
+- **capability names** (\`agent.caps\`; also the caps of an ask in the \`ask\` tool, \`wats try --caps\`
+  and the dashboard): 1 to 64 lowercase letters, digits and \`. _ + # -\`, starting with a letter or
+  digit (\`rust\`, \`c++\`, \`node.js\`); \`Rust\` and \`cap:rust\` are read as \`rust\`, anything else is
+  refused (\`src/cap_name.ts\` is the one validator).
+- **budgets**: \`agent.max_usd_per_day\` may not be above \`agent.max_usd_per_month\` (a day could never
+  spend it): raise the month first.
 - **bool**: \`true\` or \`false\` (variables and flags also take \`1\`/\`0\`, \`yes\`/\`no\`, \`on\`/\`off\`).
 - **int**, **number**: bare in config.toml (\`max_turns = 5\`, not \`"5"\`).
 - **address**: \`host:port\`, e.g. \`127.0.0.1:7447\`; empty: off.
@@ -218,7 +224,13 @@ function allowedCell(spec: SettingSpec): string {
         ? `${code(spec.off)} or ${code("0")}: off`
         : "";
     case "list":
-      return spec.item === "author-key" ? "author keys" : spec.item === "rule" ? "rules" : "names";
+      return spec.item === "author-key"
+        ? "author keys"
+        : spec.item === "rule"
+        ? "rules"
+        : spec.item === "cap"
+        ? "capability names"
+        : "names";
     case "relay-list":
       return "`ws://`, `wss://` URLs";
     case "address":

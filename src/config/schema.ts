@@ -105,7 +105,7 @@ export interface SettingSpec<K extends SettingKey = SettingKey> {
   /** string: a pattern the text must match, and what it means (`must be …`). */
   match?: { re: RegExp; requirement: string };
   /** list: what each item must be. */
-  item?: "author-key" | "name" | "rule";
+  item?: "author-key" | "name" | "rule" | "cap";
   /** A safety setting: a change is flagged until `wats config ack` (docs/decisions/runner.md). */
   safety: boolean;
   /** One line for `config list --help` and docs/configuration.md. */
@@ -320,7 +320,7 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
   },
   "agent.caps": {
     type: "list",
-    item: "name",
+    item: "cap",
     default: [],
     safety: false,
     description: "Capabilities announced as `cap:NAME` tags.",

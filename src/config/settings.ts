@@ -141,6 +141,7 @@ export function resolveSettings(input: ResolveInput): ResolvedSettings {
   if (values["profile"] === "") values["profile"] = input.user;
   if (values["agent.profile"] === "") values["agent.profile"] = `${input.user}-agent`;
   checkWorkdir(values["agent.workdir"] as string, sources["agent.workdir"], input);
+  checkBudgets(values, sources, input);
 
   return {
     values: values as unknown as Settings,
@@ -199,4 +200,38 @@ function checkWorkdir(workdir: string, source: SettingSource, input: ResolveInpu
     `${from}: agent.workdir = "${workdir}" is or contains the data directory ${dataDir}, ` +
       "which would let the agent rewrite its own settings; choose a folder outside it",
   );
+}
+
+/**
+ * A daily budget above the monthly one can never be spent: the month stops the runs first,
+ * so the setting says something false (docs/configuration.md, "Budgets").
+ */
+function checkBudgets(
+  values: Record<string, unknown>,
+  sources: Record<SettingKey, SettingSource>,
+  input: ResolveInput,
+): void {
+  const day = values["agent.max_usd_per_day"] as number;
+  const month = values["agent.max_usd_per_month"] as number;
+  if (day <= month) return;
+  const from = (key: SettingKey) =>
+    sources[key] === "file"
+      ? `${input.filePath}${lineOf(input, key)}`
+      : sources[key] === "env"
+      ? SCHEMA[key].env
+      : sources[key] === "flag"
+      ? "the flag"
+      : "the default";
+  throw new ConfigError(
+    "config.bad_value",
+    `agent.max_usd_per_day = ${day} (${from("agent.max_usd_per_day")}) is above ` +
+      `agent.max_usd_per_month = ${month} (${from("agent.max_usd_per_month")}): a day could ` +
+      `never spend it. Raise the month first (wats config set agent.max_usd_per_month ${day}), ` +
+      `or set a daily budget of at most ${month}`,
+  );
+}
+
+function lineOf(input: ResolveInput, key: SettingKey): string {
+  const line = findKeyLine(input.fileText ?? "", key);
+  return line === undefined ? "" : `:${line}`;
 }

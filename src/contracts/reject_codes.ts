@@ -1,7 +1,8 @@
 /**
  * Why an event from the outside was refused (src/posts/validate.ts decides,
  * src/net/ingest.ts counts and reports, src/errors.ts names the error a draft
- * gets): one closed list below all three. `superseded` and `too_frequent` are the
+ * gets): one closed list below all three. `superseded`, `too_frequent` and
+ * `too_many_authors` are the
  * ingest's own, for presence floods (docs/decisions/presence.md).
  *
  * @module
@@ -19,7 +20,8 @@ export type RejectCode =
   | "bad_id"
   | "bad_sig"
   | "superseded"
-  | "too_frequent";
+  | "too_frequent"
+  | "too_many_authors";
 
 /** Every rejection code, for counters. */
 export const REJECT_CODES: readonly RejectCode[] = [
@@ -34,4 +36,5 @@ export const REJECT_CODES: readonly RejectCode[] = [
   "bad_sig",
   "superseded",
   "too_frequent",
+  "too_many_authors",
 ];

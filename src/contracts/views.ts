@@ -96,8 +96,13 @@ export interface KnownAgent {
   lastSeen: number;
   /** No presence for 3 × `agent.presence_every`: it may be gone, whatever its state said. */
   stale: boolean;
-  /** Fresh and running: an ask for it can wake it. */
+  /**
+   * Fresh, running and seen (one of this node's profiles, or it posted something
+   * besides its presence that this node stores): an ask for it can wake it.
+   */
   reachable: boolean;
+  /** Fresh and running, but a bare presence: never seen posting (not counted as reachable). */
+  unseen?: true;
   /** The agent is one of this node's profiles. */
   local: boolean;
 }
@@ -106,8 +111,10 @@ export interface KnownAgent {
 export interface AgentReach {
   /** Agents with a presence that the ask is for (its `to`, else its caps, else all). */
   matching: number;
-  /** Of those, the ones fresh and running. */
+  /** Of those, the ones fresh, running and seen (see {@linkcode KnownAgent.reachable}). */
   reachable: number;
+  /** Of those, the ones fresh and running that only ever sent a presence; absent when none. */
+  unseen?: number;
 }
 
 /**
@@ -190,6 +197,8 @@ export interface NodeStatus {
     budget?: { reason: string; until: number };
     threads: Array<{ thread: string; reason: string }>;
     claimed?: { count: number; asks: Array<{ ask: string; by: string; lapsesAt?: number }> };
+    /** `agent.max_runs_per_hour` (`max`) was reached: queued events wait `until` (ms). */
+    hourlyCap?: { max: number; until: number };
     /**
      * Events runs that ended before the agent could act gave back (src/runner/retry.ts): `what`
      * (`new ask 1a2b…`), `tries` so far of `of`, the next try `at` (ms) and `inMs` from when the
@@ -223,6 +232,8 @@ export interface NodeStatus {
   knownAgents?: KnownAgent[];
   /** How many agents this node knows in all. */
   knownAgentsTotal?: number;
+  /** How many of them only ever sent a presence (see {@linkcode KnownAgent.unseen}). */
+  knownAgentsUnseen?: number;
   /** The network side: relay connections, the outbox, the relay endpoint. */
   network?: {
     /** `bytesReceived`: as on the wire, all connections since the node started. */

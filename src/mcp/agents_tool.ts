@@ -10,7 +10,7 @@
 import { decode, npubEncode } from "nostr-tools/nip19";
 import { z } from "zod";
 import { WatsError } from "../errors.ts";
-import { isCapName } from "../posts/draft.ts";
+import { CAP_NAME_RULE, capName } from "../cap_name.ts";
 import { MAX_CAPS } from "../posts/post.ts";
 import { echoed } from "../posts/fence.ts";
 import { formatKnownAgent, formatReach } from "./format_agents.ts";
@@ -71,14 +71,16 @@ function normCaps(values: readonly string[]): string[] {
   if (values.length > MAX_CAPS) {
     throw new WatsError("mcp.bad_caps", `${values.length} caps given: name at most ${MAX_CAPS}.`);
   }
-  const out = values.map((v) => v.trim().toLowerCase().replace(/^cap:/, ""));
-  const bad = out.find((c) => !isCapName(c));
-  if (bad !== undefined) {
-    throw new WatsError(
-      "mcp.bad_caps",
-      `cap "${echoed(bad)}" is not a capability name: lowercase letters, digits and ._+#- only.`,
-    );
-  }
+  const out = values.map((v) => {
+    const c = capName(v);
+    if (c === undefined) {
+      throw new WatsError(
+        "mcp.bad_caps",
+        `cap "${echoed(v)}" is not a capability name: use ${CAP_NAME_RULE}.`,
+      );
+    }
+    return c;
+  });
   return [...new Set(out)];
 }
 

@@ -103,7 +103,7 @@ export function formatStatus(s: NodeStatus): string {
     }`,
     ...(s.sandbox ?? []).map((x) => `sandbox: ${oneLine(x.who)}: ${oneLine(x.state)}`),
     `stored posts: ${s.storedPosts}`,
-    ...formatKnownAgents(s.knownAgents ?? [], s.knownAgentsTotal ?? 0),
+    ...formatKnownAgents(s.knownAgents ?? [], s.knownAgentsTotal ?? 0, s.knownAgentsUnseen),
     `drafts held for review: ${s.pendingDrafts}`,
     ...formatMyAsks(s.asks),
   ];
@@ -137,6 +137,13 @@ export function formatStatus(s: NodeStatus): string {
       `agent runs paused: ${oneLine(s.pauses.budget.reason)}; they resume at ${
         new Date(s.pauses.budget.until).toISOString().replace(".000Z", "Z")
       }`,
+    );
+  }
+  if (s.pauses?.hourlyCap) {
+    const c = s.pauses.hourlyCap;
+    lines.push(
+      `agent runs wait for the hourly cap (agent.max_runs_per_hour = ${c.max}): the next may ` +
+        `start at ${new Date(c.until).toISOString().replace(".000Z", "Z")}`,
     );
   }
   for (const t of s.pauses?.threads ?? []) {

@@ -18,17 +18,25 @@ export function formatKnownAgent(a: KnownAgent): string {
     `${a.npub}${a.local ? " (this node)" : ""}`,
     ...(a.title ? [JSON.stringify(a.title)] : []),
     `caps: ${a.caps.length > 0 ? a.caps.join(", ") : "none"}`,
-    state,
+    a.unseen ? `${state} (a bare presence: never seen posting)` : state,
     `last seen ${isoSeconds(a.lastSeen / 1000)}${a.stale ? " (stale)" : ""}`,
   ].join(" · ");
 }
 
-/** The status section: a count, then one line per agent listed. */
-export function formatKnownAgents(agents: readonly KnownAgent[], total: number): string[] {
+/**
+ * The status section: a count, then one line per agent listed (the seen ones first);
+ * `unseen` of the `total` only ever sent a presence.
+ */
+export function formatKnownAgents(
+  agents: readonly KnownAgent[],
+  total: number,
+  unseen = 0,
+): string[] {
   if (total === 0) return ["known agents: none (no presence received yet)"];
-  const more = total > agents.length ? `, the newest ${agents.length} shown` : "";
+  const bare = unseen > 0 ? ` (${unseen} of them a bare presence, never seen posting)` : "";
+  const more = total > agents.length ? `, ${agents.length} shown (seen ones first)` : "";
   return [
-    `known agents: ${total}${more}`,
+    `known agents: ${total}${bare}${more}`,
     ...agents.map((a) => `  - ${formatKnownAgent(a)}`),
   ];
 }
@@ -48,6 +56,10 @@ export function formatReach(
     : caps.length > 0
     ? `${one ? "matches" : "match"} caps [${caps.join(", ")}]`
     : `could take an open ask`;
+  const bare = reach.unseen
+    ? ` ${reach.unseen} more ${reach.unseen === 1 ? "is" : "are"} running but never seen ` +
+      `posting (a bare presence), not counted.`
+    : "";
   return `${reach.matching} known agent${one ? "" : "s"} ${which}; ${reach.reachable} ` +
-    `${reach.reachable === 1 ? "is" : "are"} reachable (fresh presence, running).`;
+    `${reach.reachable === 1 ? "is" : "are"} reachable (fresh presence, running).${bare}`;
 }

@@ -69,7 +69,7 @@ export interface IngestOptions {
   maxSkewMs: number;
   /** Checks ids and signatures (a worker pool); default: on this thread. */
   verify?: Verifier;
-  /** The per-author bound on presence (src/net/presence_gate.ts); default its limits. */
+  /** The bounds on presence (src/net/presence_gate.ts); default its limits. */
   presenceGate?: PresenceGate;
 }
 
@@ -185,10 +185,20 @@ export function createIngest(opts: IngestOptions): Ingest {
       verify: opts.verify,
     });
     if (!checked.ok) return reject(source, id, checked.code, checked.reason);
-    if (
-      checked.event.kind === PRESENCE_KIND && !gate.admit(checked.event.pubkey, opts.now())
-    ) {
-      return reject(source, id, "too_frequent", "this author sends presence too often");
+    if (checked.event.kind === PRESENCE_KIND) {
+      const author = checked.event.pubkey;
+      const verdict = gate.admit(author, opts.now(), { source, known: store.hasPresence(author) });
+      if (verdict === "too_frequent") {
+        return reject(source, id, verdict, "this author sends presence too often");
+      }
+      if (verdict === "too_many_authors") {
+        return reject(
+          source,
+          id,
+          verdict,
+          "too many new presence authors from this source or in all; try again later",
+        );
+      }
     }
     return new Promise<IngestResult>((resolve) => {
       queue.push({ event: checked.event, source, resolve });

@@ -152,7 +152,7 @@ export function ingestAnswer(okId: string | undefined, r: IngestResult): unknown
     : r.code === "store"
     ? "error: could not store the event; try again later"
     // NIP-01 prefixes a sender acts on: try the presence later; drop it, a newer one is here.
-    : r.code === "too_frequent"
+    : r.code === "too_frequent" || r.code === "too_many_authors"
     ? `rate-limited: ${r.reason} (${r.code})`
     : r.code === "superseded"
     ? `duplicate: ${r.reason} (${r.code})`

@@ -330,6 +330,9 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
         ? { budget: { reason: st.reason, until: st.resumesAt } }
         : {}),
       threads: st.pausedThreads,
+      ...(st.capUntil !== undefined && st.capUntil > systemClock.now()
+        ? { hourlyCap: { max: s["agent.max_runs_per_hour"], until: st.capUntil } }
+        : {}),
       ...retryViews(st, systemClock.now()),
       ...(st.claimed.length > 0
         ? {

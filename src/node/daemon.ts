@@ -84,6 +84,8 @@ export interface NodeOptions {
   cwd: string;
   /** Started in the background by `wats mcp`: a foreground `wats` may take over. */
   startedByMcp: boolean;
+  /** Posts no presence (`wats try`'s throwaway node: it runs no agent and ends soon). */
+  noPresence?: boolean;
   /** A node started by `wats mcp` stops after this long with no MCP session (default {@linkcode MCP_NODE_IDLE_MS}). */
   idleStopMs?: number;
   /** Aborts on SIGINT/SIGTERM. */
@@ -346,7 +348,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
     });
 
     await agentRunner?.announce(async (draft) => (await service.publishAs(agent.name, draft)).id);
-    presence.current = startAgentPresence({
+    presence.current = opts.noPresence ? undefined : startAgentPresence({
       about: settings["agent.about"],
       caps: settings["agent.caps"],
       everyMs: settings["agent.presence_every"],

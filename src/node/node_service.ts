@@ -285,7 +285,7 @@ export class LocalNodeService implements NodeService {
         ? { asks: this.#deps.askStates.mine(session.pubkey, STATUS_ASKS) }
         : {}),
       knownAgents: this.#deps.knownAgents.list(STATUS_AGENTS),
-      knownAgentsTotal: this.#deps.knownAgents.count(),
+      ...knownAgentCounts(this.#deps.knownAgents),
       ...(this.#deps.sandboxStatus ? { sandbox: this.#deps.sandboxStatus() } : {}),
       ...(this.#deps.networkStatus ? { network: this.#deps.networkStatus() } : {}),
     };
@@ -440,4 +440,12 @@ function toldNotices(notices: readonly string[]): string[] {
     );
   }
   return out;
+}
+
+/** The status's agent totals: all, and the bare presences among them when there are any. */
+function knownAgentCounts(
+  known: KnownAgents,
+): { knownAgentsTotal: number; knownAgentsUnseen?: number } {
+  const { total, seen } = known.counts();
+  return { knownAgentsTotal: total, ...(total > seen ? { knownAgentsUnseen: total - seen } : {}) };
 }

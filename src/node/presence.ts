@@ -3,7 +3,8 @@
  * presence, as the store keeps it (one per author, a bounded number of authors),
  * with the time this node received it. A presence older than 3 × `agent.presence_every`
  * is stale: the agent may be gone, whatever its state said, so it is not counted
- * as reachable. Presence never wakes an agent (src/runner/wake_rules.ts ignores the
+ * as reachable. Nor is an author that sent nothing but its presence (a key costs a
+ * flood nothing): it is listed after the seen ones and counted apart. Presence never wakes an agent (src/runner/wake_rules.ts ignores the
  * kind); this table only answers who is out there.
  *
  * @module
@@ -16,7 +17,7 @@ import type { Store } from "../store/store.ts";
 import { PRESENCE_KIND } from "../posts/kinds.ts";
 import { CAP_PREFIX, type Post, readPost } from "../posts/post.ts";
 import { MAX_PRESENCE_AUTHORS } from "../store/limits.ts";
-import { isCapName } from "../posts/draft.ts";
+import { isCapName } from "../cap_name.ts";
 import { MAX_CAPS } from "../posts/post.ts";
 import { clip, oneLine } from "../posts/fence.ts";
 
@@ -56,17 +57,26 @@ export class KnownAgents {
     });
   }
 
-  /** The known agents, newest presence first; at most `limit` (default all). */
+  /**
+   * The known agents, at most `limit` (default all): the seen ones first, each group
+   * newest presence first, so a flood of bare presences cannot push a real agent
+   * out of a bounded list.
+   */
   list(limit?: number): KnownAgent[] {
     const now = this.#o.now();
     const local = this.#o.store.localAuthors();
     return this.#o.store.presence(limit === undefined ? {} : { limit })
-      .map((p) => this.#view(p, now, local.has(p.author)));
+      .map((p) => this.#view(p, now, local.has(p.author), p.seen));
   }
 
   /** How many agents are known. */
   count(): number {
     return this.#o.store.presenceCount();
+  }
+
+  /** How many agents are known, and how many of them are seen (not a bare presence). */
+  counts(): { total: number; seen: number } {
+    return this.#o.store.presenceCounts();
   }
 
   /**
@@ -86,14 +96,18 @@ export class KnownAgents {
         { maxLimit },
       )
       : this.#o.store.presence().map((p) => p.event);
+    const seen = this.#o.store.seenAuthors([...new Set(candidates.map((e) => e.pubkey))]);
     let matching = 0;
     let reachable = 0;
+    let unseen = 0;
     for (const e of candidates) {
       if (e.pubkey === author) continue;
       matching++;
-      if (this.#view(readPost(e), now, false).reachable) reachable++;
+      const view = this.#view(readPost(e), now, false, seen.has(e.pubkey));
+      if (view.reachable) reachable++;
+      else if (view.unseen) unseen++;
     }
-    return { matching, reachable };
+    return { matching, reachable, ...(unseen > 0 ? { unseen } : {}) };
   }
 
   /** Stops listening to the store. */
@@ -101,7 +115,7 @@ export class KnownAgents {
     this.#unlisten();
   }
 
-  #view(p: Post, now: number, local: boolean): KnownAgent {
+  #view(p: Post, now: number, local: boolean, seen: boolean): KnownAgent {
     const arrived = this.#arrived.get(p.author);
     // Stored before this daemon started: its own date is the best guess, never the future.
     const lastSeen = arrived?.id === p.id ? arrived.at : Math.min(p.createdAt * 1000, now);
@@ -116,7 +130,8 @@ export class KnownAgents {
       ...state,
       lastSeen,
       stale,
-      reachable: !stale && state.state === "running",
+      reachable: seen && !stale && state.state === "running",
+      ...(!seen && !stale && state.state === "running" ? { unseen: true } : {}),
       local,
     };
   }

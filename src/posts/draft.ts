@@ -16,7 +16,8 @@ import type { PostRequest } from "../contracts/views.ts";
 import { PostError } from "../errors.ts";
 import { echoed } from "./fence.ts";
 import { isPostable, POSTABLE } from "./kinds.ts";
-import { CAP_NAME, MAX_CAPS, MAX_TEXT_BYTES, MAX_TO } from "./post.ts";
+import { MAX_CAPS, MAX_TEXT_BYTES, MAX_TO } from "./post.ts";
+import { CAP_NAME_RULE, capName } from "../cap_name.ts";
 import { authorKeyHex } from "../author_key.ts";
 
 /** Longest title, in characters. */
@@ -29,11 +30,6 @@ const NEEDS_TITLE: ReadonlySet<string> = new Set(["ask"]);
 const POST_ID = /^[0-9a-f]{64}$/;
 /** The kinds that may name the authors they are for (`to`): the others reach a thread. */
 const MAY_ADDRESS: ReadonlySet<string> = new Set(["ask"]);
-
-/** True for a capability name as a draft may give it (lowercase, no `cap:` prefix). */
-export function isCapName(name: string): boolean {
-  return CAP_NAME.test(name);
-}
 
 /**
  * `draft` as it will be posted: the parent id and caps normalised (trimmed, lower
@@ -153,13 +149,11 @@ function judgeCaps(values: readonly string[] | undefined): string[] | undefined 
   }
   const out: string[] = [];
   for (const raw of values) {
-    const c = raw.trim().toLowerCase().replace(/^cap:/, "");
-    if (!CAP_NAME.test(c)) {
+    const c = capName(raw);
+    if (c === undefined) {
       throw new PostError(
         "post.bad_cap",
-        `cap "${
-          echoed(raw)
-        }" is not a capability name: use one word of letters, digits and . _ + # - (e.g. "rust").`,
+        `cap "${echoed(raw)}" is not a capability name: use ${CAP_NAME_RULE}.`,
       );
     }
     if (!out.includes(c)) out.push(c);

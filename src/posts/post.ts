@@ -33,8 +33,6 @@ export const MAX_CAPS = 16;
  * better sent to a capability (docs/decisions/runner.md, "Routing").
  */
 export const MAX_TO = 16;
-/** A capability name, as a `cap:` tag holds it after the prefix. */
-export const CAP_NAME = /^[a-z0-9][a-z0-9._+#-]{0,63}$/;
 
 /**
  * What a profile wants to post, as the signer needs it: the thread as root, parent

@@ -12,10 +12,10 @@
  * @module
  */
 
+import { CAP_NAME } from "../cap_name.ts";
 import type { NostrEvent } from "nostr-tools/core";
 import { KIND_BASE, PRESENCE_KIND, WATS_KINDS, watsKindOf } from "./kinds.ts";
 import {
-  CAP_NAME,
   CAP_PREFIX,
   isHex64,
   MAX_CAPS,

@@ -42,6 +42,11 @@ export type ClaimPost = Pick<RunnerPost, "id" | "seq" | "author" | "kind" | "par
 export interface Claim {
   /** The claim post's id. */
   id: string;
+  /**
+   * The claimer is trusted: its later posts in the thread extend the claim. An untrusted
+   * claim lapses one `agent.claim_ttl` after the claim, whatever its author posts.
+   */
+  trusted?: true;
   /** The claimer's key (hex). */
   by: string;
   /** When it was claimed (ms since the epoch, the claim's `created_at`). */
@@ -99,7 +104,12 @@ export function claimState(
     const at = p.createdAt * 1000;
     const mine = open.get(p.author);
     if (!mine && p.kind === "claim" && p.parent === askId) {
-      open.set(p.author, { post: p, last: at, delivered: accepted.has(p.author) });
+      open.set(p.author, {
+        post: p,
+        last: at,
+        delivered: accepted.has(p.author),
+        trusted: trusted(p.author),
+      });
       continue;
     }
     if (!mine) continue;
@@ -166,6 +176,7 @@ interface Running {
   last: number;
   /** The claimer answered the ask. */
   delivered: boolean;
+  trusted: boolean;
 }
 
 function claimOf(c: Running, ttlMs: number): Claim {
@@ -173,6 +184,7 @@ function claimOf(c: Running, ttlMs: number): Claim {
     id: c.post.id,
     by: c.post.author,
     at: c.post.createdAt * 1000,
+    ...(c.trusted ? { trusted: true as const } : {}),
     ...(c.delivered ? {} : { lapsesAt: c.last + ttlMs }),
   };
 }

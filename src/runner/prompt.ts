@@ -334,7 +334,8 @@ function formatBounded(post: PostView, maxChars: number): string {
 
 /**
  * Who claimed an ask, when, and until when, as the prompt and the skip log say it:
- * `claimed by npub1… 3m ago; lapses at 2026-…Z unless they post in the thread again`.
+ * `claimed by npub1… 3m ago; lapses at 2026-…Z unless they post in the thread again` (a
+ * trusted claimer; an untrusted one's posts do not extend its claim, src/runner/claims.ts).
  */
 export function claimNote(s: OthersClaim, now: number): string {
   const c = s.claim;
@@ -342,9 +343,11 @@ export function claimNote(s: OthersClaim, now: number): string {
   switch (s.state) {
     case "held":
       return c.lapsesAt !== undefined
-        ? `${by}; lapses at ${
-          new Date(c.lapsesAt).toISOString()
-        } unless they post in the thread again`
+        ? `${by}; lapses at ${new Date(c.lapsesAt).toISOString()}${
+          c.trusted
+            ? " unless they post in the thread again"
+            : " (an untrusted claimer: its later posts do not extend the claim)"
+        }`
         : `${by}, and answered by them; held until they release it`;
     case "lapsed":
       return `${by}; the claim lapsed at ${

@@ -44,6 +44,8 @@ export interface RunnerStatus {
   feedback: number;
   /** The next deadline the runner waits for, if any. */
   nextAt?: number;
+  /** Until when `agent.max_runs_per_hour` holds the queued events back, when it does. */
+  capUntil?: number;
   budget: BudgetState;
   /** The last run that ended, from the index. */
   lastRun?: RunIndexEntry;

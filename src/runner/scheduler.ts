@@ -303,6 +303,7 @@ export class Runner implements AgentHost {
       gaveUp: this.#retries.gaveUp(),
       ...(this.#lastRun ? { lastRun: this.#lastRun } : {}),
       ...(this.#timerAt !== undefined ? { nextAt: this.#timerAt } : {}),
+      ...(this.#capUntil !== undefined ? { capUntil: this.#capUntil } : {}),
     });
   }
 

@@ -88,8 +88,9 @@ export interface StoreOptions {
   /** The relays every local event is queued for (the `infra` setting). Default none. */
   relays?: readonly string[];
   /**
-   * The most authors whose presence is kept; a new author past it evicts the one
-   * whose presence arrived first. Default {@linkcode MAX_PRESENCE_AUTHORS}.
+   * The most authors whose presence is kept; a new author past it evicts a
+   * never-seen author's presence first, the one that arrived first (see
+   * {@linkcode PresencePost.seen}). Default {@linkcode MAX_PRESENCE_AUTHORS}.
    */
   maxPresenceAuthors?: number;
 }
@@ -119,6 +120,17 @@ export interface RawEvent {
   kind: string;
   /** The event's JSON (the NIP-01 fields only). */
   raw: string;
+}
+
+/** A stored presence, and whether its author is more than a presence here. */
+export interface PresencePost extends StoredPost {
+  /**
+   * The author is one of this node's profiles, or this store holds a post of it
+   * besides its presence (an announce, an ask, an answer…): a key that only ever
+   * sent a presence costs a flood nothing, so it is evicted first and not counted
+   * as reachable (docs/decisions/presence.md).
+   */
+  seen: boolean;
 }
 
 type Row = { seq: number; grafted: number; raw: string };
@@ -304,19 +316,43 @@ export class Store {
   }
 
   /**
-   * Every stored presence (one per author at most), newest arrival first, at most
-   * `limit` (default the author bound).
+   * Every stored presence (one per author at most), at most `limit` (default the
+   * author bound): the seen authors' first (see {@linkcode PresencePost.seen}), each
+   * group newest arrival first.
    */
-  presence(opts: { limit?: number } = {}): StoredPost[] {
+  presence(opts: { limit?: number } = {}): PresencePost[] {
     this.#open();
     const limit = checkLimit(opts.limit ?? this.#maxPresenceAuthors);
-    return (this.#statements.presence.all(limit) as Row[]).map(toPost);
+    return (this.#statements.presence.all(limit) as (Row & { seen: number })[]).map((r) => ({
+      ...toPost(r),
+      seen: r.seen === 1,
+    }));
   }
 
   /** How many presences (authors) are stored. */
   presenceCount(): number {
     this.#open();
     return (this.#statements.presenceCount.get() as { n: number }).n;
+  }
+
+  /** How many presences are stored, and how many of them are seen authors'. */
+  presenceCounts(): { total: number; seen: number } {
+    this.#open();
+    const r = this.#statements.presenceCounts.get() as { n: number; seen: number | null };
+    return { total: r.n, seen: r.seen ?? 0 };
+  }
+
+  /** True when a presence of `author` is stored. */
+  hasPresence(author: string): boolean {
+    this.#open();
+    return this.#statements.presenceOf.get(author) !== undefined;
+  }
+
+  /** Those of `authors` that are seen (see {@linkcode PresencePost.seen}). */
+  seenAuthors(authors: readonly string[]): Set<string> {
+    this.#open();
+    const rows = this.#statements.seenAuthors.all(JSON.stringify(authors)) as { author: string }[];
+    return new Set(rows.map((r) => r.author));
   }
 
   /** True when an event with this id is stored (check before verifying a signature). */
@@ -519,7 +555,8 @@ export class Store {
    * NIP-01 replaceable rules for a presence about to be stored: undefined when the
    * author's stored one is newer (later `created_at`, or the same and a lower id);
    * otherwise the rows it replaces: the author's older one and, for a new author
-   * past the bound, the presence that arrived first. `insert` deletes them (row,
+   * past the bound, the one to evict (a never-seen author's before a seen one's,
+   * this node's own last; the one that arrived first among them). `insert` deletes them (row,
    * tags, outbox entries) once the new one is in, inside its transaction.
    */
   #replaces(post: Post): StoredRef[] | undefined {
@@ -562,6 +599,10 @@ export class Store {
 
 const COLS = "seq, grafted, raw";
 
+/** Whether the author of presence row `p` is seen (see {@linkcode PresencePost.seen}). */
+const SEEN = `(p.author IN (SELECT pubkey FROM profiles)
+  OR EXISTS (SELECT 1 FROM events o WHERE o.author = p.author AND o.kind <> 'presence'))`;
+
 function prepare(db: DatabaseSync) {
   const p = (sql: string): StatementSync => db.prepare(sql);
   return {
@@ -576,10 +617,22 @@ function prepare(db: DatabaseSync) {
     has: p("SELECT 1 FROM events WHERE id = ?"),
     presenceOf: p("SELECT seq, id, created_at FROM events WHERE kind = 'presence' AND author = ?"),
     presenceCount: p("SELECT count(*) AS n FROM events WHERE kind = 'presence'"),
+    // Evicted first: never seen, then seen, then this node's own; the oldest arrival in each.
     presenceOldest: p(
-      "SELECT seq, id, created_at FROM events WHERE kind = 'presence' ORDER BY seq LIMIT ?",
+      `SELECT seq, id, created_at FROM events p WHERE kind = 'presence'
+       ORDER BY p.author IN (SELECT pubkey FROM profiles), ${SEEN}, seq LIMIT ?`,
     ),
-    presence: p(`SELECT ${COLS} FROM events WHERE kind = 'presence' ORDER BY seq DESC LIMIT ?`),
+    presence: p(
+      `SELECT ${COLS}, ${SEEN} AS seen FROM events p WHERE kind = 'presence'
+       ORDER BY seen DESC, seq DESC LIMIT ?`,
+    ),
+    presenceCounts: p(
+      `SELECT count(*) AS n, sum(${SEEN}) AS seen FROM events p WHERE kind = 'presence'`,
+    ),
+    seenAuthors: p(
+      `SELECT value AS author FROM json_each(?1) WHERE value IN (SELECT pubkey FROM profiles)
+         OR EXISTS (SELECT 1 FROM events o WHERE o.author = value AND o.kind <> 'presence')`,
+    ),
     deleteTags: p("DELETE FROM tags WHERE seq = ?"),
     deleteEvent: p("DELETE FROM events WHERE seq = ?"),
     deleteOutbox: p("DELETE FROM outbox WHERE event_id = ?"),

@@ -11,6 +11,7 @@
 
 import { WatsError } from "../errors.ts";
 import { splitList } from "../config/codecs.ts";
+import { CAP_NAME_RULE, capName } from "../cap_name.ts";
 import { type Markup, markup } from "./markup.ts";
 import { CSRF_FIELD } from "./security.ts";
 
@@ -40,7 +41,16 @@ export function askFromForm(field: (k: string) => string): ComposedPost {
   const text = field("text").replace(/\r\n/g, "\n").trim();
   if (title === "") throw new WatsError("ui.bad_form", "an ask needs a title: write one line");
   if (text === "") throw new WatsError("ui.bad_form", "an ask needs a text: write the question");
-  const caps = items(field("caps"));
+  const caps = items(field("caps")).map((raw) => {
+    const name = capName(raw);
+    if (name === undefined) {
+      throw new WatsError(
+        "ui.bad_form",
+        `caps: "${raw}" is not a capability name: use ${CAP_NAME_RULE}`,
+      );
+    }
+    return name;
+  });
   const to = items(field("to"));
   return {
     kind: "ask",

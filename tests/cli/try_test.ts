@@ -58,6 +58,11 @@ Deno.test("wats try's flags: --text, --to, --caps, --timeout with its default, a
       caps: ["rust", "sql"],
     },
   );
+  assert.deepEqual(parseTryArgs(["--caps", "Rust,cap:go"]).caps, ["rust", "go"]);
+  assert.throws(() => parseTryArgs(["--caps", "rust,a/b"]), {
+    message: '--caps: "a/b" is not a capability name: use 1 to 64 lowercase letters, digits ' +
+      'and . _ + # -, starting with a letter or digit (e.g. "rust")',
+  });
   assert.throws(() => parseTryArgs(["--timeout", "soon"]), {
     message: "--timeout soon is not a duration such as 90s or 10m",
   });
@@ -107,6 +112,9 @@ Deno.test({
       assert.ok(!existsSync(scratchOf(r.stdout)), "the throwaway node's directory is removed");
       const status = await runWats(["--data-dir", dataDir, "status"]);
       assert.doesNotMatch(status.stdout, /kept from waking/, "nothing was skipped");
+      // The throwaway node posted no presence: it leaves no known agent behind.
+      assert.match(status.stdout, /^known agents: 1$/m, status.stdout);
+      assert.match(status.stdout, /^ {2}- npub1\S+ \(this node\) · /m);
     } finally {
       await node.stop();
       await mock.close();
@@ -286,7 +294,7 @@ Deno.test({
       assert.equal(r.code, 1, `stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
       assert.match(
         r.stdout,
-        /^no answer within 2s: (the agent has not woken yet \(agent\.every debounces wakes; `wats status` says why runs wait\)|the ask has not reached this node)$/m,
+        /^no answer within 2s: (the agent has not woken yet: nothing holds its runs back, so agent\.every still debounces it .*|the ask has not reached this node)$/m,
       );
       assert.ok(!existsSync(scratchOf(r.stdout)));
     } finally {
@@ -328,6 +336,166 @@ Deno.test({
       await node.stop();
       await mock.close();
       Deno.removeSync(dataDir, { recursive: true });
+    }
+  },
+});
+
+/** Waits until the node's own agent is among its known agents (its presence is stored). */
+async function ownAgentKnown(dataDir: string): Promise<string> {
+  for (;;) {
+    const status = await runWats(["--data-dir", dataDir, "status"]);
+    const npub = status.stdout.match(/^ {2}- (npub1\S+) \(this node\) · /m)?.[1];
+    if (npub !== undefined) return npub;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+Deno.test({
+  name:
+    "wats try refuses --caps the agent lacks and --to naming no agent of this node, saying why, before starting a node",
+  ignore: claude === null,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dataDir = tempDataDir();
+    const mock = answeringMock();
+    const node = await agentNode(dataDir, mock, { WATS_AGENT_CAPS: "rust" });
+    try {
+      const own = await ownAgentKnown(dataDir);
+      const caps = await runWats(["--data-dir", dataDir, "try", "--caps", "cobol"]);
+      assert.equal(caps.code, 1, `stdout:\n${caps.stdout}\nstderr:\n${caps.stderr}`);
+      assert.equal(
+        caps.stdout,
+        "--caps cobol: this node's agent holds caps rust, and an ask naming only caps it lacks " +
+          "never wakes it: use --caps rust, leave --caps out, or add the cap with " +
+          "`wats config set agent.caps …`\n",
+      );
+      const to = await runWats(["--data-dir", dataDir, "try", "--to", "c".repeat(64)]);
+      assert.equal(to.code, 1, `stdout:\n${to.stdout}\nstderr:\n${to.stderr}`);
+      assert.equal(
+        to.stdout,
+        `--to names no agent of this node, so the ask would wake none here: give --to ${own}, ` +
+          `or leave --to out (this node's agent: ${own})\n`,
+      );
+      assert.doesNotMatch(node.stderr(), /run \S+ started/, "no run");
+    } finally {
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(dataDir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "wats try says the agent's answer is held for review, and how to see it, instead of 'ended without answering'",
+  ignore: claude === null,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dataDir = tempDataDir();
+    const mock = answeringMock();
+    const node = await agentNode(dataDir, mock, { WATS_AGENT_REVIEW: "true" });
+    try {
+      const r = await runWats(["--data-dir", dataDir, "try"], {
+        env: agentEnv(mock),
+        timeoutMs: 180_000,
+      });
+      assert.equal(r.code, 1, `stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+      const held = r.stdout.match(
+        /^the agent answered, and its answer is held for review on this node \(agent\.review\): `wats agent pending show (\S+)` shows it, `wats agent approve \1` sends it/m,
+      );
+      assert.ok(held, r.stdout);
+      assert.doesNotMatch(r.stdout, /without answering/);
+      const shown = await runWats(["--data-dir", dataDir, "agent", "pending", "show", held[1]!]);
+      assert.equal(shown.code, 0, shown.stderr);
+      assert.match(shown.stdout, /Use journald \(1\)\./);
+    } finally {
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(dataDir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "wats try names the hourly cap when it holds the agent's run back",
+  ignore: claude === null,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dataDir = tempDataDir();
+    const mock = answeringMock();
+    const node = await agentNode(dataDir, mock, { WATS_AGENT_MAX_RUNS_PER_HOUR: "1" });
+    try {
+      const first = await runWats(["--data-dir", dataDir, "try"], {
+        env: agentEnv(mock),
+        timeoutMs: 180_000,
+      });
+      assert.equal(first.code, 0, `stdout:\n${first.stdout}\nstderr:\n${first.stderr}`);
+      const second = startWats(["--data-dir", dataDir, "try"], { env: agentEnv(mock) });
+      try {
+        const line = await second.waitForLine(
+          (l) => l.startsWith("the agent has not woken yet"),
+          90_000,
+        );
+        assert.match(
+          line,
+          /^the agent has not woken yet: the hourly cap is reached \(agent\.max_runs_per_hour = 1\); the next run may start at \S+Z$/,
+        );
+        const status = await runWats(["--data-dir", dataDir, "status"]);
+        assert.match(
+          status.stdout,
+          /^agent runs wait for the hourly cap \(agent\.max_runs_per_hour = 1\): the next may start at \S+Z$/m,
+        );
+      } finally {
+        await second.stop("SIGINT");
+      }
+    } finally {
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(dataDir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "SIGKILL of wats try: its throwaway node stops by itself, and the next wats try removes the directory it left",
+  ignore: claude === null || Deno.build.os !== "linux",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dataDir = tempDataDir();
+    const tmp = Deno.makeTempDirSync({ prefix: "wats-tmp-" });
+    const mock = answeringMock();
+    // A long debounce: the ask waits, so the kill comes while `wats try` watches.
+    const node = await agentNode(dataDir, mock, { WATS_AGENT_EVERY: "10m" });
+    const env = agentEnv(mock, { WATS_AGENT_EVERY: "10m", TMPDIR: tmp });
+    const tried = startWats(["--data-dir", dataDir, "try"], { env });
+    try {
+      await tried.waitForLine((l) => l.startsWith("posted: ask "), 90_000);
+      const scratch = scratchOf(tried.stdoutLines.join("\n"));
+      assert.ok(scratch.startsWith(`${tmp}/wats-try-`), scratch);
+      const pid = Number.parseInt(Deno.readTextFileSync(`${scratch}/daemon.lock`).trim(), 10);
+      assert.ok(alive(pid), "the throwaway node runs");
+      const killed = await tried.stop("SIGKILL");
+      assert.equal(killed.code, 137);
+      while (alive(pid)) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(existsSync(`${scratch}/node.key`), "a killed wats try removes nothing itself");
+
+      const own = await ownAgentKnown(dataDir);
+      const next = await runWats(["--data-dir", dataDir, "try", "--to", "c".repeat(64)], { env });
+      assert.equal(next.code, 1, `stdout:\n${next.stdout}\nstderr:\n${next.stderr}`);
+      assert.match(next.stdout, new RegExp(`give --to ${own}`));
+      assert.ok(!existsSync(scratch), "the next wats try removed the stale directory");
+      assert.deepEqual([...Deno.readDirSync(tmp)].map((e) => e.name), []);
+    } finally {
+      await tried.stop();
+      await node.stop();
+      await mock.close();
+      Deno.removeSync(dataDir, { recursive: true });
+      Deno.removeSync(tmp, { recursive: true });
     }
   },
 });

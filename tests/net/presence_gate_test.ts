@@ -8,24 +8,44 @@ import { alice, bob, nowSec, recordingSink, signed, tempStore, testLog } from ".
 Deno.test("the gate admits a burst per author, then one per refill period", () => {
   const gate = new PresenceGate({ burst: 2, refillMs: 60_000 });
   const t = 1_000_000;
-  assert.equal(gate.admit("a", t), true);
-  assert.equal(gate.admit("a", t), true);
-  assert.equal(gate.admit("a", t + 1), false, "the burst is spent");
-  assert.equal(gate.admit("b", t + 1), true, "another author has its own allowance");
-  assert.equal(gate.admit("a", t + 59_000), false);
-  assert.equal(gate.admit("a", t + 61_000), true, "one more after a refill period");
-  assert.equal(gate.admit("a", t + 62_000), false);
+  assert.equal(gate.admit("a", t), "ok");
+  assert.equal(gate.admit("a", t), "ok");
+  assert.equal(gate.admit("a", t + 1), "too_frequent", "the burst is spent");
+  assert.equal(gate.admit("b", t + 1), "ok", "another author has its own allowance");
+  assert.equal(gate.admit("a", t + 59_000), "too_frequent");
+  assert.equal(gate.admit("a", t + 61_000), "ok", "one more after a refill period");
+  assert.equal(gate.admit("a", t + 62_000), "too_frequent");
 });
 
 Deno.test("the gate remembers a bounded number of authors, forgetting the one seen longest ago", () => {
   const gate = new PresenceGate({ burst: 1, refillMs: 60_000, maxAuthors: 2 });
-  assert.equal(gate.admit("a", 0), true);
-  assert.equal(gate.admit("b", 0), true);
-  assert.equal(gate.admit("a", 1), false); // a is now the most recent
-  assert.equal(gate.admit("c", 2), true); // evicts b
+  assert.equal(gate.admit("a", 0), "ok");
+  assert.equal(gate.admit("b", 0), "ok");
+  assert.equal(gate.admit("a", 1), "too_frequent"); // a is now the most recent
+  assert.equal(gate.admit("c", 2), "ok"); // evicts b
   assert.equal(gate.size, 2);
-  assert.equal(gate.admit("a", 3), false, "a was kept");
-  assert.equal(gate.admit("b", 4), true, "b was forgotten, so it starts afresh");
+  assert.equal(gate.admit("a", 3), "too_frequent", "a was kept");
+  assert.equal(gate.admit("b", 4), "ok", "b was forgotten, so it starts afresh");
+});
+
+Deno.test("new presence authors have a budget per source and overall; known authors do not spend it", () => {
+  const gate = new PresenceGate({
+    newPerSourceBurst: 2,
+    newPerSourceHour: 2,
+    newBurst: 3,
+    newHour: 3,
+  });
+  const t = 1_000_000;
+  const fresh = (source: string) => ({ source, known: false });
+  assert.equal(gate.admit("k1", t, fresh("s1")), "ok");
+  assert.equal(gate.admit("k2", t, fresh("s1")), "ok");
+  assert.equal(gate.admit("k3", t, fresh("s1")), "too_many_authors", "s1's budget is spent");
+  assert.equal(gate.admit("k1", t, { source: "s1", known: true }), "ok", "a known author passes");
+  assert.equal(gate.admit("k4", t, fresh("s2")), "ok", "another source has its own budget");
+  assert.equal(gate.admit("k5", t, fresh("s3")), "too_many_authors", "the overall budget is spent");
+  // Refused authors spent nothing: k3 has its own allowance when the budgets refill.
+  assert.equal(gate.admit("k3", t + 1_800_000, fresh("s1")), "ok", "one more per half hour");
+  assert.equal(gate.admit("k6", t + 1_800_000, fresh("s1")), "too_many_authors");
 });
 
 Deno.test("a presence flood from one author is dropped and counted; the store keeps one presence", async () => {

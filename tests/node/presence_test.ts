@@ -45,6 +45,9 @@ Deno.test("known agents: newest presence per author, with caps, state, arrival t
     store.insert([presence(carol, created + 2, { state: "running" }, ["rust", "go"])], {
       origin: "remote",
     });
+    // A bare presence is not counted as reachable; carol's ask makes her seen.
+    assert.deepEqual(known.reach(alice.pubkey, ["rust"]), { matching: 1, reachable: 0, unseen: 1 });
+    store.insert([post(carol, "ask", "a question", { title: "q" })], { origin: "remote" });
     assert.deepEqual(known.reach(alice.pubkey, ["rust"]), { matching: 1, reachable: 1 });
     assert.deepEqual(known.reach(bob.pubkey, ["rust"]), { matching: 2, reachable: 1 });
     assert.deepEqual(known.reach(bob.pubkey, []), { matching: 2, reachable: 1 });
@@ -88,6 +91,42 @@ Deno.test("known agents: a presence stored before the table started is last seen
     assert.equal(a!.title!.length, 80);
     assert.equal(a!.state, "off", "an unknown state is not counted as running");
   } finally {
+    await cleanup();
+  }
+});
+
+Deno.test("known agents: bare presences are listed after the seen agents and counted apart, never as reachable", async () => {
+  const { store, cleanup } = await tempStore();
+  const now = 1_800_000_000_000;
+  const known = new KnownAgents({ store, now: () => now, everyMs: EVERY });
+  try {
+    const created = Math.floor(now / 1000) - 60;
+    store.insert([post(alice, "ask", "a question", { title: "q", createdAt: created })], {
+      origin: "remote",
+    });
+    store.insert([presence(alice, created, { state: "running" }, ["rust"])], { origin: "remote" });
+    // Newer presences, from authors that never posted anything else.
+    store.insert([presence(bob, created + 1, { state: "running" }, ["rust"])], {
+      origin: "remote",
+    });
+    store.insert([presence(carol, created + 2, { state: "running" }, ["rust"])], {
+      origin: "remote",
+    });
+    const list = known.list(2);
+    assert.equal(list[0]!.npub, npubEncode(alice.pubkey), "the seen agent first");
+    assert.equal(list[0]!.reachable, true);
+    assert.equal(list[1]!.npub, npubEncode(carol.pubkey));
+    assert.equal(list[1]!.reachable, false);
+    assert.equal(list[1]!.unseen, true);
+    assert.deepEqual(known.counts(), { total: 3, seen: 1 });
+    assert.deepEqual(known.reach(bob.pubkey, ["rust"]), { matching: 2, reachable: 1, unseen: 1 });
+    assert.deepEqual(known.reach("an asker with no presence", []), {
+      matching: 3,
+      reachable: 1,
+      unseen: 2,
+    });
+  } finally {
+    known.close();
     await cleanup();
   }
 });

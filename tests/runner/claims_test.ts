@@ -5,6 +5,7 @@ import {
   claimState,
   HELD_MAX,
   HeldAsks,
+  type OthersClaim,
   TrustedClaimers,
 } from "../../src/runner/claims.ts";
 import type { QueuedEvent } from "../../src/runner/run_setup.ts";
@@ -259,8 +260,14 @@ Deno.test("the claim notes say who claimed an ask, how long ago, and until when"
   const by = `claimed by ${npubEncode(CAROL)}`;
   const now = T0 + 3 * MIN;
   assert.equal(
-    claimNote({ state: "held", claim }, now),
+    claimNote({ state: "held", claim: { ...claim, trusted: true } }, now),
     `${by} 3m ago; lapses at 2026-10-15T12:30:00.000Z unless they post in the thread again`,
+  );
+  assert.equal(
+    claimNote({ state: "held", claim }, now),
+    `${by} 3m ago; lapses at 2026-10-15T12:30:00.000Z (an untrusted claimer: its later posts ` +
+      `do not extend the claim)`,
+    "an untrusted claimer's posts do not extend its claim, so the note does not promise it",
   );
   assert.equal(
     claimNote({ state: "held", claim: { id: claim.id, by: CAROL, at: T0 } }, now),
@@ -274,4 +281,29 @@ Deno.test("the claim notes say who claimed an ask, how long ago, and until when"
     claimNote({ state: "released", claim, releasedAt: T0 + MIN }, now),
     `${by} 3m ago; released 2m ago: open again`,
   );
+});
+
+Deno.test("a claim says whether its claimer is trusted, which decides what the note promises", () => {
+  const ask: ClaimPost = {
+    id: hexId("a"),
+    seq: 1,
+    author: PERSON,
+    kind: "ask",
+    createdAt: T0 / 1000,
+  };
+  const claim: ClaimPost = {
+    id: hexId("c"),
+    seq: 2,
+    author: CAROL,
+    kind: "claim",
+    parent: ask.id,
+    createdAt: T0 / 1000,
+  };
+  const now = T0 + MIN;
+  const untrusted = claimState(ask.id, [ask, claim], AGENT, TTL, now);
+  assert.equal(untrusted.state === "held" && untrusted.claim.trusted, undefined);
+  assert.doesNotMatch(claimNote(untrusted as OthersClaim, now), /unless they post/);
+  const trusted = claimState(ask.id, [ask, claim], AGENT, TTL, now, (a) => a === CAROL);
+  assert.equal(trusted.state === "held" && trusted.claim.trusted, true);
+  assert.match(claimNote(trusted as OthersClaim, now), /unless they post in the thread again$/);
 });

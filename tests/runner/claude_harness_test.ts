@@ -220,7 +220,12 @@ Deno.test("an MCP server that failed in init fails the run, although the CLI rep
     RESULT_SUCCESS,
   ], 0);
   assert.equal(result.ok, false);
-  assert.match(result.error!, /MCP server wats \(status "failed" in init\) did not connect/);
+  assert.equal(
+    result.error,
+    'MCP server wats (status "failed" in init) did not start: the agent had no wats tools, so ' +
+      'the run could not act and its events are tried again later (docs/runner.md, "A run that ' +
+      'could not act"); if it keeps failing, check that `wats mcp` runs',
+  );
   assert.equal(result.costUsd, 0.001227, "its cost still counts");
 });
 
@@ -231,7 +236,13 @@ Deno.test("an MCP server still pending in init fails the run: it had no tools (m
     RESULT_SUCCESS,
   ], 0);
   assert.equal(result.ok, false);
-  assert.match(result.error!, /status "pending" in init/);
+  assert.equal(
+    result.error,
+    'MCP server wats (status "pending" in init) was not connected in time: the agent had no ' +
+      "wats tools, so the run could not act and its events are tried again later " +
+      '(docs/runner.md, "A run that could not act")',
+    "a slow start is not a broken bridge: no advice to check that wats mcp runs",
+  );
 });
 
 Deno.test("an API error is a failure: is_error decides, not subtype success", () => {

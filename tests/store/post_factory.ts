@@ -10,7 +10,8 @@ import type { WatsKind } from "../../src/posts/kinds.ts";
 import { buildPost, type NostrEvent, type PostDraft } from "../../src/posts/post.ts";
 import { Store } from "../../src/store/store.ts";
 
-const NODE = new Uint8Array(32).fill(5);
+/** The node secret the three authors (and any test's others) are derived from. */
+export const NODE = new Uint8Array(32).fill(5);
 export const alice: ProfileKey = deriveProfileKey(NODE, "alice");
 export const bob: ProfileKey = deriveProfileKey(NODE, "bob");
 export const carol: ProfileKey = deriveProfileKey(NODE, "carol");

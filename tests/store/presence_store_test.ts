@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { presenceTags } from "../../src/posts/presence.ts";
 import type { NostrEvent } from "../../src/posts/post.ts";
 import type { ProfileKey } from "../../src/identity/profile_key.ts";
-import { alice, bob, carol, post, tempStore } from "./post_factory.ts";
+import { deriveProfileKey } from "../../src/identity/profile_key.ts";
+import { alice, bob, carol, NODE, post, tempStore } from "./post_factory.ts";
 
 /** A presence of `who` dated `createdAt`, running unless told. */
 function presence(who: ProfileKey, createdAt: number, state = "running"): NostrEvent {
@@ -81,6 +82,47 @@ Deno.test("past the author bound, a new author's presence evicts the one that ar
     // A known author's refresh replaces its own, evicting nobody.
     store.insert([presence(bob, 4001)], { origin: "remote" });
     assert.deepEqual(store.presence().map((p) => p.author), [bob.pubkey, carol.pubkey]);
+  } finally {
+    await cleanup();
+  }
+});
+
+Deno.test("past the author bound with no bare presence left, the oldest seen one goes, never this node's own", async () => {
+  const { store, cleanup } = await tempStore({ maxPresenceAuthors: 2 });
+  try {
+    store.recordProfile("alice", alice.pubkey);
+    // alice is this node's and arrived first; bob posted an ask.
+    store.insert([presence(alice, 4000), presence(bob, 4000)], { origin: "remote" });
+    store.insert([post(bob, "ask", "a question", { title: "q" })], { origin: "remote" });
+    store.insert([presence(carol, 4000)], { origin: "remote" });
+    assert.deepEqual(
+      store.presence().map((p) => [p.author, p.seen]),
+      [[alice.pubkey, true], [carol.pubkey, false]],
+    );
+    assert.equal(store.hasPresence(bob.pubkey), false);
+  } finally {
+    await cleanup();
+  }
+});
+
+Deno.test("a flood of bare presences evicts only bare presences, oldest first", async () => {
+  const { store, cleanup } = await tempStore({ maxPresenceAuthors: 3 });
+  try {
+    store.insert([presence(alice, 4000)], { origin: "remote" });
+    store.insert([post(alice, "answer", "an answer", { title: "a" })], { origin: "remote" });
+    const keys = Array.from({ length: 20 }, (_, i) => deriveProfileKey(NODE, `flood${i}`));
+    for (const k of keys) store.insert([presence(k, 4000)], { origin: "remote" });
+    assert.equal(store.presenceCount(), 3);
+    assert.equal(store.hasPresence(alice.pubkey), true, "the agent seen in a thread is kept");
+    assert.deepEqual(
+      store.presence().map((p) => p.author),
+      [alice.pubkey, keys[19]!.pubkey, keys[18]!.pubkey],
+    );
+    assert.deepEqual(store.presenceCounts(), { total: 3, seen: 1 });
+    assert.deepEqual(
+      store.seenAuthors([alice.pubkey, keys[19]!.pubkey]),
+      new Set([alice.pubkey]),
+    );
   } finally {
     await cleanup();
   }

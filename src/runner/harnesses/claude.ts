@@ -232,11 +232,17 @@ export class ClaudeStreamParser implements OutputParser {
       ...(turns !== undefined ? { turns } : {}),
     };
     if (failed.length > 0) {
+      // "pending": it was still starting when the run began (a slow start, e.g. a loaded
+      // machine), not broken; only "failed" points at the bridge itself.
+      const broken = failed.some((s) => s.status !== "pending");
       return {
         ok: false,
         error: `MCP server ${
           failed.map((s) => `${s.name} (status "${s.status}" in init)`).join(", ")
-        } did not connect: the agent had no wats tools; check that \`wats mcp\` runs`,
+        } ${broken ? "did not start" : "was not connected in time"}: the agent had no wats ` +
+          `tools, so the run could not act and its events are tried again later ` +
+          `(docs/runner.md, "A run that could not act")` +
+          (broken ? `; if it keeps failing, check that \`wats mcp\` runs` : ""),
         ...extra,
       };
     }
