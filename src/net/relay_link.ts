@@ -124,6 +124,7 @@ export class RelayLink {
     this.#ws?.pause();
   }
 
+  /** Reads the connection again after {@linkcode pause}. */
   resume(): void {
     this.#ws?.resume();
   }
