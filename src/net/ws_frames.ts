@@ -3,10 +3,14 @@
  * endpoint (`ws_server.ts`): reading frames from a connection with one buffer for
  * its life, and building a frame in one buffer so it leaves in one write.
  *
- * The reader checks what does not depend on the side: a control frame carries at
- * most 125 bytes and is never fragmented (§5.5), a frame is no longer than the
- * caller's cap, and frames are masked exactly when they come from a client (§5.1).
- * Each check fails before the payload is read, with the close code to send.
+ * The reader checks what does not depend on the side: the reserved bits RSV1–3
+ * are clear (§5.2: they mean an extension, and neither side offers one, so a peer
+ * that sets them speaks something this reader cannot decode), a control frame
+ * carries at most 125 bytes and is never fragmented (§5.5), a frame is no longer
+ * than the caller's cap, and frames are masked exactly when they come from a
+ * client (§5.1). Each check fails before the payload is read, with the close code
+ * to send. tests/net/ws_frames_fuzz_test.ts feeds it seeded random and mutated
+ * frames.
  *
  * @module
  */
@@ -111,6 +115,9 @@ export class FrameReader {
     // `have` counts the bytes from p on: each read below is within it.
     const b0 = b[p]!;
     const b1 = b[p + 1]!;
+    if ((b0 & 0x70) !== 0) {
+      throw new FrameError(1002, "a frame with RSV bits set, but no extension was negotiated");
+    }
     const masked = (b1 & 0x80) !== 0;
     let len = b1 & 127;
     let at = 2;

@@ -93,9 +93,16 @@ Deno.test({
     const node = rig.node;
     const alice = await rig.mcp("alice");
     await call(alice, "ask", { title: "Q", text: "Anyone?" });
-    await call(alice, "ask", { title: "Q2", text: "Anyone at all?" });
+    const second = idIn(await call(alice, "ask", { title: "Q2", text: "Anyone at all?" }));
+    // The runner logs "queued: new ask <id>" for each ask and plans in the same turn,
+    // so once the second ask's line is out, its plan (a second pause log?) is too. A
+    // marker ask then goes in behind it: once its line is out, every line the second
+    // ask could cause is before it in the log.
+    const queued = (id: string) => node.stderr().includes(`queued: new ask ${id.slice(0, 12)}`);
     await waitFor("the pause log", () => /agent runs paused: /.test(node.stderr()));
-    await new Promise((r) => setTimeout(r, 1000));
+    await waitFor("the second ask queued", () => queued(second));
+    const marker = idIn(await call(alice, "ask", { title: "Marker", text: "Still paused?" }));
+    await waitFor("the marker ask queued behind it", () => queued(marker));
     assert.equal(node.stderr().match(/agent runs paused: /g)?.length, 1, node.stderr());
     assert.deepEqual(rig.events("run_started"), []);
     assert.equal(mock.messages().length, 0, "no model call");

@@ -17,7 +17,7 @@ import {
   textOf,
   toolUse,
 } from "../support/mock_anthropic.ts";
-import { answeringMock, call, eventIds, idIn } from "../support/swarm.ts";
+import { answeringMock, call, eventIds, idIn, waitFor } from "../support/swarm.ts";
 import { nodeRig, tempDir } from "../support/rig.ts";
 import { dataPaths } from "../../src/config/paths.ts";
 import { decode } from "nostr-tools/nip19";
@@ -224,12 +224,16 @@ Deno.test({
     const ended = await rig.waitEvent("run_ended", { timeoutMs: 60_000 });
     assert.equal(ended.status, "halted");
     assert.match((await wats("status")).stdout, /halted: yes.*enough/);
-    await call(alice, "ask", { title: "Again", text: "Still there?" });
-    await call(alice, "ask", { title: "And", text: "Hello?" });
-    await new Promise((r) => setTimeout(r, 1500));
-    assert.equal(rig.events("run_started").length, 1, "no run while halted");
+    const again = idIn(await call(alice, "ask", { title: "Again", text: "Still there?" }));
+    const and = idIn(await call(alice, "ask", { title: "And", text: "Hello?" }));
+    // Both reach the halted runner (it logs "queued: new ask <id>" for each)…
+    const queued = (id: string) => rig.node.stderr().includes(`queued: new ask ${id.slice(0, 12)}`);
+    await waitFor("both asks queued while halted", () => queued(again) && queued(and));
     const resumed = await wats("resume");
     assert.equal(resumed.code, 0, resumed.stderr);
+    // …and the run the resume starts is the marker behind them: a run started while
+    // halted would have been printed before it.
     await rig.waitEvent("run_started", { timeoutMs: 60_000 });
+    assert.equal(rig.events("run_started").length, 2, "no run while halted");
   },
 });

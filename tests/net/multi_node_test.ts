@@ -22,7 +22,7 @@ import {
   tempDataDir,
   watsCommand,
 } from "../support/cli.ts";
-import { RECONNECT_MAX_MS } from "../../src/net/relay_sync.ts";
+import { RECONNECT_MAX_MS } from "../../src/net/relay_link.ts";
 import { waitFor } from "./net_support.ts";
 import { type NodeRelay, RELAY_HELPER, startNodeRelay } from "./node_relay.ts";
 import { recordingProxy } from "./recording_proxy.ts";

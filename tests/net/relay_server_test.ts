@@ -439,8 +439,11 @@ Deno.test("the endpoint answers plain HTTP with a hint and NIP-11 with its limit
   }
 });
 
-/** A raw client that sends the first fragments of a text message and never the last. */
-async function fragmentHolder(port: number, fragments: number, bytes: number) {
+/**
+ * A raw client that sends the first fragments of a text message and never the last;
+ * `rsv` is set in the first one's reserved bits.
+ */
+async function fragmentHolder(port: number, fragments: number, bytes: number, rsv = 0) {
   const conn = await Deno.connect({ hostname: "127.0.0.1", port });
   await conn.write(new TextEncoder().encode(
     "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
@@ -457,7 +460,7 @@ async function fragmentHolder(port: number, fragments: number, bytes: number) {
   for (let i = 0; i < fragments; i++) {
     // Not final; the first is text, the rest continuations; masked (zero mask).
     const f = new Uint8Array(8 + bytes).fill(0x20);
-    f.set([i === 0 ? 0x01 : 0x00, 0x80 | 126, bytes >> 8, bytes & 255, 0, 0, 0, 0]);
+    f.set([i === 0 ? 0x01 | rsv : 0x00, 0x80 | 126, bytes >> 8, bytes & 255, 0, 0, 0, 0]);
     await conn.write(f);
   }
   /** The code of the server's close frame once the connection ends (null: none). */
@@ -506,6 +509,18 @@ Deno.test("a fragmented message longer than the endpoint's message cap closes th
     await waitFor(() => s.server.connections() === 0, "the connection closed");
     assert.equal(await h.ended, 1009, "closed as too big");
     assert.equal(s.server.buffered(), 0);
+    h.close();
+  } finally {
+    await s.cleanup();
+  }
+});
+
+Deno.test("a client frame with a reserved bit set closes the connection with 1002 (RFC 6455 §5.2)", async () => {
+  const s = await setup();
+  try {
+    const h = await fragmentHolder(s.server.port, 1, 200, 0x40);
+    assert.equal(await h.ended, 1002, "closed as a protocol error");
+    await waitFor(() => s.server.connections() === 0, "the connection closed");
     h.close();
   } finally {
     await s.cleanup();

@@ -250,3 +250,23 @@ Deno.test("bytesReceived counts every byte the server sent: the handshake's answ
     raw.listener.close();
   }
 });
+
+Deno.test("a frame with a reserved bit set closes the connection with 1002: no extension was negotiated (RFC 6455 §5.2)", async () => {
+  const raw = rawServer();
+  const c = await open(`ws://127.0.0.1:${raw.port}`);
+  const conn = await raw.accepted;
+  try {
+    // FIN, RSV1 (a permessage-deflate frame, say), text "hi".
+    await conn.write(new Uint8Array([0xc1, 2, ...new TextEncoder().encode("hi")]));
+    const frames = await readClientFrames(conn, () => true);
+    assert.deepEqual(frames.map((f) => f.opcode), [8]);
+    assert.equal((frames[0]!.payload[0]! << 8) | frames[0]!.payload[1]!, 1002);
+    await waitFor(() => c.closes.length === 1, "the close");
+    assert.equal(c.closes[0]!.code, 1002);
+    assert.deepEqual(c.got, [], "the message was not delivered");
+    assert.match(c.errors.join(), /RSV/);
+  } finally {
+    conn.close();
+    raw.listener.close();
+  }
+});

@@ -1,0 +1,115 @@
+/**
+ * Publishing the node's own posts to one relay from the store's outbox, a window
+ * of unanswered events at a time. A post leaves the outbox for this relay only
+ * when the relay answers `OK true` (or `duplicate:`: it has it), or refuses it for
+ * good (`invalid:`, `blocked:`, `pow:`, `restricted:`, logged); any other refusal
+ * (`rate-limited:`, `error:`…) keeps it queued and it is sent again on the next
+ * connection, not in a loop on this one (docs/network.md, "Outbox").
+ *
+ * @module
+ */
+
+import type { Logger } from "@logtape/logtape";
+import type { NostrEvent } from "../posts/post.ts";
+
+/** NIP-01 prefixes of an `OK false` that will not change on a retry. */
+const PERMANENT = ["invalid:", "blocked:", "pow:", "restricted:"];
+
+/** The part of the store's outbox a window uses (`Store.outbox`). */
+export interface OutboxQueue {
+  /** The oldest `limit` posts waiting for `relay`. */
+  pending(relay: string, limit: number): NostrEvent[];
+  /** `id` no longer waits for `relay`. */
+  ack(id: string, relay: string): void;
+}
+
+/** Options of {@linkcode OutboxWindow}. */
+export interface OutboxWindowOptions {
+  url: string;
+  outbox: OutboxQueue;
+  log: Logger;
+  /** Events published and not yet answered, at most. */
+  window: number;
+  /** True while the connection is open. */
+  connected: () => boolean;
+  /** Sends a message on the current connection (false when it is not open). */
+  send: (msg: unknown[]) => boolean;
+}
+
+/** The outbox of one relay: what was sent and awaits an answer, and what waits for the next connection. */
+export class OutboxWindow {
+  readonly #o: OutboxWindowOptions;
+  readonly #inFlight = new Set<string>();
+  /** Refused for now: not sent again on this connection. */
+  readonly #deferred = new Set<string>();
+  #flushQueued = false;
+
+  constructor(opts: OutboxWindowOptions) {
+    this.#o = opts;
+  }
+
+  /** Posts were inserted locally: publish them once this turn's inserts are done. */
+  inserted(): void {
+    if (this.#flushQueued) return;
+    this.#flushQueued = true;
+    queueMicrotask(() => {
+      this.#flushQueued = false;
+      this.flush();
+    });
+  }
+
+  /** Sends pending posts, oldest first, until the window is full. */
+  flush(): void {
+    if (!this.#o.connected()) return;
+    const window = this.#o.window;
+    if (this.#inFlight.size >= window) return;
+    let pending: NostrEvent[];
+    try {
+      pending = this.#o.outbox.pending(
+        this.#o.url,
+        window + this.#inFlight.size + this.#deferred.size,
+      );
+    } catch (err) {
+      this.#o.log.warn("cannot read the outbox: {error}", { error: (err as Error).message });
+      return;
+    }
+    for (const event of pending) {
+      if (this.#inFlight.size >= window) break;
+      if (this.#inFlight.has(event.id) || this.#deferred.has(event.id)) continue;
+      if (!this.#o.send(["EVENT", event])) return;
+      this.#inFlight.add(event.id);
+    }
+  }
+
+  /** The relay's `["OK", id, accepted, message]`. */
+  answered(id: unknown, accepted: unknown, message: unknown): void {
+    if (typeof id !== "string" || !this.#inFlight.delete(id)) return;
+    const { url, log, outbox } = this.#o;
+    const text = typeof message === "string" ? message : "";
+    if (accepted === true || text.startsWith("duplicate:")) {
+      outbox.ack(id, url);
+    } else if (PERMANENT.some((p) => text.startsWith(p))) {
+      log.warn("relay {url} refused post {id} for good: {reason}; not retrying", {
+        url,
+        id,
+        reason: text,
+      });
+      outbox.ack(id, url);
+    } else {
+      // Rate limits, errors: try again on the next connection.
+      log.info("relay {url} did not take post {id}: {reason}; retrying later", {
+        url,
+        id,
+        reason: text,
+      });
+      this.#deferred.add(id);
+    }
+    if (this.#inFlight.size < this.#o.window / 2 + 1) this.flush();
+  }
+
+  /** The connection ended: what was unanswered or refused for now is sent again on the next. */
+  reset(): void {
+    this.#inFlight.clear();
+    this.#deferred.clear();
+  }
+}
