@@ -22,6 +22,9 @@ import { ASSETS_DIR } from "../ui/assets.ts";
 import type { CommandId, PermissionInputs } from "./permissions.ts";
 import { runnerSandboxed } from "../safety/sandbox.ts";
 import { sandboxProgram } from "../safety/sandboxer.ts";
+import { modelSocketPath } from "../safety/net_gate.ts";
+import { nodeAgents, nodeModelHosts } from "../safety/net_policy.ts";
+import { relayGrant } from "./sandbox_relay.ts";
 import type { CommandInit } from "./context.ts";
 
 /** The programs each agent runtime spawns. */
@@ -72,6 +75,7 @@ export async function commandInputs(
     if (parseUiArgs(init.argv).help) return base;
     return { ...base, listen: (await resolveUiListen(init)).hostPort, uiAssets: ASSETS_DIR };
   }
+  if (id === "sandbox-relay") return { ...base, relay: relayGrant(init.argv) };
   if (id !== "daemon") return base;
   const args = parseDaemonArgs(init.argv);
   if (args.help) return base;
@@ -80,8 +84,17 @@ export async function commandInputs(
   const acpHarness = values["agent.runtime"] === "acp"
     ? acp.harnesses[values["agent.harness"]]
     : undefined;
+  const sandbox = values["sandbox.mode"] !== "off" &&
+    (Object.values(acp.harnesses).some((h) => h.enabled) ||
+      runnerSandboxed(values["agent.runtime"], values["agent.access"]));
   return {
     ...base,
+    modelProxy: sandbox && values["sandbox.network"] === "model-only"
+      ? {
+        socket: modelSocketPath(init.paths.agentDir),
+        hosts: nodeModelHosts(nodeAgents(values, acp, init.env)),
+      }
+      : undefined,
     workdir: values["agent.workdir"] || undefined,
     heartbeatFile: HEARTBEAT_TEMPLATE_URL.pathname,
     listen: values.listen || undefined,
@@ -93,11 +106,7 @@ export async function commandInputs(
     loopbackServer: values["agent.runtime"] === "codex",
     checkouts: Object.values(acp.checkouts).map((c) => c.path),
     // Only a daemon with an agent that runs commands starts the sandbox program.
-    sandbox: values["sandbox.mode"] !== "off" &&
-        (Object.values(acp.harnesses).some((h) => h.enabled) ||
-          runnerSandboxed(values["agent.runtime"], values["agent.access"]))
-      ? sandboxProgram(init.os)
-      : undefined,
+    sandbox: sandbox ? sandboxProgram(init.os) : undefined,
     harnesses: [
       ...(HARNESS_PROGRAMS[values["agent.runtime"]] ?? []),
       ...(acpHarness ? [acpHarness.command] : []),

@@ -33,7 +33,8 @@ export type CommandId =
   | "service-install"
   | "service-uninstall"
   | "service-status"
-  | "try";
+  | "try"
+  | "sandbox-relay";
 
 /** A Worker's `deno.permissions`, with lists only (never `true` for a path kind). */
 export interface PermissionSet {
@@ -92,6 +93,23 @@ export interface PermissionInputs {
   scratch?: string;
   /** `wats service`: its unit file or plist and what else it touches (src/cli/service.ts). */
   service?: ServiceGrant;
+  /**
+   * Daemon under `sandbox.network = "model-only"`: the model proxy's socket and the
+   * `host:port`s it opens tunnels to (src/safety/net_gate.ts).
+   */
+  modelProxy?: { socket: string; hosts: string[] };
+  /** `wats sandbox-relay`: what its command line names (src/cli/sandbox_relay.ts). */
+  relay?: RelayGrant;
+}
+
+/** What the relay inside a model-only sandbox may touch, from its command line. */
+export interface RelayGrant {
+  /** The model proxy's socket, as the sandbox sees it. */
+  socket: string;
+  /** The loopback ports it serves besides its ephemeral proxy port (`127.0.0.1:PORT`). */
+  listen: string[];
+  /** The agent's program, its one child. */
+  program: string;
 }
 
 /** What `wats service` may touch, resolved from its layout. */
@@ -147,6 +165,7 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
           ...(inputs.heartbeatFile ? [inputs.heartbeatFile] : []),
           ...(inputs.checkouts ?? []),
           ...sock.read,
+          ...(inputs.modelProxy ? [inputs.modelProxy.socket] : []),
           // The signature-check workers' module, to start them (they hold no permission).
           ...VERIFY_WORKER_SOURCES.map((u) => fileURLToPath(u)),
         ]),
@@ -159,6 +178,7 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
           p.agentDir,
           p.worktrees,
           ...sock.write,
+          ...(inputs.modelProxy ? [inputs.modelProxy.socket] : []),
         ]),
         net: unique([
           ...sock.net,
@@ -166,6 +186,10 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
           ...(inputs.relays ?? []),
           ...(inputs.notifyHosts ?? []),
           ...(inputs.loopbackServer ? [LOOPBACK_EPHEMERAL] : []),
+          // The model proxy listens on its socket and connects only to the model hosts.
+          ...(inputs.modelProxy
+            ? [`unix:${inputs.modelProxy.socket}`, ...inputs.modelProxy.hosts]
+            : []),
         ]),
         // The notify targets' secrets, read once at start; no other variable.
         env: inputs.notifyEnv?.length ? unique(inputs.notifyEnv) : false,
@@ -266,6 +290,20 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
         write: unique([...sock.write, ...dir]),
         net: unique([...sock.net, ...dir.map((d) => `unix:${d}/mcp.sock`)]),
         run: inputs.self.slice(0, 1),
+      };
+    }
+    case "sandbox-relay": {
+      // Inside the sandbox: loopback only (its ephemeral proxy port and the model hosts' own
+      // ports), the one socket to the daemon's model proxy, and the agent it starts.
+      const r = inputs.relay;
+      if (r === undefined) return { ...NONE };
+      const sock = socketGrant(r.socket);
+      return {
+        ...NONE,
+        read: sock.read,
+        write: sock.write,
+        net: unique([...sock.net, LOOPBACK_EPHEMERAL, ...r.listen]),
+        run: [r.program],
       };
     }
     case "service-install": {

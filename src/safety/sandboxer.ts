@@ -27,6 +27,7 @@ import {
   requiredRefusal,
   sandboxedCommand,
 } from "./sandbox.ts";
+import { OPEN_NETWORK, type SandboxNetwork } from "./net_gate.ts";
 
 /** The sandbox program of `os`, the one the daemon's permission set grants. */
 export function sandboxProgram(os: string): string {
@@ -49,6 +50,8 @@ export interface SandboxerOptions {
    * stay readable where the sandbox's empty /tmp would hide them.
    */
   self?: readonly string[];
+  /** `sandbox.network` (src/safety/net_gate.ts); unset: the network stays open. */
+  network?: SandboxNetwork;
 }
 
 /** Where an agent's processes start, and what they keep. */
@@ -142,8 +145,13 @@ export class Sandboxer {
       return (program, args) => ({ ...plain(program, args), problem });
     }
     const plan = planSandbox(req, probe.kinds);
+    const confine = await this.#options.network?.prepare(s) ?? OPEN_NETWORK;
     return (program, args) => ({
-      ...sandboxedCommand(this.#os, this.#program, plan, program, args, this.#options.self),
+      ...confine(
+        program,
+        args,
+        (p, a) => sandboxedCommand(this.#os, this.#program, plan, p, a, this.#options.self),
+      ),
       sandboxed: true,
     });
   }
