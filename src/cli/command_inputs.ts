@@ -24,7 +24,6 @@ import { runnerSandboxed } from "../safety/sandbox.ts";
 import { sandboxProgram } from "../safety/sandboxer.ts";
 import { modelSocketPath } from "../safety/net_gate.ts";
 import { nodeAgents, nodeModelHosts } from "../safety/net_policy.ts";
-import { relayGrant } from "./sandbox_relay.ts";
 import type { CommandInit } from "./context.ts";
 
 /** The programs each agent runtime spawns. */
@@ -75,7 +74,6 @@ export async function commandInputs(
     if (parseUiArgs(init.argv).help) return base;
     return { ...base, listen: (await resolveUiListen(init)).hostPort, uiAssets: ASSETS_DIR };
   }
-  if (id === "sandbox-relay") return { ...base, relay: relayGrant(init.argv) };
   if (id !== "daemon") return base;
   const args = parseDaemonArgs(init.argv);
   if (args.help) return base;

@@ -33,8 +33,7 @@ export type CommandId =
   | "service-install"
   | "service-uninstall"
   | "service-status"
-  | "try"
-  | "sandbox-relay";
+  | "try";
 
 /** A Worker's `deno.permissions`, with lists only (never `true` for a path kind). */
 export interface PermissionSet {
@@ -98,18 +97,6 @@ export interface PermissionInputs {
    * `host:port`s it opens tunnels to (src/safety/net_gate.ts).
    */
   modelProxy?: { socket: string; hosts: string[] };
-  /** `wats sandbox-relay`: what its command line names (src/cli/sandbox_relay.ts). */
-  relay?: RelayGrant;
-}
-
-/** What the relay inside a model-only sandbox may touch, from its command line. */
-export interface RelayGrant {
-  /** The model proxy's socket, as the sandbox sees it. */
-  socket: string;
-  /** The loopback ports it serves besides its ephemeral proxy port (`127.0.0.1:PORT`). */
-  listen: string[];
-  /** The agent's program, its one child. */
-  program: string;
 }
 
 /** What `wats service` may touch, resolved from its layout. */
@@ -290,20 +277,6 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
         write: unique([...sock.write, ...dir]),
         net: unique([...sock.net, ...dir.map((d) => `unix:${d}/mcp.sock`)]),
         run: inputs.self.slice(0, 1),
-      };
-    }
-    case "sandbox-relay": {
-      // Inside the sandbox: loopback only (its ephemeral proxy port and the model hosts' own
-      // ports), the one socket to the daemon's model proxy, and the agent it starts.
-      const r = inputs.relay;
-      if (r === undefined) return { ...NONE };
-      const sock = socketGrant(r.socket);
-      return {
-        ...NONE,
-        read: sock.read,
-        write: sock.write,
-        net: unique([...sock.net, LOOPBACK_EPHEMERAL, ...r.listen]),
-        run: [r.program],
       };
     }
     case "service-install": {

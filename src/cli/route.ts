@@ -7,7 +7,6 @@
 
 import type { CommandId } from "./permissions.ts";
 import { needsValue } from "./usage.ts";
-import { RELAY_COMMAND } from "../safety/net_policy.ts";
 
 /** The launcher's reading of a command line. */
 export interface Route {
@@ -109,7 +108,6 @@ const WORKERS: Record<CommandId, string> = {
   "service-uninstall": "service_worker.ts",
   "service-status": "service_worker.ts",
   try: "try_worker.ts",
-  "sandbox-relay": "sandbox_relay_worker.ts",
 };
 
 /** The worker module file of a command. */
@@ -180,13 +178,6 @@ export function route(args: string[]): Route {
       return make(first, [first], [firstAt]);
     case "help":
       return make("help", ["help"], [firstAt]);
-    case RELAY_COMMAND:
-      // Hidden: the first process of a model-only sandbox (src/cli/sandbox_relay.ts). Its
-      // words after `--` are the agent's, never wats's flags.
-      return {
-        ...make("sandbox-relay", [first], [firstAt]),
-        argv: args.slice(args.indexOf(first) + 1),
-      };
     case "resume":
       return make("control", ["resume"], [firstAt]);
     case "config":

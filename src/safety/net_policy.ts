@@ -2,7 +2,7 @@
  * `sandbox.network = "model-only"` (docs/decisions/sandbox.md, "The network"): the hosts an
  * agent's model API needs, the relay command that runs first inside the sandbox, and the
  * proxy's reading of one request head. Pure: the daemon's proxy is src/safety/net_proxy.ts,
- * the relay src/cli/sandbox_relay.ts.
+ * the relay src/safety/net_relay.ts.
  *
  * @module
  */
@@ -10,12 +10,8 @@
 import type { Settings } from "../config/schema.ts";
 import type { AcpTables } from "../config/acp_tables.ts";
 import { type AgentKind, agentKindOf } from "./sandbox.ts";
-
-/** Where the daemon's model proxy socket is bound inside every model-only sandbox. */
-export const MODEL_SOCKET_INSIDE = "/tmp/.wats-model.sock";
-
-/** The hidden command that relays the sandbox's loopback to the model proxy. */
-export const RELAY_COMMAND = "sandbox-relay";
+import { MODEL_SOCKET_INSIDE, RELAY_COMMAND } from "./net_relay.ts";
+import { splitHostPort } from "./net_wire.ts";
 
 /**
  * The vendors' own API hosts, used when no base URL points the agent elsewhere: the model API
@@ -54,15 +50,6 @@ export function hostPortOf(url: string): string | undefined {
 export function isLoopback(hostPort: string): boolean {
   const host = splitHostPort(hostPort)?.host ?? "";
   return host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
-
-/** `host:port` → its parts; `[::1]:80` keeps its brackets. Undefined when the port is bad. */
-export function splitHostPort(hostPort: string): { host: string; port: number } | undefined {
-  const colon = hostPort.lastIndexOf(":");
-  if (colon <= 0) return undefined;
-  const port = Number(hostPort.slice(colon + 1));
-  if (!Number.isInteger(port) || port < 1 || port > 65535) return undefined;
-  return { host: hostPort.slice(0, colon).toLowerCase(), port };
 }
 
 /**

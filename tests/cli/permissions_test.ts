@@ -674,59 +674,6 @@ Deno.test("deno.json's wats and compile tasks carry exactly the launcher's flags
   }
 });
 
-Deno.test("`wats sandbox-relay` listens on loopback, reaches its one model socket and runs its agent, nothing more", async () => {
-  const f = await fixture();
-  try {
-    const socket = `${f.root}/model.sock`;
-    const listener = Deno.listen({ transport: "unix", path: socket });
-    const other = await fixture();
-    try {
-      const freePort = () => {
-        const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-        const port = (l.addr as Deno.NetAddr).port;
-        l.close();
-        return port;
-      };
-      const forward = freePort();
-      const inputs = await commandInputs("sandbox-relay", {
-        argv: ["--socket", socket, "--forward", `127.0.0.1:${forward}`, "--", "/bin/true", "x"],
-        words: ["sandbox-relay"],
-        paths: f.paths,
-        env: {},
-        cwd: f.root,
-        os: "linux",
-        user: "alice",
-        self: ["/bin/true"],
-        stdinIsTerminal: false,
-        stdoutIsTerminal: false,
-        verbose: false,
-      });
-      await expect("sandbox-relay", inputs, [
-        [{ op: "connect", path: socket }, "ok"],
-        [{ op: "tcp-listen", hostname: "127.0.0.1", port: 0 }, "ok"],
-        [{ op: "tcp-listen", hostname: "127.0.0.1", port: forward }, "ok"],
-        [{ op: "run", cmd: "/bin/true" }, "ok"],
-        // One step outside: another port, another host, another socket, another program.
-        [{ op: "tcp-listen", hostname: "127.0.0.1", port: freePort() }, "NotCapable"],
-        [{ op: "tcp-listen", hostname: "0.0.0.0", port: 0 }, "NotCapable"],
-        [{ op: "tcp", hostname: "127.0.0.1", port: freePort() }, "NotCapable"],
-        [{ op: "tcp", hostname: "example.com", port: 443 }, "NotCapable"],
-        [{ op: "connect", path: other.paths.socket }, "NotCapable"],
-        [{ op: "connect", path: f.paths.socket }, "NotCapable"],
-        [{ op: "run", cmd: "git" }, "NotCapable"],
-        [{ op: "read", path: f.outside }, "NotCapable"],
-        [{ op: "write", path: f.paths.config }, "NotCapable"],
-        [{ op: "env", name: "HOME" }, "NotCapable"],
-      ]);
-    } finally {
-      listener.close();
-      await other.close();
-    }
-  } finally {
-    await f.close();
-  }
-});
-
 Deno.test("under sandbox.network = model-only the daemon listens on its model socket and connects to the model hosts, nothing more", async () => {
   const f = await fixture();
   try {

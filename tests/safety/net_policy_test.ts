@@ -2,7 +2,6 @@
 
 import { deepStrictEqual as assertEquals, throws } from "node:assert/strict";
 import {
-  MODEL_SOCKET_INSIDE,
   modelHosts,
   nodeAgents,
   nodeModelHosts,
@@ -11,7 +10,7 @@ import {
   withModelOnly,
 } from "../../src/safety/net_policy.ts";
 import { route } from "../../src/cli/route.ts";
-import { parseRelayArgs, relayGrant } from "../../src/cli/sandbox_relay.ts";
+import { MODEL_SOCKET_INSIDE, parseRelayArgs, RELAY_COMMAND } from "../../src/safety/net_relay.ts";
 
 Deno.test("an agent's model hosts: its base URL replaces its vendor's hosts; args name more", () => {
   const cases: Array<[Parameters<typeof modelHosts>, string[]]> = [
@@ -77,7 +76,7 @@ Deno.test("a node's model hosts: the runtime's and every enabled harness's (the 
   );
 });
 
-Deno.test("the relay runs first in the sandbox, forwards each loopback model host, and routes as hidden", () => {
+Deno.test("the relay runs first in the sandbox, forwards each loopback model host, and is no launcher command", () => {
   const cmd = relayCommand(
     ["deno", "run", "main.ts"],
     ["127.0.0.1:4000", "api.anthropic.com:443"],
@@ -105,28 +104,23 @@ Deno.test("the relay runs first in the sandbox, forwards each loopback model hos
       "x",
     ],
   });
-  const r = route(cmd.args.slice(2));
-  assertEquals([r.id, r.worker, r.argv], [
-    "sandbox-relay",
-    "sandbox_relay_worker.ts",
-    cmd.args.slice(3),
-  ]);
-  assertEquals(parseRelayArgs(r.argv), {
+  // main.ts runs the relay when the command is its first word, without the launcher.
+  assertEquals(cmd.args[2], RELAY_COMMAND);
+  assertEquals(parseRelayArgs(cmd.args.slice(3)), {
     socket: MODEL_SOCKET_INSIDE,
     forwards: ["127.0.0.1:4000"],
     program: "claude",
     args: ["-p", "--", "x"],
   });
-  assertEquals(relayGrant(r.argv), {
-    socket: MODEL_SOCKET_INSIDE,
-    listen: ["127.0.0.1:4000"],
-    program: "claude",
+  // The agent's own flags after `--` are never the relay's.
+  assertEquals(parseRelayArgs(["--socket", "/s", "--", "a", "--socket", "/x"]), {
+    socket: "/s",
+    forwards: [],
+    program: "a",
+    args: ["--socket", "/x"],
   });
-  // The agent's own flags after `--` are never wats's: `--data-dir` there is the agent's.
-  assertEquals(
-    route(["sandbox-relay", "--socket", "/s", "--", "a", "--data-dir", "/x"]).dataDir,
-    undefined,
-  );
+  // The launcher knows no such command (help says so): the relay has no path through it.
+  assertEquals(route(["--verbose", RELAY_COMMAND, "--socket", "/s", "--", "a"]).id, "help");
   for (
     const bad of [[], ["--socket", "/s"], ["--forward", "nope", "--socket", "/s", "--", "a"], [
       "--x",
@@ -136,7 +130,6 @@ Deno.test("the relay runs first in the sandbox, forwards each loopback model hos
     ]]
   ) {
     throws(() => parseRelayArgs(bad), /sandbox-relay/);
-    assertEquals(relayGrant(bad), undefined);
   }
 });
 

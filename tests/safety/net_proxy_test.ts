@@ -4,7 +4,8 @@
  */
 
 import { deepStrictEqual as assertEquals, match } from "node:assert/strict";
-import { ModelProxy, readHead } from "../../src/safety/net_proxy.ts";
+import { ModelProxy } from "../../src/safety/net_proxy.ts";
+import { readHead } from "../../src/safety/net_wire.ts";
 import { writeAll } from "../../src/io/write_all.ts";
 
 /** An echo server on 127.0.0.1 that counts its connections. */
