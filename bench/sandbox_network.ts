@@ -4,6 +4,11 @@
  * with the open network against the same behind the relay (`wats sandbox-relay`, from source
  * like the tests, or the binary given by `--wats`), interleaved (the machines are shared and
  * noisy). The relay's start is the whole difference: it starts the agent only once it listens.
+ * The same pair with `true` for the agent shows the relay's start alone, without the agent's
+ * own noise; each difference is also taken round by round (the median of the paired
+ * differences), which the load of a shared machine moves less than two separate medians.
+ * Last, a one-line `deno run` against `true`, both with the network open: Deno's own start,
+ * the floor of any relay that is a Deno process.
  *
  * Run: deno run -A bench/sandbox_network.ts [--runs 15] [--wats /path/to/compiled/wats]
  */
@@ -12,7 +17,9 @@ import { parseArgs } from "node:util";
 import { Sandboxer } from "../src/safety/sandboxer.ts";
 import { modelSocketPath, SandboxNetwork } from "../src/safety/net_gate.ts";
 import { cliCommand, cliProblem } from "../tests/support/clis.ts";
-import { watsCommand } from "../tests/support/cli.ts";
+import { DENO_JSON, watsCommand } from "../tests/support/cli.ts";
+
+type Command = { program: string; args: string[] };
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -54,7 +61,7 @@ try {
   const base = { mode: "required" as const, hide: [], dataDir: `${root}/data`, home, self };
   const open = await new Sandboxer(base).prepare(target);
   const closed = await new Sandboxer({ ...base, network }).prepare(target);
-  const run = async (w: { program: string; args: string[] }) => {
+  const run = async (w: Command) => {
     const t = performance.now();
     const out = await new Deno.Command(w.program, { args: w.args, stdout: "null", stderr: "piped" })
       .output();
@@ -63,25 +70,49 @@ try {
     }
     return performance.now() - t;
   };
-  const a: number[] = [], b: number[] = [];
+  const load = () => Deno.loadavg().map((x) => x.toFixed(1)).join(" ");
+  const loadBefore = load();
+  // The floor's script runs once outside first: inside, Deno's cache is read-only.
+  const floorScript = `${root}/floor.ts`;
+  Deno.writeTextFileSync(floorScript, "0;\n");
+  const floor = [Deno.execPath(), ["run", "--quiet", "--config", DENO_JSON, floorScript]] as const;
+  await run({ program: floor[0], args: [...floor[1]] });
+  const cases: Array<[string, Command, Command]> = [
+    ["claude --version", open(program, args), closed(program, args)],
+    ["true", open("true", []), closed("true", [])],
+    ["deno run (one line) against true, both open", open("true", []), open(...floor)],
+  ];
+  const times = cases.map(() => ({
+    open: [] as number[],
+    closed: [] as number[],
+    added: [] as number[],
+  }));
   for (let i = 0; i <= RUNS; i++) {
-    let o: number, m: number;
-    if (i % 2) {
-      o = await run(open(program, args));
-      m = await run(closed(program, args));
-    } else {
-      m = await run(closed(program, args));
-      o = await run(open(program, args));
+    for (const [k, [, a, b]] of cases.entries()) {
+      let o: number, m: number;
+      if (i % 2) {
+        o = await run(a);
+        m = await run(b);
+      } else {
+        m = await run(b);
+        o = await run(a);
+      }
+      // The first round warms caches and is not counted.
+      if (i === 0) continue;
+      times[k]!.open.push(o);
+      times[k]!.closed.push(m);
+      times[k]!.added.push(m - o);
     }
-    // The first round warms caches and is not counted.
-    if (i === 0) continue;
-    a.push(o);
-    b.push(m);
   }
-  console.log(`runs: ${RUNS}; relay: ${self.join(" ")}`);
-  console.log(`claude --version sandboxed, network open: median ${ms(median(a))}`);
-  console.log(`claude --version sandboxed, model-only:   median ${ms(median(b))}`);
-  console.log(`start-up added by model-only: ${ms(median(b) - median(a))} (goal <= 50 ms)`);
+  console.log(`runs: ${RUNS}; load average before ${loadBefore}, after ${load()}`);
+  console.log(`relay: ${self.join(" ")}; goal: model-only adds <= 50 ms`);
+  for (const [k, [name]] of cases.entries()) {
+    const t = times[k]!;
+    console.log(
+      `${name}: ${ms(median(t.open))} against ${ms(median(t.closed))}; ` +
+        `added ${ms(median(t.closed) - median(t.open))}, paired ${ms(median(t.added))}`,
+    );
+  }
 } finally {
   await network.close();
   Deno.removeSync(root, { recursive: true });
