@@ -80,6 +80,8 @@ export async function commandInputs(
     { requireCodexKey },
     { HEARTBEAT_TEMPLATE_URL },
     { sandboxProgram },
+    { modelSocketPath },
+    { nodeAgents, nodeModelHosts },
   ] = await Promise.all([
     import("./daemon_args.ts"),
     import("../config/settings.ts"),
@@ -88,6 +90,8 @@ export async function commandInputs(
     import("../runner/harnesses/codex_runtime.ts"),
     import("../runner/prompt.ts"),
     import("../safety/sandboxer.ts"),
+    import("../safety/net_gate.ts"),
+    import("../safety/net_policy.ts"),
   ]);
   const args = parseDaemonArgs(init.argv);
   if (args.help) return base;
@@ -96,8 +100,18 @@ export async function commandInputs(
   const acpHarness = values["agent.runtime"] === "acp"
     ? acp.harnesses[values["agent.harness"]]
     : undefined;
+  // A daemon with an agent may start the sandbox program: which of its runs are sandboxed is
+  // the runtime's to say (src/runner/runtimes/runtime.ts `runsSandboxed`).
+  const sandbox = values["sandbox.mode"] !== "off" &&
+    (Object.values(acp.harnesses).some((h) => h.enabled) || values["agent.runtime"] !== "none");
   return {
     ...base,
+    modelProxy: sandbox && values["sandbox.network"] === "model-only"
+      ? {
+        socket: modelSocketPath(init.paths.agentDir),
+        hosts: nodeModelHosts(nodeAgents(values, acp, init.env)),
+      }
+      : undefined,
     workdir: values["agent.workdir"] || undefined,
     heartbeatFile: HEARTBEAT_TEMPLATE_URL.pathname,
     listen: values.listen || undefined,
@@ -113,12 +127,7 @@ export async function commandInputs(
     loopbackServer: values["agent.runtime"] === "codex",
     checkouts: Object.values(acp.checkouts).map((c) => c.path),
     ...(values["agent.runtime"] === "claude" ? { claudeConfigs: await claudeFiles(init) } : {}),
-    // A daemon with an agent may start the sandbox program: which of its runs are sandboxed is
-    // the runtime's to say (src/runner/runtimes/runtime.ts `runsSandboxed`).
-    sandbox: values["sandbox.mode"] !== "off" &&
-        (Object.values(acp.harnesses).some((h) => h.enabled) || values["agent.runtime"] !== "none")
-      ? sandboxProgram(init.os)
-      : undefined,
+    sandbox: sandbox ? sandboxProgram(init.os) : undefined,
     harnesses: [
       ...(HARNESS_PROGRAMS[values["agent.runtime"]] ?? []),
       ...(acpHarness ? [acpHarness.command] : []),

@@ -78,6 +78,9 @@ export function filterEnv(env: Record<string, string>): Record<string, string> {
         "TMPDIR",
         "CODEX_HOME",
         "CLAUDE_CONFIG_DIR",
+        // Where the agents' models are: the model-only sandbox's proxy opens these hosts.
+        "ANTHROPIC_BASE_URL",
+        "OPENAI_BASE_URL",
       ].includes(k)
     ) out[k] = v;
   }

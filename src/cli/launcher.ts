@@ -46,6 +46,31 @@ export function selfCommand(): string[] {
   ];
 }
 
+/**
+ * What the command from {@linkcode selfCommand} needs in its environment: from source, the
+ * folder of Deno's cache as `DENO_DIR`. A sandbox's relay and a run's `wats mcp` are this
+ * program again, started by agents whose environment is not the user's (an ACP agent's is
+ * rebuilt; a harness may set HOME): without it, Deno inside a sandbox, where the cache is
+ * read-only and the home may differ, finds no cache and compiles wats at every start
+ * (measured: a missing cache folder alone costs the relay 0.2–0.4 s of retries). Deno's own
+ * order: DENO_DIR, then XDG_CACHE_HOME, then the OS's cache folder under HOME.
+ */
+export function selfEnv(
+  env: Readonly<Record<string, string>>,
+  os: string,
+  cwd: string,
+  standalone = Deno.build.standalone,
+): Record<string, string> {
+  if (standalone) return {};
+  const abs = (p: string) => p.startsWith("/") ? p : `${cwd}/${p}`;
+  if (env.DENO_DIR) return { DENO_DIR: abs(env.DENO_DIR) };
+  if (env.XDG_CACHE_HOME) return { DENO_DIR: `${abs(env.XDG_CACHE_HOME)}/deno` };
+  if (!env.HOME) return {};
+  if (os === "linux") return { DENO_DIR: `${env.HOME}/.cache/deno` };
+  if (os === "darwin") return { DENO_DIR: `${env.HOME}/Library/Caches/deno` };
+  return {};
+}
+
 /** Signals this close together are one Ctrl-C delivered twice. */
 const DUPLICATE_SIGNAL_MS = 1000;
 
@@ -78,14 +103,17 @@ export async function launch(args: string[]): Promise<number> {
   }
   const env = Deno.env.toObject();
   const given = launchEnv(env, Deno.cwd(), r.id === "daemon");
+  const self = selfEnv(env, Deno.build.os, Deno.cwd());
   // Before any Worker: the programs it runs, and its run grants, resolve on the trusted PATH.
   if (given.droppedPath.length > 0) Deno.env.set("PATH", given.env.PATH ?? "");
   const init: CommandInit = {
     argv: r.argv,
     words: r.words,
     paths,
-    env: given.env,
-    ...(given.agentEnv ? { agentEnv: given.agentEnv } : {}),
+    // From source, every command (and the agents' runs) names Deno's cache: inside a sandbox
+    // HOME is the agent's private one, where Deno would otherwise find no cache.
+    env: { ...given.env, ...self },
+    ...(given.agentEnv ? { agentEnv: { ...given.agentEnv, ...self } } : {}),
     ...(given.droppedPath.length > 0 ? { droppedPath: given.droppedPath } : {}),
     cwd: Deno.cwd(),
     os: Deno.build.os,

@@ -101,6 +101,11 @@ export interface PermissionInputs {
   scratch?: string;
   /** `wats service`: its unit file or plist and what else it touches (src/cli/service.ts). */
   service?: ServiceGrant;
+  /**
+   * Daemon under `sandbox.network = "model-only"`: the model proxy's socket and the
+   * `host:port`s it opens tunnels to (src/safety/net_gate.ts).
+   */
+  modelProxy?: { socket: string; hosts: string[] };
 }
 
 /** What `wats service` may touch, resolved from its layout. */
@@ -164,6 +169,7 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
           ...(inputs.checkouts ?? []),
           ...(inputs.claudeConfigs ?? []),
           ...sock.read,
+          ...(inputs.modelProxy ? [inputs.modelProxy.socket] : []),
           // The signature-check workers' module, to start them (they hold no permission).
           ...VERIFY_WORKER_SOURCES.map((u) => fileURLToPath(u)),
         ]),
@@ -176,6 +182,7 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
           p.agentDir,
           p.worktrees,
           ...sock.write,
+          ...(inputs.modelProxy ? [inputs.modelProxy.socket] : []),
         ]),
         net: unique([
           ...sock.net,
@@ -183,6 +190,10 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
           ...(inputs.relays ?? []),
           ...(inputs.notifyHosts ?? []),
           ...(inputs.loopbackServer ? [LOOPBACK_EPHEMERAL] : []),
+          // The model proxy listens on its socket and connects only to the model hosts.
+          ...(inputs.modelProxy
+            ? [`unix:${inputs.modelProxy.socket}`, ...inputs.modelProxy.hosts]
+            : []),
         ]),
         // The notify targets' secrets and the Codex provider's key, read once at start; no other
         // variable.

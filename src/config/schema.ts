@@ -27,6 +27,8 @@ export type AgentRuntime = "none" | "claude" | "codex" | "acp";
 export type AgentAccess = "locked" | "workspace" | "inherit";
 /** `sandbox.mode`: what happens when an agent cannot run in the OS sandbox (docs/decisions/sandbox.md). */
 export type SandboxMode = "required" | "auto" | "off";
+/** `sandbox.network`: what an agent's sandbox reaches (docs/decisions/sandbox.md, "The network"). */
+export type SandboxNetworkMode = "model-only" | "open";
 
 /**
  * Every setting's resolved value, keyed by the dotted key. Durations are in
@@ -75,7 +77,7 @@ export interface Settings {
   "agent.sweep": number;
   "sandbox.mode": SandboxMode;
   "sandbox.hide": string[];
-  "sandbox.network": "open";
+  "sandbox.network": SandboxNetworkMode;
   "policy.allow": string[];
   "policy.deny": string[];
   "halt.accept": string[];
@@ -445,11 +447,11 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
   },
   "sandbox.network": {
     type: "enum",
-    default: "open",
-    allowed: ["open"],
+    default: "model-only",
+    allowed: ["model-only", "open"],
     safety: true,
-    description: "The network inside the sandbox; only open is built " +
-      "(docs/decisions/sandbox.md).",
+    description: "The network inside the sandbox: model-only reaches the agent's model API and " +
+      "nothing else (no other host, no 127.0.0.1 service); open reaches everything.",
   },
   "policy.allow": {
     type: "list",

@@ -36,6 +36,8 @@ import { runCommand } from "../runner/spawn.ts";
 import { safetyNotices } from "../safety/notices.ts";
 import { requiredRefusal, sandboxLine } from "../safety/sandbox.ts";
 import { Sandboxer } from "../safety/sandboxer.ts";
+import { modelSocketPath, networkRefusal, SandboxNetwork } from "../safety/net_gate.ts";
+import { nodeAgents, nodeModelHosts } from "../safety/net_policy.ts";
 import { Store } from "../store/store.ts";
 import { VERSION } from "../version.ts";
 import { type AgentRunner, startAgentRunner } from "./agent_runner.ts";
@@ -225,8 +227,21 @@ export async function runNode(opts: NodeOptions): Promise<number> {
     cleanups.unshift(() => askWatch.stop());
     // The network starts after the socket; status may ask for it before then.
     const net: { current?: Network } = {};
+    // What the sandboxes reach: the model API only, through one proxy (src/safety/net_gate.ts).
+    const sandboxNet = new SandboxNetwork({
+      network: settings["sandbox.network"],
+      mode: settings["sandbox.mode"],
+      socket: modelSocketPath(paths.agentDir),
+      hosts: nodeModelHosts(nodeAgents(settings, opts.acp, opts.env)),
+      self: opts.self,
+      os: opts.os,
+      onRefused: (target, reason) =>
+        log("sandbox").warn("model-only network refused {target}: {reason}", { target, reason }),
+    });
+    cleanups.unshift(() => sandboxNet.close());
     // The OS sandbox of agents that run commands (docs/decisions/sandbox.md).
     const sandbox = new Sandboxer({
+      network: sandboxNet,
       mode: settings["sandbox.mode"],
       hide: settings["sandbox.hide"],
       dataDir: paths.dataDir,
@@ -303,6 +318,15 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       if (problem !== undefined || sandbox.mode === "off") {
         startNotices.push(sandboxLine(sandbox.mode, problem));
       }
+      const netProblem = problem === undefined && sandbox.mode !== "off"
+        ? await sandboxNet.check()
+        : undefined;
+      if (netProblem !== undefined && sandbox.mode === "required") {
+        throw new WatsError("harness.sandbox", networkRefusal("starting the agents", netProblem));
+      }
+      if (sandbox.mode !== "off" && sandboxNet.line() !== "model-only") {
+        startNotices.push(`sandbox network: ${sandboxNet.line()}`);
+      }
     }
     const service = new LocalNodeService({
       codingAgents: codingAgents?.layer,
@@ -343,6 +367,10 @@ export async function runNode(opts: NodeOptions): Promise<number> {
             : []),
           ...Object.values(opts.acp?.harnesses ?? {}).filter((h) => h.enabled)
             .map((h) => ({ who: `harness ${h.name}`, state })),
+          // Only an open network is news: model-only is the default.
+          ...(sandbox.mode !== "off" && sandboxNet.line() !== "model-only"
+            ? [{ who: "network", state: sandboxNet.line() }]
+            : []),
         ];
       },
     });
@@ -431,7 +459,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
     net.current = network;
     // Posts stored while the network started changed nothing yet.
     network.setInterest(interest.current());
-    cleanups.unshift(() => network.close());
+    cleanups.unshift(() => sandboxNet.close());
     console.error(renderBanner({
       version: VERSION,
       nodeId: id,

@@ -30,6 +30,7 @@ import {
 } from "./sandbox.ts";
 import { dataDirList, loginSeeds, privateHomeOf, usableHome } from "./sandbox_home.ts";
 import { probeSandbox } from "./sandbox_probe.ts";
+import { OPEN_NETWORK, type SandboxNetwork } from "./net_gate.ts";
 
 /** The sandbox program of `os`, the one the daemon's permission set grants. */
 export function sandboxProgram(os: string): string {
@@ -52,6 +53,8 @@ export interface SandboxerOptions {
    * stay readable where the sandbox's empty /tmp would hide them.
    */
   self?: readonly string[];
+  /** `sandbox.network` (src/safety/net_gate.ts); unset: the network stays open. */
+  network?: SandboxNetwork;
 }
 
 /** Where an agent's processes start, and what they keep. */
@@ -159,8 +162,13 @@ export class Sandboxer {
       return (program, args) => ({ ...plain(program, args), problem });
     }
     const plan = planSandbox(req, probe);
+    const confine = await o.network?.prepare(s) ?? OPEN_NETWORK;
     return (program, args) => ({
-      ...sandboxedCommand(this.#os, this.#program, plan, program, args, o.self),
+      ...confine(
+        program,
+        args,
+        (p, a) => sandboxedCommand(this.#os, this.#program, plan, p, a, o.self),
+      ),
       sandboxed: true,
     });
   }

@@ -119,6 +119,41 @@ Deno.test("nothing under src/contracts, src/mcp, src/store, src/posts, src/ident
   }
 });
 
+/**
+ * Every module main.ts loads before it runs (its imports that load at run time, followed):
+ * the relay's own, since each model-only sandbox's agent waits for the relay
+ * (`wats sandbox-relay`, docs/decisions/sandbox.md). The launcher is imported by URL only.
+ */
+const ENTRY_GRAPH = [
+  "main.ts",
+  "src/cli/sandbox_relay.ts",
+  "src/error_message.ts",
+  "src/errors.ts",
+  "src/io/write_all.ts",
+  "src/safety/net_relay.ts",
+  "src/safety/net_wire.ts",
+];
+
+Deno.test("main.ts loads only the relay's few modules before it runs, and of those only the relay starts a process", async () => {
+  const edges = await edgesOf("main.ts");
+  const modules = ["main.ts"];
+  for (let i = 0; i < modules.length; i++) {
+    for (const e of edges) {
+      if (e.from === modules[i] && e.kind === "code" && !modules.includes(e.to)) modules.push(e.to);
+    }
+  }
+  const extra = modules.filter((m) => !ENTRY_GRAPH.includes(m));
+  ok(
+    extra.length === 0,
+    `main.ts loads ${extra.join(", ")} before any command runs: the relay inside each ` +
+      "model-only sandbox waits for these; import the launcher's modules from the launcher",
+  );
+  for (const m of modules) {
+    const text = await Deno.readTextFile(new URL(m, root));
+    ok(!SPAWNS.test(text) || m === "src/safety/net_relay.ts", `${m} spawns a process`);
+  }
+});
+
 /** One import: `code` when it loads at run time, `type` when only the checker reads it. */
 interface Edge {
   from: string;

@@ -98,6 +98,10 @@ Deno.test({
       }
       const verifyWorker = VERIFY_WORKER_URL.pathname.slice(ROOT.length);
       for (const m of await runtimeGraph(verifyWorker)) graphs.add(m);
+      // main.ts imports the launcher by URL (the relay's start skips it): its graph too.
+      for (const m of await runtimeGraph("main.ts")) graphs.add(m);
+      assert.ok(required.includes("src/cli/launcher.ts"), "main.ts opens the launcher by URL");
+      for (const m of await runtimeGraph("src/cli/launcher.ts")) graphs.add(m);
       assert.deepEqual(missingFiles(embedded, [...graphs]), [], "imports not embedded");
     } finally {
       await Deno.remove(out, { recursive: true });

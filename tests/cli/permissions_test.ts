@@ -698,3 +698,33 @@ Deno.test("deno.json's wats and compile tasks carry exactly the launcher's flags
     assertEquals(flags, [...LAUNCHER_FLAGS], `task ${task}`);
   }
 });
+
+Deno.test("under sandbox.network = model-only the daemon listens on its model socket and connects to the model hosts, nothing more", async () => {
+  const f = await fixture();
+  try {
+    await Deno.remove(f.paths.socket).catch(() => {});
+    await Deno.writeTextFile(
+      f.paths.config,
+      `[harnesses.claude]\ncommand = "claude-agent-acp"\n` +
+        `env = { ANTHROPIC_BASE_URL = "http://127.0.0.1:9" }\n`,
+    );
+    const inputs = await daemonInputs(f);
+    const socket = `${f.paths.agentDir}/model.sock`;
+    assertEquals(inputs.modelProxy, { socket, hosts: ["127.0.0.1:9"] });
+    await Deno.mkdir(f.paths.agentDir, { recursive: true });
+    await expect("daemon", inputs, [
+      [{ op: "listen", path: socket }, "ok"],
+      [{ op: "listen", path: `${f.paths.agentDir}/other.sock` }, "NotCapable"],
+      [{ op: "tcp", hostname: "127.0.0.1", port: 10 }, "NotCapable"],
+      [{ op: "tcp", hostname: "127.0.0.2", port: 9 }, "NotCapable"],
+    ]);
+    // Allowed, though nothing listens: the grant passes and the connect fails.
+    const [model] = await probe("daemon", inputs, [{ op: "tcp", hostname: "127.0.0.1", port: 9 }]);
+    assertEquals(model === "NotCapable", false);
+    // Open: no model socket, no model host.
+    await Deno.writeTextFile(f.paths.config, `[sandbox]\nnetwork = "open"\n`, { append: true });
+    assertEquals((await daemonInputs(f)).modelProxy, undefined);
+  } finally {
+    await f.close();
+  }
+});
