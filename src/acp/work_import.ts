@@ -182,6 +182,7 @@ async function workGit(
     kind: "other",
     readable: [common, dir],
     writable: [],
+    offline: true,
   });
   const w = wrap("git", argv);
   return [w.program, ...w.args];

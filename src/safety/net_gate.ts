@@ -58,6 +58,7 @@ export class SandboxNetwork {
   readonly network: SandboxNetworkMode;
   readonly #o: SandboxNetworkOptions;
   #probe: Promise<string | undefined> | undefined;
+  #offlineProbe: Promise<string | undefined> | undefined;
   #proxy: ModelProxy | undefined;
   /** Why model-only could not be had, once probed. */
   problem: string | undefined;
@@ -93,8 +94,9 @@ export class SandboxNetwork {
    * `sandbox.mode = "required"`.
    */
   async prepare(
-    s: { what: string; kind: AgentKind; env: Record<string, string> },
+    s: { what: string; kind: AgentKind; env: Record<string, string>; offline?: boolean },
   ): Promise<Confine> {
+    if (s.offline) return await this.#offline();
     if (this.network === "open") return OPEN_NETWORK;
     const problem = await this.check();
     if (problem !== undefined) {
@@ -114,6 +116,28 @@ export class SandboxNetwork {
       const relay = relayCommand(this.#o.self, hosts, program, args);
       const cmd = sandbox(relay.program, relay.args);
       return { program: cmd.program, args: withModelOnly(cmd.args, socket) };
+    };
+  }
+
+  /**
+   * No network at all, for a tool wats runs over what an agent wrote (the work's git
+   * upload-pack): a network namespace with loopback only, no relay, no proxy. Where the namespace
+   * cannot be made the tool keeps the network, which it does not use.
+   */
+  async #offline(): Promise<Confine> {
+    this.#offlineProbe ??= probeNetNamespace(
+      this.#o.os ?? Deno.build.os,
+      this.#o.program ?? "bwrap",
+    )
+      .catch((err) => String(err));
+    if (await this.#offlineProbe !== undefined) return OPEN_NETWORK;
+    return (program, args, sandbox) => {
+      const cmd = sandbox(program, args);
+      const end = cmd.args.indexOf("--");
+      return {
+        program: cmd.program,
+        args: [...cmd.args.slice(0, end), "--unshare-net", ...cmd.args.slice(end)],
+      };
     };
   }
 

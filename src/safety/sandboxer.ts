@@ -75,6 +75,8 @@ export interface SandboxTarget {
   writable: readonly string[];
   /** Paths bound at another path inside (a run's own socket as `mcp.sock`). */
   binds?: readonly Bind[];
+  /** No network at all (a tool wats runs over an agent's files), whatever `sandbox.network` says. */
+  offline?: boolean;
 }
 
 /** One process to start for an agent. */
