@@ -167,7 +167,7 @@ export async function ensureWorktree(
   place: WorkPlace,
 ): Promise<{ created: boolean }> {
   const common = await commonDir(co);
-  await dropLegacy(common, place.dir);
+  if (await convertLegacy(co, common, place)) return { created: false };
   if (isDir(place.dir)) return { created: false };
   const ref = `refs/heads/${place.branch}`;
   let created = false;
@@ -183,12 +183,17 @@ export async function ensureWorktree(
   return { created };
 }
 
-/** `git init` of the work folder, its alternate, its identity, its branch checked out at `tip`. */
+/**
+ * `git init` of the work folder, its alternate, its identity, its branch checked out at `tip`.
+ * `keep`: the folder already holds the work's files (an older version's worktree): they stay,
+ * as changes against `tip`, and a failure removes only the repository made here.
+ */
 async function makeRepo(
   co: CheckoutConfig,
   common: string,
   place: WorkPlace,
   tip: string,
+  keep = false,
 ): Promise<void> {
   const parent = place.dir.slice(0, place.dir.lastIndexOf("/"));
   await Deno.mkdir(parent, { recursive: true });
@@ -215,24 +220,40 @@ async function makeRepo(
       if (v.code === 0) await git(["config", key, v.stdout.trim()], place.dir);
     }
     await git(["update-ref", `refs/heads/${place.branch}`, tip], place.dir);
-    await git(["reset", "--quiet", "--hard", tip], place.dir);
+    await git(["reset", "--quiet", keep ? "--mixed" : "--hard", tip], place.dir);
   } catch (err) {
-    await removeTree(place.dir);
+    await removeTree(keep ? `${place.dir}/.git` : place.dir);
     throw err;
   }
 }
 
 /**
- * Recreates an older version's work (a git worktree registered in the
- * checkout) as a work repository: its registration and folder go, and only
- * its branch — its commits — is kept. Known from the checkout's own records
- * (`<common>/worktrees/*\/gitdir`), never from the folder's `.git` file.
+ * Turns an older version's work (a git worktree registered in the checkout) into a work
+ * repository in place: its registration and its `.git` file go, a repository of its own is made
+ * in the folder at the checkout's copy of its branch, and the files it holds stay — what was not
+ * committed is still there, as uncommitted changes. Known from the checkout's own records
+ * (`<common>/worktrees/*\/gitdir`), never from the folder's `.git` file. True when it converted.
  */
-async function dropLegacy(common: string, dir: string): Promise<void> {
-  const admin = legacyAdmin(common, dir);
-  if (admin === undefined) return;
+async function convertLegacy(
+  co: CheckoutConfig,
+  common: string,
+  place: WorkPlace,
+): Promise<boolean> {
+  const admin = legacyAdmin(common, place.dir);
+  if (admin === undefined) return false;
+  const tip = await refValue(co.path, `refs/heads/${place.branch}`);
+  if (tip === undefined) {
+    // No branch left to continue: nothing is changed, the folder stays the person's.
+    throw new WorktreeError(
+      "acp.no_worktree",
+      `${place.dir} is a worktree of checkout ${co.name} whose branch ${place.branch} is gone: ` +
+        "move the folder away (or `git worktree remove` it) to start the work again",
+    );
+  }
   await removeTree(admin);
-  await removeTree(dir);
+  await removeTree(`${place.dir}/.git`);
+  await makeRepo(co, common, place, tip, true);
+  return true;
 }
 
 /** The checkout's admin dir of a git worktree at `dir`, if the checkout registers one. */

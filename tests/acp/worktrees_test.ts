@@ -146,7 +146,7 @@ Deno.test("the agent's sandbox paths come from the checkout, whatever the work f
   }
 });
 
-Deno.test("a work made by an older wats (a git worktree of the checkout) becomes a work repository at first touch, keeping its commits and nothing else", async () => {
+Deno.test("a work made by an older wats (a git worktree of the checkout) becomes a work repository at first touch, keeping its commits and, as changes, its uncommitted files", async () => {
   const { root, co } = await repo();
   try {
     const place = workPlace(`${root}/wt`, "claude", "app", "a", "_", "old");
@@ -156,14 +156,20 @@ Deno.test("a work made by an older wats (a git worktree of the checkout) becomes
     await git(["add", "done.txt"], place.dir);
     await git(["commit", "--quiet", "-m", "Old work"], place.dir);
     const head = (await git(["rev-parse", "HEAD"], place.dir)).trim();
-    Deno.writeTextFileSync(`${place.dir}/uncommitted.txt`, "not kept\n");
+    Deno.writeTextFileSync(`${place.dir}/uncommitted.txt`, "kept\n");
+    Deno.writeTextFileSync(`${place.dir}/done.txt`, "done, then edited\n");
 
     // The listing, a merge or a call all import first: that is the first touch.
     assert.deepEqual(await importWork(co, place), { ran: false });
     assert.ok(Deno.lstatSync(`${place.dir}/.git`).isDirectory);
     assert.equal((await git(["rev-parse", "HEAD"], place.dir)).trim(), head);
-    assert.equal(Deno.readTextFileSync(`${place.dir}/done.txt`), "done\n");
-    assert.throws(() => Deno.statSync(`${place.dir}/uncommitted.txt`));
+    // Nothing the person or the agent had not committed is lost: it is a change of the new repo.
+    assert.equal(Deno.readTextFileSync(`${place.dir}/done.txt`), "done, then edited\n");
+    assert.equal(Deno.readTextFileSync(`${place.dir}/uncommitted.txt`), "kept\n");
+    assert.equal(
+      await git(["status", "--porcelain"], place.dir),
+      " M done.txt\n?? uncommitted.txt\n",
+    );
     assert.equal(await headOf(co, place.branch), head);
     // The checkout no longer registers it.
     const list = await git(["worktree", "list", "--porcelain"], co.path);

@@ -391,10 +391,12 @@ Deno.test({
     const id = ["-c", "user.email=t@example.org", "-c", "user.name=T"];
     await git(["add", "notes.txt"], wt);
     await git([...id, "commit", "-qm", "Add notes"], wt);
-    await git(
-      [...id, "merge", "-q", "--no-ff", "-m", "merge notes", "wats/alice/_/notes"],
-      f.repo,
-    );
+    // The work is a repository of its own (docs/decisions/work_repos.md): the person takes its
+    // commits from it, as the daemon's import does.
+    await git(["fetch", "-q", wt, "wats/alice/_/notes"], f.repo);
+    await git([...id, "merge", "-q", "--no-ff", "-m", "merge notes", "FETCH_HEAD"], f.repo);
+    // A work an older wats made (a git worktree of the checkout) with a file not committed: the
+    // sweep turns it into a work repository, keeps the file, and so keeps the work.
     const keep = `${f.data}/worktrees/claude/app/alice/_/keep`;
     await git(["worktree", "add", "-q", "-b", "wats/alice/_/keep", keep, "main"], f.repo);
     Deno.writeTextFileSync(`${keep}/draft.txt`, "not yet\n");
