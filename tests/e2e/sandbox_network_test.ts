@@ -191,7 +191,8 @@ async function runnerAttempts(network: "model-only" | "open") {
     results,
     why,
     reached: target.reached(),
-    own: [dataPaths(data).socket, modelSocketPath(dataPaths(data).agentDir)],
+    // A sandboxed run's `wats mcp` reaches the run's own socket (bound at mcp.sock inside).
+    own: [dataPaths(data).runSocket, modelSocketPath(dataPaths(data).agentDir)],
     otherNode,
     banner: rig.node.stderr(),
     status: status.stdout,
