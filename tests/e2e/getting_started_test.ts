@@ -83,12 +83,10 @@ Deno.test({
     assert.match(setup.stdout, /already has wats/);
     const listen = await runWats(["config", "set", "listen", "127.0.0.1:7447"], { home, env });
     assert.equal(listen.code, 0, listen.stderr);
+    // Setup reads Claude Code's entry as data (issue 26): it starts no `wats mcp`, so no node is
+    // left running in the background for the foreground node to take over from.
     const background = lockPid(dataDir);
-    assert.ok(
-      background !== undefined && alive(background),
-      "setup's `claude mcp get` left a node running in the background (the case under test)",
-    );
-    leftovers.push(background);
+    assert.ok(background === undefined || !alive(background), "setup left no node running");
 
     await using started = startWats([], { home, env });
     await waitFor("the banner", () => {
@@ -96,11 +94,7 @@ Deno.test({
       assert.doesNotMatch(started.stderr(), /^error:/m);
       return /agent +claude as /.test(started.stderr());
     }, 90_000);
-    const said = started.stderr().split("\n").filter((l) => l.includes("took over"));
-    assert.deepEqual(said, [
-      `wats: took over from the background node that \`wats mcp\` started (pid ${background}); it has stopped`,
-    ]);
-    await waitFor("the background node to end", () => !alive(background), 30_000);
+    assert.doesNotMatch(started.stderr(), /took over/);
     assert.equal(lockPid(dataDir), started.process.pid);
 
     // "See it wake": the person's own ask wakes nothing, and status says which setting.
