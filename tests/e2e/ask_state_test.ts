@@ -190,7 +190,12 @@ Deno.test({
   async fn() {
     await using relay = await relayScope();
     await using mock = answeringMock();
-    await using b = await nodeRig({ args: ["--infra", relay.url], agent: { mock } });
+    // An agent that announced (agent.about): reachable counts only agents seen posting, never a
+    // bare presence (docs/decisions/presence.md).
+    await using b = await nodeRig({
+      args: ["--infra", relay.url],
+      agent: { mock, settings: { WATS_AGENT_ABOUT: "Answers questions" } },
+    });
     await using a = await nodeRig({ args: ["--infra", relay.url] });
     await storedBy(a, (e) => e.kind === "presence" && e.author === hexOf(b, "helper"));
 
