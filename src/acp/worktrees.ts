@@ -250,8 +250,10 @@ async function convertLegacy(
         "move the folder away (or `git worktree remove` it) to start the work again",
     );
   }
-  await removeTree(admin);
+  // The folder's `.git` file goes first: git then counts the checkout's admin dir as stale and
+  // prunes it itself (the daemon may run git there, not write its files).
   await removeTree(`${place.dir}/.git`);
+  await git(["worktree", "prune"], co.path);
   await makeRepo(co, common, place, tip, true);
   return true;
 }
