@@ -1045,8 +1045,8 @@ Deno.test("a claim by another agent while the ask is debouncing: it never wakes 
     assert.equal(
       st.skipped[0]!.reason,
       `did not wake the agent: new ask ${ask.id.slice(0, 12)} is dropped from the queue: ` +
-        `claimed by ${npubEncode(CAROL)} 0s ago; lapses at ${lapse} unless they post in the ` +
-        "thread again",
+        `claimed by ${npubEncode(CAROL)} 0s ago; lapses at ${lapse} ` +
+        "(an untrusted claimer: its later posts do not extend the claim)",
     );
     assert.equal(r.log.matching("is dropped from the queue").length, 1, "logged once");
     assert.deepEqual(st.claimed, [{
