@@ -30,12 +30,12 @@ export interface PinnedCli {
 
 /**
  * Every pinned program, by the name tests use. Versions are exact; see
- * docs/harness_facts.md for why these (newer Claude Code needs Node 22).
+ * docs/harness_facts.md for what was measured with them.
  */
 export const PINNED_CLIS = {
   claude: {
     pkg: "@anthropic-ai/claude-code",
-    version: "2.1.197",
+    version: "2.1.332",
     bin: "bin/claude.exe",
     probe: ["--version"],
     node: false,
