@@ -203,8 +203,12 @@ export async function removeWork(
   }
 }
 
-/** The work's ref files as lstat sees them: what changes when a commit moves its branch. */
-function refSignature(dir: string, branch: string): string {
+/**
+ * The work's ref files as lstat sees them: what changes when a commit moves
+ * its branch. Cheap (four lstat calls, nothing read), so a call can look
+ * after each of the coding agent's tool calls.
+ */
+export function refSignature(dir: string, branch: string): string {
   return [".git", ".git/HEAD", ".git/packed-refs", `.git/refs/heads/${branch}`].map((p) => {
     try {
       const s = Deno.lstatSync(`${dir}/${p}`);

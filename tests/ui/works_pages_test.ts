@@ -155,7 +155,11 @@ Deno.test("hostile file names, diff lines, subjects and call texts are shown as 
   ) {
     assert.ok(!html.includes("<script>alert"), html);
     assert.ok(!html.includes("<img src=x"));
-    assert.ok(!html.includes("</table><"), "a line cannot close the diff's table");
+    assert.equal(
+      html.split("</table>").length,
+      html.split("<table").length,
+      "a line cannot close the diff's table",
+    );
     assert.match(html, /&#60;script&#62;alert\(1\)&#60;\/script&#62;/);
     assert.ok(!/[\u202e\u2066]/.test(html), "no bidi character is applied");
   }
@@ -273,4 +277,51 @@ Deno.test("the transcript renders the call's events as a run's transcript does, 
     ].join("\n"),
   );
   assert.match(html, /show the transcript \(5 entries\)/);
+});
+
+Deno.test("a work's page binds its merge, push and discard to the head it shows, and says when the work moved past it", () => {
+  const older = "a".repeat(40);
+  const newer = "d".repeat(40);
+  const moved = sampleWork({
+    head: newer,
+    commits: [
+      { sha: newer, subject: "arrived later", author: "Agent", at: 0 },
+      ...sampleWork().commits,
+    ],
+  });
+  const fresh = workPage(CTX, sampleWork());
+  const heads = [...fresh.matchAll(/<input type="hidden" name="head" value="([^"]*)">/g)]
+    .map((m) => m[1]);
+  assert.deepEqual(heads, [older, older], "merge and push carry the head shown");
+  assert.match(fresh, new RegExp(`data-live-query="since=${older}&#38;bound=${older}"`));
+  assert.doesNotMatch(fresh, /id="changed"/);
+  assert.doesNotMatch(discardPage(CTX, sampleWork()), /name="head" value=""/);
+  assert.match(discardPage(CTX, sampleWork()), new RegExp(`name="head" value="${older}"`));
+
+  // A live redraw asks as against the head the page opened with: the new commit is marked,
+  // and the page says its actions still carry the old head.
+  const live = workPage(CTX, moved, { since: older, bound: older });
+  assert.match(
+    live,
+    /id="changed">This work changed while you were reading: its head is now <code>dddddddddddd<\/code>, with 1 new commit\(s\), marked new below\. .*still carry head <code>aaaaaaaaaaaa<\/code>/,
+  );
+  assert.match(live, new RegExp(`<tr data-sha="${newer}" class="new">`));
+  assert.match(live, new RegExp(`<tr data-sha="${older}">`));
+
+  // After a refused merge: the page opens on the new head, marks what came since the old one.
+  const after = workPage(CTX, moved, { since: older });
+  assert.match(
+    after,
+    /id="changed">This work changed since you looked at it: its head is now <code>dddddddddddd<\/code>, with 1 new commit\(s\), marked new below\. The actions below act on what this page shows now\./,
+  );
+  assert.match(after, new RegExp(`name="head" value="${newer}"`));
+
+  // A rewritten branch is said as such; a stale banner never outlives the state.
+  const rewritten = workPage(CTX, sampleWork({ head: newer, commits: [] }), { bound: older });
+  assert.match(rewritten, /its branch no longer holds <code>aaaaaaaaaaaa<\/code> \(rewritten\)/);
+  assert.doesNotMatch(workPage(CTX, sampleWork({ state: "idle" })), /id="waiting"|id="running"/);
+  assert.match(workPage(CTX, sampleWork({ state: "parked" })), /id="work-banner"[^>]*>.*id="waiting"/s);
+  assert.match(workPage(CTX, sampleWork({ state: "running" })), /id="running"/);
+  // A query's head that is no commit id is ignored.
+  assert.doesNotMatch(workPage(CTX, moved, { since: "x<y", bound: "HEAD" }), /id="changed"/);
 });
