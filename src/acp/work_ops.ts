@@ -260,12 +260,22 @@ async function worktreeOf(co: CheckoutConfig, ref: string): Promise<string | und
   return undefined;
 }
 
+/**
+ * What the sweep after a merge did, as the merge's answer says it: the
+ * merged work's folder, and by name every other work it removed (each was
+ * already in its base: merged, squashed or with equal patches), so none goes
+ * unsaid.
+ */
 function sweptLine(swept: { removed: string[] }, w: FoundWork): string {
-  return swept.removed.includes(w.worktree)
+  const own = swept.removed.includes(w.worktree)
     ? `; the sweep removed its worktree ${w.worktree}`
     : w.hasWorktree
     ? "; the sweep keeps its worktree for now (`wats agent sweep` says why)"
     : "";
+  const others = swept.removed.filter((d) => d !== w.worktree);
+  if (others.length === 0) return own;
+  return `${own}; it also removed ${others.length} other work(s) whose commits were all in ` +
+    `their base already (merged, squashed or with equal patches): ${others.join(", ")}`;
 }
 
 /**

@@ -373,3 +373,20 @@ Deno.test("a bound head that the branch no longer contains is told as a rewrite;
   );
   Deno.statSync(a.dir);
 });
+
+Deno.test("a merge names every other work its sweep removed, each already in the base", async () => {
+  await using f = await fixture();
+  const a = await f.work("alpha", "a.txt", "alpha\n");
+  // The same patch on another work: once alpha is merged, it is in the base too.
+  const twin = await f.work("twin", "a.txt", "alpha\n");
+  const other = await f.work("other", "o.txt", "o\n");
+  const msg = await mergeWork(f.src, a.id);
+  assert.match(
+    msg,
+    new RegExp(
+      `the sweep removed its worktree ${a.dir}; it also removed 1 other work\\(s\\) whose commits were all in their base already \\(merged, squashed or with equal patches\\): ${twin.dir}$`,
+    ),
+  );
+  assert.throws(() => Deno.statSync(twin.dir));
+  Deno.statSync(other.dir);
+});
