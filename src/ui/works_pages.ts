@@ -130,11 +130,13 @@ export function workPage(ctx: PageContext, w: WorkDetail, view: WorkPageView = {
   ];
   const can = workActions(w);
   // What the forms carry: the head shown now. Every live redraw asks for the
-  // page with these, so its banner can tell the reader what moved since.
+  // page as against the head its forms were rendered with (a redraw keeps the
+  // forms, so it passes `bound` on), and its banner tells the reader what moved.
   const opened = w.head ?? "";
+  const carried = bound ?? opened;
   const liveQuery = new URLSearchParams({
-    ...(since ?? opened ? { since: since ?? opened } : {}),
-    ...(opened ? { bound: opened } : {}),
+    ...(since ?? carried ? { since: since ?? carried } : {}),
+    ...(carried ? { bound: carried } : {}),
   }).toString();
   const headField = markup`<input type="hidden" name="head" value="${opened}">`;
   // A parked request or a call in doubt is decided on the review page, as `wats agent pending` does.

@@ -325,3 +325,12 @@ Deno.test("a work's page binds its merge, push and discard to the head it shows,
   // A query's head that is no commit id is ignored.
   assert.doesNotMatch(workPage(CTX, moved, { since: "x<y", bound: "HEAD" }), /id="changed"/);
 });
+
+Deno.test("a live redraw of a work's page keeps asking as against the head its forms carry", () => {
+  const older = "a".repeat(40);
+  const moved = sampleWork({ head: "d".repeat(40) });
+  assert.match(
+    workPage(CTX, moved, { since: older, bound: older }),
+    new RegExp(`data-live-query="since=${older}&#38;bound=${older}"`),
+  );
+});
