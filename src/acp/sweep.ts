@@ -202,7 +202,14 @@ async function patchIds(repo: string, args: string[]): Promise<Map<string, strin
     repo,
   );
   const child = new Deno.Command("git", {
-    args: ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "patch-id", "--verbatim"],
+    args: [
+      "-c",
+      "core.hooksPath=/dev/null",
+      "-c",
+      "core.fsmonitor=false",
+      "patch-id",
+      "--verbatim",
+    ],
     cwd: repo,
     env: { GIT_TERMINAL_PROMPT: "0" },
     stdin: "piped",

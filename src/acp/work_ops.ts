@@ -70,7 +70,10 @@ async function refuseMoved(w: FoundWork, shown: string | undefined, what: string
       ? undefined
       : await gitResult(["merge-base", "--is-ancestor", from, w.head], w.co.path);
     if (from !== undefined && after?.code === 0) {
-      const log = await git(["log", "--format=%h %s", "--abbrev=12", `${from}..${w.head}`, "--"], w.co.path);
+      const log = await git(
+        ["log", "--format=%h %s", "--abbrev=12", `${from}..${w.head}`, "--"],
+        w.co.path,
+      );
       const added = log.split("\n").filter((l) => l !== "");
       change = `its head is now ${w.head.slice(0, 12)}, with ${added.length} new commit(s): ${
         added.slice(0, 5).map(oneLine).join("; ")

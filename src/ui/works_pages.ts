@@ -264,7 +264,9 @@ function changedNotice(
     return w.head === undefined
       ? markup`its branch is gone`
       : listed
-      ? markup`its head is now <code>${w.head.slice(0, 12)}</code>, with ${n} new commit(s), marked new below`
+      ? markup`its head is now <code>${
+        w.head.slice(0, 12)
+      }</code>, with ${n} new commit(s), marked new below`
       : markup`its head is now <code>${
         w.head.slice(0, 12)
       }</code>, and its branch no longer holds <code>${seen.slice(0, 12)}</code> (rewritten)`;
@@ -274,9 +276,7 @@ function changedNotice(
       what(bound!)
     }. The commits, diff and state here are the new ones, but Merge, Push and Discard still carry head <code>${
       bound!.slice(0, 12)
-    }</code> that this page opened with, and are refused: <a href="${path}?since=${
-      bound!
-    }" id="reload">reload the page</a> to act on what it is now.</p>`;
+    }</code> that this page opened with, and are refused: <a href="${path}?since=${bound!}" id="reload">reload the page</a> to act on what it is now.</p>`;
   }
   if (moved(since)) {
     return markup`<p class="notice warn" id="changed">This work changed since you looked at it: ${

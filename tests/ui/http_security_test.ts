@@ -336,7 +336,10 @@ Deno.test("a work's operations reach the source with their fields, and come back
     // Merge, push and discard without the head the page showed do nothing, and say so.
     source.calls.length = 0;
     const unbound = await go("/works/w1/merge");
-    assert.match(unbound.flash!, /^error: nothing was done: the form did not say which head you saw/);
+    assert.match(
+      unbound.flash!,
+      /^error: nothing was done: the form did not say which head you saw/,
+    );
     assert.equal(unbound.location, `${base}/works/w1`);
     assert.deepEqual(source.calls, []);
     // A send back without a comment, or with a line but no file, is refused before the daemon.

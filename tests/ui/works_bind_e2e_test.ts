@@ -108,9 +108,7 @@ Deno.test({
         new RegExp(
           `^This work changed while you were reading: its head is now ${
             now.slice(0, 12)
-          }, with 1 new commit\\(s\\), marked new below\\..*still carry head ${
-            seen.slice(0, 12)
-          }`,
+          }, with 1 new commit\\(s\\), marked new below\\..*still carry head ${seen.slice(0, 12)}`,
         ),
       );
       assert.equal(
@@ -135,7 +133,9 @@ Deno.test({
       assert.equal((await git(["rev-parse", "main"], repo)).trim(), main0);
       assert.equal(await page.evaluate("location.search"), `?since=${seen}`);
       assert.deepEqual(
-        await page.evaluate("[...document.querySelectorAll('#commits tr.new')].map((r) => r.dataset.sha)"),
+        await page.evaluate(
+          "[...document.querySelectorAll('#commits tr.new')].map((r) => r.dataset.sha)",
+        ),
         [now],
       );
       assert.match(await text("#changed"), /^This work changed since you looked at it/);

@@ -320,7 +320,10 @@ Deno.test("a work's page binds its merge, push and discard to the head it shows,
   const rewritten = workPage(CTX, sampleWork({ head: newer, commits: [] }), { bound: older });
   assert.match(rewritten, /its branch no longer holds <code>aaaaaaaaaaaa<\/code> \(rewritten\)/);
   assert.doesNotMatch(workPage(CTX, sampleWork({ state: "idle" })), /id="waiting"|id="running"/);
-  assert.match(workPage(CTX, sampleWork({ state: "parked" })), /id="work-banner"[^>]*>.*id="waiting"/s);
+  assert.match(
+    workPage(CTX, sampleWork({ state: "parked" })),
+    /id="work-banner"[^>]*>.*id="waiting"/s,
+  );
   assert.match(workPage(CTX, sampleWork({ state: "running" })), /id="running"/);
   // A query's head that is no commit id is ignored.
   assert.doesNotMatch(workPage(CTX, moved, { since: "x<y", bound: "HEAD" }), /id="changed"/);
