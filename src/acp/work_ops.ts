@@ -17,7 +17,7 @@ import { WatsError } from "../errors.ts";
 import { readCalls, removeRecord } from "./work_record.ts";
 import { baseBranch, findWork, type FoundWork, remoteOf, type WorksSource } from "./works.ts";
 import { errorMessage } from "../error_message.ts";
-import { removeWork } from "./work_import.ts";
+import { removeWork, workStatus } from "./work_import.ts";
 import { git, gitResult } from "./worktrees.ts";
 
 /** What the operations need beyond the works themselves. */
@@ -133,6 +133,18 @@ export async function mergeWork(
   }
   const ref = `refs/heads/${target}`;
   const old = (await git(["rev-parse", "--verify", ref], co.path)).trim();
+  const ahead = Number(
+    (await git(["rev-list", "--count", `${old}..${w.head}`, "--"], co.path)).trim(),
+  );
+  if (ahead === 0) {
+    // Not merged (or it would read so): its worktree holds what was never committed.
+    throw refused(
+      w,
+      `not merged: it has no commit that ${target} does not have, only uncommitted changes in ` +
+        `its worktree (a commit that did not happen; \`wats work show ${w.id}\` lists them): ` +
+        `send it back to commit them (\`wats work send ${w.id} --text "commit your changes"\`)`,
+    );
+  }
   const mode = co.merge ?? "ff";
   // The base's worktree, when it is checked out: it must be clean, and moves with it.
   const checkedOut = await worktreeOf(co, ref);
@@ -183,7 +195,9 @@ export async function mergeWork(
     }
   }
   const how = next === w.head ? "fast-forwarded" : `merged with commit ${next.slice(0, 12)} into`;
-  return `${how} ${target}: work ${w.work} (${w.branch}) is in the base${await sweepAfter(src, w)}`;
+  return `${how} ${target}: work ${w.work} (${w.branch}) is in the base${await leftBehind(
+    w,
+  )}${await sweepAfter(src, w)}`;
 }
 
 /**
@@ -198,6 +212,18 @@ async function sweepAfter(src: WorkOpsSource, w: FoundWork): Promise<string> {
     return `; the cleanup afterwards failed (${errorMessage(err)}): ` +
       "`wats agent sweep` tries again";
   }
+}
+
+/** What merge and push leave behind: the worktree's uncommitted changes, said. */
+async function leftBehind(w: FoundWork): Promise<string> {
+  if (!w.hasWorktree) return "";
+  const status = await workStatus(w.co, { dir: w.worktree, branch: w.branch, stateFile: "" })
+    .catch(() => "");
+  const n = status.split("\n").filter((l) => l.trim() !== "").length;
+  return n === 0
+    ? ""
+    : `; ${n} uncommitted change(s) in its worktree stay behind, not in the commits ` +
+      `(\`wats work show ${w.id}\` lists them)`;
 }
 
 /** Refuses a work whose latest commits could not be imported: the person would act on old ones. */
@@ -310,7 +336,7 @@ export async function pushWork(
     co.path,
   );
   if (r.code !== 0) throw refused(w, `not pushed to ${remote}: ${firstLine(r.stderr)}`);
-  const pushed = `pushed ${w.branch} to ${remote}`;
+  const pushed = `pushed ${w.branch} to ${remote}${await leftBehind(w)}`;
   if (!draftPr) return pushed;
   const gh = src.gh ?? runGh;
   const auth = await gh(["auth", "status"], co.path).catch(() => undefined);

@@ -160,6 +160,22 @@ export function renderWork(d: WorkDetail, color: boolean, now: number): string {
       `(the diff is cut: see all of it with \`git diff ${s(d.base)}...${s(d.branch)}\`)`,
     );
   }
+  if (d.uncommitted !== undefined) {
+    lines.push(
+      "",
+      `uncommitted changes in the worktree: ${d.uncommitted.diff.length} file(s), not in the ` +
+        "commits (a commit that did not happen): merge and push leave them behind",
+    );
+    for (const f of d.uncommitted.diff) lines.push(...renderFile(f, paint));
+    if (d.uncommitted.cut) lines.push(`(these changes are cut: see them in ${s(d.worktree)})`);
+  }
+  if (d.mergeInto === undefined && d.state !== "merged" && d.state !== "swept") {
+    lines.push(
+      "",
+      `merge: ${s(d.base)} is not a local branch, so the work cannot be merged into it here; ` +
+        "push it and merge it there",
+    );
+  }
   lines.push("", `calls: ${d.calls.length}`);
   for (const c of d.calls) {
     lines.push(

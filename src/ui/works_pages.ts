@@ -34,9 +34,11 @@ export function workActions(
 ): { merge: boolean; push: boolean; send: boolean; discard: boolean } {
   const gone = w.state === "swept";
   return {
-    merge: w.state !== "merged" && !gone,
+    // A base that is no local branch (`origin/main`) cannot be merged into: push instead.
+    merge: w.state !== "merged" && !gone && w.mergeInto !== undefined && w.commits.length > 0,
     push: w.remote !== undefined && w.head !== undefined,
-    send: w.state !== "merged" && !gone,
+    // A swept work whose branch remains is continued in a worktree made again from it.
+    send: w.state !== "merged" && (!gone || w.head !== undefined),
     discard: !gone || w.head !== undefined,
   };
 }
@@ -175,6 +177,14 @@ ${
     markup`<a class="danger-link" id="discard" href="${path}/discard">Discard…</a>`
   }
 ${
+    w.mergeInto === undefined && w.state !== "merged" && w.state !== "swept" &&
+    markup`<p class="notice" id="no-merge">The base <code>${w.base}</code> is not a local branch, so the work cannot be merged into it here: push it${
+      w.remote === undefined ? " (the checkout has no remote: add one)" : ""
+    } and merge it there, or set <code>[checkouts.${
+      oneLine(w.checkout)
+    }] base</code> to a local branch.</p>`
+  }
+${
     w.head !== undefined &&
     markup`<p class="bound">These act on head <code>${
       w.head.slice(0, 12)
@@ -207,6 +217,16 @@ ${
     }</code> in the checkout.</p>`
   }
 ${diffView(w.diff, diffLinks(w))}</div>`;
+  const uncommitted = markup`<div id="uncommitted-live" data-live>${
+    w.uncommitted !== undefined &&
+    markup`<h2 id="uncommitted">Uncommitted changes</h2>
+<p class="notice warn">The worktree holds ${w.uncommitted.diff.length} file(s) changed but not committed on the branch (a commit that did not happen). Merge and push carry only commits: these stay behind. Send the work back to have them committed.</p>
+${
+      w.uncommitted.cut &&
+      markup`<p class="notice warn">These changes are cut: see them in the worktree.</p>`
+    }
+${diffView(w.uncommitted.diff, diffLinks(w))}`
+  }</div>`;
   const send = can.send &&
     markup`<h2 id="send">Send back</h2>
 <p>The comment becomes the task of the next call on this work: same worktree, same session, started by the daemon within the agent's budgets.</p>
@@ -233,6 +253,7 @@ ${banner}
 ${actions}
 <h2>Commits</h2>${commits}
 ${diff}
+${uncommitted}
 ${send}
 <h2 id="calls">Calls</h2>
 <div id="calls-live" data-live>${
@@ -305,7 +326,9 @@ function diffLinks(w: WorkDetail): DiffViewOptions {
 
 /** One file of a work's diff on its own pages (a file too long for the work page). */
 export function workFilePage(ctx: PageContext, w: WorkDetail, file: string, hunk: number): string {
-  const f = w.diff.find((d) => d.path === file);
+  // A file only the uncommitted changes touch has its pages too.
+  const f = w.diff.find((d) => d.path === file) ??
+    w.uncommitted?.diff.find((d) => d.path === file);
   const body = markup`<h1>Work <a href="${workPath(w.id)}"><code>${
     oneLine(w.work)
   }</code></a>: one file</h1>

@@ -390,3 +390,48 @@ Deno.test("a merge names every other work its sweep removed, each already in the
   assert.throws(() => Deno.statSync(twin.dir));
   Deno.statSync(other.dir);
 });
+
+Deno.test("a work whose commit never happened reads idle with its uncommitted changes, never merged; merge refuses it", async () => {
+  await using f = await fixture();
+  const p = workPlace(`${f.root}/worktrees`, "claude", "app", "bot", "_", "said");
+  await ensureWorktree(f.co, p);
+  // The coding agent wrote a file and said "committed", but its commit was refused.
+  Deno.writeTextFileSync(`${p.dir}/notes.txt`, "written\n");
+  Deno.writeTextFileSync(`${p.dir}/README.md`, "one\ntwo\nthree\nfour\n");
+  const id = workId("app", p.branch);
+  const d = await showWork(f.src, id);
+  assert.equal(d.state, "idle");
+  assert.deepEqual(d.commits, []);
+  assert.equal(d.mergeInto, "main");
+  assert.deepEqual(
+    d.uncommitted?.diff.map((x) => [x.path, x.status, x.additions, x.deletions]),
+    [["README.md", "modified", 1, 0], ["notes.txt", "added", 1, 0]],
+  );
+  const before = await snapshot(f.repo);
+  await assert.rejects(
+    () => mergeWork(f.src, id, d.head),
+    /not merged: it has no commit that main does not have, only uncommitted changes in its worktree/,
+  );
+  assert.equal(await snapshot(f.repo), before);
+  // Nothing written into the checkout for the untracked file, and the folder is as it was.
+  assert.equal(Deno.readTextFileSync(`${p.dir}/notes.txt`), "written\n");
+  assert.equal((await git(["status", "--porcelain"], p.dir)).trim(), "M README.md\n?? notes.txt");
+
+  // A work with commits and leftovers: the merge lands the commits and says what stays behind.
+  const a = await f.work("alpha", "a.txt", "alpha\n");
+  Deno.writeTextFileSync(`${a.dir}/left.txt`, "left\n");
+  assert.match(
+    await mergeWork(f.src, a.id),
+    /is in the base; 1 uncommitted change\(s\) in its worktree stay behind, not in the commits/,
+  );
+});
+
+Deno.test("a base that is a remote branch names no branch to merge into", async () => {
+  await using f = await fixture();
+  await git(["update-ref", "refs/remotes/origin/main", "main"], f.repo);
+  f.co.base = "origin/main";
+  const a = await f.work("alpha", "a.txt", "alpha\n");
+  const d = await showWork(f.src, a.id);
+  assert.equal(d.mergeInto, undefined);
+  await assert.rejects(() => mergeWork(f.src, a.id), /is not a local branch; push the work/);
+});

@@ -96,9 +96,49 @@ Deno.test("the actions offered follow the state: no merge or send back once merg
     /id="waiting">A call of this work is in doubt/,
   );
   assert.doesNotMatch(workPage(CTX, sampleWork({ state: "running" })), /id="waiting"/);
-  assert.deepEqual(actions({ state: "swept" }), ["discard", "push"], "the branch remains");
+  assert.deepEqual(
+    actions({ state: "swept" }),
+    ["discard", "push", "send"],
+    "the branch remains: a send back continues it",
+  );
   assert.deepEqual(actions({ state: "swept", head: undefined }), [], "nothing left to act on");
   assert.deepEqual(actions({ remote: undefined }), ["discard", "merge", "send"]);
+  // A base that is no local branch: push instead, and the page says why.
+  assert.deepEqual(actions({ mergeInto: undefined }), ["discard", "push", "send"]);
+  assert.match(
+    workPage(CTX, sampleWork({ base: "origin/main", mergeInto: undefined })),
+    /id="no-merge">The base <code>origin\/main<\/code> is not a local branch, so the work cannot be merged into it here: push it and merge it there/,
+  );
+  // No commit to merge: only send back and discard (and push of the branch).
+  assert.deepEqual(actions({ commits: [] }), ["discard", "push", "send"]);
+});
+
+Deno.test("a work whose commit never happened shows its uncommitted changes with their diff, and offers send back", () => {
+  const html = workPage(
+    CTX,
+    sampleWork({
+      commits: [],
+      diff: [],
+      uncommitted: {
+        diff: [{
+          path: "notes.txt",
+          status: "added",
+          binary: false,
+          additions: 1,
+          deletions: 0,
+          cut: false,
+          hunks: [{ header: "@@ -0,0 +1 @@", lines: [{ op: "+", text: "written", new: 1 }] }],
+        }],
+        cut: false,
+      },
+    }),
+  );
+  assert.match(html, /<h2 id="uncommitted">Uncommitted changes<\/h2>/);
+  assert.match(html, /holds 1 file\(s\) changed but not committed on the branch/);
+  assert.match(html, /<td class="code">\+written<\/td>/);
+  assert.match(html, /id="send-back"/);
+  assert.doesNotMatch(html, /id="merge"/);
+  assert.doesNotMatch(workPage(CTX, sampleWork()), /id="uncommitted"/);
 });
 
 Deno.test("a long file is collapsed, a cut file and a cut diff name the `git diff` that shows them, short files are open", () => {
