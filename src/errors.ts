@@ -24,6 +24,7 @@ export type ErrorCode =
   | "acp.budget"
   | "acp.cancelled"
   | "acp.closed"
+  | "acp.halted"
   | "acp.git"
   | "acp.no_checkout"
   | "acp.no_continue"
@@ -34,6 +35,7 @@ export type ErrorCode =
   | "acp.spawn"
   // `wats work …` (src/acp/work_ops.ts): no such work, or the operation was refused
   | "acp.no_work"
+  | "acp.work_moved"
   | "acp.work_refused"
   // agent
   | "agent.access"

@@ -43,7 +43,8 @@ import {
   headOf,
   workPlace,
 } from "./worktrees.ts";
-import { importWork } from "./work_import.ts";
+import { importWork, refSignature } from "./work_import.ts";
+import { workId } from "./works.ts";
 import { declinedNotice, takeDeclined } from "./work_state.ts";
 import { type CallLine, noteCall, noteSession } from "./work_record.ts";
 import { errorMessage } from "../error_message.ts";
@@ -111,6 +112,8 @@ export class AcpLayer {
   /** Requests waiting for a person, by pending id. */
   readonly #parked = new Map<string, { resolve: (approved: boolean) => void }>();
   #closed = false;
+  /** Why agents are halted (src/node/halt.ts), or undefined. */
+  #halted: string | undefined;
   #sweeping: Promise<unknown> = Promise.resolve();
 
   constructor(options: AcpLayerOptions) {
@@ -118,6 +121,31 @@ export class AcpLayer {
     this.#pool = new AgentPool(options);
     // Judged against the real path: locations are resolved through symlinks too.
     this.#policy = { ...options.policy, dataDir: realOr(options.policy.dataDir) };
+  }
+
+  /**
+   * A halt (src/node/halt.ts, docs/safety.md): no call starts until
+   * {@linkcode resume}, however it was started, and every coding agent
+   * running now is stopped (its process ended, not asked to cancel), so its
+   * call ends with `acp.halted`.
+   */
+  halt(reason: string): void {
+    this.#halted = reason;
+    this.#pool.close().catch(() => {});
+  }
+
+  /** `wats resume`: calls may start again. */
+  resume(): void {
+    this.#halted = undefined;
+  }
+
+  /** Refuses while halted; what the refusal says. */
+  #refuseHalted(): void {
+    if (this.#halted === undefined) return;
+    throw new CallError(
+      "acp.halted",
+      `no coding agent call while agents are halted (${this.#halted})`,
+    );
   }
 
   /** The thread the run `runId` is about, if it is about one. */
@@ -203,11 +231,37 @@ export class AcpLayer {
       )
     );
     this.#works.set(place.dir, run);
-    const forget = () => {
+    // Told once the work is no longer busy, so a page that redraws on it reads the new state.
+    const ended = (outcome: string) => {
       if (this.#works.get(place.dir) === run) this.#works.delete(place.dir);
+      this.#changed(harness, co, place, origin, `call ended: ${outcome}`);
     };
-    run.then(forget, forget);
+    run.then(
+      (r) => ended(r.stop_reason === "end_turn" ? "ok" : r.stop_reason),
+      () => ended("error"),
+    );
     return Promise.race([run, parked]);
+  }
+
+  /** Tells the work's readers it changed (its dashboard page redraws): `work_changed`. */
+  #changed(
+    harness: HarnessConfig,
+    co: CheckoutConfig,
+    place: ReturnType<typeof workPlace>,
+    origin: CallOrigin,
+    what: string,
+  ): void {
+    this.#o.onEvent?.({
+      type: "work_changed",
+      harness: harness.name,
+      agent: origin.agent,
+      call: origin.callId,
+      ...(origin.run !== undefined ? { run: origin.run } : {}),
+      checkout: co.name,
+      branch: place.branch,
+      work: workId(co.name, place.branch),
+      what,
+    });
   }
 
   /**
@@ -220,9 +274,17 @@ export class AcpLayer {
    * starts by telling the coding agent not to finish it. Says what happened.
    */
   answer(id: string, approved: boolean, ask: PermissionAsk): string {
+    const verb = approved ? "approved" : "rejected";
+    if (this.#halted !== undefined && !(ask.kind === IN_DOUBT && !approved)) {
+      // Telling the coding agent is a call; a halt starts none. The request waits again.
+      this.#parked.delete(id);
+      const again = this.#o.park?.(ask);
+      return `not ${verb}: agents are halted (${this.#halted}), so no coding agent call starts; ` +
+        `the request waits in the review queue again${again ? ` as ${again}` : ""}: ` +
+        "decide it after `wats resume`";
+    }
     const held = this.#parked.get(id);
     this.#parked.delete(id);
-    const verb = approved ? "approved" : "rejected";
     if (held !== undefined) {
       held.resolve(approved);
       this.#o.onDecided?.(ask, approved);
@@ -350,6 +412,7 @@ export class AcpLayer {
   ): Promise<CallResult> {
     if (signal?.aborted) throw new CallError("acp.cancelled", "the call was cancelled");
     if (this.#closed) throw new CallError("acp.closed", "the node is stopping; call again later");
+    this.#refuseHalted();
     const blocked = this.#o.host?.budgetBlocked();
     if (blocked !== undefined) {
       throw new CallError(
@@ -364,6 +427,8 @@ export class AcpLayer {
     // What the agent's sandbox opens comes from wats's records, never from the work folder.
     const running = await this.#pool.attach(harness, worktree, await agentPaths(co, worktree));
     try {
+      // A halt that came while the agent started: it is stopped, and nothing is sent.
+      this.#refuseHalted();
       const { sessionId, continued } = await workSession(
         running,
         harness,
@@ -392,6 +457,8 @@ export class AcpLayer {
       });
       const mine: string[] = [];
       const park = this.#o.park;
+      // A commit mid-call moves the branch's ref files: seen after each finished tool call.
+      let refs = refSignature(place.dir, place.branch);
       const turn = new Turn({
         harness: harness.name,
         checkout: co.name,
@@ -407,6 +474,14 @@ export class AcpLayer {
             noteSession(place.dir, { ...e, at: Date.now() });
           } catch {
             // The work's transcript is a view; the call goes on without it.
+          }
+          if (
+            e.type === "acp_update" && e.update.sessionUpdate === "tool_call_update" &&
+            e.update.status === "completed"
+          ) {
+            const now = refSignature(place.dir, place.branch);
+            if (now !== refs) this.#changed(harness, co, place, origin, "committed");
+            refs = now;
           }
         },
         park: park && ((ask) => {
@@ -433,7 +508,13 @@ export class AcpLayer {
       // Told once, in the prompt about to be sent: a person declined to let a call in doubt finish.
       const declined = takeDeclined(place.stateFile);
       if (declined.length > 0) prompt.unshift({ type: "text", text: declinedNotice(declined) });
-      const stopReason = await running.agent.prompt(sessionId, prompt, turn).finally(() => {
+      const stopReason = await running.agent.prompt(sessionId, prompt, turn).catch((err) => {
+        // Its agent was stopped by the halt: said as that, not as a broken connection.
+        if (this.#halted === undefined) throw err;
+        throw new CallError("acp.halted", `stopped: agents were halted (${this.#halted})`, {
+          cause: err,
+        });
+      }).finally(() => {
         signal?.removeEventListener("abort", cancel);
         for (const id of mine) this.#parked.delete(id);
         // A call the stopping daemon cut off stays noted: the next start parks it in doubt.
@@ -461,8 +542,11 @@ export class AcpLayer {
     }
   }
 
-  /** Why no call may start now (the runner's budget), or undefined. */
+  /** Why no call may start now (a halt, the runner's budget), or undefined. */
   blocked(): string | undefined {
+    if (this.#halted !== undefined) {
+      return `agents are halted (${this.#halted}), so no coding agent call starts`;
+    }
     return this.#o.host?.budgetBlocked();
   }
 

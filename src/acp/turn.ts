@@ -16,6 +16,7 @@ import type {
   PermissionAsk,
   Refusal,
 } from "../contracts/coding_agents.ts";
+import type { WorkChangedEvent } from "../contracts/node_events.ts";
 import type { SessionHandlers, SessionUpdate, ToolCallInfo } from "./client.ts";
 import {
   answerPermission,
@@ -29,6 +30,7 @@ import { commandOf } from "./shell_split.ts";
 
 /** One thing that happened in a call, for the node's log lines. */
 export type CallEvent =
+  | Omit<WorkChangedEvent, "event">
   | {
     type: "acp_update";
     harness: string;

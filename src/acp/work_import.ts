@@ -161,6 +161,32 @@ export async function workStatus(co: CheckoutConfig, place: WorkPlace): Promise<
 }
 
 /**
+ * The work folder's uncommitted changes against the checkout's copy of its
+ * branch, as a patch (`git diff`: changed and deleted files, and untracked
+ * ones as added, git's ignore rules applied), asked of git in the checkout
+ * as {@linkcode workStatus} asks: the folder only as a work tree, an index of
+ * its own beside it, no external diff or textconv. What a person sees of a
+ * work whose coding agent said "committed" but whose commit never happened.
+ */
+export async function workChanges(co: CheckoutConfig, place: WorkPlace): Promise<string> {
+  const index = `${place.dir}.changes.index`;
+  const common = await commonDir(co);
+  const env = { GIT_INDEX_FILE: index };
+  const inCheckout = (args: string[]) =>
+    git(["--git-dir", common, "--work-tree", place.dir, ...args], co.path, env);
+  try {
+    await inCheckout(["read-tree", `refs/heads/${place.branch}`]);
+    // Untracked files as intent-to-add: shown as new files, no object written for them.
+    await inCheckout(["add", "--all", "--intent-to-add", "--", "."]);
+    return await inCheckout(
+      ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", "-p", "--"],
+    );
+  } finally {
+    await Deno.remove(index).catch(() => {});
+  }
+}
+
+/**
  * A git command line that runs in the work folder as its repository (the
  * import's upload-pack): inside a sandbox where the folder and the checkout's
  * git dir are read-only and nothing is writable, or plainly when there is no
@@ -204,8 +230,12 @@ export async function removeWork(
   }
 }
 
-/** The work's ref files as lstat sees them: what changes when a commit moves its branch. */
-function refSignature(dir: string, branch: string): string {
+/**
+ * The work's ref files as lstat sees them: what changes when a commit moves
+ * its branch. Cheap (four lstat calls, nothing read), so a call can look
+ * after each of the coding agent's tool calls.
+ */
+export function refSignature(dir: string, branch: string): string {
   return [".git", ".git/HEAD", ".git/packed-refs", `.git/refs/heads/${branch}`].map((p) => {
     try {
       const s = Deno.lstatSync(`${dir}/${p}`);

@@ -17,7 +17,7 @@ import { WatsError } from "../errors.ts";
 import { readCalls, removeRecord } from "./work_record.ts";
 import { baseBranch, findWork, type FoundWork, remoteOf, type WorksSource } from "./works.ts";
 import { errorMessage } from "../error_message.ts";
-import { removeWork } from "./work_import.ts";
+import { removeWork, workStatus } from "./work_import.ts";
 import { git, gitResult } from "./worktrees.ts";
 
 /** What the operations need beyond the works themselves. */
@@ -38,6 +38,58 @@ function refused(w: { work: string }, why: string): WatsError {
   return new WatsError("acp.work_refused", `work ${w.work}: ${why}`);
 }
 
+/**
+ * Refuses, changing nothing, when the work's branch is not at `shown`: the
+ * head the person was shown (a page's hidden field, `--head`). The work was
+ * imported just before (findWork), so this compares the newest commits. Says
+ * what changed: the commits that arrived since, or that the branch was
+ * rewritten. A prefix of at least 12 hex digits is taken (as the CLI prints
+ * heads); undefined binds nothing.
+ */
+async function refuseMoved(w: FoundWork, shown: string | undefined, what: string): Promise<void> {
+  if (shown === undefined) return;
+  if (!/^[0-9a-f]{12,64}$/.test(shown)) {
+    throw refused(
+      w,
+      `not ${what}: the head must be a commit id of 12 to 64 hex digits, as ` +
+        `\`wats work show ${w.id}\` prints it`,
+    );
+  }
+  if (w.head !== undefined && w.head.startsWith(shown)) return;
+  const was = shown.slice(0, 12);
+  let change: string;
+  if (w.head === undefined) {
+    change = `its branch ${w.branch} is gone`;
+  } else {
+    const full = await gitResult(
+      ["rev-parse", "--verify", "--quiet", `${shown}^{commit}`],
+      w.co.path,
+    );
+    const from = full.code === 0 ? full.stdout.trim() : undefined;
+    const after = from === undefined
+      ? undefined
+      : await gitResult(["merge-base", "--is-ancestor", from, w.head], w.co.path);
+    if (from !== undefined && after?.code === 0) {
+      const log = await git(
+        ["log", "--format=%h %s", "--abbrev=12", `${from}..${w.head}`, "--"],
+        w.co.path,
+      );
+      const added = log.split("\n").filter((l) => l !== "");
+      change = `its head is now ${w.head.slice(0, 12)}, with ${added.length} new commit(s): ${
+        added.slice(0, 5).map(oneLine).join("; ")
+      }${added.length > 5 ? `; and ${added.length - 5} more` : ""}`;
+    } else {
+      change = `its branch was rewritten: its head is now ${w.head.slice(0, 12)}, ` +
+        `which does not contain ${was}`;
+    }
+  }
+  throw new WatsError(
+    "acp.work_moved",
+    `work ${w.work}: not ${what}: it changed since you were shown head ${was}: ${change}; ` +
+      `nothing was changed. Look at it again (\`wats work show ${w.id}\`) and decide on what it is now`,
+  );
+}
+
 /** Refuses while a call runs on the work or waits for a person. */
 function refuseBusy(w: FoundWork, what: string): void {
   const why = w.state === "running"
@@ -56,9 +108,14 @@ function refuseBusy(w: FoundWork, what: string): void {
  * removes the work folder. Says what happened: a merge that landed is told as
  * landed, also when the sweep after it fails.
  */
-export async function mergeWork(src: WorkOpsSource, id: string): Promise<string> {
+export async function mergeWork(
+  src: WorkOpsSource,
+  id: string,
+  shown?: string,
+): Promise<string> {
   const w = await findWork(src, id);
   refuseBusy(w, "merged");
+  await refuseMoved(w, shown, "merged");
   const { co } = w;
   if (w.head === undefined) throw refused(w, `its branch ${w.branch} is gone`);
   refuseUnimported(w, "merged");
@@ -76,6 +133,18 @@ export async function mergeWork(src: WorkOpsSource, id: string): Promise<string>
   }
   const ref = `refs/heads/${target}`;
   const old = (await git(["rev-parse", "--verify", ref], co.path)).trim();
+  const ahead = Number(
+    (await git(["rev-list", "--count", `${old}..${w.head}`, "--"], co.path)).trim(),
+  );
+  if (ahead === 0) {
+    // Not merged (or it would read so): its worktree holds what was never committed.
+    throw refused(
+      w,
+      `not merged: it has no commit that ${target} does not have, only uncommitted changes in ` +
+        `its worktree (a commit that did not happen; \`wats work show ${w.id}\` lists them): ` +
+        `send it back to commit them (\`wats work send ${w.id} --text "commit your changes"\`)`,
+    );
+  }
   const mode = co.merge ?? "ff";
   // The base's worktree, when it is checked out: it must be clean, and moves with it.
   const checkedOut = await worktreeOf(co, ref);
@@ -126,7 +195,9 @@ export async function mergeWork(src: WorkOpsSource, id: string): Promise<string>
     }
   }
   const how = next === w.head ? "fast-forwarded" : `merged with commit ${next.slice(0, 12)} into`;
-  return `${how} ${target}: work ${w.work} (${w.branch}) is in the base${await sweepAfter(src, w)}`;
+  return `${how} ${target}: work ${w.work} (${w.branch}) is in the base${await leftBehind(
+    w,
+  )}${await sweepAfter(src, w)}`;
 }
 
 /**
@@ -141,6 +212,18 @@ async function sweepAfter(src: WorkOpsSource, w: FoundWork): Promise<string> {
     return `; the cleanup afterwards failed (${errorMessage(err)}): ` +
       "`wats agent sweep` tries again";
   }
+}
+
+/** What merge and push leave behind: the worktree's uncommitted changes, said. */
+async function leftBehind(w: FoundWork): Promise<string> {
+  if (!w.hasWorktree) return "";
+  const status = await workStatus(w.co, { dir: w.worktree, branch: w.branch, stateFile: "" })
+    .catch(() => "");
+  const n = status.split("\n").filter((l) => l.trim() !== "").length;
+  return n === 0
+    ? ""
+    : `; ${n} uncommitted change(s) in its worktree stay behind, not in the commits ` +
+      `(\`wats work show ${w.id}\` lists them)`;
 }
 
 /** Refuses a work whose latest commits could not be imported: the person would act on old ones. */
@@ -206,21 +289,37 @@ async function worktreeOf(co: CheckoutConfig, ref: string): Promise<string | und
   return undefined;
 }
 
+/**
+ * What the sweep after a merge did, as the merge's answer says it: the
+ * merged work's folder, and by name every other work it removed (each was
+ * already in its base: merged, squashed or with equal patches), so none goes
+ * unsaid.
+ */
 function sweptLine(swept: { removed: string[] }, w: FoundWork): string {
-  return swept.removed.includes(w.worktree)
+  const own = swept.removed.includes(w.worktree)
     ? `; the sweep removed its worktree ${w.worktree}`
     : w.hasWorktree
     ? "; the sweep keeps its worktree for now (`wats agent sweep` says why)"
     : "";
+  const others = swept.removed.filter((d) => d !== w.worktree);
+  if (others.length === 0) return own;
+  return `${own}; it also removed ${others.length} other work(s) whose commits were all in ` +
+    `their base already (merged, squashed or with equal patches): ${others.join(", ")}`;
 }
 
 /**
  * Pushes the work's branch to the checkout's remote with git's own
  * credentials; with `draftPr`, then opens a draft pull request with `gh`.
  */
-export async function pushWork(src: WorkOpsSource, id: string, draftPr: boolean): Promise<string> {
+export async function pushWork(
+  src: WorkOpsSource,
+  id: string,
+  draftPr: boolean,
+  shown?: string,
+): Promise<string> {
   const w = await findWork(src, id);
   const { co } = w;
+  await refuseMoved(w, shown, "pushed");
   if (w.head === undefined) throw refused(w, `its branch ${w.branch} is gone`);
   refuseUnimported(w, "pushed");
   const remote = await remoteOf(co);
@@ -232,11 +331,12 @@ export async function pushWork(src: WorkOpsSource, id: string, draftPr: boolean)
     );
   }
   const r = await gitResult(
-    ["push", "--quiet", remote, `refs/heads/${w.branch}:refs/heads/${w.branch}`],
+    // The commit checked above, not the ref: an import meanwhile cannot change what goes.
+    ["push", "--quiet", remote, `${w.head}:refs/heads/${w.branch}`],
     co.path,
   );
   if (r.code !== 0) throw refused(w, `not pushed to ${remote}: ${firstLine(r.stderr)}`);
-  const pushed = `pushed ${w.branch} to ${remote}`;
+  const pushed = `pushed ${w.branch} to ${remote}${await leftBehind(w)}`;
   if (!draftPr) return pushed;
   const gh = src.gh ?? runGh;
   const auth = await gh(["auth", "status"], co.path).catch(() => undefined);
@@ -378,9 +478,14 @@ export async function sendWork(src: WorkOpsSource, id: string, c: ReviewComment)
  * Discards the work: removes its worktree (with its changes), its branch
  * (with its commits), its state file and its record. Says what was removed.
  */
-export async function discardWork(src: WorkOpsSource, id: string): Promise<string> {
+export async function discardWork(
+  src: WorkOpsSource,
+  id: string,
+  shown?: string,
+): Promise<string> {
   const w = await findWork(src, id);
   refuseBusy(w, "discarded");
+  await refuseMoved(w, shown, "discarded");
   const { co } = w;
   const removed: string[] = [];
   try {
@@ -393,6 +498,10 @@ export async function discardWork(src: WorkOpsSource, id: string): Promise<strin
   await Deno.remove(`${w.worktree}.acp.json`).catch(() => {});
   removeRecord(w.worktree);
   return `discarded work ${w.work}: removed ${removed.join(" and ") || "its record"}`;
+}
+
+function oneLine(s: string): string {
+  return s.length > 100 ? `${s.slice(0, 99)}…` : s;
 }
 
 function firstLine(s: string): string {

@@ -32,7 +32,7 @@ import { DIFF_CAPS, parseDiff } from "./diff.ts";
 import type { Sandboxer } from "../safety/sandboxer.ts";
 import { errorMessage } from "../error_message.ts";
 import { findWorks, isInBase } from "./sweep.ts";
-import { importWork } from "./work_import.ts";
+import { importWork, workChanges, workStatus } from "./work_import.ts";
 import { lastStart, readCalls, readSession, recordFiles } from "./work_record.ts";
 import { git, gitResult, workPlace } from "./worktrees.ts";
 
@@ -87,7 +87,7 @@ export async function allWorks(src: WorksSource): Promise<FoundWork[]> {
     await importWork(co, { dir: f.dir, branch, stateFile: `${f.dir}.acp.json` }, src.sandbox)
       .catch((err) => importError = errorMessage(err));
     const head = await headOf(co, branch);
-    const state = await stateOf(src, co, f.dir, branch, head, held);
+    const state = await stateOf(src, co, f.dir, branch, head, held, true);
     const found = summary(co, harness, a, t, w, branch, f.dir, head, state, true);
     out.push(importError === undefined ? found : { ...found, importError });
   }
@@ -167,6 +167,8 @@ export async function showWork(src: WorksSource, id: string): Promise<WorkDetail
     diff = parsed.files;
     diffCut = parsed.cut;
   }
+  const into = await baseBranch(co);
+  const uncommitted = w.hasWorktree ? await uncommittedOf(co, w) : undefined;
   return {
     ...view,
     commits,
@@ -176,7 +178,24 @@ export async function showWork(src: WorksSource, id: string): Promise<WorkDetail
     transcript: readSession(w.worktree),
     ...(await remoteOf(co).then((r) => r === undefined ? {} : { remote: r })),
     mergeMode: co.merge ?? "ff",
+    ...(into !== undefined ? { mergeInto: into } : {}),
+    ...(uncommitted !== undefined ? { uncommitted } : {}),
   };
+}
+
+/** The work folder's uncommitted changes as a parsed diff, or undefined when it has none. */
+async function uncommittedOf(
+  co: CheckoutConfig,
+  w: FoundWork,
+): Promise<WorkDetail["uncommitted"]> {
+  const place = { dir: w.worktree, branch: w.branch, stateFile: `${w.worktree}.acp.json` };
+  if (w.head === undefined) return undefined;
+  try {
+    const parsed = parseDiff(await workChanges(co, place), DIFF_CAPS);
+    return parsed.files.length === 0 ? undefined : { diff: parsed.files, cut: parsed.cut };
+  } catch {
+    return undefined; // The folder went meanwhile: nothing to show.
+  }
 }
 
 /**
@@ -261,6 +280,7 @@ async function stateOf(
   branch: string,
   head: { sha: string } | undefined,
   held: readonly PermissionAsk[],
+  hasWorktree: boolean,
 ): Promise<WorkState> {
   const asks = held.filter((a) => a.worktree === dir);
   if (asks.some((a) => a.kind === IN_DOUBT)) return "in doubt";
@@ -268,7 +288,12 @@ async function stateOf(
   if (src.busy(dir)) return "running";
   if (head === undefined) return "idle";
   try {
-    return (await inBaseCached(co, branch, head.sha)) ? "merged" : "idle";
+    if (!(await inBaseCached(co, branch, head.sha))) return "idle";
+    // A branch with nothing new is in the base; a worktree with changes is not merged for that.
+    if (hasWorktree && (await workStatus(co, { dir, branch, stateFile: "" })).trim() !== "") {
+      return "idle";
+    }
+    return "merged";
   } catch {
     return "idle";
   }

@@ -74,10 +74,10 @@ Logs: \`journalctl --user -u wats\` (Linux), <data dir>/wats.log (macOS).
 /** The usage text of `wats work`. */
 export const WORK_HELP = `Usage: wats work list [--page N]
        wats work show ID [--json]
-       wats work merge ID
-       wats work push ID [--draft-pr]
+       wats work merge ID [--head SHA]
+       wats work push ID [--draft-pr] [--head SHA]
        wats work send ID --text "COMMENT" [--file PATH [--line N]]
-       wats work discard ID [--yes]
+       wats work discard ID [--yes] [--head SHA]
 
   list      every coding agent's work, newest first: state, id, checkout, branch
   show      a work's commits not in its base, its diff against the base, its calls
@@ -90,6 +90,11 @@ export const WORK_HELP = `Usage: wats work list [--page N]
             on the same work, started now, within the agent's budget
   discard   remove its worktree and branch: what is not in the base is lost
             (asks first; --yes skips the question)
+
+  --head SHA  merge, push and discard act only if the work's head is SHA (12 to
+            64 hex digits, as \`show\` prints it): a work that moved since you
+            looked is refused, nothing changed, naming the commits that came.
+            Without it the command prints the head it acts on, and binds to that.
 
 Needs the daemon (it runs git and the calls). docs/acp.md "Works".
 `;

@@ -160,6 +160,22 @@ export function renderWork(d: WorkDetail, color: boolean, now: number): string {
       `(the diff is cut: see all of it with \`git diff ${s(d.base)}...${s(d.branch)}\`)`,
     );
   }
+  if (d.uncommitted !== undefined) {
+    lines.push(
+      "",
+      `uncommitted changes in the worktree: ${d.uncommitted.diff.length} file(s), not in the ` +
+        "commits (a commit that did not happen): merge and push leave them behind",
+    );
+    for (const f of d.uncommitted.diff) lines.push(...renderFile(f, paint));
+    if (d.uncommitted.cut) lines.push(`(these changes are cut: see them in ${s(d.worktree)})`);
+  }
+  if (d.mergeInto === undefined && d.state !== "merged" && d.state !== "swept") {
+    lines.push(
+      "",
+      `merge: ${s(d.base)} is not a local branch, so the work cannot be merged into it here; ` +
+        "push it and merge it there",
+    );
+  }
   lines.push("", `calls: ${d.calls.length}`);
   for (const c of d.calls) {
     lines.push(
@@ -202,15 +218,55 @@ function oneLine(t: string): string {
 }
 
 async function merge(ctx: CommandContext): Promise<number> {
-  const { id } = parse(ctx, "merge", {});
-  console.log(await ask(ctx, { op: "work_merge", work: id }));
+  const { id, values } = parse(ctx, "merge", { head: { type: "string" } });
+  const head = await boundHead(ctx, id, values.head, "merging");
+  console.log(await ask(ctx, { op: "work_merge", work: id, head }));
   return 0;
 }
 
 async function push(ctx: CommandContext): Promise<number> {
-  const { id, values } = parse(ctx, "push", { "draft-pr": { type: "boolean" } });
-  console.log(await ask(ctx, { op: "work_push", work: id, draftPr: values["draft-pr"] === true }));
+  const { id, values } = parse(ctx, "push", {
+    "draft-pr": { type: "boolean" },
+    head: { type: "string" },
+  });
+  const head = await boundHead(ctx, id, values.head, "pushing");
+  console.log(
+    await ask(ctx, { op: "work_push", work: id, draftPr: values["draft-pr"] === true, head }),
+  );
   return 0;
+}
+
+/**
+ * The head an operation is bound to: `--head` as given, or else the head the
+ * daemon shows now, printed before the operation is sent. Either way the
+ * daemon refuses, changing nothing, if the work moved past it meanwhile.
+ */
+async function boundHead(
+  ctx: CommandContext,
+  id: string,
+  given: string | boolean | undefined,
+  verb: string,
+): Promise<string> {
+  if (typeof given === "string") return given;
+  const d = JSON.parse(await ask(ctx, { op: "work_show", work: id })) as WorkDetail;
+  if (d.head === undefined) {
+    throw new WatsError(
+      "acp.work_refused",
+      `work ${terminalLine(d.work)}: its branch ${terminalLine(d.branch)} is gone`,
+    );
+  }
+  console.log(actingOn(verb, d));
+  return d.head;
+}
+
+/** The line that names the head the CLI is about to act on, and what it holds. Pure. */
+export function actingOn(verb: string, d: WorkDetail): string {
+  const s = terminalLine;
+  const subjects = d.commits.slice(0, 3).map((c) => s(c.subject)).join("; ");
+  return `${verb} work ${s(d.work)} at ${d.head?.slice(0, 12) ?? "-"} (${d.commits.length} ` +
+    `commit(s) not in ${s(d.base)}${subjects && `: ${subjects}`}${
+      d.commits.length > 3 ? "; …" : ""
+    }); bound to it with --head`;
 }
 
 async function send(ctx: CommandContext): Promise<number> {
@@ -248,7 +304,11 @@ async function send(ctx: CommandContext): Promise<number> {
 }
 
 async function discard(ctx: CommandContext): Promise<number> {
-  const { id, values } = parse(ctx, "discard", { yes: { type: "boolean", short: "y" } });
+  const { id, values } = parse(ctx, "discard", {
+    yes: { type: "boolean", short: "y" },
+    head: { type: "string" },
+  });
+  let head = typeof values.head === "string" ? values.head : undefined;
   if (values.yes !== true) {
     if (!ctx.stdinIsTerminal) {
       throw new WatsError(
@@ -262,8 +322,14 @@ async function discard(ctx: CommandContext): Promise<number> {
       console.log("kept: nothing was removed");
       return 1;
     }
+    // What the question listed is what goes: a commit that arrives meanwhile refuses it.
+    head ??= d.head;
+  } else if (head === undefined) {
+    const d = JSON.parse(await ask(ctx, { op: "work_show", work: id })) as WorkDetail;
+    if (d.head !== undefined) console.log(actingOn("discarding", d));
+    head = d.head;
   }
-  console.log(await ask(ctx, { op: "work_discard", work: id }));
+  console.log(await ask(ctx, { op: "work_discard", work: id, ...(head ? { head } : {}) }));
   return 0;
 }
 

@@ -40,6 +40,27 @@ export type AcpPermissionEvent = {
 };
 
 /**
+ * A coding agent's work changed (docs/acp.md "Works"): a call on it ended, or
+ * its branch moved during one (the coding agent committed). A work's page
+ * redraws on it; nothing in it is the coding agent's text.
+ */
+export type WorkChangedEvent = {
+  event: "work_changed";
+  type: "work_changed";
+  harness: string;
+  agent: string;
+  call: string;
+  /** The run that called, if one. */
+  run?: string;
+  checkout: string;
+  branch: string;
+  /** The work's id: `wats work show ID`, the dashboard's `/works/ID`. */
+  work: string;
+  /** What changed, in a few words (`committed`, `call ended: ok`). */
+  what: string;
+};
+
+/**
  * Something now waits in the review queue for a person: a draft, a coding
  * agent's parked permission request, or a call left in doubt by a stop.
  */
@@ -81,6 +102,7 @@ export type NodeEvent =
   | ({ event: "run_ended"; run: string } & RunIndexEntry)
   | AcpUpdateEvent
   | AcpPermissionEvent
+  | WorkChangedEvent
   | ({ event: "acp_sweep" } & SweepReport)
   | { event: "stopped"; reason: string };
 

@@ -85,6 +85,11 @@ export interface ControlRequest {
   page?: number;
   /** `work_push`: also open a draft pull request with `gh`. */
   draftPr?: boolean;
+  /**
+   * `work_merge`, `work_push`, `work_discard`: the head the person was shown;
+   * the daemon refuses, changing nothing, when the work's branch is elsewhere.
+   */
+  head?: string;
 }
 
 /**
@@ -137,7 +142,7 @@ function decodeControl(line: string | null): FirstLine | undefined {
     return { refused: "mcp.bad_control", message: `unknown control op ${JSON.stringify(v.op)}` };
   }
   const out: ControlRequest = { wats: "control", op };
-  for (const k of ["reason", "work", "text", "file"] as const) {
+  for (const k of ["reason", "work", "text", "file", "head"] as const) {
     if (v[k] === undefined) continue;
     if (typeof v[k] !== "string") {
       return { refused: "mcp.bad_control", message: `${k} must be a string` };

@@ -17,9 +17,9 @@ export type WorkState =
   | "parked"
   /** A call was cut off and waits for a person to decide (docs/acp.md). */
   | "in doubt"
-  /** No call is running; the branch is not in the base yet. */
+  /** No call is running; the branch is not in the base yet, or its worktree holds uncommitted changes. */
   | "idle"
-  /** The branch is in the base; the sweep removes the worktree. */
+  /** The branch is in the base and the worktree holds nothing else; the sweep removes it. */
   | "merged"
   /** The worktree is gone (swept or discarded); the branch may remain. */
   | "swept";
@@ -123,6 +123,17 @@ export interface WorkDetail extends WorkSummary {
   remote?: string;
   /** How `merge` joins the branch to the base: `ff` or `merge` (`[checkouts.NAME] merge`). */
   mergeMode: "ff" | "merge";
+  /**
+   * The local branch `merge` moves (`main`); absent when the base is not a
+   * local branch (`origin/main`, a detached HEAD): push the work instead.
+   */
+  mergeInto?: string;
+  /**
+   * The worktree's changes that are not committed on the branch (a commit
+   * the coding agent said it made but never did), with their diff; absent
+   * when it has none. Merge and push carry only commits: these stay behind.
+   */
+  uncommitted?: { diff: DiffFile[]; cut: boolean };
 }
 
 /** A page of works, newest first. */

@@ -288,7 +288,13 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       reserved: ALL_TOOLS.map((t) => t.name),
       // Spelled out per member so the line stays one member of the closed union.
       onEvent: (e) =>
-        events(e.type === "acp_update" ? { ...e, event: e.type } : { ...e, event: e.type }),
+        events(
+          e.type === "acp_update"
+            ? { ...e, event: e.type }
+            : e.type === "acp_permission"
+            ? { ...e, event: e.type }
+            : { ...e, event: e.type },
+        ),
       host: agentRunner?.runner,
       onSweep: (r) => events({ event: "acp_sweep", ...r }),
       // agent.review on: a gated request waits in the review queue for a person.
@@ -307,7 +313,11 @@ export async function runNode(opts: NodeOptions): Promise<number> {
         : undefined,
       held: () => review.read().flatMap((d) => d.permission ?? []),
     });
-    if (codingAgents) cleanups.unshift(() => codingAgents.close());
+    if (codingAgents) {
+      cleanups.unshift(() => codingAgents.close());
+      // A halt stops the coding agents too: no call starts, the running ones end.
+      halt.attach(codingAgents.layer);
+    }
     await codingAgents?.check();
     if (codingAgents || agentRunner?.sandboxed) {
       // Said once at start, where the access level is shown: refused, unsandboxed or off.

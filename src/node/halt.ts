@@ -1,7 +1,9 @@
 /**
  * Halting this node's agent (docs/decisions/runner.md safety, docs/safety.md). A `halt` post from
  * an accepted author stops new runs and cancels the current one until
- * `wats resume`. Accepted: the keys in `halt.accept`, and the node's own
+ * `wats resume`, and likewise every coding agent's call: none starts, however
+ * started (the agent's tool, a person's send back or decision), and the running
+ * ones are stopped (src/acp/calls.ts). Accepted: the keys in `halt.accept`, and the node's own
  * person profile (a person may always halt their own agent). A halt with `p`
  * tags halts only the agents it names; one without halts every agent that
  * accepts its author. The state lives in the store, so it survives a restart.
@@ -43,7 +45,7 @@ const HALT_KEY = "halt.current";
 /** The store's seq at the last `wats resume`: halts received after it hold. */
 const RESUMED_SEQ_KEY = "halt.resumed_seq";
 
-/** What halting acts on: the runner, when one runs. */
+/** What halting acts on: the runner, when one runs, and the coding agents' layer. */
 export interface Haltable {
   halt(reason: string): void;
   resume(): void;
@@ -55,7 +57,7 @@ export class HaltState {
   readonly #accepted: ReadonlySet<string>;
   readonly #agentKey: string;
   readonly #warn: (message: string) => void;
-  #target: Haltable | undefined;
+  readonly #targets: Haltable[] = [];
   #warnedUnreadable = false;
 
   constructor(
@@ -88,9 +90,12 @@ export class HaltState {
     return { id: "", by: "", at: 0, reason, unreadable: true };
   }
 
-  /** Connects the runner; a halt recorded before a restart applies at once. */
+  /**
+   * Connects what a halt stops (the runner, the coding agents); a halt
+   * recorded before a restart applies at once.
+   */
   attach(target: Haltable): void {
-    this.#target = target;
+    this.#targets.push(target);
     const h = this.current();
     if (h) target.halt(describe(h));
   }
@@ -107,7 +112,7 @@ export class HaltState {
         ...(p.text ? { reason: p.text } : {}),
       };
       this.#meta.setMeta(HALT_KEY, JSON.stringify(rec));
-      this.#target?.halt(describe(rec));
+      for (const t of this.#targets) t.halt(describe(rec));
       applied = rec;
     }
     return applied;
@@ -133,7 +138,7 @@ export class HaltState {
     this.#meta.setMeta(HALT_KEY, "");
     this.#meta.setMeta(RESUMED_SEQ_KEY, String(this.#meta.maxSeq()));
     this.#warnedUnreadable = false;
-    this.#target?.resume();
+    for (const t of this.#targets) t.resume();
     return h;
   }
 }

@@ -83,12 +83,22 @@ export function heldNotice(d: PendingDraft): { title: string; body: string } {
   }
   const request = clip(oneLine(`${p.harness}/${p.kind}`), 40);
   const work = ` (work ${clip(oneLine(p.work), 40)})`;
-  const where = oneLine(p.locations.join(" "));
+  // An execute request is about its command: named before its locations (usually none).
+  const command = p.kind === "execute" ? commandOf(p.arguments) : undefined;
+  const where = oneLine([...(command ? [`\`${command}\``] : []), ...p.locations].join(" "));
   const room = NOTICE_BODY_MAX - request.length - work.length - 1;
   return {
     title: "wats: a coding agent waits for a decision",
     body: where === "" ? `${request}${work}` : `${request} ${clip(where, room)}${work}`,
   };
+}
+
+/** The command line an execute request carries in its arguments (`rawInput.command`), if any. */
+function commandOf(args: unknown): string | undefined {
+  if (typeof args !== "object" || args === null) return undefined;
+  const c = (args as { command?: unknown }).command;
+  if (typeof c === "string") return c;
+  return Array.isArray(c) && c.every((x) => typeof x === "string") ? c.join(" ") : undefined;
 }
 
 /** What `onHeld` runs when agent.notify is on: a notification for each held item. */

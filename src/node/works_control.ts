@@ -39,13 +39,13 @@ export async function worksControl(acp: NodeAcp | undefined, req: ControlRequest
     case "work_show":
       return fitLine(await showWork(src, id));
     case "work_merge":
-      return await mergeWork(src, id);
+      return await mergeWork(src, id, req.head);
     case "work_push":
-      return await pushWork(src, id, req.draftPr === true);
+      return await pushWork(src, id, req.draftPr === true, req.head);
     case "work_send":
       return await sendWork(src, id, { text: req.text ?? "", file: req.file, line: req.line });
     case "work_discard":
-      return await discardWork(src, id);
+      return await discardWork(src, id, req.head);
     default:
       throw new WatsError("mcp.bad_control", `${req.op} is not a work operation`);
   }

@@ -178,9 +178,29 @@ export function describe(e: Record<string, unknown>, at: number): Activity | und
         ...(s("verdict") === "ask" ? { href: "/review" } : {}),
       };
     case "acp_sweep": {
-      const removed = Array.isArray(e.removed) ? e.removed.length : 0;
-      return removed > 0 ? { at, event, text: `sweep removed ${removed} worktree(s)` } : undefined;
+      const removed = Array.isArray(e.removed)
+        ? e.removed.filter((d): d is string => typeof d === "string")
+        : [];
+      // Named by work (the folder's last part), so a work that went is never silent.
+      const names = removed.map((d) => d.split("/").at(-1) ?? d);
+      return removed.length > 0
+        ? {
+          at,
+          event,
+          text: `the sweep removed ${removed.length} work(s) already in their base: ${
+            names.slice(0, 10).join(", ")
+          }${names.length > 10 ? `, and ${names.length - 10} more` : ""}`,
+          href: "/works",
+        }
+        : undefined;
     }
+    case "work_changed":
+      return {
+        at,
+        event,
+        text: `work ${s("branch").split("/").at(-1)} (${s("checkout")}): ${s("what")}`,
+        href: `/works/${encodeURIComponent(s("work"))}`,
+      };
     case "started":
       return { at, event, text: "the node started" };
     case "stopped":

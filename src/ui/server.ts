@@ -201,9 +201,13 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
       }
       const file = params.get("file") ?? undefined;
       const line = intParam(params, "line");
+      const since = params.get("since") ?? undefined;
+      const bound = params.get("bound") ?? undefined;
       return page(workPage(ctx, work, {
         ...(file !== undefined ? { file } : {}),
         ...(line !== undefined ? { line } : {}),
+        ...(since !== undefined ? { since } : {}),
+        ...(bound !== undefined ? { bound } : {}),
       }));
     }
     if (path === "/review") return page(reviewPage(ctx, source.drafts(), now()));
@@ -213,13 +217,28 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
 
   /**
    * A work's operation, as `wats work merge|push|send|discard` sends it. A
-   * send back needs its comment, and a line needs its file: said here as an
-   * `error:` flash, before the daemon is asked.
+   * send back needs its comment, and a line needs its file; merge, push and
+   * discard need the head the page showed (`head`, empty when it showed
+   * none), which the daemon holds them to: said here as an `error:` flash,
+   * before the daemon is asked.
    */
-  function workAction(id: string, op: string, field: (k: string) => string): Promise<string> {
-    if (op === "merge") return source.workMerge(id);
-    if (op === "push") return source.workPush(id, field("draft_pr") === "on");
-    if (op === "discard") return source.workDiscard(id);
+  function workAction(
+    id: string,
+    op: string,
+    field: (k: string) => string,
+    head: string | null,
+  ): Promise<string> {
+    if (op === "merge" || op === "push" || op === "discard") {
+      if (head === null) {
+        return Promise.resolve(
+          "error: nothing was done: the form did not say which head you saw; reload the page and decide again",
+        );
+      }
+      const shown = head === "" ? undefined : head;
+      if (op === "merge") return source.workMerge(id, shown);
+      if (op === "push") return source.workPush(id, field("draft_pr") === "on", shown);
+      return source.workDiscard(id, shown);
+    }
     const text = field("text").replace(/\r\n/g, "\n").trim();
     const file = field("file").trim();
     const line = field("line").trim();
@@ -274,11 +293,18 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
         message = await source.resume();
       } else if ((m = path.match(WORK_ACTION))) {
         const id = m[1]!;
-        back = `/works/${id}`;
-        message = await workAction(id, m[2]!, field);
+        const head = form.get("head");
+        const shown = typeof head === "string" ? head.trim() : null;
+        // Back to the work, told what arrived since the head the person decided on.
+        back = `/works/${id}${
+          shown !== null && /^[0-9a-f]{12,64}$/.test(shown) ? `?since=${shown}` : ""
+        }`;
+        message = await workAction(id, m[2]!, field, shown);
         // A discarded work has no page left to go back to, nor a merged one once the sweep
         // that follows a merge removed it.
-        if (m[2] === "discard" || m[2] === "merge") back = "/works";
+        if ((m[2] === "discard" || m[2] === "merge") && !message.startsWith("error:")) {
+          back = "/works";
+        }
       } else {
         return page(messagePage("Not found", `no operation ${path}`), 404);
       }

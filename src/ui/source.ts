@@ -60,11 +60,12 @@ export interface UiSource {
   works(page: number): Promise<WorksPage>;
   /** One work, whole (`wats work show`). */
   work(id: string): Promise<WorkDetail>;
-  workMerge(id: string): Promise<string>;
-  workPush(id: string, draftPr: boolean): Promise<string>;
+  /** `head`: the head the page showed; the daemon refuses if the work moved past it. */
+  workMerge(id: string, head?: string): Promise<string>;
+  workPush(id: string, draftPr: boolean, head?: string): Promise<string>;
   /** Sends the work back: `text` becomes the next call's task, about `file` (and `line`) if given. */
   workSend(id: string, text: string, file?: string, line?: number): Promise<string>;
-  workDiscard(id: string): Promise<string>;
+  workDiscard(id: string, head?: string): Promise<string>;
   approve(id: string, text?: string): Promise<string>;
   reject(id: string, reason: string): Promise<string>;
   halt(reason: string): Promise<string>;
@@ -180,12 +181,12 @@ export class DaemonSource implements UiSource {
     return JSON.parse(await this.#control({ op: "work_show", work: id })) as WorkDetail;
   }
 
-  workMerge(id: string): Promise<string> {
-    return this.#control({ op: "work_merge", work: id });
+  workMerge(id: string, head?: string): Promise<string> {
+    return this.#control({ op: "work_merge", work: id, ...(head ? { head } : {}) });
   }
 
-  workPush(id: string, draftPr: boolean): Promise<string> {
-    return this.#control({ op: "work_push", work: id, draftPr });
+  workPush(id: string, draftPr: boolean, head?: string): Promise<string> {
+    return this.#control({ op: "work_push", work: id, draftPr, ...(head ? { head } : {}) });
   }
 
   workSend(id: string, text: string, file?: string, line?: number): Promise<string> {
@@ -198,8 +199,8 @@ export class DaemonSource implements UiSource {
     });
   }
 
-  workDiscard(id: string): Promise<string> {
-    return this.#control({ op: "work_discard", work: id });
+  workDiscard(id: string, head?: string): Promise<string> {
+    return this.#control({ op: "work_discard", work: id, ...(head ? { head } : {}) });
   }
 
   /** Ends the session with the daemon. */

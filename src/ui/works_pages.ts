@@ -34,9 +34,11 @@ export function workActions(
 ): { merge: boolean; push: boolean; send: boolean; discard: boolean } {
   const gone = w.state === "swept";
   return {
-    merge: w.state !== "merged" && !gone,
+    // A base that is no local branch (`origin/main`) cannot be merged into: push instead.
+    merge: w.state !== "merged" && !gone && w.mergeInto !== undefined && w.commits.length > 0,
     push: w.remote !== undefined && w.head !== undefined,
-    send: w.state !== "merged" && !gone,
+    // A swept work whose branch remains is continued in a worktree made again from it.
+    send: w.state !== "merged" && (!gone || w.head !== undefined),
     discard: !gone || w.head !== undefined,
   };
 }
@@ -79,15 +81,37 @@ ${joinMarkup(rows, raw("\n"))}</table>`
   return layout(ctx, "Works", body, { active: "/works", live: true });
 }
 
-/** What the work page was asked to prefill in its send-back form. */
-export interface SendPrefill {
+/** What the work page was asked for beyond the work: a send-back prefill, what the reader saw. */
+export interface WorkPageView {
+  /** Prefill of the send-back form. */
   file?: string;
   line?: number;
+  /**
+   * The head the reader saw before this page (a refused operation's, a page
+   * opened earlier): commits since are marked new, and the page says so.
+   */
+  since?: string;
+  /**
+   * The head this page's forms carry (a live redraw passes the one its page
+   * was opened with): when the work is elsewhere now, the page says the
+   * actions will be refused until it is reloaded.
+   */
+  bound?: string;
 }
 
-/** One work: summary, actions, commits, diff, calls and transcript. */
-export function workPage(ctx: PageContext, w: WorkDetail, prefill: SendPrefill = {}): string {
+/** A head as the pages take it from a query: a full or shortened commit id. */
+const HEAD = /^[0-9a-f]{12,64}$/;
+
+/**
+ * One work: summary, actions, commits, diff, calls and transcript. Live as a
+ * whole but for its forms: a redraw shows the newest commits, diff, state and
+ * banner, while Merge, Push and Discard keep carrying the head the page was
+ * opened with, which the daemon refuses once the work moved past it.
+ */
+export function workPage(ctx: PageContext, w: WorkDetail, view: WorkPageView = {}): string {
   const path = workPath(w.id);
+  const since = view.since !== undefined && HEAD.test(view.since) ? view.since : undefined;
+  const bound = view.bound !== undefined && HEAD.test(view.bound) ? view.bound : undefined;
   const facts: Array<[string, MarkupValue]> = [
     ["state", stateBadge(w.state)],
     ["harness", oneLine(w.harness)],
@@ -101,12 +125,22 @@ export function workPage(ctx: PageContext, w: WorkDetail, prefill: SendPrefill =
         w.mergeMode === "ff" ? "fast-forward" : "merge commit"
       })`,
     ],
-    ["head", w.head ? markup`<code>${w.head}</code>` : "none (no branch)"],
+    ["head", w.head ? markup`<code id="head">${w.head}</code>` : "none (no branch)"],
     ["worktree", markup`<code>${oneLine(w.worktree)}</code>${w.state === "swept" && " (gone)"}`],
     ["remote", w.remote !== undefined ? oneLine(w.remote) : "none"],
     ["updated (UTC)", when(w.updatedAt)],
   ];
   const can = workActions(w);
+  // What the forms carry: the head shown now. Every live redraw asks for the
+  // page as against the head its forms were rendered with (a redraw keeps the
+  // forms, so it passes `bound` on), and its banner tells the reader what moved.
+  const opened = w.head ?? "";
+  const carried = bound ?? opened;
+  const liveQuery = new URLSearchParams({
+    ...(since ?? carried ? { since: since ?? carried } : {}),
+    ...(carried ? { bound: carried } : {}),
+  }).toString();
+  const headField = markup`<input type="hidden" name="head" value="${opened}">`;
   // A parked request or a call in doubt is decided on the review page, as `wats agent pending` does.
   const waiting = (w.state === "parked" || w.state === "in doubt") &&
     markup`<p class="notice warn" id="waiting">${
@@ -114,34 +148,67 @@ export function workPage(ctx: PageContext, w: WorkDetail, prefill: SendPrefill =
         ? "A request of this work's call waits for you"
         : "A call of this work is in doubt"
     }: decide it on the <a href="/review">review page</a>.</p>`;
-  const actions = markup`${waiting}<section class="work-actions" id="actions">
+  const running = w.state === "running" &&
+    markup`<p class="notice" id="running">A call is running on this work: this page follows it. Merge, push, send back and discard wait until it ends.</p>`;
+  const banner = markup`<div id="work-banner" data-live data-live-query="${liveQuery}">${
+    changedNotice(w, since, bound, path)
+  }${waiting}${running}</div>`;
+  const actions = markup`<section class="work-actions" id="actions">
 ${
     can.merge &&
-    form(ctx, `${path}/merge`, markup`<button id="merge">Merge into ${w.base}</button>`, "inline")
+    form(
+      ctx,
+      `${path}/merge`,
+      markup`${headField}<button id="merge">Merge into ${w.base}</button>`,
+      "inline",
+    )
   }
 ${
     can.push &&
     form(
       ctx,
       `${path}/push`,
-      markup`<button id="push">Push to ${w.remote}</button> <label><input type="checkbox" name="draft_pr" value="on" class="check"> and open a draft PR</label>`,
+      markup`${headField}<button id="push">Push to ${w.remote}</button> <label><input type="checkbox" name="draft_pr" value="on" class="check"> and open a draft PR</label>`,
       "inline",
     )
   }
-${can.discard && markup`<a class="danger-link" id="discard" href="${path}/discard">Discard…</a>`}
+${
+    can.discard &&
+    markup`<a class="danger-link" id="discard" href="${path}/discard">Discard…</a>`
+  }
+${
+    w.mergeInto === undefined && w.state !== "merged" && w.state !== "swept" &&
+    markup`<p class="notice" id="no-merge">The base <code>${w.base}</code> is not a local branch, so the work cannot be merged into it here: push it${
+      w.remote === undefined ? " (the checkout has no remote: add one)" : ""
+    } and merge it there, or set <code>[checkouts.${
+      oneLine(w.checkout)
+    }] base</code> to a local branch.</p>`
+  }
+${
+    w.head !== undefined &&
+    markup`<p class="bound">These act on head <code>${
+      w.head.slice(0, 12)
+    }</code>, what this page opened with: if the work moved since, they change nothing and say what came.</p>`
+  }
 </section>`;
   const adds = w.diff.reduce((n, f) => n + f.additions, 0);
   const dels = w.diff.reduce((n, f) => n + f.deletions, 0);
-  const commits = w.commits.length === 0
-    ? markup`<p class="empty">No commits that ${w.base} does not have.</p>`
-    : markup`<table class="list" id="commits"><tr><th>commit</th><th>subject</th><th>author</th><th>date (UTC)</th></tr>${
-      w.commits.map((c) =>
-        markup`<tr><td><code>${c.sha.slice(0, 10)}</code></td><td>${oneLine(c.subject)}</td><td>${
-          oneLine(c.author)
-        }</td><td>${when(c.at * 1000)}</td></tr>`
-      )
-    }</table>`;
+  const fresh = newCommits(w, since ?? bound);
+  const commits = markup`<div id="commits-live" data-live>${
+    w.commits.length === 0
+      ? markup`<p class="empty">No commits that ${w.base} does not have.</p>`
+      : markup`<table class="list" id="commits"><tr><th>commit</th><th>subject</th><th>author</th><th>date (UTC)</th></tr>${
+        w.commits.map((c) =>
+          markup`<tr data-sha="${c.sha}"${fresh.has(c.sha) && raw(' class="new"')}><td><code>${
+            c.sha.slice(0, 10)
+          }</code>${fresh.has(c.sha) && markup` <span class="new-mark">new</span>`}</td><td>${
+            oneLine(c.subject)
+          }</td><td>${oneLine(c.author)}</td><td>${when(c.at * 1000)}</td></tr>`
+        )
+      }</table>`
+  }</div>`;
   const diff = markup`<h2 id="diff">Diff against ${w.base}</h2>
+<div id="diff-live" data-live>
 <p>${w.diff.length} file(s) changed, <span class="adds">+${adds}</span> <span class="dels">−${dels}</span>.</p>
 ${
     w.diffCut &&
@@ -149,7 +216,17 @@ ${
       gitDiff(w)
     }</code> in the checkout.</p>`
   }
-${diffView(w.diff, diffLinks(w))}`;
+${diffView(w.diff, diffLinks(w))}</div>`;
+  const uncommitted = markup`<div id="uncommitted-live" data-live>${
+    w.uncommitted !== undefined &&
+    markup`<h2 id="uncommitted">Uncommitted changes</h2>
+<p class="notice warn">The worktree holds ${w.uncommitted.diff.length} file(s) changed but not committed on the branch (a commit that did not happen). Merge and push carry only commits: these stay behind. Send the work back to have them committed.</p>
+${
+      w.uncommitted.cut &&
+      markup`<p class="notice warn">These changes are cut: see them in the worktree.</p>`
+    }
+${diffView(w.uncommitted.diff, diffLinks(w))}`
+  }</div>`;
   const send = can.send &&
     markup`<h2 id="send">Send back</h2>
 <p>The comment becomes the task of the next call on this work: same worktree, same session, started by the daemon within the agent's budgets.</p>
@@ -159,30 +236,75 @@ ${
         `${path}/send`,
         markup`<textarea name="text" rows="4" placeholder="what to change" required></textarea>
 <label>file <input name="file" value="${
-          prefill.file ?? ""
+          view.file ?? ""
         }" placeholder="optional: path in the diff"></label>
 <label>line <input name="line" value="${
-          prefill.line ?? ""
+          view.line ?? ""
         }" inputmode="numeric" class="short" placeholder="optional"></label>
 <button id="send-back">Send back</button>`,
         "send",
       )
     }`;
   const body = markup`<h1>Work <code>${oneLine(w.work)}</code></h1>
+${banner}
 <table class="facts" id="work" data-live>${
     facts.map(([k, v]) => markup`<tr><th>${k}</th><td>${v}</td></tr>`)
   }</table>
 ${actions}
 <h2>Commits</h2>${commits}
 ${diff}
+${uncommitted}
 ${send}
 <h2 id="calls">Calls</h2>
 <div id="calls-live" data-live>${
     w.calls.length === 0 ? markup`<p class="empty">No calls recorded.</p>` : w.calls.map(callCard)
   }</div>
-<h2>Transcript</h2>${transcript(w.transcript)}`;
-  // Live: its state and calls redraw as they change; the diff and the send-back form stay as they are.
+<h2>Transcript</h2><div id="transcript-live" data-live>${transcript(w.transcript)}</div>`;
   return layout(ctx, `Work ${oneLine(w.work)}`, body, { active: "/works", live: true });
+}
+
+/** The commits listed above `seen` (newest first): what arrived since the reader saw `seen`. */
+function newCommits(w: WorkDetail, seen: string | undefined): Set<string> {
+  if (seen === undefined || w.head === undefined || w.head.startsWith(seen)) return new Set();
+  const at = w.commits.findIndex((c) => c.sha.startsWith(seen));
+  // Not listed: the branch was rewritten (or the base took it); every commit is one not seen.
+  return new Set(w.commits.slice(0, at === -1 ? w.commits.length : at).map((c) => c.sha));
+}
+
+/** What changed since the reader looked, and what that means for this page's actions. */
+function changedNotice(
+  w: WorkDetail,
+  since: string | undefined,
+  bound: string | undefined,
+  path: string,
+): Markup | false {
+  const moved = (h: string | undefined) => h !== undefined && !(w.head?.startsWith(h) ?? false);
+  const what = (seen: string) => {
+    const n = newCommits(w, seen).size;
+    const listed = w.commits.some((c) => c.sha.startsWith(seen));
+    return w.head === undefined
+      ? markup`its branch is gone`
+      : listed
+      ? markup`its head is now <code>${
+        w.head.slice(0, 12)
+      }</code>, with ${n} new commit(s), marked new below`
+      : markup`its head is now <code>${
+        w.head.slice(0, 12)
+      }</code>, and its branch no longer holds <code>${seen.slice(0, 12)}</code> (rewritten)`;
+  };
+  if (moved(bound)) {
+    return markup`<p class="notice warn" id="changed">This work changed while you were reading: ${
+      what(bound!)
+    }. The commits, diff and state here are the new ones, but Merge, Push and Discard still carry head <code>${
+      bound!.slice(0, 12)
+    }</code> that this page opened with, and are refused: <a href="${path}?since=${bound!}" id="reload">reload the page</a> to act on what it is now.</p>`;
+  }
+  if (moved(since)) {
+    return markup`<p class="notice warn" id="changed">This work changed since you looked at it: ${
+      what(since!)
+    }. The actions below act on what this page shows now.</p>`;
+  }
+  return false;
 }
 
 /** The command that shows a work's whole diff, as `wats work show` names it. */
@@ -204,7 +326,9 @@ function diffLinks(w: WorkDetail): DiffViewOptions {
 
 /** One file of a work's diff on its own pages (a file too long for the work page). */
 export function workFilePage(ctx: PageContext, w: WorkDetail, file: string, hunk: number): string {
-  const f = w.diff.find((d) => d.path === file);
+  // A file only the uncommitted changes touch has its pages too.
+  const f = w.diff.find((d) => d.path === file) ??
+    w.uncommitted?.diff.find((d) => d.path === file);
   const body = markup`<h1>Work <a href="${workPath(w.id)}"><code>${
     oneLine(w.work)
   }</code></a>: one file</h1>
@@ -299,7 +423,9 @@ ${
     form(
       ctx,
       `${path}/discard`,
-      markup`<button class="danger" id="confirm-discard">Discard the work</button> <a href="${path}">Cancel</a>`,
+      markup`<input type="hidden" name="head" value="${
+        w.head ?? ""
+      }"><button class="danger" id="confirm-discard">Discard the work</button> <a href="${path}">Cancel</a>`,
     )
   }
 <p>The same as <code>wats work discard ${w.id}</code>.</p>`;

@@ -171,3 +171,51 @@ Deno.test("with review on, a gated request parks the call; the person's approval
   // One agent served both calls.
   assert.equal(r.agent.starts, 1);
 });
+
+Deno.test("a halt stops the running call's coding agent; no call starts until resume, nor a person's decision", async () => {
+  await using r = await rig([
+    {
+      requests: [{ toolCallId: "t1", kind: "edit", title: "Edit a.ts", locations: ["src/a.ts"] }],
+      message: "edited",
+    },
+    { requests: [], message: "after the resume" },
+  ], true);
+  const parked = await r.layer.call("fake", ORIGIN, ARGS);
+  assert.equal(parked.stop_reason, "parked");
+  assert.equal(await r.layer.isRunning("fake"), true);
+  const ended = new Promise<void>((resolve) => {
+    const take = r.events.push.bind(r.events);
+    r.events.push = (...es: CallEvent[]) => {
+      if (es.some((e) => e.type === "work_changed" && e.what.startsWith("call ended"))) resolve();
+      return take(...es);
+    };
+  });
+
+  r.layer.halt("halt 1234 by guardian: stop");
+  await ended;
+  assert.equal(await r.layer.isRunning("fake"), false, "its process was stopped");
+  const calls = (await Deno.readTextFile(`${parked.worktree}.calls.jsonl`)).trim().split("\n")
+    .map((l) => JSON.parse(l));
+  assert.deepEqual(
+    calls.filter((c) => c.outcome === "error").map((c) => c.message),
+    ["stopped: agents were halted (halt 1234 by guardian: stop)"],
+  );
+  // Nothing starts: the agent's tool, a send back (blocked), a person's decision.
+  await assert.rejects(
+    () => r.layer.call("fake", { ...ORIGIN, callId: "run-1.acp_2" }, ARGS),
+    /no coding agent call while agents are halted \(halt 1234 by guardian: stop\)/,
+  );
+  assert.match(r.layer.blocked()!, /^agents are halted \(halt 1234/);
+  assert.match(
+    r.layer.answer("p1", true, r.asks[0]!),
+    /^not approved: agents are halted \(halt 1234 by guardian: stop\), so no coding agent call starts; the request waits in the review queue again as p2/,
+  );
+  assert.equal(r.asks.length, 2);
+  assert.equal(r.agent.starts, 1, "no agent was started while halted");
+
+  r.layer.resume();
+  assert.equal(r.layer.blocked(), undefined);
+  const after = await r.layer.call("fake", { ...ORIGIN, callId: "run-1.acp_3" }, ARGS);
+  assert.equal(after.message, "after the resume");
+  assert.equal(r.agent.starts, 2);
+});

@@ -126,3 +126,54 @@ Deno.test("the layer's sweep keeps a work whose request waits in the review queu
     Deno.removeSync(root, { recursive: true });
   }
 });
+
+Deno.test("the sweep keeps a work with anything the base lacks: a patch equal but for whitespace, another branch, a stash, a detached HEAD", async () => {
+  const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "wats-sweep-" }));
+  try {
+    const repo = `${root}/repo`;
+    Deno.mkdirSync(repo);
+    await git(["init", "-q", "-b", "main"], repo);
+    await commit(repo, "f.py", "def f():\n  return 1\n", "first");
+    const co: CheckoutConfig = { name: "app", path: repo, base: "main", fetch: false };
+    const wts = `${root}/worktrees`;
+    const work = async (name: string) => {
+      const p = workPlace(wts, "claude", "app", "bot", "_", name);
+      await ensureWorktree(co, p);
+      return p;
+    };
+    // Four spaces in the work, a tab in the base: git cherry calls these the same patch.
+    const spaces = await work("spaces");
+    await commit(spaces.dir, "f.py", "def f():\n    return 1\n", "indent with spaces");
+    // Equal byte for byte, cherry-picked: in the base.
+    const picked = await work("picked");
+    await commit(picked.dir, "p.txt", "p\n", "picked");
+    await importWork(co, picked);
+    await git([...ID, "cherry-pick", (await git(["rev-parse", picked.branch], repo)).trim()], repo);
+    await commit(repo, "f.py", "def f():\n\treturn 1\n", "indent with a tab");
+    // The hole this closes: git's own patch ids call the two the same.
+    await importWork(co, spaces);
+    assert.match(await git(["cherry", "main", spaces.branch], repo), /^- [0-9a-f]+\n$/);
+    // Nothing on its branch, but a commit elsewhere in its repository.
+    const other = await work("other");
+    await git(["checkout", "-q", "-b", "scratch"], other.dir);
+    await commit(other.dir, "x.txt", "x\n", "on another branch");
+    await git(["checkout", "-q", other.branch], other.dir);
+    const stashed = await work("stashed");
+    Deno.writeTextFileSync(`${stashed.dir}/f.py`, "stashed\n");
+    await git([...ID, "stash", "-q"], stashed.dir);
+    const detached = await work("detached");
+    await git(["checkout", "-q", "--detach"], detached.dir);
+    await git([...ID, "commit", "-q", "--allow-empty", "-m", "off the branch"], detached.dir);
+    await git(["checkout", "-q", "--", "."], detached.dir);
+
+    const report = await sweep(wts, { app: co }, () => undefined);
+    assert.deepEqual(report.removed, [picked.dir]);
+    const kept = Object.fromEntries(report.kept.map((k) => [k.dir.split("/").at(-1), k.reason]));
+    assert.equal(kept.spaces, "its work is not in the base");
+    assert.match(kept.other!, /^its repository holds refs\/heads\/scratch besides its branch/);
+    assert.match(kept.stashed!, /^its repository holds refs\/stash besides its branch/);
+    assert.match(kept.detached!, /^its repository holds HEAD \(not on its branch\)/);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});

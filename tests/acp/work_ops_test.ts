@@ -310,3 +310,128 @@ Deno.test("send back starts a call on the same work with the comment as its task
   assert.deepEqual([args.checkout, args.work], ["app", "review"]);
   assert.match(args.task, /comment on r\.txt:1:\n\n---\nuse a constant\n---/);
 });
+
+Deno.test("merge, push and discard bound to a head refuse, changing nothing, once the work moved past it", async () => {
+  await using f = await fixture();
+  const bare = `${f.root}/remote.git`;
+  await git(["init", "-q", "--bare", bare], f.root);
+  await git(["remote", "add", "origin", bare], f.repo);
+  const a = await f.work("alpha", "a.txt", "alpha\n");
+  const shown = (await git(["rev-parse", "wats/bot/_/alpha"], f.repo)).trim();
+  // The agent commits after the person looked; the operation itself imports it.
+  await commit(a.dir, "b.txt", "more\n", "Add b after the look");
+  const before = await snapshot(f.repo);
+  for (
+    const [what, op] of [
+      ["merged", () => mergeWork(f.src, a.id, shown)],
+      ["pushed", () => pushWork(f.src, a.id, false, shown)],
+      ["discarded", () => discardWork(f.src, a.id, shown)],
+    ] as const
+  ) {
+    await assert.rejects(op, (e: Error & { code?: string }) => {
+      assert.equal(e.code, "acp.work_moved");
+      assert.match(
+        e.message,
+        new RegExp(
+          `^work alpha: not ${what}: it changed since you were shown head ${
+            shown.slice(0, 12)
+          }: its head is now [0-9a-f]{12}, with 1 new commit\\(s\\): [0-9a-f]{12} Add b after the look; nothing was changed`,
+        ),
+      );
+      return true;
+    });
+  }
+  // The import moved only the work's own branch: nothing else of the checkout changed.
+  const now = (await git(["rev-parse", "wats/bot/_/alpha"], f.repo)).trim();
+  assert.notEqual(now, shown);
+  assert.equal(
+    await snapshot(f.repo),
+    before.replace(`refs/heads/wats/bot/_/alpha ${shown}`, `refs/heads/wats/bot/_/alpha ${now}`),
+  );
+  assert.equal((await git(["for-each-ref", "refs/heads/"], bare)).trim(), "");
+  Deno.statSync(a.dir);
+
+  // Bound to the head it is at (a 12-digit prefix, as the CLI prints it): it lands exactly that.
+  assert.match(await pushWork(f.src, a.id, false, now.slice(0, 12)), /^pushed wats\/bot\/_\/alpha/);
+  assert.equal((await git(["rev-parse", "refs/heads/wats/bot/_/alpha"], bare)).trim(), now);
+  assert.match(await mergeWork(f.src, a.id, now), /^fast-forwarded main/);
+  assert.equal((await git(["rev-parse", "main"], f.repo)).trim(), now);
+});
+
+Deno.test("a bound head that the branch no longer contains is told as a rewrite; a malformed one is refused", async () => {
+  await using f = await fixture();
+  const a = await f.work("alpha", "a.txt", "alpha\n");
+  const shown = (await git(["rev-parse", "wats/bot/_/alpha"], f.repo)).trim();
+  await git([...ID, "commit", "-q", "--amend", "-m", "rewritten"], a.dir);
+  await assert.rejects(
+    () => mergeWork(f.src, a.id, shown),
+    /not merged: it changed since you were shown head [0-9a-f]{12}: its branch was rewritten: its head is now [0-9a-f]{12}, which does not contain/,
+  );
+  await assert.rejects(
+    () => discardWork(f.src, a.id, "HEAD~1"),
+    /not discarded: the head must be a commit id of 12 to 64 hex digits/,
+  );
+  Deno.statSync(a.dir);
+});
+
+Deno.test("a merge names every other work its sweep removed, each already in the base", async () => {
+  await using f = await fixture();
+  const a = await f.work("alpha", "a.txt", "alpha\n");
+  // The same patch on another work: once alpha is merged, it is in the base too.
+  const twin = await f.work("twin", "a.txt", "alpha\n");
+  const other = await f.work("other", "o.txt", "o\n");
+  const msg = await mergeWork(f.src, a.id);
+  assert.match(
+    msg,
+    new RegExp(
+      `the sweep removed its worktree ${a.dir}; it also removed 1 other work\\(s\\) whose commits were all in their base already \\(merged, squashed or with equal patches\\): ${twin.dir}$`,
+    ),
+  );
+  assert.throws(() => Deno.statSync(twin.dir));
+  Deno.statSync(other.dir);
+});
+
+Deno.test("a work whose commit never happened reads idle with its uncommitted changes, never merged; merge refuses it", async () => {
+  await using f = await fixture();
+  const p = workPlace(`${f.root}/worktrees`, "claude", "app", "bot", "_", "said");
+  await ensureWorktree(f.co, p);
+  // The coding agent wrote a file and said "committed", but its commit was refused.
+  Deno.writeTextFileSync(`${p.dir}/notes.txt`, "written\n");
+  Deno.writeTextFileSync(`${p.dir}/README.md`, "one\ntwo\nthree\nfour\n");
+  const id = workId("app", p.branch);
+  const d = await showWork(f.src, id);
+  assert.equal(d.state, "idle");
+  assert.deepEqual(d.commits, []);
+  assert.equal(d.mergeInto, "main");
+  assert.deepEqual(
+    d.uncommitted?.diff.map((x) => [x.path, x.status, x.additions, x.deletions]),
+    [["README.md", "modified", 1, 0], ["notes.txt", "added", 1, 0]],
+  );
+  const before = await snapshot(f.repo);
+  await assert.rejects(
+    () => mergeWork(f.src, id, d.head),
+    /not merged: it has no commit that main does not have, only uncommitted changes in its worktree/,
+  );
+  assert.equal(await snapshot(f.repo), before);
+  // Nothing written into the checkout for the untracked file, and the folder is as it was.
+  assert.equal(Deno.readTextFileSync(`${p.dir}/notes.txt`), "written\n");
+  assert.equal((await git(["status", "--porcelain"], p.dir)).trim(), "M README.md\n?? notes.txt");
+
+  // A work with commits and leftovers: the merge lands the commits and says what stays behind.
+  const a = await f.work("alpha", "a.txt", "alpha\n");
+  Deno.writeTextFileSync(`${a.dir}/left.txt`, "left\n");
+  assert.match(
+    await mergeWork(f.src, a.id),
+    /is in the base; 1 uncommitted change\(s\) in its worktree stay behind, not in the commits/,
+  );
+});
+
+Deno.test("a base that is a remote branch names no branch to merge into", async () => {
+  await using f = await fixture();
+  await git(["update-ref", "refs/remotes/origin/main", "main"], f.repo);
+  f.co.base = "origin/main";
+  const a = await f.work("alpha", "a.txt", "alpha\n");
+  const d = await showWork(f.src, a.id);
+  assert.equal(d.mergeInto, undefined);
+  await assert.rejects(() => mergeWork(f.src, a.id), /is not a local branch; push the work/);
+});

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { lossNotice, renderWork, renderWorksTable } from "../../src/cli/work.ts";
+import { actingOn, lossNotice, renderWork, renderWorksTable } from "../../src/cli/work.ts";
 import type { WorkDetail } from "../../src/contracts/works.ts";
 
 const NOW = 1_800_000_000_000;
@@ -76,4 +76,13 @@ Deno.test("wats work list is a table; discard says what is lost", () => {
   );
   assert.match(lossNotice(detail()), /1 commit\(s\) that main does not have:\n {2}b{12} Fix \\x1b/);
   assert.match(lossNotice(detail({ commits: [] })), /no commit that main does not have\./);
+});
+
+Deno.test("without --head, the CLI names the head it is about to act on and what it holds", () => {
+  const line = actingOn("merging", detail());
+  assert.match(
+    line,
+    /^merging work fix at aaaaaaaaaaaa \(1 commit\(s\) not in main: Fix .*it\); bound to it with --head$/,
+  );
+  assert.ok(!line.includes("\x1b") && !line.includes("\x07"), "the subject is made one safe line");
 });

@@ -106,16 +106,31 @@ Deno.test({
     );
 
     // Pushed to the bare remote.
+    // Without --head, the CLI names the head it acts on first, and binds to it.
     const pushed = await wats("work", "push", id);
     assert.equal(pushed.code, 0, pushed.stderr);
-    assert.equal(pushed.stdout, "pushed wats/alice/_/feat to origin\n");
+    assert.equal(
+      pushed.stdout,
+      `pushing work feat at ${
+        after.head!.slice(0, 12)
+      } (2 commit(s) not in main: Add b; Add a); bound to it with --head\n` +
+        "pushed wats/alice/_/feat to origin\n",
+    );
     assert.equal(
       (await git(["rev-parse", "refs/heads/wats/alice/_/feat"], bare)).trim(),
       after.head,
     );
 
     // Merged: the base has both commits, and the sweep removed the worktree.
-    const merged = await wats("work", "merge", id);
+    // Bound to the head the person saw before REVIEW-2: refused, nothing changed.
+    const stale = await wats("work", "merge", id, "--head", page.head!);
+    assert.equal(stale.code, 1);
+    assert.match(
+      stale.stderr,
+      /^error: .*work feat: not merged: it changed since you were shown head [0-9a-f]{12}: its head is now [0-9a-f]{12}, with 1 new commit\(s\): [0-9a-f]{12} Add b; nothing was changed/,
+    );
+    assert.notEqual((await git(["rev-parse", "main"], repo)).trim(), after.head);
+    const merged = await wats("work", "merge", id, "--head", after.head!);
     assert.equal(merged.code, 0, merged.stderr);
     assert.match(merged.stdout, /^fast-forwarded main: .*the sweep removed its worktree/);
     assert.equal((await git(["rev-parse", "main"], repo)).trim(), after.head);
@@ -136,7 +151,7 @@ Deno.test({
     assert.equal(gone.code, 0, gone.stderr);
     assert.match(
       gone.stdout,
-      /^discarded work other: removed worktree .* and branch wats\/alice\/_\/other/,
+      /^discarding work other at [0-9a-f]{12} \(0 commit\(s\) not in main\); bound to it with --head\ndiscarded work other: removed worktree .* and branch wats\/alice\/_\/other/,
     );
     assert.throws(() => Deno.statSync(other));
     // The merged work went with its branch.

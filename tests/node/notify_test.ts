@@ -105,6 +105,13 @@ Deno.test("a coding agent's held request notifies with its request, locations an
   ]);
 });
 
+Deno.test("a held execute request's notification names its command", () => {
+  const { body } = heldNotice(
+    request({ kind: "execute", locations: [], arguments: { command: "rm -rf build\n&& ls" } }),
+  );
+  assert.equal(body, "claude/execute `rm -rf build && ls` (work fix-login)");
+});
+
 Deno.test("a held request's notification is one bounded line: long or hostile locations are cut, the work still shows", () => {
   const hostile = `/w/${"a".repeat(500)}\n\u202eevil\u0007.txt`;
   const { body } = heldNotice(request({ locations: [hostile, "/w/b.txt"], work: "fix\r\nlogin" }));

@@ -71,6 +71,7 @@ export function sampleWork(over: Partial<WorkDetail> = {}): WorkDetail {
     transcript: [],
     remote: "origin",
     mergeMode: "ff",
+    mergeInto: "main",
     ...over,
   };
 }

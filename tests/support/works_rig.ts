@@ -68,6 +68,11 @@ export async function worksRig(prefix: string, acp: string[]): Promise<WorksRig>
   const mock = startMockAnthropic({
     rules: [
       {
+        // A later call on the same work (tests/ui/works_bind_e2e_test.ts): commits c.txt.
+        when: (r) => promptContains("LATER-3")(r) && promptContains("TASK-1")(r),
+        reply: (r) => step(r) === 1 ? commitFile("c.txt", "three", "Add c") : text("Added c.txt."),
+      },
+      {
         // The sent-back call: the same session, so its prompt still holds the first task.
         when: (r) => promptContains("REVIEW-2")(r) && promptContains("TASK-1")(r),
         reply: (r) =>

@@ -311,26 +311,37 @@ Deno.test("a work's operations reach the source with their fields, and come back
         flash: next.body.match(/id="flash">([^<]*)</)?.[1],
       };
     };
-    assert.deepEqual(await go("/works/w1/merge"), {
+    const head = `&head=${"a".repeat(40)}`;
+    assert.deepEqual(await go("/works/w1/merge", head), {
       location: `${base}/works`,
       flash: "workMerge done",
     });
-    await go("/works/w1/push");
-    await go("/works/w1/push", "&draft_pr=on");
+    await go("/works/w1/push", head);
+    await go("/works/w1/push", `&draft_pr=on${head}`);
     await go("/works/w1/send", "&text=use+UTC%0D%0Aplease&file=src%2Flogs.ts&line=2");
     await go("/works/w1/send", "&text=only+text&file=&line=");
-    assert.deepEqual(await go("/works/w1/discard"), {
+    assert.deepEqual(await go("/works/w1/discard", "&head="), {
       location: `${base}/works`,
       flash: "workDiscard done",
     });
+    const a40 = JSON.stringify("a".repeat(40));
     assert.deepEqual(source.calls, [
-      'workMerge ["w1"]',
-      'workPush ["w1",false]',
-      'workPush ["w1",true]',
+      `workMerge ["w1",${a40}]`,
+      `workPush ["w1",false,${a40}]`,
+      `workPush ["w1",true,${a40}]`,
       'workSend ["w1","use UTC\\nplease","src/logs.ts",2]',
       'workSend ["w1","only text",null,null]',
-      'workDiscard ["w1"]',
+      'workDiscard ["w1",null]',
     ]);
+    // Merge, push and discard without the head the page showed do nothing, and say so.
+    source.calls.length = 0;
+    const unbound = await go("/works/w1/merge");
+    assert.match(
+      unbound.flash!,
+      /^error: nothing was done: the form did not say which head you saw/,
+    );
+    assert.equal(unbound.location, `${base}/works/w1`);
+    assert.deepEqual(source.calls, []);
     // A send back without a comment, or with a line but no file, is refused before the daemon.
     source.calls.length = 0;
     const empty = await go("/works/w1/send", "&text=+&file=a.ts");
@@ -343,8 +354,10 @@ Deno.test("a work's operations reach the source with their fields, and come back
     // The daemon's refusal (an op it does not know yet, a dirty checkout) is the flash line.
     source.workMerge = () =>
       Promise.reject(new WatsError("daemon.refused", "the daemon refused: the checkout is dirty"));
-    const refused = await go("/works/w1/merge");
+    const refused = await go("/works/w1/merge", head);
     assert.equal(refused.flash, "error: the daemon refused: the checkout is dirty");
+    // A refused merge comes back to the work, told what arrived since the head it carried.
+    assert.equal(refused.location, `${base}/works/w1?since=${"a".repeat(40)}`);
     // An id outside the contract's characters is no route.
     const bad = await raw(port, post(host, `${base}/works/a%2Fb/merge`, h), `csrf=${csrf}`);
     assert.equal(bad.status, 404);

@@ -128,6 +128,36 @@ Deno.test("the timeline names every event it knows and keeps an unknown one by n
   assert.equal(describe({}, 0), undefined);
 });
 
+Deno.test("the timeline names each work a sweep removed, and links a work that changed", () => {
+  assert.deepEqual(
+    describe({
+      event: "acp_sweep",
+      removed: ["/w/claude/app/bot/_/feat", "/w/claude/app/bot/_/twin"],
+    }, 0),
+    {
+      at: 0,
+      event: "acp_sweep",
+      text: "the sweep removed 2 work(s) already in their base: feat, twin",
+      href: "/works",
+    },
+  );
+  assert.deepEqual(
+    describe({
+      event: "work_changed",
+      checkout: "app",
+      branch: "wats/bot/_/feat",
+      work: "app~bot~_~feat",
+      what: "committed",
+    }, 0),
+    {
+      at: 0,
+      event: "work_changed",
+      text: "work feat (app): committed",
+      href: "/works/app~bot~_~feat",
+    },
+  );
+});
+
 Deno.test({
   name: "a real daemon's watch: a post made through `wats mcp` arrives as a post_stored event",
   sanitizeResources: false,

@@ -96,9 +96,49 @@ Deno.test("the actions offered follow the state: no merge or send back once merg
     /id="waiting">A call of this work is in doubt/,
   );
   assert.doesNotMatch(workPage(CTX, sampleWork({ state: "running" })), /id="waiting"/);
-  assert.deepEqual(actions({ state: "swept" }), ["discard", "push"], "the branch remains");
+  assert.deepEqual(
+    actions({ state: "swept" }),
+    ["discard", "push", "send"],
+    "the branch remains: a send back continues it",
+  );
   assert.deepEqual(actions({ state: "swept", head: undefined }), [], "nothing left to act on");
   assert.deepEqual(actions({ remote: undefined }), ["discard", "merge", "send"]);
+  // A base that is no local branch: push instead, and the page says why.
+  assert.deepEqual(actions({ mergeInto: undefined }), ["discard", "push", "send"]);
+  assert.match(
+    workPage(CTX, sampleWork({ base: "origin/main", mergeInto: undefined })),
+    /id="no-merge">The base <code>origin\/main<\/code> is not a local branch, so the work cannot be merged into it here: push it and merge it there/,
+  );
+  // No commit to merge: only send back and discard (and push of the branch).
+  assert.deepEqual(actions({ commits: [] }), ["discard", "push", "send"]);
+});
+
+Deno.test("a work whose commit never happened shows its uncommitted changes with their diff, and offers send back", () => {
+  const html = workPage(
+    CTX,
+    sampleWork({
+      commits: [],
+      diff: [],
+      uncommitted: {
+        diff: [{
+          path: "notes.txt",
+          status: "added",
+          binary: false,
+          additions: 1,
+          deletions: 0,
+          cut: false,
+          hunks: [{ header: "@@ -0,0 +1 @@", lines: [{ op: "+", text: "written", new: 1 }] }],
+        }],
+        cut: false,
+      },
+    }),
+  );
+  assert.match(html, /<h2 id="uncommitted">Uncommitted changes<\/h2>/);
+  assert.match(html, /holds 1 file\(s\) changed but not committed on the branch/);
+  assert.match(html, /<td class="code">\+written<\/td>/);
+  assert.match(html, /id="send-back"/);
+  assert.doesNotMatch(html, /id="merge"/);
+  assert.doesNotMatch(workPage(CTX, sampleWork()), /id="uncommitted"/);
 });
 
 Deno.test("a long file is collapsed, a cut file and a cut diff name the `git diff` that shows them, short files are open", () => {
@@ -155,7 +195,11 @@ Deno.test("hostile file names, diff lines, subjects and call texts are shown as 
   ) {
     assert.ok(!html.includes("<script>alert"), html);
     assert.ok(!html.includes("<img src=x"));
-    assert.ok(!html.includes("</table><"), "a line cannot close the diff's table");
+    assert.equal(
+      html.split("</table>").length,
+      html.split("<table").length,
+      "a line cannot close the diff's table",
+    );
     assert.match(html, /&#60;script&#62;alert\(1\)&#60;\/script&#62;/);
     assert.ok(!/[\u202e\u2066]/.test(html), "no bidi character is applied");
   }
@@ -273,4 +317,63 @@ Deno.test("the transcript renders the call's events as a run's transcript does, 
     ].join("\n"),
   );
   assert.match(html, /show the transcript \(5 entries\)/);
+});
+
+Deno.test("a work's page binds its merge, push and discard to the head it shows, and says when the work moved past it", () => {
+  const older = "a".repeat(40);
+  const newer = "d".repeat(40);
+  const moved = sampleWork({
+    head: newer,
+    commits: [
+      { sha: newer, subject: "arrived later", author: "Agent", at: 0 },
+      ...sampleWork().commits,
+    ],
+  });
+  const fresh = workPage(CTX, sampleWork());
+  const heads = [...fresh.matchAll(/<input type="hidden" name="head" value="([^"]*)">/g)]
+    .map((m) => m[1]);
+  assert.deepEqual(heads, [older, older], "merge and push carry the head shown");
+  assert.match(fresh, new RegExp(`data-live-query="since=${older}&#38;bound=${older}"`));
+  assert.doesNotMatch(fresh, /id="changed"/);
+  assert.doesNotMatch(discardPage(CTX, sampleWork()), /name="head" value=""/);
+  assert.match(discardPage(CTX, sampleWork()), new RegExp(`name="head" value="${older}"`));
+
+  // A live redraw asks as against the head the page opened with: the new commit is marked,
+  // and the page says its actions still carry the old head.
+  const live = workPage(CTX, moved, { since: older, bound: older });
+  assert.match(
+    live,
+    /id="changed">This work changed while you were reading: its head is now <code>dddddddddddd<\/code>, with 1 new commit\(s\), marked new below\. .*still carry head <code>aaaaaaaaaaaa<\/code>/,
+  );
+  assert.match(live, new RegExp(`<tr data-sha="${newer}" class="new">`));
+  assert.match(live, new RegExp(`<tr data-sha="${older}">`));
+
+  // After a refused merge: the page opens on the new head, marks what came since the old one.
+  const after = workPage(CTX, moved, { since: older });
+  assert.match(
+    after,
+    /id="changed">This work changed since you looked at it: its head is now <code>dddddddddddd<\/code>, with 1 new commit\(s\), marked new below\. The actions below act on what this page shows now\./,
+  );
+  assert.match(after, new RegExp(`name="head" value="${newer}"`));
+
+  // A rewritten branch is said as such; a stale banner never outlives the state.
+  const rewritten = workPage(CTX, sampleWork({ head: newer, commits: [] }), { bound: older });
+  assert.match(rewritten, /its branch no longer holds <code>aaaaaaaaaaaa<\/code> \(rewritten\)/);
+  assert.doesNotMatch(workPage(CTX, sampleWork({ state: "idle" })), /id="waiting"|id="running"/);
+  assert.match(
+    workPage(CTX, sampleWork({ state: "parked" })),
+    /id="work-banner"[^>]*>.*id="waiting"/s,
+  );
+  assert.match(workPage(CTX, sampleWork({ state: "running" })), /id="running"/);
+  // A query's head that is no commit id is ignored.
+  assert.doesNotMatch(workPage(CTX, moved, { since: "x<y", bound: "HEAD" }), /id="changed"/);
+});
+
+Deno.test("a live redraw of a work's page keeps asking as against the head its forms carry", () => {
+  const older = "a".repeat(40);
+  const moved = sampleWork({ head: "d".repeat(40) });
+  assert.match(
+    workPage(CTX, moved, { since: older, bound: older }),
+    new RegExp(`data-live-query="since=${older}&#38;bound=${older}"`),
+  );
 });
