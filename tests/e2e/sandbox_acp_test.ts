@@ -29,7 +29,7 @@ import {
   type Reply,
   startMockAnthropic,
   text,
-  textOf,
+  toolResults,
   toolUse,
 } from "../support/mock_anthropic.ts";
 import { closing, gitRepo, tempDir } from "../support/rig.ts";
@@ -99,16 +99,6 @@ function step(req: MessagesRequest): number {
     n += m.content.filter((b) => b.type === "tool_result").length;
   }
   return n;
-}
-
-/** The tool results the model was sent, in order. */
-function toolResults(req: MessagesRequest): string[] {
-  const out: string[] = [];
-  for (const m of req.messages ?? []) {
-    if (typeof m.content === "string") continue;
-    for (const b of m.content) if (b.type === "tool_result") out.push(textOf(b.content));
-  }
-  return out;
 }
 
 function bash(command: string): Reply {

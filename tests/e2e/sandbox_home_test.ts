@@ -21,9 +21,10 @@ import {
   type Reply,
   startMockAnthropic,
   text,
-  textOf,
+  toolResults,
   toolUse,
 } from "../support/mock_anthropic.ts";
+import { spelled } from "../support/spelled.ts";
 import { call } from "../support/swarm.ts";
 import { nodeRig, tempDir } from "../support/rig.ts";
 import { startInPty } from "../support/pty.ts";
@@ -47,20 +48,6 @@ function encodings(s: string): string[] {
     [...bytes].map((b) => b.toString(16).padStart(2, "0")).join(""),
     btoa(s).slice(0, 12),
   ];
-}
-
-/** `path` as a shell word that never spells it: pieces joined by printf. */
-function spelled(path: string): string {
-  const pieces = path.match(/.{1,4}/g)!.map((x) => `'${x}'`).join(" ");
-  return `"$(printf %s ${pieces})"`;
-}
-
-function toolResults(req: MessagesRequest): string[] {
-  return (req.messages ?? []).flatMap((m) =>
-    m.role === "user" && typeof m.content !== "string"
-      ? m.content.filter((b) => b.type === "tool_result").map((b) => textOf(b.content))
-      : []
-  );
 }
 
 /** Python that opens the controlling terminal and pushes a line into it with TIOCSTI. */

@@ -25,12 +25,11 @@ import { requireCli } from "../support/clis.ts";
 import { requireTool } from "../support/debian_tools.ts";
 import {
   hasTool,
-  type MessagesRequest,
   promptContains,
   type Reply,
   startMockAnthropic,
   text,
-  textOf,
+  toolResults,
   toolUse,
 } from "../support/mock_anthropic.ts";
 import { call } from "../support/swarm.ts";
@@ -81,15 +80,6 @@ function bash(command: string): Reply {
 
 function shellQuote(s: string): string {
   return `'${s.replaceAll("'", `'"'"'`)}'`;
-}
-
-/** The tool results the model was sent, in order. */
-function toolResults(req: MessagesRequest): string[] {
-  return (req.messages ?? []).flatMap((m) =>
-    m.role === "user" && typeof m.content !== "string"
-      ? m.content.filter((b) => b.type === "tool_result").map((b) => textOf(b.content))
-      : []
-  );
 }
 
 /** The attempts, in order; each ends with a line the assertions read. */

@@ -18,13 +18,13 @@ import { CLIS_DIR, requireCli } from "../support/clis.ts";
 import { requireTool } from "../support/debian_tools.ts";
 import {
   hasTool,
-  type MessagesRequest,
   type Reply,
   startMockAnthropic,
   text,
-  textOf,
+  toolResults,
   toolUse,
 } from "../support/mock_anthropic.ts";
+import { spelled } from "../support/spelled.ts";
 import { answeringCodexMock, call } from "../support/swarm.ts";
 import { nodeRig, tempDir } from "../support/rig.ts";
 import { claudeAcpToml } from "../support/harness_fixtures.ts";
@@ -37,20 +37,6 @@ const claudeAcp = requireCli("claude-acp");
 
 const SSH = "SECRET-SSH-e2a9";
 const CONFIG = "SECRET-CONFIG-0d7c";
-
-/** `path` as a shell word that never spells it, nor any name in it: pieces joined by printf. */
-function spelled(path: string): string {
-  const pieces = path.match(/.{1,4}/g)!.map((x) => `'${x}'`).join(" ");
-  return `"$(printf %s ${pieces})"`;
-}
-
-function toolResults(req: MessagesRequest): string[] {
-  return (req.messages ?? []).flatMap((m) =>
-    m.role === "user" && typeof m.content !== "string"
-      ? m.content.filter((b) => b.type === "tool_result").map((b) => textOf(b.content))
-      : []
-  );
-}
 
 Deno.test({
   name: "a sandboxed heartbeat agent with Bash at workspace access cannot read the node key, " +

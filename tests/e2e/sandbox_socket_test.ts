@@ -21,13 +21,13 @@ import { CLIS_DIR, requireCli } from "../support/clis.ts";
 import { requireTool } from "../support/debian_tools.ts";
 import {
   hasTool,
-  type MessagesRequest,
   type Reply,
   startMockAnthropic,
   text,
-  textOf,
+  toolResults,
   toolUse,
 } from "../support/mock_anthropic.ts";
+import { spelled } from "../support/spelled.ts";
 import { call } from "../support/swarm.ts";
 import { nodeRig, tempDir } from "../support/rig.ts";
 
@@ -36,20 +36,6 @@ const bwrap = requireTool("bwrap");
 
 const GH = "SECRET-GH-5c1f";
 const HOOK = "SECRET-HOOK-a93e";
-
-/** `path` as a shell word that never spells it: pieces joined by printf. */
-function spelled(path: string): string {
-  const pieces = path.match(/.{1,4}/g)!.map((x) => `'${x}'`).join(" ");
-  return `"$(printf %s ${pieces})"`;
-}
-
-function toolResults(req: MessagesRequest): string[] {
-  return (req.messages ?? []).flatMap((m) =>
-    m.role === "user" && typeof m.content !== "string"
-      ? m.content.filter((b) => b.type === "tool_result").map((b) => textOf(b.content))
-      : []
-  );
-}
 
 /** What the agent sends as the first line on the socket it sees. */
 const PROBES = [

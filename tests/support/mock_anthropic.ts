@@ -172,6 +172,15 @@ export function trailingToolResults(
   return out;
 }
 
+/** The text of every tool result in `req`, oldest first: how far a scripted agent has got. */
+export function toolResults(req: MessagesRequest): string[] {
+  return (req.messages ?? []).flatMap((m) =>
+    m.role === "user" && typeof m.content !== "string"
+      ? m.content.filter((b) => b.type === "tool_result").map((b) => textOf(b.content))
+      : []
+  );
+}
+
 /** Holds when the turn being answered carries a tool result for the tool `name`. */
 export function toolResultFor(name: string): (req: MessagesRequest) => boolean {
   return (req) => trailingToolResults(req).some((r) => r.name === name);
