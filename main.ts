@@ -17,8 +17,19 @@ import { relayMain } from "./src/cli/sandbox_relay.ts";
 
 if (import.meta.main) {
   if (Deno.args[0] === RELAY_COMMAND) Deno.exit(await relayMain(Deno.args.slice(1)));
-  const launcher: typeof import("./src/cli/launcher.ts") = await import(
-    new URL("./src/cli/launcher.ts", import.meta.url).href
-  );
+  let launcher: typeof import("./src/cli/launcher.ts");
+  try {
+    launcher = await import(new URL("./src/cli/launcher.ts", import.meta.url).href);
+  } catch (err) {
+    // Without read permission Deno cannot load the launcher, which would have said this (its
+    // words, src/cli/permission_error.ts; tests/cli/permission_error_test.ts keeps them equal).
+    if (!/Requires read access/.test(String(err))) throw err;
+    console.error(
+      "error: wats lacks read permission: start wats with `deno task wats` or the compiled " +
+        "`wats`, or run main.ts with deno.json's flags (--allow-read --allow-write --allow-net " +
+        "--allow-run --allow-env --allow-sys --no-prompt)",
+    );
+    Deno.exit(1);
+  }
   Deno.exit(await launcher.launch(Deno.args));
 }

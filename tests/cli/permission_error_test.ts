@@ -37,8 +37,9 @@ function mainWith(flags: string[], command: string[]): Promise<{ code: number; s
 }
 
 Deno.test("main.ts run without any permission flag says which grant it lacks and how to start wats", async () => {
+  // Read comes first: main.ts imports the launcher by URL (the sandbox relay's start skips it).
   const r = await mainWith([], ["status"]);
-  assert.equal(r.stderr, `error: wats lacks env permission: ${LAUNCHER_ADVICE}\n`);
+  assert.equal(r.stderr, `error: wats lacks read permission: ${LAUNCHER_ADVICE}\n`);
   assert.equal(r.code, 1);
 });
 
