@@ -13,9 +13,11 @@
  */
 
 import type { CheckoutConfig } from "../config/acp_tables.ts";
+import { forgetPrivateHomes } from "../safety/sandbox_home.ts";
 import type { Sandboxer } from "../safety/sandboxer.ts";
 import {
   commonDir,
+  dataDirOfWork,
   ensureWorktree,
   git,
   gitResult,
@@ -215,8 +217,9 @@ async function workGit(
 }
 
 /**
- * Removes a work: its folder and the checkout's branch (only if it still
- * points at `head`, when given). Forgets its import.
+ * Removes a work: its folder, the private homes its agents and its import's git had (they may
+ * hold the person's login), and the checkout's branch (only if it still points at `head`, when
+ * given). Forgets its import.
  */
 export async function removeWork(
   co: CheckoutConfig,
@@ -225,6 +228,8 @@ export async function removeWork(
 ): Promise<void> {
   await removeTree(place.dir);
   imported.delete(place.dir);
+  const dataDir = dataDirOfWork(place.dir);
+  if (dataDir !== undefined) forgetPrivateHomes(dataDir, place.dir);
   if (head !== undefined) {
     await git(["update-ref", "-d", `refs/heads/${place.branch}`, head], co.path);
   }

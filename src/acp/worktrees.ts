@@ -70,6 +70,17 @@ export function workPlace(
   return { dir, branch: `wats/${a}/${t}/${w}`, stateFile: `${dir}.acp.json` };
 }
 
+/**
+ * The data dir a work folder made by `workPlace` under `<data>/worktrees` belongs to, or
+ * undefined for a folder laid out otherwise.
+ */
+export function dataDirOfWork(dir: string): string | undefined {
+  const parts = dir.split("/");
+  // <data>/worktrees/<harness>/<checkout>/<agent>/<thread>/<work>
+  if (parts.length < 7 || parts[parts.length - 6] !== "worktrees") return undefined;
+  return parts.slice(0, -6).join("/") || undefined;
+}
+
 /** Runs git and returns its stdout; throws a `WorktreeError` with git's message. */
 export async function git(
   args: string[],

@@ -50,6 +50,29 @@ export function privateHomeOf(dataDir: string, what: string, cwd: string): strin
   return `${dataPaths(dataDir).agentDir}/homes/${slug}-${fnv64(cwd)}`;
 }
 
+/**
+ * Removes every private home made for agents that worked in `cwd` (one per agent, plus the
+ * import's offline git), when the work there is removed: each may hold a copy of the person's
+ * login, and nothing else would ever remove it. Returns the folders removed.
+ */
+export function forgetPrivateHomes(dataDir: string, cwd: string): string[] {
+  const homes = `${dataPaths(dataDir).agentDir}/homes`;
+  const suffix = `-${fnv64(cwd)}`;
+  const removed: string[] = [];
+  let entries: Deno.DirEntry[];
+  try {
+    entries = [...Deno.readDirSync(homes)];
+  } catch {
+    return removed;
+  }
+  for (const e of entries) {
+    if (!e.name.endsWith(suffix)) continue;
+    Deno.removeSync(`${homes}/${e.name}`, { recursive: true });
+    removed.push(`${homes}/${e.name}`);
+  }
+  return removed;
+}
+
 /** The person's own agent state: never seen or written inside, whatever is bound back. */
 export function personAgentState(env: Record<string, string>): string[] {
   return [

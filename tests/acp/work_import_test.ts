@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
-import { importWork } from "../../src/acp/work_import.ts";
+import { importWork, removeWork } from "../../src/acp/work_import.ts";
 import { mergeWork, type WorkOpsSource } from "../../src/acp/work_ops.ts";
 import { showWork, workId } from "../../src/acp/works.ts";
 import { sweep } from "../../src/acp/sweep.ts";
 import { ensureWorktree, git, type WorkPlace, workPlace } from "../../src/acp/worktrees.ts";
 import type { CheckoutConfig } from "../../src/config/acp_tables.ts";
+import { privateHomeOf } from "../../src/safety/sandbox_home.ts";
 import { Sandboxer } from "../../src/safety/sandboxer.ts";
 import { requireTool } from "../support/debian_tools.ts";
 
@@ -226,4 +227,27 @@ Deno.test("a filter the person defined runs when a merge checks out a file the a
     "the person's own filter ran, as any git checkout runs it",
   );
   assert.throws(() => Deno.statSync(agentMarker));
+});
+
+Deno.test({
+  name:
+    "removing a work removes the private homes its agents and its import's git had, and no other work's",
+  ignore: !bwrap,
+  async fn() {
+    await using f = await fixture((root) =>
+      new Sandboxer({ mode: "required", hide: [], dataDir: `${root}/data`, home: `${root}/home` })
+    );
+    const data = `${f.root}/data`;
+    await f.commit("a.txt", "a\n", "a");
+    await importWork(f.co, f.place, f.src.sandbox);
+    const agentHome = privateHomeOf(data, "harness claude", f.place.dir);
+    Deno.mkdirSync(`${agentHome}/.claude`, { recursive: true });
+    Deno.writeTextFileSync(`${agentHome}/.claude/.credentials.json`, "{}");
+    const other = privateHomeOf(data, "harness claude", `${f.place.dir}-other`);
+    Deno.mkdirSync(other, { recursive: true });
+    const homes = () => [...Deno.readDirSync(`${data}/agent/homes`)].map((e) => e.name).sort();
+    assert.equal(homes().length, 3, "the agent's, the import git's and the other work's homes");
+    await removeWork(f.co, f.place, undefined);
+    assert.deepEqual(homes(), [other.slice(other.lastIndexOf("/") + 1)]);
+  },
 });
