@@ -87,7 +87,7 @@ export async function commandInputs(
     import("../config/settings.ts"),
     import("../config/notify_tables.ts"),
     import("../node/notify.ts"),
-    import("../runner/harnesses/codex_runtime.ts"),
+    import("../runner/runtimes/codex/prepare.ts"),
     import("../runner/prompt.ts"),
     import("../safety/sandboxer.ts"),
     import("../safety/net_gate.ts"),
@@ -147,7 +147,7 @@ export function hostPortOf(url: string): string {
 
 /** Claude Code's files that hold the wats entry, for the person of `init`. */
 async function claudeFiles(init: CommandInit): Promise<string[]> {
-  const { claudeConfigFiles } = await import("../runner/harnesses/claude_registration.ts");
+  const { claudeConfigFiles } = await import("../runner/runtimes/claude/registration.ts");
   return claudeConfigFiles({
     home: init.env.HOME ?? "",
     cwd: init.cwd,

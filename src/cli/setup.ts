@@ -17,8 +17,8 @@ import {
   ensureClaudeRegistration,
   personEntry,
   readClaudeEntry,
-} from "../runner/harnesses/claude_registration.ts";
-import { readTextIfAny } from "../runner/runtimes/claude.ts";
+} from "../runner/runtimes/claude/registration.ts";
+import { readTextIfAny } from "../runner/runtimes/claude/runtime.ts";
 import { type CommandRunner, runCommand } from "../runner/spawn.ts";
 import { runConfig } from "./config.ts";
 import type { CommandContext } from "./context.ts";

@@ -13,7 +13,7 @@ import {
   codexStateDir,
   readSelfCheck,
   selfCheckStatusLine,
-} from "../runner/harnesses/codex_lock.ts";
+} from "../runner/runtimes/codex/lock.ts";
 import { readRunnerState } from "../runner/state_file.ts";
 import { refuseArguments } from "./usage.ts";
 

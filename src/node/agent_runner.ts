@@ -37,9 +37,9 @@ import {
   writeRunnerState,
 } from "../runner/state_file.ts";
 import { runsSandboxed, type Runtime, type RuntimeDeps } from "../runner/runtimes/runtime.ts";
-import { acpRuntime } from "../runner/runtimes/acp.ts";
-import { claudeRuntime } from "../runner/runtimes/claude.ts";
-import { codexRuntime } from "../runner/runtimes/codex.ts";
+import { acpRuntime } from "../runner/runtimes/acp/runtime.ts";
+import { claudeRuntime } from "../runner/runtimes/claude/runtime.ts";
+import { codexRuntime } from "../runner/runtimes/codex/runtime.ts";
 import { type AccessPlan, planAccess } from "../safety/access.ts";
 import { agentKindOf, sandboxLine } from "../safety/sandbox.ts";
 import type { Sandboxer, Wrapper } from "../safety/sandboxer.ts";

@@ -18,9 +18,9 @@ import {
   reportsCost,
 } from "./budget.ts";
 import type { OutputParser, RunEvent } from "./harness.ts";
-import { ClaudeStreamParser } from "./harnesses/claude.ts";
-import { CodexJsonParser } from "./harnesses/codex_parser.ts";
-import { ACP_RUNTIME, AcpRunParser } from "./harnesses/acp_parser.ts";
+import { ClaudeStreamParser } from "./runtimes/claude/harness.ts";
+import { CodexJsonParser } from "./runtimes/codex/parser.ts";
+import { ACP_RUNTIME, AcpRunParser } from "./runtimes/acp/parser.ts";
 import { parseJsonLine, type RunFooter, type RunHeader, type SpendLine } from "./transcripts.ts";
 import type { RunIndexEntry } from "../contracts/runs.ts";
 import { formatAge, formatElapsed } from "../duration.ts";

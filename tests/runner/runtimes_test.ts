@@ -4,9 +4,9 @@ import { defaultSettings, type Settings } from "../../src/config/schema.ts";
 import type { HarnessConfig } from "../../src/config/acp_tables.ts";
 import { ConfigError } from "../../src/errors.ts";
 import { planAccess } from "../../src/safety/access.ts";
-import { acpRuntime } from "../../src/runner/runtimes/acp.ts";
-import { claudeRuntime } from "../../src/runner/runtimes/claude.ts";
-import { codexRuntime } from "../../src/runner/runtimes/codex.ts";
+import { acpRuntime } from "../../src/runner/runtimes/acp/runtime.ts";
+import { claudeRuntime } from "../../src/runner/runtimes/claude/runtime.ts";
+import { codexRuntime } from "../../src/runner/runtimes/codex/runtime.ts";
 import type { RuntimeDeps } from "../../src/runner/runtimes/runtime.ts";
 import { MemoryLog } from "./fakes.ts";
 

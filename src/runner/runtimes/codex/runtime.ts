@@ -9,11 +9,11 @@
  * @module
  */
 
-import { codexHarness } from "../harnesses/codex.ts";
-import { codexStateDir } from "../harnesses/codex_lock.ts";
-import { type CodexRuntime, prepareCodexRuntime } from "../harnesses/codex_runtime.ts";
-import { runCommand, spawnProcessGroup } from "../spawn.ts";
-import { noDenyRules, type Runtime, type RuntimeDeps } from "./runtime.ts";
+import { codexHarness } from "./harness.ts";
+import { codexStateDir } from "./lock.ts";
+import { type CodexRuntime, prepareCodexRuntime } from "./prepare.ts";
+import { runCommand, spawnProcessGroup } from "../../spawn.ts";
+import { noDenyRules, type Runtime, type RuntimeDeps } from "../runtime.ts";
 
 /** The Codex runtime. */
 export function codexRuntime(d: RuntimeDeps): Runtime {

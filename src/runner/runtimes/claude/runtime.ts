@@ -7,16 +7,16 @@
  * @module
  */
 
-import { errorMessage } from "../../error_message.ts";
-import { claudeSettings, writeClaudeSettings } from "../../safety/claude_settings.ts";
-import { claudeHarness } from "../harnesses/claude.ts";
+import { errorMessage } from "../../../error_message.ts";
+import { claudeSettings, writeClaudeSettings } from "../../../safety/claude_settings.ts";
+import { claudeHarness } from "./harness.ts";
 import {
   ensureClaudeRegistration,
   personEntry,
   readClaudeEntry,
-} from "../harnesses/claude_registration.ts";
-import { runCommand } from "../spawn.ts";
-import { noDenyRules, type Runtime, type RuntimeDeps } from "./runtime.ts";
+} from "./registration.ts";
+import { runCommand } from "../../spawn.ts";
+import { noDenyRules, type Runtime, type RuntimeDeps } from "../runtime.ts";
 
 /** The Claude Code runtime. */
 export function claudeRuntime(d: RuntimeDeps): Runtime {
