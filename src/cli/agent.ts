@@ -14,7 +14,7 @@ import { terminalLine } from "../io/terminal_text.ts";
 import { type HeldDraft, ReviewQueue } from "../node/review_queue.ts";
 import { budgetOf, renderRunsTable, TranscriptRenderer } from "../runner/render.ts";
 import { isRunId, Transcripts } from "../runner/transcripts.ts";
-import { reportsCost } from "../runner/budget.ts";
+import { reportsCost } from "../runner/runtimes/facts.ts";
 import { readRunnerState } from "../runner/state_file.ts";
 import type { CommandContext } from "./context.ts";
 import { callText, connectDaemon } from "../mcp/socket_client.ts";

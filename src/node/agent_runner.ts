@@ -19,7 +19,6 @@ import { usdOf } from "../money.ts";
 import type { DataPaths } from "../config/paths.ts";
 import { ConfigError } from "../errors.ts";
 import type { NodeStatus } from "../contracts/views.ts";
-import { reportsCost } from "../runner/budget.ts";
 import { type AnnounceDraft, markAnnounced, planAnnounce } from "../runner/announce.ts";
 import { type RunnerLog, systemClock, systemTimers } from "../runner/ports.ts";
 import { openThreads } from "../runner/open_threads.ts";
@@ -36,10 +35,9 @@ import {
   stateFileRecorder,
   writeRunnerState,
 } from "../runner/state_file.ts";
-import { runsSandboxed, type Runtime, type RuntimeDeps } from "../runner/runtimes/runtime.ts";
-import { acpRuntime } from "../runner/runtimes/acp/runtime.ts";
-import { claudeRuntime } from "../runner/runtimes/claude/runtime.ts";
-import { codexRuntime } from "../runner/runtimes/codex/runtime.ts";
+import { runsSandboxed } from "../runner/runtimes/runtime.ts";
+import { RUNTIMES } from "../runner/runtimes/registry.ts";
+import { runtimeFacts } from "../runner/runtimes/facts.ts";
 import { type AccessPlan, planAccess } from "../safety/access.ts";
 import { agentKindOf, sandboxLine } from "../safety/sandbox.ts";
 import type { Sandboxer, Wrapper } from "../safety/sandboxer.ts";
@@ -114,21 +112,14 @@ export interface AgentRunner {
 /** How many held asks `wats status` names; the rest are counted. */
 const CLAIMED_SHOWN = 10;
 
-/** The runtimes the runner can run today, by `agent.runtime`. */
-export const RUNTIMES: ReadonlyMap<string, (d: RuntimeDeps) => Runtime> = new Map([
-  ["claude", claudeRuntime],
-  ["codex", codexRuntime],
-  ["acp", acpRuntime],
-]);
-
 /**
  * Builds the runner, not started (`ready()` starts it). Throws a `ConfigError`
  * the user can act on.
  */
 export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner> {
   const s = d.settings;
-  const makeRuntime = RUNTIMES.get(s["agent.runtime"]);
-  if (makeRuntime === undefined) {
+  const facts = runtimeFacts(s["agent.runtime"]);
+  if (facts === undefined) {
     throw new ConfigError(
       "agent.runtime",
       `agent.runtime = "${s["agent.runtime"]}" has no runner yet in this version; use "claude", ` +
@@ -138,13 +129,13 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
   const configDir = `${d.paths.agentDir}/run-config`;
   const selfCommand = selfCommandOf(d.self);
   // What a Claude or Codex run starts with: its runtime's allowlist, nothing else of the daemon's.
-  const keyName = s["agent.runtime"] === "codex" ? s["agent.codex_env_key"] : "";
+  const keyName = facts.keySetting ? s[facts.keySetting] : "";
   const keyValue = keyName !== "" ? d.readEnv?.(keyName) : undefined;
   const runEnv = pickEnv(
     { ...d.env, ...d.agentEnv, ...(keyValue !== undefined ? { [keyName]: keyValue } : {}) },
-    runEnvAllowlist(s["agent.runtime"], keyName !== "" ? [keyName] : []),
+    runEnvAllowlist(facts.env, keyName !== "" ? [keyName] : []),
   );
-  const runtime = makeRuntime({
+  const runtime = RUNTIMES[facts.name]({
     settings: s,
     paths: d.paths,
     configDir,
@@ -184,7 +175,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
   // it was last seen alive dates its transcript's end.
   const left = readRunnerState(d.paths.agentDir)?.run;
   const state: RunnerStateFile = {
-    runtime: runtime.name,
+    runtime: facts.name,
     limits,
     started_at: new Date().toISOString(),
   };
@@ -200,7 +191,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
     await open?.server.close();
   };
   // Runs that can run commands start in the OS sandbox, probed before each run.
-  const sandboxed = runsSandboxed(runtime, s["agent.access"]);
+  const sandboxed = runsSandboxed(facts, s["agent.access"]);
   const sandbox = d.sandbox !== undefined && d.sandbox.mode !== "off" && sandboxed
     ? d.sandbox
     : undefined;
@@ -245,7 +236,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
       harness: runtime.harness((program, args) =>
         wrap?.(program, args) ?? { program, args: [...args] }
       ),
-      threadPerRun: runtime.threadPerRun,
+      threadPerRun: facts.threadPerRun,
       spawn,
       paths: { dataDir: d.paths.dataDir, runDir: d.paths.runDir, configDir },
       selfCommand,
@@ -316,9 +307,9 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
 
   const budgetLine = () => {
     const b = runner.status().budget;
-    if (!reportsCost(runtime.name)) {
+    if (!facts.reportsCost) {
       return `runs ${b.runsWithoutCostToday} of ${limits.runsPerDay} today ` +
-        `(${runtime.name} reports no cost: runs count against agent.max_runs_per_day)`;
+        `(${facts.name} reports no cost: runs count against agent.max_runs_per_day)`;
     }
     return `budget ${usdOf(b.usdToday, limits.usdPerDay)} today, ` +
       `${usdOf(b.usdMonth, limits.usdPerMonth)} this month`;
@@ -419,7 +410,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
             }
             : {}),
         },
-        agent: { runtime: runtime.name, profile: d.agent.name },
+        agent: { runtime: facts.name, profile: d.agent.name },
         budget: {
           usdToday: b.usdToday,
           usdPerDay: b.limits.usdPerDay,
@@ -427,7 +418,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
           usdPerMonth: b.limits.usdPerMonth,
           runsToday: b.runsWithoutCostToday,
           runsPerDay: b.limits.runsPerDay,
-          ...(reportsCost(runtime.name) ? {} : { noCost: true }),
+          ...(facts.reportsCost ? {} : { noCost: true }),
         },
       };
     },

@@ -27,11 +27,11 @@ import {
   privateHomeOf,
   programRoot,
 } from "../../src/safety/sandbox_home.ts";
-import { RUNTIMES } from "../../src/node/agent_runner.ts";
+import { RUNTIMES } from "../../src/runner/runtimes/registry.ts";
 import {
   runsSandboxed,
-  type Runtime,
   type RuntimeDeps,
+  type RuntimeFacts,
 } from "../../src/runner/runtimes/runtime.ts";
 import { dataPaths } from "../../src/config/paths.ts";
 import { defaultSettings } from "../../src/config/schema.ts";
@@ -320,14 +320,14 @@ const TABLE: Array<[string, AgentAccess, boolean, string]> = [
 ];
 
 Deno.test("every registered runtime runs sandboxed except at the levels it declares shell-less; its state and session are private", () => {
-  assert.deepEqual([...RUNTIMES.keys()].sort(), ["acp", "claude", "codex"]);
-  for (const name of RUNTIMES.keys()) {
+  assert.deepEqual(Object.keys(RUNTIMES).sort(), ["acp", "claude", "codex"]);
+  for (const name of Object.keys(RUNTIMES)) {
     assert.ok(TABLE.some(([n]) => n === name), `${name} has rows in the table`);
   }
   for (const [name, access, sandboxed, kind] of TABLE) {
-    const rt = RUNTIMES.get(name)!(deps(access));
+    const rt = RUNTIMES[name as keyof typeof RUNTIMES](deps(access));
     const row = `${name} at ${access}`;
-    assert.equal(runsSandboxed(rt, access), sandboxed, row);
+    assert.equal(runsSandboxed(rt.facts, access), sandboxed, row);
     const agent = rt.sandboxed();
     assert.equal(agentKindOf(agent.program, agent.args), kind, row);
     if (!sandboxed) continue;
@@ -370,17 +370,15 @@ Deno.test("every registered runtime runs sandboxed except at the levels it decla
 });
 
 Deno.test("a runtime that declares nothing is sandboxed at every level, locked included", () => {
-  const madeUp: Runtime = {
-    name: "gemini",
-    label: "gemini",
+  const madeUp: RuntimeFacts = {
+    name: "acp",
+    programs: ["gemini"],
+    reportsCost: true,
+    limitsTurns: true,
     threadPerRun: false,
-    prepare: () => Promise.resolve(),
-    harness: () => {
-      throw new Error("not started here");
+    parser: () => {
+      throw new Error("not read here");
     },
-    sandboxed: () => ({ program: "gemini", args: [], env: {}, readable: [] }),
-    access: () => Promise.resolve({}),
-    ready: () => Promise.resolve(),
   };
   for (const level of ["locked", "workspace", "inherit", "anything"]) {
     assert.equal(runsSandboxed(madeUp, level), true, level);

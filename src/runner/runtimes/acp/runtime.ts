@@ -16,6 +16,7 @@ import { AcpAgent } from "../../../acp/client.ts";
 import { makePolicy } from "../../../acp/policy.ts";
 import { acpRuntimeHarness, type AcpRuntimeOptions, LOCKABLE_AGENTS } from "./harness.ts";
 import type { RunnerLog } from "../../ports.ts";
+import { acpFacts } from "./facts.ts";
 import { noDenyRules, type Runtime, type RuntimeDeps } from "../runtime.ts";
 
 /** The ACP runtime. Throws a `ConfigError` the user can act on. */
@@ -23,11 +24,8 @@ export function acpRuntime(d: RuntimeDeps): Runtime {
   const o = acpOptions(d);
   const { harness } = o;
   return {
-    name: "acp",
+    facts: acpFacts,
     label: `acp on [harnesses.${harness.name}]`,
-    threadPerRun: true,
-    // Locked: the wats tools only (docs/decisions/runner.md); every other level runs commands.
-    shellless: ["locked"],
     prepare: () => Promise.resolve(),
     harness: (wrap) => acpRuntimeHarness({ ...o, wrap }),
     sandboxed: () => ({

@@ -22,12 +22,7 @@ import {
 } from "./harness.ts";
 import { type CodexCatalog, type CodexInstall, ensureCodexCatalog } from "./catalog.ts";
 import { codexFeatureProbe, lockdownDisables } from "./features.ts";
-import {
-  ensureSelfCheck,
-  recordRefusal,
-  selfCheckKey,
-  type SelfCheckResult,
-} from "./lock.ts";
+import { ensureSelfCheck, recordRefusal, selfCheckKey, type SelfCheckResult } from "./lock.ts";
 
 /** The provider id wats gives `agent.codex_base_url`. */
 export const CUSTOM_PROVIDER_ID = "wats_endpoint";
