@@ -14,6 +14,7 @@
 import type { SandboxMode } from "../config/schema.ts";
 import { isWithin } from "../config/paths.ts";
 import {
+  type AgentState,
   expandHome,
   homeLike,
   outermost,
@@ -23,7 +24,7 @@ import {
   programRoot,
 } from "./sandbox_home.ts";
 
-export { type AgentKind, agentKindOf, expandHome } from "./sandbox_home.ts";
+export { type AgentKind, agentKindOf, type AgentState, expandHome } from "./sandbox_home.ts";
 
 /**
  * Secrets hidden from every sandboxed agent, `~/` for the home directory; `sandbox.hide` adds
@@ -58,12 +59,12 @@ export const DEFAULT_HIDE: readonly string[] = [
 
 /**
  * The secrets the environment names: the ssh agent's socket (anywhere, such as under /tmp or
- * a keyring's folder), and the person's agent state wherever CLAUDE_CONFIG_DIR and CODEX_HOME
- * put it.
+ * a keyring's folder), and the person's agent state (`declared`'s too) wherever
+ * CLAUDE_CONFIG_DIR and CODEX_HOME put it.
  */
-export function envHides(env: Record<string, string>): string[] {
+export function envHides(env: Record<string, string>, declared?: AgentState): string[] {
   const sock = env.SSH_AUTH_SOCK;
-  return [...(sock?.startsWith("/") ? [sock] : []), ...personAgentState(env)];
+  return [...(sock?.startsWith("/") ? [sock] : []), ...personAgentState(env, declared)];
 }
 
 /** What one sandbox hides and opens, before the file system is asked. */

@@ -22,10 +22,13 @@ import {
   type SandboxRequest,
 } from "../../src/safety/sandbox.ts";
 import {
+  AGENT_STATES,
+  agentStateOf,
   loginSeeds,
   pathToolchains,
   privateHomeOf,
   programRoot,
+  stateFolders,
 } from "../../src/safety/sandbox_home.ts";
 import { RUNTIMES } from "../../src/runner/runtimes/registry.ts";
 import {
@@ -222,17 +225,25 @@ Deno.test("a bind puts a path at another inside, after the data dir's tmpfs and 
 
 Deno.test("each agent's private home is seeded with its own vendor's login only, from where the person keeps it", () => {
   const p = "/d/agent/homes/x";
-  assert.deepEqual(loginSeeds("claude", {}, "/h", p), [
+  assert.deepEqual(loginSeeds(AGENT_STATES.claude, {}, "/h", p), [
     { from: "/h/.claude/.credentials.json", to: `${p}/.claude/.credentials.json` },
   ]);
-  assert.deepEqual(loginSeeds("claude", { CLAUDE_CONFIG_DIR: "/c" }, "/h", p), [
+  assert.deepEqual(loginSeeds(AGENT_STATES.claude, { CLAUDE_CONFIG_DIR: "/c" }, "/h", p), [
     { from: "/c/.credentials.json", to: `${p}/.claude/.credentials.json` },
   ]);
-  assert.deepEqual(loginSeeds("codex", { CODEX_HOME: "/x" }, "/h", p), [
+  assert.deepEqual(loginSeeds(AGENT_STATES.codex, { CODEX_HOME: "/x" }, "/h", p), [
     { from: "/x/auth.json", to: `${p}/.codex/auth.json` },
     { from: "/x/config.toml", to: `${p}/.codex/config.toml` },
   ]);
-  assert.deepEqual(loginSeeds("other", {}, "/h", p), []);
+  assert.deepEqual(loginSeeds(agentStateOf("other"), {}, "/h", p), []);
+  // A third agent's [harnesses.NAME] declares its state: its login is copied, the person's
+  // folder hidden, the private home's made by the daemon.
+  const gemini = { dir: "~/.gemini", login: ["oauth_creds.json"] } as const;
+  assert.deepEqual(loginSeeds(agentStateOf("other", gemini), {}, "/h", p), [
+    { from: "/h/.gemini/oauth_creds.json", to: `${p}/.gemini/oauth_creds.json` },
+  ]);
+  assert.ok(envHides({}, gemini).includes("~/.gemini"));
+  assert.deepEqual(stateFolders(gemini), [".claude", ".codex", ".gemini"]);
   // One private home per agent and working directory.
   const a = privateHomeOf("/d", "harness claude", "/w/1");
   assert.match(a, /^\/d\/agent\/homes\/harness-claude-[0-9a-f]{16}$/);
@@ -358,7 +369,12 @@ Deno.test("every registered runtime runs sandboxed except at the levels it decla
     at(args, "--setenv", "CLAUDE_CONFIG_DIR", "/h/.claude");
     at(args, "--setenv", "CODEX_HOME", "/h/.codex");
     if (name === "acp") at(args, "--ro-bind-try", "/h/acp", "/h/acp");
-    const seeds = loginSeeds(agentKindOf(agent.program, agent.args), {}, "/h", privateHome);
+    const seeds = loginSeeds(
+      agentStateOf(agentKindOf(agent.program, agent.args)),
+      {},
+      "/h",
+      privateHome,
+    );
     assert.deepEqual(
       seeds.map((s) => s.from),
       kind === "codex"
@@ -397,7 +413,7 @@ Deno.test("an ACP coding agent's harness under home: its program folder comes ba
   at(args, "--ro-bind-try", "/h/tools", "/h/tools");
   at(args, "--bind", privateHome, "/h");
   assert.equal(agentKindOf(harness[0]!, harness.slice(1)), "claude");
-  assert.deepEqual(loginSeeds("claude", req.env, "/h", privateHome), [
+  assert.deepEqual(loginSeeds(AGENT_STATES.claude, req.env, "/h", privateHome), [
     { from: "/srv/claude/.credentials.json", to: `${privateHome}/.claude/.credentials.json` },
   ]);
   // The person's CLAUDE_CONFIG_DIR outside home is hidden.

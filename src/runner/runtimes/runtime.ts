@@ -26,6 +26,7 @@ import type { Settings } from "../../config/schema.ts";
 import type { RuntimeName } from "../../contracts/runtime_names.ts";
 import type { EnvAllowlist } from "../../contracts/run_env.ts";
 import type { AccessPlan } from "../../safety/access.ts";
+import type { AgentKind, AgentState } from "../../safety/sandbox.ts";
 import type { Harness, OutputParser, RunContext, SelfCommand } from "../harness.ts";
 import type { RunnerLog } from "../ports.ts";
 
@@ -68,6 +69,8 @@ export interface SandboxedAgent {
   env: Record<string, string>;
   /** The parts of the data dir it reads besides the run's files. */
   readable: string[];
+  /** The state an agent wats does not know declares (`[harnesses.NAME]`'s `state`, `login`). */
+  state?: AgentState;
 }
 
 /** What a run's access level sets in its context. */
@@ -111,6 +114,12 @@ export interface RuntimeFacts {
    * an agent that starts from the daemon's environment (acp: its harness's `env` table).
    */
   readonly env?: EnvAllowlist;
+  /**
+   * The agent it runs, whose state and login its sandbox's private home holds
+   * (src/safety/sandbox_home.ts `AGENT_STATES`); unset: told by the program it starts (acp: its
+   * harness's agent).
+   */
+  readonly agent?: Exclude<AgentKind, "other">;
   /** The setting that names one more variable its process gets (`agent.codex_env_key`). */
   readonly keySetting?: "agent.codex_env_key";
   /** A reader of its transcripts' output lines (`wats agent logs`, `wats ui`). */

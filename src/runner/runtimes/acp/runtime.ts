@@ -33,6 +33,7 @@ export function acpRuntime(d: RuntimeDeps): Runtime {
       args: harness.args,
       env: { ...d.env, ...harness.env },
       readable: [d.configDir],
+      ...(harness.state ? { state: harness.state } : {}),
     }),
     access: (p) => Promise.resolve(noDenyRules(p)),
     ready: (at) => checkLockable(harness, at.workdir(), o.env, d.log),

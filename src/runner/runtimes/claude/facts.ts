@@ -19,6 +19,7 @@ export const claudeFacts: RuntimeFacts = {
   threadPerRun: false,
   // Locked: the wats tools only (docs/decisions/runner.md); every other level runs commands.
   shellless: ["locked"],
+  agent: "claude",
   env: RUN_ENV.claude,
   parser: () => new ClaudeStreamParser(),
 };

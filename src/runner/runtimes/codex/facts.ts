@@ -20,6 +20,7 @@ export const codexFacts: RuntimeFacts = {
   threadPerRun: false,
   // Locked: the wats tools only (docs/decisions/runner.md); every other level runs commands.
   shellless: ["locked"],
+  agent: "codex",
   env: RUN_ENV.codex,
   keySetting: "agent.codex_env_key",
   parser: () => new CodexJsonParser(),
