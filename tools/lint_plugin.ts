@@ -71,13 +71,6 @@ export const EXCEPTIONS: Readonly<Record<string, readonly string[]>> = {
     "src/acp/calls.ts:AcpLayer.#o",
     "src/net/relay_link.ts:RelayLink.#o",
     "src/net/relay_sync.ts:Sync.#o",
-    // Being fixed on this branch.
-    "src/net/outbox_window.ts:OutboxWindow.#o",
-    "src/node/ask_states.ts:AskStates.#o",
-    "src/node/presence.ts:KnownAgents.#o",
-    "src/runner/presence.ts:PresenceAnnouncer.#o",
-    "src/runner/scheduler.ts:Runner.#s",
-    "src/safety/net_gate.ts:SandboxNetwork.#o",
   ],
   "no-console": [
     // In files other issue-28 work was rewriting: the lead fixes these after merging.
