@@ -239,7 +239,7 @@ export async function tryCommand(ctx: CommandContext): Promise<number> {
       throw new WatsError("try.no_id", `the second node posted no ask: ${asked}`);
     }
     print(`posted: ask ${askId.slice(0, 12)} as "${TRY_PROFILE}" on the throwaway node`);
-    return await watch(ctx, here, there, askId, postedAt, args.timeoutMs);
+    return await watch(ctx, { here, there }, { askId, postedAt, timeoutMs: args.timeoutMs });
   } finally {
     await there?.close().catch(() => {});
     await here.close().catch(() => {});
@@ -260,12 +260,11 @@ function tryDirOf(ctx: CommandContext): string {
 /** Prints progress until the answer arrives; returns the exit code. */
 async function watch(
   ctx: CommandContext,
-  here: DaemonSession,
-  there: DaemonSession,
-  askId: string,
-  postedAt: number,
-  timeoutMs: number,
+  nodes: { here: DaemonSession; there: DaemonSession },
+  ask: { askId: string; postedAt: number; timeoutMs: number },
 ): Promise<number> {
+  const { here, there } = nodes;
+  const { askId, postedAt, timeoutMs } = ask;
   const deadline = Date.now() + timeoutMs;
   let arrived = false;
   let runId: string | undefined;

@@ -216,7 +216,11 @@ export class Runner implements AgentHost {
    * `wats agent logs` shows it either way.
    */
   noteAcp(runId: string, event: Record<string, unknown>): void {
-    noteAcpLine(this.#current, this.#records.transcripts, runId, event, this.#world.log);
+    noteAcpLine(
+      { cur: this.#current, transcripts: this.#records.transcripts, log: this.#world.log },
+      runId,
+      event,
+    );
   }
 
   /**

@@ -296,15 +296,22 @@ export function seatbeltProfile(plan: SandboxPlan, programRoots: readonly string
   ].join("\n");
 }
 
-/** The program and arguments that run `program args` inside `plan` on `os`. */
+/** Where a sandbox runs: the OS, its bubblewrap, what else the agent runs (`wats` itself). */
+export interface SandboxHost {
+  os: string;
+  bwrap: string;
+  /** Other programs' command lines whose folders must stay readable inside. */
+  alsoRuns?: readonly string[];
+}
+
+/** The program and arguments that run `cmd` inside `plan` on `host`. */
 export function sandboxedCommand(
-  os: string,
-  bwrap: string,
   plan: SandboxPlan,
-  program: string,
-  args: readonly string[],
-  alsoRuns: readonly string[] = [],
+  cmd: { program: string; args: readonly string[] },
+  host: SandboxHost,
 ): { program: string; args: string[] } {
+  const { program, args } = cmd;
+  const { os, bwrap, alsoRuns = [] } = host;
   const roots = programRoots([program, ...args, ...alsoRuns], plan);
   if (os === "darwin") {
     const env = Object.entries({ ...plan.env, HOME: plan.privateHome, TMPDIR: "/private/tmp" })

@@ -179,7 +179,12 @@ export class Sandboxer {
       ...confine(
         program,
         args,
-        (p, a) => sandboxedCommand(this.#os, this.#program, plan, p, a, o.self),
+        (p, a) =>
+          sandboxedCommand(plan, { program: p, args: a }, {
+            os: this.#os,
+            bwrap: this.#program,
+            ...(o.self ? { alsoRuns: o.self } : {}),
+          }),
       ),
       sandboxed: true,
     });

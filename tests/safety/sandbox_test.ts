@@ -41,6 +41,9 @@ import { defaultSettings } from "../../src/config/schema.ts";
 import type { AgentAccess } from "../../src/config/schema.ts";
 import { MemoryLog } from "../runner/fakes.ts";
 
+/** bubblewrap on Linux. */
+const LINUX = { os: "linux", bwrap: "bwrap" };
+
 const DATA = "/h/.local/share/wats";
 const WT = `${DATA}/worktrees/claude/app/a/_/w`;
 const PRIVATE = `${DATA}/agent/homes/harness-claude-0123456789abcdef`;
@@ -200,10 +203,10 @@ Deno.test("a program installed under /tmp or home stays readable, the data dirs 
     ], plan),
     ["/tmp/ci", "/tmp/other", "/h/app"],
   );
-  const cmd = sandboxedCommand("linux", "bwrap", plan, "node", ["/tmp/ci/agent.js"], [
-    "deno",
-    "/h/wats/main.ts",
-  ]);
+  const cmd = sandboxedCommand(plan, { program: "node", args: ["/tmp/ci/agent.js"] }, {
+    ...LINUX,
+    alsoRuns: ["deno", "/h/wats/main.ts"],
+  });
   const a = cmd.args;
   const ci = at(a, "--ro-bind-try", "/tmp/ci", "/tmp/ci");
   const wats = at(a, "--ro-bind-try", "/h/wats", "/h/wats");
@@ -360,7 +363,7 @@ Deno.test("every registered runtime runs sandboxed except at the levels it decla
         linked: [],
       },
     );
-    const args = sandboxedCommand("linux", "bwrap", plan, agent.program, agent.args).args;
+    const args = sandboxedCommand(plan, agent, LINUX).args;
     at(args, "--bind", privateHome, "/h");
     at(args, "--tmpfs", "/d");
     at(args, "--ro-bind", "/d/agent/run-config", "/d/agent/run-config");
@@ -409,7 +412,7 @@ Deno.test("an ACP coding agent's harness under home: its program folder comes ba
   ];
   const privateHome = privateHomeOf(DATA, "harness claude", WT);
   const plan = planSandbox({ ...req, privateHome }, probed);
-  const args = sandboxedCommand("linux", "bwrap", plan, harness[0]!, harness.slice(1)).args;
+  const args = sandboxedCommand(plan, { program: harness[0]!, args: harness.slice(1) }, LINUX).args;
   at(args, "--ro-bind-try", "/h/tools", "/h/tools");
   at(args, "--bind", privateHome, "/h");
   assert.equal(agentKindOf(harness[0]!, harness.slice(1)), "claude");
