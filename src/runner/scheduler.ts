@@ -216,11 +216,8 @@ export class Runner implements AgentHost {
    * `wats agent logs` shows it either way.
    */
   noteAcp(runId: string, event: Record<string, unknown>): void {
-    noteAcpLine(
-      { cur: this.#current, transcripts: this.#records.transcripts, log: this.#world.log },
-      runId,
-      event,
-    );
+    const at = { cur: this.#current, transcripts: this.#records.transcripts, log: this.#world.log };
+    noteAcpLine(at, runId, event);
   }
 
   /**
