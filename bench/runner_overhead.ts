@@ -35,7 +35,7 @@ import { startMockAnthropic, text } from "../tests/support/mock_anthropic.ts";
 import { parseEvents } from "../tests/support/claude.ts";
 import { dataPaths } from "../src/config/paths.ts";
 import { defaultSettings } from "../src/config/schema.ts";
-import { claudeHarness } from "../src/runner/harnesses/claude.ts";
+import { claudeHarness } from "../src/runner/runtimes/claude/harness.ts";
 import { planAccess } from "../src/safety/access.ts";
 import {
   claudeSettings,

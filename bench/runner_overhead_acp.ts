@@ -59,7 +59,7 @@ import { filterEnv } from "../src/cli/context.ts";
 import type { HarnessConfig } from "../src/config/acp_tables.ts";
 import { dataPaths } from "../src/config/paths.ts";
 import { defaultSettings } from "../src/config/schema.ts";
-import { heartbeatMeta, watsServer } from "../src/runner/harnesses/acp.ts";
+import { heartbeatMeta, watsServer } from "../src/runner/runtimes/acp/harness.ts";
 import { directRunContext } from "./direct_run.ts";
 import { rotated } from "./cycle.ts";
 import { splitArgv } from "./argv.ts";

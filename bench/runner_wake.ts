@@ -41,7 +41,7 @@ import { denoRunnerFs, type RunnerFs } from "../src/runner/execute.ts";
 import { processStartTime } from "../src/runner/orphan.ts";
 import { stateFileRecorder, writeRunnerState } from "../src/runner/state_file.ts";
 import type { Harness, RunContext } from "../src/runner/harness.ts";
-import { claudeHarness } from "../src/runner/harnesses/claude.ts";
+import { claudeHarness } from "../src/runner/runtimes/claude/harness.ts";
 import { spawnProcessGroup } from "../src/runner/spawn.ts";
 import type { RunningProcess } from "../src/runner/harness.ts";
 import { Transcripts } from "../src/runner/transcripts.ts";

@@ -65,7 +65,13 @@ function fakeId(): string {
 }
 const FAKE_SIG = "0".repeat(128);
 
-function fake(kind: WatsKind, content: string, tags: string[][], author: string, at: number) {
+function fake(
+  kind: WatsKind,
+  content: string,
+  tags: string[][],
+  by: { author: string; at: number },
+) {
+  const { author, at } = by;
   return {
     id: fakeId(),
     pubkey: author,
@@ -90,7 +96,7 @@ function fillStore(path: string, posts: number): { store: Store; roots: string[]
     const text = `post ${i} about topic${i % 500} and word${i % 37}`;
     let e: NostrEvent;
     if (i % 100 === 0) {
-      e = fake("ask", text, [["subject", `question ${i}`], ...caps], author, NOW + i);
+      e = fake("ask", text, [["subject", `question ${i}`], ...caps], { author, at: NOW + i });
       root = e;
       roots.push(e.id);
     } else {
@@ -102,8 +108,7 @@ function fillStore(path: string, posts: number): { store: Store; roots: string[]
         cyclic(KINDS, i),
         text,
         [...links, ["p", parent.pubkey], ...caps],
-        author,
-        NOW + i,
+        { author, at: NOW + i },
       );
     }
     prev = e;
@@ -168,7 +173,9 @@ const sizes = [["10k", small, true], ["100k", large, false]] as const;
     baseline: true,
     fn() {
       for (let i = 0; i < BATCH; i++) {
-        single.insert([fake("note", `x ${i}`, [["t", "cap:a"]], cyclic(AUTHORS, 0), NOW)], {
+        single.insert([
+          fake("note", `x ${i}`, [["t", "cap:a"]], { author: cyclic(AUTHORS, 0), at: NOW }),
+        ], {
           origin: "remote",
         });
       }
@@ -180,7 +187,9 @@ const sizes = [["10k", small, true], ["100k", large, false]] as const;
     fn() {
       const events = [];
       for (let i = 0; i < BATCH; i++) {
-        events.push(fake("note", `x ${i}`, [["t", "cap:a"]], cyclic(AUTHORS, 0), NOW));
+        events.push(
+          fake("note", `x ${i}`, [["t", "cap:a"]], { author: cyclic(AUTHORS, 0), at: NOW }),
+        );
       }
       batched.insert(events, { origin: "remote" });
     },

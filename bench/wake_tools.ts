@@ -19,7 +19,7 @@
  * time `wats mcp` has to connect):
  *
  * - `wait`  — this tree as it runs: the harness sets `MCP_CONNECTION_NONBLOCKING=false`
- *   (src/runner/harnesses/claude.ts, `MCP_CONNECT_WAIT_ENV`);
+ *   (src/runner/runtimes/claude/harness.ts, `MCP_CONNECT_WAIT_ENV`);
  * - `nowait` — the same tree and daemon, but the wrapper unsets `MCP_CONNECTION_NONBLOCKING`: the
  *   run environment of before 406f788 (which still set `MCP_CONNECT_TIMEOUT_MS`, read only on the
  *   waiting path), everything else equal — retries included (src/runner/retry.ts), so a run

@@ -7,8 +7,8 @@
 
 import { configure, getLogger, type Logger, type LogLevel, type LogRecord } from "@logtape/logtape";
 
-/** Configures the process-wide (Worker-wide) logger. */
-export async function setupLogging(level: LogLevel): Promise<void> {
+/** Configures the process-wide (Worker-wide) logger, whose lines go to `write` (stderr). */
+export async function setupLogging(level: LogLevel, write: (line: string) => void): Promise<void> {
   await configure({
     reset: true,
     sinks: {
@@ -21,7 +21,7 @@ export async function setupLogging(level: LogLevel): Promise<void> {
           .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
           .join(" ");
         const lvl = record.level === "warning" ? "warn" : record.level;
-        console.error(`${lvl}: ${msg}${props ? ` (${props})` : ""}`);
+        write(`${lvl}: ${msg}${props ? ` (${props})` : ""}`);
       },
     },
     loggers: [

@@ -109,6 +109,7 @@ export class AgentPool {
         cwd: worktree,
         env,
         kind: agentKindOf(harness.command, harness.args),
+        ...(harness.state ? { state: harness.state } : {}),
         readable: paths.readable,
         writable: paths.writable,
       });

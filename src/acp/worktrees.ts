@@ -190,22 +190,23 @@ export async function ensureWorktree(
     await git(["update-ref", "-m", "wats: work cut from " + co.base, ref, tip, ""], co.path);
     created = true;
   }
-  await makeRepo(co, common, place, tip);
+  await makeRepo({ co, common }, place, tip);
   return { created };
 }
 
 /**
- * `git init` of the work folder, its alternate, its identity, its branch checked out at `tip`.
- * `keep`: the folder already holds the work's files (an older version's worktree): they stay,
- * as changes against `tip`, and a failure removes only the repository made here.
+ * `git init` of the work folder, its alternate (the checkout's `common` git dir), its identity,
+ * its branch checked out at `tip`. `keep`: the folder already holds the work's files (an older
+ * version's worktree): they stay, as changes against `tip`, and a failure removes only the
+ * repository made here.
  */
 async function makeRepo(
-  co: CheckoutConfig,
-  common: string,
+  from: { co: CheckoutConfig; common: string },
   place: WorkPlace,
   tip: string,
-  keep = false,
+  { keep = false } = {},
 ): Promise<void> {
+  const { co, common } = from;
   const parent = place.dir.slice(0, place.dir.lastIndexOf("/"));
   await Deno.mkdir(parent, { recursive: true });
   const format = (await git(["rev-parse", "--show-object-format"], co.path)).trim();
@@ -265,7 +266,7 @@ async function convertLegacy(
   // prunes it itself (the daemon may run git there, not write its files).
   await removeTree(`${place.dir}/.git`);
   await git(["worktree", "prune"], co.path);
-  await makeRepo(co, common, place, tip, true);
+  await makeRepo({ co, common }, place, tip, { keep: true });
   return true;
 }
 

@@ -14,11 +14,12 @@ import { terminalLine } from "../io/terminal_text.ts";
 import { type HeldDraft, ReviewQueue } from "../node/review_queue.ts";
 import { budgetOf, renderRunsTable, TranscriptRenderer } from "../runner/render.ts";
 import { isRunId, Transcripts } from "../runner/transcripts.ts";
-import { reportsCost } from "../runner/budget.ts";
+import { reportsCost } from "../runner/runtimes/facts.ts";
 import { readRunnerState } from "../runner/state_file.ts";
 import type { CommandContext } from "./context.ts";
 import { callText, connectDaemon } from "../mcp/socket_client.ts";
 import { parseCommandArgs, refuseArguments, unexpectedArgument } from "./usage.ts";
+import { print, printErr } from "./output.ts";
 
 /** The usage text of `wats agent`. */
 export const AGENT_HELP = `Usage: wats agent runs
@@ -45,7 +46,7 @@ const FOLLOW_MS = 250;
 export async function agentCommand(ctx: CommandContext): Promise<number> {
   const sub = ctx.words[1];
   if (ctx.argv.includes("--help") || ctx.argv.includes("-h")) {
-    console.log(AGENT_HELP);
+    print(AGENT_HELP);
     return 0;
   }
   const transcripts = new Transcripts({
@@ -76,7 +77,7 @@ function runs(ctx: CommandContext, transcripts: Transcripts): number {
   const now = Date.now();
   const budget = state ? budgetOf(transcripts.spend(now), state.limits, now) : undefined;
   const noCost = state && !reportsCost(state.runtime) ? state.runtime : undefined;
-  console.log(renderRunsTable(entries, budget, noCost));
+  print(renderRunsTable(entries, budget, noCost));
   return 0;
 }
 
@@ -89,7 +90,7 @@ async function logs(ctx: CommandContext, transcripts: Transcripts): Promise<numb
   if (extra !== undefined) throw unexpectedArgument("wats agent logs", extra);
   const id = (values.run as string | undefined) ?? newest(transcripts);
   if (id === undefined) {
-    console.log("no runs yet");
+    print("no runs yet");
     return 0;
   }
   if (!isRunId(id)) throw new UsageError(`"${id}" is not a run id: see \`wats agent runs\``);
@@ -104,7 +105,7 @@ async function attach(ctx: CommandContext, transcripts: Transcripts): Promise<nu
   while (!ctx.signal.aborted) {
     const next = transcripts.transcriptIds().sort().find((id) => !seen.has(id));
     if (next === undefined) {
-      if (!waiting) console.error("no run in progress: waiting for the next one (Ctrl-C to stop)");
+      if (!waiting) printErr("no run in progress: waiting for the next one (Ctrl-C to stop)");
       waiting = true;
       await sleep(FOLLOW_MS, ctx.signal);
       continue;
@@ -125,13 +126,13 @@ async function show(ctx: CommandContext, transcripts: Transcripts, id: string, f
     // The last line may still be being written: only take complete ones.
     const complete = follow ? lines.slice(0, Math.max(printed, lines.length - 1)) : lines;
     for (const line of complete.slice(printed)) {
-      for (const out of renderer.line(line)) console.log(out);
+      for (const out of renderer.line(line)) print(out);
     }
     printed = Math.max(printed, complete.length);
     const ended = lines.some((l) => l.includes('"type":"wats_end"'));
     if (ended) {
       for (const line of lines.slice(printed)) {
-        for (const out of renderer.line(line)) console.log(out);
+        for (const out of renderer.line(line)) print(out);
       }
       return;
     }
@@ -148,14 +149,14 @@ function pending(ctx: CommandContext): number {
   const now = Date.now();
   if (what === undefined) {
     if (drafts.length === 0) {
-      console.log("no drafts waiting for review");
+      print("no drafts waiting for review");
       return 0;
     }
     for (const d of drafts) {
       const p = d.permission;
       if (p !== undefined) {
         const where = p.locations.length > 0 ? ` ${p.locations.map(oneLine).join(" ")}` : "";
-        console.log(
+        print(
           `${d.id}  ${
             formatAge(now / 1000 - d.createdAt)
           }  permission ${p.harness}/${p.kind}${where}` +
@@ -164,7 +165,7 @@ function pending(ctx: CommandContext): number {
         continue;
       }
       const answers = d.parent ? `answers ${d.parent.slice(0, 12)}` : "new thread";
-      console.log(
+      print(
         `${d.id}  ${formatAge(now / 1000 - d.createdAt)}  ${d.kind.padEnd(8)} ${answers}  run ${
           d.runId ?? "-"
         }  ` +
@@ -180,40 +181,40 @@ function pending(ctx: CommandContext): number {
   }
   if (d.permission !== undefined) {
     const p = d.permission;
-    console.log(
+    print(
       `request ${d.id} · ${p.harness}/${p.kind} by the coding agent of ${p.agent} · ${
         formatAge(now / 1000 - d.createdAt)
       } old`,
     );
-    console.log(`id        ${p.request_id}`);
+    print(`id        ${p.request_id}`);
     // One-line fields stay on their line: a newline in a title must not start
     // a line that reads as another field.
-    if (p.title) console.log(`title     ${terminalLine(p.title)}`);
-    console.log(`work      ${terminalLine(p.work)} (checkout ${terminalLine(p.checkout)})`);
-    console.log(`worktree  ${terminalLine(p.worktree)}`);
-    console.log(`locations ${p.locations.map(terminalLine).join(" ") || "(none)"}`);
-    console.log(`why       ${terminalLine(p.reason)}`);
-    console.log("arguments:");
-    console.log(indent(JSON.stringify(p.arguments ?? null, null, 2)));
-    console.log("task:");
-    console.log(indent(p.task));
+    if (p.title) print(`title     ${terminalLine(p.title)}`);
+    print(`work      ${terminalLine(p.work)} (checkout ${terminalLine(p.checkout)})`);
+    print(`worktree  ${terminalLine(p.worktree)}`);
+    print(`locations ${p.locations.map(terminalLine).join(" ") || "(none)"}`);
+    print(`why       ${terminalLine(p.reason)}`);
+    print("arguments:");
+    print(indent(JSON.stringify(p.arguments ?? null, null, 2)));
+    print("task:");
+    print(indent(p.task));
     return 0;
   }
   const parent = d.parentSummary;
-  console.log(
+  print(
     `draft ${d.id} · ${d.kind} by ${d.profile} · ${formatAge(now / 1000 - d.createdAt)} old`,
   );
-  console.log(`run     ${d.runId ?? "-"}`);
-  console.log(`thread  ${d.thread ?? "(new thread)"}`);
+  print(`run     ${d.runId ?? "-"}`);
+  print(`thread  ${d.thread ?? "(new thread)"}`);
   if (d.parent) {
-    console.log(
+    print(
       `answers ${d.parent}${parent ? ` (${parent.kind} by ${parent.author.slice(0, 16)}…)` : ""}`,
     );
-    if (parent) console.log(indent(parent.text));
+    if (parent) print(indent(parent.text));
   }
-  if (d.title) console.log(`title   ${terminalLine(d.title)}`);
-  console.log("text:");
-  console.log(indent(d.text));
+  if (d.title) print(`title   ${terminalLine(d.title)}`);
+  print("text:");
+  print(indent(d.text));
   return 0;
 }
 
@@ -236,7 +237,7 @@ async function decide(ctx: CommandContext, what: "approve" | "reject"): Promise<
     const args = what === "approve"
       ? { id, ...(text !== undefined ? { text } : {}) }
       : { id, reason: (values.reason as string | undefined) ?? "" };
-    console.log(await callText(session, what, args));
+    print(await callText(session, what, args));
     return 0;
   } finally {
     await session.close();
@@ -300,7 +301,7 @@ function readDrafts(ctx: CommandContext): HeldDraft[] {
     rejectionsFile: `${ctx.paths.agentDir}/rejections.jsonl`,
     ttlMs: Infinity,
     now: Date.now,
-    warn: (m) => console.error(`warning: ${m}`),
+    warn: (m) => printErr(`warning: ${m}`),
   }).read();
 }
 

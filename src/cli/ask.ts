@@ -12,6 +12,7 @@ import { UsageError } from "../errors.ts";
 import { callText, connectDaemon } from "../mcp/socket_client.ts";
 import type { CommandContext } from "./context.ts";
 import { parseCommandArgs, unexpectedArgument } from "./usage.ts";
+import { print } from "./output.ts";
 
 /** The usage text of `wats ask`. */
 export const ASK_HELP =
@@ -97,12 +98,12 @@ async function readStdin(): Promise<string> {
 export async function askCommand(ctx: CommandContext): Promise<number> {
   const a = await parseAskArgs(ctx.argv);
   if (a.help) {
-    console.log(ASK_HELP);
+    print(ASK_HELP);
     return 0;
   }
   const session = await connectDaemon(ctx.paths.socket, a.profile);
   try {
-    console.log(
+    print(
       await callText(session, "ask", {
         title: a.title,
         text: a.text,

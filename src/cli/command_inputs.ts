@@ -11,15 +11,6 @@ import { pathExists } from "./io.ts";
 import type { CommandId, PermissionInputs } from "./permissions.ts";
 import type { CommandInit } from "./context.ts";
 
-/** The programs each agent runtime spawns. */
-const HARNESS_PROGRAMS: Record<string, string[]> = {
-  none: [],
-  claude: ["claude"],
-  codex: ["codex"],
-  // agent.runtime = acp runs the command of agent.harness (below).
-  acp: [],
-};
-
 /**
  * Resolves the permission inputs of `id`. `env` is the launcher's whole environment (the worker
  * gets a filtered copy): the daemon refuses to start when a variable its settings name is missing.
@@ -82,20 +73,24 @@ export async function commandInputs(
     { sandboxProgram },
     { modelSocketPath },
     { nodeAgents, nodeModelHosts },
+    { runtimeFacts },
   ] = await Promise.all([
     import("./daemon_args.ts"),
     import("../config/settings.ts"),
     import("../config/notify_tables.ts"),
     import("../node/notify.ts"),
-    import("../runner/harnesses/codex_runtime.ts"),
+    import("../runner/runtimes/codex/prepare.ts"),
     import("../runner/prompt.ts"),
     import("../safety/sandboxer.ts"),
     import("../safety/net_gate.ts"),
     import("../safety/net_policy.ts"),
+    import("../runner/runtimes/facts.ts"),
   ]);
   const args = parseDaemonArgs(init.argv);
   if (args.help) return base;
   const { values, acp, notify } = await loadSettings(init.paths, init.env, args.flags, init.user);
+  const runtime = runtimeFacts(values["agent.runtime"]);
+  const keySetting = runtime?.keySetting;
   if (values["agent.runtime"] === "codex") requireCodexKey(values, env, init.paths.dataDir);
   const acpHarness = values["agent.runtime"] === "acp"
     ? acp.harnesses[values["agent.harness"]]
@@ -121,15 +116,14 @@ export async function commandInputs(
       .map(hostPortOf),
     notifyEnv: notifyEnvNames(notify),
     // A Codex run gets this one variable beside its allowlist (src/contracts/run_env.ts).
-    agentKeyEnv: values["agent.runtime"] === "codex" && values["agent.codex_env_key"] !== ""
-      ? [values["agent.codex_env_key"]]
-      : [],
+    agentKeyEnv: keySetting && values[keySetting] !== "" ? [values[keySetting]] : [],
     loopbackServer: values["agent.runtime"] === "codex",
     checkouts: Object.values(acp.checkouts).map((c) => c.path),
     ...(values["agent.runtime"] === "claude" ? { claudeConfigs: await claudeFiles(init) } : {}),
     sandbox: sandbox ? sandboxProgram(init.os) : undefined,
     harnesses: [
-      ...(HARNESS_PROGRAMS[values["agent.runtime"]] ?? []),
+      // agent.runtime = acp runs the command of agent.harness.
+      ...(runtime?.programs ?? []),
       ...(acpHarness ? [acpHarness.command] : []),
       // The coding agents over ACP (docs/acp.md); `git` is in every daemon's set.
       ...Object.values(acp.harnesses).filter((h) => h.enabled).map((h) => h.command),
@@ -147,7 +141,7 @@ export function hostPortOf(url: string): string {
 
 /** Claude Code's files that hold the wats entry, for the person of `init`. */
 async function claudeFiles(init: CommandInit): Promise<string[]> {
-  const { claudeConfigFiles } = await import("../runner/harnesses/claude_registration.ts");
+  const { claudeConfigFiles } = await import("../runner/runtimes/claude/registration.ts");
   return claudeConfigFiles({
     home: init.env.HOME ?? "",
     cwd: init.cwd,

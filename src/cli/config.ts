@@ -37,6 +37,7 @@ import {
 } from "../safety/safety_file.ts";
 import type { Command, CommandContext } from "./context.ts";
 import { parseCommandArgs } from "./usage.ts";
+import { consoleOutput, type Output } from "./output.ts";
 
 /** The subcommands. */
 export type ConfigSub = "get" | "list" | "set" | "unset" | "ack";
@@ -161,18 +162,10 @@ function parseFlags(
 }
 
 /** Where a subcommand writes its output; the console in the Worker, arrays in tests. */
-export interface ConfigIO {
-  out(line: string): void;
-  err(line: string): void;
-}
-
-const CONSOLE_IO: ConfigIO = {
-  out: (line) => console.log(line),
-  err: (line) => console.error(line),
-};
+export type ConfigIO = Output;
 
 /** `wats config …`, as the launcher's Worker runs it. */
-export const configCommand: Command = (ctx) => runConfig(ctx, CONSOLE_IO);
+export const configCommand: Command = (ctx) => runConfig(ctx, consoleOutput);
 
 /** Runs `wats config …` with `io` for output; returns the exit code or throws a `WatsError`. */
 export async function runConfig(ctx: CommandContext, io: ConfigIO): Promise<number> {

@@ -19,6 +19,7 @@ import type { CommandContext } from "./context.ts";
 import { writeAllSync } from "../io/write_all.ts";
 import { jsonTerminalSafe } from "../io/terminal_text.ts";
 import { NoDaemonError, sendControl } from "../mcp/socket_client.ts";
+import { print, printErr } from "./output.ts";
 
 /** How long a foreground `wats` waits for a background node it asked to stop. */
 export const TAKEOVER_WAIT_MS = 15_000;
@@ -27,10 +28,10 @@ export const TAKEOVER_WAIT_MS = 15_000;
 export async function daemonCommand(ctx: CommandContext): Promise<number> {
   const args = parseDaemonArgs(ctx.argv);
   if (args.help) {
-    console.log(DAEMON_HELP);
+    print(DAEMON_HELP);
     return 0;
   }
-  await setupLogging(args.logLevel);
+  await setupLogging(args.logLevel, printErr);
   const logger = log("node");
   const events: EventSink = ctx.words[0] === "node" ? jsonLinesSink() : noEvents;
   const resolved = await loadSettings(ctx.paths, ctx.env, args.flags, ctx.user);
@@ -124,7 +125,7 @@ function realLockPorts(paths: DataPaths): LockPorts {
     },
     sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
     now: () => performance.now(),
-    say: (line) => console.error(line),
+    say: (line) => printErr(line),
   };
 }
 

@@ -17,6 +17,7 @@ import { GUARDIAN_HELP } from "./help.ts";
 import type { CommandContext } from "./context.ts";
 import { sendControl } from "../mcp/socket_client.ts";
 import { refuseArguments } from "./usage.ts";
+import { print, printErr } from "./output.ts";
 
 /** The usage text of `wats resume`. */
 export const RESUME_HELP = `Usage: wats resume
@@ -27,11 +28,11 @@ Ends a halt on this node: the agent runner starts runs again. Needs the daemon.
 /** Runs `wats resume`. */
 export async function resumeCommand(ctx: CommandContext): Promise<number> {
   if (ctx.argv.includes("--help") || ctx.argv.includes("-h")) {
-    console.log(RESUME_HELP);
+    print(RESUME_HELP);
     return 0;
   }
   refuseArguments("wats resume", ctx.argv);
-  console.log(await sendControl(ctx.paths.socket, { wats: "control", op: "resume" }));
+  print(await sendControl(ctx.paths.socket, { wats: "control", op: "resume" }));
   return 0;
 }
 
@@ -46,11 +47,11 @@ removed. Worktrees in use or with changes stay. Needs the daemon. docs/acp.md
 /** Runs \`wats agent sweep\`: the daemon sweeps (it knows which worktrees are in use). */
 export async function sweepCommand(ctx: CommandContext): Promise<number> {
   if (ctx.argv.includes("--help") || ctx.argv.includes("-h")) {
-    console.log(SWEEP_HELP);
+    print(SWEEP_HELP);
     return 0;
   }
   refuseArguments("wats agent sweep", ctx.argv);
-  console.log(await sendControl(ctx.paths.socket, { wats: "control", op: "sweep" }));
+  print(await sendControl(ctx.paths.socket, { wats: "control", op: "sweep" }));
   return 0;
 }
 
@@ -58,16 +59,16 @@ export async function sweepCommand(ctx: CommandContext): Promise<number> {
 export async function guardianCommand(ctx: CommandContext): Promise<number> {
   const sub = ctx.words[1];
   if (ctx.argv.includes("--help") || ctx.argv.includes("-h") || sub === undefined) {
-    console.log(GUARDIAN_HELP);
+    print(GUARDIAN_HELP);
     return sub === undefined && !ctx.argv.includes("--help") && !ctx.argv.includes("-h") ? 2 : 0;
   }
   switch (sub) {
     case "list": {
       refuseArguments("wats guardian list", ctx.argv);
       const { values } = await loadSettings(ctx.paths, ctx.env, {}, ctx.user);
-      console.log(`your own profile (${values.profile}) may always halt your agent`);
-      if (values["halt.accept"].length === 0) console.log("halt.accept is empty: nobody else may");
-      for (const k of values["halt.accept"]) console.log(npubEncode(k));
+      print(`your own profile (${values.profile}) may always halt your agent`);
+      if (values["halt.accept"].length === 0) print("halt.accept is empty: nobody else may");
+      for (const k of values["halt.accept"]) print(npubEncode(k));
       return 0;
     }
     case "add":
@@ -84,7 +85,7 @@ export async function guardianCommand(ctx: CommandContext): Promise<number> {
       const now = values["halt.accept"];
       const next = sub === "add" ? [...new Set([...now, hex])] : now.filter((k) => k !== hex);
       if (next.length === now.length) {
-        console.log(sub === "add" ? "already accepted" : "was not accepted");
+        print(sub === "add" ? "already accepted" : "was not accepted");
         return 0;
       }
       return await runConfig(
@@ -93,7 +94,7 @@ export async function guardianCommand(ctx: CommandContext): Promise<number> {
           words: ["config", "set"],
           argv: ["halt.accept", next.map((k) => npubEncode(k)).join(",")],
         },
-        { out: (s) => console.log(s), err: (s) => console.error(s) },
+        { out: (s) => print(s), err: (s) => printErr(s) },
       );
     }
     case "halt": {
@@ -103,7 +104,7 @@ export async function guardianCommand(ctx: CommandContext): Promise<number> {
       if (rest.length > 0 || (i >= 0 && reason === undefined)) {
         throw new UsageError("use: wats guardian halt [--reason R]");
       }
-      console.log(
+      print(
         await sendControl(ctx.paths.socket, { wats: "control", op: "halt", reason: reason ?? "" }),
       );
       return 0;

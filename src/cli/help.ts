@@ -9,6 +9,7 @@ import { UsageError } from "../errors.ts";
 import type { CommandContext } from "./context.ts";
 
 import { VERSION, versionText } from "../version.ts";
+import { print, printErr } from "./output.ts";
 
 /** The top-level usage text. */
 export const MAIN_HELP = `wats ${VERSION}: WeAreTheSwarm, a node for AI agents that work together.
@@ -138,11 +139,11 @@ export function helpCommand(ctx: CommandContext): Promise<number> {
     ? ctx.argv.filter((a) => !a.startsWith("-"))
     : ctx.words;
   if (ctx.argv.includes("--version") && first === undefined) {
-    console.log(versionText().trimEnd());
+    print(versionText().trimEnd());
     return Promise.resolve(0);
   }
   if (first === undefined) {
-    console.log(MAIN_HELP);
+    print(MAIN_HELP);
     return Promise.resolve(0);
   }
   const group = GROUPS[first];
@@ -152,14 +153,14 @@ export function helpCommand(ctx: CommandContext): Promise<number> {
       throw new UsageError(`unknown command "wats ${first} ${second}"\n\n${group}`);
     }
     if (!wantsHelp) {
-      console.error(group);
+      printErr(group);
       return Promise.resolve(2);
     }
-    console.log(group);
+    print(group);
     return Promise.resolve(0);
   }
   if (ctx.words[0] === "help" && KNOWN.includes(first)) {
-    console.log(`See \`wats ${first} --help\`.`);
+    print(`See \`wats ${first} --help\`.`);
     return Promise.resolve(0);
   }
   throw new UsageError(`unknown command "${first}": see "wats --help" for the commands`);

@@ -24,6 +24,7 @@ import { reportError } from "./worker_entry.ts";
 import { commandInputs } from "./command_inputs.ts";
 import { makeTryDir } from "./try_scratch.ts";
 import { useTerminalSafeConsole } from "../io/terminal_text.ts";
+import { printErr } from "./output.ts";
 
 const WORKERS_DIR = new URL("../workers/", import.meta.url);
 const MAIN = new URL("../../main.ts", import.meta.url);
@@ -253,7 +254,7 @@ function prepareDataDir(dir: string): void {
   try {
     const changed = makeDataDirPrivate(dir);
     // Files inside a private folder were out of others' reach: fixed without a word.
-    if (changed.some((c) => c.path === dir)) console.error(describeModeChanges(dir, changed));
+    if (changed.some((c) => c.path === dir)) printErr(describeModeChanges(dir, changed));
   } catch (err) {
     throw new WatsError(
       "data_dir.not_private",

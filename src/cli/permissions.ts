@@ -72,7 +72,7 @@ export interface PermissionInputs {
   notifyEnv?: string[];
   /**
    * Daemon with Claude, `wats setup`: Claude Code's files that hold the wats entry, read as data
-   * (src/runner/harnesses/claude_registration.ts `claudeConfigFiles`); never written.
+   * (src/runner/runtimes/claude/registration.ts `claudeConfigFiles`); never written.
    */
   claudeConfigs?: string[];
   /** Daemon: the variable `agent.codex_env_key` names, which a Codex run gets. */

@@ -10,6 +10,7 @@
 import { errorMessage } from "../error_message.ts";
 import { UsageError } from "../errors.ts";
 import { parseRelayArgs, type RelayArgs, runRelay } from "../safety/net_relay.ts";
+import { printErr } from "./output.ts";
 
 /** Runs the relay from its command line (the words after `sandbox-relay`); the exit code. */
 export async function relayMain(argv: readonly string[]): Promise<number> {
@@ -18,14 +19,14 @@ export async function relayMain(argv: readonly string[]): Promise<number> {
     a = parseRelayArgs(argv);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    console.error(`error: ${err.message}`);
+    printErr(`error: ${err.message}`);
     return 2;
   }
   try {
     return await runRelay(a);
   } catch (err) {
     // The listen, the socket or the agent's program: the daemon's log shows this line.
-    console.error(`error: wats sandbox-relay: ${errorMessage(err)}`);
+    printErr(`error: wats sandbox-relay: ${errorMessage(err)}`);
     return 1;
   }
 }

@@ -28,6 +28,7 @@ import { type CommandContext, trustedPath } from "./context.ts";
 import { SERVICE_HELP } from "./help.ts";
 import { npxCacheWarning } from "./npx_cache.ts";
 import { commandName, refuseArguments } from "./usage.ts";
+import { print, printErr } from "./output.ts";
 
 /** The systemd unit's name. */
 export const SYSTEMD_UNIT = "wats.service";
@@ -272,8 +273,8 @@ export interface ServiceWorld {
 
 const REAL_WORLD: ServiceWorld = {
   run: runCommand,
-  out: (line) => console.log(line),
-  warn: (line) => console.error(line),
+  out: (line) => print(line),
+  warn: (line) => printErr(line),
   uid: () => Deno.uid() ?? 0,
 };
 

@@ -17,14 +17,15 @@ import {
   ensureClaudeRegistration,
   personEntry,
   readClaudeEntry,
-} from "../runner/harnesses/claude_registration.ts";
-import { readTextIfAny } from "../runner/runtimes/claude.ts";
+} from "../runner/runtimes/claude/registration.ts";
+import { readTextIfAny } from "../runner/runtimes/claude/runtime.ts";
 import { type CommandRunner, runCommand } from "../runner/spawn.ts";
 import { runConfig } from "./config.ts";
 import type { CommandContext } from "./context.ts";
 import { npxCacheWarning } from "./npx_cache.ts";
 import { parseCommandArgs } from "./usage.ts";
 import { selfCommandOf } from "../runner/harness.ts";
+import { print, printErr } from "./output.ts";
 
 /** The usage text of `wats setup`. */
 export const SETUP_HELP =
@@ -97,7 +98,7 @@ export async function setupCommand(
   });
   const v = parsed.values;
   if (v.help) {
-    console.log(SETUP_HELP);
+    print(SETUP_HELP);
     return 0;
   }
   const [host, extra] = parsed.positionals;
@@ -117,7 +118,7 @@ export async function setupCommand(
     await requireHostCli(run, host);
     const warning = (v.mcp || both) &&
       npxCacheWarning(ctx.self, `the ${HOST_CLIS[host].name} entry`);
-    if (warning) console.error(warning);
+    if (warning) printErr(warning);
   }
   switch (host) {
     case "claude": {
@@ -132,7 +133,7 @@ export async function setupCommand(
           ...(ctx.env.CLAUDE_CONFIG_DIR ? { configDir: ctx.env.CLAUDE_CONFIG_DIR } : {}),
         }, readTextIfAny);
         const r = await ensureClaudeRegistration({ run, found, entry, scope });
-        console.log(
+        print(
           r.action === "unchanged"
             ? `Claude Code already has wats (${r.scope} scope)`
             : `${r.action} wats in Claude Code (${r.scope} scope): ${entry.command} ${
@@ -155,7 +156,7 @@ export async function setupCommand(
         v.profile ?? values["agent.profile"],
         ctx.paths.dataDir,
       );
-      console.log(JSON.stringify(
+      print(JSON.stringify(
         {
           mcp: {
             servers: { "wats-agent": { command: agentEntry.command, args: agentEntry.args } },
@@ -168,7 +169,7 @@ export async function setupCommand(
         null,
         2,
       ));
-      console.error("Add this to your OpenClaw agent's configuration; wats does not edit it.");
+      printErr("Add this to your OpenClaw agent's configuration; wats does not edit it.");
       return 0;
     }
     default:
@@ -186,9 +187,9 @@ async function setRuntime(
   await set(ctx, "agent.runtime", runtime);
   if (about !== undefined) await set(ctx, "agent.about", about);
   else if (currentAbout === "") {
-    console.log('Describe your agent: wats config set agent.about "…" (or --about)');
+    print('Describe your agent: wats config set agent.about "…" (or --about)');
   }
-  console.log("Start the node with `wats`: it runs your agent when actionable posts arrive.");
+  print("Start the node with `wats`: it runs your agent when actionable posts arrive.");
 }
 
 /**
@@ -204,7 +205,7 @@ async function registerInCodex(
   let text = setKey(before, "mcp_servers.wats.command", entry.command, path);
   text = setKey(text, "mcp_servers.wats.args", entry.args, path);
   if (text === before) {
-    console.log(`Codex already has wats (${path}); nothing changed`);
+    print(`Codex already has wats (${path}); nothing changed`);
     return;
   }
   try {
@@ -217,7 +218,7 @@ async function registerInCodex(
   }
   const had = (parseToml(before) as { mcp_servers?: Record<string, unknown> }).mcp_servers?.wats;
   const verb = had === undefined ? "registered" : "updated";
-  console.log(
+  print(
     `${verb} wats in Codex: [mcp_servers.wats] in ${path}: ${entry.command} ${
       entry.args.join(" ")
     }`,
@@ -227,7 +228,7 @@ async function registerInCodex(
 async function set(ctx: CommandContext, key: string, value: string): Promise<void> {
   const code = await runConfig(
     { ...ctx, words: ["config", "set"], argv: [key, value] },
-    { out: (s) => console.log(s), err: (s) => console.error(s) },
+    { out: (s) => print(s), err: (s) => printErr(s) },
   );
   if (code !== 0) {
     throw new WatsError("setup.config", `could not set ${key} in ${ctx.paths.config}`);

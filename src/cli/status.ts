@@ -13,9 +13,10 @@ import {
   codexStateDir,
   readSelfCheck,
   selfCheckStatusLine,
-} from "../runner/harnesses/codex_lock.ts";
+} from "../runner/runtimes/codex/lock.ts";
 import { readRunnerState } from "../runner/state_file.ts";
 import { refuseArguments } from "./usage.ts";
+import { print } from "./output.ts";
 
 /** The usage text of `wats status`. */
 export const STATUS_HELP = `Usage: wats status [--data-dir DIR]
@@ -33,7 +34,7 @@ since \`wats config ack\`. With Codex, the result of the lock's self-check
 /** Runs `wats status`. */
 export async function statusCommand(ctx: CommandContext): Promise<number> {
   if (ctx.argv.includes("--help") || ctx.argv.includes("-h")) {
-    console.log(STATUS_HELP);
+    print(STATUS_HELP);
     return 0;
   }
   refuseArguments("wats status", ctx.argv);
@@ -42,13 +43,13 @@ export async function statusCommand(ctx: CommandContext): Promise<number> {
     session = await connectDaemon(ctx.paths.socket);
   } catch (err) {
     if (!(err instanceof NoDaemonError)) throw err;
-    console.log(`no daemon runs on ${ctx.paths.dataDir}: start it with \`wats\``);
-    for (const n of await safetyNotices(ctx.paths, ctx.env, ctx.user)) console.log(`! ${n}`);
+    print(`no daemon runs on ${ctx.paths.dataDir}: start it with \`wats\``);
+    for (const n of await safetyNotices(ctx.paths, ctx.env, ctx.user)) print(`! ${n}`);
     printCodexLock(ctx);
     return 1;
   }
   try {
-    console.log(await callText(session, "status"));
+    print(await callText(session, "status"));
     printCodexLock(ctx);
     return 0;
   } finally {
@@ -69,5 +70,5 @@ function printCodexLock(ctx: CommandContext): void {
     Date.parse(check.checked_at) < Date.parse(state.started_at)
   ) return;
   const line = selfCheckStatusLine(dir);
-  if (line !== undefined) console.log(line);
+  if (line !== undefined) print(line);
 }

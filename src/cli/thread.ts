@@ -10,6 +10,7 @@ import { UsageError } from "../errors.ts";
 import { callText, connectDaemon } from "../mcp/socket_client.ts";
 import type { CommandContext } from "./context.ts";
 import { parseCommandArgs, unexpectedArgument } from "./usage.ts";
+import { print } from "./output.ts";
 
 /** The usage text of `wats thread`. */
 export const THREAD_HELP = `Usage: wats thread ID [--limit N] [--profile P]
@@ -75,12 +76,12 @@ export function parseThreadArgs(argv: string[]): ThreadArgs {
 export async function threadCommand(ctx: CommandContext): Promise<number> {
   const a = parseThreadArgs(ctx.argv);
   if (a.help) {
-    console.log(THREAD_HELP);
+    print(THREAD_HELP);
     return 0;
   }
   const session = await connectDaemon(ctx.paths.socket, a.profile);
   try {
-    console.log(
+    print(
       await callText(session, "thread", { id: a.id, ...(a.limit ? { limit: a.limit } : {}) }),
     );
     return 0;

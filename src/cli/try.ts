@@ -26,6 +26,7 @@ import type { KnownAgent, NodeStatus, PendingDraft, PostView } from "../contract
 import type { CommandContext } from "./context.ts";
 import { callData, callText, connectDaemon, type DaemonSession } from "../mcp/socket_client.ts";
 import { selfCommandOf } from "../runner/harness.ts";
+import { print } from "./output.ts";
 
 /** The usage text of `wats try`. */
 export const TRY_HELP = `Usage: wats try [--text "…"] [--to KEY]… [--caps a,b] [--timeout D]
@@ -168,7 +169,7 @@ const POLL_MS = 500;
 export async function tryCommand(ctx: CommandContext): Promise<number> {
   const args = parseTryArgs(ctx.argv);
   if (args.help) {
-    console.log(TRY_HELP);
+    print(TRY_HELP);
     return 0;
   }
   const dir = tryDirOf(ctx);
@@ -194,10 +195,10 @@ export async function tryCommand(ctx: CommandContext): Promise<number> {
     const url = endpointOf(status);
     const kept = await routingRefusal(here, args);
     if (kept !== undefined) {
-      console.log(kept);
+      print(kept);
       return 1;
     }
-    console.log(`starting a throwaway node in ${dir}, connected to this node at ${url}`);
+    print(`starting a throwaway node in ${dir}, connected to this node at ${url}`);
     const self = selfCommandOf(ctx.self);
     node = new Deno.Command(self.command, {
       args: [
@@ -237,8 +238,8 @@ export async function tryCommand(ctx: CommandContext): Promise<number> {
     if (askId === undefined) {
       throw new WatsError("try.no_id", `the second node posted no ask: ${asked}`);
     }
-    console.log(`posted: ask ${askId.slice(0, 12)} as "${TRY_PROFILE}" on the throwaway node`);
-    return await watch(ctx, here, there, askId, postedAt, args.timeoutMs);
+    print(`posted: ask ${askId.slice(0, 12)} as "${TRY_PROFILE}" on the throwaway node`);
+    return await watch(ctx, { here, there }, { askId, postedAt, timeoutMs: args.timeoutMs });
   } finally {
     await there?.close().catch(() => {});
     await here.close().catch(() => {});
@@ -259,12 +260,11 @@ function tryDirOf(ctx: CommandContext): string {
 /** Prints progress until the answer arrives; returns the exit code. */
 async function watch(
   ctx: CommandContext,
-  here: DaemonSession,
-  there: DaemonSession,
-  askId: string,
-  postedAt: number,
-  timeoutMs: number,
+  nodes: { here: DaemonSession; there: DaemonSession },
+  ask: { askId: string; postedAt: number; timeoutMs: number },
 ): Promise<number> {
+  const { here, there } = nodes;
+  const { askId, postedAt, timeoutMs } = ask;
   const deadline = Date.now() + timeoutMs;
   let arrived = false;
   let runId: string | undefined;
@@ -276,13 +276,13 @@ async function watch(
     if (held !== undefined) return heldForReview(held);
     const skip = status.skipped?.find((s) => s.post === askId);
     if (skip !== undefined) {
-      console.log(`this node did not wake its agent: ${skip.reason}`);
-      console.log(`(wats status lists it; the setting is ${skip.setting}, docs/runner.md)`);
+      print(`this node did not wake its agent: ${skip.reason}`);
+      print(`(wats status lists it; the setting is ${skip.setting}, docs/runner.md)`);
       return 1;
     }
     if (!arrived && await hasPost(here, askId)) {
       arrived = true;
-      console.log("the ask reached this node");
+      print("the ask reached this node");
     }
     const runs = status.runs;
     const current = runs?.current && runs.current.startedAt >= postedAt - 1000
@@ -290,41 +290,41 @@ async function watch(
       : undefined;
     if (runId === undefined && current !== undefined) {
       runId = current.id;
-      console.log(`agent woke: run ${runId} started (\`wats agent logs -f\` follows it)`);
+      print(`agent woke: run ${runId} started (\`wats agent logs -f\` follows it)`);
     }
     const last = runs?.last;
     if (last !== undefined && last.startedAt >= postedAt - 1000 && current === undefined) {
       if (runId === undefined) {
         runId = last.id;
-        console.log(`agent woke: run ${runId} started`);
+        print(`agent woke: run ${runId} started`);
       }
       if (last.id === runId && !runEnded) {
         runEnded = true;
-        console.log(`run ${runId} ended: ${last.status}`);
+        print(`run ${runId} ended: ${last.status}`);
       }
     }
     const wait = arrived && runId === undefined ? whyRunsWait(status) : undefined;
     if (wait !== undefined && wait !== toldWait) {
       toldWait = wait;
-      console.log(`the agent has not woken yet: ${wait}`);
+      print(`the agent has not woken yet: ${wait}`);
     }
     const answer = await replyTo(there, askId);
     if (answer !== undefined) {
-      console.log("the answer arrived on the throwaway node:");
-      console.log(formatPost(answer));
+      print("the answer arrived on the throwaway node:");
+      print(formatPost(answer));
       return 0;
     }
     if (runEnded && !(await repliedHere(here, askId))) {
       // The run may have held its answer after this turn's look at the drafts.
       const late = await heldDraft(here, askId);
       if (late !== undefined) return heldForReview(late);
-      console.log(
+      print(
         `the run ended without answering the ask: \`wats agent logs --run ${runId}\` shows why`,
       );
       return 1;
     }
     if (Date.now() >= deadline) {
-      console.log(
+      print(
         `no answer within ${formatDuration(timeoutMs)}: ` +
           (arrived
             ? runId === undefined
@@ -395,7 +395,7 @@ async function routingRefusal(here: DaemonSession, args: TryArgs): Promise<strin
 
 /** Says where the held answer is and how to see and send it; the exit code. */
 function heldForReview(draft: PendingDraft): number {
-  console.log(
+  print(
     `the agent answered, and its answer is held for review on this node (agent.review): ` +
       `\`wats agent pending show ${draft.id}\` shows it, \`wats agent approve ${draft.id}\` ` +
       `sends it (or the dashboard's review page)`,
@@ -411,7 +411,7 @@ async function heldDraft(here: DaemonSession, askId: string): Promise<PendingDra
 
 /** What Ctrl-C ends with (the caller's `finally` stops the second node). */
 function stopped(): number {
-  console.log("stopped: the throwaway node is being removed");
+  print("stopped: the throwaway node is being removed");
   return 130;
 }
 

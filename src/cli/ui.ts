@@ -18,6 +18,7 @@ import { watchDaemon } from "../mcp/socket_client.ts";
 import { uiHandler } from "../ui/server.ts";
 import { hostPortOf, serveUi, type UiHttpServer } from "../ui/http.ts";
 import { parseCommandArgs, unexpectedArgument } from "./usage.ts";
+import { print, printErr } from "./output.ts";
 
 /** The usage text of `wats ui`. */
 export const UI_HELP = `Usage: wats ui [--listen HOST:PORT] [--data-dir DIR]
@@ -103,12 +104,12 @@ export async function resolveUiListen(init: CommandInit): Promise<UiListen> {
 /** Runs `wats ui` until Ctrl-C. */
 export async function uiCommand(ctx: CommandContext): Promise<number> {
   if (parseUiArgs(ctx.argv).help) {
-    console.log(UI_HELP);
+    print(UI_HELP);
     return 0;
   }
   const listen = await resolveUiListen(ctx);
   if (!isLoopbackHost(listen.hostname)) {
-    console.error(
+    printErr(
       `warning: serving the dashboard on ${listen.hostPort}, which is not loopback: anyone who ` +
         `can reach it may try the login; the token is all that stands in the way`,
     );
@@ -149,14 +150,14 @@ export async function uiCommand(ctx: CommandContext): Promise<number> {
   });
   const up = await source.status().catch(() => null);
   if (up === null) {
-    console.error(
+    printErr(
       `no daemon runs on ${ctx.paths.dataDir}: start it with \`wats\`; the dashboard says so too`,
     );
   }
   // The token goes to the terminal only: never to a log (docs/decisions/ui.md).
   // The URL names the address bound, not the name asked for.
-  console.log(`wats ui: open http://${bound}/login?token=${gate.token}`);
-  console.log("(the link works once; Ctrl-C stops the dashboard)");
+  print(`wats ui: open http://${bound}/login?token=${gate.token}`);
+  print("(the link works once; Ctrl-C stops the dashboard)");
   try {
     await server.finished;
   } finally {

@@ -18,12 +18,13 @@ import { sendControl } from "../mcp/socket_client.ts";
 import type { CommandContext } from "./context.ts";
 import { WORK_HELP } from "./help.ts";
 import { parseCommandArgs, unexpectedArgument } from "./usage.ts";
+import { print } from "./output.ts";
 
 /** Runs `wats work …`. */
 export async function workCommand(ctx: CommandContext): Promise<number> {
   const sub = ctx.words[1];
   if (ctx.argv.includes("--help") || ctx.argv.includes("-h")) {
-    console.log(WORK_HELP);
+    print(WORK_HELP);
     return 0;
   }
   switch (sub) {
@@ -79,8 +80,8 @@ async function list(ctx: CommandContext): Promise<number> {
     throw new UsageError("--page must be a whole number ≥ 0 (see wats work list --help)");
   }
   const out = JSON.parse(await ask(ctx, { op: "work_list", page })) as WorksPage;
-  console.log(renderWorksTable(out.works, Date.now()));
-  if (out.next !== undefined) console.log(`more: wats work list --page ${out.next}`);
+  print(renderWorksTable(out.works, Date.now()));
+  if (out.next !== undefined) print(`more: wats work list --page ${out.next}`);
   return 0;
 }
 
@@ -111,7 +112,7 @@ async function show(ctx: CommandContext): Promise<number> {
   const { id, values } = parse(ctx, "show", { json: { type: "boolean" } });
   const text = await ask(ctx, { op: "work_show", work: id });
   if (values.json === true) {
-    console.log(text);
+    print(text);
     return 0;
   }
   const d = JSON.parse(text) as WorkDetail;
@@ -220,7 +221,7 @@ function oneLine(t: string): string {
 async function merge(ctx: CommandContext): Promise<number> {
   const { id, values } = parse(ctx, "merge", { head: { type: "string" } });
   const head = await boundHead(ctx, id, values.head, "merging");
-  console.log(await ask(ctx, { op: "work_merge", work: id, head }));
+  print(await ask(ctx, { op: "work_merge", work: id, head }));
   return 0;
 }
 
@@ -230,7 +231,7 @@ async function push(ctx: CommandContext): Promise<number> {
     head: { type: "string" },
   });
   const head = await boundHead(ctx, id, values.head, "pushing");
-  console.log(
+  print(
     await ask(ctx, { op: "work_push", work: id, draftPr: values["draft-pr"] === true, head }),
   );
   return 0;
@@ -255,7 +256,7 @@ async function boundHead(
       `work ${terminalLine(d.work)}: its branch ${terminalLine(d.branch)} is gone`,
     );
   }
-  console.log(actingOn(verb, d));
+  print(actingOn(verb, d));
   return d.head;
 }
 
@@ -291,7 +292,7 @@ async function send(ctx: CommandContext): Promise<number> {
     if (values.file === undefined) throw new UsageError("--line needs --file PATH");
   }
   const file = typeof values.file === "string" ? values.file : undefined;
-  console.log(
+  print(
     await ask(ctx, {
       op: "work_send",
       work: id,
@@ -317,19 +318,19 @@ async function discard(ctx: CommandContext): Promise<number> {
       );
     }
     const d = JSON.parse(await ask(ctx, { op: "work_show", work: id })) as WorkDetail;
-    console.log(lossNotice(d));
+    print(lossNotice(d));
     if (!(await confirm("Discard it? [y/N] "))) {
-      console.log("kept: nothing was removed");
+      print("kept: nothing was removed");
       return 1;
     }
     // What the question listed is what goes: a commit that arrives meanwhile refuses it.
     head ??= d.head;
   } else if (head === undefined) {
     const d = JSON.parse(await ask(ctx, { op: "work_show", work: id })) as WorkDetail;
-    if (d.head !== undefined) console.log(actingOn("discarding", d));
+    if (d.head !== undefined) print(actingOn("discarding", d));
     head = d.head;
   }
-  console.log(await ask(ctx, { op: "work_discard", work: id, ...(head ? { head } : {}) }));
+  print(await ask(ctx, { op: "work_discard", work: id, ...(head ? { head } : {}) }));
   return 0;
 }
 

@@ -11,6 +11,7 @@ import { UsageError, WatsError } from "../errors.ts";
 import type { Command, FromWorker, ToWorker } from "./context.ts";
 import { permissionErrorLine, type PermissionSide } from "./permission_error.ts";
 import { useTerminalSafeConsole } from "../io/terminal_text.ts";
+import { printErr } from "./output.ts";
 
 /** Serves one command in this Worker. Call once, at the worker module's top level. */
 export function serveCommand(command: Command): void {
@@ -61,17 +62,19 @@ export function reportError(
 ): number {
   if (err instanceof WatsError) {
     // One line: a usage mistake's message names the command's --help itself (src/cli/usage.ts).
-    console.error(`error: ${err.message}`);
-    if (verbose && err.cause !== undefined) console.error("cause:", err.cause);
+    printErr(`error: ${err.message}`);
+    if (verbose && err.cause !== undefined) {
+      printErr(`cause: ${Deno.inspect(err.cause, { colors: false })}`);
+    }
     return err instanceof UsageError ? 2 : 1;
   }
   const denied = permissionErrorLine(err, side);
   if (denied !== undefined) {
-    console.error(denied);
-    if (verbose && err instanceof Error) console.error(err.stack);
+    printErr(denied);
+    if (verbose && err instanceof Error) printErr(err.stack ?? err.message);
     return 1;
   }
-  console.error(`error: ${errorMessage(err)}`);
-  if (verbose && err instanceof Error) console.error(err.stack);
+  printErr(`error: ${errorMessage(err)}`);
+  if (verbose && err instanceof Error) printErr(err.stack ?? err.message);
   return 1;
 }

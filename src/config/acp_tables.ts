@@ -27,6 +27,13 @@ export interface HarnessConfig {
   idle: number;
   /** False: no tool for it. */
   enabled: boolean;
+  /**
+   * The state folder of an agent wats does not know (`state = "~/.gemini"`) and the files of it
+   * that are its login (`login = ["oauth_creds.json"]`): its sandbox hides the person's and
+   * copies the login into its private home at each start (docs/acp.md). Claude's and Codex's
+   * are known (src/safety/sandbox_home.ts `AGENT_STATES`).
+   */
+  state?: { dir: `~/${string}`; login: string[] };
 }
 
 /** A git repository coding agents may work in, each piece of work in its own worktree. */
@@ -58,7 +65,17 @@ export const DEFAULT_IDLE_MS = 10 * 60_000;
 /** A harness or checkout name: it becomes an MCP tool name and a path segment. */
 const NAME = /^[a-z][a-z0-9_-]{0,31}$/;
 
-const HARNESS_KEYS = ["command", "args", "env", "meta", "context", "idle", "enabled"];
+const HARNESS_KEYS = [
+  "command",
+  "args",
+  "env",
+  "meta",
+  "context",
+  "idle",
+  "enabled",
+  "state",
+  "login",
+];
 const CHECKOUT_KEYS = ["path", "base", "fetch", "merge"];
 
 /** The empty tables (a config.toml without them). */
@@ -116,6 +133,7 @@ export function parseAcpTables(
       }),
       idle,
       enabled: bool(t.enabled, true, `${at}.enabled`, bad),
+      ...stateOf(t, at, bad),
     };
   }
 
@@ -148,6 +166,32 @@ export function parseAcpTables(
     };
   }
   return out;
+}
+
+/**
+ * A harness's declared state: one folder directly under home, and plain file names in it (a
+ * deeper path could run through a link the agent planted in its private home).
+ */
+function stateOf(
+  t: Record<string, unknown>,
+  at: string,
+  bad: Bad,
+): Pick<HarnessConfig, "state"> {
+  const login = strings(t.login, `${at}.login`, bad);
+  if (t.state === undefined) {
+    if (login.length > 0) throw bad(`${at}.login`, login, `login needs ${at}.state, its folder`);
+    return {};
+  }
+  const dir = t.state;
+  const plain = (n: string) => /^[^/]+$/.test(n) && n !== "." && n !== "..";
+  if (typeof dir !== "string" || !dir.startsWith("~/") || !plain(dir.slice(2))) {
+    throw bad(`${at}.state`, dir, 'must be one folder directly under home, such as "~/.gemini"');
+  }
+  const badFile = login.find((f) => !plain(f));
+  if (badFile !== undefined) {
+    throw bad(`${at}.login`, badFile, `must name files directly in ${dir}`);
+  }
+  return { state: { dir: dir as `~/${string}`, login } };
 }
 
 /** Makes the `config.bad_value` error of one key. */

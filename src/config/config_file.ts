@@ -83,13 +83,14 @@ export function parseConfigText(text: string, filePath: string, home?: string): 
     notify: {},
   };
   const values = out.values as Record<string, unknown>;
+  const file: ReadFile = { text, filePath, ...(home !== undefined ? { home } : {}) };
   for (const [top, topValue] of Object.entries(doc)) {
     if (PASSTHROUGH_TABLES.includes(top) && isTable(topValue)) {
       out.sections[top] = plain(topValue) as Record<string, unknown>;
       continue;
     }
     if (isSettingKey(top)) {
-      values[top] = checkValue(text, filePath, top, topValue, home);
+      values[top] = checkValue(file, top, topValue);
       continue;
     }
     if (!isTable(topValue) || !isTablePrefix(top)) {
@@ -100,7 +101,7 @@ export function parseConfigText(text: string, filePath: string, home?: string): 
       if (Object.hasOwn(REMOVED_KEYS, key)) {
         out.warnings.push(removedKeyWarning(key));
       } else if (isSettingKey(key)) {
-        values[key] = checkValue(text, filePath, key, subValue, home);
+        values[key] = checkValue(file, key, subValue);
       } else {
         throw unknownKey(text, filePath, key, subValue);
       }
@@ -128,13 +129,15 @@ export function parseDocument(text: string, filePath: string): Record<string, un
   }
 }
 
-function checkValue(
-  text: string,
-  filePath: string,
-  key: keyof Settings,
-  value: unknown,
-  home?: string,
-): Settings[keyof Settings] {
+/** The file being read: its text and path (for `file:line`), and the home `~` stands for. */
+interface ReadFile {
+  text: string;
+  filePath: string;
+  home?: string;
+}
+
+function checkValue(file: ReadFile, key: keyof Settings, value: unknown): Settings[keyof Settings] {
+  const { text, filePath, home } = file;
   const spec = SCHEMA[key];
   try {
     return parseToml(spec, value, home);

@@ -95,6 +95,9 @@ meta = { claudeCode = { options = { model = "claude-sonnet-4-5" } } }   # the se
 context = ["CLAUDE.md", "AGENTS.md"]   # worktree files added to each new session
 idle = "10m"                   # stop it after this long with no call attached (default 10m)
 enabled = true                 # false: no tool for it
+# An agent wats does not know (not Claude or Codex): its state folder and login (docs/acp.md)
+# state = "~/.gemini"          # one folder directly under home
+# login = ["oauth_creds.json"] # files of it copied into its sandbox's private home
 
 [checkouts.billing]
 path = "/srv/billing"          # required: absolute

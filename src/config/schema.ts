@@ -8,6 +8,8 @@
  * @module
  */
 
+import { RUNTIME_NAMES, type RuntimeName } from "../contracts/runtime_names.ts";
+
 /** The kinds of value a setting can hold. */
 export type SettingType =
   | "string"
@@ -21,8 +23,8 @@ export type SettingType =
   | "relay-list"
   | "path";
 
-/** The agent runtimes `agent.runtime` accepts. */
-export type AgentRuntime = "none" | "claude" | "codex" | "acp";
+/** The agent runtimes `agent.runtime` accepts: none, or one of the runner's. */
+export type AgentRuntime = "none" | RuntimeName;
 /** The access levels of docs/decisions/runner.md. */
 export type AgentAccess = "locked" | "workspace" | "inherit";
 /** `sandbox.mode`: what happens when an agent cannot run in the OS sandbox (docs/decisions/sandbox.md). */
@@ -178,7 +180,7 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
   "agent.runtime": {
     type: "enum",
     default: "none",
-    allowed: ["none", "claude", "codex", "acp"],
+    allowed: ["none", ...RUNTIME_NAMES],
     safety: false,
     description: "Which agent the runner wakes; none: no runner.",
     flags: ["--agent"],

@@ -66,9 +66,14 @@ export const RUN_ENV: Readonly<Record<"common" | "claude" | "codex", EnvAllowlis
   codex: { names: [], prefixes: ["OPENAI_", "CODEX_"] },
 };
 
-/** The allowlist of `runtime` (the common part and its own; only the common part when unknown). */
-export function runEnvAllowlist(runtime: string, extra: readonly string[] = []): EnvAllowlist {
-  const own = runtime === "claude" || runtime === "codex" ? RUN_ENV[runtime] : undefined;
+/**
+ * The allowlist of a runtime whose own list is `own` (its `RuntimeFacts.env`, one of
+ * {@linkcode RUN_ENV}'s; only the common part when it has none), and `extra` names.
+ */
+export function runEnvAllowlist(
+  own: EnvAllowlist | undefined,
+  extra: readonly string[] = [],
+): EnvAllowlist {
   return {
     names: [...RUN_ENV.common.names, ...(own?.names ?? []), ...extra],
     prefixes: [...RUN_ENV.common.prefixes, ...(own?.prefixes ?? [])],

@@ -38,14 +38,14 @@ export interface OutboxWindowOptions {
 
 /** The outbox of one relay: what was sent and awaits an answer, and what waits for the next connection. */
 export class OutboxWindow {
-  readonly #o: OutboxWindowOptions;
+  readonly #options: OutboxWindowOptions;
   readonly #inFlight = new Set<string>();
   /** Refused for now: not sent again on this connection. */
   readonly #deferred = new Set<string>();
   #flushQueued = false;
 
   constructor(opts: OutboxWindowOptions) {
-    this.#o = opts;
+    this.#options = opts;
   }
 
   /** Posts were inserted locally: publish them once this turn's inserts are done. */
@@ -60,23 +60,23 @@ export class OutboxWindow {
 
   /** Sends pending posts, oldest first, until the window is full. */
   flush(): void {
-    if (!this.#o.connected()) return;
-    const window = this.#o.window;
+    if (!this.#options.connected()) return;
+    const window = this.#options.window;
     if (this.#inFlight.size >= window) return;
     let pending: NostrEvent[];
     try {
-      pending = this.#o.outbox.pending(
-        this.#o.url,
+      pending = this.#options.outbox.pending(
+        this.#options.url,
         window + this.#inFlight.size + this.#deferred.size,
       );
     } catch (err) {
-      this.#o.log.warn("cannot read the outbox: {error}", { error: (err as Error).message });
+      this.#options.log.warn("cannot read the outbox: {error}", { error: (err as Error).message });
       return;
     }
     for (const event of pending) {
       if (this.#inFlight.size >= window) break;
       if (this.#inFlight.has(event.id) || this.#deferred.has(event.id)) continue;
-      if (!this.#o.send(["EVENT", event])) return;
+      if (!this.#options.send(["EVENT", event])) return;
       this.#inFlight.add(event.id);
     }
   }
@@ -84,7 +84,7 @@ export class OutboxWindow {
   /** The relay's `["OK", id, accepted, message]`. */
   answered(id: unknown, accepted: unknown, message: unknown): void {
     if (typeof id !== "string" || !this.#inFlight.delete(id)) return;
-    const { url, log, outbox } = this.#o;
+    const { url, log, outbox } = this.#options;
     const text = typeof message === "string" ? message : "";
     if (accepted === true || text.startsWith("duplicate:")) {
       outbox.ack(id, url);
@@ -104,7 +104,7 @@ export class OutboxWindow {
       });
       this.#deferred.add(id);
     }
-    if (this.#inFlight.size < this.#o.window / 2 + 1) this.flush();
+    if (this.#inFlight.size < this.#options.window / 2 + 1) this.flush();
   }
 
   /** The connection ended: what was unanswered or refused for now is sent again on the next. */

@@ -61,7 +61,12 @@ export function askState(o: AskObservations): AskState {
     .filter((p) => p.kind === "answer" && p.author !== ask.author && p.id !== ask.id)
     .sort((a, b) => a.createdAt - b.createdAt || a.seq - b.seq)
     .map((p) => ({ id: p.id, by: npubEncode(p.author), at: p.createdAt * 1000 }));
-  const claimed = claimState(ask.id, o.thread, ask.author, o.claimTtlMs, o.now, o.trusted);
+  const claimed = claimState(ask.id, o.thread, {
+    agentKey: ask.author,
+    ttlMs: o.claimTtlMs,
+    now: o.now,
+    ...(o.trusted ? { trusted: o.trusted } : {}),
+  });
   const claim = claimed.state === "open" ? undefined : {
     by: npubEncode(claimed.claim.by),
     at: claimed.claim.at,

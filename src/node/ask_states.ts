@@ -38,37 +38,37 @@ export const MY_ASKS_MAX = 10;
 
 /** Reads asks' states from the node's parts. */
 export class AskStates {
-  readonly #o: AskStatesOptions;
+  readonly #options: AskStatesOptions;
 
   constructor(opts: AskStatesOptions) {
-    this.#o = opts;
+    this.#options = opts;
   }
 
   /** The state of the ask `id`; undefined when the node has no ask with that id. */
   of(id: string): AskState | undefined {
-    const ask = this.#o.store.get(id);
+    const ask = this.#options.store.get(id);
     if (ask === undefined || ask.kind !== "ask") return undefined;
-    return this.#state(ask, this.#o.store.localAuthors());
+    return this.#state(ask, this.#options.store.localAuthors());
   }
 
   /** The newest asks of `author` (hex), newest first, at most `limit`. */
   mine(author: string, limit = MY_ASKS_MAX): AskState[] {
-    const local = this.#o.store.localAuthors();
-    return this.#o.store.query({ kinds: [ASK_KIND], authors: [author], limit })
+    const local = this.#options.store.localAuthors();
+    return this.#options.store.query({ kinds: [ASK_KIND], authors: [author], limit })
       .flatMap((e) => {
-        const p = this.#o.store.get(e.id);
+        const p = this.#options.store.get(e.id);
         return p ? [this.#state(p, local)] : [];
       });
   }
 
   /** Relays in `infra` that have not acknowledged the local post `id`. */
   waiting(id: string): string[] {
-    const relays = new Set(this.#o.relays);
-    return this.#o.store.outbox.waiting(id).filter((r) => relays.has(r));
+    const relays = new Set(this.#options.relays);
+    return this.#options.store.outbox.waiting(id).filter((r) => relays.has(r));
   }
 
   #state(ask: StoredPost, localAuthors: ReadonlySet<string>): AskState {
-    const o = this.#o;
+    const o = this.#options;
     const local = localAuthors.has(ask.author);
     // Whose signs of life extend a claim, as the runner judges them (src/runner/claims.ts).
     const accepted = new TrustedClaimers(o.store);

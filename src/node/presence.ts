@@ -38,13 +38,13 @@ export interface KnownAgentsOptions {
 
 /** The known agents; reads the store, remembers arrival times. */
 export class KnownAgents {
-  readonly #o: KnownAgentsOptions;
+  readonly #options: KnownAgentsOptions;
   /** When each author's stored presence arrived here, by author; bounded like the store. */
   readonly #arrived = new Map<string, { id: string; at: number }>();
   readonly #unlisten: () => void;
 
   constructor(opts: KnownAgentsOptions) {
-    this.#o = opts;
+    this.#options = opts;
     this.#unlisten = opts.store.onInsert((posts) => {
       for (const p of posts) {
         if (p.kind !== "presence") continue;
@@ -63,20 +63,20 @@ export class KnownAgents {
    * out of a bounded list.
    */
   list(limit?: number): KnownAgent[] {
-    const now = this.#o.now();
-    const local = this.#o.store.localAuthors();
-    return this.#o.store.presence(limit === undefined ? {} : { limit })
+    const now = this.#options.now();
+    const local = this.#options.store.localAuthors();
+    return this.#options.store.presence(limit === undefined ? {} : { limit })
       .map((p) => this.#view(p, now, local.has(p.author), p.seen));
   }
 
   /** How many agents are known. */
   count(): number {
-    return this.#o.store.presenceCount();
+    return this.#options.store.presenceCount();
   }
 
   /** How many agents are known, and how many of them are seen (not a bare presence). */
   counts(): { total: number; seen: number } {
-    return this.#o.store.presenceCounts();
+    return this.#options.store.presenceCounts();
   }
 
   /**
@@ -85,18 +85,18 @@ export class KnownAgents {
    * announced at least one of the caps, else every agent (an open ask).
    */
   reach(author: string, caps: readonly string[], to: readonly string[] = []): AgentReach {
-    const now = this.#o.now();
+    const now = this.#options.now();
     // Only the presences that fit, through the store's indexes: an open ask alone reads them all.
     const maxLimit = MAX_PRESENCE_AUTHORS;
     const candidates = to.length > 0
-      ? this.#o.store.query({ kinds: [PRESENCE_KIND], authors: [...to] }, { maxLimit })
+      ? this.#options.store.query({ kinds: [PRESENCE_KIND], authors: [...to] }, { maxLimit })
       : caps.length > 0
-      ? this.#o.store.query(
+      ? this.#options.store.query(
         { kinds: [PRESENCE_KIND], "#t": caps.map((c) => CAP_PREFIX + c) },
         { maxLimit },
       )
-      : this.#o.store.presence().map((p) => p.event);
-    const seen = this.#o.store.seenAuthors([...new Set(candidates.map((e) => e.pubkey))]);
+      : this.#options.store.presence().map((p) => p.event);
+    const seen = this.#options.store.seenAuthors([...new Set(candidates.map((e) => e.pubkey))]);
     let matching = 0;
     let reachable = 0;
     let unseen = 0;
@@ -120,7 +120,7 @@ export class KnownAgents {
     // Stored before this daemon started: its own date is the best guess, never the future.
     const lastSeen = arrived?.id === p.id ? arrived.at : Math.min(p.createdAt * 1000, now);
     const state = readPresence(p.tags);
-    const stale = now - lastSeen > STALE_AFTER_PERIODS * this.#o.everyMs;
+    const stale = now - lastSeen > STALE_AFTER_PERIODS * this.#options.everyMs;
     // Another author's tags: shown bounded, and only caps a draft could name.
     const title = p.title === undefined ? "" : clip(oneLine(p.title), MAX_TITLE_SHOWN);
     return {

@@ -64,12 +64,15 @@ export function activeRun(
  * call a person answered later goes on), so `wats agent logs` shows it either way.
  */
 export function noteAcpLine(
-  cur: ActiveRun | undefined,
-  transcripts: Pick<Transcripts, "appendAfterEnd">,
+  at: {
+    cur: ActiveRun | undefined;
+    transcripts: Pick<Transcripts, "appendAfterEnd">;
+    log: RunnerLog;
+  },
   runId: string,
   event: Record<string, unknown>,
-  log: RunnerLog,
 ): void {
+  const { cur, transcripts, log } = at;
   const line = JSON.stringify({ ...event, type: "wats_acp" });
   if (cur?.id === runId && cur.writer !== undefined && !cur.settled) {
     cur.writer.line(line);

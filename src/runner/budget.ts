@@ -22,23 +22,6 @@ export interface BudgetLimits {
   runsPerDay: number;
 }
 
-/**
- * Whether a runtime's harness reports what a run cost. Codex reports tokens, never a price, so
- * its runs count against `agent.max_runs_per_day` only, and the banner, `wats status` and
- * `wats agent runs` say so rather than show $0.
- */
-export function reportsCost(runtime: string): boolean {
-  return runtime !== "codex";
-}
-
-/**
- * Whether a runtime's harness enforces `agent.max_turns`. Codex has no turn limit (docs/codex.md),
- * so its transcripts' headers and `wats agent logs` do not claim one.
- */
-export function limitsTurns(runtime: string): boolean {
-  return runtime !== "codex";
-}
-
 /** One finished run as the ledger counts it. */
 export interface SpendRecord {
   /** When the run ended, ms since the epoch: the window it counts in. */

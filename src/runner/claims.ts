@@ -84,19 +84,27 @@ export const CLAIMS_PER_AUTHOR = 10;
 /** How many authors an asker's acceptance made trusted are remembered; the oldest go first. */
 export const TRUSTED_MAX = 1000;
 
+/** For whom and when a claim state is read. */
+export interface ClaimView {
+  /** The agent the state is for. */
+  agentKey: string;
+  /** `agent.claim_ttl`. */
+  ttlMs: number;
+  now: number;
+  /** Whose signs of life extend a claim (none when unset). */
+  trusted?: (author: string) => boolean;
+}
+
 /**
- * The claim state of the ask `askId` for the agent `agentKey` at `now`, from its thread's posts
- * (any order; grafted replies left out by the caller); `trusted` says whose signs of life extend
- * a claim (none by default). Pure.
+ * The claim state of the ask `askId` for the agent `at.agentKey` at `at.now`, from its thread's
+ * posts (any order; grafted replies left out by the caller). Pure.
  */
 export function claimState(
   askId: string,
   thread: readonly ClaimPost[],
-  agentKey: string,
-  ttlMs: number,
-  now: number,
-  trusted: (author: string) => boolean = () => false,
+  at: ClaimView,
 ): ClaimState {
+  const { agentKey, ttlMs, now, trusted = () => false } = at;
   const accepted = acceptedAnswerers(askId, thread);
   const open = new Map<string, Running>();
   let released: { claim: Claim; releasedAt: number } | undefined;
@@ -193,16 +201,9 @@ function claimOf(c: Running, ttlMs: number): Claim {
 export function claimStateIn(
   store: Pick<RunnerStore, "threadNewest">,
   q: Queued,
-  at: { agentKey: string; ttlMs: number; now: number; trusted?: (author: string) => boolean },
+  at: ClaimView,
 ): ClaimState {
-  return claimState(
-    q.post.id,
-    store.threadNewest(q.thread, CLAIM_LOOKBACK),
-    at.agentKey,
-    at.ttlMs,
-    at.now,
-    at.trusted,
-  );
+  return claimState(q.post.id, store.threadNewest(q.thread, CLAIM_LOOKBACK), at);
 }
 
 /** The meta key of the authors an asker's acceptance made trusted (JSON list of keys). */

@@ -174,7 +174,7 @@ export async function executeRun(
       p.kill();
     });
     if (d.recorder) {
-      record(d, ctx.runId, cmd, p, startedAt, () => !recorded);
+      record(d, { runId: ctx.runId, cmd, process: p, startedAt }, () => !recorded);
       recorded = true;
       const tick = () => {
         aliveTimer = d.timers.setTimer(ALIVE_MS, () => {
@@ -293,12 +293,10 @@ export async function executeRun(
 /** Records the spawned run, then adds the leader's start time once `ps` has told it. */
 function record(
   d: ExecuteDeps,
-  runId: string,
-  cmd: HarnessCommand,
-  p: RunningProcess,
-  startedAt: number,
+  run: { runId: string; cmd: HarnessCommand; process: RunningProcess; startedAt: number },
   isOver: () => boolean,
 ): void {
+  const { runId, cmd, process: p, startedAt } = run;
   const at = new Date(startedAt).toISOString();
   const rec = {
     id: runId,

@@ -1,7 +1,7 @@
 /**
  * The interface every harness implements (docs/runner.md): build the command of a run,
  * and read the CLI's output lines into run events and a final result. Each
- * harness is a file in `src/runner/harnesses/`. Building is pure: the runner
+ * harness lives in its runtime's folder, `src/runner/runtimes/<name>/`. Building is pure: the runner
  * writes the files a command needs, spawns it and deletes the files after.
  *
  * @module

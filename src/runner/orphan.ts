@@ -163,25 +163,28 @@ export async function endPreviousRun(
     // The leader exited, but what it started may still run in its group. While any of them
     // does, no new process can take the group's id, so the signal reaches only them.
     if (await livingMembers(run.pgid).catch(() => 0) === 0) return { outcome: "gone", run };
-    return await endGroup(agentDir, state, run, log, now, "what was left of ");
+    return await endGroup({ agentDir, state, log, now }, run, "what was left of ");
   }
   if (!isRecordedLeader(run, info)) {
     const reason = `pid ${run.pgid} is now another process (${info.args.slice(0, 80)})`;
     log.info(`run ${run.id} left by the previous daemon is gone; ${reason}, left alone`);
     return { outcome: "other", run, reason };
   }
-  return await endGroup(agentDir, state, run, log, now, "");
+  return await endGroup({ agentDir, state, log, now }, run, "");
 }
 
 /** Kills the recorded group, waits until none of it lives, and marks the record ended. */
 async function endGroup(
-  agentDir: string,
-  state: NonNullable<ReturnType<typeof readRunnerState>>,
+  at: {
+    agentDir: string;
+    state: NonNullable<ReturnType<typeof readRunnerState>>;
+    log: RunnerLog;
+    now: () => number;
+  },
   run: RunRecord,
-  log: RunnerLog,
-  now: () => number,
   what: string,
 ): Promise<PreviousRun> {
+  const { agentDir, state, log, now } = at;
   await signalProcessGroup(run.pgid, "SIGKILL");
   // Dying takes the kernel a moment: the next run must not start beside any of it.
   const until = now() + GONE_MS;

@@ -43,7 +43,7 @@ export interface PresenceAnnouncerOptions {
 
 /** Posts the agent's presence on start, on every refresh and on each change of state. */
 export class PresenceAnnouncer {
-  readonly #o: PresenceAnnouncerOptions;
+  readonly #options: PresenceAnnouncerOptions;
   #timer: unknown;
   #last: { state: PresenceState; at: number; createdAt: number } | undefined;
   #busy: Promise<void> | undefined;
@@ -51,7 +51,7 @@ export class PresenceAnnouncer {
   #stopped = false;
 
   constructor(opts: PresenceAnnouncerOptions) {
-    this.#o = opts;
+    this.#options = opts;
   }
 
   /** Posts the first presence. */
@@ -83,12 +83,12 @@ export class PresenceAnnouncer {
   /** Clears the timer; nothing is posted after. */
   stop(): void {
     this.#stopped = true;
-    if (this.#timer !== undefined) this.#o.timers.clearTimer(this.#timer);
+    if (this.#timer !== undefined) this.#options.timers.clearTimer(this.#timer);
     this.#timer = undefined;
   }
 
   async #run(): Promise<void> {
-    const o = this.#o;
+    const o = this.#options;
     const now = o.clock.now();
     const state = o.state();
     const last = this.#last;
@@ -115,7 +115,7 @@ export class PresenceAnnouncer {
 
   #schedule(state: PresenceState): void {
     if (this.#stopped) return;
-    const o = this.#o;
+    const o = this.#options;
     if (this.#timer !== undefined) o.timers.clearTimer(this.#timer);
     const now = o.clock.now();
     let at = (this.#last?.at ?? now) + o.everyMs;

@@ -10,17 +10,9 @@
  */
 
 import { usd, usdOf } from "../money.ts";
-import {
-  BudgetLedger,
-  type BudgetLimits,
-  type BudgetState,
-  limitsTurns,
-  reportsCost,
-} from "./budget.ts";
+import { BudgetLedger, type BudgetLimits, type BudgetState } from "./budget.ts";
 import type { OutputParser, RunEvent } from "./harness.ts";
-import { ClaudeStreamParser } from "./harnesses/claude.ts";
-import { CodexJsonParser } from "./harnesses/codex_parser.ts";
-import { ACP_RUNTIME, AcpRunParser } from "./harnesses/acp_parser.ts";
+import { limitsTurns, reportsCost, runtimeFacts } from "./runtimes/facts.ts";
 import { parseJsonLine, type RunFooter, type RunHeader, type SpendLine } from "./transcripts.ts";
 import type { RunIndexEntry } from "../contracts/runs.ts";
 import { formatAge, formatElapsed } from "../duration.ts";
@@ -28,16 +20,9 @@ import { formatAge, formatElapsed } from "../duration.ts";
 /** How many characters of a tool result to show. */
 export const RESULT_CHARS = 300;
 
-/** Parsers for the harnesses whose output the renderer understands. */
-const PARSERS: Record<string, () => OutputParser> = {
-  claude: () => new ClaudeStreamParser(),
-  codex: () => new CodexJsonParser(),
-  [ACP_RUNTIME]: () => new AcpRunParser(),
-};
-
-/** A parser for the output of `harness` (a transcript header's), if its output is understood. */
+/** A parser for the output of `harness` (a transcript header's): its runtime's, if it has one. */
 export function parserFor(harness: string): OutputParser | undefined {
-  return PARSERS[harness]?.();
+  return runtimeFacts(harness)?.parser();
 }
 
 /** Lines the renderer shows itself: ACP sessions and decisions, coding agents' lines. */

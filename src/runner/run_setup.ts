@@ -10,7 +10,8 @@
 
 import { usd } from "../money.ts";
 import { formatDuration } from "../duration.ts";
-import { type BudgetState, limitsTurns, reportsCost } from "./budget.ts";
+import type { BudgetState } from "./budget.ts";
+import { limitsTurns, reportsCost } from "./runtimes/facts.ts";
 import type { RunContext } from "./harness.ts";
 import type { RunnerPost } from "./ports.ts";
 import type { OthersClaim } from "./claims.ts";

@@ -57,7 +57,7 @@ export class Runner implements AgentHost {
   readonly #agent: RunnerOptions["agent"];
   readonly #launch: RunnerOptions["launch"];
   readonly #hooks: NonNullable<RunnerOptions["hooks"]>;
-  readonly #s: RunnerSettings;
+  readonly #settings: RunnerSettings;
   /** What running one run needs (execute.ts): the same for every run. */
   readonly #execute: ExecuteDeps;
   readonly #ledger: BudgetLedger;
@@ -95,7 +95,7 @@ export class Runner implements AgentHost {
     this.#agent = opts.agent;
     this.#launch = opts.launch;
     this.#hooks = opts.hooks ?? {};
-    this.#s = opts.settings;
+    this.#settings = opts.settings;
     const l = opts.launch;
     this.#execute = {
       ...this.#world,
@@ -216,7 +216,8 @@ export class Runner implements AgentHost {
    * `wats agent logs` shows it either way.
    */
   noteAcp(runId: string, event: Record<string, unknown>): void {
-    noteAcpLine(this.#current, this.#records.transcripts, runId, event, this.#world.log);
+    const at = { cur: this.#current, transcripts: this.#records.transcripts, log: this.#world.log };
+    noteAcpLine(at, runId, event);
   }
 
   /**
@@ -243,7 +244,7 @@ export class Runner implements AgentHost {
       ctx: this.#wake,
       limiter: this.#limiter,
       now,
-      wakesPerAuthor: this.#s["agent.wakes_per_author_per_hour"],
+      wakesPerAuthor: this.#settings["agent.wakes_per_author_per_hour"],
     };
     for (const post of posts) {
       // Any post in a held thread may be the third author that releases it.
@@ -311,7 +312,7 @@ export class Runner implements AgentHost {
 
   /** The next heartbeat run's time, counted from `now` (`agent.heartbeat` = 0: none). */
   #nextHeartbeat(now: number): number | undefined {
-    const hb = this.#s["agent.heartbeat"];
+    const hb = this.#settings["agent.heartbeat"];
     return hb > 0 ? now + hb : undefined;
   }
 
@@ -333,7 +334,7 @@ export class Runner implements AgentHost {
   /** Starts the debounce when runnable events wait and no window is open. */
   #armDebounce(now: number): void {
     if (this.#debounceAt === undefined && this.#runnable().length > 0) {
-      this.#debounceAt = now + this.#s["agent.every"];
+      this.#debounceAt = now + this.#settings["agent.every"];
     }
   }
 
@@ -382,8 +383,8 @@ export class Runner implements AgentHost {
       heartbeatAt: this.#heartbeatAt,
       capUntil: this.#capUntil,
       runStarts: this.#runStarts,
-      maxRunsPerHour: this.#s["agent.max_runs_per_hour"],
-      heartbeatMs: this.#s["agent.heartbeat"],
+      maxRunsPerHour: this.#settings["agent.max_runs_per_hour"],
+      heartbeatMs: this.#settings["agent.heartbeat"],
       checked,
     };
   }
@@ -498,7 +499,7 @@ export class Runner implements AgentHost {
         claimed: this.#held.list().map((h) => ({ ask: h.queued.post.id, claim: h.claim })),
       },
       {
-        settings: this.#s,
+        settings: this.#settings,
         agent: this.#agent,
         launch: this.#launch,
         budget,
@@ -640,7 +641,7 @@ export class Runner implements AgentHost {
   #claimState(q: QueuedEvent, now: number): ClaimState {
     return claimStateIn(this.#records.store, q, {
       agentKey: this.#agent.agentKey,
-      ttlMs: this.#s["agent.claim_ttl"],
+      ttlMs: this.#settings["agent.claim_ttl"],
       now,
       trusted: this.#trusted,
     });

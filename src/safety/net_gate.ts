@@ -56,7 +56,7 @@ export function modelSocketPath(agentDir: string): string {
 /** The network of every sandbox of one daemon. */
 export class SandboxNetwork {
   readonly network: SandboxNetworkMode;
-  readonly #o: SandboxNetworkOptions;
+  readonly #options: SandboxNetworkOptions;
   #probe: Promise<string | undefined> | undefined;
   #offlineProbe: Promise<string | undefined> | undefined;
   #proxy: ModelProxy | undefined;
@@ -64,14 +64,17 @@ export class SandboxNetwork {
   problem: string | undefined;
 
   constructor(o: SandboxNetworkOptions) {
-    this.#o = o;
+    this.#options = o;
     this.network = o.network;
   }
 
   /** Undefined when the sandboxes get the network `sandbox.network` asks for, else why not. */
   check(): Promise<string | undefined> {
     if (this.network === "open") return Promise.resolve(undefined);
-    this.#probe ??= probeNetNamespace(this.#o.os ?? Deno.build.os, this.#o.program ?? "bwrap")
+    this.#probe ??= probeNetNamespace(
+      this.#options.os ?? Deno.build.os,
+      this.#options.program ?? "bwrap",
+    )
       .then((p) => this.problem = p);
     return this.#probe;
   }
@@ -100,20 +103,20 @@ export class SandboxNetwork {
     if (this.network === "open") return OPEN_NETWORK;
     const problem = await this.check();
     if (problem !== undefined) {
-      if (this.#o.mode === "required") {
+      if (this.#options.mode === "required") {
         throw new HarnessError("harness.sandbox", networkRefusal(s.what, problem));
       }
       return OPEN_NETWORK;
     }
     this.#proxy ??= new ModelProxy({
-      socket: this.#o.socket,
-      hosts: this.#o.hosts,
-      onRefused: this.#o.onRefused,
+      socket: this.#options.socket,
+      hosts: this.#options.hosts,
+      onRefused: this.#options.onRefused,
     });
     const socket = this.#proxy.socket;
     return (program, args, sandbox) => {
       const hosts = modelHosts(s.kind, s.env, [program, ...args]);
-      const relay = relayCommand(this.#o.self, hosts, program, args);
+      const relay = relayCommand(this.#options.self, hosts, program, args);
       const cmd = sandbox(relay.program, relay.args);
       return { program: cmd.program, args: withModelOnly(cmd.args, socket) };
     };
@@ -126,8 +129,8 @@ export class SandboxNetwork {
    */
   async #offline(): Promise<Confine> {
     this.#offlineProbe ??= probeNetNamespace(
-      this.#o.os ?? Deno.build.os,
-      this.#o.program ?? "bwrap",
+      this.#options.os ?? Deno.build.os,
+      this.#options.program ?? "bwrap",
     )
       .catch((err) => String(err));
     if (await this.#offlineProbe !== undefined) return OPEN_NETWORK;

@@ -42,7 +42,8 @@ export interface SafetyChange {
  * The safety settings of `settings`, as safety.json stores them: durations as
  * text (`"10m"`), lists as arrays, the rest as is; in schema order. Then, from
  * `acp`, each harness's `command`, `args`, `meta` (as JSON text, keys sorted),
- * `enabled` and each of its `env` variables (a hash of the value), and each
+ * `enabled`, its declared `state` and `login`, and each of its `env` variables (a hash of the
+ * value), and each
  * checkout's `path`, as `harnesses.NAME.command`, `harnesses.NAME.env.KEY`,
  * `checkouts.NAME.path`, …: a changed program, argument, variable or
  * repository is a changed coding agent.
@@ -64,6 +65,11 @@ export function safetyValues(settings: Settings, acp: AcpTables): SafetyValues {
     for (const [k, v] of Object.entries(h.env)) out[`${at}.env.${k}`] = hashed(v);
     out[`${at}.meta`] = canonicalJson(h.meta) ?? "{}";
     out[`${at}.enabled`] = h.enabled;
+    // Which of the person's files its sandbox gets a copy of.
+    if (h.state) {
+      out[`${at}.state`] = h.state.dir;
+      out[`${at}.login`] = [...h.state.login];
+    }
   }
   for (const c of Object.values(acp.checkouts)) out[`checkouts.${c.name}.path`] = c.path;
   return out;

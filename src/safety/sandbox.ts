@@ -14,6 +14,7 @@
 import type { SandboxMode } from "../config/schema.ts";
 import { isWithin } from "../config/paths.ts";
 import {
+  type AgentState,
   expandHome,
   homeLike,
   outermost,
@@ -23,7 +24,7 @@ import {
   programRoot,
 } from "./sandbox_home.ts";
 
-export { type AgentKind, agentKindOf, expandHome } from "./sandbox_home.ts";
+export { type AgentKind, agentKindOf, type AgentState, expandHome } from "./sandbox_home.ts";
 
 /**
  * Secrets hidden from every sandboxed agent, `~/` for the home directory; `sandbox.hide` adds
@@ -58,12 +59,12 @@ export const DEFAULT_HIDE: readonly string[] = [
 
 /**
  * The secrets the environment names: the ssh agent's socket (anywhere, such as under /tmp or
- * a keyring's folder), and the person's agent state wherever CLAUDE_CONFIG_DIR and CODEX_HOME
- * put it.
+ * a keyring's folder), and the person's agent state (`declared`'s too) wherever
+ * CLAUDE_CONFIG_DIR and CODEX_HOME put it.
  */
-export function envHides(env: Record<string, string>): string[] {
+export function envHides(env: Record<string, string>, declared?: AgentState): string[] {
   const sock = env.SSH_AUTH_SOCK;
-  return [...(sock?.startsWith("/") ? [sock] : []), ...personAgentState(env)];
+  return [...(sock?.startsWith("/") ? [sock] : []), ...personAgentState(env, declared)];
 }
 
 /** What one sandbox hides and opens, before the file system is asked. */
@@ -295,15 +296,22 @@ export function seatbeltProfile(plan: SandboxPlan, programRoots: readonly string
   ].join("\n");
 }
 
-/** The program and arguments that run `program args` inside `plan` on `os`. */
+/** Where a sandbox runs: the OS, its bubblewrap, what else the agent runs (`wats` itself). */
+export interface SandboxHost {
+  os: string;
+  bwrap: string;
+  /** Other programs' command lines whose folders must stay readable inside. */
+  alsoRuns?: readonly string[];
+}
+
+/** The program and arguments that run `cmd` inside `plan` on `host`. */
 export function sandboxedCommand(
-  os: string,
-  bwrap: string,
   plan: SandboxPlan,
-  program: string,
-  args: readonly string[],
-  alsoRuns: readonly string[] = [],
+  cmd: { program: string; args: readonly string[] },
+  host: SandboxHost,
 ): { program: string; args: string[] } {
+  const { program, args } = cmd;
+  const { os, bwrap, alsoRuns = [] } = host;
   const roots = programRoots([program, ...args, ...alsoRuns], plan);
   if (os === "darwin") {
     const env = Object.entries({ ...plan.env, HOME: plan.privateHome, TMPDIR: "/private/tmp" })

@@ -15,6 +15,44 @@ import { dataPaths, isWithin } from "../config/paths.ts";
 /** Which agent a process is, for the login its private home is seeded with. */
 export type AgentKind = "claude" | "codex" | "other";
 
+/**
+ * Where one agent keeps its state (docs/decisions/sandbox.md, "Home"): the person's is never
+ * seen inside; the private home has the agent's own, seeded with only its login.
+ */
+export interface AgentState {
+  /** Its folder, directly under home (`~/.claude`). */
+  dir: `~/${string}`;
+  /** The variable that moves it (`CLAUDE_CONFIG_DIR`): set inside to the private home's folder. */
+  dirEnv?: string;
+  /** More of the person's state under home, hidden (`~/.claude.json`). */
+  hide?: readonly string[];
+  /** The files of its folder copied into the private home's at each start: its login. */
+  login: readonly string[];
+}
+
+/**
+ * The state of the agents wats knows. An agent it does not know (an ACP agent of a
+ * `[harnesses.NAME]`) declares its own with the table's `state` and `login` (docs/acp.md);
+ * otherwise it gets an empty private home and no login.
+ */
+export const AGENT_STATES: Readonly<Record<Exclude<AgentKind, "other">, AgentState>> = {
+  // Never Claude's settings.json or `.claude.json`: hooks and MCP servers there are programs.
+  claude: {
+    dir: "~/.claude",
+    dirEnv: "CLAUDE_CONFIG_DIR",
+    hide: ["~/.claude.json"],
+    login: [".credentials.json"],
+  },
+  // Codex's provider (its endpoint, the variable holding its key) lives in config.toml: without
+  // it a person on their own provider is not logged in (measured with codex-acp).
+  codex: { dir: "~/.codex", dirEnv: "CODEX_HOME", login: ["auth.json", "config.toml"] },
+};
+
+/** The state of an agent of `kind`, or the one its `[harnesses.NAME]` declares. */
+export function agentStateOf(kind: AgentKind, declared?: AgentState): AgentState | undefined {
+  return declared ?? (kind === "other" ? undefined : AGENT_STATES[kind]);
+}
+
 /** The agent a command runs, by its program and arguments (an ACP adapter names its agent). */
 export function agentKindOf(command: string, args: readonly string[]): AgentKind {
   const words = [command, ...args].join(" ");
@@ -73,13 +111,18 @@ export function forgetPrivateHomes(dataDir: string, cwd: string): string[] {
   return removed;
 }
 
-/** The person's own agent state: never seen or written inside, whatever is bound back. */
-export function personAgentState(env: Record<string, string>): string[] {
+/**
+ * The person's own agent state, of every agent wats knows and of `declared`: never seen or
+ * written inside, whatever is bound back.
+ */
+export function personAgentState(
+  env: Record<string, string>,
+  declared?: AgentState,
+): string[] {
+  const states = [...Object.values(AGENT_STATES), ...(declared ? [declared] : [])];
   return [
-    "~/.claude",
-    "~/.claude.json",
-    "~/.codex",
-    ...[env.CLAUDE_CONFIG_DIR, env.CODEX_HOME].filter((p): p is string => !!p?.startsWith("/")),
+    ...states.flatMap((s) => [s.dir, ...(s.hide ?? [])]),
+    ...states.flatMap((s) => s.dirEnv ? env[s.dirEnv] ?? [] : []).filter((p) => p.startsWith("/")),
   ];
 }
 
@@ -90,31 +133,27 @@ export interface Seed {
 }
 
 /**
- * The person's login for `kind`, copied into the private home: Claude's `.credentials.json`,
- * Codex's `auth.json` and `config.toml` (from CLAUDE_CONFIG_DIR / CODEX_HOME when set). Never
- * Claude's settings.json or `.claude.json`: hooks and MCP servers there are programs. An unknown agent gets
- * none. A missing source removes the old copy (the person logged out).
+ * The person's login of an agent whose state is `state`, copied into the private home: its
+ * `login` files, from its folder (or where its `dirEnv` moves it). An agent without a known
+ * state gets none. A missing source removes the old copy (the person logged out).
  */
 export function loginSeeds(
-  kind: AgentKind,
+  state: AgentState | undefined,
   env: Record<string, string>,
   home: string,
   privateHome: string,
 ): Seed[] {
-  if (kind === "claude") {
-    const dir = env.CLAUDE_CONFIG_DIR || `${home}/.claude`;
-    return [{ from: `${dir}/.credentials.json`, to: `${privateHome}/.claude/.credentials.json` }];
-  }
-  if (kind === "codex") {
-    const dir = env.CODEX_HOME || `${home}/.codex`;
-    // Codex's provider (its endpoint, the variable holding its key) lives in config.toml: without
-    // it a person on their own provider is not logged in (measured with codex-acp).
-    return ["auth.json", "config.toml"].map((f) => ({
-      from: `${dir}/${f}`,
-      to: `${privateHome}/.codex/${f}`,
-    }));
-  }
-  return [];
+  if (state === undefined) return [];
+  const dir = (state.dirEnv ? env[state.dirEnv] : undefined) || expandHome(state.dir, home);
+  const inside = expandHome(state.dir, privateHome);
+  return state.login.map((f) => ({ from: `${dir}/${f}`, to: `${inside}/${f}` }));
+}
+
+/** The folders of the private home a login is copied into, made by the daemon before the probe. */
+export function stateFolders(declared?: AgentState): string[] {
+  return [...Object.values(AGENT_STATES), ...(declared ? [declared] : [])].map((s) =>
+    s.dir.slice(2)
+  );
 }
 
 /**
@@ -122,7 +161,10 @@ export function loginSeeds(
  * home, whatever CLAUDE_CONFIG_DIR or CODEX_HOME the person's environment names.
  */
 export function privateEnv(home: string): Record<string, string> {
-  return { HOME: home, CLAUDE_CONFIG_DIR: `${home}/.claude`, CODEX_HOME: `${home}/.codex` };
+  const moved = Object.values(AGENT_STATES).flatMap((s) =>
+    s.dirEnv ? [[s.dirEnv, expandHome(s.dir, home)] as const] : []
+  );
+  return { HOME: home, ...Object.fromEntries(moved) };
 }
 
 /**

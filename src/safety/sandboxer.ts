@@ -18,6 +18,7 @@ import type { SandboxMode } from "../config/schema.ts";
 import { HarnessError } from "../errors.ts";
 import {
   type AgentKind,
+  type AgentState,
   type Bind,
   DEFAULT_HIDE,
   envHides,
@@ -28,7 +29,14 @@ import {
   sandboxedCommand,
   type SandboxRequest,
 } from "./sandbox.ts";
-import { dataDirList, loginSeeds, privateHomeOf, usableHome } from "./sandbox_home.ts";
+import {
+  agentStateOf,
+  dataDirList,
+  loginSeeds,
+  privateHomeOf,
+  stateFolders,
+  usableHome,
+} from "./sandbox_home.ts";
 import { probeSandbox } from "./sandbox_probe.ts";
 import { OPEN_NETWORK, type SandboxNetwork } from "./net_gate.ts";
 
@@ -69,6 +77,8 @@ export interface SandboxTarget {
   env: Record<string, string>;
   /** The agent whose login its private home is seeded with (`agentKindOf`). */
   kind: AgentKind;
+  /** The state an agent wats does not know declares (`[harnesses.NAME]`'s `state`, `login`). */
+  state?: AgentState;
   /** Readable where /tmp or the data dir would hide them: the checkout's git dir. */
   readable?: readonly string[];
   /** Writable besides the private home: the worktree and its git parts, the workspace. */
@@ -135,12 +145,12 @@ export class Sandboxer {
     const o = this.#options;
     const privateHome = privateHomeOf(o.dataDir, s.what, s.cwd);
     // CLAUDE_CONFIG_DIR and CODEX_HOME are set inside for every agent; Codex refuses one that
-    // does not exist (measured with 0.171).
-    for (const dir of [".claude", ".codex"]) ownFolder(`${privateHome}/${dir}`);
+    // does not exist (measured with 0.171). A login is copied into its folder.
+    for (const dir of stateFolders(s.state)) ownFolder(`${privateHome}/${dir}`);
     const req: SandboxRequest = {
       dataDir: o.dataDir,
       home: o.home,
-      hide: [...DEFAULT_HIDE, ...envHides(s.env), ...o.hide],
+      hide: [...DEFAULT_HIDE, ...envHides(s.env, s.state), ...o.hide],
       readable: [...(s.readable ?? []), ...this.#denoDir(s.env)],
       writable: [...s.writable],
       binds: s.binds ?? [],
@@ -150,7 +160,7 @@ export class Sandboxer {
     };
     const probe = await probeSandbox(this.#os, this.#program, {
       ...this.#list(),
-      seeds: loginSeeds(s.kind, s.env, o.home, privateHome),
+      seeds: loginSeeds(agentStateOf(s.kind, s.state), s.env, o.home, privateHome),
       writable: [...this.#list().writable, privateHome],
       resolve: foldersToResolve(req),
       paths: pathsToProbe(req),
@@ -169,7 +179,12 @@ export class Sandboxer {
       ...confine(
         program,
         args,
-        (p, a) => sandboxedCommand(this.#os, this.#program, plan, p, a, o.self),
+        (p, a) =>
+          sandboxedCommand(plan, { program: p, args: a }, {
+            os: this.#os,
+            bwrap: this.#program,
+            ...(o.self ? { alsoRuns: o.self } : {}),
+          }),
       ),
       sandboxed: true,
     });

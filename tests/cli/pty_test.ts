@@ -15,7 +15,7 @@ import { agentEnv, answeringMock, call, idIn, mcpClient } from "../support/swarm
 import { runWatsInPty, startWatsInPty, waitForLineNoPrompt } from "../support/pty.ts";
 import { startMockOpenAI, text } from "../support/mock_openai.ts";
 import { dataPaths } from "../../src/config/paths.ts";
-import { codexStateDir, readSelfCheck } from "../../src/runner/harnesses/codex_lock.ts";
+import { codexStateDir, readSelfCheck } from "../../src/runner/runtimes/codex/lock.ts";
 import { freePort } from "../support/free_port.ts";
 
 const pty = requireTool("script");

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { dataPaths } from "../../src/config/paths.ts";
-import { codexStateDir, writeSelfCheck } from "../../src/runner/harnesses/codex_lock.ts";
+import { codexStateDir, writeSelfCheck } from "../../src/runner/runtimes/codex/lock.ts";
 import { writeRunnerState } from "../../src/runner/state_file.ts";
 import { runWats, tempDataDir } from "../support/cli.ts";
 

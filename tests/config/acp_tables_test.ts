@@ -106,3 +106,27 @@ Deno.test("policy rules are checked: HARNESS/KIND with an optional (GLOB)", () =
   );
   assert.match(errorOf("[policy]\nfoo = 1\n"), /unknown key policy\.foo/);
 });
+
+Deno.test("a harness wats does not know declares its state folder and login files", () => {
+  const r = load(`
+[harnesses.gemini]
+command = "gemini"
+args = ["--experimental-acp"]
+state = "~/.gemini"
+login = ["oauth_creds.json", "settings.json"]
+`);
+  assert.deepEqual(r.acp.harnesses.gemini!.state, {
+    dir: "~/.gemini",
+    login: ["oauth_creds.json", "settings.json"],
+  });
+  const bad = (lines: string) => errorOf(`[harnesses.g]\ncommand = "g"\n${lines}\n`);
+  // One folder directly under home, plain file names: nothing that could run through a link.
+  for (const state of ['"/etc/g"', '"~/.config/g"', '"~/.."', '"~/"', "1"]) {
+    assert.match(bad(`state = ${state}`), /harnesses\.g\.state = .* is not allowed; must be one/);
+  }
+  assert.match(
+    bad('state = "~/.g"\nlogin = ["../.ssh/id_rsa"]'),
+    /harnesses\.g\.login = "\.\.\/\.ssh\/id_rsa" is not allowed; must name files directly/,
+  );
+  assert.match(bad('login = ["a"]'), /login needs harnesses\.g\.state/);
+});

@@ -4,7 +4,13 @@
  */
 
 import assert from "node:assert/strict";
-import { anyRunEnv, envAllows, pickEnv, runEnvAllowlist } from "../../src/contracts/run_env.ts";
+import {
+  anyRunEnv,
+  envAllows,
+  pickEnv,
+  RUN_ENV,
+  runEnvAllowlist,
+} from "../../src/contracts/run_env.ts";
 
 /** variable → [claude run gets it, codex run gets it] */
 const TABLE: ReadonlyArray<[string, boolean, boolean]> = [
@@ -47,8 +53,8 @@ const TABLE: ReadonlyArray<[string, boolean, boolean]> = [
 ];
 
 Deno.test("a run's environment keeps exactly the allowlisted variables of its runtime", () => {
-  const claude = runEnvAllowlist("claude");
-  const codex = runEnvAllowlist("codex");
+  const claude = runEnvAllowlist(RUN_ENV.claude);
+  const codex = runEnvAllowlist(RUN_ENV.codex);
   for (const [name, toClaude, toCodex] of TABLE) {
     assert.equal(envAllows(claude, name), toClaude, `claude ${name}`);
     assert.equal(envAllows(codex, name), toCodex, `codex ${name}`);
@@ -59,12 +65,12 @@ Deno.test("a run's environment keeps exactly the allowlisted variables of its ru
 
 Deno.test("agent.codex_env_key's variable is the one name added, for Codex", () => {
   const env = { MY_KEY: "sk-1", OTHER_KEY: "sk-2", PATH: "/usr/bin" };
-  assert.deepEqual(pickEnv(env, runEnvAllowlist("codex", ["MY_KEY"])), {
+  assert.deepEqual(pickEnv(env, runEnvAllowlist(RUN_ENV.codex, ["MY_KEY"])), {
     MY_KEY: "sk-1",
     PATH: "/usr/bin",
   });
   // An unknown runtime gets the common part only.
-  assert.deepEqual(pickEnv({ ANTHROPIC_API_KEY: "k", HOME: "/h" }, runEnvAllowlist("other")), {
+  assert.deepEqual(pickEnv({ ANTHROPIC_API_KEY: "k", HOME: "/h" }, runEnvAllowlist(undefined)), {
     HOME: "/h",
   });
 });

@@ -81,9 +81,9 @@ function layer(
   f: Fixture,
   mockUrl: string,
   policy: { allow?: string[]; deny?: string[] },
-  events: CallEvent[],
-  costs: number[],
+  seen: { events: CallEvent[]; costs: number[] },
 ): AcpLayer {
+  const { events, costs } = seen;
   const harness = claudeAcpHarness(acp!, mockUrl, f.home);
   return new AcpLayer({
     worktrees: `${f.data}/worktrees`,
@@ -145,7 +145,7 @@ Deno.test({
     });
     const events: CallEvent[] = [];
     const costs: number[] = [];
-    let acpLayer = layer(f, mock.url, { allow: ["claude/edit(notes.txt)"] }, events, costs);
+    let acpLayer = layer(f, mock.url, { allow: ["claude/edit(notes.txt)"] }, { events, costs });
     await using _layer = { [Symbol.asyncDispose]: () => acpLayer.close() };
     const origin = { agent: "bob-agent", thread: "t1", callId: "call_1" };
     const r1 = await acpLayer.call("claude", origin, {
@@ -189,7 +189,7 @@ Deno.test({
       wt,
     );
     await acpLayer.close();
-    acpLayer = layer(f, mock.url, {}, events, costs);
+    acpLayer = layer(f, mock.url, {}, { events, costs });
     const r2 = await acpLayer.call("claude", { ...origin, callId: "call_2" }, {
       task: "TASK-TWO: what did you do?",
       checkout: "app",
@@ -227,7 +227,7 @@ Deno.test({
         { when: lastUserContains("TASK-SLOW"), reply: { ...text("too late"), delayMs: 120_000 } },
       ],
     });
-    await using acpLayer = closing(layer(f, mock.url, {}, [], []));
+    await using acpLayer = closing(layer(f, mock.url, {}, { events: [], costs: [] }));
     const origin = { agent: "bob", thread: "_", callId: "slow" };
     const abort = new AbortController();
     const slow = acpLayer.call("claude", origin, {
@@ -293,8 +293,7 @@ Deno.test({
       {
         allow: [`claude/read(${f.data}/**)`, `claude/edit(${f.data}/**)`],
       },
-      events,
-      [],
+      { events, costs: [] },
     ));
     const r = await acpLayer.call("claude", { agent: "eve", thread: "_", callId: "c" }, {
       task: "ATTACK",

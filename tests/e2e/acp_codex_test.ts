@@ -25,12 +25,12 @@ const codexAcp = requireCli("codex-acp");
 const opts = { ignore: codexAcp === null, sanitizeOps: false, sanitizeResources: false };
 
 function layer(
-  root: string,
-  repoDir: string,
+  at: { root: string; repoDir: string },
   mock: MockOpenAI,
   allow: string[],
   events: CallEvent[],
 ): AcpLayer {
+  const { root, repoDir } = at;
   const home = `${root}/home`;
   return new AcpLayer({
     worktrees: `${root}/data/worktrees`,
@@ -81,7 +81,7 @@ Deno.test({
       ],
     });
     const events: CallEvent[] = [];
-    let acpLayer = layer(root, repoDir, mock, [], events);
+    let acpLayer = layer({ root, repoDir }, mock, [], events);
     await using _layer = { [Symbol.asyncDispose]: () => acpLayer.close() };
     const origin = { agent: "bob", thread: "_", callId: "c1" };
     const args = { checkout: "app", work: "w" };
@@ -98,7 +98,7 @@ Deno.test({
 
     // An explicit rule allows commands; the daemon restarts in between.
     await acpLayer.close();
-    acpLayer = layer(root, repoDir, mock, ["codex/execute"], events);
+    acpLayer = layer({ root, repoDir }, mock, ["codex/execute"], events);
     const r2 = await acpLayer.call("codex", { ...origin, callId: "c2" }, {
       task: "TASK-2",
       ...args,

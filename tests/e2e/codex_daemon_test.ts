@@ -35,7 +35,7 @@ import {
   ALLOWED_CODEX_TOOLS,
   codexStateDir,
   readSelfCheck,
-} from "../../src/runner/harnesses/codex_lock.ts";
+} from "../../src/runner/runtimes/codex/lock.ts";
 
 const codex = requireCli("codex");
 const opts = { ignore: codex === null, sanitizeOps: false, sanitizeResources: false };

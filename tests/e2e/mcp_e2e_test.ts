@@ -4,7 +4,7 @@
  * driven by the scripted mock model (issue 3).
  */
 
-import { MCP_CONNECT_WAIT_ENV } from "../../src/runner/harnesses/claude.ts";
+import { MCP_CONNECT_WAIT_ENV } from "../../src/runner/runtimes/claude/harness.ts";
 import assert from "node:assert/strict";
 import { denoDir, watsCommand } from "../support/cli.ts";
 import { inspectorBin, requireCli } from "../support/clis.ts";

@@ -12,7 +12,7 @@ import { jsonLines, nodeRig, tempDir } from "../support/rig.ts";
 import { defaultSettings } from "../../src/config/schema.ts";
 import { Store } from "../../src/store/store.ts";
 import { Runner } from "../../src/runner/scheduler.ts";
-import { claudeHarness } from "../../src/runner/harnesses/claude.ts";
+import { claudeHarness } from "../../src/runner/runtimes/claude/harness.ts";
 import { spawnProcessGroup } from "../../src/runner/spawn.ts";
 import { Transcripts } from "../../src/runner/transcripts.ts";
 import { readHeartbeatTemplate } from "../../src/runner/prompt.ts";

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { requireCli } from "../support/clis.ts";
 import { type ClaudeRun, runClaude } from "../support/claude.ts";
 import { ECHO_OUT_ENV, echoServerCommand } from "../support/echo_mcp_server.ts";
-import { MCP_CONNECT_WAIT_ENV } from "../../src/runner/harnesses/claude.ts";
+import { MCP_CONNECT_WAIT_ENV } from "../../src/runner/runtimes/claude/harness.ts";
 import {
   hasTool,
   MOCK_MODEL,
@@ -233,7 +233,7 @@ Deno.test({
 
 /**
  * The name and status of each server in `system/init`: what the runner reads
- * (src/runner/harnesses/claude.ts). Newer releases add fields (2.1.332: `source`).
+ * (src/runner/runtimes/claude/harness.ts). Newer releases add fields (2.1.332: `source`).
  */
 function servers(init: Record<string, unknown>): Array<{ name: unknown; status: unknown }> {
   const list = Array.isArray(init.mcp_servers) ? init.mcp_servers : [];

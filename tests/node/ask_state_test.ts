@@ -17,8 +17,8 @@ const ASK = key("1");
 const T0 = 1_800_000_000; // the ask's created_at, seconds
 const MIN = 60_000;
 
-function post(id: string, kind: string, author: string, atS: number, parent = ASK): ClaimPost {
-  return { id, seq: atS - T0 + 2, author, kind, parent, createdAt: atS };
+function post(id: string, kind: string, author: string, atS: number): ClaimPost {
+  return { id, seq: atS - T0 + 2, author, kind, parent: ASK, createdAt: atS };
 }
 const askPost: ClaimPost = { id: ASK, seq: 1, author: ASKER, kind: "ask", createdAt: T0 };
 

@@ -28,8 +28,7 @@ function haltPost(
   author: string,
   createdAt: number,
   targets: string[] = [],
-  text = "stop",
-  store = lastMeta,
+  { text = "stop", store = lastMeta } = {},
 ): StoredPost {
   return {
     id: `${createdAt}`.padStart(64, "0"),
@@ -110,7 +109,7 @@ Deno.test("a guardian's halt received after the local resume holds even when its
 Deno.test("a halt recorded before a restart applies as soon as the runner attaches", () => {
   const m = meta();
   const first = new HaltState({ meta: m, accepted: [GUARD], agentKey: AGENT });
-  first.onPosts([haltPost(GUARD, 10, [], "stop", m)]);
+  first.onPosts([haltPost(GUARD, 10, [], { store: m })]);
   const calls: string[] = [];
   const second = new HaltState({ meta: m, accepted: [GUARD], agentKey: AGENT });
   second.attach({ halt: () => calls.push("halt"), resume: () => calls.push("resume") });

@@ -1,11 +1,11 @@
 /**
- * The ACP runtime's pure parts (src/runner/harnesses/acp.ts, acp_parser.ts): the transcript
+ * The ACP runtime's pure parts (src/runner/runtimes/acp/harness.ts, acp_parser.ts): the transcript
  * parser's verdict, the heartbeat session's `_meta` and MCP server, and how the heartbeat
  * agent's own permission requests are decided. End to end: tests/e2e/acp_runtime_test.ts.
  */
 
 import assert from "node:assert/strict";
-import { AcpRunParser } from "../../src/runner/harnesses/acp_parser.ts";
+import { AcpRunParser } from "../../src/runner/runtimes/acp/parser.ts";
 import {
   decideHeartbeat,
   heartbeatHarness,
@@ -14,7 +14,7 @@ import {
   readThreadSessions,
   saveThreadSession,
   watsServer,
-} from "../../src/runner/harnesses/acp.ts";
+} from "../../src/runner/runtimes/acp/harness.ts";
 import { makePolicy } from "../../src/acp/policy.ts";
 import type { HarnessConfig } from "../../src/config/acp_tables.ts";
 import type { RunContext } from "../../src/runner/harness.ts";

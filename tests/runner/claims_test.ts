@@ -40,7 +40,7 @@ function thread() {
       return p;
     },
     state: (min: number, trusted: (a: string) => boolean = () => false) =>
-      claimState(ask.id, posts, AGENT, TTL, T0 + min * MIN, trusted),
+      claimState(ask.id, posts, { agentKey: AGENT, ttlMs: TTL, now: T0 + min * MIN, trusted }),
   };
 }
 
@@ -165,7 +165,7 @@ Deno.test("the outcome does not depend on arrival order: posts are ordered by cr
   const orders = [[0, 1, 2, 3, 4], [0, 2, 3, 1, 4], [0, 4, 3, 2, 1], [0, 3, 1, 4, 2]];
   const outcomes = orders.map((order) => {
     const posts = order.map((i, seq) => ({ ...t.posts[i]!, seq: seq + 1 }));
-    return claimState(t.ask.id, posts, AGENT, TTL, T0 + 40 * MIN);
+    return claimState(t.ask.id, posts, { agentKey: AGENT, ttlMs: TTL, now: T0 + 40 * MIN });
   });
   const earliest = [c.id, t.posts[4]!.id].sort()[0];
   for (const o of outcomes) {
@@ -300,10 +300,15 @@ Deno.test("a claim says whether its claimer is trusted, which decides what the n
     createdAt: T0 / 1000,
   };
   const now = T0 + MIN;
-  const untrusted = claimState(ask.id, [ask, claim], AGENT, TTL, now);
+  const untrusted = claimState(ask.id, [ask, claim], { agentKey: AGENT, ttlMs: TTL, now });
   assert.equal(untrusted.state === "held" && untrusted.claim.trusted, undefined);
   assert.doesNotMatch(claimNote(untrusted as OthersClaim, now), /unless they post/);
-  const trusted = claimState(ask.id, [ask, claim], AGENT, TTL, now, (a) => a === CAROL);
+  const trusted = claimState(ask.id, [ask, claim], {
+    agentKey: AGENT,
+    ttlMs: TTL,
+    now,
+    trusted: (a) => a === CAROL,
+  });
   assert.equal(trusted.state === "held" && trusted.claim.trusted, true);
   assert.match(claimNote(trusted as OthersClaim, now), /unless they post in the thread again$/);
 });

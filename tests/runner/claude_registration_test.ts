@@ -11,8 +11,8 @@ import {
   personEntry,
   readClaudeEntry,
   type RegisteredEntry,
-} from "../../src/runner/harnesses/claude_registration.ts";
-import { readTextIfAny } from "../../src/runner/runtimes/claude.ts";
+} from "../../src/runner/runtimes/claude/registration.ts";
+import { readTextIfAny } from "../../src/runner/runtimes/claude/runtime.ts";
 import type { CommandOutput } from "../../src/runner/spawn.ts";
 import { requireCli } from "../support/clis.ts";
 

@@ -15,14 +15,14 @@ import {
   providerConfig,
   tomlString,
   tomlStringArray,
-} from "../../src/runner/harnesses/codex.ts";
-import { CodexJsonParser } from "../../src/runner/harnesses/codex_parser.ts";
+} from "../../src/runner/runtimes/codex/harness.ts";
+import { CodexJsonParser } from "../../src/runner/runtimes/codex/parser.ts";
 import {
   codexFeatureProbe,
   LOCKDOWN_FEATURES,
   lockdownDisables,
   parseFeatureList,
-} from "../../src/runner/harnesses/codex_features.ts";
+} from "../../src/runner/runtimes/codex/features.ts";
 import type { RunContext, RunEvent } from "../../src/runner/harness.ts";
 import { ConfigError, HarnessError } from "../../src/errors.ts";
 import { runSystemPrompt } from "../../src/prompts.ts";

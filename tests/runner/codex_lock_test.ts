@@ -11,7 +11,7 @@ import {
   DELETED_FIELDS,
   ensureCodexCatalog,
   lockCatalog,
-} from "../../src/runner/harnesses/codex_catalog.ts";
+} from "../../src/runner/runtimes/codex/catalog.ts";
 import {
   ensureSelfCheck,
   judgeSelfCheck,
@@ -20,9 +20,9 @@ import {
   recordRefusal,
   selfCheckKey,
   selfCheckStatusLine,
-} from "../../src/runner/harnesses/codex_lock.ts";
-import { CodexJsonParser, LOCK_BREAKING_ITEMS } from "../../src/runner/harnesses/codex_parser.ts";
-import { providerOf } from "../../src/runner/harnesses/codex_runtime.ts";
+} from "../../src/runner/runtimes/codex/lock.ts";
+import { CodexJsonParser, LOCK_BREAKING_ITEMS } from "../../src/runner/runtimes/codex/parser.ts";
+import { providerOf } from "../../src/runner/runtimes/codex/prepare.ts";
 import {
   type CommandOutput,
   type CommandRunner,

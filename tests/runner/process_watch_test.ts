@@ -1,12 +1,12 @@
 /**
  * Watching a run's processes (src/runner/process_watch.ts) and the Codex rule
- * (src/runner/harnesses/codex.ts `codexProcessRule`), on the process tree a
+ * (src/runner/runtimes/codex/harness.ts `codexProcessRule`), on the process tree a
  * real Codex 0.171 run showed (`ps -e -o pid,ppid,pgid,args`) and on real processes.
  */
 
 import assert from "node:assert/strict";
 import { listProcesses, type ProcessRow, strayProcesses } from "../../src/runner/process_watch.ts";
-import { codexProcessRule } from "../../src/runner/harnesses/codex.ts";
+import { codexProcessRule } from "../../src/runner/runtimes/codex/harness.ts";
 import type { HarnessCommand, RunContext } from "../../src/runner/harness.ts";
 import { spawnProcessGroup } from "../../src/runner/spawn.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ActWatch, RETRY_TRIES } from "../../src/runner/retry.ts";
-import { ClaudeStreamParser } from "../../src/runner/harnesses/claude.ts";
+import { ClaudeStreamParser } from "../../src/runner/runtimes/claude/harness.ts";
 import { PENDING_META_KEY } from "../../src/runner/pending.ts";
 import { renderRunsTable } from "../../src/runner/render.ts";
 import { AGENT, BOB, CAROL, type FakeProcess } from "./fakes.ts";

@@ -4,9 +4,9 @@ import { defaultSettings, type Settings } from "../../src/config/schema.ts";
 import type { HarnessConfig } from "../../src/config/acp_tables.ts";
 import { ConfigError } from "../../src/errors.ts";
 import { planAccess } from "../../src/safety/access.ts";
-import { acpRuntime } from "../../src/runner/runtimes/acp.ts";
-import { claudeRuntime } from "../../src/runner/runtimes/claude.ts";
-import { codexRuntime } from "../../src/runner/runtimes/codex.ts";
+import { acpRuntime } from "../../src/runner/runtimes/acp/runtime.ts";
+import { claudeRuntime } from "../../src/runner/runtimes/claude/runtime.ts";
+import { codexRuntime } from "../../src/runner/runtimes/codex/runtime.ts";
 import type { RuntimeDeps } from "../../src/runner/runtimes/runtime.ts";
 import { MemoryLog } from "./fakes.ts";
 
@@ -87,7 +87,7 @@ Deno.test("the ACP runtime runs one thread per run, names its harness, and shows
     const d = deps(dir, { "agent.runtime": "acp", "agent.harness": "claude" });
     const rt = acpRuntime(d);
     assert.equal(rt.label, "acp on [harnesses.claude]");
-    assert.equal(rt.threadPerRun, true);
+    assert.equal(rt.facts.threadPerRun, true);
     assert.deepEqual(rt.sandboxed(), {
       program: "claude-agent-acp",
       args: ["--flag"],
@@ -106,7 +106,7 @@ Deno.test("Claude's access plan is a validated deny-rules file, except at inheri
     const d = deps(dir, { "agent.access": "locked" });
     Deno.mkdirSync(d.configDir, { recursive: true });
     const rt = claudeRuntime(d);
-    assert.equal(rt.threadPerRun, false);
+    assert.equal(rt.facts.threadPerRun, false);
     const p = plan(d);
     const locked = await rt.access(p);
     assert.equal(locked.settingsFile, `${d.configDir}/claude-settings.json`);

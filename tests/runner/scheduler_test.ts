@@ -1014,7 +1014,9 @@ Deno.test("a post a setting keeps from waking the agent is logged at info with t
 const TTL = 30 * MIN;
 
 /** A reply to the ask by `author`, written now by the rig's clock, told to the runner. */
-function reply(r: Rig, ask: RunnerPost, author: string, kind: string, parent = ask.id) {
+/** `author`'s `kind` reply in the thread of `ask`, under `parent` (the ask unless given). */
+function reply(r: Rig, ask: RunnerPost, by: { author: string; parent?: string }, kind: string) {
+  const { author, parent = ask.id } = by;
   return r.post({
     author,
     kind,
@@ -1035,7 +1037,7 @@ Deno.test("a claim by another agent while the ask is debouncing: it never wakes 
     r.runner.start();
     const ask = r.post({ author: BOB, kind: "ask" });
     await r.time.advance(10 * SEC);
-    const claim = reply(r, ask, CAROL, "claim");
+    const claim = reply(r, ask, { author: CAROL }, "claim");
     await r.time.advance(TTL - 1);
     assert.equal(r.spawner.procs.length, 0);
     const st = r.runner.status();
@@ -1055,8 +1057,8 @@ Deno.test("a claim by another agent while the ask is debouncing: it never wakes 
     }]);
     // The claimer delivers and the asker accepts it: the claim no longer lapses, so the ask never
     // wakes the agent.
-    const answer = reply(r, ask, CAROL, "answer");
-    reply(r, ask, BOB, "vouch", answer.id);
+    const answer = reply(r, ask, { author: CAROL }, "answer");
+    reply(r, ask, { author: BOB, parent: answer.id }, "vouch");
     await r.time.advance(24 * 60 * MIN);
     assert.equal(r.spawner.procs.length, 0);
     assert.equal(r.runner.status().claimed[0]!.claim.lapsesAt, undefined, "delivered");
@@ -1077,7 +1079,7 @@ Deno.test("a claim while the ask's thread is loop-paused drops it, though the cl
     r.runner.onPosts([ask]);
     assert.equal(r.runner.status().pausedThreads.length, 1);
     assert.equal(r.runner.status().queued, 1);
-    reply(r, ask, CAROL, "claim");
+    reply(r, ask, { author: CAROL }, "claim");
     await r.time.advance(TTL - 1);
     assert.equal(r.spawner.procs.length, 0, "the claim resumed the thread, but dropped the ask");
     assert.equal(r.runner.status().queued, 0);
@@ -1111,7 +1113,7 @@ Deno.test("a lapsed claim queues the ask again, and its wake prompt says who cla
     r.runner.start();
     const ask = r.post({ author: BOB, kind: "ask" });
     await r.time.advance(10 * SEC);
-    const claim = reply(r, ask, CAROL, "claim");
+    const claim = reply(r, ask, { author: CAROL }, "claim");
     const lapsesAt = claim.createdAt * 1000 + TTL;
     assert.equal(r.time.nextAt(), lapsesAt, "one timer, for the lapse");
     assert.equal(r.time.pending(), 1);
@@ -1145,10 +1147,10 @@ Deno.test("a release queues the ask again at once", async () => {
     r.runner.start();
     const ask = r.post({ author: BOB, kind: "ask" });
     await r.time.advance(10 * SEC);
-    const claim = reply(r, ask, CAROL, "claim");
+    const claim = reply(r, ask, { author: CAROL }, "claim");
     await r.time.advance(5 * MIN);
     assert.equal(r.spawner.procs.length, 0);
-    reply(r, ask, CAROL, "release", claim.id);
+    reply(r, ask, { author: CAROL, parent: claim.id }, "release");
     assert.equal(r.runner.status().queued, 1);
     await r.time.advance(30 * SEC);
     assert.equal(r.spawner.procs.length, 1);
@@ -1166,9 +1168,9 @@ Deno.test("a trusted claimer's progress extends its claim: the ask waits agent.c
   try {
     r.runner.start();
     const ask = r.post({ author: BOB, kind: "ask" });
-    const claim = reply(r, ask, CAROL, "claim");
+    const claim = reply(r, ask, { author: CAROL }, "claim");
     await r.time.advance(20 * MIN);
-    const progress = reply(r, ask, CAROL, "progress", claim.id);
+    const progress = reply(r, ask, { author: CAROL, parent: claim.id }, "progress");
     await r.time.advanceTo(claim.createdAt * 1000 + TTL + 30 * SEC);
     assert.equal(r.spawner.procs.length, 0, "the first lapse time has passed");
     await r.time.advanceTo(progress.createdAt * 1000 + TTL + 30 * SEC);
@@ -1183,11 +1185,11 @@ Deno.test("a stranger's claim plus a junk answer holds the ask one agent.claim_t
   try {
     r.runner.start();
     const ask = r.post({ author: BOB, kind: "ask" });
-    const claim = reply(r, ask, CAROL, "claim");
+    const claim = reply(r, ask, { author: CAROL }, "claim");
     await r.time.advance(MIN);
-    reply(r, ask, CAROL, "answer");
+    reply(r, ask, { author: CAROL }, "answer");
     await r.time.advance(20 * MIN);
-    reply(r, ask, CAROL, "progress", claim.id);
+    reply(r, ask, { author: CAROL, parent: claim.id }, "progress");
     await r.time.advanceTo(claim.createdAt * 1000 + TTL - 1);
     assert.equal(r.spawner.procs.length, 0);
     await r.time.advanceTo(claim.createdAt * 1000 + TTL + 30 * SEC);
@@ -1202,15 +1204,15 @@ Deno.test("an author whose answer an asker accepted is trusted: its claims' sign
   try {
     r.runner.start();
     const first = r.post({ author: PERSON, kind: "ask" });
-    const answer = reply(r, first, CAROL, "answer");
-    reply(r, first, PERSON, "vouch", answer.id);
+    const answer = reply(r, first, { author: CAROL }, "answer");
+    reply(r, first, { author: PERSON, parent: answer.id }, "vouch");
     await r.runner.stop();
     const again = rig({}, { store: r.store, transcriptsDir: r.dir, start: r.time.now() });
     again.runner.start();
     const ask = again.post({ author: BOB, kind: "ask" });
-    const claim = reply(again, ask, CAROL, "claim");
+    const claim = reply(again, ask, { author: CAROL }, "claim");
     await again.time.advance(20 * MIN);
-    const progress = reply(again, ask, CAROL, "progress", claim.id);
+    const progress = reply(again, ask, { author: CAROL, parent: claim.id }, "progress");
     await again.time.advanceTo(claim.createdAt * 1000 + TTL + 30 * SEC);
     assert.equal(again.spawner.procs.length, 0, "its progress extended its claim");
     await again.time.advanceTo(progress.createdAt * 1000 + TTL + 30 * SEC);
@@ -1260,9 +1262,9 @@ Deno.test("the agent's own claim never stops it, and holds against a later claim
     const mineAsk = r.post({ author: BOB, kind: "ask" });
     const otherAsk = r.post({ author: BOB, kind: "ask" });
     // Its person's session claimed the first one for the agent's profile.
-    reply(r, mineAsk, AGENT, "claim");
-    reply(r, mineAsk, CAROL, "claim");
-    reply(r, otherAsk, CAROL, "claim");
+    reply(r, mineAsk, { author: AGENT }, "claim");
+    reply(r, mineAsk, { author: CAROL }, "claim");
+    reply(r, otherAsk, { author: CAROL }, "claim");
     await r.time.advance(30 * SEC);
     assert.equal(r.spawner.procs.length, 1);
     const prompt = r.spawner.last.request.stdin;
@@ -1278,7 +1280,7 @@ Deno.test("a later wake's prompt lists the asks others claimed, with who and unt
   try {
     r.runner.start();
     const claimed = r.post({ author: BOB, kind: "ask" });
-    const claim = reply(r, claimed, CAROL, "claim");
+    const claim = reply(r, claimed, { author: CAROL }, "claim");
     await r.time.advance(3 * MIN);
     const next = r.post({ author: BOB, kind: "ask" });
     await r.time.advance(30 * SEC);
@@ -1305,10 +1307,10 @@ Deno.test("an ask the agent answered meanwhile is not queued again when the clai
   try {
     r.runner.start();
     const ask = r.post({ author: BOB, kind: "ask" });
-    const claim = reply(r, ask, CAROL, "claim");
+    const claim = reply(r, ask, { author: CAROL }, "claim");
     // The agent answered it anyway (say, after reading the feed in a heartbeat run).
-    reply(r, ask, AGENT, "answer");
-    reply(r, ask, CAROL, "release", claim.id);
+    reply(r, ask, { author: AGENT }, "answer");
+    reply(r, ask, { author: CAROL, parent: claim.id }, "release");
     await r.time.advance(2 * TTL);
     assert.equal(r.spawner.procs.length, 0);
     assert.equal(r.log.matching("is not queued again (the agent replied to it)").length, 1);
@@ -1325,7 +1327,7 @@ Deno.test("a restart keeps a claimed ask held until its claim lapses, then it wa
   try {
     first.runner.start();
     const ask = first.post({ author: BOB, kind: "ask" });
-    const claim = reply(first, ask, CAROL, "claim");
+    const claim = reply(first, ask, { author: CAROL }, "claim");
     assert.deepEqual(heldIds(first), [ask.id]);
     await first.runner.stop();
     const lapsesAt = claim.createdAt * 1000 + TTL;
@@ -1350,7 +1352,7 @@ Deno.test("a claim that lapsed while the daemon was down: the ask is queued agai
   try {
     first.runner.start();
     const ask = first.post({ author: BOB, kind: "ask" });
-    const claim = reply(first, ask, CAROL, "claim");
+    const claim = reply(first, ask, { author: CAROL }, "claim");
     await first.runner.stop();
 
     const start = claim.createdAt * 1000 + TTL + MIN;
@@ -1375,7 +1377,7 @@ Deno.test("a run that does not complete gives back an ask claimed meanwhile: it 
     const ask = r.post({ author: BOB, kind: "ask" });
     await r.time.advance(30 * SEC);
     assert.equal(r.spawner.procs.length, 1);
-    reply(r, ask, CAROL, "claim"); // the run in progress keeps it
+    reply(r, ask, { author: CAROL }, "claim"); // the run in progress keeps it
     assert.equal(r.runner.status().claimed.length, 0);
     r.runner.halt("halt by guardian");
     await r.runner.whenIdle();

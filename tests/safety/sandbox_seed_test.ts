@@ -61,3 +61,46 @@ Deno.test({
     assert.throws(() => Deno.lstatSync(`${priv}/.codex/config.toml`), Deno.errors.NotFound);
   },
 });
+
+Deno.test({
+  name: "an agent wats does not know gets the login its [harnesses.NAME] declares, and a link " +
+    "planted in place of its folder does not carry the copy out",
+  ignore: !bwrap,
+  async fn() {
+    await using dir = tempDir("wats-seed-", "/var/tmp");
+    const root = dir.path;
+    const home = `${root}/home`, data = `${root}/home/data`, work = `${root}/work`;
+    for (const d of [`${home}/.ssh`, `${home}/.gemini`, data, work]) {
+      Deno.mkdirSync(d, { recursive: true });
+    }
+    Deno.writeTextFileSync(`${home}/.ssh/id_ed25519`, "SSH KEY");
+    Deno.writeTextFileSync(`${home}/.gemini/oauth_creds.json`, "GEMINI LOGIN");
+    Deno.writeTextFileSync(`${home}/.gemini/history`, "NOT A LOGIN");
+    const sandbox = new Sandboxer({ mode: "required", hide: [], dataDir: data, home });
+    const target = {
+      what: "harness gemini",
+      cwd: work,
+      env: { PATH: "/usr/bin:/bin", HOME: home },
+      kind: "other" as const,
+      state: { dir: "~/.gemini", login: ["oauth_creds.json"] } as const,
+      writable: [work],
+    };
+    await sandbox.prepare(target);
+    const priv = privateHomeOf(data, "harness gemini", work);
+    assert.equal(Deno.readTextFileSync(`${priv}/.gemini/oauth_creds.json`), "GEMINI LOGIN");
+    assert.throws(() => Deno.lstatSync(`${priv}/.gemini/history`), Deno.errors.NotFound);
+    // Without the declaration the same agent gets no login.
+    const other = { ...target, what: "harness plain" };
+    delete (other as { state?: unknown }).state;
+    await sandbox.prepare(other);
+    const plain = privateHomeOf(data, "harness plain", work);
+    assert.throws(() => Deno.lstatSync(`${plain}/.gemini`), Deno.errors.NotFound);
+
+    Deno.removeSync(`${priv}/.gemini`, { recursive: true });
+    Deno.symlinkSync(`${home}/.ssh`, `${priv}/.gemini`);
+    await sandbox.prepare(target);
+    assert.deepEqual([...Deno.readDirSync(`${home}/.ssh`)].map((e) => e.name), ["id_ed25519"]);
+    assert.ok(!Deno.lstatSync(`${priv}/.gemini`).isSymlink);
+    assert.equal(Deno.readTextFileSync(`${priv}/.gemini/oauth_creds.json`), "GEMINI LOGIN");
+  },
+});

@@ -22,21 +22,27 @@ import {
   type SandboxRequest,
 } from "../../src/safety/sandbox.ts";
 import {
+  AGENT_STATES,
+  agentStateOf,
   loginSeeds,
   pathToolchains,
   privateHomeOf,
   programRoot,
+  stateFolders,
 } from "../../src/safety/sandbox_home.ts";
-import { RUNTIMES } from "../../src/node/agent_runner.ts";
+import { RUNTIMES } from "../../src/runner/runtimes/registry.ts";
 import {
   runsSandboxed,
-  type Runtime,
   type RuntimeDeps,
+  type RuntimeFacts,
 } from "../../src/runner/runtimes/runtime.ts";
 import { dataPaths } from "../../src/config/paths.ts";
 import { defaultSettings } from "../../src/config/schema.ts";
 import type { AgentAccess } from "../../src/config/schema.ts";
 import { MemoryLog } from "../runner/fakes.ts";
+
+/** bubblewrap on Linux. */
+const LINUX = { os: "linux", bwrap: "bwrap" };
 
 const DATA = "/h/.local/share/wats";
 const WT = `${DATA}/worktrees/claude/app/a/_/w`;
@@ -197,10 +203,10 @@ Deno.test("a program installed under /tmp or home stays readable, the data dirs 
     ], plan),
     ["/tmp/ci", "/tmp/other", "/h/app"],
   );
-  const cmd = sandboxedCommand("linux", "bwrap", plan, "node", ["/tmp/ci/agent.js"], [
-    "deno",
-    "/h/wats/main.ts",
-  ]);
+  const cmd = sandboxedCommand(plan, { program: "node", args: ["/tmp/ci/agent.js"] }, {
+    ...LINUX,
+    alsoRuns: ["deno", "/h/wats/main.ts"],
+  });
   const a = cmd.args;
   const ci = at(a, "--ro-bind-try", "/tmp/ci", "/tmp/ci");
   const wats = at(a, "--ro-bind-try", "/h/wats", "/h/wats");
@@ -222,17 +228,25 @@ Deno.test("a bind puts a path at another inside, after the data dir's tmpfs and 
 
 Deno.test("each agent's private home is seeded with its own vendor's login only, from where the person keeps it", () => {
   const p = "/d/agent/homes/x";
-  assert.deepEqual(loginSeeds("claude", {}, "/h", p), [
+  assert.deepEqual(loginSeeds(AGENT_STATES.claude, {}, "/h", p), [
     { from: "/h/.claude/.credentials.json", to: `${p}/.claude/.credentials.json` },
   ]);
-  assert.deepEqual(loginSeeds("claude", { CLAUDE_CONFIG_DIR: "/c" }, "/h", p), [
+  assert.deepEqual(loginSeeds(AGENT_STATES.claude, { CLAUDE_CONFIG_DIR: "/c" }, "/h", p), [
     { from: "/c/.credentials.json", to: `${p}/.claude/.credentials.json` },
   ]);
-  assert.deepEqual(loginSeeds("codex", { CODEX_HOME: "/x" }, "/h", p), [
+  assert.deepEqual(loginSeeds(AGENT_STATES.codex, { CODEX_HOME: "/x" }, "/h", p), [
     { from: "/x/auth.json", to: `${p}/.codex/auth.json` },
     { from: "/x/config.toml", to: `${p}/.codex/config.toml` },
   ]);
-  assert.deepEqual(loginSeeds("other", {}, "/h", p), []);
+  assert.deepEqual(loginSeeds(agentStateOf("other"), {}, "/h", p), []);
+  // A third agent's [harnesses.NAME] declares its state: its login is copied, the person's
+  // folder hidden, the private home's made by the daemon.
+  const gemini = { dir: "~/.gemini", login: ["oauth_creds.json"] } as const;
+  assert.deepEqual(loginSeeds(agentStateOf("other", gemini), {}, "/h", p), [
+    { from: "/h/.gemini/oauth_creds.json", to: `${p}/.gemini/oauth_creds.json` },
+  ]);
+  assert.ok(envHides({}, gemini).includes("~/.gemini"));
+  assert.deepEqual(stateFolders(gemini), [".claude", ".codex", ".gemini"]);
   // One private home per agent and working directory.
   const a = privateHomeOf("/d", "harness claude", "/w/1");
   assert.match(a, /^\/d\/agent\/homes\/harness-claude-[0-9a-f]{16}$/);
@@ -320,14 +334,14 @@ const TABLE: Array<[string, AgentAccess, boolean, string]> = [
 ];
 
 Deno.test("every registered runtime runs sandboxed except at the levels it declares shell-less; its state and session are private", () => {
-  assert.deepEqual([...RUNTIMES.keys()].sort(), ["acp", "claude", "codex"]);
-  for (const name of RUNTIMES.keys()) {
+  assert.deepEqual(Object.keys(RUNTIMES).sort(), ["acp", "claude", "codex"]);
+  for (const name of Object.keys(RUNTIMES)) {
     assert.ok(TABLE.some(([n]) => n === name), `${name} has rows in the table`);
   }
   for (const [name, access, sandboxed, kind] of TABLE) {
-    const rt = RUNTIMES.get(name)!(deps(access));
+    const rt = RUNTIMES[name as keyof typeof RUNTIMES](deps(access));
     const row = `${name} at ${access}`;
-    assert.equal(runsSandboxed(rt, access), sandboxed, row);
+    assert.equal(runsSandboxed(rt.facts, access), sandboxed, row);
     const agent = rt.sandboxed();
     assert.equal(agentKindOf(agent.program, agent.args), kind, row);
     if (!sandboxed) continue;
@@ -349,7 +363,7 @@ Deno.test("every registered runtime runs sandboxed except at the levels it decla
         linked: [],
       },
     );
-    const args = sandboxedCommand("linux", "bwrap", plan, agent.program, agent.args).args;
+    const args = sandboxedCommand(plan, agent, LINUX).args;
     at(args, "--bind", privateHome, "/h");
     at(args, "--tmpfs", "/d");
     at(args, "--ro-bind", "/d/agent/run-config", "/d/agent/run-config");
@@ -358,7 +372,12 @@ Deno.test("every registered runtime runs sandboxed except at the levels it decla
     at(args, "--setenv", "CLAUDE_CONFIG_DIR", "/h/.claude");
     at(args, "--setenv", "CODEX_HOME", "/h/.codex");
     if (name === "acp") at(args, "--ro-bind-try", "/h/acp", "/h/acp");
-    const seeds = loginSeeds(agentKindOf(agent.program, agent.args), {}, "/h", privateHome);
+    const seeds = loginSeeds(
+      agentStateOf(agentKindOf(agent.program, agent.args)),
+      {},
+      "/h",
+      privateHome,
+    );
     assert.deepEqual(
       seeds.map((s) => s.from),
       kind === "codex"
@@ -370,17 +389,15 @@ Deno.test("every registered runtime runs sandboxed except at the levels it decla
 });
 
 Deno.test("a runtime that declares nothing is sandboxed at every level, locked included", () => {
-  const madeUp: Runtime = {
-    name: "gemini",
-    label: "gemini",
+  const madeUp: RuntimeFacts = {
+    name: "acp",
+    programs: ["gemini"],
+    reportsCost: true,
+    limitsTurns: true,
     threadPerRun: false,
-    prepare: () => Promise.resolve(),
-    harness: () => {
-      throw new Error("not started here");
+    parser: () => {
+      throw new Error("not read here");
     },
-    sandboxed: () => ({ program: "gemini", args: [], env: {}, readable: [] }),
-    access: () => Promise.resolve({}),
-    ready: () => Promise.resolve(),
   };
   for (const level of ["locked", "workspace", "inherit", "anything"]) {
     assert.equal(runsSandboxed(madeUp, level), true, level);
@@ -395,11 +412,11 @@ Deno.test("an ACP coding agent's harness under home: its program folder comes ba
   ];
   const privateHome = privateHomeOf(DATA, "harness claude", WT);
   const plan = planSandbox({ ...req, privateHome }, probed);
-  const args = sandboxedCommand("linux", "bwrap", plan, harness[0]!, harness.slice(1)).args;
+  const args = sandboxedCommand(plan, { program: harness[0]!, args: harness.slice(1) }, LINUX).args;
   at(args, "--ro-bind-try", "/h/tools", "/h/tools");
   at(args, "--bind", privateHome, "/h");
   assert.equal(agentKindOf(harness[0]!, harness.slice(1)), "claude");
-  assert.deepEqual(loginSeeds("claude", req.env, "/h", privateHome), [
+  assert.deepEqual(loginSeeds(AGENT_STATES.claude, req.env, "/h", privateHome), [
     { from: "/srv/claude/.credentials.json", to: `${privateHome}/.claude/.credentials.json` },
   ]);
   // The person's CLAUDE_CONFIG_DIR outside home is hidden.

@@ -1,12 +1,21 @@
 /**
- * One object per `agent.runtime` (claude, codex, acp): what the daemon asks of
- * the coding agent its heartbeat runs start, so src/node/agent_runner.ts
- * composes the runner without a branch per runtime. Each runtime says how it
- * checks its settings (as it is made), what it needs before the runner is
- * built (`prepare`), the harness runs use, at which access levels its agent has
- * no shell (every other run is sandboxed), what the OS sandbox is told about its
- * program, how a run's access level is applied, the check it passes once
- * mcp.sock serves (`ready`), and how it is reported.
+ * One runtime per `agent.runtime` (claude, codex, acp), each in its folder
+ * `src/runner/runtimes/<name>/`, in two parts:
+ *
+ * - its **facts** (`<name>/facts.ts`, {@linkcode RuntimeFacts}): what other rooms may know
+ *   without loading its code — the programs it starts, whether it reports cost and limits
+ *   turns, at which access levels its agent runs no command (every other run is sandboxed),
+ *   the variables its process keeps, and the parser of its transcripts. `wats agent logs` and
+ *   `wats ui` read these, so they load no process code;
+ * - the **runtime** it makes for a daemon (`<name>/runtime.ts`, {@linkcode Runtime}): how it
+ *   checks its settings (as it is made), what it needs before the runner is built (`prepare`),
+ *   the harness runs use, what the OS sandbox is told about its program, how a run's access
+ *   level is applied, the check it passes once mcp.sock serves (`ready`), and how it is
+ *   reported.
+ *
+ * src/runner/runtimes/facts.ts and registry.ts list them, keyed by src/contracts/runtime_names.ts,
+ * so src/node/agent_runner.ts composes the runner without a branch per runtime, and
+ * tests/runner/runtime_registry_test.ts walks them.
  *
  * @module
  */
@@ -14,8 +23,11 @@
 import type { AcpTables } from "../../config/acp_tables.ts";
 import type { DataPaths } from "../../config/paths.ts";
 import type { Settings } from "../../config/schema.ts";
+import type { RuntimeName } from "../../contracts/runtime_names.ts";
+import type { EnvAllowlist } from "../../contracts/run_env.ts";
 import type { AccessPlan } from "../../safety/access.ts";
-import type { Harness, RunContext, SelfCommand } from "../harness.ts";
+import type { AgentKind, AgentState } from "../../safety/sandbox.ts";
+import type { Harness, OutputParser, RunContext, SelfCommand } from "../harness.ts";
 import type { RunnerLog } from "../ports.ts";
 
 /** What a runtime is made from. */
@@ -57,6 +69,8 @@ export interface SandboxedAgent {
   env: Record<string, string>;
   /** The parts of the data dir it reads besides the run's files. */
   readable: string[];
+  /** The state an agent wats does not know declares (`[harnesses.NAME]`'s `state`, `login`). */
+  state?: AgentState;
 }
 
 /** What a run's access level sets in its context. */
@@ -70,12 +84,23 @@ export interface ReadyAt {
   mintToken(runId: string): { token: string; revoke(): void };
 }
 
-/** One `agent.runtime`. */
-export interface Runtime {
+/** What is known of one `agent.runtime` without loading its code. */
+export interface RuntimeFacts {
   /** The `agent.runtime` value. */
-  readonly name: string;
-  /** How the banner names it. */
-  readonly label: string;
+  readonly name: RuntimeName;
+  /**
+   * The programs its runs start, which the daemon's permission set may run (acp: none here; its
+   * `[harnesses.NAME]` command, which config.toml names).
+   */
+  readonly programs: readonly string[];
+  /**
+   * Whether its harness reports what a run cost. One that does not (Codex reports tokens, never
+   * a price) counts its runs against `agent.max_runs_per_day` only, and the banner, `wats
+   * status` and `wats agent runs` say so rather than show $0.
+   */
+  readonly reportsCost: boolean;
+  /** Whether its harness enforces `agent.max_turns` (Codex has no turn limit: docs/codex.md). */
+  readonly limitsTurns: boolean;
   /** Each run is about one thread (scheduler.ts `threadPerRun`). */
   readonly threadPerRun: boolean;
   /**
@@ -84,6 +109,29 @@ export interface Runtime {
    * (`runsSandboxed`), so a runtime that says nothing never runs unwrapped.
    */
   readonly shellless?: readonly string[];
+  /**
+   * The variables its process keeps beside the common ones (src/contracts/run_env.ts); none for
+   * an agent that starts from the daemon's environment (acp: its harness's `env` table).
+   */
+  readonly env?: EnvAllowlist;
+  /**
+   * The agent it runs, whose state and login its sandbox's private home holds
+   * (src/safety/sandbox_home.ts `AGENT_STATES`); unset: told by the program it starts (acp: its
+   * harness's agent).
+   */
+  readonly agent?: Exclude<AgentKind, "other">;
+  /** The setting that names one more variable its process gets (`agent.codex_env_key`). */
+  readonly keySetting?: "agent.codex_env_key";
+  /** A reader of its transcripts' output lines (`wats agent logs`, `wats ui`). */
+  parser(): OutputParser;
+}
+
+/** One `agent.runtime`, made for a daemon. */
+export interface Runtime {
+  /** What is known of it without its code. */
+  readonly facts: RuntimeFacts;
+  /** How the banner names it. */
+  readonly label: string;
   /** Probes and registrations before the runner is built; throws a `ConfigError` when it cannot run. */
   prepare(): Promise<void>;
   /** The harness runs use (after `prepare`); `wrap` starts what it spawns itself in the sandbox. */
@@ -105,6 +153,9 @@ export function noDenyRules(plan: AccessPlan): RunAccess {
  * Whether `runtime`'s runs at `access` start in the OS sandbox: always, unless the runtime
  * declares that level shell-less.
  */
-export function runsSandboxed(runtime: Pick<Runtime, "shellless">, access: string): boolean {
+export function runsSandboxed(
+  runtime: Pick<RuntimeFacts, "shellless">,
+  access: string,
+): boolean {
   return !(runtime.shellless ?? []).includes(access);
 }

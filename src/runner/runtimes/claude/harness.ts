@@ -28,9 +28,9 @@
  * @module
  */
 
-import { ConfigError } from "../../errors.ts";
-import { MCP_SERVER_NAME, RUN_TOKEN_ENV } from "../../contracts/session.ts";
-import { runSystemPrompt } from "../../prompts.ts";
+import { ConfigError } from "../../../errors.ts";
+import { MCP_SERVER_NAME, RUN_TOKEN_ENV } from "../../../contracts/session.ts";
+import { runSystemPrompt } from "../../../prompts.ts";
 import type {
   Harness,
   HarnessCommand,
@@ -38,7 +38,7 @@ import type {
   RunContext,
   RunEvent,
   RunResult,
-} from "../harness.ts";
+} from "../../harness.ts";
 
 /** Options of the Claude harness. */
 export interface ClaudeHarnessOptions {

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { OutputParser, RunEvent, RunResult } from "../harness.ts";
+import type { OutputParser, RunEvent, RunResult } from "../../harness.ts";
 
 /**
  * Event items that only exist when the lock is broken: a shell command, a patch, a sub-agent, a

@@ -21,25 +21,25 @@
  * @module
  */
 
-import { errorMessage } from "../../error_message.ts";
+import { errorMessage } from "../../../error_message.ts";
 import type * as acp from "@agentclientprotocol/sdk";
-import { AcpAgent, deepMerge, type SessionUpdate, type ToolCallInfo } from "../../acp/client.ts";
-import { chooseOption, decide, type Policy, resolveLocation } from "../../acp/policy.ts";
-import { commandOf } from "../../acp/shell_split.ts";
-import type { HarnessConfig } from "../../config/acp_tables.ts";
-import { HarnessError } from "../../errors.ts";
-import { MCP_SERVER_NAME } from "../../contracts/session.ts";
-import { runSystemPrompt } from "../../prompts.ts";
+import { AcpAgent, deepMerge, type SessionUpdate, type ToolCallInfo } from "../../../acp/client.ts";
+import { chooseOption, decide, type Policy, resolveLocation } from "../../../acp/policy.ts";
+import { commandOf } from "../../../acp/shell_split.ts";
+import type { HarnessConfig } from "../../../config/acp_tables.ts";
+import { HarnessError } from "../../../errors.ts";
+import { MCP_SERVER_NAME } from "../../../contracts/session.ts";
+import { runSystemPrompt } from "../../../prompts.ts";
 import type {
   Harness,
   HarnessCommand,
   ProcessStatus,
   RunContext,
   RunningProcess,
-} from "../harness.ts";
-import { signalProcessGroup } from "../spawn.ts";
-import { ACP_RUNTIME, type AcpRunLine, AcpRunParser } from "./acp_parser.ts";
-import { mcpConfig, NO_TOOL_SEARCH_ENV, validateMaxTurns } from "./claude.ts";
+} from "../../harness.ts";
+import { signalProcessGroup } from "../../spawn.ts";
+import { ACP_RUNTIME, type AcpRunLine, AcpRunParser } from "./parser.ts";
+import { mcpConfig, NO_TOOL_SEARCH_ENV, validateMaxTurns } from "../claude/harness.ts";
 
 /** The agents wats can lock: they take Claude's options from `_meta.claudeCode`. */
 export const LOCKABLE_AGENTS: ReadonlySet<string> = new Set([

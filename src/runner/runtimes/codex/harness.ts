@@ -47,12 +47,12 @@
  * @module
  */
 
-import { ConfigError } from "../../errors.ts";
-import { MCP_SERVER_NAME, RUN_TOKEN_ENV } from "../../contracts/session.ts";
-import { runSystemPrompt } from "../../prompts.ts";
-import type { Harness, HarnessCommand, ProcessRule, RunContext } from "../harness.ts";
-import { LOCKDOWN_FEATURES } from "./codex_features.ts";
-import { CodexJsonParser } from "./codex_parser.ts";
+import { ConfigError } from "../../../errors.ts";
+import { MCP_SERVER_NAME, RUN_TOKEN_ENV } from "../../../contracts/session.ts";
+import { runSystemPrompt } from "../../../prompts.ts";
+import type { Harness, HarnessCommand, ProcessRule, RunContext } from "../../harness.ts";
+import { LOCKDOWN_FEATURES } from "./features.ts";
+import { CodexJsonParser } from "./parser.ts";
 
 /**
  * Variables forwarded by name to `wats mcp` when Codex has them: those the wats

@@ -4,30 +4,28 @@
  * settings are checked as it is made; once mcp.sock serves, the agent is
  * started once to read its name, since only agents that take Claude's options
  * can be held to the access level. Its own requests are judged by the node's
- * policy (src/runner/harnesses/acp.ts), not by deny rules.
+ * policy (src/runner/runtimes/acp/harness.ts), not by deny rules.
  *
  * @module
  */
 
-import { errorMessage } from "../../error_message.ts";
-import type { AcpTables } from "../../config/acp_tables.ts";
-import { ConfigError } from "../../errors.ts";
-import { AcpAgent } from "../../acp/client.ts";
-import { makePolicy } from "../../acp/policy.ts";
-import { acpRuntimeHarness, type AcpRuntimeOptions, LOCKABLE_AGENTS } from "../harnesses/acp.ts";
-import type { RunnerLog } from "../ports.ts";
-import { noDenyRules, type Runtime, type RuntimeDeps } from "./runtime.ts";
+import { errorMessage } from "../../../error_message.ts";
+import type { AcpTables } from "../../../config/acp_tables.ts";
+import { ConfigError } from "../../../errors.ts";
+import { AcpAgent } from "../../../acp/client.ts";
+import { makePolicy } from "../../../acp/policy.ts";
+import { acpRuntimeHarness, type AcpRuntimeOptions, LOCKABLE_AGENTS } from "./harness.ts";
+import type { RunnerLog } from "../../ports.ts";
+import { acpFacts } from "./facts.ts";
+import { noDenyRules, type Runtime, type RuntimeDeps } from "../runtime.ts";
 
 /** The ACP runtime. Throws a `ConfigError` the user can act on. */
 export function acpRuntime(d: RuntimeDeps): Runtime {
   const o = acpOptions(d);
   const { harness } = o;
   return {
-    name: "acp",
+    facts: acpFacts,
     label: `acp on [harnesses.${harness.name}]`,
-    threadPerRun: true,
-    // Locked: the wats tools only (docs/decisions/runner.md); every other level runs commands.
-    shellless: ["locked"],
     prepare: () => Promise.resolve(),
     harness: (wrap) => acpRuntimeHarness({ ...o, wrap }),
     sandboxed: () => ({
@@ -35,6 +33,7 @@ export function acpRuntime(d: RuntimeDeps): Runtime {
       args: harness.args,
       env: { ...d.env, ...harness.env },
       readable: [d.configDir],
+      ...(harness.state ? { state: harness.state } : {}),
     }),
     access: (p) => Promise.resolve(noDenyRules(p)),
     ready: (at) => checkLockable(harness, at.workdir(), o.env, d.log),

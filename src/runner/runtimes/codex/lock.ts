@@ -16,12 +16,12 @@
  * @module
  */
 
-import { errorMessage } from "../../error_message.ts";
-import { HarnessError } from "../../errors.ts";
-import { MCP_SERVER_NAME } from "../../contracts/session.ts";
-import type { Harness, RunContext } from "../harness.ts";
-import type { SpawnFn } from "../spawn.ts";
-import { shortHash } from "./codex_catalog.ts";
+import { errorMessage } from "../../../error_message.ts";
+import { HarnessError } from "../../../errors.ts";
+import { MCP_SERVER_NAME } from "../../../contracts/session.ts";
+import type { Harness, RunContext } from "../../harness.ts";
+import type { SpawnFn } from "../../spawn.ts";
+import { shortHash } from "./catalog.ts";
 
 /** Tools a locked run may offer besides the `mcp__wats` namespace: Codex's own MCP readers. */
 export const ALLOWED_CODEX_TOOLS: readonly string[] = [

@@ -10,8 +10,8 @@
  * @module
  */
 
-import type { OutputParser, RunEvent, RunResult } from "../harness.ts";
-import { parseJsonLine } from "../transcripts.ts";
+import type { OutputParser, RunEvent, RunResult } from "../../harness.ts";
+import { parseJsonLine } from "../../transcripts.ts";
 
 /** The `harness` of an ACP run's transcript header. */
 export const ACP_RUNTIME = "acp";

@@ -9,11 +9,12 @@
  * @module
  */
 
-import { codexHarness } from "../harnesses/codex.ts";
-import { codexStateDir } from "../harnesses/codex_lock.ts";
-import { type CodexRuntime, prepareCodexRuntime } from "../harnesses/codex_runtime.ts";
-import { runCommand, spawnProcessGroup } from "../spawn.ts";
-import { noDenyRules, type Runtime, type RuntimeDeps } from "./runtime.ts";
+import { codexHarness } from "./harness.ts";
+import { codexStateDir } from "./lock.ts";
+import { type CodexRuntime, prepareCodexRuntime } from "./prepare.ts";
+import { runCommand, spawnProcessGroup } from "../../spawn.ts";
+import { codexFacts } from "./facts.ts";
+import { noDenyRules, type Runtime, type RuntimeDeps } from "../runtime.ts";
 
 /** The Codex runtime. */
 export function codexRuntime(d: RuntimeDeps): Runtime {
@@ -24,11 +25,8 @@ export function codexRuntime(d: RuntimeDeps): Runtime {
   };
   const stateDir = codexStateDir(d.paths.agentDir);
   return {
-    name: "codex",
+    facts: codexFacts,
     label: "codex",
-    threadPerRun: false,
-    // Locked: the wats tools only (docs/decisions/runner.md); every other level runs commands.
-    shellless: ["locked"],
     prepare: async () => {
       codex = await prepareCodexRuntime({ run: runCommand, dir: stateDir, settings: d.settings });
     },

@@ -12,8 +12,8 @@
  * @module
  */
 
-import { HarnessError } from "../../errors.ts";
-import type { CommandRunner } from "../spawn.ts";
+import { HarnessError } from "../../../errors.ts";
+import type { CommandRunner } from "../../spawn.ts";
 
 /**
  * Features a locked run turns off, where the installed Codex knows them.

@@ -7,25 +7,19 @@
  * @module
  */
 
-import { errorMessage } from "../../error_message.ts";
-import { claudeSettings, writeClaudeSettings } from "../../safety/claude_settings.ts";
-import { claudeHarness } from "../harnesses/claude.ts";
-import {
-  ensureClaudeRegistration,
-  personEntry,
-  readClaudeEntry,
-} from "../harnesses/claude_registration.ts";
-import { runCommand } from "../spawn.ts";
-import { noDenyRules, type Runtime, type RuntimeDeps } from "./runtime.ts";
+import { errorMessage } from "../../../error_message.ts";
+import { claudeSettings, writeClaudeSettings } from "../../../safety/claude_settings.ts";
+import { claudeHarness } from "./harness.ts";
+import { ensureClaudeRegistration, personEntry, readClaudeEntry } from "./registration.ts";
+import { runCommand } from "../../spawn.ts";
+import { claudeFacts } from "./facts.ts";
+import { noDenyRules, type Runtime, type RuntimeDeps } from "../runtime.ts";
 
 /** The Claude Code runtime. */
 export function claudeRuntime(d: RuntimeDeps): Runtime {
   return {
-    name: "claude",
+    facts: claudeFacts,
     label: "claude",
-    threadPerRun: false,
-    // Locked: the wats tools only (docs/decisions/runner.md); every other level runs commands.
-    shellless: ["locked"],
     prepare: async () => {
       try {
         // Read as data: the entry's command is never started here (issue 26).

@@ -19,10 +19,10 @@
  * @module
  */
 
-import { HarnessError } from "../../errors.ts";
-import type { SelfCommand } from "../harness.ts";
-import type { CommandRunner } from "../spawn.ts";
-import { MCP_SERVER_NAME } from "../../contracts/session.ts";
+import { HarnessError } from "../../../errors.ts";
+import type { SelfCommand } from "../../harness.ts";
+import type { CommandRunner } from "../../spawn.ts";
+import { MCP_SERVER_NAME } from "../../../contracts/session.ts";
 
 /** Claude Code's configuration scopes. */
 export type ClaudeScope = "user" | "project" | "local";

@@ -18,8 +18,8 @@
 
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
-import { HarnessError } from "../../errors.ts";
-import type { CommandRunner } from "../spawn.ts";
+import { HarnessError } from "../../../errors.ts";
+import type { CommandRunner } from "../../spawn.ts";
 
 type Json = Record<string, unknown>;
 

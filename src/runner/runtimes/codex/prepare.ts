@@ -10,24 +10,19 @@
  * @module
  */
 
-import { errorMessage } from "../../error_message.ts";
-import { ConfigError } from "../../errors.ts";
-import type { RunContext } from "../harness.ts";
-import type { CommandRunner, SpawnFn } from "../spawn.ts";
+import { errorMessage } from "../../../error_message.ts";
+import { ConfigError } from "../../../errors.ts";
+import type { RunContext } from "../../harness.ts";
+import type { CommandRunner, SpawnFn } from "../../spawn.ts";
 import {
   codexHarness,
   type CodexHarnessOptions,
   type CodexProvider,
   LOCKED_CONFIG,
-} from "./codex.ts";
-import { type CodexCatalog, type CodexInstall, ensureCodexCatalog } from "./codex_catalog.ts";
-import { codexFeatureProbe, lockdownDisables } from "./codex_features.ts";
-import {
-  ensureSelfCheck,
-  recordRefusal,
-  selfCheckKey,
-  type SelfCheckResult,
-} from "./codex_lock.ts";
+} from "./harness.ts";
+import { type CodexCatalog, type CodexInstall, ensureCodexCatalog } from "./catalog.ts";
+import { codexFeatureProbe, lockdownDisables } from "./features.ts";
+import { ensureSelfCheck, recordRefusal, selfCheckKey, type SelfCheckResult } from "./lock.ts";
 
 /** The provider id wats gives `agent.codex_base_url`. */
 export const CUSTOM_PROVIDER_ID = "wats_endpoint";
