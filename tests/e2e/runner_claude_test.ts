@@ -66,7 +66,7 @@ Deno.test({
     assert.match(logs.stdout, new RegExp(`run ${index[0]!.id}`));
     assert.match(
       logs.stdout,
-      /answer .*Use journald \(1\)\./,
+      /mcp__wats__post .*"kind":"answer".*Use journald \(1\)\./,
       "the tool call with its arguments",
     );
     assert.match(logs.stdout, /Answered\./, "the assistant's text");
