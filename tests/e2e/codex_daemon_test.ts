@@ -248,7 +248,7 @@ Deno.test({
       assert.match(out, /unsupported call/i, `${attacks[i]![0]} refused: ${out}`);
     });
     const answer = calls.at(-1)!;
-    assert.equal(`${answer.namespace}/${answer.name}`, "mcp__wats/answer");
+    assert.equal(`${answer.namespace}/${answer.name}`, "mcp__wats/post");
     assert.doesNotMatch(outputs.get(answer.call_id) ?? "", /unsupported call/i);
 
     // Nothing written, nothing read.
