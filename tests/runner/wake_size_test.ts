@@ -54,8 +54,10 @@ const WHOLE_WAKE_SHARE = 0.12;
 const ANSWER_TURN = 612;
 
 /**
- * Budgets of wats's own parts, each with why it is that size. Together with
- * {@linkcode CLAUDE_CODE_OWN} they stay within {@linkcode FIRST_REQUEST_BUDGET}.
+ * Budgets of wats's own parts, each with why it is that size, so the test
+ * that fails names the part that grew. Their sum with
+ * {@linkcode CLAUDE_CODE_OWN} is held to {@linkcode FIRST_REQUEST_BUDGET} on
+ * its own.
  */
 const BUDGETS = {
   system: {
