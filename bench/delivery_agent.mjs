@@ -193,9 +193,9 @@ async function act(asks) {
     return r.result?.content?.map((c) => c.text).join(" ") ?? "";
   };
   // Every claim first, as an agent told to claim before long work would.
-  for (const a of asks) await call("claim", { parent: a.id, text: "On it." });
+  for (const a of asks) await call("post", { kind: "claim", parent: a.id, text: "On it." });
   for (const a of asks) {
-    const said = await call("answer", { parent: a.id, text: "Use journald." });
+    const said = await call("post", { kind: "answer", parent: a.id, text: "Use journald." });
     if (said !== undefined) log("answer", { ask: a.id, id: /\b[0-9a-f]{64}\b/.exec(said)?.[0] });
   }
   return errors;

@@ -106,8 +106,8 @@ async function act(asks) {
   child.stdin.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n");
   // Every claim first, as an agent told to claim before long work would: the
   // others' queued wakes for these asks can drop them while this one answers.
-  for (const a of asks) await call("claim", { parent: a.id, text: "On it." });
-  for (const a of asks) await call("answer", { parent: a.id, text: "Use journald." });
+  for (const a of asks) await call("post", { kind: "claim", parent: a.id, text: "On it." });
+  for (const a of asks) await call("post", { kind: "answer", parent: a.id, text: "Use journald." });
   child.stdin.end();
   await exited;
   return errors;

@@ -104,7 +104,7 @@ async function startPair(name: string, main: string, config: string): Promise<Pa
 async function roundTrip(p: Pair, text: string): Promise<number> {
   const from = p.a.lines.length;
   const t0 = performance.now();
-  const r = await p.session.client.callTool({ name: "note", arguments: { text } });
+  const r = await p.session.client.callTool({ name: "post", arguments: { kind: "note", text } });
   const out = (r.content as { text?: string }[]).map((c) => c.text ?? "").join("\n");
   const id = out.match(/\b([0-9a-f]{64})\b/)?.[1];
   if (r.isError || !id) throw new Error(`note failed: ${out}`);

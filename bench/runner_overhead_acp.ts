@@ -233,7 +233,7 @@ async function viaRunner(node: RunningWats, alice: Client, acpRun: boolean): Pro
   const requests = mock.messages().slice(calls);
   if (acpRun) {
     lastAsk = out.match(/\b[0-9a-f]{64}\b/)?.[0] ?? lastAsk;
-    const woken = requests.find((m) => hasTool("mcp__wats__answer")(m.body!));
+    const woken = requests.find((m) => hasTool("mcp__wats__post")(m.body!));
     lastPrompt = woken && wakePrompt(woken.body!);
     if (lastPrompt === undefined) throw new Error("no wake prompt in the ACP run's requests");
   }
@@ -301,7 +301,7 @@ async function direct(n: number): Promise<Sample> {
   const stderr = bareAcp.stderr();
   const requests = mock.messages().slice(calls);
   if (message.trim() !== REPLY) throw new Error(`unexpected message: ${message}\n${stderr}`);
-  if (!requests.some((m) => hasTool("mcp__wats__answer")(m.body!))) {
+  if (!requests.some((m) => hasTool("mcp__wats__post")(m.body!))) {
     throw new Error(
       `the model was not offered the wats tools: wats mcp did not connect\n${stderr}`,
     );

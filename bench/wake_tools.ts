@@ -104,7 +104,7 @@ function answeredParents(mock: MockAnthropic, since: number): Set<string> {
     for (const m of msgs) {
       if (m.role !== "assistant" || typeof m.content === "string") continue;
       for (const b of m.content) {
-        if (b.type === "tool_use" && b.name === "mcp__wats__answer" && b.id) {
+        if (b.type === "tool_use" && b.name === "mcp__wats__post" && b.id) {
           uses.set(b.id, String((b.input as { parent?: string }).parent));
         }
       }

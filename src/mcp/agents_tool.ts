@@ -49,7 +49,8 @@ export const agentsTool: ToolSpec = {
     idempotentHint: true,
     openWorldHint: false,
   },
-  interactiveOnly: false,
+  // A run learns who an ask reaches from the ask's own result.
+  interactiveOnly: true,
   run: (ctx, args): ToolOutput => {
     const caps = normCaps((args.caps as string[] | undefined) ?? []);
     const to = judgeKeys((args.to as string[] | undefined) ?? []);

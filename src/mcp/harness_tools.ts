@@ -33,20 +33,19 @@ export function harnessTools(agents: CodingAgents | undefined): ToolSpec[] {
   return agents.harnessNames().map((name) => ({
     name,
     title: `Coding agent ${name}`,
-    description: `Ask the coding agent ${name} to do coding work in a git checkout. ` +
-      "Each work name has its own worktree, branch and session: call again with the same " +
-      "work to continue it. Its permission requests are decided by this node's policy; " +
-      "refused ones are listed in the result; one a person must decide parks the work " +
-      "(stop_reason parked) and you are woken when they do. Returns its last message, the branch, head " +
-      "commit and the commits of the work.",
+    // Every wake resends it (issue 30): only what the model cannot read from the result.
+    description: `Have the coding agent ${name} do coding work in a git checkout. ` +
+      "A work name keeps its worktree, branch and session: call again with it to continue. " +
+      "This node's policy decides its permission requests; one a person must decide parks " +
+      "the work (stop_reason parked) and you are woken when they do.",
     input: {
       task: z.string({ error: "task is required: what the coding agent should do" })
-        .describe("What to do, in plain words, with what done looks like."),
+        .describe("What to do, and what done looks like."),
       checkout: z.string({
         error: `checkout is required: one of ${checkouts.join(", ") || "(none configured)"}`,
       }).describe(`The checkout to work in: one of ${checkouts.join(", ") || "(none)"}.`),
       work: z.string({ error: 'work is required: a name for the piece of work, e.g. "fix-login"' })
-        .describe('A short name for the piece of work, such as "fix-login".'),
+        .describe('A short name for it, e.g. "fix-login".'),
     },
     annotations: HARNESS_HINTS,
     interactiveOnly: false,

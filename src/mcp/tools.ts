@@ -1,16 +1,17 @@
 /**
- * The MCP tools of wats: one posting tool per kind an agent may post, the
- * reading tools (`thread`, `feed`, `search`, `status`, `agents`) and, for interactive
- * sessions only, the review tools (`pending`, `approve`, `reject`).
+ * The MCP tools of wats: `ask`, `post` (every other kind a person or agent may
+ * post, named by `kind`), the reading tools (`thread`, `feed`, `search`,
+ * `status`, `agents`) and the review tools (`pending`, `approve`, `reject`).
  *
  * Tool names are part of the contract (hosts show them as `mcp__wats__<name>`);
  * tests/mcp/tool_allowlist_test.ts holds the reviewed list. No tool writes
  * settings. A tool that cannot do what it was asked returns a message saying
  * what to fix (`isError`), never a protocol error.
  *
- * Per-kind tools rather than one `post` tool with a kind: a model picks a named
- * verb more reliably than an enum value, and the runner contract's runner test "calls the
- * wats answer tool" (docs/mcp.md).
+ * A runner session gets only what a run needs: `ask`, `post` and `thread`
+ * (every schema is resent with every model request of a wake, issue 30); the
+ * wake prompt already carries the events, their threads and the cursor.
+ * Interactive sessions get every tool.
  *
  * @module
  */
@@ -23,8 +24,7 @@ import type { ToolContext, ToolHints, ToolOutput, ToolSpec } from "./tool_spec.t
 import { WatsError } from "../errors.ts";
 import { WATS_KINDS } from "../posts/kinds.ts";
 import { echoed } from "../posts/fence.ts";
-import { judgeDraft, judgePostId, MAX_TITLE_CHARS, noSuchPost } from "../posts/draft.ts";
-import { MAX_CAPS, MAX_TO } from "../posts/post.ts";
+import { judgeDraft, judgePostId, noSuchPost } from "../posts/draft.ts";
 import { formatAskState, formatOutcome, formatPending, formatStatus } from "./format.ts";
 import { formatPosts } from "../posts/format_post.ts";
 import type { SessionIdentity } from "../contracts/session.ts";
@@ -74,30 +74,14 @@ function defineTool<S extends z.ZodRawShape>(spec: {
 
 // Descriptions are short: every wake sends every schema, and the tools' own
 // checks answer a mistake with what to fix (docs/mcp.md is the long form).
-const text = (what: string) =>
-  z.string({ error: `text is required: ${what}` }).describe(
-    what.charAt(0).toUpperCase() + what.slice(1) + ".",
-  );
-const parent = z
-  .string({ error: "parent is required: the id of the post you reply to (64 hex characters)" })
-  .describe("Id of the post you reply to.");
-const optionalParent = z
-  .string()
-  .optional()
-  .describe("Id of the post you reply to; leave out to start a thread.");
-const title = z.string().optional().describe(
-  `One line, at most ${MAX_TITLE_CHARS} characters; only when starting a thread.`,
-);
 const caps = z
   .array(z.string())
   .optional()
-  .describe(`Capabilities it is about, e.g. ["rust"]; at most ${MAX_CAPS}.`);
+  .describe('Capabilities it needs, e.g. ["rust"].');
 const to = z
   .array(z.string())
   .optional()
-  .describe(
-    `Profiles it is for (npub or hex), at most ${MAX_TO}: only their agents wake; leave out for anyone.`,
-  );
+  .describe("Only these agents wake (npub or hex keys).");
 const limit = (dflt: number, max: number) =>
   z
     .number({ error: `limit must be a whole number from 1 to ${max}` })
@@ -124,46 +108,30 @@ async function publish(ctx: ToolContext, draft: PostRequest): Promise<string> {
 
 // ---- posting tools --------------------------------------------------------
 
-/** A tool that replies to a parent post with text. */
-function replyTool(kind: string, label: string, description: string, what: string): ToolSpec {
-  return defineTool({
-    name: kind,
-    title: label,
-    description,
-    input: { parent, text: text(what) },
-    annotations: POSTING,
-    run: (ctx, a) => publish(ctx, { kind, parent: a.parent, text: a.text }),
-  });
-}
-
-/** A tool that replies when given a parent and starts a thread otherwise. */
-function replyOrThreadTool(
-  kind: string,
-  label: string,
-  description: string,
-  what: string,
-): ToolSpec {
-  return defineTool({
-    name: kind,
-    title: label,
-    description,
-    input: { parent: optionalParent, text: text(what), title, caps },
-    annotations: POSTING,
-    run: (ctx, a) =>
-      publish(ctx, { kind, parent: a.parent, text: a.text, title: a.title, caps: a.caps }),
-  });
-}
+/** The kinds the `post` tool posts: every postable kind but `ask`, which has its own tool. */
+export const POST_KINDS = [
+  "answer",
+  "clarify",
+  "claim",
+  "release",
+  "offer",
+  "note",
+  "react",
+  "vouch",
+  "progress",
+] as const;
 
 const ask = defineTool({
   name: "ask",
   title: "Ask the swarm",
-  description:
-    "Start a thread with a question for other agents: a one-line title, and the question with the context needed to answer it.",
+  description: "Start a thread with a question for other agents.",
   input: {
     title: z
       .string({ error: "title is required: a short, one-line title for the question" })
-      .describe(`One line, at most ${MAX_TITLE_CHARS} characters.`),
-    text: text("the question, with the context needed to answer it"),
+      .describe("One line."),
+    text: z
+      .string({ error: "text is required: the question, with the context needed to answer it" })
+      .describe("The question, with the context needed to answer it."),
     caps,
     to,
   },
@@ -194,63 +162,31 @@ export const ASK_SETTLE_MS = 3000;
 const ASK_FOLLOW_UP =
   "Read its state again with the thread tool (id: the ask's id); a person can run `wats thread ID`.";
 
-const POSTING_TOOLS: ToolSpec[] = [
-  ask,
-  replyTool(
-    "answer",
-    "Answer a post",
-    "Answer a post, usually an ask; say how sure you are.",
-    "your answer",
-  ),
-  replyTool(
-    "clarify",
-    "Ask for clarification",
-    "Ask a post's author a question about it before you answer.",
-    "what you need to know",
-  ),
-  replyOrThreadTool(
-    "offer",
-    "Offer help",
-    "Offer help: reply to an ask, or without parent start a thread offering a capability.",
-    "what you offer",
-  ),
-  replyTool(
-    "claim",
-    "Claim work",
-    "Say you work on an ask (its id as parent), so other agents are not woken for it; release it if you stop.",
-    "what you will do",
-  ),
-  replyTool(
-    "release",
-    "Release a claim",
-    "Release an ask you claimed, so other agents take it up again.",
-    "why you stop, and what is left",
-  ),
-  replyTool(
-    "react",
-    "React to a post",
-    "React briefly to a post (feedback: wakes no agent).",
-    "your reaction, short",
-  ),
-  replyTool(
-    "vouch",
-    "Vouch for a post",
-    "Vouch for a post you checked and found right (feedback: wakes no agent).",
-    "what you checked and why you vouch for it",
-  ),
-  replyTool(
-    "progress",
-    "Report progress",
-    "Report progress on work in a thread (feedback: wakes no agent).",
-    "what is done and what comes next",
-  ),
-  replyOrThreadTool(
-    "note",
-    "Post a note",
-    "A remark on a post, or without parent a thread that asks nothing of anyone.",
-    "the note",
-  ),
-];
+/**
+ * Every other kind, in one tool (issue 30): nine near-identical schemas cost a
+ * wake about 3,000 characters in every request. The description says only what
+ * a kind's name does not: which kinds wake nobody and which start a thread.
+ */
+const post = defineTool({
+  name: "post",
+  title: "Post in a thread",
+  description:
+    "Reply to a post (its id as parent); offer or note without parent starts a thread. " +
+    "claim an ask before long work, release it if you stop. react, vouch, progress and note " +
+    "wake nobody.",
+  input: {
+    kind: z.enum(POST_KINDS, { error: `kind is one of: ${POST_KINDS.join(", ")}` }),
+    parent: z.string().optional(),
+    text: z.string({ error: "text is required: what you post" }),
+    title: z.string().optional().describe("Only when starting a thread; one line."),
+    caps: z.array(z.string()).optional().describe('For a new thread, e.g. ["rust"].'),
+  },
+  annotations: POSTING,
+  run: (ctx, a) =>
+    publish(ctx, { kind: a.kind, parent: a.parent, text: a.text, title: a.title, caps: a.caps }),
+});
+
+const POSTING_TOOLS: ToolSpec[] = [ask, post];
 
 // ---- reading tools --------------------------------------------------------
 
@@ -266,20 +202,18 @@ const READING_TOOLS: ToolSpec[] = [
     name: "thread",
     title: "Read a thread",
     description:
-      "Show a thread from the id of any post in it: its first post, then its newest replies (up to limit), oldest first; for an ask, what became of it (sent, who it reaches, claimed, answered, no taker). Says when older replies were left out.",
+      "A thread from the id of any post in it: its first post, then its newest replies; for an ask, what became of it.",
     input: {
       id: z
         .string({ error: "id is required: the id of any post in the thread" })
-        .describe("The id of any post in the thread."),
+        .describe("Id of any post in it."),
       limit: z
         .number({ error: `limit must be a whole number from 1 to ${THREAD_MAX}` })
         .int({ error: `limit must be a whole number from 1 to ${THREAD_MAX}` })
         .min(1, { error: `limit must be at least 1` })
         .max(THREAD_MAX, { error: `limit must be at most ${THREAD_MAX}` })
         .optional()
-        .describe(
-          `How many replies at most, the newest (default ${THREAD_DEFAULT}, at most ${THREAD_MAX}); the first post is always shown.`,
-        ),
+        .describe(`Newest replies shown; default ${THREAD_DEFAULT}.`),
     },
     annotations: READING,
     run: async (ctx, a) => {
@@ -335,6 +269,7 @@ const READING_TOOLS: ToolSpec[] = [
         ),
     },
     annotations: READING,
+    interactiveOnly: true,
     run: async (ctx, a) => {
       const since = a.since ?? 0;
       const kinds = a.kinds !== undefined && a.kinds.length > 0 ? [...a.kinds] : undefined;
@@ -367,6 +302,7 @@ const READING_TOOLS: ToolSpec[] = [
       limit: limit(SEARCH_DEFAULT, SEARCH_MAX),
     },
     annotations: READING,
+    interactiveOnly: true,
     run: (ctx, a) => {
       const q = a.query.trim();
       if (q === "") {
@@ -391,6 +327,7 @@ const READING_TOOLS: ToolSpec[] = [
     description: "This node, your profile, held drafts, safety notices, halts, and the budget.",
     input: {},
     annotations: READING,
+    interactiveOnly: true,
     run: async (ctx) => {
       const status = await ctx.service.status(ctx.session);
       return { text: formatStatus(status), data: { ...status } };
@@ -501,7 +438,7 @@ const REVIEW_TOOLS: ToolSpec[] = [
 
 /**
  * A tool's input as the MCP SDK takes it. The JSON Schema it becomes leaves out
- * `$schema` (about 50 characters in each of the 14 tools, resent with every
+ * `$schema` (about 50 characters in each tool, resent with every
  * model request of a wake, and of no use to a model).
  */
 export function inputSchema(tool: ToolSpec): z.ZodObject<z.ZodRawShape> {
@@ -512,8 +449,9 @@ export function inputSchema(tool: ToolSpec): z.ZodObject<z.ZodRawShape> {
 export const ALL_TOOLS: readonly ToolSpec[] = [...POSTING_TOOLS, ...READING_TOOLS, ...REVIEW_TOOLS];
 
 /**
- * The tools a session gets: runner sessions never get the review tools; both
- * get one tool per enabled coding-agent harness (named after it; the daemon
+ * The tools a session gets: runner sessions only those a run needs (not the
+ * review tools, and not the reading tools beyond `thread`); both get one tool
+ * per enabled coding-agent harness (named after it; the daemon
  * refuses a harness named like a wats tool).
  */
 export function toolsFor(session: SessionIdentity, agents?: CodingAgents): ToolSpec[] {

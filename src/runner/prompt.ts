@@ -170,7 +170,7 @@ export const THREAD_LIMITS: ThreadLimits = {
 export function formatEvents(l: EventLists, limits: ThreadLimits = THREAD_LIMITS): string {
   const parts: string[] = [];
   if (l.events.length === 0) {
-    parts.push("Nothing new woke you: this is a heartbeat run.");
+    parts.push("No event woke you: this is a heartbeat run.");
     const open = l.posts?.openThreads?.();
     if (open !== undefined) {
       parts.push(
@@ -184,7 +184,8 @@ export function formatEvents(l: EventLists, limits: ThreadLimits = THREAD_LIMITS
     parts.push(
       `New events (${l.events.length}):\n` +
         l.events.map((e) =>
-          `- ${e.id}: ${e.kind} by ${npub(e.author)}${
+          // With the threads below, each post's fence names its author.
+          `- ${e.id}: ${e.kind}${l.posts ? "" : ` by ${npub(e.author)}`}${
             e.thread === e.id ? ", starts its thread" : ` in thread ${e.thread}`
           }${e.claim !== undefined ? `; ${claimNote(e.claim, l.now ?? 0)}` : ""}`
         ).join("\n"),

@@ -71,8 +71,9 @@ export interface UiSource {
   halt(reason: string): Promise<string>;
   resume(): Promise<string>;
   /**
-   * Posts as the person's profile, through the posting tool `kind` (`ask`,
-   * `answer`, …) with its arguments, as `wats mcp` would: never as the agent.
+   * Posts as the person's profile, of `kind` (`ask`, `answer`, …) with its
+   * arguments, through the tool `wats mcp` would use (`ask`, or `post` with the
+   * kind): never as the agent.
    */
   post(kind: string, args: Record<string, unknown>): Promise<string>;
 }
@@ -162,7 +163,10 @@ export class DaemonSource implements UiSource {
   }
 
   async post(kind: string, args: Record<string, unknown>): Promise<string> {
-    return await callText(await this.#open(), kind, args);
+    const session = await this.#open();
+    return kind === "ask"
+      ? await callText(session, "ask", args)
+      : await callText(session, "post", { kind, ...args });
   }
 
   halt(reason: string): Promise<string> {

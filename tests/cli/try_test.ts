@@ -314,7 +314,7 @@ Deno.test({
     const dataDir = tempDataDir();
     // The model is woken with the wats tools but answers nothing.
     const mock = startMockAnthropic({
-      rules: [{ when: hasTool("mcp__wats__answer"), reply: text("Not answering.") }],
+      rules: [{ when: hasTool("mcp__wats__post"), reply: text("Not answering.") }],
     });
     const node = await agentNode(dataDir, mock);
     try {

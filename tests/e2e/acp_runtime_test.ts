@@ -46,7 +46,7 @@ function wokenFor(req: MessagesRequest): string[] {
 /** Replies with the answer tool to the newest event named, with `say`. */
 function answer(say: string) {
   return (req: MessagesRequest) =>
-    toolUse("mcp__wats__answer", { parent: wokenFor(req).at(-1), text: say });
+    toolUse("mcp__wats__post", { kind: "answer", parent: wokenFor(req).at(-1), text: say });
 }
 
 function config(home: string, mockUrl: string, repo?: string): string {
@@ -82,7 +82,7 @@ Deno.test({
     const escaped = `${home}/escaped.txt`;
     await using mock = startMockAnthropic({
       rules: [
-        { when: toolResultFor("mcp__wats__answer"), reply: text("Answered.") },
+        { when: toolResultFor("mcp__wats__post"), reply: text("Answered.") },
         // A locked agent has no Bash: the call fails in Claude Code, nothing runs.
         {
           when: (r) => lastUserContains("ASK-THREE")(r) && !toolResultFor("Bash")(r),
@@ -98,7 +98,7 @@ Deno.test({
           reply: answer("REMEMBERED: we spoke of ASK-ONE."),
         },
         { when: lastUserContains("ASK-TWO"), reply: answer("FORGOT: no history.") },
-        { when: hasTool("mcp__wats__answer"), reply: answer("First answer.") },
+        { when: hasTool("mcp__wats__post"), reply: answer("First answer.") },
       ],
     });
     await using rig = await nodeRig(acpNode(home, config(home, mock.url)));
@@ -136,7 +136,7 @@ Deno.test({
     // The same thread wakes it again: its session is loaded, history and all.
     const stored = rig.events("post_stored").find((e) => e.kind === "answer");
     assert.ok(stored, node.stdoutLines.join("\n"));
-    await call(alice, "clarify", { parent: stored.id, text: "ASK-TWO: and why?" });
+    await call(alice, "post", { kind: "clarify", parent: stored.id, text: "ASK-TWO: and why?" });
     await waitFor("the second run", () => runs().length === 2, 120_000);
     assert.equal(runs()[1]!.status, "ok", JSON.stringify(runs()[1]));
     const second = await call(alice, "thread", { id: one });
@@ -189,7 +189,7 @@ Deno.test({
     const logs = await rig.wats(["agent", "logs", "--run", String(runs()[1]!.id)]);
     assert.equal(logs.code, 0, logs.stderr);
     assert.match(logs.stdout, /session \S+ on \[harnesses\.claude\] \(continued\)/, logs.stdout);
-    assert.match(logs.stdout, /mcp__wats__answer .*REMEMBERED/, logs.stdout);
+    assert.match(logs.stdout, /mcp__wats__post .*REMEMBERED/, logs.stdout);
     assert.match(logs.stdout, /end: ok/);
   },
 });
@@ -203,13 +203,13 @@ Deno.test({
     const repo = await gitRepo(`${home}/repo`);
     await using mock = startMockAnthropic({
       rules: [
-        { when: toolResultFor("mcp__wats__answer"), reply: text("Answered.") },
+        { when: toolResultFor("mcp__wats__post"), reply: text("Answered.") },
         {
           when: toolResultFor("mcp__wats__claude"),
           reply: (req) => answer(`CODED: ${trailingMessages(req).length}`)(req),
         },
         // The coding agent's own conversation (no wats tools).
-        { when: (r) => !hasTool("mcp__wats__answer")(r), reply: text("Looked at it.") },
+        { when: (r) => !hasTool("mcp__wats__post")(r), reply: text("Looked at it.") },
         {
           when: hasTool("mcp__wats__claude"),
           reply: toolUse("mcp__wats__claude", {
@@ -242,13 +242,13 @@ Deno.test({
     const home = tmp.path;
     await using mock = startMockAnthropic({
       rules: [
-        { when: toolResultFor("mcp__wats__answer"), reply: text("Answered.") },
+        { when: toolResultFor("mcp__wats__post"), reply: text("Answered.") },
         {
           when: (r) => lastUserContains("AND-NOW")(r) && promptContains("FIRST")(r),
           reply: answer("Recovered, and I remember FIRST."),
         },
         { when: lastUserContains("SLOW"), reply: { ...text("too late"), delayMs: 60_000 } },
-        { when: hasTool("mcp__wats__answer"), reply: answer("In time.") },
+        { when: hasTool("mcp__wats__post"), reply: answer("In time.") },
       ],
     });
     // Only the slow run's daemon has a short agent.timeout: the runs that must end in time run
@@ -270,7 +270,11 @@ Deno.test({
       dataDir: rig.dataDir,
     });
     const second = await slow.mcp("alice");
-    await call(second, "clarify", { parent: answer1.id, text: "SLOW: this one hangs" });
+    await call(second, "post", {
+      kind: "clarify",
+      parent: answer1.id,
+      text: "SLOW: this one hangs",
+    });
     // The run in progress is recorded with the agent's process group.
     let pgid = 0;
     await waitFor("the run's record", () => {
@@ -299,7 +303,7 @@ Deno.test({
     // The thread's session was kept: its next wake loads it and is answered.
     await using again = await nodeRig({ ...acpNode(home, toml), dataDir: rig.dataDir });
     const alice = await again.mcp("alice");
-    await call(alice, "clarify", { parent: answer1.id, text: "AND-NOW: and now?" });
+    await call(alice, "post", { kind: "clarify", parent: answer1.id, text: "AND-NOW: and now?" });
     const run3 = await again.waitEvent("run_ended");
     assert.equal(run3.status, "ok", JSON.stringify(run3));
     const thread = await call(alice, "thread", { id: ask });
@@ -318,9 +322,9 @@ Deno.test({
     let answers = 0;
     await using mock = startMockAnthropic({
       rules: [
-        { when: toolResultFor("mcp__wats__answer"), reply: text("Answered.") },
+        { when: toolResultFor("mcp__wats__post"), reply: text("Answered.") },
         {
-          when: hasTool("mcp__wats__answer"),
+          when: hasTool("mcp__wats__post"),
           // The first answer is held (ten minutes: the daemon dies long before).
           reply: (req) => ({
             ...answer("Use journald.")(req),

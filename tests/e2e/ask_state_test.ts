@@ -100,7 +100,7 @@ Deno.test({
 
     await storedBy(b, (e) => e.id === ask);
     const agentB = await b.mcp("helper");
-    const claim = idIn(await call(agentB, "claim", { parent: ask, text: "On it." }));
+    const claim = idIn(await call(agentB, "post", { kind: "claim", parent: ask, text: "On it." }));
     await storedBy(a, (e) => e.id === claim);
     const claimed = await a.wats(["thread", ask]);
     assert.equal(claimed.code, 0, claimed.stderr);

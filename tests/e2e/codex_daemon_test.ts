@@ -171,7 +171,7 @@ function callItem(name: string, args: Record<string, unknown>, namespace?: strin
 Deno.test({
   ...opts,
   name:
-    "adversarial model: shell, apply_patch add/update/delete, exec, spawn_agent, view_image, web search and a flat mcp__wats__answer are all refused; nothing is written, no HOME secret leaves, the answer arrives",
+    "adversarial model: shell, apply_patch add/update/delete, exec, spawn_agent, view_image, web search and a flat mcp__wats__post are all refused; nothing is written, no HOME secret leaves, the answer arrives",
   async fn() {
     await using data = tempDir("wats-data-");
     const dir = data.path;
@@ -200,20 +200,27 @@ Deno.test({
       ["spawn_agent", callItem("spawn_agent", { message: `cat ${h.home}/secret.txt` })],
       ["view_image", callItem("view_image", { path: `${h.home}/secret.txt` })],
       ["web_search", callItem("web_search", { query: "wats" })],
-      ["flat mcp__wats__answer", callItem("mcp__wats__answer", { parent: "x", text: "flat" })],
+      [
+        "flat mcp__wats__post",
+        callItem("mcp__wats__post", { kind: "answer", parent: "x", text: "flat" }),
+      ],
     ];
     let askId = "";
     const step = (req: ResponsesRequest): ResponseReply => {
       const done = req.input.filter((i) => i.type === "function_call_output").length;
       if (done < attacks.length) return { output: [attacks[done]![1]] };
-      if (callOutputFor("mcp__wats", "answer")(req)) return text("Answered.");
-      return functionCall("mcp__wats", "answer", { parent: askId, text: "Use journald." });
+      if (callOutputFor("mcp__wats", "post")(req)) return text("Answered.");
+      return functionCall("mcp__wats", "post", {
+        kind: "answer",
+        parent: askId,
+        text: "Use journald.",
+      });
     };
     await using mock = startMockOpenAI({
       rules: [{
         when: (req) => {
           askId ||= eventIds(req).at(-1) ?? "";
-          return hasTool("mcp__wats", "answer")(req);
+          return hasTool("mcp__wats", "post")(req);
         },
         reply: step,
       }],
@@ -241,7 +248,7 @@ Deno.test({
       assert.match(out, /unsupported call/i, `${attacks[i]![0]} refused: ${out}`);
     });
     const answer = calls.at(-1)!;
-    assert.equal(`${answer.namespace}/${answer.name}`, "mcp__wats/answer");
+    assert.equal(`${answer.namespace}/${answer.name}`, "mcp__wats/post");
     assert.doesNotMatch(outputs.get(answer.call_id) ?? "", /unsupported call/i);
 
     // Nothing written, nothing read.

@@ -61,7 +61,8 @@ Deno.test({
     const feed = await call(agent, "feed", {});
     assert.ok(feed.includes(askId), feed);
     assert.ok(feed.includes("unverified"), "posts are labelled unverified");
-    const answered = await call(agent, "answer", {
+    const answered = await call(agent, "post", {
+      kind: "answer",
       parent: askId,
       text: "journald: it needs no setup.",
     });
@@ -100,7 +101,7 @@ Deno.test({
     };
     const listed = await run("--method", "tools/list");
     const names = (listed.tools as Array<{ name: string }>).map((t) => t.name);
-    for (const n of ["ask", "answer", "thread", "feed", "search", "status", "pending"]) {
+    for (const n of ["ask", "post", "thread", "feed", "search", "status", "pending"]) {
       assert.ok(names.includes(n), `tools/list lacks ${n}: ${names}`);
     }
     const called = await run(

@@ -171,7 +171,9 @@ for (const via of RELAYS) {
 
       const ask = idIn(await call(carol, "ask", { title: "Logs", text: "logrotate or journald?" }));
       await waitFor("B stores the ask", () => stored(b, ask), 120_000);
-      const claim = idIn(await call(agentA, "claim", { parent: ask, text: "On it." }));
+      const claim = idIn(
+        await call(agentA, "post", { kind: "claim", parent: ask, text: "On it." }),
+      );
       await waitFor("B stores the claim", () => stored(b, claim), 120_000);
       assert.equal(
         b.rig.events("run_started").length,
@@ -202,7 +204,9 @@ for (const via of RELAYS) {
       await waitFor("B stores the ask", () => stored(b, ask), 120_000);
       // The claim's created_at is at least this second: it lapses no earlier than that + the TTL.
       const claimedFrom = Math.floor(Date.now() / 1000) * 1000;
-      const claim = idIn(await call(agentA, "claim", { parent: ask, text: "On it." }));
+      const claim = idIn(
+        await call(agentA, "post", { kind: "claim", parent: ask, text: "On it." }),
+      );
       await waitFor("B stores the claim", () => stored(b, claim), 120_000);
       assert.equal(
         b.rig.events("run_started").length,

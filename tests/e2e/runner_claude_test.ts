@@ -66,7 +66,7 @@ Deno.test({
     assert.match(logs.stdout, new RegExp(`run ${index[0]!.id}`));
     assert.match(
       logs.stdout,
-      /answer .*Use journald \(1\)\./,
+      /mcp__wats__post .*"kind":"answer".*Use journald \(1\)\./,
       "the tool call with its arguments",
     );
     assert.match(logs.stdout, /Answered\./, "the assistant's text");
@@ -247,7 +247,7 @@ Deno.test({
     for (let round = 1; round <= 2; round++) {
       const answer = await rig.waitEvent("post_stored", { where: (e) => e.kind === "answer" });
       runs++;
-      await call(bob, "clarify", { parent: answer.id, text: `Round ${round}` });
+      await call(bob, "post", { kind: "clarify", parent: answer.id, text: `Round ${round}` });
     }
     // bob, helper, bob, helper, bob: five turns > 3, so the last clarify waits.
     await waitFor("the loop pause", () =>
@@ -266,7 +266,7 @@ Deno.test({
       st.stdout,
     );
     assert.equal(before, runs, node.stderr());
-    await call(carol, "note", { parent: root, text: "Let me step in." });
+    await call(carol, "post", { kind: "note", parent: root, text: "Let me step in." });
     await waitFor(
       "a run after the third author",
       () => rig.events("run_started").length > before,
@@ -292,7 +292,10 @@ Deno.test({
     await waitFor("attach to wait", () => attach.stderr().includes("no run in progress"));
     await call(alice, "ask", { title: "Live", text: "Follow me" });
     await attach.waitForLine((l) => l.startsWith("── run "), 90_000);
-    await attach.waitForLine((l) => /^→ mcp__wats__answer .*Use journald/.test(l), 90_000);
+    await attach.waitForLine(
+      (l) => /^→ mcp__wats__post .*"kind":"answer".*Use journald/.test(l),
+      90_000,
+    );
     const footer = await attach.waitForLine((l) => l.startsWith("── end"), 90_000);
     assert.match(footer, /^── end: ok · exit 0/);
     const end = await attach.stop("SIGINT");

@@ -265,7 +265,7 @@ Deno.test({
     assert.deepEqual(eventIds(first), [askId]);
     assertOfferedExactly(reqs.map((r) => toolNames(r.body!)), LOCKED_TOOLS);
     // The answer's result went back to the model.
-    assert.ok(reqs.some((r) => callOutputFor("mcp__wats", "answer")(r.body!)));
+    assert.ok(reqs.some((r) => callOutputFor("mcp__wats", "post")(r.body!)));
 
     // The tool call went through wats mcp into the node's store, signed by the agent.
     const thread = await call(alice, "thread", { id: askId });
@@ -283,7 +283,7 @@ Deno.test({
     const item = transcript.find((l) =>
       l.type === "item.completed" && (l.item as Record<string, unknown>).type === "mcp_tool_call"
     )?.item as Record<string, unknown> | undefined;
-    assert.equal(item?.tool, "answer");
+    assert.equal(item?.tool, "post");
     assert.equal(item?.status, "completed");
     assert.equal(transcript.at(-1)!.type, "wats_end");
     // `wats agent logs` shows the call, its result and the message, and no limit Codex lacks.
@@ -293,7 +293,7 @@ Deno.test({
     assert.match(
       shown,
       new RegExp(
-        `^→ mcp__wats__answer \\{"parent":"${askId}","text":"Use journald \\(1\\)\\."\\}$`,
+        `^→ mcp__wats__post \\{"kind":"answer","parent":"${askId}","text":"Use journald \\(1\\)\\."\\}$`,
         "m",
       ),
     );

@@ -41,15 +41,19 @@ function holdingMock() {
   let calls = 0;
   return startMockAnthropic({
     rules: [
-      { when: toolResultFor("mcp__wats__answer"), reply: text("Answered.") },
+      { when: toolResultFor("mcp__wats__post"), reply: text("Answered.") },
       {
-        when: hasTool("mcp__wats__answer"),
+        when: hasTool("mcp__wats__post"),
         reply: (req) => {
           const ids = eventIds(req);
           if (ids.length === 0) return text("Nothing new.");
           calls++;
           return {
-            ...toolUse("mcp__wats__answer", { parent: ids.at(-1), text: "Use journald." }),
+            ...toolUse("mcp__wats__post", {
+              kind: "answer",
+              parent: ids.at(-1),
+              text: "Use journald.",
+            }),
             ...(calls === 1 ? { delayMs: 600_000 } : {}),
           };
         },

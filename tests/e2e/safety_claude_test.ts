@@ -207,7 +207,7 @@ Deno.test({
   async fn() {
     await using mock = startMockAnthropic({
       rules: [{
-        when: hasTool("mcp__wats__answer"),
+        when: hasTool("mcp__wats__post"),
         reply: (req) => ({
           ...text("thinking…"),
           ...(eventIds(req).length === 1 ? { delayMs: 60_000 } : {}),

@@ -118,7 +118,11 @@ Deno.test({
       () => bash(`python3 -c "${TTY_PROBE.replaceAll('"', '\\"')}"`),
       (req) => {
         const id = [...JSON.stringify(req).matchAll(/- ([0-9a-f]{64}): /g)].at(-1)?.[1];
-        return toolUse("mcp__wats__answer", { parent: id, text: "Probed from the sandbox." });
+        return toolUse("mcp__wats__post", {
+          kind: "answer",
+          parent: id,
+          text: "Probed from the sandbox.",
+        });
       },
       () => text("Finished."),
     ];

@@ -188,14 +188,14 @@ Deno.test({
     const bash = (command: string): Reply => toolUse("Bash", { command, description: "probe" });
     await using mock = startMockAnthropic({
       rules: [{
-        when: hasTool("mcp__wats__answer"),
+        when: hasTool("mcp__wats__post"),
         reply: (req) => {
           const n = toolResults(req).length;
           if (n === 0) return bash(`od -An -tx1 -v ${spelled(p.nodeKey)}`);
           if (n === 1) return bash(`cat ${spelled(`${home}/.ssh/id_ed25519`)}`);
           if (n === 2) {
             const id = [...JSON.stringify(req).matchAll(/- ([0-9a-f]{64}): /g)].at(-1)?.[1];
-            return toolUse("mcp__wats__answer", { parent: id, text: "Probed." });
+            return toolUse("mcp__wats__post", { kind: "answer", parent: id, text: "Probed." });
           }
           return text("Done.");
         },

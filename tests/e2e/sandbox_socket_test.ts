@@ -21,6 +21,7 @@ import { CLIS_DIR, requireCli } from "../support/clis.ts";
 import { requireTool } from "../support/debian_tools.ts";
 import {
   hasTool,
+  type MessagesRequest,
   type Reply,
   startMockAnthropic,
   text,
@@ -121,19 +122,25 @@ Deno.test({
         "",
       ].join("\n"),
     );
+    const askOf = (req: MessagesRequest) =>
+      [...JSON.stringify(req).matchAll(/- ([0-9a-f]{64}): /g)].at(-1)?.[1];
     const bash = (command: string): Reply => toolUse("Bash", { command, description: "probe" });
     await using mock = startMockAnthropic({
       rules: [{
-        when: hasTool("mcp__wats__answer"),
+        when: hasTool("mcp__wats__post"),
         reply: (req) => {
           const n = toolResults(req).length;
           if (n === 0) {
-            const id = [...JSON.stringify(req).matchAll(/- ([0-9a-f]{64}): /g)].at(-1)?.[1];
-            return toolUse("mcp__wats__answer", { parent: id, text: "Held for review." });
+            const id = askOf(req);
+            return toolUse("mcp__wats__post", {
+              kind: "answer",
+              parent: id,
+              text: "Held for review.",
+            });
           }
           if (n === 1) return bash("env > env.txt; echo env-done");
           if (n === 2) return bash(`python3 probe.py ${spelled(p.socket)}`);
-          if (n === 3) return toolUse("mcp__wats__status", {});
+          if (n === 3) return toolUse("mcp__wats__thread", { id: askOf(req) });
           return text("Finished.");
         },
       }],
@@ -181,11 +188,11 @@ Deno.test({
     const why = `${JSON.stringify({ ended, results }, null, 1)}\n${node.stderr()}`;
     assert.equal(ended.status, "ok", why);
     assert.equal(results.length, 4, why);
-    const [answered, envDone, probes, status] = results;
+    const [answered, envDone, probes, thread] = results;
 
-    // The run's own session works: its answer is held, its status answers.
+    // The run's own session works: its answer is held, its thread answers.
     assert.match(answered!, /held|review/i, why);
-    assert.doesNotMatch(status!, /error/i, why);
+    assert.match(thread!, /^Thread [0-9a-f]{64}: /, why);
     assert.match(envDone!, /env-done/, why);
 
     // Every line on the socket it sees was refused, one error line each; no session opened.

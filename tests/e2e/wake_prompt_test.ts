@@ -20,21 +20,9 @@ const opts = { ignore: claude === null, sanitizeOps: false, sanitizeResources: f
 
 /** The tools a runner session may use (tests/mcp/tool_allowlist_test.ts reviews them). */
 const RUNNER_TOOLS = [
-  "agents",
-  "answer",
   "ask",
-  "claim",
-  "clarify",
-  "feed",
-  "note",
-  "offer",
-  "progress",
-  "react",
-  "release",
-  "search",
-  "status",
+  "post",
   "thread",
-  "vouch",
 ].map((t) => `mcp__wats__${t}`);
 
 function systemText(req: MessagesRequest): string {
@@ -65,11 +53,13 @@ Deno.test({
     assert.ok(reqs.length > 0, "the wake reached the model");
     const first = reqs[0];
 
-    // The system prompt is wats's: the opening sentence and the
-    // quality-and-trust paragraph, none of Claude Code's coding prompt.
+    // The system prompt is wats's: the quality-and-trust paragraph, none of
+    // Claude Code's coding prompt, and not the opening sentence, which the wake
+    // prompt and the MCP instructions already open with (issue 30).
     const system = systemText(first!);
-    assert.ok(system.includes(OPENING), system);
-    assert.ok(system.includes(QUALITY_AND_TRUST));
+    assert.ok(system.includes(QUALITY_AND_TRUST), system);
+    assert.ok(!system.includes(OPENING), system);
+    assert.ok(firstUserText(first!).startsWith(OPENING), firstUserText(first!));
     assert.doesNotMatch(system, /software engineering|git repository|file_path|Shell: /i);
     // Said once: the runner session's MCP instructions do not repeat it.
     const all = JSON.stringify(first);
@@ -93,7 +83,7 @@ Deno.test({
     // ... and the hostile text stays inside it: the prompt holds exactly this post.
     assertFenced(prompt, [askId]);
 
-    // Answering needed no thread or feed call.
+    // Answering needed no thread call.
     const called = reqs.flatMap((r) =>
       r.messages.flatMap((m) =>
         typeof m.content === "string"
@@ -101,8 +91,8 @@ Deno.test({
           : m.content.filter((b) => b.type === "tool_use").map((b) => b.name)
       )
     );
-    assert.ok(!called.includes("mcp__wats__thread") && !called.includes("mcp__wats__feed"));
-    assert.ok(called.includes("mcp__wats__answer"), called.join(", "));
+    assert.ok(!called.includes("mcp__wats__thread"), called.join(", "));
+    assert.ok(called.includes("mcp__wats__post"), called.join(", "));
   },
 });
 
@@ -117,9 +107,9 @@ async function seedClaim(dir: string, mock: MockAnthropic): Promise<string> {
   const alice = await seeder.mcp("alice");
   const helper = await seeder.mcp("helper");
   const askId = idIn(await call(alice, "ask", { title: "Logs", text: "Rotate them for me?" }));
-  await call(helper, "claim", { parent: askId, text: "I will write the config." });
+  await call(helper, "post", { kind: "claim", parent: askId, text: "I will write the config." });
   const other = idIn(await call(alice, "ask", { title: "Other", text: "Unrelated." }));
-  await call(helper, "answer", { parent: other, text: "Done." });
+  await call(helper, "post", { kind: "answer", parent: other, text: "Done." });
   await alice.close();
   await helper.close();
   return askId;

@@ -134,7 +134,7 @@ Deno.test("the thread tool shows an ask's state above its posts: claimed, answer
 Deno.test("a thread that is no ask shows no state", async () => {
   const svc = new StatefulService();
   const c = await connect(svc, interactive());
-  await call(c, "note", { title: "FYI", text: "moved to journald" });
+  await call(c, "post", { kind: "note", title: "FYI", text: "moved to journald" });
   const r = await call(c, "thread", { id: svc.posts[0]!.id });
   assert.doesNotMatch(r.text, /State of ask/);
   await c.close();

@@ -414,7 +414,7 @@ Deno.test("an SDK stdio client uses the tools through the real wats mcp", async 
     const client = new Client({ name: "bridge-test", version: "0.0.0" });
     await client.connect(transport);
     const tools = (await client.listTools()).tools.map((t: { name: string }) => t.name);
-    assert.ok(tools.includes("answer") && tools.includes("approve"));
+    assert.ok(tools.includes("post") && tools.includes("approve"));
     assert.match(
       textOf(await client.callTool({ name: "status", arguments: {} })),
       /^profile: alice /m,
@@ -451,7 +451,7 @@ Deno.test("a runner token from WATS_RUN_TOKEN makes a runner session through the
     const client = new Client({ name: "bridge-test", version: "0.0.0" });
     await client.connect(transport);
     const tools = (await client.listTools()).tools.map((t: { name: string }) => t.name);
-    assert.ok(tools.includes("answer"));
+    assert.ok(tools.includes("post"));
     assert.ok(
       !tools.includes("approve") && !tools.includes("pending") && !tools.includes("reject"),
     );

@@ -97,7 +97,10 @@ Deno.test("a hello asking for data gets structuredContent beside the text; a run
     assert.equal((b.structuredContent as { profile: { name: string } }).profile.name, "bob");
     const feed = await data.callTool({ name: "feed", arguments: {} });
     assert.ok(Array.isArray((feed.structuredContent as { posts: unknown[] }).posts));
-    const r = await runner.callTool({ name: "feed", arguments: {} });
+    // A runner session's reading tool is `thread`.
+    const ask = svc.add("bob", { kind: "ask", title: "q", text: "question" }, false);
+    const r = await runner.callTool({ name: "thread", arguments: { id: ask.id } });
+    assert.ok(!r.isError, textOf(r));
     assert.equal(r.structuredContent, undefined, "an agent reads only the fenced text");
   } finally {
     await plain.close();

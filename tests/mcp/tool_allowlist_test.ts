@@ -39,23 +39,20 @@ const READ = {
   runner: true,
 };
 
-/** Reviewed 2026-11: every tool a wats MCP session can see. */
+/**
+ * Reviewed 2026-12 (issue 30): every tool a wats MCP session can see. `post`
+ * posts every reply kind (answer, clarify, claim, release, offer, note, react,
+ * vouch, progress) as the nine per-kind tools it replaces did, through the same
+ * checks; a runner session gets only `ask`, `post` and `thread`.
+ */
 const ALLOWLIST: Record<string, Reviewed> = {
   ask: POST,
-  answer: POST,
-  clarify: POST,
-  offer: POST,
-  claim: POST,
-  release: POST,
-  react: POST,
-  vouch: POST,
-  progress: POST,
-  note: POST,
+  post: POST,
   thread: READ,
-  feed: READ,
-  search: READ,
-  status: READ,
-  agents: READ,
+  feed: { ...READ, runner: false },
+  search: { ...READ, runner: false },
+  status: { ...READ, runner: false },
+  agents: { ...READ, runner: false },
   pending: { ...READ, runner: false },
   approve: { ...POST, runner: false },
   reject: {
@@ -152,7 +149,7 @@ Deno.test("no tool is named for settings, acknowledgement, resume or halt", asyn
 Deno.test("a runner session cannot reach a tool it was not listed, by calling its name", async () => {
   const svc = new FakeService({ review: true });
   const c = await connect(svc, runner());
-  for (const name of ["pending", "approve", "reject"]) {
+  for (const name of ["pending", "approve", "reject", "feed", "status", "answer"]) {
     const r = await call(c, name, { id: "draft-1" });
     assert.equal(r.isError, true, `${name} ran in a runner session`);
   }

@@ -17,7 +17,7 @@ import type { NodeService } from "../../src/mcp/service.ts";
 
 const REVIEW_TOOLS = ["pending", "approve", "reject"];
 
-Deno.test("interactive sessions get the review tools, runner sessions never do", async () => {
+Deno.test("interactive sessions get every tool; runner sessions only ask, post and thread", async () => {
   const svc = new FakeService();
   const human = await connect(svc, interactive());
   const agent = await connect(svc, runner());
@@ -27,7 +27,11 @@ Deno.test("interactive sessions get the review tools, runner sessions never do",
     assert.ok(humanTools.includes(t), `interactive lacks ${t}`);
     assert.ok(!agentTools.includes(t), `runner got ${t}`);
   }
-  assert.deepEqual(agentTools, humanTools.filter((t: string) => !REVIEW_TOOLS.includes(t)));
+  // A run gets only what it needs: every schema is resent with each request (issue 30).
+  assert.deepEqual(agentTools, ["ask", "post", "thread"]);
+  for (const t of ["feed", "search", "status", "agents"]) {
+    assert.ok(humanTools.includes(t), `interactive lacks ${t}`);
+  }
   // Calling a review tool by name from a runner session does not work either.
   const r = await call(agent, "approve", { id: "draft-1" });
   assert.equal(r.isError, true);
@@ -62,11 +66,14 @@ Deno.test("tool schemas leave out $schema and still check their arguments", asyn
     assert.equal(t.inputSchema.type, "object", t.name);
     assert.ok(!("$schema" in t.inputSchema), `${t.name} still sends $schema`);
   }
-  const answer = tools.find((t) => t.name === "answer")!;
-  assert.deepEqual(answer.inputSchema.required, ["parent", "text"]);
-  const r = await call(c, "feed", { since: -1 });
+  const post = tools.find((t) => t.name === "post")!;
+  assert.deepEqual(post.inputSchema.required, ["kind", "text"]);
+  const r = await call(c, "thread", { id: "a".repeat(64), limit: 0 });
   assert.equal(r.isError, true);
-  assert.match(r.text, /since must be 0 or more/);
+  assert.match(r.text, /limit must be at least 1/);
+  const k = await call(c, "post", { kind: "ask", text: "x" });
+  assert.equal(k.isError, true);
+  assert.match(k.text, /kind is one of: answer, clarify/);
   await c.close();
 });
 
@@ -98,7 +105,7 @@ Deno.test("ask starts a thread and every reply kind joins it", async () => {
       "note",
     ]
   ) {
-    const r = await call(c, kind, { parent: ask.id, text: `${kind} text` });
+    const r = await call(c, "post", { kind, parent: ask.id, text: `${kind} text` });
     assert.equal(r.isError, false, `${kind}: ${r.text}`);
     const p = svc.posts.at(-1)!;
     assert.equal(p.kind, kind);
@@ -114,19 +121,32 @@ Deno.test("ask starts a thread and every reply kind joins it", async () => {
 Deno.test("note and offer start a thread without parent; the others need one", async () => {
   const svc = new FakeService();
   const c = await connect(svc, interactive());
-  const note = await call(c, "note", { text: "Relay X is down today.", title: "Relay outage" });
+  const note = await call(c, "post", {
+    kind: "note",
+    text: "Relay X is down today.",
+    title: "Relay outage",
+  });
   assert.equal(note.isError, false, note.text);
   assert.equal(svc.posts[0]!.kind, "note");
   assert.equal(svc.posts[0]!.parent, undefined);
   assert.equal(svc.posts[0]!.title, "Relay outage");
-  const offer = await call(c, "offer", { text: "I can review Rust code.", caps: ["rust"] });
+  const offer = await call(c, "post", {
+    kind: "offer",
+    text: "I can review Rust code.",
+    caps: ["rust"],
+  });
   assert.equal(offer.isError, false, offer.text);
   assert.deepEqual(svc.posts[1]!.caps, ["rust"]);
 
-  const answer = await call(c, "answer", { text: "no parent" });
+  const answer = await call(c, "post", { kind: "answer", text: "no parent" });
   assert.equal(answer.isError, true);
-  assert.match(answer.text, /parent is required: the id of the post you reply to/);
-  const titled = await call(c, "note", { parent: svc.posts[0]!.id, text: "x", title: "t" });
+  assert.match(answer.text, /a answer replies to a post: give the id of the post it answers/);
+  const titled = await call(c, "post", {
+    kind: "note",
+    parent: svc.posts[0]!.id,
+    text: "x",
+    title: "t",
+  });
   assert.equal(titled.isError, true);
   assert.match(titled.text, /title is only for a post that starts a thread/);
   assert.equal(svc.posts.length, 2);
@@ -138,12 +158,25 @@ Deno.test("mistakes come back as isError results that say what to fix", async ()
   const c = await connect(svc, interactive());
   const root = svc.add("bob", { kind: "ask", title: "q", text: "question" }, false);
   const cases: [string, Record<string, unknown>, RegExp][] = [
-    ["answer", { parent: "f".repeat(64), text: "hi" }, /No post f{64} on this node: check the id/],
-    ["answer", { parent: "not-an-id", text: "hi" }, /is not a post id: give the 64 hex characters/],
-    ["answer", { parent: root.id, text: "   " }, /text is empty: write what you want to post/],
     [
-      "answer",
-      { parent: root.id, text: "x".repeat(MAX_TEXT_BYTES + 1) },
+      "post",
+      { kind: "answer", parent: "f".repeat(64), text: "hi" },
+      /No post f{64} on this node: check the id/,
+    ],
+    [
+      "post",
+      { kind: "answer", parent: "not-an-id", text: "hi" },
+      /is not a post id: give the 64 hex characters/,
+    ],
+    [
+      "post",
+      { kind: "answer", parent: root.id, text: "   " },
+      /text is empty: write what you want to post/,
+    ],
+    ["post", { kind: "answer", parent: root.id }, /text is required/],
+    [
+      "post",
+      { kind: "answer", parent: root.id, text: "x".repeat(MAX_TEXT_BYTES + 1) },
       new RegExp(
         `${MAX_TEXT_BYTES + 1} bytes, more than the ${MAX_TEXT_BYTES} allowed: shorten it`,
       ),
@@ -163,7 +196,8 @@ Deno.test("mistakes come back as isError results that say what to fix", async ()
     assert.match(r.text, expected);
   }
   // A multi-byte text is measured in bytes, not characters.
-  const emoji = await call(c, "answer", {
+  const emoji = await call(c, "post", {
+    kind: "answer",
     parent: root.id,
     text: "é".repeat(MAX_TEXT_BYTES / 2 + 1),
   });
@@ -178,7 +212,7 @@ Deno.test("a node-side failure is an isError result, never a protocol error", as
   const c = await connect(svc, interactive(), (_l, msg, f) => logged.push(`${msg} ${f?.tool}`));
   const root = svc.add("bob", { kind: "ask", title: "q", text: "question" }, false);
   svc.failNext = new PostError("post.future", "the clock is off by an hour: fix the system clock");
-  const known = await call(c, "answer", { parent: root.id, text: "hi" });
+  const known = await call(c, "post", { kind: "answer", parent: root.id, text: "hi" });
   assert.deepEqual(known, {
     text: "the clock is off by an hour: fix the system clock",
     isError: true,
@@ -309,14 +343,14 @@ Deno.test("a runner's post held for review is approved or rejected from an inter
   const human = await connect(svc, interactive());
   const ask = svc.add("bob", { kind: "ask", title: "q", text: "question" }, false);
 
-  const held = await call(agent, "answer", { parent: ask.id, text: "held answer" });
+  const held = await call(agent, "post", { kind: "answer", parent: ask.id, text: "held answer" });
   assert.equal(held.isError, false);
   assert.match(
     held.text,
     /^Held for review: your answer is draft draft-1 \(thread [0-9a-f]{64}\)\./,
   );
   assert.equal(svc.posts.length, 1);
-  await call(agent, "answer", { parent: ask.id, text: "second draft" });
+  await call(agent, "post", { kind: "answer", parent: ask.id, text: "second draft" });
 
   const listed = await call(human, "pending");
   assert.match(listed.text, /^2 draft\(s\) held for review, oldest first:/);

@@ -72,7 +72,7 @@ Deno.test("a run's socket refuses every control op, a watch, and every hello but
       const client = new Client({ name: "t", version: "0" });
       await client.connect(new ConnTransport(conn, reader));
       const tools = (await client.listTools()).tools.map((t: { name: string }) => t.name);
-      assert.ok(tools.includes("ask") && tools.includes("status"), tools.join(","));
+      assert.ok(tools.includes("ask") && tools.includes("post"), tools.join(","));
       assert.ok(!tools.includes("approve"), tools.join(","));
       await client.close();
     }

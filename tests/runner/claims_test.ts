@@ -13,6 +13,7 @@ import { claimNote, readHeartbeatTemplate } from "../../src/runner/prompt.ts";
 import { npubEncode } from "nostr-tools/nip19";
 import { runSystemPrompt } from "../../src/prompts.ts";
 import { instructionsFor } from "../../src/mcp/instructions.ts";
+import { ALL_TOOLS } from "../../src/mcp/tools.ts";
 import { AGENT, BOB, CAROL, FakeStore, hexId, PERSON } from "./fakes.ts";
 
 const MIN = 60_000;
@@ -248,11 +249,14 @@ Deno.test("held asks are bounded: past HELD_MAX the oldest is forgotten", () => 
 });
 
 Deno.test("the agent is told to claim before long work and release when it gives up", () => {
-  const claimAndRelease = /`claim`[^\n]*`release`/;
-  // The wake prompt (HEARTBEAT.md's "How to act"), the run's system prompt, and a person's session.
-  assert.match(readHeartbeatTemplate(), claimAndRelease);
+  const claimAndRelease = /\bclaim[^\n]*\brelease/;
+  // The post tool every session has, the run's system prompt, and a person's session; the wake
+  // prompt does not say it again (issue 30: every request of a wake carries all of them).
+  const post = ALL_TOOLS.find((t) => t.name === "post")!;
+  assert.match(post.description, claimAndRelease);
   assert.match(runSystemPrompt(), claimAndRelease);
   assert.match(instructionsFor(false), claimAndRelease);
+  assert.doesNotMatch(readHeartbeatTemplate(), claimAndRelease);
 });
 
 Deno.test("the claim notes say who claimed an ask, how long ago, and until when", () => {

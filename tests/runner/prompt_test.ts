@@ -55,7 +55,7 @@ Deno.test("the prompt fills every variable and starts with the shared sentence",
   assert.doesNotMatch(p, /\{(agent_profile|user|agent\.about|reasons|cursor|events)\}/);
   assert.match(p, /You are alice-agent, the agent of alice/);
   assert.match(p, /Reviews Rust code\.\nAsk me about borrow checker errors\./);
-  assert.match(p, /`since` = 41/);
+  assert.match(p, /^## New since cursor 41$/m);
   assert.match(p, new RegExp(`- 1{64}: ask by ${npubEncode(BOB)}, starts its thread\n`));
   assert.match(p, new RegExp(`- 2{64}: vouch by ${npubEncode(CAROL)} on your post 3{64}`));
   assert.match(p, /rejected in review[^\n]*\n- answer "Just use unsafe\.": unsafe advice/);
@@ -70,7 +70,7 @@ Deno.test("a heartbeat prompt says no event woke the agent; an empty about says 
     rejections: [],
   });
   assert.match(p, /this is a heartbeat run/);
-  assert.match(p, /`feed` with `since` = 41/, "the cursor still reaches the agent");
+  assert.match(p, /^## New since cursor 41$/m, "the cursor still reaches the agent");
   assert.doesNotMatch(p, /No thread of yours/, "no claim about threads it was not given");
   assert.match(p, /agent\.about is empty/);
   assert.doesNotMatch(p, /Feedback on your posts|rejected in review/);
@@ -166,8 +166,8 @@ Deno.test("the prompt carries each event's thread, fenced and labelled exactly a
   const p = promptWith([{ id: ROOT, kind: "ask", thread: ROOT }], [ASK]);
   assert.ok(p.includes(formatPost(ASK)), p);
   assert.ok(p.includes("Which one rotates better?"));
-  // The event list the agent (and the test mocks) read stays as it was.
-  assert.match(p, new RegExp(`^- ${ROOT}: ask by npub1\\w+, starts its thread$`, "m"));
+  // The event list the test mocks read keeps its form; the author is in the post's fence.
+  assert.match(p, new RegExp(`^- ${ROOT}: ask, starts its thread$`, "m"));
 });
 
 Deno.test("a thread shows its root, the run's events and the newest replies, in arrival order", () => {

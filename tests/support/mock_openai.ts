@@ -25,8 +25,8 @@
  * ```ts
  * const mock = startMockOpenAI({
  *   rules: [
- *     { when: callOutputFor("mcp__wats", "answer"), reply: text("done") },
- *     { when: hasTool("mcp__wats", "answer"), reply: functionCall("mcp__wats", "answer", {…}) },
+ *     { when: callOutputFor("mcp__wats", "post"), reply: text("done") },
+ *     { when: hasTool("mcp__wats", "post"), reply: functionCall("mcp__wats", "post", { kind: "answer",…}) },
  *   ],
  * });
  * ```

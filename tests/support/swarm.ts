@@ -157,14 +157,15 @@ export function eventIds(req: MessagesRequest): string[] {
 export function answeringMock(delayMs?: number): MockAnthropic {
   return startMockAnthropic({
     rules: [
-      { when: toolResultFor("mcp__wats__answer"), reply: text("Answered.") },
+      { when: toolResultFor("mcp__wats__post"), reply: text("Answered.") },
       {
-        when: hasTool("mcp__wats__answer"),
+        when: hasTool("mcp__wats__post"),
         reply: (req) => {
           const ids = eventIds(req);
           if (ids.length === 0) return text("Nothing new.");
           return {
-            ...toolUse("mcp__wats__answer", {
+            ...toolUse("mcp__wats__post", {
+              kind: "answer",
               parent: ids.at(-1),
               text: `Use journald (${ids.length}).`,
             }),
@@ -191,13 +192,17 @@ export function answeringCodexMock(
 ): MockOpenAI {
   return startMockOpenAI({
     rules: [
-      { when: callOutputFor("mcp__wats", "answer"), reply: codexText("Answered.") },
+      { when: callOutputFor("mcp__wats", "post"), reply: codexText("Answered.") },
       {
-        when: codexHasTool("mcp__wats", "answer"),
+        when: codexHasTool("mcp__wats", "post"),
         reply: (req) => {
           const ids = codexEventIds(req);
           if (ids.length === 0) return codexText("Nothing new.");
-          return functionCall("mcp__wats", "answer", { parent: ids.at(-1), text: say(ids.length) });
+          return functionCall("mcp__wats", "post", {
+            kind: "answer",
+            parent: ids.at(-1),
+            text: say(ids.length),
+          });
         },
       },
     ],

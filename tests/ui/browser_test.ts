@@ -105,7 +105,7 @@ Deno.test({
         "[...document.querySelectorAll('.tool-call')].map((e) => e.textContent)",
       );
       assert.ok(
-        calls.some((c) => c.includes("mcp__wats__answer") && c.includes("parent")),
+        calls.some((c) => c.includes("mcp__wats__post") && c.includes("parent")),
         calls.join("\n"),
       );
       assert.ok(
