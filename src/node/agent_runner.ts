@@ -15,7 +15,7 @@
 import { npubEncode } from "nostr-tools/nip19";
 import type { Settings } from "../config/schema.ts";
 import type { AcpTables } from "../config/acp_tables.ts";
-import { usdOf } from "../money.ts";
+import { usd, usdOf } from "../money.ts";
 import type { DataPaths } from "../config/paths.ts";
 import { ConfigError } from "../errors.ts";
 import type { NodeStatus } from "../contracts/views.ts";
@@ -321,7 +321,8 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
         `(${runtime.name} reports no cost: runs count against agent.max_runs_per_day)`;
     }
     return `budget ${usdOf(b.usdToday, limits.usdPerDay)} today, ` +
-      `${usdOf(b.usdMonth, limits.usdPerMonth)} this month`;
+      `${usdOf(b.usdMonth, limits.usdPerMonth)} this month; ${reservedLine(b.inFlight)} ` +
+      `(each run or call reserves ${usd(s["agent.reserve_usd"])}: agent.reserve_usd)`;
   };
   const pauses = () => {
     const st = runner.status();
@@ -428,6 +429,11 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
           runsToday: b.runsWithoutCostToday,
           runsPerDay: b.limits.runsPerDay,
           ...(reportsCost(runtime.name) ? {} : { noCost: true }),
+          reserved: {
+            usd: b.inFlight.reservedUsd,
+            count: b.inFlight.count,
+            spentUsd: b.inFlight.spentUsd,
+          },
         },
       };
     },
@@ -438,4 +444,11 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
       tokens.clear();
     },
   };
+}
+
+/** `$0.80 reserved by 2 runs and calls in flight`: what the banner and status add to the spend. */
+export function reservedLine(f: { reservedUsd: number; count: number }): string {
+  return f.count === 0
+    ? "nothing reserved"
+    : `${usd(f.reservedUsd)} reserved by ${f.count} run(s) and coding agent call(s) in flight`;
 }
