@@ -172,6 +172,8 @@ export function meteredAcpAgent(o: {
   costPerReply: number;
   replies: (prompt: number) => number;
   gate?: Promise<void>;
+  /** Told after each reply is reported. */
+  onReply?: (p: MeteredPrompt) => void;
 }): MeteredAgent {
   const cost = new Map<string, number>();
   const live = new Map<string, MeteredPrompt>();
@@ -220,6 +222,7 @@ export function meteredAcpAgent(o: {
               cost: { amount: total, currency: "USD" },
             },
           });
+          o.onReply?.(p);
           if (p.cancelledAt !== undefined || p.replies >= limit) break;
         }
         live.delete(sessionId);
