@@ -511,6 +511,13 @@ export class AcpLayer {
     // usage_update is the session's cumulative cost: the call's is what it grew by.
     const before = running.costs.get(sessionId) ?? 0;
     let stopped = false;
+    // No room for the next reply, or the money ran out elsewhere: the reply under way is the last.
+    const stopForBudget = () => {
+      if (stopped) return;
+      stopped = true;
+      this.#changed(plan, "stopped: budget");
+      cancel();
+    };
     const turn = new Turn({
       harness: harness.name,
       checkout: co.name,
@@ -537,12 +544,7 @@ export class AcpLayer {
         }
       },
       spent: (total) => {
-        if (hold === undefined || hold.spent(total >= before ? total - before : total)) return;
-        if (stopped) return;
-        // No room for the next reply: stopped now, so the one under way is the last.
-        stopped = true;
-        this.#changed(plan, "stopped: budget");
-        cancel();
+        if (hold?.spent(total >= before ? total - before : total) === false) stopForBudget();
       },
       park: park && ((ask) => {
         const id = park(ask);
@@ -564,7 +566,14 @@ export class AcpLayer {
     // Told once, in the prompt about to be sent: a person declined to let a call in doubt finish.
     const declined = takeDeclined(place.stateFile);
     if (declined.length > 0) prompt.unshift({ type: "text", text: declinedNotice(declined) });
-    const stopReason = await running.agent.prompt(sessionId, prompt, turn).catch((err) => {
+    hold?.onStop(stopForBudget);
+    // Stopped before it was sent (while its worktree was cut or its agent started): nothing is sent.
+    const sent = stopped ? Promise.resolve("cancelled" as const) : running.agent.prompt(
+      sessionId,
+      prompt,
+      turn,
+    );
+    const stopReason = await sent.catch((err) => {
       // Its agent was stopped by the halt: said as that, not as a broken connection.
       if (this.#halted === undefined) throw err;
       throw new CallError("acp.halted", `stopped: agents were halted (${this.#halted})`, {

@@ -25,6 +25,12 @@ export interface BudgetHold {
   settle(usd: number | undefined): void;
   /** What it holds now, in USD: the most it may spend before it is asked to stop. */
   readonly heldUsd: number;
+  /**
+   * Calls `fn` once when the money runs out while it is in flight: spend that
+   * settled elsewhere left less than what is held, and this one is stopped to
+   * cover it (at once when it already was). What it spends after that still counts.
+   */
+  onStop(fn: () => void): void;
 }
 
 /** The answer to a run or call that asks to start. */

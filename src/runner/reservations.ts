@@ -49,6 +49,7 @@ class Hold implements BudgetHold {
   #reported = false;
   #stopped = false;
   #settled = false;
+  #onStop: (() => void) | undefined;
 
   constructor(desk: BudgetDesk, held: number, run: boolean) {
     this.#desk = desk;
@@ -90,6 +91,29 @@ class Hold implements BudgetHold {
     return false;
   }
 
+  onStop(fn: () => void): void {
+    if (this.#stopped) fn();
+    else this.#onStop = fn;
+  }
+
+  /** True once it was told to stop. */
+  get stopped(): boolean {
+    return this.#stopped;
+  }
+
+  /**
+   * The money ran out elsewhere: stops it, keeping only what the reply under way
+   * may cost. Returns what that freed.
+   */
+  revoke(): number {
+    if (this.#stopped || this.#settled) return 0;
+    const before = this.heldUsd;
+    this.#held = Math.min(this.#held, this.#spent + this.#reply);
+    this.#stopped = true;
+    this.#onStop?.();
+    return before - this.heldUsd;
+  }
+
   settle(cost: number | undefined): void {
     if (this.#settled) return;
     this.#settled = true;
@@ -117,6 +141,7 @@ export class BudgetDesk implements NodeBudget {
 
   addSpend(at: number, usd: number | undefined): void {
     this.#ledger.record({ at, costUsd: usd, run: usd === undefined });
+    this.#coverHolds();
   }
 
   /** The budget at `now`, with what is in flight. */
@@ -202,8 +227,24 @@ export class BudgetDesk implements NodeBudget {
       costUsd: cost,
       run: hold.run || cost === undefined,
     });
+    this.#coverHolds();
     // A run's end schedules the next itself, once it is recorded.
     if (!hold.run) this.#o.onRelease?.();
+  }
+
+  /**
+   * When what settled leaves less than the calls in flight hold (one spent
+   * more than it held, reported only as it ended, or a restart counted earlier
+   * spend), the newest calls are stopped until what is held is covered: the
+   * money ran out while they ran. A run's limit was given to its harness and
+   * cannot shrink; it is never stopped here.
+   */
+  #coverHolds(): void {
+    let over = this.state().inFlight.reservedUsd - this.state().usdLeft;
+    for (const h of [...this.#holds].reverse()) {
+      if (over <= 1e-9) return;
+      if (!h.run) over -= h.revoke();
+    }
   }
 
   afterBudgetReset(fn: () => void): void {

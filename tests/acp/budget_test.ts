@@ -180,3 +180,26 @@ Deno.test("works the budget stopped say so, and go on in the same session after 
     r.cleanup();
   }
 });
+
+Deno.test("money that runs out elsewhere mid-call cancels the call: stopped: budget", async () => {
+  const r = runnerRig({ "agent.max_usd_per_day": 1, "agent.reserve_usd": 0.4 });
+  // Replies that report no new cost: only spend elsewhere can stop it.
+  const agent = meteredAcpAgent({ costPerReply: 0, replies: () => Infinity });
+  await using l = await layerRig(agent, r.runner);
+  try {
+    r.runner.start();
+    const a = call(l.layer, "a");
+    await until(() => (agent.prompts[0]?.replies ?? 0) > 0, "the call replies");
+    // Another call that reported its cost as it ended: $0.90, and the call holds $0.40.
+    r.runner.budget.addSpend(r.time.now(), 0.9);
+    const res = await a;
+    assert.equal(res.stopped, "budget");
+    assert.equal(res.stop_reason, "cancelled");
+    const p = agent.prompts[0]!;
+    assert.ok(p.cancelledAt !== undefined && p.replies - p.cancelledAt <= 1);
+    assert.ok(readWorkState(`${res.worktree}.acp.json`).budgetStop !== undefined);
+  } finally {
+    await r.runner.stop();
+    r.cleanup();
+  }
+});

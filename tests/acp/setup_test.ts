@@ -20,7 +20,7 @@ function budgetOf(over: Partial<NodeBudget> = {}): AcpBudget {
       addSpend: () => {},
       admitCall: () => ({
         admitted: true,
-        hold: { spent: () => true, settle: () => {}, heldUsd: 1 },
+        hold: { spent: () => true, settle: () => {}, heldUsd: 1, onStop: () => {} },
       }),
       afterBudgetReset: () => {},
       ...over,

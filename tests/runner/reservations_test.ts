@@ -44,10 +44,13 @@ Deno.test("a run or call holds agent.reserve_usd, or all that is left when less,
     "$0.80 of the $1.00 left is held by 2 run(s) and coding agent call(s) in flight; " +
       "try again when one of them ends",
   );
+  let stopped = false;
+  b.onStop(() => stopped = true);
   a.settle(0.75);
-  // $0.25 is left, less than the reservation: a call may have all of it, once nothing else holds.
-  assert.ok(!d.admit(true).admitted, "b still holds $0.40 of the $0.25 left");
-  b.settle(0);
+  // $0.25 is left and b held $0.40: the money ran out while b ran, so b is stopped.
+  assert.ok(stopped);
+  assert.equal(b.heldUsd, 0, "b reported no reply: it keeps nothing");
+  // Less than the reservation is left: a run may have all of it.
   const run = held(d.admit(true));
   assert.ok(Math.abs(run.heldUsd - 0.25) < EPS);
 });
@@ -126,4 +129,26 @@ Deno.test("afterBudgetReset waits for the day's reset, and for the month's when 
   assert.equal(went, 2);
   month.d.close();
   assert.equal(month.time.pending(), 0);
+});
+
+Deno.test("spend that settles elsewhere and leaves less than is held stops the newest calls until it is covered, never a run", () => {
+  const { d } = desk({ usdPerDay: 1, reserve: 0.3 });
+  const run = held(d.admit(true));
+  const a = held(d.admitCall("a"));
+  const b = held(d.admitCall("b"));
+  const told: string[] = [];
+  run.onStop(() => told.push("run"));
+  a.onStop(() => told.push("a"));
+  b.onStop(() => told.push("b"));
+  a.spent(0.05);
+  // A call that reported its cost only as it ended: $0.30 more than the $0.10 left beside the holds.
+  d.addSpend(T0, 0.4);
+  assert.deepEqual(told, ["b"], "b, the newest, covers it: $0.60 left, $0.30 + $0.30 held");
+  assert.equal(b.spent(0.01), false, "b stays stopped");
+  d.addSpend(T0, 0.5);
+  assert.deepEqual(told, ["b", "a"]);
+  assert.ok(Math.abs(a.heldUsd - 0.1) < EPS, "a keeps what its reply under way may cost");
+  let late = false;
+  a.onStop(() => late = true);
+  assert.ok(late, "told at once when it already was stopped");
 });
