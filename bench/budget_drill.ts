@@ -27,6 +27,7 @@
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { git } from "../src/acp/worktrees.ts";
+import type { CodingAgents } from "../src/contracts/coding_agents.ts";
 import { meteredAcpAgent, type MeteredPrompt } from "../tests/support/fake_acp_agent.ts";
 
 const { values } = parseArgs({
@@ -109,7 +110,7 @@ async function drill(version: string, root: string, reserve: number): Promise<Ou
   let atCap: Map<MeteredPrompt, number> | undefined;
   let halted = false;
   // deno-lint-ignore prefer-const
-  let layer: { halt(reason: string): void; close(): Promise<void>; call: Function };
+  let layer: { halt(reason: string): void; close(): Promise<void> } & Pick<CodingAgents, "call">;
   const agent = meteredAcpAgent({
     costPerReply: REPLY,
     replies: () => Infinity,
@@ -150,12 +151,15 @@ async function drill(version: string, root: string, reserve: number): Promise<Ou
   });
   r.runner.start();
   const results = await Promise.allSettled(
-    Array.from({ length: CALLS }, (_, i) =>
-      layer.call("metered", { agent: "drill", thread: "_", callId: `c${i}` }, {
-        task: `TASK ${i}: reply forever`,
-        checkout: "app",
-        work: `w${i}`,
-      })),
+    Array.from(
+      { length: CALLS },
+      (_, i) =>
+        layer.call("metered", { agent: "drill", thread: "_", callId: `c${i}` }, {
+          task: `TASK ${i}: reply forever`,
+          checkout: "app",
+          work: `w${i}`,
+        }),
+    ),
   );
   await layer.close();
   await r.runner.stop();

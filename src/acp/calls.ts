@@ -115,7 +115,7 @@ export interface AcpLayerOptions {
 
 /** The coding agents of one node. */
 export class AcpLayer {
-  readonly #o: AcpLayerOptions;
+  readonly #options: AcpLayerOptions;
   readonly #pool: AgentPool;
   /** One call per work at a time: the tail of each work's queue. */
   readonly #works = new Map<string, Promise<unknown>>();
@@ -128,7 +128,7 @@ export class AcpLayer {
   #sweeping: Promise<unknown> = Promise.resolve();
 
   constructor(options: AcpLayerOptions) {
-    this.#o = options;
+    this.#options = options;
     this.#pool = new AgentPool(options);
     // Judged against the real path: locations are resolved through symlinks too.
     this.#policy = { ...options.policy, dataDir: realOr(options.policy.dataDir) };
@@ -161,18 +161,18 @@ export class AcpLayer {
 
   /** The thread the run `runId` is about, if it is about one. */
   threadOfRun(runId: string): string | undefined {
-    return this.#o.host?.threadOfRun(runId);
+    return this.#options.host?.threadOfRun(runId);
   }
 
   /** The enabled harnesses' names: one MCP tool each. */
   harnessNames(): string[] {
-    return Object.values(this.#o.harnesses).filter((h) => h.enabled).map((h) => h.name);
+    return Object.values(this.#options.harnesses).filter((h) => h.enabled).map((h) => h.name);
   }
 
   /** The checkouts calls may use. */
   checkoutNames(): string[] {
-    const all = Object.keys(this.#o.checkouts);
-    const allowed = this.#o.allowedCheckouts;
+    const all = Object.keys(this.#options.checkouts);
+    const allowed = this.#options.allowedCheckouts;
     return allowed.length === 0 ? all : all.filter((c) => allowed.includes(c));
   }
 
@@ -184,13 +184,13 @@ export class AcpLayer {
     args: CallArgs,
     signal?: AbortSignal,
   ): Promise<CallResult> {
-    const harness = this.#o.harnesses[harnessName];
+    const harness = this.#options.harnesses[harnessName];
     if (harness === undefined || !harness.enabled) {
       throw new CallError("acp.no_harness", `no enabled harness ${harnessName} in config.toml`);
     }
     const co = this.#checkout(args.checkout);
     const place = workPlace(
-      this.#o.worktrees,
+      this.#options.worktrees,
       harness.name,
       co.name,
       origin.agent,
@@ -234,7 +234,7 @@ export class AcpLayer {
   /** Tells the work's readers it changed (its dashboard page redraws): `work_changed`. */
   #changed(plan: CallPlan, what: string): void {
     const { origin } = plan;
-    this.#o.onEvent?.({
+    this.#options.onEvent?.({
       type: "work_changed",
       harness: plan.harness.name,
       agent: origin.agent,
@@ -261,7 +261,7 @@ export class AcpLayer {
     if (this.#halted !== undefined && !(ask.kind === IN_DOUBT && !approved)) {
       // Telling the coding agent is a call; a halt starts none. The request waits again.
       this.#parked.delete(id);
-      const again = this.#o.park?.(ask);
+      const again = this.#options.park?.(ask);
       return `not ${verb}: agents are halted (${this.#halted}), so no coding agent call starts; ` +
         `the request waits in the review queue again${again ? ` as ${again}` : ""}: ` +
         "decide it after `wats resume`";
@@ -270,13 +270,13 @@ export class AcpLayer {
     this.#parked.delete(id);
     if (held !== undefined) {
       held.resolve(approved);
-      this.#o.onDecided?.(ask, approved);
+      this.#options.onDecided?.(ask, approved);
       return `${verb} ${ask.harness}/${ask.kind}: the coding agent ${ask.harness} got the answer`;
     }
     if (ask.kind === IN_DOUBT && !approved) {
-      this.#o.onDecided?.(ask, approved);
+      this.#options.onDecided?.(ask, approved);
       return `rejected: the call in doubt on work ${ask.work} is left as it is; ${
-        declineInDoubt(this.#o.worktrees, ask)
+        declineInDoubt(this.#options.worktrees, ask)
       }`;
     }
     const grant = ask.kind === IN_DOUBT
@@ -284,13 +284,13 @@ export class AcpLayer {
       : { kind: ask.kind, locations: ask.locations, rawInput: ask.arguments, approved };
     const plan = this.#planFor({ ...ask, call: `${id}.answer`, task: answerTask(ask, approved) });
     if (plan === undefined) {
-      this.#o.onDecided?.(ask, approved);
+      this.#options.onDecided?.(ask, approved);
       return `${verb}, but [harnesses.${ask.harness}] or [checkouts.${ask.checkout}] is gone from config.toml: nothing was sent`;
     }
     this.#enqueue({ ...plan, ...(grant !== undefined ? { grant } : {}) })
       // Its outcome reaches the node's JSON lines; the agent sees the work at its next call.
       .catch(() => {})
-      .finally(() => this.#o.onDecided?.(ask, approved));
+      .finally(() => this.#options.onDecided?.(ask, approved));
     return ask.kind === IN_DOUBT
       ? `approved: the coding agent ${ask.harness} is told to check the worktree of ${ask.work} and finish`
       : `${verb} ${ask.harness}/${ask.kind}: its coding agent had stopped, so a new call on ${ask.work} tells it`;
@@ -304,10 +304,17 @@ export class AcpLayer {
   #planFor(
     w: Pick<BudgetStop, "harness" | "checkout" | "agent" | "thread" | "work" | "call" | "task">,
   ): CallPlan | undefined {
-    const harness = this.#o.harnesses[w.harness];
-    const co = this.#o.checkouts[w.checkout];
+    const harness = this.#options.harnesses[w.harness];
+    const co = this.#options.checkouts[w.checkout];
     if (harness === undefined || !harness.enabled || co === undefined) return undefined;
-    const place = workPlace(this.#o.worktrees, harness.name, co.name, w.agent, w.thread, w.work);
+    const place = workPlace(
+      this.#options.worktrees,
+      harness.name,
+      co.name,
+      w.agent,
+      w.thread,
+      w.work,
+    );
     return {
       harness,
       co,
@@ -323,9 +330,9 @@ export class AcpLayer {
    * removed. Returns their pending ids.
    */
   parkInDoubt(): string[] {
-    const dir = this.#o.inFlightDir;
-    if (dir === undefined || this.#o.park === undefined) return [];
-    return parkInDoubt(dir, this.#o.park);
+    const dir = this.#options.inFlightDir;
+    if (dir === undefined || this.#options.park === undefined) return [];
+    return parkInDoubt(dir, this.#options.park);
   }
 
   /**
@@ -333,7 +340,7 @@ export class AcpLayer {
    * goes on after the budget window resets. Returns how many.
    */
   resumeStopped(): number {
-    const stops = budgetStopsUnder(this.#o.worktrees);
+    const stops = budgetStopsUnder(this.#options.worktrees);
     for (const stop of stops) this.#goOnAfterReset(stop);
     return stops.length;
   }
@@ -344,7 +351,7 @@ export class AcpLayer {
    * call on the work was admitted meanwhile (which cleared the note).
    */
   #goOnAfterReset(stop: BudgetStop): void {
-    const budget = this.#o.host?.budget;
+    const budget = this.#options.host?.budget;
     if (budget === undefined) return;
     budget.afterBudgetReset(() => {
       const plan = this.#planFor({ ...stop, call: `${stop.call}.resume`, task: resumeTask(stop) });
@@ -359,7 +366,7 @@ export class AcpLayer {
 
   #checkout(name: string): CheckoutConfig {
     const names = this.checkoutNames();
-    const co = this.#o.checkouts[name];
+    const co = this.#options.checkouts[name];
     if (co === undefined || !names.includes(name)) {
       throw new CallError(
         "acp.no_checkout",
@@ -417,7 +424,7 @@ export class AcpLayer {
    * hold the rest. No host: no budget.
    */
   #admit(plan: CallPlan): BudgetHold | undefined {
-    const budget = this.#o.host?.budget;
+    const budget = this.#options.host?.budget;
     if (budget === undefined) return undefined;
     const a = budget.admitCall(`${plan.harness.name} call ${plan.origin.callId}`);
     if (!a.admitted) {
@@ -493,7 +500,7 @@ export class AcpLayer {
     // A cancelled or timed-out call cancels its prompt; the next call sends a new one.
     const cancel = () => running.agent.cancel(sessionId);
     signal?.addEventListener("abort", cancel, { once: true });
-    const dir = this.#o.inFlightDir;
+    const dir = this.#options.inFlightDir;
     const note = dir === undefined ? undefined : noteInFlight(dir, {
       callId: origin.callId,
       harness: harness.name,
@@ -505,7 +512,7 @@ export class AcpLayer {
       worktree: place.dir,
     });
     const mine: string[] = [];
-    const park = this.#o.park;
+    const park = this.#options.park;
     // A commit mid-call moves the branch's ref files: seen after each finished tool call.
     let refs = refSignature(place.dir, place.branch);
     // usage_update is the session's cumulative cost: the call's is what it grew by.
@@ -528,7 +535,7 @@ export class AcpLayer {
       policy: this.#policy,
       grant: plan.grant,
       emit: (e) => {
-        this.#o.onEvent?.(e);
+        this.#options.onEvent?.(e);
         try {
           noteSession(place.dir, { ...e, at: Date.now() });
         } catch {
@@ -558,7 +565,7 @@ export class AcpLayer {
         // must not also park it in doubt.
         note?.remove();
         at.hooks.parked(
-          await resultOf(plan, this.#o.sandbox, { ...r, stop_reason: "parked", usd: 0 }),
+          await resultOf(plan, this.#options.sandbox, { ...r, stop_reason: "parked", usd: 0 }),
         );
       },
       resumed: () => note?.write(),
@@ -595,8 +602,11 @@ export class AcpLayer {
     const { cost } = turn;
     const usd = cost === undefined ? 0 : callCost(running, place.stateFile, sessionId, cost);
     spent(cost === undefined ? undefined : usd);
-    if (cost === undefined) this.#o.onUncosted?.({ harness: harness.name, callId: origin.callId });
-    else if (usd > 0) this.#o.onCost?.(usd, { harness: harness.name, callId: origin.callId });
+    if (cost === undefined) {
+      this.#options.onUncosted?.({ harness: harness.name, callId: origin.callId });
+    } else if (usd > 0) {
+      this.#options.onCost?.(usd, { harness: harness.name, callId: origin.callId });
+    }
     let message = turn.message;
     if (stopped) {
       const stop: BudgetStop = {
@@ -615,7 +625,7 @@ export class AcpLayer {
         `next reply); the work goes on by itself after the budget window resets` +
         (message === "" ? "" : `. The coding agent's last message: ${message}`);
     }
-    return await resultOf(plan, this.#o.sandbox, {
+    return await resultOf(plan, this.#options.sandbox, {
       message,
       stop_reason: stopReason,
       refused: turn.refused,
@@ -630,7 +640,7 @@ export class AcpLayer {
     if (this.#halted !== undefined) {
       return `agents are halted (${this.#halted}), so no coding agent call starts`;
     }
-    return this.#o.host?.budget.blocked();
+    return this.#options.host?.budget.blocked();
   }
 
   /** True while a call runs on the work whose worktree is `dir`, or waits to. */
@@ -657,17 +667,17 @@ export class AcpLayer {
 
   async #sweep(): Promise<SweepReport> {
     await this.#pool.stopIdle();
-    const held = new Set(this.#o.held?.() ?? []);
+    const held = new Set(this.#options.held?.() ?? []);
     return await sweep(
-      this.#o.worktrees,
-      this.#o.checkouts,
+      this.#options.worktrees,
+      this.#options.checkouts,
       (dir) =>
         this.#works.has(dir)
           ? "a call uses it"
           : held.has(dir)
           ? "a request of it waits for a person"
           : undefined,
-      this.#o.sandbox,
+      this.#options.sandbox,
     );
   }
 

@@ -125,12 +125,12 @@ class Hold implements BudgetHold {
 /** The budget of runs and calls together. */
 export class BudgetDesk implements NodeBudget {
   readonly #ledger: BudgetLedger;
-  readonly #o: DeskOptions;
+  readonly #options: DeskOptions;
   readonly #holds = new Set<Hold>();
   readonly #timers = new Set<unknown>();
 
   constructor(options: DeskOptions) {
-    this.#o = options;
+    this.#options = options;
     this.#ledger = new BudgetLedger(options.limits);
   }
 
@@ -145,7 +145,7 @@ export class BudgetDesk implements NodeBudget {
   }
 
   /** The budget at `now`, with what is in flight. */
-  state(now: number = this.#o.clock.now()): BudgetState {
+  state(now: number = this.#options.clock.now()): BudgetState {
     let reservedUsd = 0, spentUsd = 0, withoutCost = 0;
     for (const h of this.#holds) {
       reservedUsd += h.heldUsd;
@@ -185,7 +185,7 @@ export class BudgetDesk implements NodeBudget {
 
   /** What a new run or call holds: the reservation, or all that is left when less. */
   #want(s: BudgetState): number {
-    return Math.min(this.#o.reserveUsd, s.usdLeft);
+    return Math.min(this.#options.reserveUsd, s.usdLeft);
   }
 
   /**
@@ -223,13 +223,13 @@ export class BudgetDesk implements NodeBudget {
   settled(hold: Hold, cost: number | undefined): void {
     this.#holds.delete(hold);
     this.#ledger.record({
-      at: this.#o.clock.now(),
+      at: this.#options.clock.now(),
       costUsd: cost,
       run: hold.run || cost === undefined,
     });
     this.#coverHolds();
     // A run's end schedules the next itself, once it is recorded.
-    if (!hold.run) this.#o.onRelease?.();
+    if (!hold.run) this.#options.onRelease?.();
   }
 
   /**
@@ -248,9 +248,9 @@ export class BudgetDesk implements NodeBudget {
   }
 
   afterBudgetReset(fn: () => void): void {
-    const now = this.#o.clock.now();
+    const now = this.#options.clock.now();
     const at = this.state(now).blocked?.resetsAt ?? nextUtcDay(now);
-    const timer = this.#o.timers.setTimer(at - now, () => {
+    const timer = this.#options.timers.setTimer(at - now, () => {
       this.#timers.delete(timer);
       // The month may still be spent when the day resets: wait for it too.
       if (this.state().blocked !== undefined) this.afterBudgetReset(fn);
@@ -261,7 +261,7 @@ export class BudgetDesk implements NodeBudget {
 
   /** Drops the timers of `afterBudgetReset` (the node is stopping). */
   close(): void {
-    for (const t of this.#timers) this.#o.timers.clearTimer(t);
+    for (const t of this.#timers) this.#options.timers.clearTimer(t);
     this.#timers.clear();
   }
 }
