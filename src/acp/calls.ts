@@ -358,8 +358,10 @@ export class AcpLayer {
       if (this.#closed || plan === undefined) return;
       if (readWorkState(plan.place.stateFile).budgetStop?.call !== stop.call) return;
       this.#enqueue(plan).catch((err) => {
-        // Refused again (calls in flight hold the budget, a halt): the next reset tries again.
-        if (err instanceof CallError && err.code === "acp.budget") this.#goOnAfterReset(stop);
+        // Refused (calls in flight hold the budget, a halt holds): the next reset tries again.
+        if (err instanceof CallError && (err.code === "acp.budget" || err.code === "acp.halted")) {
+          this.#goOnAfterReset(stop);
+        }
       });
     });
   }

@@ -280,7 +280,8 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       halt.attach(agentRunner.runner);
     }
     // Without a runner the budget still holds every coding agent call (issue 30).
-    const budgetOnly = agentRunner ? undefined : budgetOnlyHost(settings);
+    const harnesses = Object.values(opts.acp.harnesses).some((h) => h.enabled);
+    const budgetOnly = agentRunner || !harnesses ? undefined : budgetOnlyHost(settings);
     if (budgetOnly) cleanups.unshift(() => budgetOnly.close());
     // Coding agents over ACP (docs/acp.md): one MCP tool per enabled harness.
     const codingAgents = acpLayerFor({
@@ -362,7 +363,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
         const h = halt.current();
         return {
           agent: null,
-          budget: null,
+          budget: budgetOnly?.view() ?? null,
           ...agentRunner?.status(),
           halted: h ? haltedView(store, h) : null,
         };
