@@ -26,28 +26,36 @@ import {
 } from "../contracts/coding_agents.ts";
 import type { CheckoutConfig, HarnessConfig } from "../config/acp_tables.ts";
 import type { AgentHost } from "../contracts/agent_host.ts";
+import type { BudgetHold } from "../contracts/budget.ts";
 import type { Sandboxer } from "../safety/sandboxer.ts";
-import { AgentPool, callCost, CallError, workSession } from "./agent_pool.ts";
+import { AgentPool, callCost, CallError, type Running, workSession } from "./agent_pool.ts";
 import type { Connect } from "./agent_link.ts";
 import { answerTask, declineInDoubt, noteInFlight, parkInDoubt } from "./in_doubt.ts";
-import type { Grant } from "./judge.ts";
 import type { Policy } from "./policy.ts";
 import { contextBlocks } from "./context.ts";
 import { type CallEvent, Turn } from "./turn.ts";
 import { sweep } from "./sweep.ts";
+import { agentPaths, checkCheckout, ensureWorktree, workPlace } from "./worktrees.ts";
+import { refSignature } from "./work_import.ts";
 import {
-  agentPaths,
-  checkCheckout,
-  commitsSince,
-  ensureWorktree,
-  headOf,
-  workPlace,
-} from "./worktrees.ts";
-import { importWork, refSignature } from "./work_import.ts";
-import { workId } from "./works.ts";
-import { declinedNotice, takeDeclined } from "./work_state.ts";
-import { type CallLine, noteCall, noteSession } from "./work_record.ts";
+  type BudgetStop,
+  declinedNotice,
+  noteBudgetStop,
+  readWorkState,
+  takeDeclined,
+} from "./work_state.ts";
+import { type CallLine, noteSession } from "./work_record.ts";
 import { errorMessage } from "../error_message.ts";
+import {
+  type CallHooks,
+  type CallPlan,
+  noteCallSafely,
+  outcomeOf,
+  realOr,
+  resultOf,
+  workOf,
+} from "./call_plan.ts";
+import { budgetStopsUnder, resumeTask } from "./budget_stop.ts";
 
 // Part of the layer's API (the lines a call emits, what it throws, the kind of a call in
 // doubt), kept where its users find it.
@@ -65,13 +73,16 @@ export interface AcpLayerOptions {
   policy: Policy;
   /** The environment harnesses start from. */
   env: Record<string, string>;
-  /** Called with each call's cost in USD, when it reported one (the runner's budget ledger). */
+  /** Called with each call's cost in USD, when it reported one (kept for a restart). */
   onCost?: (usd: number, call: { harness: string; callId: string }) => void;
+  /** Called for each call that prompted its agent and reported no cost (a run without a cost). */
+  onUncosted?: (call: { harness: string; callId: string }) => void;
   /**
-   * The runner (src/contracts/agent_host.ts): its budget blocks calls, and the
-   * thread of a run places its calls' works. None: no budget, no run threads.
+   * The runner (src/contracts/agent_host.ts): its budget admits, holds and
+   * stops calls, and the thread of a run places its calls' works. None: no
+   * budget, no run threads.
    */
-  host?: Pick<AgentHost, "budgetBlocked" | "threadOfRun">;
+  host?: Pick<AgentHost, "budget" | "threadOfRun">;
   /** Called for each session update and each permission decision. */
   onEvent?: (event: CallEvent) => void;
   /**
@@ -104,7 +115,7 @@ export interface AcpLayerOptions {
 
 /** The coding agents of one node. */
 export class AcpLayer {
-  readonly #o: AcpLayerOptions;
+  readonly #options: AcpLayerOptions;
   readonly #pool: AgentPool;
   /** One call per work at a time: the tail of each work's queue. */
   readonly #works = new Map<string, Promise<unknown>>();
@@ -117,7 +128,7 @@ export class AcpLayer {
   #sweeping: Promise<unknown> = Promise.resolve();
 
   constructor(options: AcpLayerOptions) {
-    this.#o = options;
+    this.#options = options;
     this.#pool = new AgentPool(options);
     // Judged against the real path: locations are resolved through symlinks too.
     this.#policy = { ...options.policy, dataDir: realOr(options.policy.dataDir) };
@@ -150,18 +161,18 @@ export class AcpLayer {
 
   /** The thread the run `runId` is about, if it is about one. */
   threadOfRun(runId: string): string | undefined {
-    return this.#o.host?.threadOfRun(runId);
+    return this.#options.host?.threadOfRun(runId);
   }
 
   /** The enabled harnesses' names: one MCP tool each. */
   harnessNames(): string[] {
-    return Object.values(this.#o.harnesses).filter((h) => h.enabled).map((h) => h.name);
+    return Object.values(this.#options.harnesses).filter((h) => h.enabled).map((h) => h.name);
   }
 
   /** The checkouts calls may use. */
   checkoutNames(): string[] {
-    const all = Object.keys(this.#o.checkouts);
-    const allowed = this.#o.allowedCheckouts;
+    const all = Object.keys(this.#options.checkouts);
+    const allowed = this.#options.allowedCheckouts;
     return allowed.length === 0 ? all : all.filter((c) => allowed.includes(c));
   }
 
@@ -173,20 +184,20 @@ export class AcpLayer {
     args: CallArgs,
     signal?: AbortSignal,
   ): Promise<CallResult> {
-    const harness = this.#o.harnesses[harnessName];
+    const harness = this.#options.harnesses[harnessName];
     if (harness === undefined || !harness.enabled) {
       throw new CallError("acp.no_harness", `no enabled harness ${harnessName} in config.toml`);
     }
     const co = this.#checkout(args.checkout);
     const place = workPlace(
-      this.#o.worktrees,
+      this.#options.worktrees,
       harness.name,
       co.name,
       origin.agent,
       origin.thread,
       args.work,
     );
-    return await this.#enqueue(harness, co, place, origin, args, signal);
+    return await this.#enqueue({ harness, co, place, origin, args, signal });
   }
 
   /**
@@ -194,72 +205,44 @@ export class AcpLayer {
    * earlier with a `parked` one: the prompt then goes on, and holds the work,
    * until a person decides.
    */
-  #enqueue(
-    harness: HarnessConfig,
-    co: CheckoutConfig,
-    place: ReturnType<typeof workPlace>,
-    origin: CallOrigin,
-    args: CallArgs,
-    signal: AbortSignal | undefined,
-    grant?: Grant,
-  ): Promise<CallResult> {
+  #enqueue(plan: CallPlan): Promise<CallResult> {
+    const { place, origin } = plan;
     let onParked!: (r: CallResult) => void;
     const parked = new Promise<CallResult>((resolve) => onParked = resolve);
     // Nothing above awaits, so the queue is joined in call order.
     const before = this.#works.get(place.dir) ?? Promise.resolve();
     const run = before.catch(() => {}).then(() =>
-      this.#recorded(
-        place.dir,
-        harness,
-        origin,
-        args,
-        (started) =>
-          this.#call(
-            harness,
-            co,
-            place,
-            origin,
-            args,
-            signal,
-            (r) => {
-              onParked(r);
-              noteCallSafely(place.dir, { id: origin.callId, at: Date.now(), outcome: "parked" });
-            },
-            grant,
-            started,
-          ),
-      )
+      this.#recorded(plan, (started) =>
+        this.#call(plan, {
+          started,
+          parked: (r) => {
+            onParked(r);
+            noteCallSafely(place.dir, { id: origin.callId, at: Date.now(), outcome: "parked" });
+          },
+        }))
     );
     this.#works.set(place.dir, run);
     // Told once the work is no longer busy, so a page that redraws on it reads the new state.
     const ended = (outcome: string) => {
       if (this.#works.get(place.dir) === run) this.#works.delete(place.dir);
-      this.#changed(harness, co, place, origin, `call ended: ${outcome}`);
+      this.#changed(plan, `call ended: ${outcome}`);
     };
-    run.then(
-      (r) => ended(r.stop_reason === "end_turn" ? "ok" : r.stop_reason),
-      () => ended("error"),
-    );
+    run.then((r) => ended(outcomeOf(r)), () => ended("error"));
     return Promise.race([run, parked]);
   }
 
   /** Tells the work's readers it changed (its dashboard page redraws): `work_changed`. */
-  #changed(
-    harness: HarnessConfig,
-    co: CheckoutConfig,
-    place: ReturnType<typeof workPlace>,
-    origin: CallOrigin,
-    what: string,
-  ): void {
-    this.#o.onEvent?.({
+  #changed(plan: CallPlan, what: string): void {
+    const { origin } = plan;
+    this.#options.onEvent?.({
       type: "work_changed",
-      harness: harness.name,
+      harness: plan.harness.name,
       agent: origin.agent,
       call: origin.callId,
       ...(origin.run !== undefined ? { run: origin.run } : {}),
-      checkout: co.name,
-      branch: place.branch,
-      work: workId(co.name, place.branch),
+      checkout: plan.co.name,
+      branch: plan.place.branch,
+      work: workOf(plan),
       what,
     });
   }
@@ -278,7 +261,7 @@ export class AcpLayer {
     if (this.#halted !== undefined && !(ask.kind === IN_DOUBT && !approved)) {
       // Telling the coding agent is a call; a halt starts none. The request waits again.
       this.#parked.delete(id);
-      const again = this.#o.park?.(ask);
+      const again = this.#options.park?.(ask);
       return `not ${verb}: agents are halted (${this.#halted}), so no coding agent call starts; ` +
         `the request waits in the review queue again${again ? ` as ${again}` : ""}: ` +
         "decide it after `wats resume`";
@@ -287,49 +270,58 @@ export class AcpLayer {
     this.#parked.delete(id);
     if (held !== undefined) {
       held.resolve(approved);
-      this.#o.onDecided?.(ask, approved);
+      this.#options.onDecided?.(ask, approved);
       return `${verb} ${ask.harness}/${ask.kind}: the coding agent ${ask.harness} got the answer`;
     }
     if (ask.kind === IN_DOUBT && !approved) {
-      this.#o.onDecided?.(ask, approved);
+      this.#options.onDecided?.(ask, approved);
       return `rejected: the call in doubt on work ${ask.work} is left as it is; ${
-        declineInDoubt(this.#o.worktrees, ask)
+        declineInDoubt(this.#options.worktrees, ask)
       }`;
     }
-    const harness = this.#o.harnesses[ask.harness];
-    const co = this.#o.checkouts[ask.checkout];
-    if (harness === undefined || !harness.enabled || co === undefined) {
-      this.#o.onDecided?.(ask, approved);
-      return `${verb}, but [harnesses.${ask.harness}] or [checkouts.${ask.checkout}] is gone from config.toml: nothing was sent`;
-    }
-    const task = answerTask(ask, approved);
-    const place = workPlace(
-      this.#o.worktrees,
-      harness.name,
-      co.name,
-      ask.agent,
-      ask.thread,
-      ask.work,
-    );
-    const origin = { agent: ask.agent, thread: ask.thread, callId: `${id}.answer` };
     const grant = ask.kind === IN_DOUBT
       ? undefined
       : { kind: ask.kind, locations: ask.locations, rawInput: ask.arguments, approved };
-    this.#enqueue(
-      harness,
-      co,
-      place,
-      origin,
-      { task, checkout: co.name, work: ask.work },
-      undefined,
-      grant,
-    )
+    const plan = this.#planFor({ ...ask, call: `${id}.answer`, task: answerTask(ask, approved) });
+    if (plan === undefined) {
+      this.#options.onDecided?.(ask, approved);
+      return `${verb}, but [harnesses.${ask.harness}] or [checkouts.${ask.checkout}] is gone from config.toml: nothing was sent`;
+    }
+    this.#enqueue({ ...plan, ...(grant !== undefined ? { grant } : {}) })
       // Its outcome reaches the node's JSON lines; the agent sees the work at its next call.
       .catch(() => {})
-      .finally(() => this.#o.onDecided?.(ask, approved));
+      .finally(() => this.#options.onDecided?.(ask, approved));
     return ask.kind === IN_DOUBT
       ? `approved: the coding agent ${ask.harness} is told to check the worktree of ${ask.work} and finish`
       : `${verb} ${ask.harness}/${ask.kind}: its coding agent had stopped, so a new call on ${ask.work} tells it`;
+  }
+
+  /**
+   * The plan of a call the node starts itself on a known work (a person's
+   * decision told, a work the budget stopped going on); undefined when its
+   * harness or checkout is gone from config.toml.
+   */
+  #planFor(
+    w: Pick<BudgetStop, "harness" | "checkout" | "agent" | "thread" | "work" | "call" | "task">,
+  ): CallPlan | undefined {
+    const harness = this.#options.harnesses[w.harness];
+    const co = this.#options.checkouts[w.checkout];
+    if (harness === undefined || !harness.enabled || co === undefined) return undefined;
+    const place = workPlace(
+      this.#options.worktrees,
+      harness.name,
+      co.name,
+      w.agent,
+      w.thread,
+      w.work,
+    );
+    return {
+      harness,
+      co,
+      place,
+      origin: { agent: w.agent, thread: w.thread, callId: w.call },
+      args: { task: w.task, checkout: co.name, work: w.work },
+    };
   }
 
   /**
@@ -338,14 +330,45 @@ export class AcpLayer {
    * removed. Returns their pending ids.
    */
   parkInDoubt(): string[] {
-    const dir = this.#o.inFlightDir;
-    if (dir === undefined || this.#o.park === undefined) return [];
-    return parkInDoubt(dir, this.#o.park);
+    const dir = this.#options.inFlightDir;
+    if (dir === undefined || this.#options.park === undefined) return [];
+    return parkInDoubt(dir, this.#options.park);
+  }
+
+  /**
+   * Works the budget stopped before a restart (their state files say so): each
+   * goes on after the budget window resets. Returns how many.
+   */
+  resumeStopped(): number {
+    const stops = budgetStopsUnder(this.#options.worktrees);
+    for (const stop of stops) this.#goOnAfterReset(stop);
+    return stops.length;
+  }
+
+  /**
+   * The budget stopped a call on a work: after the window resets, a new call
+   * on the same work and session tells the coding agent to go on, unless a
+   * call on the work was admitted meanwhile (which cleared the note).
+   */
+  #goOnAfterReset(stop: BudgetStop): void {
+    const budget = this.#options.host?.budget;
+    if (budget === undefined) return;
+    budget.afterBudgetReset(() => {
+      const plan = this.#planFor({ ...stop, call: `${stop.call}.resume`, task: resumeTask(stop) });
+      if (this.#closed || plan === undefined) return;
+      if (readWorkState(plan.place.stateFile).budgetStop?.call !== stop.call) return;
+      this.#enqueue(plan).catch((err) => {
+        // Refused (calls in flight hold the budget, a halt holds): the next reset tries again.
+        if (err instanceof CallError && (err.code === "acp.budget" || err.code === "acp.halted")) {
+          this.#goOnAfterReset(stop);
+        }
+      });
+    });
   }
 
   #checkout(name: string): CheckoutConfig {
     const names = this.checkoutNames();
-    const co = this.#o.checkouts[name];
+    const co = this.#options.checkouts[name];
     if (co === undefined || !names.includes(name)) {
       throw new CallError(
         "acp.no_checkout",
@@ -363,13 +386,11 @@ export class AcpLayer {
    * written never fails the call.
    */
   async #recorded(
-    dir: string,
-    harness: HarnessConfig,
-    origin: CallOrigin,
-    args: CallArgs,
+    plan: CallPlan,
     call: (started: () => void) => Promise<CallResult>,
   ): Promise<CallResult> {
-    const note = (line: CallLine) => noteCallSafely(dir, line);
+    const { origin, args } = plan;
+    const note = (line: CallLine) => noteCallSafely(plan.place.dir, line);
     const id = origin.callId;
     let began = false;
     const started = () => {
@@ -380,7 +401,7 @@ export class AcpLayer {
         task: args.task,
         agent: origin.agent,
         thread: origin.thread,
-        harness: harness.name,
+        harness: plan.harness.name,
       });
     };
     try {
@@ -388,7 +409,7 @@ export class AcpLayer {
       note({
         id,
         at: Date.now(),
-        outcome: r.stop_reason === "end_turn" ? "ok" : r.stop_reason,
+        outcome: outcomeOf(r),
         message: r.message,
         refused: r.refused.map((x) => `${x.request}${x.title ? ` ${x.title}` : ""}: ${x.reason}`),
       });
@@ -399,147 +420,221 @@ export class AcpLayer {
     }
   }
 
-  async #call(
-    harness: HarnessConfig,
-    co: CheckoutConfig,
-    place: ReturnType<typeof workPlace>,
-    origin: CallOrigin,
-    args: CallArgs,
-    signal: AbortSignal | undefined,
-    onParked: (r: CallResult) => void,
-    grant: Grant | undefined,
-    started: () => void,
-  ): Promise<CallResult> {
-    if (signal?.aborted) throw new CallError("acp.cancelled", "the call was cancelled");
+  /**
+   * Admits the call against the budget (src/contracts/budget.ts): refused
+   * with `acp.budget` when a budget is reached or calls and runs in flight
+   * hold the rest. No host: no budget.
+   */
+  #admit(plan: CallPlan): BudgetHold | undefined {
+    const budget = this.#options.host?.budget;
+    if (budget === undefined) return undefined;
+    const a = budget.admitCall(`${plan.harness.name} call ${plan.origin.callId}`);
+    if (!a.admitted) {
+      throw new CallError("acp.budget", `no coding agent call now: ${a.reason}`);
+    }
+    // The work goes on now: it no longer waits for the window to reset.
+    try {
+      noteBudgetStop(plan.place.stateFile, undefined);
+    } catch {
+      // No state file yet.
+    }
+    return a.hold;
+  }
+
+  async #call(plan: CallPlan, hooks: CallHooks): Promise<CallResult> {
+    if (plan.signal?.aborted) throw new CallError("acp.cancelled", "the call was cancelled");
     if (this.#closed) throw new CallError("acp.closed", "the node is stopping; call again later");
     this.#refuseHalted();
-    const blocked = this.#o.host?.budgetBlocked();
-    if (blocked !== undefined) {
-      throw new CallError(
-        "acp.budget",
-        `no coding agent call now: ${blocked}; it resets at the next UTC day or month`,
-      );
-    }
-    await checkCheckout(co);
-    const { created } = await ensureWorktree(co, place);
-    started();
-    const worktree = realOr(place.dir);
-    // What the agent's sandbox opens comes from wats's records, never from the work folder.
-    const running = await this.#pool.attach(harness, worktree, await agentPaths(co, worktree));
+    const hold = this.#admit(plan);
+    // What it cost: undefined while nothing reported one (then it counts as a run, once it prompted).
+    let cost: number | undefined = 0;
     try {
-      // A halt that came while the agent started: it is stopped, and nothing is sent.
-      this.#refuseHalted();
-      const { sessionId, continued } = await workSession(
-        running,
-        harness,
+      const { co, place } = plan;
+      await checkCheckout(co);
+      const { created } = await ensureWorktree(co, place);
+      hooks.started();
+      const worktree = realOr(place.dir);
+      // What the agent's sandbox opens comes from wats's records, never from the work folder.
+      const running = await this.#pool.attach(
+        plan.harness,
         worktree,
-        place.stateFile,
-        created,
+        await agentPaths(co, worktree),
       );
-      const prompt: ContentBlock[] = continued
-        ? []
-        : await contextBlocks(worktree, harness.context);
-      prompt.push({ type: "text", text: args.task });
+      cost = undefined;
+      try {
+        return await this.#prompt(plan, { running, worktree, created, hooks }, hold, (usd) => {
+          cost = usd;
+        });
+      } finally {
+        this.#pool.detach(plan.harness, worktree);
+      }
+    } finally {
+      hold?.settle(cost);
+    }
+  }
 
-      // A cancelled or timed-out call cancels its prompt; the next call sends a new one.
-      const cancel = () => running.agent.cancel(sessionId);
-      signal?.addEventListener("abort", cancel, { once: true });
-      const dir = this.#o.inFlightDir;
-      const note = dir === undefined ? undefined : noteInFlight(dir, {
-        callId: origin.callId,
+  /**
+   * A call's prompt on its running agent: opens or continues the work's
+   * session, sends the task, judges each request, and stops the prompt
+   * (`session/cancel`) when the budget has no room for its next reply; `spent`
+   * hears what the call cost once it ends (undefined: the agent reported none).
+   */
+  async #prompt(
+    plan: CallPlan,
+    at: { running: Running; worktree: string; created: boolean; hooks: CallHooks },
+    hold: BudgetHold | undefined,
+    spent: (usd: number | undefined) => void,
+  ): Promise<CallResult> {
+    const { harness, co, place, origin, args, signal } = plan;
+    const { running, worktree } = at;
+    // A halt that came while the agent started: it is stopped, and nothing is sent.
+    this.#refuseHalted();
+    const { sessionId, continued } = await workSession(
+      running,
+      harness,
+      worktree,
+      place.stateFile,
+      at.created,
+    );
+    const prompt: ContentBlock[] = continued ? [] : await contextBlocks(worktree, harness.context);
+    prompt.push({ type: "text", text: args.task });
+
+    // A cancelled or timed-out call cancels its prompt; the next call sends a new one.
+    const cancel = () => running.agent.cancel(sessionId);
+    signal?.addEventListener("abort", cancel, { once: true });
+    const dir = this.#options.inFlightDir;
+    const note = dir === undefined ? undefined : noteInFlight(dir, {
+      callId: origin.callId,
+      harness: harness.name,
+      checkout: co.name,
+      work: args.work,
+      agent: origin.agent,
+      thread: origin.thread,
+      task: args.task,
+      worktree: place.dir,
+    });
+    const mine: string[] = [];
+    const park = this.#options.park;
+    // A commit mid-call moves the branch's ref files: seen after each finished tool call.
+    let refs = refSignature(place.dir, place.branch);
+    // usage_update is the session's cumulative cost: the call's is what it grew by.
+    const before = running.costs.get(sessionId) ?? 0;
+    let stopped = false;
+    // No room for the next reply, or the money ran out elsewhere: the reply under way is the last.
+    const stopForBudget = () => {
+      if (stopped) return;
+      stopped = true;
+      this.#changed(plan, "stopped: budget");
+      cancel();
+    };
+    const turn = new Turn({
+      harness: harness.name,
+      checkout: co.name,
+      args,
+      origin,
+      worktreeDir: place.dir,
+      worktree,
+      policy: this.#policy,
+      grant: plan.grant,
+      emit: (e) => {
+        this.#options.onEvent?.(e);
+        try {
+          noteSession(place.dir, { ...e, at: Date.now() });
+        } catch {
+          // The work's transcript is a view; the call goes on without it.
+        }
+        if (
+          e.type === "acp_update" && e.update.sessionUpdate === "tool_call_update" &&
+          e.update.status === "completed"
+        ) {
+          const now = refSignature(place.dir, place.branch);
+          if (now !== refs) this.#changed(plan, "committed");
+          refs = now;
+        }
+      },
+      spent: (total) => {
+        if (hold?.spent(total >= before ? total - before : total) === false) stopForBudget();
+      },
+      park: park && ((ask) => {
+        const id = park(ask);
+        mine.push(id);
+        return { id, decided: new Promise((resolve) => this.#parked.set(id, { resolve })) };
+      }),
+      parked: async (r) => {
+        // The MCP call returns now; the prompt outlives it and waits for the person.
+        signal?.removeEventListener("abort", cancel);
+        // While it waits, the held request stands for the call: a restart now
+        // must not also park it in doubt.
+        note?.remove();
+        at.hooks.parked(
+          await resultOf(plan, this.#options.sandbox, { ...r, stop_reason: "parked", usd: 0 }),
+        );
+      },
+      resumed: () => note?.write(),
+    });
+    // Told once, in the prompt about to be sent: a person declined to let a call in doubt finish.
+    const declined = takeDeclined(place.stateFile);
+    if (declined.length > 0) prompt.unshift({ type: "text", text: declinedNotice(declined) });
+    hold?.onStop(stopForBudget);
+    // Stopped before it was sent (while its worktree was cut or its agent started): nothing is sent.
+    const sent = stopped ? Promise.resolve("cancelled" as const) : running.agent.prompt(
+      sessionId,
+      prompt,
+      turn,
+    );
+    const stopReason = await sent.catch((err) => {
+      // Its agent was stopped by the halt: said as that, not as a broken connection.
+      if (this.#halted === undefined) throw err;
+      throw new CallError("acp.halted", `stopped: agents were halted (${this.#halted})`, {
+        cause: err,
+      });
+    }).finally(() => {
+      signal?.removeEventListener("abort", cancel);
+      for (const id of mine) this.#parked.delete(id);
+      // A call the stopping daemon cut off stays noted: the next start parks it in doubt.
+      if (!this.#closed) {
+        try {
+          note?.remove();
+        } catch {
+          // Not noted while it waited.
+        }
+      }
+    });
+
+    const { cost } = turn;
+    const usd = cost === undefined ? 0 : callCost(running, place.stateFile, sessionId, cost);
+    spent(cost === undefined ? undefined : usd);
+    if (cost === undefined) {
+      this.#options.onUncosted?.({ harness: harness.name, callId: origin.callId });
+    } else if (usd > 0) {
+      this.#options.onCost?.(usd, { harness: harness.name, callId: origin.callId });
+    }
+    let message = turn.message;
+    if (stopped) {
+      const stop: BudgetStop = {
+        call: origin.callId,
         harness: harness.name,
         checkout: co.name,
         work: args.work,
         agent: origin.agent,
         thread: origin.thread,
         task: args.task,
-        worktree: place.dir,
-      });
-      const mine: string[] = [];
-      const park = this.#o.park;
-      // A commit mid-call moves the branch's ref files: seen after each finished tool call.
-      let refs = refSignature(place.dir, place.branch);
-      const turn = new Turn({
-        harness: harness.name,
-        checkout: co.name,
-        args,
-        origin,
-        worktreeDir: place.dir,
-        worktree,
-        policy: this.#policy,
-        grant,
-        emit: (e) => {
-          this.#o.onEvent?.(e);
-          try {
-            noteSession(place.dir, { ...e, at: Date.now() });
-          } catch {
-            // The work's transcript is a view; the call goes on without it.
-          }
-          if (
-            e.type === "acp_update" && e.update.sessionUpdate === "tool_call_update" &&
-            e.update.status === "completed"
-          ) {
-            const now = refSignature(place.dir, place.branch);
-            if (now !== refs) this.#changed(harness, co, place, origin, "committed");
-            refs = now;
-          }
-        },
-        park: park && ((ask) => {
-          const id = park(ask);
-          mine.push(id);
-          return { id, decided: new Promise((resolve) => this.#parked.set(id, { resolve })) };
-        }),
-        parked: async (r) => {
-          // The MCP call returns now; the prompt outlives it and waits for the person.
-          signal?.removeEventListener("abort", cancel);
-          // While it waits, the held request stands for the call: a restart now
-          // must not also park it in doubt.
-          note?.remove();
-          onParked(
-            await resultOf(co, place, origin.callId, this.#o.sandbox, {
-              ...r,
-              stop_reason: "parked",
-              usd: 0,
-            }),
-          );
-        },
-        resumed: () => note?.write(),
-      });
-      // Told once, in the prompt about to be sent: a person declined to let a call in doubt finish.
-      const declined = takeDeclined(place.stateFile);
-      if (declined.length > 0) prompt.unshift({ type: "text", text: declinedNotice(declined) });
-      const stopReason = await running.agent.prompt(sessionId, prompt, turn).catch((err) => {
-        // Its agent was stopped by the halt: said as that, not as a broken connection.
-        if (this.#halted === undefined) throw err;
-        throw new CallError("acp.halted", `stopped: agents were halted (${this.#halted})`, {
-          cause: err,
-        });
-      }).finally(() => {
-        signal?.removeEventListener("abort", cancel);
-        for (const id of mine) this.#parked.delete(id);
-        // A call the stopping daemon cut off stays noted: the next start parks it in doubt.
-        if (!this.#closed) {
-          try {
-            note?.remove();
-          } catch {
-            // Not noted while it waited.
-          }
-        }
-      });
-
-      const { cost } = turn;
-      const usd = cost === undefined ? 0 : callCost(running, place.stateFile, sessionId, cost);
-      if (usd > 0) this.#o.onCost?.(usd, { harness: harness.name, callId: origin.callId });
-      return await resultOf(co, place, origin.callId, this.#o.sandbox, {
-        message: turn.message,
-        stop_reason: stopReason,
-        refused: turn.refused,
-        labels: [...turn.labels],
-        usd,
-      });
-    } finally {
-      this.#pool.detach(harness, worktree);
+        at: Date.now(),
+      };
+      noteBudgetStop(place.stateFile, stop);
+      this.#goOnAfterReset(stop);
+      message = `stopped: budget (wats stopped the coding agent: the budget has no room for its ` +
+        `next reply); the work goes on by itself after the budget window resets` +
+        (message === "" ? "" : `. The coding agent's last message: ${message}`);
     }
+    return await resultOf(plan, this.#options.sandbox, {
+      message,
+      stop_reason: stopReason,
+      refused: turn.refused,
+      labels: [...turn.labels],
+      usd,
+      ...(stopped ? { stopped: "budget" as const } : {}),
+    });
   }
 
   /** Why no call may start now (a halt, the runner's budget), or undefined. */
@@ -547,7 +642,7 @@ export class AcpLayer {
     if (this.#halted !== undefined) {
       return `agents are halted (${this.#halted}), so no coding agent call starts`;
     }
-    return this.#o.host?.budgetBlocked();
+    return this.#options.host?.budget.blocked();
   }
 
   /** True while a call runs on the work whose worktree is `dir`, or waits to. */
@@ -574,17 +669,17 @@ export class AcpLayer {
 
   async #sweep(): Promise<SweepReport> {
     await this.#pool.stopIdle();
-    const held = new Set(this.#o.held?.() ?? []);
+    const held = new Set(this.#options.held?.() ?? []);
     return await sweep(
-      this.#o.worktrees,
-      this.#o.checkouts,
+      this.#options.worktrees,
+      this.#options.checkouts,
       (dir) =>
         this.#works.has(dir)
           ? "a call uses it"
           : held.has(dir)
           ? "a request of it waits for a person"
           : undefined,
-      this.#o.sandbox,
+      this.#options.sandbox,
     );
   }
 
@@ -592,55 +687,5 @@ export class AcpLayer {
   async close(): Promise<void> {
     this.#closed = true;
     await this.#pool.close();
-  }
-}
-
-/** Notes a line in the work's calls file; a note that cannot be written never fails the call. */
-function noteCallSafely(dir: string, line: CallLine): void {
-  try {
-    noteCall(dir, line);
-  } catch {
-    // The folder above the worktree is missing: the call itself says why.
-  }
-}
-
-/**
- * A call's result: what it did, then the work's branch, head and commits as
- * the checkout holds them once the work's commits are imported (hash-checked,
- * src/acp/work_import.ts). An import that is refused is told among the
- * refusals, and the checkout's branch stays as it was.
- */
-async function resultOf(
-  co: CheckoutConfig,
-  place: ReturnType<typeof workPlace>,
-  callId: string,
-  sandbox: Sandboxer | undefined,
-  r: Pick<CallResult, "message" | "stop_reason" | "refused" | "labels" | "usd" | "parked">,
-): Promise<CallResult> {
-  const refused = [...r.refused];
-  try {
-    await importWork(co, place, sandbox);
-  } catch (err) {
-    refused.push({ id: `${callId}:import`, request: "wats/import", reason: errorMessage(err) });
-  }
-  return {
-    message: r.message,
-    stop_reason: r.stop_reason,
-    branch: place.branch,
-    worktree: place.dir,
-    head: await headOf(co, place.branch),
-    commits: await commitsSince(co, place.branch, co.base),
-    refused,
-    labels: r.labels,
-    usd: r.usd,
-    ...(r.parked !== undefined ? { parked: r.parked } : {}),
-  };
-}
-
-function realOr(path: string): string {
-  try {
-    return Deno.realPathSync(path);
-  } catch {
-    return path;
   }
 }

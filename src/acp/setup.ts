@@ -74,7 +74,8 @@ export interface NodeAcp {
   check(): Promise<void>;
   /**
    * Parks the calls the previous daemon left in flight as in doubt, counts
-   * this month's earlier calls in the runner's budget and starts the sweeps
+   * this month's earlier calls in the runner's budget, sets the works the
+   * budget stopped to go on after its window resets, and starts the sweeps
    * (now, then every `agent.sweep`); call once the runner started (a decision
    * on a call in doubt wakes it).
    */
@@ -130,11 +131,9 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
       // A run's calls go to its transcript too.
       if (e.run !== undefined) s.host?.noteAcp(e.run, { ...e, event: e.type });
     },
-    onCost: (usd, call) => {
-      const at = now();
-      spend.add({ at, usd, harness: call.harness, call: call.callId });
-      s.host?.addSpend(at, usd);
-    },
+    // The budget counted each call as it settled; these lines count it again after a restart.
+    onCost: (usd, call) => spend.add({ at: now(), usd, harness: call.harness, call: call.callId }),
+    onUncosted: (call) => spend.add({ at: now(), harness: call.harness, call: call.callId }),
     host: s.host,
     park: s.park,
     // The heartbeat agent wakes to continue the work.
@@ -189,7 +188,9 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
     start: () => {
       // Calls the previous daemon left running are in doubt: a person decides.
       layer.parkInDoubt();
-      for (const x of spend.month(now())) s.host?.addSpend(x.at, x.usd);
+      for (const x of spend.month(now())) s.host?.budget.addSpend(x.at, x.usd);
+      // Works the budget stopped before the restart go on after the window resets.
+      layer.resumeStopped();
       if (every > 0) sweepOnce();
     },
     sweep: sweepReported,

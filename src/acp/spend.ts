@@ -1,8 +1,9 @@
 /**
  * What coding agents' calls cost, kept in `<data>/agent/acp_spend.jsonl` (one
- * line a call that reported a cost) so that the runner's budget still counts
- * it after a restart (issue 10, item 8). Only the current UTC month matters:
- * older lines are dropped when the file is next written.
+ * line a call that reported a cost, or that prompted its agent and reported
+ * none: it counts as a run without a cost) so that the budget still counts it
+ * after a restart (issue 10, item 8; issue 30). Only the current UTC month
+ * matters: older lines are dropped when the file is next written.
  *
  * @module
  */
@@ -13,7 +14,8 @@ import { utcMonthStart } from "../duration.ts";
 export interface AcpSpend {
   /** When the call ended, ms since the epoch. */
   at: number;
-  usd: number;
+  /** Absent: the call reported no cost. */
+  usd?: number;
   harness: string;
   call: string;
 }
@@ -38,7 +40,8 @@ export class AcpSpendFile {
     for (const line of text.split("\n")) {
       try {
         const v = JSON.parse(line);
-        if (typeof v?.at === "number" && typeof v?.usd === "number" && v.at >= start) out.push(v);
+        const usd = v?.usd === undefined || typeof v.usd === "number";
+        if (typeof v?.at === "number" && usd && v.at >= start) out.push(v);
       } catch {
         // Blank or cut short by a crash.
       }

@@ -75,6 +75,8 @@ export interface TurnOptions {
   /** A person's decision carried to this call, for the request it answers. */
   grant?: Grant;
   emit(event: CallEvent): void;
+  /** Hears the session's cumulative cost (USD) at each `usage_update` that reports one. */
+  spent?: (total: number) => void;
   /** Holds an `ask` for a person (agent.review on); undefined: `ask` refuses. */
   park?: (ask: PermissionAsk) => Held;
   /** A request waits for a person: the call returns this much now; the prompt goes on. */
@@ -122,7 +124,10 @@ export class Turn implements SessionHandlers {
     } else if (update.sessionUpdate === "agent_message_chunk") {
       if (update.content.type === "text") this.#message += update.content.text;
     } else if (update.sessionUpdate === "usage_update") {
-      if (update.cost?.currency === "USD") this.cost = update.cost.amount;
+      if (update.cost?.currency === "USD") {
+        this.cost = update.cost.amount;
+        this.#call.spent?.(this.cost);
+      }
     }
   }
 

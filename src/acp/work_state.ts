@@ -19,6 +19,24 @@ export interface DeclinedTask {
   task: string;
 }
 
+/**
+ * A call the budget stopped (docs/acp.md, "Costs"): what the call that goes on
+ * after the budget window resets needs, also after a restart.
+ */
+export interface BudgetStop {
+  /** The stopped call's id. */
+  call: string;
+  harness: string;
+  checkout: string;
+  work: string;
+  agent: string;
+  thread: string;
+  /** What the stopped call asked the coding agent to do. */
+  task: string;
+  /** When it was stopped, ms since the epoch. */
+  at: number;
+}
+
 /** What the state file holds; every part may be missing. */
 export interface WorkState {
   harness?: string;
@@ -29,6 +47,8 @@ export interface WorkState {
    */
   cost?: number;
   declined?: DeclinedTask[];
+  /** Set while the work waits for the budget window to reset. */
+  budgetStop?: BudgetStop;
 }
 
 /**
@@ -57,7 +77,27 @@ export function readWorkState(path: string): WorkState {
       typeof d?.call === "string" && typeof d?.task === "string"
     );
   }
+  const b = o.budgetStop as Record<string, unknown> | undefined;
+  if (
+    typeof b === "object" && b !== null &&
+    ["call", "harness", "checkout", "work", "agent", "thread", "task"].every((k) =>
+      typeof b[k] === "string"
+    ) && typeof b.at === "number"
+  ) out.budgetStop = b as unknown as BudgetStop;
   return out;
+}
+
+/**
+ * Notes that the budget stopped a call on the work (`stop`), or, with
+ * undefined, that the work goes on (a call on it was admitted). Nothing is
+ * noted when the state file is gone with its worktree.
+ *
+ * Requires `--allow-read` and `--allow-write` on the file.
+ */
+export function noteBudgetStop(path: string, stop: BudgetStop | undefined): void {
+  const { budgetStop: _, ...state } = readWorkState(path);
+  if (stop === undefined && _ === undefined) return;
+  write(path, stop === undefined ? state : { ...state, budgetStop: stop });
 }
 
 /**

@@ -35,6 +35,7 @@ import { findWorks, isInBase } from "./sweep.ts";
 import { importWork, workChanges, workStatus } from "./work_import.ts";
 import { lastStart, readCalls, readSession, recordFiles } from "./work_record.ts";
 import { git, gitResult, workPlace } from "./worktrees.ts";
+import { readWorkState } from "./work_state.ts";
 
 /** What the works are read from: the layer's tables and its live state. */
 export interface WorksSource {
@@ -286,6 +287,7 @@ async function stateOf(
   if (asks.some((a) => a.kind === IN_DOUBT)) return "in doubt";
   if (asks.length > 0) return "parked";
   if (src.busy(dir)) return "running";
+  if (readWorkState(`${dir}.acp.json`).budgetStop !== undefined) return "stopped: budget";
   if (head === undefined) return "idle";
   try {
     if (!(await inBaseCached(co, branch, head.sha))) return "idle";

@@ -55,6 +55,7 @@ export interface Settings {
   "agent.max_usd_per_day": number;
   "agent.max_usd_per_month": number;
   "agent.max_runs_per_day": number;
+  "agent.reserve_usd": number;
   "agent.ignore_local": boolean;
   "agent.allow": string[];
   "agent.access": AgentAccess;
@@ -258,6 +259,14 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
     min: 0,
     safety: true,
     description: "Runs per UTC day that report no cost.",
+  },
+  "agent.reserve_usd": {
+    type: "number",
+    default: 0.5,
+    min: 0.001,
+    safety: true,
+    description:
+      "What a heartbeat run or a coding agent call sets aside of the day's and month's budget as it starts: a run may spend at most this (never more than is left); a call is admitted only when this much is left beside what others hold, and holds more as it spends while the budget has it.",
   },
   "agent.ignore_local": {
     type: "bool",

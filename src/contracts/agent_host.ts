@@ -8,12 +8,12 @@
  * @module
  */
 
+import type { NodeBudget } from "./budget.ts";
+
 /** What the ACP layer asks of the runner that hosts the node's agent. */
 export interface AgentHost {
-  /** Why no call may spend now (a reached budget), or undefined. */
-  budgetBlocked(): string | undefined;
-  /** Counts a call's cost, in USD, at `at` (ms since the epoch), outside any run. */
-  addSpend(at: number, usd: number): void;
+  /** The budget runs and calls share: each call is admitted, holds, spends and settles in it. */
+  readonly budget: NodeBudget;
   /** The thread the run `runId` is about, while it is about one. */
   threadOfRun(runId: string): string | undefined;
   /** Adds what a coding agent the run `runId` called did to that run's transcript. */

@@ -104,6 +104,11 @@ export interface CallResult {
   usd: number;
   /** Set when the call waits for a person: the prompt goes on once they decide. */
   parked?: Parked;
+  /**
+   * Set when wats stopped the call: `budget` when the money ran out mid-call
+   * (the work goes on by itself after the budget window resets, docs/acp.md).
+   */
+  stopped?: "budget";
 }
 
 /** What the MCP server needs of the ACP layer (`AcpLayer` in src/acp/calls.ts is one). */

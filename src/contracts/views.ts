@@ -187,6 +187,11 @@ export interface NodeStatus {
     runsPerDay: number;
     /** The runtime reports no cost (Codex): only the runs count, against `runsPerDay`. */
     noCost?: boolean;
+    /**
+     * What the runs and coding agent calls in flight hold of what is left (src/runner/reservations.ts),
+     * how many they are, and what they spent so far (counted in `usdToday` once each ends).
+     */
+    reserved?: { usd: number; count: number; spentUsd: number };
   } | null;
   /**
    * Why agent runs wait: a reached budget, each thread the loop detector holds, and the asks held

@@ -17,6 +17,8 @@ export type WorkState =
   | "parked"
   /** A call was cut off and waits for a person to decide (docs/acp.md). */
   | "in doubt"
+  /** The budget stopped its last call mid-way; it goes on after the budget window resets. */
+  | "stopped: budget"
   /** No call is running; the branch is not in the base yet, or its worktree holds uncommitted changes. */
   | "idle"
   /** The branch is in the base and the worktree holds nothing else; the sweep removes it. */

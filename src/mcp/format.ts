@@ -132,6 +132,13 @@ export function formatStatus(s: NodeStatus): string {
       `runs today without a reported cost: ${b.runsToday} of ${b.runsPerDay} (agent.max_runs_per_day)`,
     );
   }
+  if (s.budget?.reserved && s.budget.reserved.count > 0) {
+    const r = s.budget.reserved;
+    lines.push(
+      `budget reserved: ${usd(r.usd)} by ${r.count} run(s) and coding agent call(s) in flight ` +
+        `(${usd(r.spentUsd)} of it spent so far)`,
+    );
+  }
   if (s.pauses?.budget) {
     lines.push(
       `agent runs paused: ${oneLine(s.pauses.budget.reason)}; they resume at ${

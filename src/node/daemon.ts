@@ -41,6 +41,7 @@ import { nodeAgents, nodeModelHosts } from "../safety/net_policy.ts";
 import { Store } from "../store/store.ts";
 import { VERSION } from "../version.ts";
 import { type AgentRunner, startAgentRunner } from "./agent_runner.ts";
+import { budgetOnlyHost } from "./budget_host.ts";
 import { agentState, mayChangeState, startAgentPresence } from "./agent_presence.ts";
 import { KnownAgents } from "./presence.ts";
 import { AskStates } from "./ask_states.ts";
@@ -278,6 +279,10 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       cleanups.unshift(() => agentRunner.stop());
       halt.attach(agentRunner.runner);
     }
+    // Without a runner the budget still holds every coding agent call (issue 30).
+    const harnesses = Object.values(opts.acp.harnesses).some((h) => h.enabled);
+    const budgetOnly = agentRunner || !harnesses ? undefined : budgetOnlyHost(settings);
+    if (budgetOnly) cleanups.unshift(() => budgetOnly.close());
     // Coding agents over ACP (docs/acp.md): one MCP tool per enabled harness.
     const codingAgents = acpLayerFor({
       acp: opts.acp,
@@ -295,7 +300,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
             ? { ...e, event: e.type }
             : { ...e, event: e.type },
         ),
-      host: agentRunner?.runner,
+      host: agentRunner?.runner ?? budgetOnly?.host,
       onSweep: (r) => events({ event: "acp_sweep", ...r }),
       // agent.review on: a gated request waits in the review queue for a person.
       park: settings["agent.review"]
@@ -358,7 +363,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
         const h = halt.current();
         return {
           agent: null,
-          budget: null,
+          budget: budgetOnly?.view() ?? null,
           ...agentRunner?.status(),
           halted: h ? haltedView(store, h) : null,
         };

@@ -8,7 +8,7 @@
 import { npubEncode } from "nostr-tools/nip19";
 import type { Settings } from "../config/schema.ts";
 import type { NodeStatus } from "../contracts/views.ts";
-import { usdOf } from "../money.ts";
+import { usd, usdOf } from "../money.ts";
 import type { BudgetLimits } from "../runner/budget.ts";
 import { retryViews } from "../runner/runner_status.ts";
 import type { RuntimeFacts } from "../runner/runtimes/runtime.ts";
@@ -37,7 +37,15 @@ export function budgetLine(v: RunnerView, st: RunnerState): string {
       `(${v.facts.name} reports no cost: runs count against agent.max_runs_per_day)`;
   }
   return `budget ${usdOf(b.usdToday, v.limits.usdPerDay)} today, ` +
-    `${usdOf(b.usdMonth, v.limits.usdPerMonth)} this month`;
+    `${usdOf(b.usdMonth, v.limits.usdPerMonth)} this month; ${reservedLine(b.inFlight)} ` +
+    `(each run or call reserves ${usd(v.settings["agent.reserve_usd"])}: agent.reserve_usd)`;
+}
+
+/** `$0.80 reserved by 2 runs and calls in flight`: what the banner and status add to the spend. */
+export function reservedLine(f: { reservedUsd: number; count: number }): string {
+  return f.count === 0
+    ? "nothing reserved"
+    : `${usd(f.reservedUsd)} reserved by ${f.count} run(s) and coding agent call(s) in flight`;
 }
 
 /** What pauses runs now: the budget, threads, the hourly cap, retries, claimed asks. */
@@ -117,6 +125,11 @@ export function runnerStatus(
       runsToday: b.runsWithoutCostToday,
       runsPerDay: b.limits.runsPerDay,
       ...(v.facts.reportsCost ? {} : { noCost: true }),
+      reserved: {
+        usd: b.inFlight.reservedUsd,
+        count: b.inFlight.count,
+        spentUsd: b.inFlight.spentUsd,
+      },
     },
   };
 }

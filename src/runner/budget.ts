@@ -4,7 +4,8 @@
  * against `agent.max_runs_per_day` instead. A budget is reached when what was
  * used is at least the limit (so a limit of 0 allows nothing); the runner then
  * pauses until the window resets. The ledger is restored from the runs index at
- * start, so spend survives a restart.
+ * start, so spend survives a restart. What runs and calls in flight hold is
+ * src/runner/reservations.ts's; the ledger counts what has settled.
  *
  * @module
  */
@@ -46,6 +47,20 @@ export interface BudgetBlock {
   resetsAt: number;
 }
 
+/** What runs and coding agent calls in flight hold (src/runner/reservations.ts). */
+export interface InFlight {
+  /** How many runs and calls are in flight. */
+  count: number;
+  /** What they hold, in USD: at least what each spent so far. */
+  reservedUsd: number;
+  /** What they spent so far: counted in the day and month only once each settles. */
+  spentUsd: number;
+  /** Those that reported no cost yet: each may end up as one of the day's runs without a cost. */
+  withoutCost: number;
+}
+
+const NONE_IN_FLIGHT: InFlight = { count: 0, reservedUsd: 0, spentUsd: 0, withoutCost: 0 };
+
 /** The budget at one moment. */
 export interface BudgetState {
   usdToday: number;
@@ -59,6 +74,10 @@ export interface BudgetState {
   limits: BudgetLimits;
   /** Set when a budget is reached. */
   blocked?: BudgetBlock;
+  /** What runs and calls in flight hold. */
+  inFlight: InFlight;
+  /** What a new run or call may be admitted against: `usdLeft` less what is held (≥ 0). */
+  usdFree: number;
 }
 
 /** Spend so far in the current day and month windows. */
@@ -80,8 +99,8 @@ export class BudgetLedger {
     this.#records.push(rec);
   }
 
-  /** The budget at `now`. */
-  state(now: number): BudgetState {
+  /** The budget at `now`, with what is in flight beside it. */
+  state(now: number, inFlight: InFlight = NONE_IN_FLIGHT): BudgetState {
     const day = utcDayStart(now);
     const month = utcMonthStart(now);
     // Older records can never count again.
@@ -126,6 +145,17 @@ export class BudgetLedger {
         resetsAt: nextUtcDay(now),
       };
     }
-    return { usdToday, usdMonth, runsToday, runsWithoutCostToday, usdLeft, limits: l, blocked };
+    const usdFree = Math.max(0, usdLeft - inFlight.reservedUsd);
+    return {
+      usdToday,
+      usdMonth,
+      runsToday,
+      runsWithoutCostToday,
+      usdLeft,
+      limits: l,
+      blocked,
+      inFlight,
+      usdFree,
+    };
   }
 }

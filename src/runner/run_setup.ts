@@ -65,6 +65,8 @@ export function setUpRun(
     agent: RunnerAgent;
     launch: Pick<RunnerLaunch, "harness" | "paths" | "selfCommand" | "settingsFile">;
     budget: BudgetState;
+    /** What the run holds of the budget (src/runner/reservations.ts): the most it may spend. */
+    maxUsd: number;
     /** The feed cursor given to the run. */
     cursor: number;
     rejections: PromptRejection[];
@@ -109,7 +111,7 @@ export function setUpRun(
     ...(thread !== undefined ? { thread } : {}),
     prompt,
     maxTurns: s["agent.max_turns"],
-    maxBudgetUsd: at.budget.usdLeft,
+    maxBudgetUsd: at.maxUsd,
     token: at.token,
     agentProfile: s["agent.profile"],
     dataDir: paths.dataDir,
@@ -121,7 +123,7 @@ export function setUpRun(
   const runtime = at.launch.harness.name;
   const budget = at.budget;
   const left = reportsCost(runtime)
-    ? `budget left ${usd(budget.usdLeft)}`
+    ? `run budget ${usd(at.maxUsd)} of ${usd(budget.usdLeft)} left`
     : `runs today ${budget.runsWithoutCostToday} of ${budget.limits.runsPerDay}`;
   const startLine = `run ${id} started (${trigger}${
     events.length > 0 ? `, ${events.length} event(s)` : ""
@@ -136,7 +138,7 @@ export function setUpRun(
     harness: runtime,
     profile: s["agent.profile"],
     ...(limitsTurns(runtime) ? { max_turns: s["agent.max_turns"] } : {}),
-    ...(reportsCost(runtime) ? { max_budget_usd: budget.usdLeft } : {}),
+    ...(reportsCost(runtime) ? { max_budget_usd: at.maxUsd } : {}),
   };
   return { ctx, header, startLine };
 }

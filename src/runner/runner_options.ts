@@ -30,6 +30,7 @@ export type RunnerSettings = Pick<
   | "agent.max_usd_per_day"
   | "agent.max_usd_per_month"
   | "agent.max_runs_per_day"
+  | "agent.reserve_usd"
   | "agent.ignore_local"
   | "agent.allow"
   | "agent.caps"

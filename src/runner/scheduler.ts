@@ -17,8 +17,10 @@
  * @module
  */
 
-import { usd } from "../money.ts";
-import { BudgetLedger, type BudgetState } from "./budget.ts";
+import type { BudgetState } from "./budget.ts";
+import { BudgetDesk } from "./reservations.ts";
+import { BudgetWaits } from "./budget_waits.ts";
+import type { BudgetHold, NodeBudget } from "../contracts/budget.ts";
 import { denoRunnerFs, type ExecuteDeps, executeRun, type RunOutcome } from "./execute.ts";
 import { type Decided, gaveUpLine, Retries, retryLine, type RetryMark } from "./retry.ts";
 import { type ActiveRun, activeRun, noteAcpLine } from "./active_run.ts";
@@ -60,7 +62,8 @@ export class Runner implements AgentHost {
   readonly #settings: RunnerSettings;
   /** What running one run needs (execute.ts): the same for every run. */
   readonly #execute: ExecuteDeps;
-  readonly #ledger: BudgetLedger;
+  /** The budget of runs and coding agent calls together (reservations.ts). */
+  readonly #desk: BudgetDesk;
   readonly #limiter: WakeLimiter;
   readonly #skips: SkipLog;
   /** What the wake rules read (wake_rules.ts). */
@@ -81,7 +84,7 @@ export class Runner implements AgentHost {
   #debounceAt: number | undefined;
   #heartbeatAt: number | undefined;
   #capUntil: number | undefined;
-  #budgetPause: string | undefined;
+  readonly #budgetWaits: BudgetWaits;
   #halted: string | undefined;
   #timer: unknown;
   #timerAt: number | undefined;
@@ -124,16 +127,23 @@ export class Runner implements AgentHost {
       this.#wake.allow.has(a) || opts.agent.localAuthors().has(a) || this.#accepted.has(a);
     this.#limiter = new WakeLimiter(opts.settings["agent.wakes_per_author_per_hour"]);
     this.#skips = new SkipLog(this.#world.log);
+    this.#budgetWaits = new BudgetWaits(this.#world.log, this.#hooks.onBudgetPause);
     this.#paused = new ThreadPauses({
       store: opts.records.store,
       agentKey: opts.agent.agentKey,
       maxExchanges: opts.settings["agent.loop_max_exchanges"],
       log: this.#world.log,
     });
-    this.#ledger = new BudgetLedger({
-      usdPerDay: opts.settings["agent.max_usd_per_day"],
-      usdPerMonth: opts.settings["agent.max_usd_per_month"],
-      runsPerDay: opts.settings["agent.max_runs_per_day"],
+    this.#desk = new BudgetDesk({
+      limits: {
+        usdPerDay: opts.settings["agent.max_usd_per_day"],
+        usdPerMonth: opts.settings["agent.max_usd_per_month"],
+        runsPerDay: opts.settings["agent.max_runs_per_day"],
+      },
+      reserveUsd: opts.settings["agent.reserve_usd"],
+      ...this.#world,
+      // A run that waited for calls to release the budget may start now.
+      onRelease: () => this.#schedule(),
     });
   }
 
@@ -150,7 +160,7 @@ export class Runner implements AgentHost {
     }
     this.#prune(now);
     const entries = t.index();
-    this.#ledger.restore(t.spend(now));
+    this.#desk.restore(t.spend(now));
     // A run that ended before the agent could act is not a full run for the hourly cap.
     this.#runStarts = entries.filter((e) => e.retry === undefined)
       .map((e) => Date.parse(e.started_at)).filter((s) => now - s < HOUR_MS);
@@ -166,6 +176,7 @@ export class Runner implements AgentHost {
   async stop(): Promise<void> {
     this.#state = "stopped";
     this.#clearTimer();
+    this.#desk.close();
     const cur = this.#current;
     if (cur) {
       cur.kill("stopped");
@@ -276,7 +287,7 @@ export class Runner implements AgentHost {
     for (const thread of claimsChanged ? touched : []) this.#checkThread(thread);
     for (const thread of check) this.#checkThread(thread);
     // Queued, but held: the post waits for the loop pause or the budget pause to end.
-    const blocked = queued.length > 0 ? this.#ledger.state(now).blocked : undefined;
+    const blocked = queued.length > 0 ? this.#desk.state(now).blocked : undefined;
     for (const q of queued.filter((q) => this.#queue.has(q.post.id))) {
       const held = heldBecause(q, this.#paused.reason(q.thread), blocked);
       if (held !== undefined) skip(q.post, held.setting, held.reason);
@@ -298,7 +309,7 @@ export class Runner implements AgentHost {
       pausedThreads: this.#paused.list(),
       claimed: this.#held.list().map((h) => ({ ask: h.queued.post.id, claim: h.claim })),
       feedback: this.#feedback.size,
-      budget: this.#ledger.state(this.#world.clock.now()),
+      budget: this.#desk.state(this.#world.clock.now()),
       skipped: this.#skips.recent(),
       retrying: this.#retries.waiting(),
       gaveUp: this.#retries.gaveUp(),
@@ -338,17 +349,9 @@ export class Runner implements AgentHost {
     }
   }
 
-  /**
-   * Counts spend outside runs: a coding agent's call over ACP (docs/acp.md).
-   * It counts in USD, not as a run; the next scheduling sees a reached budget.
-   */
-  addSpend(at: number, usd: number): void {
-    this.#ledger.record({ at, costUsd: usd, run: false });
-  }
-
-  /** Why nothing may spend now (a reached budget), or undefined. */
-  budgetBlocked(): string | undefined {
-    return this.#ledger.state(this.#world.clock.now()).blocked?.reason;
+  /** The budget runs and coding agent calls share (reservations.ts, src/contracts/budget.ts). */
+  get budget(): NodeBudget {
+    return this.#desk;
   }
 
   /** Runs what is due, or sets the one timer for the next deadline (plan.ts decides which). */
@@ -360,7 +363,7 @@ export class Runner implements AgentHost {
     const now = this.#world.clock.now();
     this.#lapseClaims(now);
     this.#retryDue(now);
-    const budget = this.#ledger.state(now);
+    const budget = this.#desk.state(now);
     this.#runStarts = this.#runStarts.filter((t) => now - t < HOUR_MS);
     let plan = planRun(this.#planState(now, budget, false));
     if (plan.do === "check") {
@@ -391,22 +394,11 @@ export class Runner implements AgentHost {
 
   #follow(plan: Plan, now: number, budget: BudgetState): void {
     if (plan.do === "pause") {
-      if (this.#budgetPause !== plan.reason) {
-        this.#budgetPause = plan.reason;
-        this.#world.log.warn(
-          `agent runs paused: ${plan.reason}; they resume at ${new Date(plan.until).toISOString()}`,
-        );
-        this.#hooks.onBudgetPause?.(plan.reason, plan.until);
-      }
+      this.#budgetWaits.paused(plan.reason, plan.until);
       this.#armFor(plan.until, now);
       return;
     }
-    if (this.#budgetPause !== undefined) {
-      this.#budgetPause = undefined;
-      this.#world.log.info(
-        `agent runs resumed: the budget window reset (${usd(budget.usdLeft)} left)`,
-      );
-    }
+    this.#budgetWaits.open(budget.usdLeft);
     switch (plan.do) {
       case "idle":
         this.#armFor(undefined, now);
@@ -420,9 +412,18 @@ export class Runner implements AgentHost {
         if (plan.heartbeatAt !== undefined) this.#heartbeatAt = plan.heartbeatAt;
         this.#schedule();
         return;
-      case "run":
-        this.#startRun(plan.trigger, this.#runnable(), now);
+      case "run": {
+        const admitted = this.#desk.admit(true);
+        if (admitted.admitted) {
+          this.#budgetWaits.started();
+          this.#startRun(plan.trigger, this.#runnable(), admitted.hold);
+          return;
+        }
+        // Calls in flight hold the rest: the run starts when one of them ends (onRelease).
+        this.#budgetWaits.heldBack(admitted.reason);
+        this.#armFor(undefined, now);
         return;
+      }
     }
   }
 
@@ -453,7 +454,8 @@ export class Runner implements AgentHost {
 
   // -------------------------------------------------------------- running
 
-  #startRun(trigger: RunTrigger, runnable: QueuedEvent[], now: number): void {
+  #startRun(trigger: RunTrigger, runnable: QueuedEvent[], hold: BudgetHold): void {
+    const now = this.#world.clock.now();
     this.#clearTimer();
     const { store, transcripts } = this.#records;
     const log = this.#world.log;
@@ -483,7 +485,7 @@ export class Runner implements AgentHost {
     // complete leaves it (and its events) for the next one.
     const cursorAfter = Math.max(cursor, store.maxSeq());
 
-    const budget = this.#ledger.state(now);
+    const budget = this.#desk.state(now);
     const rejections = this.#agent.rejections?.() ?? [];
     const token = this.#hooks.onRunStart?.(id);
     const { ctx, header, startLine } = setUpRun(
@@ -503,6 +505,7 @@ export class Runner implements AgentHost {
         agent: this.#agent,
         launch: this.#launch,
         budget,
+        maxUsd: hold.heldUsd,
         cursor,
         rejections,
         token,
@@ -528,9 +531,11 @@ export class Runner implements AgentHost {
       const retry = beforeActing ? this.#giveBack(active, footer, endedAt) : undefined;
       const entry = writer.end(retry ? { ...footer, retry } : footer, endedAt);
       this.#settle(active, footer.status, cursorAfter);
+      hold.settle(entry.cost_usd);
       this.#ended(entry);
     })()
       .catch((err) => {
+        hold.settle(undefined);
         this.#settle(active, "error", cursorAfter);
         log.error(`run ${id} could not be recorded: ${(err as Error).message}`);
       })
@@ -608,10 +613,7 @@ export class Runner implements AgentHost {
       this.#queue.set(q.post.id, q);
       this.#world.log.info(
         `queued again: ${q.reason}: its last run ended before the agent could act`,
-        {
-          id: q.post.id,
-          thread: q.thread,
-        },
+        { id: q.post.id, thread: q.thread },
       );
       this.#checkThread(q.thread);
     }
@@ -625,8 +627,7 @@ export class Runner implements AgentHost {
     const log = this.#world.log;
     const endedAt = Date.parse(entry.ended_at);
     this.#lastRun = entry;
-    this.#ledger.record({ at: endedAt, costUsd: entry.cost_usd });
-    const line = endedLine(entry, this.#ledger.state(endedAt));
+    const line = endedLine(entry, this.#desk.state(endedAt));
     if (entry.status === "ok") log.info(line, { run: entry.id });
     else log.warn(line, { run: entry.id });
     try {

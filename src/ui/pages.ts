@@ -186,6 +186,13 @@ export function overviewPage(
           usdOf(b.usdMonth, b.usdPerMonth)
         }</b> · runs without a cost today ${b.runsToday} of ${b.runsPerDay}</p>`;
       parts.push(markup`<h2>Budget</h2>${money}`);
+      // What runs and coding agent calls in flight hold of what is left (docs/runner.md, Budget).
+      const held = b.reserved;
+      parts.push(
+        markup`<p id="budget-reserved">reserved ${usd(held?.usd ?? 0)} by ${
+          held?.count ?? 0
+        } run(s) and call(s) in flight · spent by them so far ${usd(held?.spentUsd ?? 0)}</p>`,
+      );
     }
     if (status.pauses?.budget) {
       parts.push(markup`<p class="notice warn">paused: ${status.pauses.budget.reason}</p>`);

@@ -5,11 +5,28 @@ import { resolveSettings } from "../../src/config/settings.ts";
 import { dataPaths } from "../../src/config/paths.ts";
 import { ConfigError } from "../../src/errors.ts";
 import type { AgentHost } from "../../src/contracts/agent_host.ts";
+import type { NodeBudget } from "../../src/contracts/budget.ts";
 import { AcpSpendFile } from "../../src/acp/spend.ts";
 import { git } from "../../src/acp/worktrees.ts";
 
 /** A runner that only has a budget. */
-type AcpBudget = Pick<AgentHost, "addSpend" | "budgetBlocked">;
+type AcpBudget = Pick<AgentHost, "budget">;
+
+/** A budget that admits every call, with `over` in place of its parts. */
+function budgetOf(over: Partial<NodeBudget> = {}): AcpBudget {
+  return {
+    budget: {
+      blocked: () => undefined,
+      addSpend: () => {},
+      admitCall: () => ({
+        admitted: true,
+        hold: { spent: () => true, settle: () => {}, heldUsd: 1, onStop: () => {} },
+      }),
+      afterBudgetReset: () => {},
+      ...over,
+    },
+  };
+}
 
 function setup(text: string, dataDir = "/d", budget?: AcpBudget, now?: () => number) {
   const r = resolveSettings({
@@ -93,10 +110,11 @@ Deno.test("a call to a checkout the agent may not use is refused before anything
 const ONE = '[harnesses.c]\ncommand = "/nonexistent"\n[checkouts.a]\npath = "/a"\n';
 
 Deno.test("a reached budget refuses new calls before anything starts", async () => {
-  const budget: AcpBudget = {
-    addSpend: () => {},
-    budgetBlocked: () => "the daily budget is spent ($2.00 of agent.max_usd_per_day = $2.00)",
-  };
+  const spent = "the daily budget is spent ($2.00 of agent.max_usd_per_day = $2.00)";
+  const budget = budgetOf({
+    blocked: () => spent,
+    admitCall: () => ({ admitted: false, reason: spent }),
+  });
   const layer = setup(ONE, "/d", budget)()!.layer;
   await assert.rejects(
     () =>
@@ -119,11 +137,8 @@ Deno.test("this month's earlier calls count in the budget again after a restart"
     // A new month's first line drops last month's.
     assert.equal(Deno.readTextFileSync(file.path).split("\n").filter((l) => l).length, 1);
     file.add({ at: Date.UTC(2026, 10, 30, 1), usd: 0.5, harness: "c", call: "b" });
-    const added: [number, number][] = [];
-    const budget: AcpBudget = {
-      addSpend: (at, usd) => added.push([at, usd]),
-      budgetBlocked: () => undefined,
-    };
+    const added: [number, number | undefined][] = [];
+    const budget = budgetOf({ addSpend: (at, usd) => void added.push([at, usd]) });
     setup(ONE + '[agent]\nsweep = "0"\n', dir, budget, () => now)()!.start();
     assert.deepEqual(added, [[Date.UTC(2026, 10, 2), 0.25], [Date.UTC(2026, 10, 30, 1), 0.5]]);
   } finally {
@@ -196,8 +211,7 @@ Deno.test("agent.sweep = infinity (or 0): no sweep at start or later; a duration
 Deno.test("a person's decision reaches the runner (its host) as a wake about the work's thread", () => {
   const woken: Array<[string, string | undefined]> = [];
   const host: AgentHost = {
-    addSpend: () => {},
-    budgetBlocked: () => undefined,
+    ...budgetOf(),
     threadOfRun: () => undefined,
     noteAcp: () => {},
     permissionDecided: (reason, thread) => woken.push([reason, thread]),

@@ -82,6 +82,8 @@ Deno.test("the safety keys are exactly the ones the brief marks", () => {
     "agent.max_usd_per_day",
     "agent.max_usd_per_month",
     "agent.open_asks",
+    // Issue 30: what a run or a coding agent call may hold of the budget.
+    "agent.reserve_usd",
     "agent.review",
     "agent.review_ttl",
     "agent.timeout",

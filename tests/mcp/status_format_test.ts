@@ -43,6 +43,21 @@ Deno.test("status says runs today counts only runs without a reported cost", () 
   );
 });
 
+Deno.test("status shows what runs and calls in flight hold beside what was spent, only while any is", () => {
+  const budget = status().budget!;
+  const held = formatStatus(
+    status({ budget: { ...budget, reserved: { usd: 0.8, count: 2, spentUsd: 0.42 } } }),
+  );
+  assert.match(
+    held,
+    /^budget reserved: \$0\.80 by 2 run\(s\) and coding agent call\(s\) in flight \(\$0\.42 of it spent so far\)$/m,
+  );
+  const none = formatStatus(
+    status({ budget: { ...budget, reserved: { usd: 0, count: 0, spentUsd: 0 } } }),
+  );
+  assert.doesNotMatch(none, /reserved/);
+});
+
 Deno.test("status shows a budget pause and each loop-paused thread with its reason", () => {
   const until = Date.UTC(2026, 9, 16);
   const text = formatStatus(status({

@@ -203,10 +203,10 @@ Deno.test("spend of coding agents' calls (ACP) pauses runs when it reaches the b
   const r = rig({ "agent.max_usd_per_day": 1 });
   try {
     r.runner.start();
-    r.runner.addSpend(r.time.now(), 0.6);
-    assert.equal(r.runner.budgetBlocked(), undefined);
-    r.runner.addSpend(r.time.now(), 0.5);
-    assert.match(r.runner.budgetBlocked() ?? "", /daily budget is spent \(\$1\.10 of/);
+    r.runner.budget.addSpend(r.time.now(), 0.6);
+    assert.equal(r.runner.budget.blocked(), undefined);
+    r.runner.budget.addSpend(r.time.now(), 0.5);
+    assert.match(r.runner.budget.blocked() ?? "", /daily budget is spent \(\$1\.10 of/);
     r.post({ author: BOB, kind: "ask" });
     await r.time.advance(30 * SEC);
     assert.equal(r.spawner.procs.length, 0, "no run: the calls spent the day's budget");
@@ -275,9 +275,14 @@ Deno.test("runs that report a cost do not count against agent.max_runs_per_day",
   }
 });
 
-Deno.test("each run gets the budget left as its max budget, restored from the index after a restart", async () => {
+Deno.test("each run gets the budget left as its max budget when the reservation is larger, restored from the index after a restart", async () => {
   const dir = Deno.makeTempDirSync({ prefix: "wats-runner-sched-" });
-  const first = rig({ "agent.max_usd_per_day": 2, "agent.max_usd_per_month": 20 }, {
+  const limits = {
+    "agent.max_usd_per_day": 2,
+    "agent.max_usd_per_month": 20,
+    "agent.reserve_usd": 5,
+  };
+  const first = rig(limits, {
     transcriptsDir: dir,
   });
   first.runner.start();
@@ -289,7 +294,7 @@ Deno.test("each run gets the budget left as its max budget, restored from the in
   await first.runner.stop();
 
   // A new daemon on the same data directory, later the same day.
-  const second = rig({ "agent.max_usd_per_day": 2, "agent.max_usd_per_month": 20 }, {
+  const second = rig(limits, {
     transcriptsDir: dir,
     start: T0 + 2 * HOUR,
   });
@@ -317,9 +322,11 @@ Deno.test("the max budget is the month's remainder when that is smaller than the
     harness: "fake",
   })
     .end({ status: "ok", exit_code: 0, duration_ms: 1000, cost_usd: 19.25 }, past + 1000);
-  const r = rig({ "agent.max_usd_per_day": 2, "agent.max_usd_per_month": 20 }, {
-    transcriptsDir: dir,
-  });
+  const r = rig({
+    "agent.max_usd_per_day": 2,
+    "agent.max_usd_per_month": 20,
+    "agent.reserve_usd": 5,
+  }, { transcriptsDir: dir });
   try {
     r.runner.start();
     r.post({ author: BOB, kind: "ask" });
@@ -948,8 +955,12 @@ Deno.test("a run's header and start line state only the limits its runtime appli
         assert.equal(started, `run ${entry.id} started (events, 1 event(s); runs today 0 of 48)`);
       } else {
         assert.equal(header.max_turns, 10);
-        assert.equal(header.max_budget_usd, 2);
-        assert.equal(started, `run ${entry.id} started (events, 1 event(s); budget left $2.00)`);
+        // agent.reserve_usd (0.5): what one run may spend of the $2.00 left.
+        assert.equal(header.max_budget_usd, 0.5);
+        assert.equal(
+          started,
+          `run ${entry.id} started (events, 1 event(s); run budget $0.50 of $2.00 left)`,
+        );
       }
     } finally {
       r.cleanup();

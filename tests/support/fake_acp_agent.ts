@@ -139,3 +139,101 @@ export function linkTo(app: acp.AgentApp): AgentLink {
     },
   };
 }
+
+/** One prompt of a {@linkcode meteredAcpAgent}, as it went. */
+export interface MeteredPrompt {
+  sessionId: string;
+  text: string;
+  /** Replies made (each a `usage_update` with the session's cumulative cost). */
+  replies: number;
+  /** Replies made when the client's `session/cancel` arrived; undefined: never cancelled. */
+  cancelledAt?: number;
+  stopReason?: acp.StopReason;
+}
+
+/** A metered agent, and what it did. */
+export interface MeteredAgent {
+  connect: Connect;
+  prompts: MeteredPrompt[];
+  /** What every session spent, in USD. */
+  spent(): number;
+}
+
+/**
+ * An agent that, to each prompt, makes model replies one after another, each
+ * costing `costPerReply` (reported as the session's cumulative cost, as Claude
+ * does), until it is cancelled or has made `replies(n)` of them for its n-th
+ * prompt (0-based; Infinity: it never ends by itself). A cancel that arrives
+ * while a reply is under way lets that reply finish and be paid, as a model
+ * request in flight is. `gate`, when given, holds every prompt before its first
+ * reply until it resolves.
+ */
+export function meteredAcpAgent(o: {
+  costPerReply: number;
+  replies: (prompt: number) => number;
+  gate?: Promise<void>;
+  /** Told after each reply is reported. */
+  onReply?: (p: MeteredPrompt) => void;
+}): MeteredAgent {
+  const cost = new Map<string, number>();
+  const live = new Map<string, MeteredPrompt>();
+  const prompts: MeteredPrompt[] = [];
+  let sessions = 0;
+  const metered: MeteredAgent = {
+    connect,
+    prompts,
+    spent: () => [...cost.values()].reduce((a, b) => a + b, 0),
+  };
+  function connect(): AgentLink {
+    const app = acp.agent({ name: "metered" })
+      .onRequest("initialize", () => ({
+        protocolVersion: acp.PROTOCOL_VERSION,
+        agentCapabilities: {},
+        agentInfo: { name: "metered-agent", version: "0" },
+      }))
+      .onRequest("session/new", () => {
+        const sessionId = `m${++sessions}`;
+        cost.set(sessionId, 0);
+        return { sessionId };
+      })
+      .onRequest("session/prompt", async ({ params, client }) => {
+        const { sessionId } = params;
+        const p: MeteredPrompt = {
+          sessionId,
+          text: params.prompt.map((b) => b.type === "text" ? b.text : "").join("\n"),
+          replies: 0,
+        };
+        const limit = o.replies(prompts.filter((x) => x.sessionId === sessionId).length);
+        prompts.push(p);
+        live.set(sessionId, p);
+        await o.gate;
+        for (;;) {
+          // The model's reply: a turn of the event loop, in which a cancel may arrive.
+          await new Promise((r) => setTimeout(r, 0));
+          const total = (cost.get(sessionId) ?? 0) + o.costPerReply;
+          cost.set(sessionId, total);
+          p.replies++;
+          await client.notify("session/update", {
+            sessionId,
+            update: {
+              sessionUpdate: "usage_update",
+              used: p.replies,
+              size: 1_000_000,
+              cost: { amount: total, currency: "USD" },
+            },
+          });
+          o.onReply?.(p);
+          if (p.cancelledAt !== undefined || p.replies >= limit) break;
+        }
+        live.delete(sessionId);
+        p.stopReason = p.cancelledAt !== undefined ? "cancelled" : "end_turn";
+        return { stopReason: p.stopReason };
+      })
+      .onNotification("session/cancel", ({ params }) => {
+        const p = live.get(params.sessionId);
+        if (p !== undefined && p.cancelledAt === undefined) p.cancelledAt = p.replies;
+      });
+    return linkTo(app);
+  }
+  return metered;
+}

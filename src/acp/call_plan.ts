@@ -1,0 +1,111 @@
+/**
+ * A coding agent call as one object (issue 28, item 3): what it is for, where
+ * it works, who made it and what a person carried to it travel together from
+ * the work's queue to the call's end (src/acp/calls.ts), and its result is
+ * made from it.
+ *
+ * @module
+ */
+
+import type { CheckoutConfig, HarnessConfig } from "../config/acp_tables.ts";
+import type { CallArgs, CallOrigin, CallResult } from "../contracts/coding_agents.ts";
+import { errorMessage } from "../error_message.ts";
+import type { Sandboxer } from "../safety/sandboxer.ts";
+import type { Grant } from "./judge.ts";
+import { importWork } from "./work_import.ts";
+import { type CallLine, noteCall } from "./work_record.ts";
+import { workId } from "./works.ts";
+import { commitsSince, headOf, type workPlace } from "./worktrees.ts";
+
+/** Where a work lives: its worktree, branch and state file. */
+export type WorkPlace = ReturnType<typeof workPlace>;
+
+/** One call of a coding agent. */
+export interface CallPlan {
+  harness: HarnessConfig;
+  co: CheckoutConfig;
+  place: WorkPlace;
+  origin: CallOrigin;
+  args: CallArgs;
+  /** Cancels the coding agent's prompt (the MCP call was cancelled or timed out). */
+  signal?: AbortSignal;
+  /** A person's decision carried to this call, for the request it answers. */
+  grant?: Grant;
+}
+
+/** What a call tells the work's queue as it goes. */
+export interface CallHooks {
+  /** The worktree is there and the call begins: noted in the work's calls file. */
+  started(): void;
+  /** A request waits for a person: the call returns this now; the prompt goes on. */
+  parked(r: CallResult): void;
+}
+
+/** The work's id as `wats work` names it. */
+export function workOf(plan: CallPlan): string {
+  return workId(plan.co.name, plan.place.branch);
+}
+
+/** How a call ended, as the work's calls file and the node's lines say it. */
+export function outcomeOf(r: Pick<CallResult, "stop_reason" | "stopped">): string {
+  if (r.stopped !== undefined) return `stopped: ${r.stopped}`;
+  return r.stop_reason === "end_turn" ? "ok" : r.stop_reason;
+}
+
+/** Notes a line in the work's calls file; a note that cannot be written never fails the call. */
+export function noteCallSafely(dir: string, line: CallLine): void {
+  try {
+    noteCall(dir, line);
+  } catch {
+    // The folder above the worktree is missing: the call itself says why.
+  }
+}
+
+/**
+ * A call's result: what it did, then the work's branch, head and commits as
+ * the checkout holds them once the work's commits are imported (hash-checked,
+ * src/acp/work_import.ts). An import that is refused is told among the
+ * refusals, and the checkout's branch stays as it was.
+ */
+export async function resultOf(
+  plan: CallPlan,
+  sandbox: Sandboxer | undefined,
+  r: Pick<
+    CallResult,
+    "message" | "stop_reason" | "refused" | "labels" | "usd" | "parked" | "stopped"
+  >,
+): Promise<CallResult> {
+  const { co, place } = plan;
+  const refused = [...r.refused];
+  try {
+    await importWork(co, place, sandbox);
+  } catch (err) {
+    refused.push({
+      id: `${plan.origin.callId}:import`,
+      request: "wats/import",
+      reason: errorMessage(err),
+    });
+  }
+  return {
+    message: r.message,
+    stop_reason: r.stop_reason,
+    branch: place.branch,
+    worktree: place.dir,
+    head: await headOf(co, place.branch),
+    commits: await commitsSince(co, place.branch, co.base),
+    refused,
+    labels: r.labels,
+    usd: r.usd,
+    ...(r.parked !== undefined ? { parked: r.parked } : {}),
+    ...(r.stopped !== undefined ? { stopped: r.stopped } : {}),
+  };
+}
+
+/** `path` resolved through symlinks, or as given when it cannot be. */
+export function realOr(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return path;
+  }
+}

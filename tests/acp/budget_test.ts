@@ -1,0 +1,205 @@
+/**
+ * The budget over coding agent calls (issue 30, item 4): the runner's desk and
+ * the ACP layer together, on a fake clock, against an agent in this process
+ * that reports a cost per reply (tests/support/fake_acp_agent.ts
+ * `meteredAcpAgent`). The real agent's side is tests/e2e/acp_budget_test.ts.
+ */
+
+import assert from "node:assert/strict";
+import { AcpLayer } from "../../src/acp/calls.ts";
+import { makePolicy } from "../../src/acp/policy.ts";
+import { git } from "../../src/acp/worktrees.ts";
+import { readWorkState } from "../../src/acp/work_state.ts";
+import { readCalls } from "../../src/acp/work_record.ts";
+import { nextUtcDay } from "../../src/duration.ts";
+import type { Runner } from "../../src/runner/scheduler.ts";
+import { meteredAcpAgent, type MeteredAgent } from "../support/fake_acp_agent.ts";
+import { MIN, rig as runnerRig, T0 } from "../runner/scheduler_rig.ts";
+
+const ID = ["-c", "user.name=t", "-c", "user.email=t@example.com"];
+const REPLY = 0.03;
+/** Float sums of cents: what "equal" means for money here. */
+const EPS = 1e-9;
+
+/** A checkout with one commit and a layer whose one harness is `agent`, budgeted by `runner`. */
+async function layerRig(agent: MeteredAgent, runner: Runner) {
+  const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "wats-budget-" }));
+  const repo = `${root}/repo`;
+  Deno.mkdirSync(repo);
+  await git(["init", "-q", "-b", "main"], repo);
+  Deno.writeTextFileSync(`${repo}/README.md`, "hi\n");
+  await git(["add", "README.md"], repo);
+  await git([...ID, "commit", "-qm", "first"], repo);
+  const layer = new AcpLayer({
+    worktrees: `${root}/worktrees`,
+    harnesses: {
+      fake: {
+        name: "fake",
+        command: "fake-agent",
+        args: [],
+        env: {},
+        meta: {},
+        context: [],
+        idle: 60_000,
+        enabled: true,
+      },
+    },
+    checkouts: { app: { name: "app", path: repo, base: "main", fetch: false } },
+    allowedCheckouts: [],
+    policy: makePolicy([], [], `${root}/data`, { foldCase: false }),
+    env: {},
+    connect: agent.connect,
+    host: runner,
+  });
+  return {
+    layer,
+    root,
+    [Symbol.asyncDispose]: async () => {
+      await layer.close();
+      Deno.removeSync(root, { recursive: true });
+    },
+  };
+}
+
+const call = (layer: AcpLayer, work: string) =>
+  layer.call("fake", { agent: "bot", thread: "_", callId: `call-${work}` }, {
+    task: `TASK: ${work}`,
+    checkout: "app",
+    work,
+  });
+
+/** Waits, turn by turn of the event loop, until `cond` holds (a bounded count of turns). */
+async function until(cond: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 20_000; i++) {
+    if (cond()) return;
+    await new Promise((r) => setTimeout(r, 0));
+  }
+  assert.fail(`never: ${what}`);
+}
+
+Deno.test("two works' calls in parallel against $1.00: the second is admitted against what the first's reservation leaves, a third is refused, no heartbeat run starts while they hold the rest, and both stop within one reply of the cap", async () => {
+  const r = runnerRig({
+    "agent.max_usd_per_day": 1,
+    "agent.reserve_usd": 0.4,
+    "agent.heartbeat": MIN,
+  });
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => open = resolve);
+  const agent = meteredAcpAgent({ costPerReply: REPLY, replies: () => Infinity, gate });
+  await using l = await layerRig(agent, r.runner);
+  try {
+    r.runner.start();
+    const budget = () => r.runner.status().budget;
+    const a = call(l.layer, "a");
+    await until(() => agent.prompts.length === 1, "the first call prompts");
+    assert.equal(budget().inFlight.reservedUsd, 0.4);
+    assert.ok(Math.abs(budget().usdFree - 0.6) < EPS);
+
+    const b = call(l.layer, "b");
+    await until(() => agent.prompts.length === 2, "the second call prompts");
+    assert.equal(budget().inFlight.count, 2);
+    assert.ok(Math.abs(budget().usdFree - 0.2) < EPS, "the second holds its reservation too");
+
+    await assert.rejects(
+      () => call(l.layer, "c"),
+      /^CallError: no coding agent call now: \$0\.80 of the \$1\.00 left is held by 2 run\(s\) and coding agent call\(s\) in flight; try again when one of them ends$/,
+    );
+
+    // The heartbeat comes due while the two hold all but $0.20 of the day.
+    await r.time.advance(MIN);
+    assert.equal(r.spawner.procs.length, 0, "no heartbeat run started");
+    assert.equal(r.log.matching("run waits: $0.80 of the $1.00 left is held by 2").length, 1);
+
+    open();
+    const [ra, rb] = await Promise.all([a, b]);
+    for (const res of [ra, rb]) {
+      assert.equal(res.stopped, "budget");
+      assert.equal(res.stop_reason, "cancelled");
+      assert.match(res.message, /^stopped: budget \(wats stopped the coding agent/);
+    }
+    for (const p of agent.prompts) {
+      assert.ok(p.cancelledAt !== undefined, "each call was cancelled");
+      assert.ok(p.replies - p.cancelledAt <= 1, `at most one reply after the cancel: ${p.replies}`);
+    }
+    // What was spent is what the ledger counted; it stays under the cap plus one reply.
+    assert.ok(Math.abs(budget().usdToday - agent.spent()) < EPS);
+    assert.ok(agent.spent() <= 1 + REPLY + EPS, `spent ${agent.spent()}`);
+    assert.ok(Math.abs(ra.usd + rb.usd - agent.spent()) < EPS);
+    // The calls released the budget: the heartbeat run that waited starts, on what is left.
+    const left = budget().usdLeft;
+    if (budget().blocked === undefined) {
+      assert.equal(r.spawner.procs.length, 1);
+      assert.ok(Math.abs(r.harness.contexts[0]!.maxBudgetUsd - left) < EPS);
+    } else assert.equal(r.spawner.procs.length, 0);
+  } finally {
+    await r.runner.stop();
+    r.cleanup();
+  }
+});
+
+Deno.test("works the budget stopped say so, and go on in the same session after the window resets", async () => {
+  const r = runnerRig({ "agent.max_usd_per_day": 1, "agent.reserve_usd": 0.4 });
+  // Each session's first prompt replies until stopped; the one that goes on finishes after one.
+  const agent = meteredAcpAgent({ costPerReply: REPLY, replies: (n) => n === 0 ? Infinity : 1 });
+  await using l = await layerRig(agent, r.runner);
+  try {
+    r.runner.start();
+    const [ra, rb] = await Promise.all([call(l.layer, "a"), call(l.layer, "b")]);
+    assert.deepEqual([ra.stopped, rb.stopped], ["budget", "budget"]);
+    for (const res of [ra, rb]) {
+      const work = res.worktree.split("/").at(-1);
+      const stop = readWorkState(`${res.worktree}.acp.json`).budgetStop;
+      assert.equal(stop?.task, `TASK: ${work}`);
+      const noted = readCalls(res.worktree).find((c) => c.id === `call-${work}`);
+      assert.equal(noted?.outcome, "stopped: budget");
+    }
+    // Nothing goes on before the reset.
+    await r.time.advanceTo(nextUtcDay(T0) - 1);
+    assert.equal(agent.prompts.length, 2);
+
+    await r.time.advanceTo(nextUtcDay(T0));
+    await until(
+      () => agent.prompts.length === 4 && agent.prompts.every((p) => p.stopReason !== undefined),
+      "both works go on and end",
+    );
+    await until(() => r.runner.status().budget.inFlight.count === 0, "both settle");
+    for (const res of [ra, rb]) {
+      const [first, again] = agent.prompts.filter((p) =>
+        p.text.includes(`TASK: ${res.worktree.split("/").at(-1)}`)
+      );
+      assert.ok(first && again, "the task is told again");
+      assert.equal(again.sessionId, first.sessionId, "in the same session");
+      assert.match(again.text, /the budget window has reset\. Go on with that task/);
+      assert.equal(again.stopReason, "end_turn");
+      assert.equal(readWorkState(`${res.worktree}.acp.json`).budgetStop, undefined);
+    }
+    // The new day counts only what went on.
+    assert.ok(Math.abs(r.runner.status().budget.usdToday - 2 * REPLY) < EPS);
+  } finally {
+    await r.runner.stop();
+    r.cleanup();
+  }
+});
+
+Deno.test("money that runs out elsewhere mid-call cancels the call: stopped: budget", async () => {
+  const r = runnerRig({ "agent.max_usd_per_day": 1, "agent.reserve_usd": 0.4 });
+  // Replies that report no new cost: only spend elsewhere can stop it.
+  const agent = meteredAcpAgent({ costPerReply: 0, replies: () => Infinity });
+  await using l = await layerRig(agent, r.runner);
+  try {
+    r.runner.start();
+    const a = call(l.layer, "a");
+    await until(() => (agent.prompts[0]?.replies ?? 0) > 0, "the call replies");
+    // Another call that reported its cost as it ended: $0.90, and the call holds $0.40.
+    r.runner.budget.addSpend(r.time.now(), 0.9);
+    const res = await a;
+    assert.equal(res.stopped, "budget");
+    assert.equal(res.stop_reason, "cancelled");
+    const p = agent.prompts[0]!;
+    assert.ok(p.cancelledAt !== undefined && p.replies - p.cancelledAt <= 1);
+    assert.ok(readWorkState(`${res.worktree}.acp.json`).budgetStop !== undefined);
+  } finally {
+    await r.runner.stop();
+    r.cleanup();
+  }
+});
