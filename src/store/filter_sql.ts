@@ -19,7 +19,7 @@
 import type { Filter } from "nostr-tools/filter";
 import { StoreError } from "../errors.ts";
 import { WATS_KINDS, type WatsKind, watsKindOf } from "../posts/kinds.ts";
-import { checkLimit } from "./limits.ts";
+import { checkLimit, MAX_FILTER_VALUES } from "./limits.ts";
 
 /** One SQL statement and its parameters. */
 export interface FilterSql {
@@ -47,8 +47,10 @@ export const ARMS_PER_STATEMENT = 32;
 /** Author × kind pairs driven by `events_author_kind` at most; past it, authors drive. */
 export const MAX_PAIRS = 256;
 /**
- * Index entries an arm whose rows are checked against the filter's other lists reads
- * per call at most, all arms of a filter together (but at least the page per arm).
+ * Index entries the arms whose rows are checked against the filter's other lists
+ * read per call at most, all arms of a filter together (at least one each). A
+ * filter with few values reads this many before giving up on its page; with the
+ * most values ({@linkcode MAX_FILTER_VALUES}) ten each.
  */
 export const CANDIDATE_BUDGET = 10_000;
 
@@ -75,6 +77,13 @@ export function filterPlan(filter: Filter, maxLimit: number): FilterPlan | undef
   const list = (key: string, value: unknown): string[] => {
     if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) {
       throw new StoreError("store.bad_filter", `Filter field ${key} must be a list of strings`);
+    }
+    if (value.length > MAX_FILTER_VALUES) {
+      throw new StoreError(
+        "store.bad_filter",
+        `Filter field ${key} has ${value.length} values; give at most ${MAX_FILTER_VALUES} ` +
+          `(split the filter over several REQs)`,
+      );
     }
     return [...new Set(value)].sort();
   };
@@ -165,7 +174,7 @@ export function filterPlan(filter: Filter, maxLimit: number): FilterPlan | undef
     sources = [{ from: "events x INDEXED BY events_created", where: "1", params: [] }];
     check = residual({});
   }
-  const candidates = Math.max(limit, Math.floor(CANDIDATE_BUDGET / sources.length));
+  const candidates = Math.max(1, Math.floor(CANDIDATE_BUDGET / sources.length));
   const keys: FilterSql[] = [];
   for (let i = 0; i < sources.length; i += ARMS_PER_STATEMENT) {
     const chunk = padded(sources.slice(i, i + ARMS_PER_STATEMENT));

@@ -6,6 +6,8 @@ import type { NostrEvent } from "../../src/posts/post.ts";
 import { filterPlan, ROWS_BY_SEQ } from "../../src/store/filter_sql.ts";
 import { MIGRATIONS } from "../../src/store/schema.ts";
 import { Store, STORE_SQL } from "../../src/store/store.ts";
+import { MAX_FILTER_VALUES } from "../../src/store/limits.ts";
+import { StoreError } from "../../src/errors.ts";
 import { alice, bob, carol, post, reply, tempStore } from "./post_factory.ts";
 
 const hex = (c: string) => c.repeat(64);
@@ -110,6 +112,22 @@ Deno.test("every filter, a hostile REQ's too, walks an index it can stop on", as
     store.close();
     await cleanup();
   }
+});
+
+Deno.test("a list of more than MAX_FILTER_VALUES values is refused, saying to split it", () => {
+  const many = Array.from(
+    { length: MAX_FILTER_VALUES + 1 },
+    (_, i) => i.toString(16).padStart(64, "0"),
+  );
+  for (const filter of [{ authors: many }, { "#e": many }, { ids: many }]) {
+    assert.throws(() => filterPlan(filter, 500), (err) => {
+      assert.ok(err instanceof StoreError);
+      assert.equal(err.code, "store.bad_filter");
+      assert.match(err.message, /at most 1000 .*split/);
+      return true;
+    });
+  }
+  assert.ok(filterPlan({ authors: many.slice(1) }, 500));
 });
 
 Deno.test("query answers every filter as a scan of all posts would, newest first", async () => {
