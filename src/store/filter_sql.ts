@@ -50,9 +50,9 @@ export const MAX_PAIRS = 256;
  * Index entries the arms whose rows are checked against the filter's other lists
  * read per call at most, all arms of a filter together (at least one each). A
  * filter with few values reads this many before giving up on its page; with the
- * most values ({@linkcode MAX_FILTER_VALUES}) ten each.
+ * most values ({@linkcode MAX_FILTER_VALUES}) five each.
  */
-export const CANDIDATE_BUDGET = 10_000;
+export const CANDIDATE_BUDGET = 5_000;
 
 const ORDER = "ORDER BY createdAt DESC, seq DESC";
 

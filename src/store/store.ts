@@ -671,10 +671,13 @@ export const STORE_SQL = {
        ORDER BY seq LIMIT ?5`,
   // The newest matches by rowid (FTS5 walks its doclists in that order and stops),
   // ranked: ranking every match of a common word costs seconds at a million posts.
+  // Only the page's rows are read from events.
   search: `SELECT e.seq, e.grafted, e.raw FROM (
-       SELECT rowid AS seq, rank FROM events_fts WHERE events_fts MATCH ?1
-       ORDER BY rowid DESC LIMIT ?3
-     ) m JOIN events e ON e.seq = m.seq ORDER BY m.rank, m.seq DESC LIMIT ?2`,
+       SELECT seq, rank FROM (
+         SELECT rowid AS seq, rank FROM events_fts WHERE events_fts MATCH ?1
+         ORDER BY rowid DESC LIMIT ?3
+       ) ORDER BY rank, seq DESC LIMIT ?2
+     ) m JOIN events e ON e.seq = m.seq ORDER BY m.rank, m.seq DESC`,
   byTag: `SELECT e.seq, e.grafted, e.raw FROM tags t JOIN events e ON e.seq = t.seq
        WHERE t.name = ?1 AND t.value = ?2 AND t.created_at >= ?3
        ORDER BY t.created_at DESC, t.seq DESC LIMIT ?4`,
