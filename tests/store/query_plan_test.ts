@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { type Filter, matchFilter } from "nostr-tools/filter";
-import { nostrKindOf } from "../../src/posts/kinds.ts";
+import { NOSTR_KINDS, nostrKindOf } from "../../src/posts/kinds.ts";
 import type { NostrEvent } from "../../src/posts/post.ts";
 import { filterPlan, ROWS_BY_SEQ } from "../../src/store/filter_sql.ts";
 import { MIGRATIONS } from "../../src/store/schema.ts";
@@ -36,6 +36,18 @@ const FILTERS: Filter[] = [
   { "#e": [hex("d")], "#p": [hex("a"), hex("b")], "#t": ["cap:x"], authors: [hex("c")] },
   { "#t": ["cap:rust"], kinds: [ASK], since: 1, limit: 500 },
   { kinds: [1, 7] }, // no wats kind: nothing to run
+  // The interest computation (src/net/interest_source.ts), for a node of three profiles.
+  { kinds: [ASK], "#p": [hex("1"), hex("2"), hex("3")], limit: 500 },
+  {
+    authors: [hex("1"), hex("2"), hex("3")],
+    kinds: NOSTR_KINDS.filter((k) => k !== nostrKindOf("announce") && k !== HALT),
+    limit: 500,
+  },
+  { kinds: [ASK], "#t": ["cap:deno", "cap:rust"], limit: 500 },
+  { kinds: [ASK], limit: 1000 },
+  // The runner's open threads (src/node/agent_runner.ts) and the node's presence reads.
+  { authors: [hex("1")], limit: 50 },
+  { kinds: [nostrKindOf("presence")], authors: [hex("1"), hex("2")] },
 ];
 
 /** The aliases `sql` gives the events and tags tables (and their own names). */
