@@ -48,9 +48,9 @@ export const ARMS_PER_STATEMENT = 32;
 export const MAX_PAIRS = 256;
 /**
  * Index entries the arms whose rows are checked against the filter's other lists
- * read per call at most, all arms of a filter together (at least one each). A
- * filter with few values reads this many before giving up on its page; with the
- * most values ({@linkcode MAX_FILTER_VALUES}) five each.
+ * read per call at most, all arms of a filter together, but at least the page
+ * asked for each (the relay endpoint asks 16 at a time, so a hostile REQ of
+ * {@linkcode MAX_FILTER_VALUES} values reads at most 16 each).
  */
 export const CANDIDATE_BUDGET = 5_000;
 
@@ -139,7 +139,16 @@ export function filterPlan(filter: Filter, maxLimit: number): FilterPlan | undef
   const [tag, ...otherTags] = tags;
   let sources: Source[];
   let check: FilterSql;
-  if (tag !== undefined) {
+  if (tag !== undefined && kinds?.length === 1 && kinds[0] === "presence") {
+    // At most one presence per author and a bounded number of authors
+    // (MAX_PRESENCE_AUTHORS): fewer rows than a cap's tag, which asks carry too.
+    sources = [{
+      from: "events x INDEXED BY events_kind_created",
+      where: "x.kind = ?",
+      params: ["presence"],
+    }];
+    check = residual({ authors, tags });
+  } else if (tag !== undefined) {
     sources = tag[1].map((value) => ({
       from: "tags x INDEXED BY tags_lookup",
       where: "x.name = ? AND x.value = ?",
@@ -174,7 +183,7 @@ export function filterPlan(filter: Filter, maxLimit: number): FilterPlan | undef
     sources = [{ from: "events x INDEXED BY events_created", where: "1", params: [] }];
     check = residual({});
   }
-  const candidates = Math.max(1, Math.floor(CANDIDATE_BUDGET / sources.length));
+  const candidates = Math.max(limit, Math.floor(CANDIDATE_BUDGET / sources.length));
   const keys: FilterSql[] = [];
   for (let i = 0; i < sources.length; i += ARMS_PER_STATEMENT) {
     const chunk = padded(sources.slice(i, i + ARMS_PER_STATEMENT));
