@@ -8,17 +8,21 @@
  * - posts that tag one of its profiles (`#p`): asks addressed to it, replies to its
  *   posts (a reply tags its parent's author, src/posts/post.ts), halts aimed at it;
  * - its own posts (`authors`): a node restored from its secret elsewhere gets them back;
- * - asks naming one of its caps (`#t` = `cap:NAME`);
- * - every ask while `agent.open_asks` is on: NIP-01 cannot ask for "no `p` tag", so
- *   open asks come with all asks (the cap filter is then redundant and left out);
+ * - asks naming one of its caps (`#t` = `cap:NAME`), whatever `agent.open_asks` says;
  * - halts by the authors of `halt.accept` (safety: a halt must reach the node
  *   whatever it tags);
  * - every announce and presence (kind 14480, replaceable): who is out there, with
  *   what caps and in what state (small: one presence per agent, refreshed every
  *   `agent.presence_every`);
- * - the threads it follows (`#e` of their roots): claims, progress and answers on
- *   the asks it stored and in the threads its profiles posted in, the newest
- *   {@linkcode MAX_THREADS} of them.
+ * - every ask while `agent.open_asks` is on, last: NIP-01 cannot ask for "no `p`
+ *   tag", so open asks come with all asks; they add to the filters above, never
+ *   replace one (issue 33: with the cap filter dropped, the threads of asks naming
+ *   its caps were crowded out by everyone's);
+ * - the threads it follows (`#e` of their roots), in two sets of places: the
+ *   {@linkcode MAX_THREADS} newest threads that concern it (asks addressed to it or
+ *   naming its caps, threads its profiles posted in), and the
+ *   {@linkcode MAX_ASK_THREADS} newest of the other asks it stored: many open asks
+ *   never take a place of a thread that concerns it.
  *
  * Pure: the node's side (src/net/interest_source.ts) reads the store and settings.
  *
@@ -39,8 +43,17 @@ export interface Interest {
   openAsks: boolean;
   /** Hex pubkeys of `halt.accept` (the node's own profiles are covered by `profiles`). */
   haltAuthors: readonly string[];
-  /** Root ids of the threads it follows, newest first; past {@linkcode MAX_THREADS} dropped. */
+  /**
+   * Root ids of the threads that concern it (asks addressed to it or naming its
+   * caps, threads its profiles posted in), newest first; past
+   * {@linkcode MAX_THREADS} dropped.
+   */
   threads: readonly string[];
+  /**
+   * Root ids of the other asks it stored (open asks), newest first; past
+   * {@linkcode MAX_ASK_THREADS} dropped. Default none.
+   */
+  askThreads?: readonly string[];
 }
 
 /** One live subscription: at most {@linkcode FILTERS_PER_REQ} filters, named by a stable key. */
@@ -50,8 +63,13 @@ export interface Subscription {
   filters: Filter[];
 }
 
-/** Threads followed at most; older ones are only reached through `feed`/`search` with `relays`. */
+/**
+ * Threads that concern the node followed at most; older ones are only reached
+ * through `feed`/`search` with `relays`.
+ */
 export const MAX_THREADS = 500;
+/** Threads of other asks (open asks) followed at most, besides {@linkcode MAX_THREADS}. */
+export const MAX_ASK_THREADS = 500;
 /**
  * Filters in one REQ at most: wats' own endpoint (`relay_caps.ts`) and common relays
  * (strfry, nostr-rs-relay) refuse more than 10.
@@ -92,7 +110,7 @@ export function interestSubscriptions(interest: Interest): Subscription[] {
     });
   }
   const buckets: string[][] = Array.from({ length: THREAD_BUCKETS }, () => []);
-  for (const root of uniq(interest.threads.slice(0, MAX_THREADS))) {
+  for (const root of followed(interest)) {
     buckets[(parseInt(root.slice(0, 2), 16) % THREAD_BUCKETS) || 0]!.push(root);
   }
   buckets.forEach((roots, i) => {
@@ -113,11 +131,10 @@ export function addedFilters(prev: Interest, next: Interest): Filter[] {
   };
   const delta: Interest = {
     profiles: minus(next.profiles, prev.profiles),
-    // Every ask already came (or comes now) with the open asks: no cap filter to add.
-    caps: prev.openAsks || next.openAsks ? [] : minus(next.caps, prev.caps),
+    caps: minus(next.caps, prev.caps),
     openAsks: next.openAsks && !prev.openAsks,
     haltAuthors: minus(next.haltAuthors, prev.haltAuthors),
-    threads: minus(next.threads.slice(0, MAX_THREADS), prev.threads.slice(0, MAX_THREADS)),
+    threads: minus(followed(next), followed(prev)),
   };
   return [...baseFilters(delta, false), ...threadFilters(uniq(delta.threads))];
 }
@@ -127,17 +144,23 @@ function baseFilters(interest: Interest, announces: boolean): Filter[] {
   const profiles = uniq(interest.profiles);
   for (const chunk of chunks(profiles)) out.push({ kinds: [...NOSTR_KINDS], "#p": chunk });
   for (const chunk of chunks(profiles)) out.push({ kinds: [...NOSTR_KINDS], authors: chunk });
-  if (interest.openAsks) {
-    out.push({ kinds: announces ? [ASK, ANNOUNCE, PRESENCE] : [ASK] });
-  } else {
-    const caps = uniq(interest.caps).map((c) => CAP_PREFIX + c);
-    for (const chunk of chunks(caps)) out.push({ kinds: [ASK], "#t": chunk });
-    if (announces) out.push({ kinds: [ANNOUNCE, PRESENCE] });
-  }
+  const caps = uniq(interest.caps).map((c) => CAP_PREFIX + c);
+  for (const chunk of chunks(caps)) out.push({ kinds: [ASK], "#t": chunk });
   for (const chunk of chunks(uniq(interest.haltAuthors))) {
     out.push({ kinds: [HALT], authors: chunk });
   }
+  if (announces) out.push({ kinds: [ANNOUNCE, PRESENCE] });
+  // Last: a catch-up pages its filters in this order, what concerns the node first.
+  if (interest.openAsks) out.push({ kinds: [ASK] });
   return out;
+}
+
+/** The roots followed: those that concern the node, then the other asks', each list capped. */
+function followed(interest: Interest): string[] {
+  return uniq([
+    ...interest.threads.slice(0, MAX_THREADS),
+    ...(interest.askThreads ?? []).slice(0, MAX_ASK_THREADS),
+  ]);
 }
 
 function threadFilters(roots: readonly string[]): Filter[] {

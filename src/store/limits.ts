@@ -10,6 +10,12 @@ import { StoreError } from "../errors.ts";
 export const MAX_QUERY_LIMIT = 10_000;
 
 /**
+ * The most values one list of a filter (`ids`, `authors`, `#e`…) may hold: each is an
+ * index walk of its own (src/store/filter_sql.ts). wats' own client sends at most 100.
+ */
+export const MAX_FILTER_VALUES = 1000;
+
+/**
  * The most authors whose presence a store keeps (src/store/store.ts): a flood of
  * new authors evicts the oldest instead of growing the store.
  */

@@ -12,7 +12,7 @@ import type { DatabaseSync } from "node:sqlite";
 import { StoreError } from "../errors.ts";
 
 /** The schema version this code reads and writes. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 const V1 = `
 CREATE TABLE events (
@@ -71,8 +71,39 @@ CREATE TABLE meta (
 );
 `;
 
+/**
+ * Indexes that bound every read by what it returns (docs/decisions/store_scale.md):
+ * `(author, created_at)` and `(author, kind, created_at)` (the rowid, `seq`, ends
+ * each index, so each walks in the relay order `created_at DESC, seq DESC`), `(kind,
+ * created_at)`, the tags of one event by `seq` (deleting a replaced presence's tags,
+ * and a filter's second tag list), the outbox by event (a replaced presence leaves
+ * it), and the number of events kept by triggers (a
+ * count(*) reads the whole table).
+ */
+const V2 = `
+DROP INDEX events_author;
+DROP INDEX events_kind;
+CREATE INDEX events_author_created ON events (author, created_at);
+CREATE INDEX events_author_kind    ON events (author, kind, created_at);
+CREATE INDEX events_kind_created   ON events (kind, created_at);
+CREATE INDEX tags_seq ON tags (seq, name, value);
+CREATE INDEX outbox_event ON outbox (event_id);
+
+CREATE TABLE counts (
+  name TEXT PRIMARY KEY,
+  n    INTEGER NOT NULL
+);
+INSERT INTO counts (name, n) SELECT 'events', count(*) FROM events;
+CREATE TRIGGER events_counted AFTER INSERT ON events BEGIN
+  UPDATE counts SET n = n + 1 WHERE name = 'events';
+END;
+CREATE TRIGGER events_uncounted AFTER DELETE ON events BEGIN
+  UPDATE counts SET n = n - 1 WHERE name = 'events';
+END;
+`;
+
 /** Each step takes the schema from version `i` to `i + 1`. */
-const MIGRATIONS: readonly string[] = [V1];
+export const MIGRATIONS: readonly string[] = [V1, V2];
 
 /** Creates or migrates the schema of `db`, opened on `path` (named in errors). */
 export function migrate(db: DatabaseSync, path: string): void {

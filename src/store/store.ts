@@ -17,7 +17,7 @@ import type { Filter } from "nostr-tools/filter";
 import { StoreError } from "../errors.ts";
 import type { WatsKind } from "../posts/kinds.ts";
 import { type NostrEvent, plainEvent, type Post, readPost } from "../posts/post.ts";
-import { filterSql } from "./filter_sql.ts";
+import { filterPlan, ROWS_BY_SEQ } from "./filter_sql.ts";
 import { checkLimit, MAX_PRESENCE_AUTHORS } from "./limits.ts";
 import { Outbox } from "./outbox.ts";
 import { migrate } from "./schema.ts";
@@ -62,6 +62,12 @@ export interface FeedPage {
   posts: StoredPost[];
   cursor: number;
 }
+
+/**
+ * Matches of a search ranked at most, the newest: the time of a search follows its
+ * page, not how many posts a common word is in.
+ */
+export const SEARCH_CANDIDATES = 2000;
 
 /** Options of `search`. */
 export interface SearchOptions {
@@ -411,7 +417,8 @@ export class Store {
   }
 
   /**
-   * Full-text search over titles and texts, best match first.
+   * Full-text search over titles and texts, best match first among the newest
+   * {@linkcode SEARCH_CANDIDATES} matches (docs/decisions/store_scale.md).
    *
    * @throws {StoreError} code `store.bad_search` for a query FTS5 cannot parse.
    */
@@ -421,7 +428,8 @@ export class Store {
     const match = opts.plain ? plainQuery(query) : query;
     if (match === "") return [];
     try {
-      return (this.#statements.search.all(match, limit) as Row[]).map(toPost);
+      const candidates = Math.max(SEARCH_CANDIDATES, limit);
+      return (this.#statements.search.all(match, limit, candidates) as Row[]).map(toPost);
     } catch (err) {
       throw new StoreError(
         "store.bad_search",
@@ -469,8 +477,21 @@ export class Store {
    */
   queryRaw(filter: Filter, opts: { maxLimit?: number } = {}): RawEvent[] {
     this.#open();
-    const q = filterSql(filter, opts.maxLimit ?? 500);
-    return q ? this.#statement(q.sql).all(...q.params) as unknown as RawEvent[] : [];
+    const plan = filterPlan(filter, opts.maxLimit ?? 500);
+    if (plan === undefined) return [];
+    type Key = { createdAt: number; seq: number };
+    let keys: Key[] = [];
+    for (const q of plan.keys) {
+      keys.push(...this.#statement(q.sql).all(...q.params) as unknown as Key[]);
+    }
+    if (plan.keys.length > 1) {
+      // Each statement is sorted and a value may be in several (two of its tags).
+      keys.sort((a, b) => b.createdAt - a.createdAt || b.seq - a.seq);
+      keys = keys.filter((k, i) => i === 0 || k.seq !== keys[i - 1]!.seq);
+    }
+    const seqs = keys.slice(0, plan.limit).map((k) => k.seq);
+    if (seqs.length === 0) return [];
+    return this.#statements.rowsBySeq.all(JSON.stringify(seqs)) as unknown as RawEvent[];
   }
 
   /** The largest seq stored, 0 when empty. */
@@ -544,7 +565,7 @@ export class Store {
   #statement(sql: string): StatementSync {
     let stmt = this.#shapes.get(sql);
     if (!stmt) {
-      if (this.#shapes.size >= 100) this.#shapes.clear();
+      if (this.#shapes.size >= 256) this.#shapes.clear();
       stmt = this.#db.prepare(sql);
       this.#shapes.set(sql, stmt);
     }
@@ -603,85 +624,84 @@ const COLS = "seq, grafted, raw";
 const SEEN = `(p.author IN (SELECT pubkey FROM profiles)
   OR EXISTS (SELECT 1 FROM events o WHERE o.author = p.author AND o.kind <> 'presence'))`;
 
-function prepare(db: DatabaseSync) {
-  const p = (sql: string): StatementSync => db.prepare(sql);
-  return {
-    insertEvent: p(
-      `INSERT INTO events (id, author, kind, created_at, root, parent, grafted, title, text, raw)
+/**
+ * Every statement the store prepares, by name: tests/store/query_plan_test.ts checks
+ * that none reads the whole events table.
+ */
+export const STORE_SQL = {
+  insertEvent:
+    `INSERT INTO events (id, author, kind, created_at, root, parent, grafted, title, text, raw)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-    ),
-    insertTag: p("INSERT INTO tags (seq, name, value, created_at) VALUES (?, ?, ?, ?)"),
-    insertFts: p("INSERT INTO events_fts (rowid, title, text) VALUES (?, ?, ?)"),
-    threadOf: p("SELECT coalesce(root, id) AS thread FROM events WHERE id = ?"),
-    regraft: p("UPDATE events SET grafted = (root IS NOT ?1) WHERE parent = ?2"),
-    has: p("SELECT 1 FROM events WHERE id = ?"),
-    presenceOf: p("SELECT seq, id, created_at FROM events WHERE kind = 'presence' AND author = ?"),
-    presenceCount: p("SELECT count(*) AS n FROM events WHERE kind = 'presence'"),
-    // Evicted first: never seen, then seen, then this node's own; the oldest arrival in each.
-    presenceOldest: p(
-      `SELECT seq, id, created_at FROM events p WHERE kind = 'presence'
+  insertTag: "INSERT INTO tags (seq, name, value, created_at) VALUES (?, ?, ?, ?)",
+  insertFts: "INSERT INTO events_fts (rowid, title, text) VALUES (?, ?, ?)",
+  threadOf: "SELECT coalesce(root, id) AS thread FROM events WHERE id = ?",
+  regraft: "UPDATE events SET grafted = (root IS NOT ?1) WHERE parent = ?2",
+  has: "SELECT 1 FROM events WHERE id = ?",
+  presenceOf: "SELECT seq, id, created_at FROM events WHERE kind = 'presence' AND author = ?",
+  presenceCount: "SELECT count(*) AS n FROM events WHERE kind = 'presence'",
+  // Evicted first: never seen, then seen, then this node's own; the oldest arrival in each.
+  presenceOldest: `SELECT seq, id, created_at FROM events p WHERE kind = 'presence'
        ORDER BY p.author IN (SELECT pubkey FROM profiles), ${SEEN}, seq LIMIT ?`,
-    ),
-    presence: p(
-      `SELECT ${COLS}, ${SEEN} AS seen FROM events p WHERE kind = 'presence'
+  presence: `SELECT ${COLS}, ${SEEN} AS seen FROM events p WHERE kind = 'presence'
        ORDER BY seen DESC, seq DESC LIMIT ?`,
-    ),
-    presenceCounts: p(
-      `SELECT count(*) AS n, sum(${SEEN}) AS seen FROM events p WHERE kind = 'presence'`,
-    ),
-    seenAuthors: p(
-      `SELECT value AS author FROM json_each(?1) WHERE value IN (SELECT pubkey FROM profiles)
+  presenceCounts:
+    `SELECT count(*) AS n, sum(${SEEN}) AS seen FROM events p WHERE kind = 'presence'`,
+  seenAuthors:
+    `SELECT value AS author FROM json_each(?1) WHERE value IN (SELECT pubkey FROM profiles)
          OR EXISTS (SELECT 1 FROM events o WHERE o.author = value AND o.kind <> 'presence')`,
-    ),
-    deleteTags: p("DELETE FROM tags WHERE seq = ?"),
-    deleteEvent: p("DELETE FROM events WHERE seq = ?"),
-    deleteOutbox: p("DELETE FROM outbox WHERE event_id = ?"),
-    get: p(`SELECT ${COLS} FROM events WHERE id = ?`),
-    thread: p(
-      `SELECT ${COLS} FROM events WHERE root = ?1
+  deleteTags: "DELETE FROM tags WHERE seq = ?",
+  deleteEvent: "DELETE FROM events WHERE seq = ?",
+  deleteOutbox: "DELETE FROM outbox WHERE event_id = ?",
+  get: `SELECT ${COLS} FROM events WHERE id = ?`,
+  thread: `SELECT ${COLS} FROM events WHERE root = ?1
        UNION
        SELECT ${COLS} FROM events WHERE parent = ?1 AND grafted = 1
        UNION
        SELECT c.seq, c.grafted, c.raw FROM events p JOIN events c ON c.parent = p.id
          WHERE p.root = ?1 AND c.grafted = 1
        ORDER BY seq DESC LIMIT ?2`,
-    ),
-    threadNewest: p(
-      `SELECT ${COLS} FROM events WHERE root = ?1 AND grafted = 0
+  threadNewest: `SELECT ${COLS} FROM events WHERE root = ?1 AND grafted = 0
        UNION ALL
        SELECT ${COLS} FROM events WHERE id = ?1
        ORDER BY seq DESC LIMIT ?2`,
-    ),
-    // Presence refreshes are not posts to read: only a feed that asks for them lists them.
-    feed: p(
-      `SELECT ${COLS} FROM events WHERE seq > ?1 AND seq <= ?2
+  // Presence refreshes are not posts to read: only a feed that asks for them lists them.
+  feed: `SELECT ${COLS} FROM events WHERE seq > ?1 AND seq <= ?2
          AND (?3 IS NULL AND kind <> 'presence' OR kind IN (SELECT value FROM json_each(?3)))
          AND (?4 IS NULL OR author IN (SELECT value FROM json_each(?4)))
        ORDER BY seq LIMIT ?5`,
-    ),
-    search: p(
-      `SELECT e.seq, e.grafted, e.raw FROM events_fts JOIN events e ON e.seq = events_fts.rowid
-       WHERE events_fts MATCH ?1 ORDER BY events_fts.rank LIMIT ?2`,
-    ),
-    byTag: p(
-      `SELECT e.seq, e.grafted, e.raw FROM tags t JOIN events e ON e.seq = t.seq
+  // The newest matches by rowid (FTS5 walks its doclists in that order and stops),
+  // ranked: ranking every match of a common word costs seconds at a million posts.
+  // Only the page's rows are read from events.
+  search: `SELECT e.seq, e.grafted, e.raw FROM (
+       SELECT seq, rank FROM (
+         SELECT rowid AS seq, rank FROM events_fts WHERE events_fts MATCH ?1
+         ORDER BY rowid DESC LIMIT ?3
+       ) ORDER BY rank, seq DESC LIMIT ?2
+     ) m JOIN events e ON e.seq = m.seq ORDER BY m.rank, m.seq DESC`,
+  byTag: `SELECT e.seq, e.grafted, e.raw FROM tags t JOIN events e ON e.seq = t.seq
        WHERE t.name = ?1 AND t.value = ?2 AND t.created_at >= ?3
        ORDER BY t.created_at DESC, t.seq DESC LIMIT ?4`,
-    ),
-    maxSeq: p("SELECT max(seq) AS m FROM events"),
-    count: p("SELECT count(*) AS n FROM events"),
-    recordProfile: p("INSERT INTO profiles (name, pubkey) VALUES (?, ?) ON CONFLICT DO NOTHING"),
-    localAuthors: p("SELECT DISTINCT pubkey FROM profiles"),
-    profiles: p("SELECT name, pubkey FROM profiles ORDER BY name, pubkey"),
-    getCursor: p("SELECT since FROM cursors WHERE relay = ?"),
-    setCursor: p(
-      "INSERT INTO cursors (relay, since) VALUES (?, ?) ON CONFLICT (relay) DO UPDATE SET since = excluded.since",
-    ),
-    getMeta: p("SELECT value FROM meta WHERE key = ?"),
-    setMeta: p(
-      "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-    ),
-  };
+  rowsBySeq: ROWS_BY_SEQ,
+  maxSeq: "SELECT max(seq) AS m FROM events",
+  // Kept by triggers (src/store/schema.ts): count(*) reads the whole table.
+  count: "SELECT n FROM counts WHERE name = 'events'",
+  recordProfile: "INSERT INTO profiles (name, pubkey) VALUES (?, ?) ON CONFLICT DO NOTHING",
+  localAuthors: "SELECT DISTINCT pubkey FROM profiles",
+  profiles: "SELECT name, pubkey FROM profiles ORDER BY name, pubkey",
+  getCursor: "SELECT since FROM cursors WHERE relay = ?",
+  setCursor:
+    "INSERT INTO cursors (relay, since) VALUES (?, ?) ON CONFLICT (relay) DO UPDATE SET since = excluded.since",
+  getMeta: "SELECT value FROM meta WHERE key = ?",
+  setMeta:
+    "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+} as const;
+
+function prepare(db: DatabaseSync): { [K in keyof typeof STORE_SQL]: StatementSync } {
+  const out: Partial<Record<keyof typeof STORE_SQL, StatementSync>> = {};
+  for (const [name, sql] of Object.entries(STORE_SQL)) {
+    out[name as keyof typeof STORE_SQL] = db.prepare(sql);
+  }
+  return out as { [K in keyof typeof STORE_SQL]: StatementSync };
 }
 
 function toPost(row: Row): StoredPost {

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
-import { MAX_THREADS } from "../../src/net/interest.ts";
+import { MAX_ASK_THREADS, MAX_THREADS } from "../../src/net/interest.ts";
 import { computeInterest, watchInterest } from "../../src/net/interest_source.ts";
 import { deriveProfileKey } from "../../src/identity/profile_key.ts";
 import { alice, bob, nowSec, signed, tempStore } from "./net_support.ts";
 
 const settings = { caps: ["deno"], openAsks: false, haltAccept: [] };
 
-Deno.test("the threads followed: asks stored (anyone's) and threads the node's profiles posted in, newest first", () => {
+Deno.test("the threads followed: threads the node's profiles posted in, and apart from them the other asks stored", () => {
   const t = tempStore();
   try {
     t.store.recordProfile("bob", bob.pubkey);
@@ -26,12 +26,14 @@ Deno.test("the threads followed: asks stored (anyone's) and threads the node's p
     t.store.insert([bobReply, announce], { origin: "local" });
     const i = computeInterest(t.store, settings);
     assert.deepEqual(i.profiles, [bob.pubkey]);
-    assert.deepEqual(i.threads, [aliceNote.id, aliceAsk.id]);
-    assert.deepEqual({ ...i, threads: [], profiles: [] }, {
+    assert.deepEqual(i.threads, [aliceNote.id]);
+    assert.deepEqual(i.askThreads, [aliceAsk.id]);
+    assert.deepEqual({ ...i, threads: [], askThreads: [], profiles: [] }, {
       caps: ["deno"],
       openAsks: false,
       haltAuthors: [],
       threads: [],
+      askThreads: [],
       profiles: [],
     });
   } finally {
@@ -45,7 +47,7 @@ Deno.test("at most MAX_THREADS threads, the newest", () => {
     const at = nowSec() - 10_000;
     const asks = Array.from(
       { length: MAX_THREADS + 5 },
-      (_, i) => signed(alice, "ask", `ask ${i}`, { createdAt: at + i }),
+      (_, i) => signed(alice, "ask", `ask ${i}`, { createdAt: at + i, caps: ["deno"] }),
     );
     t.store.insert(asks, { origin: "remote" });
     const { threads } = computeInterest(t.store, settings);
@@ -57,12 +59,37 @@ Deno.test("at most MAX_THREADS threads, the newest", () => {
   }
 });
 
+Deno.test("asks addressed to the node or naming its caps keep their threads followed under a flood of newer open asks", () => {
+  const t = tempStore();
+  try {
+    t.store.recordProfile("bob", bob.pubkey);
+    const at = nowSec() - 10_000;
+    const addressed = signed(alice, "ask", "for bob", { createdAt: at, mentions: [bob.pubkey] });
+    const capped = signed(alice, "ask", "for deno", { createdAt: at + 1, caps: ["deno"] });
+    const flood = Array.from(
+      { length: MAX_ASK_THREADS + 50 },
+      (_, i) => signed(alice, "ask", `open ${i}`, { createdAt: at + 10 + i }),
+    );
+    t.store.insert([addressed, capped, ...flood], { origin: "remote" });
+    const i = computeInterest(t.store, { ...settings, openAsks: true });
+    assert.deepEqual(i.threads, [capped.id, addressed.id]);
+    assert.equal(i.askThreads?.length, MAX_ASK_THREADS);
+    assert.equal(i.askThreads?.[0], flood.at(-1)!.id);
+  } finally {
+    t.cleanup();
+  }
+});
+
 Deno.test("the interest is recomputed once per batch that adds a thread or a profile, not for a reply in a followed thread", async () => {
   const t = tempStore();
   try {
     t.store.recordProfile("bob", bob.pubkey);
     const seen: string[][] = [];
-    const source = watchInterest(t.store, settings, (i) => seen.push([...i.threads]));
+    const source = watchInterest(
+      t.store,
+      settings,
+      (i) => seen.push([...i.threads, ...i.askThreads ?? []]),
+    );
     const settle = () => new Promise((r) => setTimeout(r, 0));
     const ask1 = signed(alice, "ask", "one");
     const ask2 = signed(alice, "ask", "two");
@@ -70,7 +97,7 @@ Deno.test("the interest is recomputed once per batch that adds a thread or a pro
     await settle();
     assert.equal(seen.length, 1, "one batch, one new interest");
     assert.deepEqual(new Set(seen[0]), new Set([ask1.id, ask2.id]));
-    assert.deepEqual(new Set(source.current().threads), new Set([ask1.id, ask2.id]));
+    assert.deepEqual(new Set(source.current().askThreads), new Set([ask1.id, ask2.id]));
     // A reply by someone else in a followed thread changes nothing.
     t.store.insert([
       signed(alice, "claim", "mine", {

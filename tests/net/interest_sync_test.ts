@@ -131,8 +131,8 @@ for (
           { kinds: ALL, "#p": [bob.pubkey], limit: 0 },
           { kinds: ALL, authors: [bob.pubkey], limit: 0 },
           { kinds: [ASK], "#t": ["cap:deno"], limit: 0 },
-          { kinds: [nostrKindOf("announce"), nostrKindOf("presence")], limit: 0 },
           { kinds: [nostrKindOf("halt")], authors: [guardian.pubkey], limit: 0 },
+          { kinds: [nostrKindOf("announce"), nostrKindOf("presence")], limit: 0 },
         ];
         // Bob's own ask is a thread it follows (unless the fallback came first).
         const thread = { kinds: ALL, "#e": [own.id], limit: 0 };

@@ -4,6 +4,7 @@ import {
   FILTERS_PER_REQ,
   type Interest,
   interestSubscriptions,
+  MAX_ASK_THREADS,
   MAX_THREADS,
   THREAD_BUCKETS,
   VALUES_PER_FILTER,
@@ -28,25 +29,37 @@ const base: Interest = {
   threads: [],
 };
 
-Deno.test("with open asks off: #p and authors of the profiles, asks with its caps, announces, halts of halt.accept", () => {
+Deno.test("with open asks off: #p and authors of the profiles, asks with its caps, halts of halt.accept, announces", () => {
   assert.deepEqual(interestSubscriptions(base), [{
     key: "base",
     filters: [
       { kinds: ALL, "#p": [me, agent] },
       { kinds: ALL, authors: [me, agent] },
       { kinds: [ASK], "#t": ["cap:deno", "cap:rust"] },
-      { kinds: [ANNOUNCE, PRESENCE] },
       { kinds: [HALT], authors: [guardian] },
+      { kinds: [ANNOUNCE, PRESENCE] },
     ],
   }]);
 });
 
-Deno.test("with open asks on: every ask (the cap filter is then left out), announces in the same filter", () => {
+Deno.test("with open asks on: every ask is added last, the cap filter kept", () => {
   const [sub] = interestSubscriptions({ ...base, openAsks: true });
   assert.deepEqual(sub!.filters.slice(2), [
-    { kinds: [ASK, ANNOUNCE, PRESENCE] },
+    { kinds: [ASK], "#t": ["cap:deno", "cap:rust"] },
     { kinds: [HALT], authors: [guardian] },
+    { kinds: [ANNOUNCE, PRESENCE] },
+    { kinds: [ASK] },
   ]);
+});
+
+Deno.test("other asks' threads are followed besides the MAX_THREADS that concern the node, never instead", () => {
+  const threads = Array.from({ length: MAX_THREADS + 20 }, (_, i) => root(1, i));
+  const askThreads = Array.from({ length: MAX_ASK_THREADS + 20 }, (_, i) => root(2, i));
+  const subs = interestSubscriptions({ ...base, openAsks: true, threads, askThreads });
+  const ids = new Set(subs.flatMap((s) => s.filters.flatMap((f) => f["#e"] ?? [])));
+  assert.equal(ids.size, MAX_THREADS + MAX_ASK_THREADS);
+  assert.ok(threads.slice(0, MAX_THREADS).every((t) => ids.has(t)));
+  assert.ok(askThreads.slice(0, MAX_ASK_THREADS).every((t) => ids.has(t)));
 });
 
 Deno.test("no caps and open asks off: no ask filter but the addressed ones; no halt.accept: no halt filter", () => {
@@ -129,8 +142,12 @@ Deno.test("added filters: only the new threads, caps, profiles and halt authors,
     { kinds: ALL, "#p": [other] },
     { kinds: ALL, authors: [other] },
   ]);
-  // Open asks turned on: every ask, no cap filter; already on: caps add nothing.
+  // Open asks turned on: every ask; a cap added with open asks on still adds its filter.
   assert.deepEqual(addedFilters(prev, { ...prev, openAsks: true }), [{ kinds: [ASK] }]);
   const open = { ...prev, openAsks: true };
-  assert.deepEqual(addedFilters(open, { ...open, caps: ["go"] }), []);
+  assert.deepEqual(addedFilters(open, { ...open, caps: ["go"] }), [{
+    kinds: [ASK],
+    "#t": ["cap:go"],
+  }]);
+  assert.deepEqual(addedFilters(prev, { ...prev, askThreads: [t2] }), [{ kinds: ALL, "#e": [t2] }]);
 });
