@@ -48,6 +48,8 @@ export class RelayAuth {
   readonly #o: RelayAuthOptions;
   /** The id of the AUTH event sent and not yet answered. */
   #pending: string | undefined;
+  /** The challenge answered on this connection: a relay that repeats it is not answered twice. */
+  #answered: string | undefined;
   #accepted = false;
   /** Something was refused `auth-required:` since the last resume. */
   #blocked = false;
@@ -68,12 +70,14 @@ export class RelayAuth {
   challenge(challenge: unknown): void {
     const { key, url, log } = this.#o;
     if (typeof challenge !== "string" || challenge === "" || challenge.length > 256) return;
+    if (challenge === this.#answered) return;
     if (!key) {
       log.info("relay {url} asks for NIP-42 AUTH; this node has no key to answer with", { url });
       return;
     }
     const event = signAuth({ secret: key.secret, relayUrl: url, challenge, now: this.#o.now() });
     this.#pending = event.id;
+    this.#answered = challenge;
     this.#o.send(["AUTH", event]);
   }
 
@@ -118,6 +122,7 @@ export class RelayAuth {
   /** The connection ended: the next one starts unauthenticated. */
   reset(): void {
     this.#pending = undefined;
+    this.#answered = undefined;
     this.#accepted = false;
     this.#blocked = false;
     this.#resumed = 0;
