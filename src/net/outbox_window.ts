@@ -43,8 +43,11 @@ export interface OutboxWindowOptions {
   refused?: (id: string, reason: string) => void;
   /** The relay took post `id` (it leaves this relay's outbox). */
   accepted?: (id: string) => void;
-  /** The relay refused a post `auth-required:`; it is sent again by the next {@linkcode flush} after {@linkcode reset}. */
-  authRequired?: () => void;
+  /**
+   * The relay refused post `id` `auth-required:` (`reason` in full); it is sent again by
+   * the next {@linkcode flush} after {@linkcode reset}.
+   */
+  authRequired?: (id: string, reason: string) => void;
 }
 
 /** The outbox of one relay: what was sent and awaits an answer, and what waits for the next connection. */
@@ -105,7 +108,7 @@ export class OutboxWindow {
       this.#o.refused?.(id, text);
     } else if (text.startsWith("auth-required:")) {
       this.#deferred.add(id);
-      this.#o.authRequired?.();
+      this.#o.authRequired?.(id, text);
     } else if (PERMANENT.some((p) => text.startsWith(p))) {
       log.warn("relay {url} refused post {id} for good: {reason}; not retrying", {
         url,

@@ -41,6 +41,8 @@ export interface RelayAuthOptions {
   now: () => number;
   /** What was refused `auth-required:` can be sent again now: the AUTH was accepted. */
   resume: () => void;
+  /** The relay refused the AUTH (`reason`, as it said it): what waited for it is refused too. */
+  denied?: (reason: string) => void;
 }
 
 /** One relay's NIP-42 state, for the current connection. */
@@ -51,6 +53,8 @@ export class RelayAuth {
   /** The challenge answered on this connection: a relay that repeats it is not answered twice. */
   #answered: string | undefined;
   #accepted = false;
+  /** Why the relay refused this connection's AUTH, once it did. */
+  #denied: string | undefined;
   /** Something was refused `auth-required:` since the last resume. */
   #blocked = false;
   /** Resumes since the AUTH was accepted on this connection (one at most). */
@@ -94,16 +98,20 @@ export class RelayAuth {
       if (this.#blocked) this.#resume();
     } else {
       const reason = typeof message === "string" && message !== "" ? message : "no reason given";
+      this.#denied = reason;
       this.#note(`refused AUTH as ${npub}: ${reason}`);
+      this.#o.denied?.(reason);
     }
     return true;
   }
 
   /**
    * The relay refused something `auth-required:`: it is sent again once the AUTH is
-   * accepted (at once when it already was, the first time).
+   * accepted (at once when it already was, the first time); refused for good, with
+   * the relay's reason, when the AUTH was refused.
    */
   required(): void {
+    if (this.#denied !== undefined) return this.#o.denied?.(this.#denied);
     this.#blocked = true;
     if (!this.#accepted) return;
     if (this.#resumed === 0) return queueMicrotask(() => this.#blocked && this.#resume());
@@ -123,6 +131,7 @@ export class RelayAuth {
   reset(): void {
     this.#pending = undefined;
     this.#answered = undefined;
+    this.#denied = undefined;
     this.#accepted = false;
     this.#blocked = false;
     this.#resumed = 0;

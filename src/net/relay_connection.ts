@@ -164,14 +164,16 @@ export class Connection {
         );
         if (refused === undefined) return this.#event(msg.event);
         const okId = okIdOf(msg.event);
-        return this.#send(okId === undefined ? ["NOTICE", refused] : ["OK", okId, false, refused]);
+        this.#send(okId === undefined ? ["NOTICE", refused] : ["OK", okId, false, refused]);
+        return this.#challengeAgain(refused);
       }
       case "REQ": {
         const refused = this.#gate.auth.refuseRead();
         if (refused === undefined) return this.#req(msg.subId, msg.filters);
         if (typeof msg.subId !== "string") return this.#send(["NOTICE", refused]);
         this.#subs.delete(msg.subId);
-        return this.#send(["CLOSED", msg.subId.slice(0, 64), refused]);
+        this.#send(["CLOSED", msg.subId.slice(0, 64), refused]);
+        return this.#challengeAgain(refused);
       }
       case "AUTH": {
         const answer = this.#gate.auth.auth(msg.event);
@@ -192,6 +194,14 @@ export class Connection {
       case "unreadable":
         this.#send(["NOTICE", msg.notice]);
     }
+  }
+
+  /**
+   * After an `auth-required:` refusal, the challenge again (the same one): a proxy
+   * may have dropped the first, sent before the client's side of it was open.
+   */
+  #challengeAgain(refused: string): void {
+    if (refused.startsWith("auth-required:")) this.#send(["AUTH", this.#gate.auth.challenge]);
   }
 
   /** A message past the address's rate: answered as its kind expects, never read. */

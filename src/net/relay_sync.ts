@@ -167,6 +167,8 @@ class Sync implements RelaySync {
   readonly #auth: RelayAuth;
   /** The node's posts this relay refused, with its reason, while they wait for it. */
   readonly #refused = new Map<string, string>();
+  /** Posts refused `auth-required:` on this connection: refused for good if the AUTH is. */
+  readonly #awaitingAuth = new Set<string>();
   #catchUp: CatchUpState;
   #pageTimer: ReturnType<typeof setTimeout> | undefined;
   #ingesting = 0;
@@ -195,15 +197,14 @@ class Sync implements RelaySync {
       connected: () => this.#link.connected,
       send,
       refused: (id, reason) => {
-        this.#refused.delete(id);
-        this.#refused.set(id, reason);
-        if (this.#refused.size > MAX_REFUSALS) {
-          this.#refused.delete(this.#refused.keys().next().value!);
-        }
+        this.#refuse(id, reason);
         this.#auth.restricted(`refuses the node's posts: ${reason}`);
       },
       accepted: (id) => this.#refused.delete(id),
-      authRequired: () => this.#auth.required(),
+      authRequired: (id) => {
+        if (this.#awaitingAuth.size < MAX_REFUSALS) this.#awaitingAuth.add(id);
+        this.#auth.required();
+      },
     });
     this.#auth = new RelayAuth({
       url: opts.url,
@@ -212,6 +213,10 @@ class Sync implements RelaySync {
       log: opts.log,
       now: this.#now,
       resume: () => this.#restartSession(),
+      denied: (reason) => {
+        for (const id of this.#awaitingAuth) this.#refuse(id, reason);
+        this.#awaitingAuth.clear();
+      },
     });
     this.#unlisten = opts.store.onInsert((_posts, origin) => {
       // Only local events enter the outbox (`Store.insert` queues them).
@@ -245,6 +250,14 @@ class Sync implements RelaySync {
 
   refusal(id: string): string | undefined {
     return this.#refused.get(id);
+  }
+
+  #refuse(id: string, reason: string): void {
+    this.#refused.delete(id);
+    this.#refused.set(id, reason);
+    if (this.#refused.size > MAX_REFUSALS) {
+      this.#refused.delete(this.#refused.keys().next().value!);
+    }
   }
 
   setInterest(subscriptions: readonly Subscription[], added: readonly Filter[]): void {
@@ -290,6 +303,7 @@ class Sync implements RelaySync {
     for (const f of this.#fetches.values()) f.done();
     this.#outbox.reset();
     this.#auth.reset();
+    this.#awaitingAuth.clear();
   }
 
   /**
@@ -301,6 +315,7 @@ class Sync implements RelaySync {
     this.#step({ type: "stop" });
     this.#live.reset();
     this.#outbox.reset();
+    this.#awaitingAuth.clear();
     this.#startSession();
   }
 

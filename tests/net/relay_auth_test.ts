@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { npubEncode } from "nostr-tools/nip19";
 import { signAuth } from "../../src/net/auth_event.ts";
 import { createIngest } from "../../src/net/ingest.ts";
+import { serveRelay } from "../../src/net/relay_server.ts";
 import { startRelaySync } from "../../src/net/relay_sync.ts";
 import { deriveProfileKey, type ProfileKey } from "../../src/identity/profile_key.ts";
 import type { NostrEvent } from "../../src/posts/post.ts";
@@ -209,4 +210,48 @@ Deno.test({
       Deno.removeSync(dir, { recursive: true });
     }
   },
+});
+
+Deno.test("against a members-only wats endpoint: a refused AUTH refuses what waited for it, with the endpoint's reason", async () => {
+  const server = node("ws://unused", bob, "bob");
+  const endpoint = await serveRelay({
+    hostname: "127.0.0.1",
+    port: 0,
+    store: server.store,
+    ingest: server.ingest,
+    log: testLog,
+    auth: { required: true, members: new Set([bob.pubkey]) },
+  });
+  const url = `ws://127.0.0.1:${endpoint.port}`;
+  const c = node(url, carol, "carol");
+  try {
+    const first = signed(carol, "ask", "before the AUTH", { title: "first" });
+    c.store.insert([first], { origin: "local" });
+    const sync = startRelaySync({
+      url,
+      store: c.store,
+      ingest: c.ingest,
+      log: testLog,
+      maxSkewMs: 10 * 60_000,
+      authKey: carol,
+      ...FAST_BACKOFF,
+    });
+    await waitFor(() => sync.refusal(first.id) !== undefined, () => JSON.stringify(sync.status()));
+    // A post made after the AUTH was refused is refused with the same reason.
+    const later = signed(carol, "ask", "after the AUTH", { title: "later" });
+    c.store.insert([later], { origin: "local" });
+    await waitFor(() => sync.refusal(later.id) !== undefined, () => JSON.stringify(sync.status()));
+    for (const id of [first.id, later.id]) {
+      assert.match(sync.refusal(id)!, /^restricted: .*not a member/);
+    }
+    assert.equal(sync.status().refused, 2);
+    assert.match(sync.status().auth?.refused ?? "", /^refused AUTH as npub1/);
+    assert.equal(c.store.outbox.size(), 2, "both kept queued");
+    assert.equal(server.store.count(), 0, "nothing stored at the endpoint");
+    await sync.close();
+  } finally {
+    await endpoint.close();
+    c.cleanup();
+    server.cleanup();
+  }
 });
