@@ -196,7 +196,7 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
     default: [],
     safety: true,
     description: "With net.auth = required: the authors (npub or 64-hex) the relay endpoint " +
-      "serves and stores posts of; list a person's and their agent's keys (wats status shows both).",
+      "serves and stores posts of; list a person's and their agent's keys (the node's banner shows both).",
   },
   "net.max_connections_per_ip": {
     type: "int",
