@@ -47,7 +47,7 @@ export interface RelayAuthOptions {
 
 /** One relay's NIP-42 state, for the current connection. */
 export class RelayAuth {
-  readonly #o: RelayAuthOptions;
+  readonly #opts: RelayAuthOptions;
   /** The id of the AUTH event sent and not yet answered. */
   #pending: string | undefined;
   /** The challenge answered on this connection: a relay that repeats it is not answered twice. */
@@ -62,7 +62,7 @@ export class RelayAuth {
   #status: AuthStatus = {};
 
   constructor(opts: RelayAuthOptions) {
-    this.#o = opts;
+    this.#opts = opts;
   }
 
   /** As the status shows it. */
@@ -72,24 +72,24 @@ export class RelayAuth {
 
   /** The relay's `["AUTH", challenge]`: answers it with a signed event. */
   challenge(challenge: unknown): void {
-    const { key, url, log } = this.#o;
+    const { key, url, log } = this.#opts;
     if (typeof challenge !== "string" || challenge === "" || challenge.length > 256) return;
     if (challenge === this.#answered) return;
     if (!key) {
       log.info("relay {url} asks for NIP-42 AUTH; this node has no key to answer with", { url });
       return;
     }
-    const event = signAuth({ secret: key.secret, relayUrl: url, challenge, now: this.#o.now() });
+    const event = signAuth({ secret: key.secret, relayUrl: url, challenge, now: this.#opts.now() });
     this.#pending = event.id;
     this.#answered = challenge;
-    this.#o.send(["AUTH", event]);
+    this.#opts.send(["AUTH", event]);
   }
 
   /** An `OK`: true when it answers the AUTH (and is handled), false for a publish's. */
   answered(id: unknown, accepted: unknown, message: unknown): boolean {
     if (this.#pending === undefined || id !== this.#pending) return false;
     this.#pending = undefined;
-    const { url, log, key } = this.#o;
+    const { url, log, key } = this.#opts;
     const npub = npubEncode(key!.pubkey);
     if (accepted === true) {
       this.#accepted = true;
@@ -100,7 +100,7 @@ export class RelayAuth {
       const reason = typeof message === "string" && message !== "" ? message : "no reason given";
       this.#denied = reason;
       this.#note(`refused AUTH as ${npub}: ${reason}`);
-      this.#o.denied?.(reason);
+      this.#opts.denied?.(reason);
     }
     return true;
   }
@@ -111,7 +111,7 @@ export class RelayAuth {
    * the relay's reason, when the AUTH was refused.
    */
   required(): void {
-    if (this.#denied !== undefined) return this.#o.denied?.(this.#denied);
+    if (this.#denied !== undefined) return this.#opts.denied?.(this.#denied);
     this.#blocked = true;
     if (!this.#accepted) return;
     if (this.#resumed === 0) return queueMicrotask(() => this.#blocked && this.#resume());
@@ -141,11 +141,11 @@ export class RelayAuth {
   #resume(): void {
     this.#blocked = false;
     this.#resumed++;
-    this.#o.resume();
+    this.#opts.resume();
   }
 
   #note(refused: string): void {
     this.#status = { ...this.#status, refused };
-    this.#o.log.warn("relay {url} {refused}", { url: this.#o.url, refused });
+    this.#opts.log.warn("relay {url} {refused}", { url: this.#opts.url, refused });
   }
 }
