@@ -138,13 +138,8 @@ export async function startNetwork(opts: NetworkOptions): Promise<Network> {
   if (settings.listen !== "") {
     const { hostname, port } = parseListen(settings.listen);
     listenHost = hostname;
-    if (settings.auth !== "required" && !isLoopback(hostname)) {
-      log.warn(
-        "the relay endpoint listens on {listen} with net.auth = open: anyone who reaches it reads " +
-          "every post and can post; set net.auth = required and net.members (docs/team.md)",
-        { listen: settings.listen },
-      );
-    }
+    const warning = listenWarning(settings, hostname);
+    if (warning) log.warn("{warning}", { warning });
     try {
       server = await serveRelay({
         hostname,
@@ -234,6 +229,26 @@ export async function startNetwork(opts: NetworkOptions): Promise<Network> {
       return closing;
     },
   };
+}
+
+/**
+ * What the node says at start about who its endpoint serves, when it is worth a
+ * warning: open on an address other than loopback, or required with no member.
+ */
+export function listenWarning(
+  settings: Pick<NetworkSettings, "listen" | "auth" | "members">,
+  hostname: string,
+): string | undefined {
+  if (settings.auth !== "required" && !isLoopback(hostname)) {
+    return `the relay endpoint listens on ${settings.listen} with net.auth = open: anyone who ` +
+      "reaches it reads every post and can post; set net.auth = required and net.members " +
+      "(docs/team.md)";
+  }
+  if (settings.auth === "required" && (settings.members ?? []).length === 0) {
+    return "net.auth = required and net.members is empty: the relay endpoint serves no one; " +
+      "add the team's keys with wats config set net.members (docs/team.md)";
+  }
+  return undefined;
 }
 
 /** Whether `hostname` is a loopback address (or `localhost`). */

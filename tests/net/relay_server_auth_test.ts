@@ -14,6 +14,7 @@ import type { EventTemplate, VerifiedEvent } from "nostr-tools/core";
 import type { Filter } from "nostr-tools/filter";
 import { AUTH_KIND, signAuth } from "../../src/net/auth_event.ts";
 import { createIngest } from "../../src/net/ingest.ts";
+import { listenWarning, type NetworkSettings, parseListen } from "../../src/net/network.ts";
 import { MAX_AUTH_ATTEMPTS } from "../../src/net/relay_auth_gate.ts";
 import { type RelayServerOptions, serveRelay } from "../../src/net/relay_server.ts";
 import { deriveProfileKey, type ProfileKey } from "../../src/identity/profile_key.ts";
@@ -329,4 +330,15 @@ Deno.test("per address: messages past net.max_messages_per_ip are answered rate-
     await ws.close();
     await s.cleanup();
   }
+});
+
+Deno.test("the node warns at start when its endpoint is open beyond loopback, or required with no member", () => {
+  const at = (listen: string, more: Partial<NetworkSettings> = {}) =>
+    listenWarning({ listen, ...more }, parseListen(listen).hostname);
+  assert.match(at("0.0.0.0:7447") ?? "", /net\.auth = open: anyone who reaches it/);
+  assert.match(at("192.168.1.5:7447", { auth: "open" }) ?? "", /anyone who reaches it/);
+  assert.equal(at("127.0.0.1:7447"), undefined);
+  assert.equal(at("[::1]:7447"), undefined);
+  assert.equal(at("0.0.0.0:7447", { auth: "required", members: [alice.pubkey] }), undefined);
+  assert.match(at("0.0.0.0:7447", { auth: "required" }) ?? "", /serves no one/);
 });
