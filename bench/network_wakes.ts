@@ -25,11 +25,21 @@
  * dir). For each N both versions run, one after the other, each on a fresh
  * relay.
  *
+ * Beside it (issue 31): this tree with the relay members-only (`auth required`: the
+ * wats endpoint with `net.auth = required`, `net.members` = every node's person and
+ * agent keys and the poster's, `net.trust_forwarded` for the taps' X-Forwarded-Host;
+ * or the Node relay with `--members`), each node answering the AUTH challenge and the
+ * publisher authenticating too. Node keys are written before the relay starts, so its
+ * members are known. The goals compare it to this tree open: wakes per ask the same,
+ * bytes per node ≤ 1.05×, and the time from a node's start to its relay's first EOSE
+ * after its subscriptions (read at its tap) ≤ 1.2×.
+ *
  * Reports, per version and N: wakes per ask by category (a wake of an ask = one
  * run whose prompt listed it), bytes per node received from the relay by
  * category, and the issue's goals, pass or fail.
  *
  * Run: deno run -A bench/network_wakes.ts [--n 4,8,12] [--asks 100] [--before DIR]
+ *      [--versions before,open,required]
  *      deno run -A bench/network_wakes.ts --n 4 --asks 20     (a quick check)
  */
 
@@ -42,6 +52,9 @@ import { DENO_JSON, denoDir, MAIN_TS } from "../tests/support/cli.ts";
 import { type RelayTap, startRelayTap } from "../tests/support/relay_tap.ts";
 import { startNodeRelay } from "../tests/net/node_relay.ts";
 import { nostrKindOf } from "../src/posts/kinds.ts";
+import { deriveProfileKey } from "../src/identity/profile_key.ts";
+import { signAuth } from "../src/net/auth_event.ts";
+import { getPublicKey } from "nostr-tools/pure";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -55,6 +68,7 @@ const { values } = parseArgs({
     "margin-ms": { type: "string", default: "3000" },
     "phase-timeout-s": { type: "string", default: "180" },
     relay: { type: "string", default: "wats" },
+    versions: { type: "string", default: "before,open,required" },
   },
 });
 const SIZES = values.n.split(",").map(Number);
@@ -131,10 +145,34 @@ function signAsk(spec: AskSpec, agents: string[]): NostrEvent {
   }, poster);
 }
 
-/** Publishes `events` to `relayUrl` and resolves once the relay said OK to each. */
-async function publish(relayUrl: string, events: NostrEvent[]): Promise<void> {
+/** A socket to the relay, authenticated as the poster when the relay is members-only. */
+async function connect(relayUrl: string, auth: boolean): Promise<WebSocket> {
   const ws = new WebSocket(relayUrl);
-  await new Promise((ok, fail) => (ws.onopen = ok, ws.onerror = fail));
+  if (!auth) {
+    await new Promise((ok, fail) => (ws.onopen = ok, ws.onerror = fail));
+    return ws;
+  }
+  await new Promise<void>((resolve, reject) => {
+    ws.onerror = reject;
+    let sent: string | undefined;
+    ws.onmessage = (m) => {
+      const msg = JSON.parse(String(m.data));
+      if (msg[0] === "AUTH" && sent === undefined) {
+        const e = signAuth({ secret: poster, relayUrl, challenge: msg[1], now: Date.now() });
+        sent = e.id;
+        ws.send(JSON.stringify(["AUTH", e]));
+      } else if (msg[0] === "OK" && msg[1] === sent) {
+        if (msg[2] === true) resolve();
+        else reject(new Error(`error: the relay refused the poster's AUTH: ${msg[3]}`));
+      }
+    };
+  });
+  return ws;
+}
+
+/** Publishes `events` to `relayUrl` and resolves once the relay said OK to each. */
+async function publish(relayUrl: string, events: NostrEvent[], auth: boolean): Promise<void> {
+  const ws = await connect(relayUrl, auth);
   const pending = new Set(events.map((e) => e.id));
   const done = new Promise<void>((resolve, reject) => {
     ws.onmessage = (m) => {
@@ -157,10 +195,10 @@ async function publish(relayUrl: string, events: NostrEvent[]): Promise<void> {
  */
 async function watchClaims(
   relayUrl: string,
+  auth: boolean,
 ): Promise<{ first: Map<string, number>; close(): void }> {
   const first = new Map<string, number>();
-  const ws = new WebSocket(relayUrl);
-  await new Promise((ok, fail) => (ws.onopen = ok, ws.onerror = fail));
+  const ws = await connect(relayUrl, auth);
   ws.onmessage = (m) => {
     const msg = JSON.parse(String(m.data));
     if (msg[0] !== "EVENT") return;
@@ -190,16 +228,24 @@ interface Node {
   runsFailed: number;
   firstFailure?: string;
   lastRunEventAt: number;
+  /** When the node was started (ms since the epoch). */
+  startedAt: number;
 }
 
 interface Version {
   name: string;
   main: string;
   config: string;
+  /** The relay is members-only and the nodes authenticate (issue 31). */
+  auth?: boolean;
 }
 
-function configToml(i: number): string {
+/** The person profile of a node of an auth version (its members need the name). */
+const PERSON = "person";
+
+function configToml(i: number, v: Version): string {
   return [
+    ...(v.auth ? [`profile = "${PERSON}"`] : []),
     "[agent]",
     `every = "${EVERY_MS + i * STEP_MS}ms"`,
     `heartbeat = "0"`,
@@ -226,12 +272,23 @@ interface Relay {
  * subscription and ignores tag filters on live events: its bytes say what
  * such a relay costs, not what a node asked for.
  */
-async function startRelay(): Promise<Relay> {
-  if (RELAY === "node") return await startNodeRelay();
+async function startRelay(members?: string[]): Promise<Relay> {
+  if (RELAY === "node") return await startNodeRelay(members ? { members } : {});
   const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (l.addr as Deno.NetAddr).port;
   l.close();
   const dir = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "wats-netwakes-relay-" }));
+  if (members) {
+    Deno.writeTextFileSync(
+      `${dir}/config.toml`,
+      [
+        'net.auth = "required"',
+        `net.members = ${JSON.stringify(members)}`,
+        "net.trust_forwarded = true",
+        "",
+      ].join("\n"),
+    );
+  }
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -276,9 +333,22 @@ async function startRelay(): Promise<Relay> {
   };
 }
 
-async function startNode(v: Version, i: number, relay: Relay, bin: string): Promise<Node> {
+/** A node's data dir with its node key written, and the keys of its profiles (hex). */
+function nodeDir(i: number): { dir: string; keys: string[] } {
   const dir = Deno.realPathSync(Deno.makeTempDirSync({ prefix: `wats-netwakes-${i}-` }));
-  Deno.writeTextFileSync(`${dir}/config.toml`, configToml(i));
+  const secret = crypto.getRandomValues(new Uint8Array(32));
+  Deno.writeFileSync(`${dir}/node.key`, secret, { mode: 0o600 });
+  return { dir, keys: [PERSON, "helper"].map((n) => deriveProfileKey(secret, n).pubkey) };
+}
+
+async function startNode(
+  v: Version,
+  i: number,
+  ctx: { relay: Relay; bin: string; dir: string },
+): Promise<Node> {
+  const { relay, bin, dir } = ctx;
+  Deno.writeTextFileSync(`${dir}/config.toml`, configToml(i, v));
+  const startedAt = Date.now();
   const tap = startRelayTap(relay.url);
   const child = new Deno.Command(Deno.execPath(), {
     args: [
@@ -320,6 +390,7 @@ async function startNode(v: Version, i: number, relay: Relay, bin: string): Prom
     runsEnded: 0,
     runsFailed: 0,
     lastRunEventAt: 0,
+    startedAt,
   };
   (async () => {
     let rest = "";
@@ -442,14 +513,21 @@ interface PhaseResult {
 }
 
 async function runNetwork(v: Version, n: number, bin: string) {
-  const relay = await startRelay();
+  const dirs = Array.from({ length: n }, (_, i) => nodeDir(i));
+  const members = [...dirs.flatMap((d) => d.keys), getPublicKey(poster)];
+  const relay = await startRelay(v.auth ? members : undefined);
   const nodes: Node[] = [];
+  const caughtUpMs: number[] = [];
   try {
     const t0 = Date.now();
-    for (let i = 0; i < n; i++) nodes.push(await startNode(v, i, relay, bin));
-    // Connected: each node has sent its subscriptions through its tap.
+    for (let i = 0; i < n; i++) {
+      nodes.push(await startNode(v, i, { relay, bin, dir: dirs[i]!.dir }));
+    }
+    // Caught up: each node's relay answered a catch-up page (the first EOSE its tap
+    // passed down, after the REQs the node sent once authenticated when it had to).
     for (const node of nodes) {
-      while (!node.tap.up().some((f) => f[0] === "REQ")) await sleep(100);
+      while (!((node.tap.downByType().EOSE ?? 0) > 0)) await sleep(20);
+      caughtUpMs.push(Date.now() - node.startedAt);
     }
     // The runners' start (announces, first registration) settles before the stream.
     await sleep(MARGIN_MS);
@@ -458,13 +536,13 @@ async function runNetwork(v: Version, n: number, bin: string) {
     );
     const agents = nodes.map((x) => x.agent);
     const spec = streamSpec(ASKS);
-    const claims = await watchClaims(relay.url);
+    const claims = await watchClaims(relay.url, v.auth ?? false);
     const results = {} as Record<Category, PhaseResult>;
     for (const category of CATEGORIES) {
       const asks = spec[category].map((s) => ({ s, e: signAsk(s, agents) }));
       for (const node of nodes) node.tap.resetCounts();
       const postedAt = Date.now();
-      await publish(relay.url, asks.map((a) => a.e));
+      await publish(relay.url, asks.map((a) => a.e), v.auth ?? false);
       const ok = await quiet(nodes, asks.map((a) => a.e.id), postedAt);
       const woken = wakesByAsk(nodes);
       results[category] = {
@@ -511,10 +589,11 @@ async function runNetwork(v: Version, n: number, bin: string) {
         }`,
       );
     }
-    return results;
+    return { ...results, caughtUpMs };
   } finally {
     await Promise.all(nodes.map(stopNode));
     await relay.stop();
+    for (const d of dirs) await Deno.remove(d.dir, { recursive: true }).catch(() => {});
   }
 }
 
@@ -551,20 +630,26 @@ async function baselineDir(): Promise<{ dir: string; owned: boolean }> {
 const bin = Deno.makeTempDirSync({ prefix: "wats-netwakes-bin-" });
 Deno.copyFileSync(AGENT, `${bin}/claude`);
 Deno.chmodSync(`${bin}/claude`, 0o755);
-const before = await baselineDir();
+const wanted = new Set(values.versions.split(","));
+const before = wanted.has("before") ? await baselineDir() : undefined;
 const versions: Version[] = [
-  { name: "before", main: `${before.dir}/main.ts`, config: `${before.dir}/deno.json` },
-  { name: "this tree", main: MAIN_TS, config: DENO_JSON },
+  ...(before
+    ? [{ name: "before", main: `${before.dir}/main.ts`, config: `${before.dir}/deno.json` }]
+    : []),
+  ...(wanted.has("open") ? [{ name: "this tree", main: MAIN_TS, config: DENO_JSON }] : []),
+  ...(wanted.has("required")
+    ? [{ name: "auth req.", main: MAIN_TS, config: DENO_JSON, auth: true }]
+    : []),
 ];
 const started = performance.now();
-const all = new Map<string, Record<Category, PhaseResult>>();
+const all = new Map<string, Record<Category, PhaseResult> & { caughtUpMs: number[] }>();
 try {
   for (const n of SIZES) {
     for (const v of versions) all.set(`${v.name}|${n}`, await runNetwork(v, n, bin));
   }
 } finally {
   await Deno.remove(bin, { recursive: true }).catch(() => {});
-  if (before.owned) await Deno.remove(before.dir, { recursive: true }).catch(() => {});
+  if (before?.owned) await Deno.remove(before.dir, { recursive: true }).catch(() => {});
 }
 const seconds = (performance.now() - started) / 1000;
 
@@ -643,4 +728,27 @@ for (const v of versions) {
       );
     }
   } else console.log("  relay bytes per node flat in N: needs two sizes (--n 4,8)");
+}
+
+if (wanted.has("open") && wanted.has("required")) {
+  console.log("goals, auth required against this tree open (issue 31):");
+  for (const n of SIZES) {
+    const open = all.get(`this tree|${n}`)!;
+    const req = all.get(`auth req.|${n}`)!;
+    const wakes = (r: Record<Category, PhaseResult>) => mean(CATEGORIES.flatMap((c) => r[c].wakes));
+    const bytes = (r: Record<Category, PhaseResult>) =>
+      mean(CATEGORIES.map((c) => mean(r[c].bytesPerNode)));
+    const median = (xs: number[]) => pctOf(xs, 0.5);
+    const b = bytes(req) / bytes(open);
+    const t = median(req.caughtUpMs) / median(open.caughtUpMs);
+    console.log(
+      `  N=${n}: wakes per ask unchanged: ${mark(wakes(req) === wakes(open))} (${
+        wakes(req).toFixed(2)
+      } vs ${wakes(open).toFixed(2)}); bytes per node ≤ 1.05× open: ${mark(b <= 1.05)} (${
+        b.toFixed(3)
+      }×); start to caught up ≤ 1.2× open: ${mark(t <= 1.2)} (${
+        (median(req.caughtUpMs) / 1000).toFixed(1)
+      } s vs ${(median(open.caughtUpMs) / 1000).toFixed(1)} s, ${t.toFixed(2)}×)`,
+    );
+  }
 }

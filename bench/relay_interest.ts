@@ -17,6 +17,14 @@
  * apart (seeded: the same stream each run). The nodes run in this process
  * (`startNetwork` and `watchInterest`, as the daemon wires them).
  *
+ * Each measurement runs twice in the same run (issue 31): the relay open to anyone
+ * (`auth open`, the baseline) and members-only (`auth required`: wats' endpoint with
+ * `net.auth = required`, or the Node relay with `--members`), where each node answers
+ * the AUTH challenge with its key and the stream's publisher authenticates too. Then
+ * a late joiner per mode connects to the relay holding the whole stream, and its
+ * connect-to-caught-up time is measured (the median of 5 joins). The report gives
+ * bytes and that time for `required` as ratios to `open`.
+ *
  * Run: deno run -A bench/relay_interest.ts [--agents 4,8,12] [--relay wats|node]
  */
 
@@ -26,6 +34,7 @@ import { watchInterest } from "../src/net/interest_source.ts";
 import { type Network, startNetwork } from "../src/net/network.ts";
 import { serveRelay } from "../src/net/relay_server.ts";
 import { deriveProfileKey } from "../src/identity/profile_key.ts";
+import { signAuth } from "../src/net/auth_event.ts";
 import type { NostrEvent } from "../src/posts/post.ts";
 import {
   openWs,
@@ -34,6 +43,7 @@ import {
   tempStore,
   testLog,
   waitFor,
+  type WsClient,
 } from "../tests/net/net_support.ts";
 import { startNodeRelay } from "../tests/net/node_relay.ts";
 
@@ -46,6 +56,20 @@ const { values } = parseArgs({
 });
 const CAPS = ["deno", "rust", "go", "sql", "k8s", "css", "ml", "docs"];
 const MODES = ["firehose", "open", "closed"] as const;
+const AUTHS = ["open", "required"] as const;
+type Auth = typeof AUTHS[number];
+/** Late joins per mode for the catch-up time (its median). */
+const JOINS = 5;
+const ME = deriveProfileKey(new Uint8Array(32).fill(40), "agent");
+const ASKERS = [0, 1, 2, 3].map((i) => deriveProfileKey(new Uint8Array(32).fill(90 + i), "asker"));
+/** Every author of the stream, and the measured node: the members of a required relay. */
+function members(agents: number): string[] {
+  const others = Array.from(
+    { length: agents },
+    (_, n) => deriveProfileKey(new Uint8Array(32).fill(40 + n), "agent").pubkey,
+  );
+  return [...new Set([ME.pubkey, ...others, ...ASKERS.map((a) => a.pubkey)])];
+}
 
 /** mulberry32: the same stream on every run. */
 function seeded(seed: number): (n: number) => number {
@@ -58,9 +82,13 @@ function seeded(seed: number): (n: number) => number {
   };
 }
 
-async function startRelay(): Promise<{ url: string; stop(): Promise<void> }> {
+async function startRelay(
+  auth: Auth,
+  agents: number,
+): Promise<{ url: string; stop(): Promise<void> }> {
+  const required = auth === "required" ? members(agents) : undefined;
   if (values.relay === "node") {
-    const r = await startNodeRelay();
+    const r = await startNodeRelay(required ? { members: required } : {});
     return { url: r.url, stop: () => r.stop() };
   }
   const hub = tempStore();
@@ -77,6 +105,7 @@ async function startRelay(): Promise<{ url: string; stop(): Promise<void> }> {
     store: hub.store,
     ingest,
     log: testLog,
+    ...(required ? { auth: { required: true, members: new Set(required) } } : {}),
   });
   return {
     url: `ws://127.0.0.1:${server.port}`,
@@ -90,9 +119,7 @@ async function startRelay(): Promise<{ url: string; stop(): Promise<void> }> {
 function stream(agents: number): { events: NostrEvent[]; forMe: number } {
   const r = seeded(7);
   const pick = (n: number) => deriveProfileKey(new Uint8Array(32).fill(40 + n), "agent");
-  const askers = [0, 1, 2, 3].map((i) =>
-    deriveProfileKey(new Uint8Array(32).fill(90 + i), "asker")
-  );
+  const askers = ASKERS;
   const me = pick(0).pubkey;
   const t0 = Math.floor(Date.now() / 1000) - 500;
   const events: NostrEvent[] = [];
@@ -127,44 +154,80 @@ function stream(agents: number): { events: NostrEvent[]; forMe: number } {
   return { events, forMe };
 }
 
-async function measure(agents: number): Promise<void> {
-  const relay = await startRelay();
-  const me = deriveProfileKey(new Uint8Array(32).fill(40), "agent");
-  const nodes: { mode: string; net: Network; count(): number; stop(): Promise<void> }[] = [];
-  for (const mode of MODES) {
-    const t = tempStore([relay.url]);
-    t.store.recordProfile("agent", me.pubkey);
-    // Nothing is stored before the network starts: `net` is set when this is called.
-    const source = watchInterest(t.store, {
-      caps: ["deno"],
-      openAsks: mode === "open",
-      haltAccept: [],
-    }, (next) => net.setInterest(next));
-    const net = await startNetwork({
-      settings: { infra: [relay.url], listen: "", maxSkewMs: 600_000 },
-      store: t.store,
-      events: () => {},
-      log: testLog,
-      verifyWorkers: 0,
-      ...(mode === "firehose" ? {} : { interest: source.current() }),
-    });
-    nodes.push({
-      mode,
-      net,
-      count: () => t.store.count(),
-      async stop() {
-        source.stop();
-        await net.close();
-        t.cleanup();
-      },
-    });
-  }
+/** A client of `url`, authenticated as an asker when the relay asks (a required relay). */
+async function publisher(url: string, auth: Auth): Promise<WsClient> {
+  const ws = await openWs(url);
+  if (auth === "open") return ws;
+  const [, challenge] = await ws.next((m) => m[0] === "AUTH", "the challenge");
+  const e = signAuth({
+    secret: ASKERS[0]!.secret,
+    relayUrl: url,
+    challenge: challenge as string,
+    now: Date.now(),
+  });
+  ws.send(["AUTH", e]);
+  const ok = await ws.next((m) => m[0] === "OK" && m[1] === e.id, "the AUTH's OK");
+  if (ok[2] !== true) throw new Error(`error: the relay refused the publisher's AUTH: ${ok[3]}`);
+  return ws;
+}
+
+/** A node of `mode` on `url`, with the measured agent's key (its AUTH key too). */
+async function startNode(url: string, mode: typeof MODES[number]) {
+  const t = tempStore([url]);
+  t.store.recordProfile("agent", ME.pubkey);
+  const startedAt = performance.now();
+  // Nothing is stored before the network starts: `net` is set when this is called.
+  const source = watchInterest(t.store, {
+    caps: ["deno"],
+    openAsks: mode === "open",
+    haltAccept: [],
+  }, (next) => net.setInterest(next));
+  const net = await startNetwork({
+    settings: { infra: [url], listen: "", maxSkewMs: 600_000 },
+    store: t.store,
+    events: () => {},
+    log: testLog,
+    verifyWorkers: 0,
+    authKey: ME,
+    ...(mode === "firehose" ? {} : { interest: source.current() }),
+  });
+  return {
+    mode,
+    net,
+    startedAt,
+    count: () => t.store.count(),
+    async stop() {
+      source.stop();
+      await net.close();
+      t.cleanup();
+    },
+  };
+}
+
+interface Row {
+  mode: string;
+  stored: number;
+  bytes: number;
+  unasked: number;
+  /** Median ms from starting a late joiner to its caught-up, the relay holding the stream. */
+  catchUpMs: number;
+  /** Bytes a late joiner received to catch up. */
+  catchUpBytes: number;
+}
+
+const relayOf = (n: { net: Network }) => n.net.status().relays[0]!;
+
+/** The live part: three nodes on a fresh relay while the stream is published; the relay is kept. */
+async function measure(agents: number, auth: Auth) {
+  const relay = await startRelay(auth, agents);
+  const nodes: Awaited<ReturnType<typeof startNode>>[] = [];
+  for (const mode of MODES) nodes.push(await startNode(relay.url, mode));
+  const rows: Row[] = [];
+  const { events, forMe } = stream(agents);
   try {
-    const relayOf = (n: { net: Network }) => n.net.status().relays[0]!;
     await waitFor(() => nodes.every((n) => relayOf(n).caughtUp), "every node caught up");
     const before = nodes.map((n) => relayOf(n).bytesReceived);
-    const { events, forMe } = stream(agents);
-    const client = await openWs(relay.url);
+    const client = await publisher(relay.url, auth);
     for (let i = 0; i < events.length; i += 50) await publishAll(client, events.slice(i, i + 50));
     await client.close();
     // Each node holds what it asked for: all, all but notes, the asks for it and their threads.
@@ -175,22 +238,102 @@ async function measure(agents: number): Promise<void> {
       300_000,
     );
     for (const n of nodes) await n.net.ingest.settle();
-    const base = relayOf(nodes[0]!).bytesReceived - before[0]!;
     for (const [i, n] of nodes.entries()) {
       const s = relayOf(n);
-      const bytes = s.bytesReceived - before[i]!;
-      console.log(
-        `| ${agents} | ${values.relay} | ${n.mode} | ${n.count()} | ${bytes} | ${
-          (bytes / base).toFixed(2)
-        } | ${s.unasked} |`,
-      );
+      rows.push({
+        mode: n.mode,
+        stored: n.count(),
+        bytes: s.bytesReceived - before[i]!,
+        unasked: s.unasked,
+        catchUpMs: 0,
+        catchUpBytes: 0,
+      });
     }
   } finally {
     for (const n of nodes) await n.stop();
-    await relay.stop();
+  }
+  return { rows, relay, want: [events.length, 300, 3 * forMe] };
+}
+
+/**
+ * Late joiners: a node of each mode connects to each relay (holding the stream) until
+ * caught up, `JOINS` times, open and required interleaved so that a busy machine slows
+ * both alike; each row gets the median time.
+ */
+async function lateJoins(
+  measured: Map<Auth, Awaited<ReturnType<typeof measure>>>,
+): Promise<void> {
+  const times = new Map<string, number[]>();
+  for (let j = 0; j < JOINS; j++) {
+    for (const [auth, m] of measured) {
+      for (const [i, mode] of MODES.entries()) {
+        const late = await startNode(m.relay.url, mode);
+        try {
+          await waitFor(
+            () => relayOf(late).caughtUp && late.count() >= m.want[i]!,
+            "a late joiner",
+          );
+          const key = `${auth}|${mode}`;
+          times.set(key, [...times.get(key) ?? [], performance.now() - late.startedAt]);
+          m.rows[i]!.catchUpBytes = relayOf(late).bytesReceived;
+        } finally {
+          await late.stop();
+        }
+      }
+    }
+  }
+  for (const [auth, m] of measured) {
+    for (const r of m.rows) {
+      const ts = times.get(`${auth}|${r.mode}`)!.sort((a, b) => a - b);
+      r.catchUpMs = ts[Math.floor(ts.length / 2)]!;
+    }
   }
 }
 
-console.log("| agents | relay | node | posts stored | bytes received | × firehose | unasked |");
-console.log("| -----: | ----- | ---- | -----------: | -------------: | ---------: | ------: |");
-for (const n of values.agents.split(",").map(Number)) await measure(n);
+console.log(
+  "| agents | relay | auth | node | posts stored | bytes received | × firehose | × open | " +
+    "unasked | catch-up ms | × open | catch-up bytes | × open |",
+);
+console.log(
+  "| -----: | ----- | ---- | ---- | -----------: | -------------: | ---------: | -----: | " +
+    "------: | ----------: | -----: | -------------: | -----: |",
+);
+const goals: string[] = [];
+for (const n of values.agents.split(",").map(Number)) {
+  const measured = new Map<Auth, Awaited<ReturnType<typeof measure>>>();
+  try {
+    for (const auth of AUTHS) measured.set(auth, await measure(n, auth));
+    await lateJoins(measured);
+  } finally {
+    for (const m of measured.values()) await m.relay.stop();
+  }
+  const byAuth = new Map([...measured].map(([auth, m]) => [auth, m.rows]));
+  for (const auth of AUTHS) {
+    const rows = byAuth.get(auth)!;
+    const base = rows[0]!.bytes;
+    for (const [i, r] of rows.entries()) {
+      const open = byAuth.get("open")![i]!;
+      console.log(
+        `| ${n} | ${values.relay} | ${auth} | ${r.mode} | ${r.stored} | ${r.bytes} | ${
+          (r.bytes / base).toFixed(2)
+        } | ${(r.bytes / open.bytes).toFixed(3)} | ${r.unasked} | ${r.catchUpMs.toFixed(0)} | ${
+          (r.catchUpMs / open.catchUpMs).toFixed(2)
+        } | ${r.catchUpBytes} | ${(r.catchUpBytes / open.catchUpBytes).toFixed(3)} |`,
+      );
+      if (auth === "required") {
+        const bytes = r.bytes / open.bytes;
+        const time = r.catchUpMs / open.catchUpMs;
+        goals.push(
+          `  ${n} agents, ${r.mode}: bytes ≤ 1.05× open: ${bytes <= 1.05 ? "pass" : "FAIL"} (${
+            bytes.toFixed(3)
+          }×); connect-to-caught-up ≤ 1.2× open: ${time <= 1.2 ? "pass" : "FAIL"} (${
+            time.toFixed(2)
+          }×)`,
+        );
+      }
+    }
+  }
+}
+console.log("");
+console.log("goals, auth required against open (issue 31):");
+for (const g of goals) console.log(g);

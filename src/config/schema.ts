@@ -25,6 +25,8 @@ export type SettingType =
 
 /** The agent runtimes `agent.runtime` accepts: none, or one of the runner's. */
 export type AgentRuntime = "none" | RuntimeName;
+/** `net.auth`: who the relay endpoint serves (docs/decisions/relay_auth.md). */
+export type NetAuth = "open" | "required";
 /** The access levels of docs/decisions/runner.md. */
 export type AgentAccess = "locked" | "workspace" | "inherit";
 /** `sandbox.mode`: what happens when an agent cannot run in the OS sandbox (docs/decisions/sandbox.md). */
@@ -44,6 +46,11 @@ export interface Settings {
   "ui.listen": string;
   "net.max_skew": number;
   "net.max_connections": number;
+  "net.auth": NetAuth;
+  "net.members": string[];
+  "net.max_connections_per_ip": number;
+  "net.max_messages_per_ip": number;
+  "net.trust_forwarded": boolean;
   "agent.runtime": AgentRuntime;
   "agent.harness": string;
   "agent.profile": string;
@@ -177,6 +184,44 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
     min: 1,
     safety: false,
     description: "Most clients connected at once to the relay endpoint (listen); more are refused.",
+  },
+  "net.auth": {
+    type: "enum",
+    default: "open",
+    allowed: ["open", "required"],
+    safety: true,
+    description: "The relay endpoint (listen): open serves anyone who connects; required serves " +
+      "only clients that authenticate (NIP-42) as one of net.members (docs/team.md).",
+  },
+  "net.members": {
+    type: "list",
+    item: "author-key",
+    default: [],
+    safety: true,
+    description: "With net.auth = required: the authors (npub or 64-hex) the relay endpoint " +
+      "serves and stores posts of; list a person's and their agent's keys (the node's banner shows both).",
+  },
+  "net.max_connections_per_ip": {
+    type: "int",
+    default: 16,
+    min: 1,
+    safety: false,
+    description: "Most clients connected at once to the relay endpoint from one IP address.",
+  },
+  "net.max_messages_per_ip": {
+    type: "int",
+    default: 200,
+    min: 1,
+    safety: false,
+    description: "Messages per second the relay endpoint reads from one IP address (bursts of " +
+      "twice that); past it a message is answered rate-limited: and not read.",
+  },
+  "net.trust_forwarded": {
+    type: "bool",
+    default: false,
+    safety: false,
+    description: "Take a client's address from X-Forwarded-For (only behind your own reverse " +
+      "proxy: anyone can send the header) for the per-IP limits.",
   },
   "agent.runtime": {
     type: "enum",

@@ -133,8 +133,11 @@ export interface AskState {
   /** Signed by one of this node's profiles: only then are relay acknowledgements known. */
   local: boolean;
   phase: AskPhase;
-  /** Local asks: relays in `infra` that acknowledged it, of how many. */
-  sent?: { acked: number; of: number };
+  /**
+   * Local asks: relays in `infra` that acknowledged it, of how many; `refused`: those that
+   * refused it (`restricted: …`, NIP-42) while it waits for them, never dropped quietly.
+   */
+  sent?: { acked: number; of: number; refused?: Array<{ relay: string; reason: string }> };
   /** Who it is for, and how many known agents that is (`none will wake` when 0 match). */
   routing: { caps: string[]; to: string[]; matching: number; reachable: number };
   /** The claim holding it, or the last one that ended (`until`: when it lapses, ms). */
@@ -242,9 +245,22 @@ export interface NodeStatus {
   /** The network side: relay connections, the outbox, the relay endpoint. */
   network?: {
     /** `bytesReceived`: as on the wire, all connections since the node started. */
-    relays: Array<{ url: string; connected: boolean; lastError?: string; bytesReceived?: number }>;
+    relays: Array<{
+      url: string;
+      connected: boolean;
+      lastError?: string;
+      bytesReceived?: number;
+      /** NIP-42: the npub the relay accepted, or why it refused (docs/team.md). */
+      auth?: { as?: string; refused?: string };
+      /** The node's posts the relay refused (`restricted:`…) that still wait for it. */
+      refused?: number;
+    }>;
     outbox: number;
     listenPort?: number;
     listenHost?: string;
+    /** `net.auth` of the relay endpoint. */
+    listenAuth?: "open" | "required";
+    /** The endpoint's clients now, and those authenticated as members. */
+    listenClients?: { connected: number; members: number };
   };
 }

@@ -85,7 +85,11 @@ export function formatStatus(s: NodeStatus): string {
       ? s.network.relays.map((r) =>
         `relay: ${oneLine(r.url)} ${r.connected ? "connected" : "not connected"}${
           !r.connected && r.lastError ? ` (${oneLine(r.lastError)})` : ""
-        }${r.bytesReceived !== undefined ? `, ${r.bytesReceived} bytes received` : ""}`
+        }${r.bytesReceived !== undefined ? `, ${r.bytesReceived} bytes received` : ""}${
+          r.auth?.as !== undefined ? `, authenticated as ${r.auth.as}` : ""
+        }${r.auth?.refused !== undefined ? `, ${oneLine(r.auth.refused)}` : ""}${
+          r.refused ? `, ${r.refused} post(s) refused and kept queued` : ""
+        }`
       )
       : [
         `relays: ${
@@ -93,7 +97,17 @@ export function formatStatus(s: NodeStatus): string {
         }`,
       ]),
     ...(s.network?.listenPort !== undefined
-      ? [`relay endpoint: 127.0.0.1:${s.network.listenPort}`]
+      ? [
+        `relay endpoint: ${oneLine(s.network.listenHost ?? "127.0.0.1")}:${s.network.listenPort}${
+          s.network.listenAuth === "required"
+            ? `, members only (net.auth = required)${
+              s.network.listenClients
+                ? `, ${s.network.listenClients.members} of ${s.network.listenClients.connected} client(s) authenticated as members`
+                : ""
+            }`
+            : ", open to anyone who reaches it (net.auth = open)"
+        }`,
+      ]
       : []),
     ...(s.network && s.network.outbox > 0
       ? [`outbox: ${s.network.outbox} post(s) not yet acknowledged`]
@@ -254,6 +268,9 @@ export function formatAskState(s: AskState, now: number): string {
           s.sent.acked < s.sent.of ? " (the others get it when they connect)" : ""
         }`,
     );
+    for (const r of s.sent.refused ?? []) {
+      lines.push(`- refused by ${r.relay}: ${r.reason} (kept queued for it; see wats status)`);
+    }
   }
   lines.push(`- routing: ${formatReach(s.routing, s.routing.caps, s.routing.to)}`);
   const c = s.claim;

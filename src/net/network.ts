@@ -19,6 +19,7 @@ import type { Filter } from "nostr-tools/filter";
 import { createIngest, type Ingest } from "./ingest.ts";
 import { addedFilters, type Interest, interestSubscriptions } from "./interest.ts";
 import { type RelayServer, serveRelay } from "./relay_server.ts";
+import type { AuthKey } from "./relay_auth.ts";
 import { type RelayStatus, type RelaySync, startRelaySync } from "./relay_sync.ts";
 import { createVerifyPool } from "./verify_pool.ts";
 
@@ -32,6 +33,16 @@ export interface NetworkSettings {
   maxSkewMs: number;
   /** `net.max_connections`: clients of the relay endpoint at once. Default 256. */
   maxConnections?: number;
+  /** `net.auth`: who the endpoint serves. Default open. */
+  auth?: "open" | "required";
+  /** `net.members` (hex): with auth required, the authors the endpoint serves. */
+  members?: readonly string[];
+  /** `net.max_connections_per_ip`. Default 16. */
+  maxConnectionsPerIp?: number;
+  /** `net.max_messages_per_ip`. Default 200. */
+  maxMessagesPerIp?: number;
+  /** `net.trust_forwarded`. Default false. */
+  trustForwarded?: boolean;
 }
 
 /** Options of {@linkcode startNetwork}. */
@@ -51,6 +62,8 @@ export interface NetworkOptions {
   backoff?: { baseMs?: number; maxMs?: number };
   /** What the node asks its relays for; absent: every wats post (the firehose). */
   interest?: Interest;
+  /** The key that answers relays' NIP-42 AUTH (the person's; docs/decisions/relay_auth.md). */
+  authKey?: AuthKey;
 }
 
 /** What `status()` reports. */
@@ -62,6 +75,10 @@ export interface NetworkStatus {
   listenPort?: number;
   /** The address the endpoint is bound to (`wats try` connects there; 0.0.0.0 is any). */
   listenHost?: string;
+  /** `net.auth` of the endpoint, when one is served. */
+  listenAuth?: "open" | "required";
+  /** Clients of the endpoint now, and of them those authenticated as a member. */
+  listenClients?: { connected: number; members: number };
   /** Events refused so far, by reason code. */
   rejected: Record<string, number>;
   /** Workers checking signatures (0: on the daemon's thread). */
@@ -85,6 +102,8 @@ export interface Network {
    * with `relays`); resolves with how many relays answered and the events received.
    */
   fetchOnce(filter: Filter): Promise<{ relays: number; events: number }>;
+  /** The relays that refused the local post `id` and why, while it waits for them. */
+  refusals(id: string): Array<{ relay: string; reason: string }>;
   /** Stops the endpoint and every sync, and waits for events still being stored. */
   close(): Promise<void>;
 }
@@ -119,6 +138,8 @@ export async function startNetwork(opts: NetworkOptions): Promise<Network> {
   if (settings.listen !== "") {
     const { hostname, port } = parseListen(settings.listen);
     listenHost = hostname;
+    const warning = listenWarning(settings, hostname);
+    if (warning) log.warn("{warning}", { warning });
     try {
       server = await serveRelay({
         hostname,
@@ -127,6 +148,13 @@ export async function startNetwork(opts: NetworkOptions): Promise<Network> {
         ingest,
         log,
         maxConnections: settings.maxConnections,
+        auth: {
+          required: settings.auth === "required",
+          members: new Set(settings.members ?? []),
+        },
+        maxConnectionsPerIp: settings.maxConnectionsPerIp,
+        maxMessagesPerIp: settings.maxMessagesPerIp,
+        trustForwarded: settings.trustForwarded,
         ...opts.relayLimits,
       });
     } catch (err) {
@@ -151,6 +179,7 @@ export async function startNetwork(opts: NetworkOptions): Promise<Network> {
       maxSkewMs: settings.maxSkewMs,
       backoffBaseMs: opts.backoff?.baseMs,
       backoffMaxMs: opts.backoff?.maxMs,
+      ...(opts.authKey ? { authKey: opts.authKey } : {}),
       ...(opts.interest ? { subscriptions: interestSubscriptions(opts.interest) } : {}),
     })
   );
@@ -162,7 +191,14 @@ export async function startNetwork(opts: NetworkOptions): Promise<Network> {
     status: () => ({
       relays: syncs.map((s) => s.status()),
       outbox: store.outbox.size(),
-      ...(server ? { listenPort: server.port, listenHost } : {}),
+      ...(server
+        ? {
+          listenPort: server.port,
+          listenHost,
+          listenAuth: settings.auth ?? "open",
+          listenClients: clientsOf(server, new Set(settings.members ?? [])),
+        }
+        : {}),
       rejected: ingest.rejected(),
       verifyWorkers: pool?.size ?? 0,
     }),
@@ -178,6 +214,12 @@ export async function startNetwork(opts: NetworkOptions): Promise<Network> {
       const counts = await Promise.all(connected.map((s) => s.fetch(filter)));
       return { relays: connected.length, events: counts.reduce((a, b) => a + b, 0) };
     },
+    refusals(id) {
+      return syncs.flatMap((s) => {
+        const reason = s.refusal(id);
+        return reason === undefined ? [] : [{ relay: s.url, reason }];
+      });
+    },
     close() {
       closing ??= (async () => {
         await Promise.all([...syncs.map((s) => s.close()), server?.close()]);
@@ -186,6 +228,42 @@ export async function startNetwork(opts: NetworkOptions): Promise<Network> {
       })();
       return closing;
     },
+  };
+}
+
+/**
+ * What the node says at start about who its endpoint serves, when it is worth a
+ * warning: open on an address other than loopback, or required with no member.
+ */
+export function listenWarning(
+  settings: Pick<NetworkSettings, "listen" | "auth" | "members">,
+  hostname: string,
+): string | undefined {
+  if (settings.auth !== "required" && !isLoopback(hostname)) {
+    return `the relay endpoint listens on ${settings.listen} with net.auth = open: anyone who ` +
+      "reaches it reads every post and can post; set net.auth = required and net.members " +
+      "(docs/team.md)";
+  }
+  if (settings.auth === "required" && (settings.members ?? []).length === 0) {
+    return "net.auth = required and net.members is empty: the relay endpoint serves no one; " +
+      "add the team's keys with wats config set net.members (docs/team.md)";
+  }
+  return undefined;
+}
+
+/** Whether `hostname` is a loopback address (or `localhost`). */
+export function isLoopback(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "::1" || /^127\./.test(hostname);
+}
+
+function clientsOf(
+  server: RelayServer,
+  members: ReadonlySet<string>,
+): { connected: number; members: number } {
+  const keys = server.authenticated();
+  return {
+    connected: keys.length,
+    members: keys.filter((ks) => ks.some((k) => members.has(k))).length,
   };
 }
 

@@ -2,9 +2,12 @@
  * Publishing the node's own posts to one relay from the store's outbox, a window
  * of unanswered events at a time. A post leaves the outbox for this relay only
  * when the relay answers `OK true` (or `duplicate:`: it has it), or refuses it for
- * good (`invalid:`, `blocked:`, `pow:`, `restricted:`, logged); any other refusal
- * (`rate-limited:`, `error:`…) keeps it queued and it is sent again on the next
- * connection, not in a loop on this one (docs/network.md, "Outbox").
+ * good (`invalid:`, `pow:`: the post itself will not change, logged). Any other
+ * refusal keeps it queued and it is sent again on the next connection, not in a
+ * loop on this one (docs/network.md, "Outbox"): `auth-required:` once the relay
+ * accepted the node's AUTH (relay_auth.ts); `restricted:` and `blocked:` (this
+ * key may not post here, today) are reported through `refused`, so the sender sees
+ * the post refused by that relay instead of losing it quietly.
  *
  * @module
  */
@@ -13,7 +16,9 @@ import type { Logger } from "@logtape/logtape";
 import type { NostrEvent } from "../posts/post.ts";
 
 /** NIP-01 prefixes of an `OK false` that will not change on a retry. */
-const PERMANENT = ["invalid:", "blocked:", "pow:", "restricted:"];
+const PERMANENT = ["invalid:", "pow:"];
+/** NIP-01/42 prefixes that refuse the author, not the post: shown, kept queued. */
+const REFUSED = ["restricted:", "blocked:"];
 
 /** The part of the store's outbox a window uses (`Store.outbox`). */
 export interface OutboxQueue {
@@ -34,6 +39,15 @@ export interface OutboxWindowOptions {
   connected: () => boolean;
   /** Sends a message on the current connection (false when it is not open). */
   send: (msg: unknown[]) => boolean;
+  /** The relay refused post `id` `restricted:` or `blocked:` (`reason` in full); it stays queued. */
+  refused?: (id: string, reason: string) => void;
+  /** The relay took post `id` (it leaves this relay's outbox). */
+  accepted?: (id: string) => void;
+  /**
+   * The relay refused post `id` `auth-required:` (`reason` in full); it is sent again by
+   * the next {@linkcode flush} after {@linkcode reset}.
+   */
+  authRequired?: (id: string, reason: string) => void;
 }
 
 /** The outbox of one relay: what was sent and awaits an answer, and what waits for the next connection. */
@@ -88,6 +102,13 @@ export class OutboxWindow {
     const text = typeof message === "string" ? message : "";
     if (accepted === true || text.startsWith("duplicate:")) {
       outbox.ack(id, url);
+      this.#options.accepted?.(id);
+    } else if (REFUSED.some((p) => text.startsWith(p))) {
+      this.#deferred.add(id);
+      this.#options.refused?.(id, text);
+    } else if (text.startsWith("auth-required:")) {
+      this.#deferred.add(id);
+      this.#options.authRequired?.(id, text);
     } else if (PERMANENT.some((p) => text.startsWith(p))) {
       log.warn("relay {url} refused post {id} for good: {reason}; not retrying", {
         url,

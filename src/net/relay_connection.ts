@@ -16,6 +16,7 @@ import { matchFilters } from "nostr-tools/filter";
 import type { Store, StoredPost } from "../store/store.ts";
 import type { Ingest } from "./ingest.ts";
 import { Answer, type Sub } from "./relay_answer.ts";
+import type { AuthGate } from "./relay_auth_gate.ts";
 import type { Limits, Rate } from "./relay_caps.ts";
 import { ingestAnswer, okIdOf, readMessage, readReq } from "./relay_messages.ts";
 import type { WsServerSocket } from "./ws_server.ts";
@@ -30,6 +31,13 @@ export interface Deps {
   trim: () => void;
   /** Shared by every connection's stored answers. */
   answerRate: Rate;
+}
+
+/** What is this one client's: its address's message budget and its `net.auth` standing. */
+export interface ClientGate {
+  auth: AuthGate;
+  /** Takes one message of the client address's budget; false: over `net.max_messages_per_ip`. */
+  take: () => boolean;
 }
 
 /** `readyState` values (`WebSocket`'s). */
@@ -48,6 +56,7 @@ export class Connection {
   readonly source: string;
   readonly #socket: WsServerSocket;
   readonly #deps: Deps;
+  readonly #gate: ClientGate;
   readonly #subs = new Map<string, Sub>();
   #queue: Item[] = [];
   /** Characters waiting in `#queue`, the pages of stored answers included. */
@@ -63,10 +72,18 @@ export class Connection {
   #wait = PUMP_MS;
   #closed = false;
 
-  constructor(socket: WsServerSocket, source: string, deps: Deps) {
+  constructor(socket: WsServerSocket, source: string, deps: Deps, gate: ClientGate) {
     this.#socket = socket;
     this.source = source;
     this.#deps = deps;
+    this.#gate = gate;
+    const hello = gate.auth.greeting();
+    if (hello) this.#send(hello);
+  }
+
+  /** The keys the client proved with NIP-42 AUTH (hex). */
+  get keys(): string[] {
+    return this.#gate.auth.keys;
   }
 
   /**
@@ -139,19 +156,65 @@ export class Connection {
 
   #receive(data: unknown): void {
     const msg = readMessage(data);
+    if (!this.#gate.take()) return this.#limited(msg);
     switch (msg.type) {
-      case "EVENT":
-        this.#event(msg.event);
+      case "EVENT": {
+        const refused = this.#gate.auth.refuseEvent(
+          (msg.event as { pubkey?: unknown } | null)?.pubkey,
+        );
+        if (refused === undefined) return this.#event(msg.event);
+        const okId = okIdOf(msg.event);
+        this.#send(okId === undefined ? ["NOTICE", refused] : ["OK", okId, false, refused]);
+        return this.#challengeAgain(refused);
+      }
+      case "REQ": {
+        const refused = this.#gate.auth.refuseRead();
+        if (refused === undefined) return this.#req(msg.subId, msg.filters);
+        if (typeof msg.subId !== "string") return this.#send(["NOTICE", refused]);
+        this.#subs.delete(msg.subId);
+        this.#send(["CLOSED", msg.subId.slice(0, 64), refused]);
+        return this.#challengeAgain(refused);
+      }
+      case "AUTH": {
+        const answer = this.#gate.auth.auth(msg.event);
+        this.#send(answer.ok);
+        if (answer.close) {
+          this.#deps.log.info("disconnecting {source}: too many AUTH attempts", {
+            source: this.source,
+          });
+          // The refusal goes out before the close frame.
+          this.#pump();
+          this.shutdown(1008, "too many AUTH attempts");
+        }
         return;
-      case "REQ":
-        this.#req(msg.subId, msg.filters);
-        return;
+      }
       case "CLOSE":
         if (typeof msg.subId === "string") this.#subs.delete(msg.subId);
         return;
       case "unreadable":
         this.#send(["NOTICE", msg.notice]);
     }
+  }
+
+  /**
+   * After an `auth-required:` refusal, the challenge again (the same one): a proxy
+   * may have dropped the first, sent before the client's side of it was open.
+   */
+  #challengeAgain(refused: string): void {
+    if (refused.startsWith("auth-required:")) this.#send(["AUTH", this.#gate.auth.challenge]);
+  }
+
+  /** A message past the address's rate: answered as its kind expects, never read. */
+  #limited(msg: ReturnType<typeof readMessage>): void {
+    const reason = "rate-limited: too many messages from your address; slow down";
+    if (msg.type === "EVENT" && okIdOf(msg.event) !== undefined) {
+      return this.#send(["OK", okIdOf(msg.event), false, reason]);
+    }
+    if (msg.type === "REQ" && typeof msg.subId === "string") {
+      this.#subs.delete(msg.subId);
+      return this.#send(["CLOSED", msg.subId.slice(0, 64), reason]);
+    }
+    this.#send(["NOTICE", reason]);
   }
 
   #event(input: unknown): void {

@@ -20,6 +20,8 @@ export type ClientMessage =
   | { type: "EVENT"; event: unknown }
   | { type: "REQ"; subId: unknown; filters: unknown[] }
   | { type: "CLOSE"; subId: unknown }
+  /** NIP-42: the answer to the endpoint's challenge (relay_auth_gate.ts judges it). */
+  | { type: "AUTH"; event: unknown }
   /** Not a message this endpoint reads: `notice` says why. */
   | { type: "unreadable"; notice: string };
 
@@ -48,6 +50,8 @@ export function readMessage(data: unknown): ClientMessage {
       return { type: "REQ", subId: msg[1], filters: msg.slice(2) };
     case "CLOSE":
       return { type: "CLOSE", subId: msg[1] };
+    case "AUTH":
+      return { type: "AUTH", event: msg[1] };
     default:
       return unreadable(`unsupported: ${String(msg[0]).slice(0, 20)} messages`);
   }

@@ -25,7 +25,8 @@
  * across all of them; the rest is one concern a file: `relay_connection.ts` (one
  * client: its subscriptions and send queue), `relay_messages.ts` (what a client's
  * EVENT, REQ and CLOSE mean), `relay_answer.ts` (a REQ's stored answer, paged),
- * `relay_caps.ts` (the caps and the shared answer rate), `relay_info.ts` (NIP-11).
+ * `relay_caps.ts` (the caps and the shared answer rate), `relay_info.ts` (NIP-11),
+ * `relay_auth_gate.ts` (`net.auth`: NIP-42 AUTH and members; per-IP limits).
  *
  * Requires `--allow-net` on the listen address.
  *
@@ -36,6 +37,8 @@ import type { Logger } from "@logtape/logtape";
 import type { Store } from "../store/store.ts";
 import type { Ingest } from "./ingest.ts";
 import { DEFAULT_ANSWER_RATE, MAX_MESSAGE_CHARS, Rate, resolveLimits } from "./relay_caps.ts";
+import { hostOf } from "./auth_event.ts";
+import { AuthGate, clientIp, type EndpointAuth, IpLimits } from "./relay_auth_gate.ts";
 import { Connection } from "./relay_connection.ts";
 import { infoResponse } from "./relay_info.ts";
 import { serveWebSockets } from "./ws_server.ts";
@@ -73,6 +76,14 @@ export interface RelayServerOptions {
   stallMs?: number;
   /** Characters per second of stored answers, all clients together. Default 4 Mi. */
   answerRate?: number;
+  /** `net.auth` and `net.members` (relay_auth_gate.ts). Default: open to anyone. */
+  auth?: EndpointAuth;
+  /** `net.max_connections_per_ip`; more from one address get HTTP 429. Default: no cap. */
+  maxConnectionsPerIp?: number;
+  /** `net.max_messages_per_ip`: messages a second read from one address. Default: no cap. */
+  maxMessagesPerIp?: number;
+  /** `net.trust_forwarded`: the client's address is X-Forwarded-For's last hop. */
+  trustForwarded?: boolean;
 }
 
 /** A running relay endpoint. */
@@ -82,6 +93,8 @@ export interface RelayServer {
   readonly hostname: string;
   /** How many WebSocket clients are connected. */
   connections(): number;
+  /** The keys each connected client proved with NIP-42 AUTH (hex), one list a client. */
+  authenticated(): string[][];
   /**
    * Bytes held for clients now, all connections together: queued messages, pages of
    * stored answers being written, and what the sockets hold.
@@ -104,6 +117,13 @@ export function serveRelay(opts: RelayServerOptions): Promise<RelayServer> {
   const answerRate = new Rate(opts.answerRate ?? DEFAULT_ANSWER_RATE);
   /** Upgraded sockets not yet closed (open ones and those still opening). */
   let sockets = 0;
+  const policy: EndpointAuth = opts.auth ?? { required: false, members: new Set() };
+  const ips = new IpLimits({
+    maxConnections: opts.maxConnectionsPerIp ?? Infinity,
+    messagesPerSecond: opts.maxMessagesPerIp ?? Infinity,
+  });
+  const ipOf = (remote: Deno.NetAddr, headers: Headers) =>
+    clientIp(remote.hostname, headers, opts.trustForwarded ?? false);
 
   const buffered = () => {
     let total = 0;
@@ -143,7 +163,16 @@ export function serveRelay(opts: RelayServerOptions): Promise<RelayServer> {
     maxMessageBytes: 3 * MAX_MESSAGE_CHARS,
     handler: (head, remote) => {
       if (head.headers.get("upgrade")?.toLowerCase() !== "websocket") {
-        return infoResponse(head, limits);
+        return infoResponse(head, limits, policy.required);
+      }
+      const ip = ipOf(remote, head.headers);
+      if (!ips.canConnect(ip)) {
+        log.info("refused {ip}: net.max_connections_per_ip clients from it already", { ip });
+        return {
+          status: 429,
+          headers: { "retry-after": "10" },
+          body: "error: too many connections from your address; close some and try again\n",
+        };
       }
       if (sockets >= limits.maxConnections) {
         log.info("refused {source}: {max} clients already connected (net.max_connections)", {
@@ -158,14 +187,30 @@ export function serveRelay(opts: RelayServerOptions): Promise<RelayServer> {
         };
       }
       sockets++;
+      ips.opened(ip);
       return "upgrade";
     },
-    onSocket: (socket, remote) => {
-      const source = `listen:${remote.hostname}:${remote.port}`;
-      const conn = new Connection(socket, source, { store, ingest, log, limits, trim, answerRate });
+    onSocket: (socket, remote, head) => {
+      const ip = ipOf(remote, head.headers);
+      const source = `listen:${ip}:${remote.port}`;
+      // Behind a proxy of the operator's, the host the client dialed is the proxy's.
+      const forwardedHost = opts.trustForwarded ? head.headers.get("x-forwarded-host") : null;
+      const gate = {
+        auth: new AuthGate({ policy, host: hostOf(forwardedHost ?? head.headers.get("host")) }),
+        take: () => ips.take(ip),
+      };
+      const conn = new Connection(socket, source, {
+        store,
+        ingest,
+        log,
+        limits,
+        trim,
+        answerRate,
+      }, gate);
       socket.onopen = () => conns.add(conn);
       socket.onclose = () => {
         sockets--;
+        ips.closed(ip);
         conns.delete(conn);
         conn.dispose();
       };
@@ -193,6 +238,7 @@ export function serveRelay(opts: RelayServerOptions): Promise<RelayServer> {
     port: addr.port,
     hostname: addr.hostname,
     connections: () => conns.size,
+    authenticated: () => [...conns].map((c) => c.keys),
     buffered,
     close() {
       closing ??= (async () => {

@@ -23,6 +23,11 @@
  * relay that sends faster than the node verifies is slowed by TCP, not buffered.
  * An `EVENT` for a subscription no longer open is dropped before it is decoded.
  *
+ * A relay that asks for NIP-42 AUTH is answered with the node's person's key
+ * (relay_auth.ts); what it refused `auth-required:` before that is sent again once
+ * it accepts. A post it refuses `restricted:` stays in the outbox, and the relay's
+ * reason shows in the status and the sender's ask state (`refusal`).
+ *
  * `fetch` asks once for what the interest leaves out (`feed` with `relays`, a
  * person browsing): one REQ, its events stored, done at its EOSE or after
  * {@linkcode FETCH_TIMEOUT_MS}.
@@ -48,6 +53,7 @@ import {
 import type { Subscription } from "./interest.ts";
 import { LIVE, LiveSubscriptions } from "./live_subscriptions.ts";
 import { OutboxWindow } from "./outbox_window.ts";
+import { type AuthKey, type AuthStatus, RelayAuth } from "./relay_auth.ts";
 import { RelayLink } from "./relay_link.ts";
 
 /** Options of {@linkcode startRelaySync}. */
@@ -77,6 +83,8 @@ export interface RelaySyncOptions {
   pageTimeoutMs?: number;
   /** What to subscribe to (interest.ts). Default: every wats kind, one filter. */
   subscriptions?: readonly Subscription[];
+  /** The key that answers a relay's NIP-42 AUTH challenge (the person's); absent: none. */
+  authKey?: AuthKey;
 }
 
 /** How one relay is doing. */
@@ -91,6 +99,10 @@ export interface RelayStatus {
   bytesReceived: number;
   /** Events the relay sent that match no filter asked (dropped unstored), since the start. */
   unasked: number;
+  /** NIP-42: who the relay accepted, or why it refused; absent when it never asked. */
+  auth?: AuthStatus;
+  /** The node's posts this relay refused (`restricted:`…) and that still wait for it; absent: none. */
+  refused?: number;
 }
 
 /** A running sync with one relay. */
@@ -107,6 +119,8 @@ export interface RelaySync {
    * number of valid events received (stored or already there), 0 when not connected.
    */
   fetch(filter: Filter): Promise<number>;
+  /** Why this relay refused the node's post `id` (`restricted: …`), while it waits for it. */
+  refusal(id: string): string | undefined;
   /** Stops syncing: closes the connection, cancels the reconnect, removes listeners. */
   close(): Promise<void>;
 }
@@ -120,6 +134,8 @@ const MAX_FETCHES = 4;
 /** The subscription id of an EVENT message, read without parsing the message. */
 const EVENT_SUB = /^\[\s*"EVENT"\s*,\s*"([^"\\]*)"/;
 const PEEK_DECODER = new TextDecoder();
+/** Refused posts remembered per relay, at most (the outbox keeps them all queued). */
+const MAX_REFUSALS = 1000;
 /** Events of one relay being validated and stored at once, at most (see the module doc). */
 export const MAX_INGESTING = 256;
 
@@ -148,6 +164,11 @@ class Sync implements RelaySync {
   readonly #live: LiveSubscriptions;
   readonly #outbox: OutboxWindow;
   readonly #fetches = new Map<string, Fetch>();
+  readonly #auth: RelayAuth;
+  /** The node's posts this relay refused, with its reason, while they wait for it. */
+  readonly #refused = new Map<string, string>();
+  /** Posts refused `auth-required:` on this connection: refused for good if the AUTH is. */
+  readonly #awaitingAuth = new Set<string>();
   #catchUp: CatchUpState;
   #pageTimer: ReturnType<typeof setTimeout> | undefined;
   #ingesting = 0;
@@ -175,6 +196,27 @@ class Sync implements RelaySync {
       window: opts.publishWindow ?? 100,
       connected: () => this.#link.connected,
       send,
+      refused: (id, reason) => {
+        this.#refuse(id, reason);
+        this.#auth.restricted(`refuses the node's posts: ${reason}`);
+      },
+      accepted: (id) => this.#refused.delete(id),
+      authRequired: (id) => {
+        if (this.#awaitingAuth.size < MAX_REFUSALS) this.#awaitingAuth.add(id);
+        this.#auth.required();
+      },
+    });
+    this.#auth = new RelayAuth({
+      url: opts.url,
+      key: opts.authKey,
+      send,
+      log: opts.log,
+      now: this.#now,
+      resume: () => this.#restartSession(),
+      denied: (reason) => {
+        for (const id of this.#awaitingAuth) this.#refuse(id, reason);
+        this.#awaitingAuth.clear();
+      },
     });
     this.#unlisten = opts.store.onInsert((_posts, origin) => {
       // Only local events enter the outbox (`Store.insert` queues them).
@@ -193,6 +235,7 @@ class Sync implements RelaySync {
 
   status(): RelayStatus {
     const lastError = this.#link.lastError;
+    const auth = this.#auth.status();
     return {
       url: this.url,
       connected: this.#link.connected,
@@ -200,7 +243,21 @@ class Sync implements RelaySync {
       ...(lastError !== undefined ? { lastError } : {}),
       bytesReceived: this.#link.bytesReceived,
       unasked: this.#live.unasked,
+      ...(auth.as !== undefined || auth.refused !== undefined ? { auth } : {}),
+      ...(this.#refused.size > 0 ? { refused: this.#refused.size } : {}),
     };
+  }
+
+  refusal(id: string): string | undefined {
+    return this.#refused.get(id);
+  }
+
+  #refuse(id: string, reason: string): void {
+    this.#refused.delete(id);
+    this.#refused.set(id, reason);
+    if (this.#refused.size > MAX_REFUSALS) {
+      this.#refused.delete(this.#refused.keys().next().value!);
+    }
   }
 
   setInterest(subscriptions: readonly Subscription[], added: readonly Filter[]): void {
@@ -245,6 +302,21 @@ class Sync implements RelaySync {
     this.#live.reset();
     for (const f of this.#fetches.values()) f.done();
     this.#outbox.reset();
+    this.#auth.reset();
+    this.#awaitingAuth.clear();
+  }
+
+  /**
+   * The relay accepted the AUTH after refusing things `auth-required:`: the session
+   * starts over on the same connection (subscriptions, catch-up, outbox).
+   */
+  #restartSession(): void {
+    if (!this.#link.connected) return;
+    this.#step({ type: "stop" });
+    this.#live.reset();
+    this.#outbox.reset();
+    this.#awaitingAuth.clear();
+    this.#startSession();
   }
 
   /** The catch-up's `since`: the saved cursor minus `net.max_skew` (at least 1 s). */
@@ -343,10 +415,18 @@ class Sync implements RelaySync {
         this.#fetches.get(msg[1])?.done();
         return;
       case "OK":
+        if (this.#auth.answered(msg[1], msg[2], msg[3])) return;
         return this.#outbox.answered(msg[1], msg[2], msg[3]);
+      case "AUTH":
+        return this.#auth.challenge(msg[1]);
       case "CLOSED": {
         if (this.#live.isOpen(msg[1]) || this.#catchUp.page?.subId === msg[1]) {
-          const error = `relay closed subscription ${msg[1]}: ${String(msg[2] ?? "")}`;
+          const reason = String(msg[2] ?? "");
+          if (reason.startsWith("auth-required:")) this.#auth.required();
+          else if (reason.startsWith("restricted:") || reason.startsWith("blocked:")) {
+            this.#auth.restricted(`refuses to serve this node: ${reason}`);
+          }
+          const error = `relay closed subscription ${msg[1]}: ${reason}`;
           this.#link.problem(error);
           this.#o.log.warn("relay {url}: {error}", { url: this.url, error });
           this.#step({ type: "closed", subId: msg[1] });

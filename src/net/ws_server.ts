@@ -57,7 +57,7 @@ export interface WsServerOptions {
    * or `"upgrade"` to accept the WebSocket, which `onSocket` then receives.
    */
   handler(head: RequestHead, remote: Deno.NetAddr): HttpAnswer | "upgrade";
-  onSocket(socket: WsServerSocket, remote: Deno.NetAddr): void;
+  onSocket(socket: WsServerSocket, remote: Deno.NetAddr, head: RequestHead): void;
 }
 
 /** A running server. */
@@ -136,18 +136,21 @@ async function serveConn(conn: Deno.Conn, opts: WsServerOptions): Promise<void> 
   if (head === undefined) return await answer(conn, { status: 400, body: "bad request\n" });
   const key = head.headers.get("sec-websocket-key");
   const upgrade = head.headers.get("upgrade")?.toLowerCase() === "websocket";
-  const decision = opts.handler(head, remote);
-  if (decision !== "upgrade") return await answer(conn, decision);
-  if (!upgrade || !key || head.headers.get("sec-websocket-version") !== "13") {
+  // A bad upgrade is answered before the handler, so that a handler's "upgrade"
+  // always reaches onSocket (the endpoint counts connections there).
+  if (upgrade && (!key || head.headers.get("sec-websocket-version") !== "13")) {
     return await answer(conn, {
       status: 426,
       headers: { "sec-websocket-version": "13" },
       body: "",
     });
   }
+  const decision = opts.handler(head, remote);
+  if (decision !== "upgrade") return await answer(conn, decision);
+  if (!upgrade || !key) return await answer(conn, { status: 426, body: "" });
   const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(key + GUID));
   const socket = new WsServerSocket(conn, reader, opts.maxMessageBytes);
-  opts.onSocket(socket, remote);
+  opts.onSocket(socket, remote, head);
   await socket.run(
     new TextEncoder().encode(
       "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +

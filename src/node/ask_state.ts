@@ -37,7 +37,12 @@ export interface AskObservations {
   /** Signed by one of this node's profiles. */
   local: boolean;
   /** Local asks: the relays the store queued it for, and how many have not acknowledged it. */
-  relays?: { of: number; waiting: number };
+  relays?: {
+    of: number;
+    waiting: number;
+    /** Of those waiting, the ones that refused it (`restricted: …`), with their reason. */
+    refused?: ReadonlyArray<{ relay: string; reason: string }>;
+  };
   /** The known agents it is for (src/node/presence.ts `reach`). */
   reach: AgentReach;
   /** The posts of its thread (any order; the ask itself may be among them). */
@@ -96,7 +101,13 @@ export function askState(o: AskObservations): AskState {
     local: o.local,
     phase,
     ...(o.local && o.relays !== undefined
-      ? { sent: { acked: o.relays.of - o.relays.waiting, of: o.relays.of } }
+      ? {
+        sent: {
+          acked: o.relays.of - o.relays.waiting,
+          of: o.relays.of,
+          ...(o.relays.refused?.length ? { refused: [...o.relays.refused] } : {}),
+        },
+      }
       : {}),
     routing: {
       caps: [...ask.caps],

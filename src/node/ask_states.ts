@@ -29,6 +29,8 @@ export interface AskStatesOptions {
   /** `agent.allow`, as hex: whose claims this node's runner trusts. */
   allow: ReadonlySet<string>;
   now: () => number;
+  /** The relays that refused a local post (`restricted: …`) while it waits for them. */
+  refusals?: (id: string) => Array<{ relay: string; reason: string }>;
 }
 
 const ASK_KIND = nostrKindOf("ask");
@@ -75,7 +77,15 @@ export class AskStates {
     return askState({
       ask,
       local,
-      ...(local ? { relays: { of: o.relays.length, waiting: this.waiting(ask.id).length } } : {}),
+      ...(local
+        ? {
+          relays: {
+            of: o.relays.length,
+            waiting: this.waiting(ask.id).length,
+            refused: o.refusals?.(ask.id) ?? [],
+          },
+        }
+        : {}),
       reach: o.knownAgents.reach(ask.author, ask.caps, ask.to),
       thread: o.store.threadNewest(ask.id, CLAIM_LOOKBACK),
       heldDrafts: o.review.list()

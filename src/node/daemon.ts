@@ -210,6 +210,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       askTimeoutMs: settings["agent.ask_timeout"],
       allow: new Set(settings["agent.allow"]),
       now: Date.now,
+      refusals: (id) => net.current?.refusals(id) ?? [],
     });
     const askWatch = watchAsks({
       store,
@@ -465,7 +466,13 @@ export async function runNode(opts: NodeOptions): Promise<number> {
         listen: settings.listen,
         maxSkewMs: settings["net.max_skew"],
         maxConnections: settings["net.max_connections"],
+        auth: settings["net.auth"],
+        members: settings["net.members"],
+        maxConnectionsPerIp: settings["net.max_connections_per_ip"],
+        maxMessagesPerIp: settings["net.max_messages_per_ip"],
+        trustForwarded: settings["net.trust_forwarded"],
       },
+      authKey: person,
       store,
       events,
       log: log("net"),

@@ -158,7 +158,9 @@ export function overviewPage(
           net.relays.map((r) =>
             markup`<span class="${r.connected ? "ok" : "bad"}">${r.url} ${
               r.connected ? "connected" : markup`down${r.lastError && markup`: ${r.lastError}`}`
-            }</span>`
+            }${r.auth?.as !== undefined ? markup`, authenticated as ${r.auth.as}` : ""}${
+              r.auth?.refused !== undefined ? markup`, ${r.auth.refused}` : ""
+            }${r.refused ? markup`, ${r.refused} post(s) refused` : ""}</span>`
           ),
           raw("<br>"),
         ),

@@ -1,9 +1,12 @@
 /**
  * Routing across a network (issue 18): several real daemons, each with the
  * real Claude Code CLI against its own scripted mock model, synced through one
- * relay (each test twice: the independent relay of tests/support/node/relay,
- * and a wats node's endpoint), each node through its own relay tap
- * (tests/support/relay_tap.ts) that keeps the REQ frames it sends.
+ * relay (each test three times: the independent relay of tests/support/node/relay,
+ * a wats node's endpoint, and a wats endpoint with `net.auth = "required"` whose
+ * members are the other nodes' profiles: issue 31), each node through its own
+ * relay tap (tests/support/relay_tap.ts) that keeps the REQ frames it sends. The
+ * tap passes `X-Forwarded-Host` as a reverse proxy would, which the members-only
+ * endpoint trusts (`net.trust_forwarded`) to check each node's AUTH relay tag.
  *
  * "Never woke for X" is read at a marker: after X reached the agents that
  * should wake, an open ask goes out behind it on the same relay connection;
@@ -22,6 +25,7 @@ import { type NodeRig, nodeRig } from "../support/rig.ts";
 import { type RelayTap, startRelayTap } from "../support/relay_tap.ts";
 import { RELAY_HELPER, startNodeRelay } from "../net/node_relay.ts";
 import { nostrKindOf } from "../../src/posts/kinds.ts";
+import { deriveProfileKey } from "../../src/identity/profile_key.ts";
 
 const claude = requireCli("claude");
 
@@ -31,7 +35,7 @@ const claude = requireCli("claude");
  * and a wats node's endpoint, which applies each filter to live events too,
  * so a node gets only what it asked for.
  */
-const RELAYS = ["the Node relay", "a node's endpoint"] as const;
+const RELAYS = ["the Node relay", "a node's endpoint", "a members-only endpoint"] as const;
 type RelayKind = typeof RELAYS[number];
 
 function optsFor(via: RelayKind) {
@@ -53,15 +57,28 @@ interface Member extends AsyncDisposable {
   mock?: MockAnthropic;
 }
 
-/** Starts a node on `relay` through a tap; with `agent`, its runner on, settings as WATS_* variables. */
+/** A relay of a test; a members-only one hands out the data dirs of its members. */
+interface RelayScope extends AsyncDisposable {
+  url: string;
+  /** A data dir whose node's profiles (person, helper, carol) are members; absent: any node is. */
+  seat?: () => string;
+}
+
+/**
+ * Starts a node on `relay` through a tap; with `agent`, its runner on, settings as WATS_*
+ * variables. `outsider`: on a members-only relay, a node that is not a member.
+ */
 async function member(
-  relay: { url: string },
+  relay: RelayScope,
   agent?: Record<string, string>,
+  outsider = false,
 ): Promise<Member> {
   const tap = startRelayTap(relay.url);
   const mock = agent ? answeringMock() : undefined;
+  const seat = outsider ? undefined : relay.seat?.();
   const rig = await nodeRig({
     args: ["--infra", tap.url],
+    ...(seat ? { dataDir: seat, config: `profile = "${PERSON}"\n` } : {}),
     ...(mock ? { agent: { mock, settings: agent } } : {}),
   });
   const npub = rig.started.profiles.helper ?? "";
@@ -100,8 +117,13 @@ function stored(m: Member, id: string): boolean {
   return m.rig.events("post_stored").some((e) => e.id === id);
 }
 
+/** The person profile of a member's node (its config.toml says so: the OS user varies). */
+const PERSON = "person";
+/** Data dirs a members-only relay prepares: more than any test here starts. */
+const SEATS = 6;
+
 /** A relay of `via`, closed with the scope. */
-async function relayScope(via: RelayKind): Promise<{ url: string } & AsyncDisposable> {
+async function relayScope(via: RelayKind): Promise<RelayScope> {
   if (via === "the Node relay") {
     const relay = await startNodeRelay();
     return Object.assign(relay, { [Symbol.asyncDispose]: () => relay.stop() });
@@ -109,8 +131,39 @@ async function relayScope(via: RelayKind): Promise<{ url: string } & AsyncDispos
   const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (l.addr as Deno.NetAddr).port;
   l.close();
-  const rig = await nodeRig({ args: ["--listen", `127.0.0.1:${port}`] });
-  return { url: `ws://127.0.0.1:${port}`, [Symbol.asyncDispose]: () => rig[Symbol.asyncDispose]() };
+  if (via === "a node's endpoint") {
+    const rig = await nodeRig({ args: ["--listen", `127.0.0.1:${port}`] });
+    return {
+      url: `ws://127.0.0.1:${port}`,
+      [Symbol.asyncDispose]: () => rig[Symbol.asyncDispose](),
+    };
+  }
+  // Each member's node key is written before anything starts, so that the endpoint's
+  // net.members can name its profiles' keys (derived from it: src/identity).
+  const seats = Array.from({ length: SEATS }, () => {
+    const dir = Deno.makeTempDirSync({ prefix: "wats-member-" });
+    const secret = crypto.getRandomValues(new Uint8Array(32));
+    Deno.writeFileSync(`${dir}/node.key`, secret, { mode: 0o600 });
+    return { dir, keys: [PERSON, "helper", "carol"].map((n) => deriveProfileKey(secret, n).npub) };
+  });
+  const rig = await nodeRig({
+    args: ["--listen", `127.0.0.1:${port}`],
+    config: [
+      'net.auth = "required"',
+      `net.members = [${seats.flatMap((s) => s.keys).map((k) => `"${k}"`).join(", ")}]`,
+      "net.trust_forwarded = true",
+      "",
+    ].join("\n"),
+  });
+  let next = 0;
+  return {
+    url: `ws://127.0.0.1:${port}`,
+    seat: () => seats[next++]!.dir,
+    async [Symbol.asyncDispose]() {
+      await rig[Symbol.asyncDispose]();
+      for (const s of seats) await Deno.remove(s.dir, { recursive: true }).catch(() => {});
+    },
+  };
 }
 
 for (const via of RELAYS) {
@@ -261,3 +314,39 @@ for (const via of RELAYS) {
     },
   });
 }
+
+Deno.test({
+  ...optsFor("a members-only endpoint"),
+  name: "through a members-only endpoint: a node whose profiles are not members gets nothing and " +
+    "can post nothing; its ask shows refused, kept queued",
+  async fn() {
+    await using relay = await relayScope("a members-only endpoint");
+    await using agent = await member(relay, {});
+    await using poster = await member(relay);
+    await using outsider = await member(relay, undefined, true);
+    const carol = await poster.rig.mcp("carol");
+    const stranger = await outsider.rig.mcp("carol");
+
+    const outside = idIn(await call(stranger, "ask", { title: "Outside", text: "Let me in?" }));
+    // The endpoint refused the outsider's AUTH (restricted:), then its post.
+    await waitFor(
+      "the outsider's AUTH and post answered",
+      () => (outsider.tap.downByType().OK ?? 0) >= 2,
+      120_000,
+    );
+    const inside = idIn(await call(carol, "ask", { title: "Inside", text: "Members only?" }));
+    await waitListed(agent, inside, "a member's agent wakes for a member's ask");
+    const marker = idIn(await call(carol, "ask", { title: "Marker", text: "Anyone?" }));
+    await waitListed(agent, marker, "and for the next");
+
+    assert.ok(!listed(agent).has(outside), "the outsider's ask never woke a member's agent");
+    assert.ok(!stored(agent, outside) && !stored(poster, outside), "nor was it stored");
+    assert.ok(!stored(outsider, inside) && !stored(outsider, marker), "the outsider got nothing");
+    assert.equal(outsider.tap.downByType().EVENT ?? 0, 0, "not one EVENT sent to the outsider");
+    const state = await call(stranger, "thread", { id: outside });
+    assert.match(state, /refused by ws:\/\/127\.0\.0\.1:\d+: restricted:/);
+    const status = await outsider.rig.wats(["status"]);
+    // The ask and the node's presence ("off": it runs no agent).
+    assert.match(status.stdout, /restricted: .*, \d+ post\(s\) refused and kept queued/);
+  },
+});

@@ -165,3 +165,33 @@ Deno.test("status shows each relay with the bytes received from it (a benchmark 
     /^relay: ws:\/\/127\.0\.0\.1:7448 not connected \(refused\), 0 bytes received$/m,
   );
 });
+
+Deno.test("status says per relay who it authenticated as, why it refused, and what it keeps refused; the endpoint's net.auth", () => {
+  const text = formatStatus(status({
+    network: {
+      relays: [
+        { url: "wss://a.example", connected: true, auth: { as: "npub1alice" } },
+        {
+          url: "wss://b.example",
+          connected: true,
+          auth: { as: "npub1alice", refused: "refuses the node's posts: restricted: no" },
+          refused: 2,
+        },
+      ],
+      outbox: 2,
+      listenPort: 7447,
+      listenHost: "0.0.0.0",
+      listenAuth: "required",
+      listenClients: { connected: 3, members: 2 },
+    },
+  }));
+  assert.match(text, /^relay: wss:\/\/a\.example connected, authenticated as npub1alice$/m);
+  assert.match(
+    text,
+    /^relay: wss:\/\/b\.example connected, authenticated as npub1alice, refuses the node's posts: restricted: no, 2 post\(s\) refused and kept queued$/m,
+  );
+  assert.match(
+    text,
+    /^relay endpoint: 0\.0\.0\.0:7447, members only \(net\.auth = required\), 2 of 3 client\(s\) authenticated as members$/m,
+  );
+});

@@ -20,15 +20,22 @@ export interface NodeRelay {
 
 /**
  * Starts the relay on 127.0.0.1 (`port` 0: a free one) and resolves once it
- * listens. `db` keeps its events in a file, across a restart.
+ * listens. `db` keeps its events in a file, across a restart. `members` (hex keys)
+ * turns NIP-42 on: only connections authenticated as a member are served, and
+ * only members' events are taken (tests/support/node/relay/relay.mjs).
  */
 export async function startNodeRelay(
-  opts: { port?: number; db?: string } = {},
+  opts: { port?: number; db?: string; members?: readonly string[] } = {},
 ): Promise<NodeRelay> {
   if (RELAY_HELPER === null) throw new Error("the relay helper is not installed");
   const [cmd, ...args] = RELAY_HELPER.command;
   const child = new Deno.Command(cmd!, {
-    args: [...args, String(opts.port ?? 0), ...(opts.db ? [opts.db] : [])],
+    args: [
+      ...args,
+      String(opts.port ?? 0),
+      ...(opts.db ? [opts.db] : []),
+      ...(opts.members ? [`--members=${opts.members.join(",")}`] : []),
+    ],
     cwd: RELAY_HELPER.cwd,
     stdin: "null",
     stdout: "piped",

@@ -6,12 +6,16 @@
  */
 
 import assert from "node:assert/strict";
-import { OutboxWindow } from "../../src/net/outbox_window.ts";
+import { OutboxWindow, type OutboxWindowOptions } from "../../src/net/outbox_window.ts";
 import { alice, signed, tempStore, testLog } from "./net_support.ts";
 
 const URL = "ws://relay.test";
 
-function setup(posts: number, window: number) {
+function setup(
+  posts: number,
+  window: number,
+  hooks: Partial<Pick<OutboxWindowOptions, "refused" | "accepted" | "authRequired">> = {},
+) {
   const t = tempStore([URL]);
   t.store.recordProfile("alice", alice.pubkey);
   const events = Array.from({ length: posts }, (_, i) => signed(alice, "note", `p${i}`));
@@ -24,6 +28,7 @@ function setup(posts: number, window: number) {
     log: testLog,
     window,
     connected: () => connected,
+    ...hooks,
     send: (m) => {
       if (!connected) return false;
       sent.push((m[1] as { id: string }).id);
@@ -65,7 +70,7 @@ Deno.test("OK true and duplicate acknowledge; a permanent refusal drops; a tempo
     const [ok, dup, refused, later] = s.sent as [string, string, string, string];
     s.outbox.answered(ok, true, "");
     s.outbox.answered(dup, false, "duplicate: have it");
-    s.outbox.answered(refused, false, "blocked: not here");
+    s.outbox.answered(refused, false, "invalid: bad signature");
     s.outbox.answered(later, false, "rate-limited: slow down");
     assert.deepEqual(s.store.outbox.pending(URL, 10).map((e) => e.id), [later]);
     // Not sent again on this connection, even when more is published.
@@ -99,6 +104,40 @@ Deno.test("while disconnected nothing is sent; posts inserted in one turn are pu
     assert.equal(s.sent.length, 2, "not before the turn ends");
     await Promise.resolve();
     assert.deepEqual(s.sent.slice(2).sort(), more.map((e) => e.id).sort());
+  } finally {
+    s.cleanup();
+  }
+});
+
+Deno.test("restricted: and blocked: keep the post queued and report it; auth-required: waits for the AUTH", () => {
+  const refused: Array<[string, string]> = [];
+  let authRequired = 0;
+  const accepted: string[] = [];
+  const s = setup(3, 10, {
+    refused: (id, reason) => refused.push([id, reason]),
+    accepted: (id) => accepted.push(id),
+    authRequired: () => authRequired++,
+  });
+  try {
+    s.outbox.flush();
+    const [a, b, c] = s.sent as [string, string, string];
+    s.outbox.answered(a, false, "restricted: not a member");
+    s.outbox.answered(b, false, "blocked: not here");
+    s.outbox.answered(c, false, "auth-required: authenticate first");
+    // Nothing leaves the outbox: the sender sees them refused, never lost.
+    assert.equal(s.store.outbox.pending(URL, 10).length, 3);
+    assert.deepEqual(refused, [[a, "restricted: not a member"], [b, "blocked: not here"]]);
+    assert.equal(authRequired, 1);
+    // Not sent again in a loop on this connection…
+    s.outbox.flush();
+    assert.equal(s.sent.length, 3);
+    // …but on the next session (after the AUTH, or a reconnect), and taken then.
+    s.disconnect();
+    s.reconnect();
+    assert.deepEqual(s.sent.slice(3).sort(), [a, b, c].sort());
+    for (const id of [a, b, c]) s.outbox.answered(id, true, "");
+    assert.equal(s.store.outbox.size(), 0);
+    assert.deepEqual(accepted.sort(), [a, b, c].sort());
   } finally {
     s.cleanup();
   }

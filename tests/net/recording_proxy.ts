@@ -11,6 +11,8 @@ export interface RecordingProxy {
   url: string;
   /** Every message a client sent, parsed, in order. */
   sent: unknown[][];
+  /** Every message the relay sent its clients, parsed, in order. */
+  received: unknown[][];
   /** The filters of the REQs sent so far whose subscription id starts with `prefix`. */
   reqFilters(prefix: string): Record<string, unknown>[];
   close(): Promise<void>;
@@ -19,6 +21,7 @@ export interface RecordingProxy {
 /** Starts a proxy in front of `upstream` (a ws:// URL). */
 export function recordingProxy(upstream: string): RecordingProxy {
   const sent: unknown[][] = [];
+  const received: unknown[][] = [];
   const sockets = new Set<WebSocket>();
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
     const { socket, response } = Deno.upgradeWebSocket(req);
@@ -26,7 +29,10 @@ export function recordingProxy(upstream: string): RecordingProxy {
     sockets.add(socket).add(up);
     const early: string[] = [];
     up.onopen = () => early.splice(0).forEach((m) => up.send(m));
-    up.onmessage = (e) => socket.readyState === WebSocket.OPEN && socket.send(e.data);
+    up.onmessage = (e) => {
+      received.push(JSON.parse(e.data));
+      if (socket.readyState === WebSocket.OPEN) socket.send(e.data);
+    };
     up.onclose = () => socket.readyState === WebSocket.OPEN && socket.close();
     socket.onmessage = (e) => {
       sent.push(JSON.parse(e.data));
@@ -39,6 +45,7 @@ export function recordingProxy(upstream: string): RecordingProxy {
   return {
     url: `ws://127.0.0.1:${server.addr.port}`,
     sent,
+    received,
     reqFilters(prefix: string): Record<string, unknown>[] {
       return sent.filter((m) => m[0] === "REQ" && String(m[1]).startsWith(prefix))
         .flatMap((m) => m.slice(2) as Record<string, unknown>[]);

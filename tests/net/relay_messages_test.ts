@@ -12,7 +12,7 @@ import { tempStore } from "./net_support.ts";
 const limits = resolveLimits({});
 const fresh: ReqState = { has: () => false, subscriptions: 0, answers: 0, buffered: 0 };
 
-Deno.test("each unreadable message gets the NOTICE that says why; EVENT, REQ and CLOSE are read", () => {
+Deno.test("each unreadable message gets the NOTICE that says why; EVENT, REQ, CLOSE and AUTH are read", () => {
   const notice = (data: unknown) => {
     const m = readMessage(data);
     assert.equal(m.type, "unreadable", `unreadable: ${String(data).slice(0, 30)}`);
@@ -22,7 +22,9 @@ Deno.test("each unreadable message gets the NOTICE that says why; EVENT, REQ and
   assert.match(notice("x".repeat(MAX_MESSAGE_CHARS + 1)), /^invalid: message too large/);
   assert.match(notice("[not json"), /^invalid: could not parse/);
   assert.match(notice('{"REQ":1}'), /^invalid: a message is a JSON array/);
-  assert.equal(notice('["AUTH","x"]'), "unsupported: AUTH messages");
+  assert.equal(notice('["COUNT","x",{}]'), "unsupported: COUNT messages");
+  // NIP-42: read here, judged by the connection's AuthGate.
+  assert.deepEqual(readMessage('["AUTH",{"id":"a"}]'), { type: "AUTH", event: { id: "a" } });
   assert.deepEqual(readMessage('["EVENT",{"id":"a"}]'), { type: "EVENT", event: { id: "a" } });
   assert.deepEqual(readMessage('["REQ","s",{},{"kinds":[1]}]'), {
     type: "REQ",

@@ -25,6 +25,7 @@ async function setup(
     maxTotalQueue?: number;
     maxLimit?: number;
     stallMs?: number;
+    maxConnectionsPerIp?: number;
   } = {},
 ) {
   const t = tempStore();
@@ -432,7 +433,8 @@ Deno.test("the endpoint answers plain HTTP with a hint and NIP-11 with its limit
     assert.match(text, /connect with a WebSocket/);
     const info = await (await fetch(http, { headers: { accept: "application/nostr+json" } }))
       .json();
-    assert.deepEqual(info.supported_nips, [1, 11]);
+    assert.deepEqual(info.supported_nips, [1, 11, 42]);
+    assert.equal(info.limitation.auth_required, false);
     assert.equal(info.limitation.max_event_tags, 64);
   } finally {
     await s.cleanup();

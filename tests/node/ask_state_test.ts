@@ -8,6 +8,7 @@ import { npubEncode } from "nostr-tools/nip19";
 import { type AskObservations, askState, nextChange } from "../../src/node/ask_state.ts";
 import type { ClaimPost } from "../../src/runner/claims.ts";
 import type { AskPhase } from "../../src/contracts/views.ts";
+import { formatAskState } from "../../src/mcp/format.ts";
 
 const key = (c: string) => c.repeat(64);
 const ASKER = key("a");
@@ -139,4 +140,15 @@ Deno.test("ask state: the next change by the clock is the claim's lapse, then th
   assert.equal(nextChange(waiting, T0 * 1000 + 5 * MIN), T0 * 1000 + 60 * MIN);
   const answered = askState(observe({ thread: [askPost, post(key("3"), "answer", X, T0 + 9)] }));
   assert.equal(nextChange(answered, T0 * 1000), undefined);
+});
+
+Deno.test("ask state: a relay that refused the ask (restricted:) is named with its reason, not counted as acknowledged", () => {
+  const refused = [{ relay: "wss://team.example", reason: "restricted: not a member" }];
+  const s = askState(observe({ relays: { of: 2, waiting: 1, refused } }));
+  assert.deepEqual(s.sent, { acked: 1, of: 2, refused });
+  const text = formatAskState(s, T0 * 1000 + 5 * MIN);
+  assert.match(
+    text,
+    /^- refused by wss:\/\/team\.example: restricted: not a member \(kept queued for it; see wats status\)$/m,
+  );
 });

@@ -44,11 +44,16 @@ export function startRelayTap(relayUrl: string): RelayTap {
       return new Response("a relay tap: connect with WebSocket", { status: 426 });
     }
     const { socket: client, response } = Deno.upgradeWebSocket(req);
-    const relay = new WebSocket(relayUrl);
+    // As a reverse proxy does: the host the node dialed, for a relay that checks a
+    // NIP-42 AUTH's relay tag against it (and trusts the header: net.trust_forwarded).
+    const relay = new WebSocket(relayUrl, {
+      headers: { "x-forwarded-host": `127.0.0.1:${server.addr.port}` },
+    });
     sockets.add(client);
     sockets.add(relay);
     // What the node sends before the relay's socket opens waits for it.
     const queued: string[] = [];
+    const early: string[] = [];
     client.onmessage = (m) => {
       last = Date.now();
       const text = typeof m.data === "string" ? m.data : new TextDecoder().decode(m.data);
@@ -70,7 +75,12 @@ export function startRelayTap(relayUrl: string): RelayTap {
       down += encoder.encode(text).length;
       const type = /^\s*\[\s*"([A-Z]+)"/.exec(text)?.[1] ?? "?";
       types[type] = (types[type] ?? 0) + 1;
+      // What the relay sends before the node's socket opens (a NIP-42 challenge) waits for it.
       if (client.readyState === WebSocket.OPEN) client.send(text);
+      else if (client.readyState === WebSocket.CONNECTING) early.push(text);
+    };
+    client.onopen = () => {
+      for (const t of early.splice(0)) client.send(t);
     };
     const closeBoth = () => {
       for (const s of [client, relay]) {
