@@ -87,7 +87,10 @@ async function startNode(
     dataDir,
     proc,
     async post(tool, toolArgs) {
-      const r = await client.callTool({ name: tool, arguments: toolArgs });
+      // `ask` is its own tool; every reply kind goes through `post` with its kind (issue 30).
+      const r = tool === "ask"
+        ? await client.callTool({ name: "ask", arguments: toolArgs })
+        : await client.callTool({ name: "post", arguments: { kind: tool, ...toolArgs } });
       const text = (r.content as { type: string; text: string }[])[0]!.text;
       const m = /^Posted \w+ ([0-9a-f]{64})\./.exec(text);
       assert.ok(m, `the ${tool} tool answered: ${text}`);
