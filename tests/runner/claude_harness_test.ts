@@ -82,7 +82,8 @@ Deno.test("a locked run's system prompt is wats's own, written beside the MCP co
   assert.equal(file.path.slice(0, file.path.lastIndexOf("/")), ctx().configDir);
   assert.equal(file.mode, 0o600);
   assert.equal(file.text, runSystemPrompt());
-  assert.ok(file.text.startsWith(OPENING + "\n"), "it opens with the shared sentence");
+  // The shared sentence opens the wake prompt and the MCP instructions: not said a third time.
+  assert.ok(!file.text.includes(OPENING), "the shared sentence is not repeated");
   // A locked agent has no files, shell or git: the prompt says nothing of them.
   assert.doesNotMatch(file.text, /\b(git|Bash|shell|file_path|software engineering)\b/i);
   assert.ok(!cmd.args.includes("--append-system-prompt-file"));
