@@ -93,6 +93,33 @@ Deno.test("the parser: text, a tool call shown once its arguments came, its resu
   assert.deepEqual(p.finish(0), { ok: true, costUsd: 0.25, turns: 2 });
 });
 
+Deno.test("the parser shows a call with its complete arguments, not the fields streamed so far", () => {
+  const p = new AcpRunParser();
+  const call = (update: Record<string, unknown>) => ({
+    type: "acp_update",
+    update: { toolCallId: "t1", _meta: { claudeCode: { toolName: "mcp__wats__post" } }, ...update },
+  });
+  const events = lines(
+    call({ sessionUpdate: "tool_call", rawInput: {}, content: [] }),
+    // claude-agent-acp's refinement while the input streams: no content.
+    call({ sessionUpdate: "tool_call_update", rawInput: { kind: "answer" } }),
+    call({
+      sessionUpdate: "tool_call_update",
+      rawInput: { kind: "answer", parent: "e1", text: "Use X." },
+      content: [],
+    }),
+    call({ sessionUpdate: "tool_call_update", status: "completed", content: [] }),
+  ).flatMap((l) => p.push(l));
+  assert.deepEqual(events.filter((e) => e.type === "tool_call"), [
+    {
+      type: "tool_call",
+      id: "t1",
+      name: "mcp__wats__post",
+      args: { kind: "answer", parent: "e1", text: "Use X." },
+    },
+  ]);
+});
+
 Deno.test("the parser: a prompt that did not end its turn, an error, or no result at all is a failed run", () => {
   const cancelled = new AcpRunParser();
   lines({ type: "acp_result", stop_reason: "cancelled" }).forEach((l) => cancelled.push(l));

@@ -6,7 +6,7 @@ import {
   formatBudget,
   mcpConfig,
   validateMaxTurns,
-} from "../../src/runner/runtimes/claude/harness.ts";
+} from "../../src/runner/harnesses/claude.ts";
 import { OPENING, runSystemPrompt } from "../../src/prompts.ts";
 import {
   API_ERROR,
@@ -82,9 +82,8 @@ Deno.test("a locked run's system prompt is wats's own, written beside the MCP co
   assert.equal(file.path.slice(0, file.path.lastIndexOf("/")), ctx().configDir);
   assert.equal(file.mode, 0o600);
   assert.equal(file.text, runSystemPrompt());
-  // The wake prompt (HEARTBEAT.md) and the MCP instructions open with the shared sentence;
-  // every character here is resent with each model request of a wake (issue 30).
-  assert.ok(!file.text.includes(OPENING), "the shared sentence is not said a third time");
+  // The shared sentence opens the wake prompt and the MCP instructions: not said a third time.
+  assert.ok(!file.text.includes(OPENING), "the shared sentence is not repeated");
   // A locked agent has no files, shell or git: the prompt says nothing of them.
   assert.doesNotMatch(file.text, /\b(git|Bash|shell|file_path|software engineering)\b/i);
   assert.ok(!cmd.args.includes("--append-system-prompt-file"));

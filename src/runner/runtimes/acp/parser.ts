@@ -110,8 +110,10 @@ export class AcpRunParser implements OutputParser {
         return [];
       case "tool_call":
       case "tool_call_update": {
-        // A call is announced before its arguments stream in: it is shown once they came
-        // (or when it ends), with the name and arguments it had by then.
+        // A call is announced before its arguments stream in: it is shown once they are
+        // complete (or when it ends), with the name and arguments it had by then. While
+        // they stream, claude-agent-acp refines the call with the top-level fields done so
+        // far and no `content`: `post`'s `kind` alone is not the call (issue 30).
         const id = u.toolCallId ?? "";
         const known = this.#calls.get(id) ?? { name: "tool", args: {}, shown: false };
         if (u.sessionUpdate === "tool_call") this.#toolCalls++;
@@ -120,7 +122,8 @@ export class AcpRunParser implements OutputParser {
         this.#calls.set(id, known);
         const out: RunEvent[] = [];
         const ended = u.status === "completed" || u.status === "failed";
-        if (!known.shown && (isFilled(u.rawInput) || ended)) {
+        const partial = u.sessionUpdate === "tool_call_update" && u.content === undefined;
+        if (!known.shown && ((isFilled(u.rawInput) && !partial) || ended)) {
           known.shown = true;
           out.push(...this.#flush(), {
             type: "tool_call",
