@@ -11,6 +11,7 @@
 
 import type { Filter } from "nostr-tools/filter";
 import { StoreError } from "../errors.ts";
+import { MAX_FILTER_VALUES } from "../store/limits.ts";
 import type { Store } from "../store/store.ts";
 import type { IngestResult } from "./ingest.ts";
 import { type Limits, MAX_ANSWERS, MAX_MESSAGE_CHARS, MAX_SUB_ID_CHARS } from "./relay_caps.ts";
@@ -115,11 +116,22 @@ export function readReq(
   const queried: Filter[] = [];
   const indexed: boolean[] = [];
   const live: Filter[] = [];
+  // Each value of a list is an index walk of its own (src/store/filter_sql.ts): the
+  // store's cap per list holds for the whole REQ, so one REQ stays a few ms of work.
+  let values = 0;
   for (const f of rawFilters) {
     if (typeof f !== "object" || f === null || Array.isArray(f)) {
       return closed("invalid: a filter is a JSON object");
     }
     const filter = f as Filter;
+    for (const [key, v] of Object.entries(filter)) {
+      if (Array.isArray(v) && key !== "kinds") values += v.length;
+    }
+    if (values > MAX_FILTER_VALUES) {
+      return closed(
+        `invalid: at most ${MAX_FILTER_VALUES} ids, authors and tag values in one REQ, all filters together; split it over several REQs`,
+      );
+    }
     if (filter.search !== undefined) return closed("unsupported: search (NIP-50)");
     const limit = filter.limit;
     if (limit !== undefined && (typeof limit !== "number" || !(limit >= 0))) {

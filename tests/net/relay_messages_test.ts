@@ -79,6 +79,33 @@ Deno.test("a REQ's refusals come in order: id, filter count, subscriptions, answ
   }
 });
 
+Deno.test("a REQ of more than 1,000 ids, authors and tag values, all filters together, is refused", () => {
+  const t = tempStore();
+  try {
+    const keys = (n: number, c: string) =>
+      Array.from({ length: n }, (_, i) => i.toString(16).padStart(64, c));
+    const ok = readReq(
+      "s",
+      [{ authors: keys(600, "a") }, { "#e": keys(400, "b") }],
+      fresh,
+      t.store,
+      limits,
+    );
+    assert.ok("queried" in ok);
+    const many = readReq(
+      "s",
+      [{ authors: keys(600, "a") }, { "#e": keys(400, "b"), ids: [keys(1, "c")[0]!] }],
+      fresh,
+      t.store,
+      limits,
+    );
+    assert.ok("closed" in many);
+    assert.match(many.closed, /^invalid: at most 1000 .*split it/);
+  } finally {
+    t.cleanup();
+  }
+});
+
 Deno.test("a REQ filter on a long tag name is queried but matches nothing live", () => {
   const t = tempStore();
   try {
