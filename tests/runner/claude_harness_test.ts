@@ -6,7 +6,7 @@ import {
   formatBudget,
   mcpConfig,
   validateMaxTurns,
-} from "../../src/runner/harnesses/claude.ts";
+} from "../../src/runner/runtimes/claude/harness.ts";
 import { OPENING, runSystemPrompt } from "../../src/prompts.ts";
 import {
   API_ERROR,
