@@ -319,6 +319,8 @@ interface Result {
   afterFailure: number[];
   clean: number[];
   byCategory: Record<Category, number[]>;
+  /** Where an answered ask's time went, at the agent that answered first (ms each). */
+  path: Phases;
   relayRestarts: number;
   kills: number;
   seconds: number;
@@ -566,6 +568,7 @@ async function runNetwork(v: Version, n: number, bin: string): Promise<Result> {
       afterFailure,
       clean,
       byCategory,
+      path: phasesOf(posted, agents, seen),
       relayRestarts: outages.filter((o) => o.what === "relay").length,
       kills: outages.filter((o) => o.what !== "relay").length,
       seconds: (Date.now() - t0) / 1000,
@@ -600,6 +603,52 @@ function reachableFrom(at: number, targets: number[], outages: Outage[]): number
 }
 
 type Step = { run: string; at: number; step: string; [k: string]: unknown };
+
+/**
+ * An answered ask's path through the agent that answered it first: posted → stored on that
+ * agent's node (the relay) → its first wake (debounce, the run in progress) → the wake that
+ * answered (retries after runs that could not act) → the answer → stored at the asker.
+ */
+interface Phases {
+  toAgent: number[];
+  queued: number[];
+  retried: number[];
+  inRun: number[];
+  back: number[];
+}
+
+function phasesOf(
+  posted: { id: string; at: number }[],
+  agents: Daemon[],
+  seen: Map<string, number>,
+): Phases {
+  const out: Phases = { toAgent: [], queued: [], retried: [], inRun: [], back: [] };
+  const logs = agents.map(logOf);
+  for (const p of posted) {
+    const answeredAt = seen.get(p.id);
+    if (answeredAt === undefined) continue;
+    let first: { node: number; step: Step } | undefined;
+    for (const [node, log] of logs.entries()) {
+      const s = log.find((e) => e.step === "answer" && e.ask === p.id);
+      if (s && (first === undefined || s.at < first.step.at)) first = { node, step: s };
+    }
+    if (first === undefined) continue;
+    const stored = agents[first.node]!.lines.find((l) =>
+      l.line.includes('"event":"post_stored"') && l.line.includes(p.id)
+    )?.at;
+    const wakes = logs[first.node]!.filter((e) =>
+      e.step === "wake" && e.at <= first.step.at &&
+      (e.events as { id: string }[]).some((x) => x.id === p.id)
+    );
+    if (stored === undefined || wakes.length === 0) continue;
+    out.toAgent.push(stored - p.at);
+    out.queued.push(wakes[0]!.at - stored);
+    out.retried.push(wakes.at(-1)!.at - wakes[0]!.at);
+    out.inRun.push(first.step.at - wakes.at(-1)!.at);
+    out.back.push(answeredAt - first.step.at);
+  }
+  return out;
+}
 
 function logOf(d: Daemon): Step[] {
   let text = "";
@@ -791,6 +840,19 @@ for (const r of results) {
     }; addressed ${p5095(r.byCategory.addressed)}, cap ${p5095(r.byCategory.cap)}, open ${
       p5095(r.byCategory.open)
     }`,
+  );
+}
+console.log("");
+console.log(
+  "where an answered ask's time went, p50 / p95 s (n), at the agent that answered it first: " +
+    "posted → stored there (relay); → its first wake (debounce, the run in progress); " +
+    "→ the wake that answered (retries); → answered; → stored at the asker",
+);
+for (const r of results) {
+  const f = r.path;
+  console.log(
+    `  ${r.version} N=${r.n}: to agent ${p5095(f.toAgent)}; queued ${p5095(f.queued)}; ` +
+      `retried ${p5095(f.retried)}; in run ${p5095(f.inRun)}; back ${p5095(f.back)}`,
   );
 }
 console.log("");
