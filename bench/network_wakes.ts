@@ -34,14 +34,25 @@
  */
 
 import { parseArgs } from "node:util";
-import { fileURLToPath } from "node:url";
 import { decode as nip19Decode } from "nostr-tools/nip19";
 import { buildPost, type NostrEvent } from "../src/posts/post.ts";
-import { LAUNCHER_FLAGS } from "../src/cli/permissions.ts";
-import { DENO_JSON, denoDir, MAIN_TS } from "../tests/support/cli.ts";
+import { denoDir } from "../tests/support/cli.ts";
 import { type RelayTap, startRelayTap } from "../tests/support/relay_tap.ts";
 import { startNodeRelay } from "../tests/net/node_relay.ts";
 import { nostrKindOf } from "../src/posts/kinds.ts";
+import {
+  baselineDir,
+  CAPS,
+  capsOf,
+  type Category,
+  pct as pctOf,
+  readLines,
+  sleep,
+  standInBin,
+  THIS_TREE,
+  type Version,
+  watsArgs,
+} from "./swarm_rig.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -71,19 +82,10 @@ if (RELAY !== "wats" && RELAY !== "node") {
 if (SIZES.some((n) => !Number.isInteger(n) || n < 3) || !(ASKS >= 3)) {
   throw new Error("error: --n takes node counts ≥ 3 (e.g. 4,8,12) and --asks a number ≥ 3");
 }
-const CAPS = ["rust", "go", "sql", "k8s"];
-const AGENT = fileURLToPath(new URL("./network_wakes_agent.mjs", import.meta.url));
-
-/** The caps of agent `i`. */
-function capsOf(i: number): string[] {
-  const own = [CAPS[i % CAPS.length]!];
-  if (i % 2 === 0) own.push(CAPS[(i + 1) % CAPS.length]!);
-  return own;
-}
+const AGENT = new URL("./network_wakes_agent.mjs", import.meta.url);
 
 // ------------------------------------------------------------- the stream
 
-type Category = "addressed" | "cap" | "open";
 const CATEGORIES: Category[] = ["addressed", "cap", "open"];
 
 /** One ask of the stream, before it is signed for a network of N agents. */
@@ -192,12 +194,6 @@ interface Node {
   lastRunEventAt: number;
 }
 
-interface Version {
-  name: string;
-  main: string;
-  config: string;
-}
-
 function configToml(i: number): string {
   return [
     "[agent]",
@@ -234,12 +230,7 @@ async function startRelay(): Promise<Relay> {
   const dir = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "wats-netwakes-relay-" }));
   const child = new Deno.Command(Deno.execPath(), {
     args: [
-      "run",
-      ...LAUNCHER_FLAGS,
-      "--quiet",
-      "--config",
-      DENO_JSON,
-      MAIN_TS,
+      ...watsArgs(THIS_TREE),
       "--data-dir",
       dir,
       "node",
@@ -282,12 +273,7 @@ async function startNode(v: Version, i: number, relay: Relay, bin: string): Prom
   const tap = startRelayTap(relay.url);
   const child = new Deno.Command(Deno.execPath(), {
     args: [
-      "run",
-      ...LAUNCHER_FLAGS,
-      "--quiet",
-      "--config",
-      v.config,
-      v.main,
+      ...watsArgs(v),
       "--data-dir",
       dir,
       "node",
@@ -321,31 +307,23 @@ async function startNode(v: Version, i: number, relay: Relay, bin: string): Prom
     runsFailed: 0,
     lastRunEventAt: 0,
   };
-  (async () => {
-    let rest = "";
-    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-      rest += chunk;
-      let nl;
-      while ((nl = rest.indexOf("\n")) >= 0) {
-        const line = rest.slice(0, nl);
-        rest = rest.slice(nl + 1);
-        node.lines.push(line);
-        if (line.includes('"event":"run_started"')) {
-          node.runsStarted++;
-          node.lastRunEventAt = Date.now();
-        } else if (line.includes('"event":"run_ended"')) {
-          node.runsEnded++;
-          node.lastRunEventAt = Date.now();
-          if (!line.includes('"status":"ok"')) {
-            node.runsFailed++;
-            node.firstFailure ??= line;
-          }
-        }
+  readLines(child, (line) => {
+    node.lines.push(line);
+    if (line.includes('"event":"run_started"')) {
+      node.runsStarted++;
+      node.lastRunEventAt = Date.now();
+    } else if (line.includes('"event":"run_ended"')) {
+      node.runsEnded++;
+      node.lastRunEventAt = Date.now();
+      if (!line.includes('"status":"ok"')) {
+        node.runsFailed++;
+        node.firstFailure ??= line;
       }
-      for (const w of node.waiters.splice(0)) w();
     }
     for (const w of node.waiters.splice(0)) w();
-  })().catch(() => {});
+  }).finally(() => {
+    for (const w of node.waiters.splice(0)) w();
+  }).catch(() => {});
   const started = await waitLine(node, (l) => l.includes('"event":"started"'));
   const npub = JSON.parse(started).profiles.helper as string;
   node.agent = nip19Decode(npub).data as string;
@@ -397,8 +375,6 @@ function wakesByAsk(nodes: Node[]): Map<string, { wakes: number; by: Set<number>
   }
   return out;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Waits until every ask of `ids` woke an agent and the network is quiet; false on timeout. */
 async function quiet(nodes: Node[], ids: string[], postedAt: number): Promise<boolean> {
@@ -521,40 +497,18 @@ async function runNetwork(v: Version, n: number, bin: string) {
 // ------------------------------------------------------------------ report
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-function pctOf(xs: number[], p: number): number {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
-}
 const mean = (xs: number[]) => xs.length ? sum(xs) / xs.length : 0;
 
-/** Extracts the baseline commit into a temp dir (`git archive`), unless `--before` names one. */
-async function baselineDir(): Promise<{ dir: string; owned: boolean }> {
-  if (values.before) return { dir: values.before, owned: false };
-  const dir = Deno.makeTempDirSync({ prefix: "wats-netwakes-before-" });
-  const repo = fileURLToPath(new URL("..", import.meta.url));
-  const archive = new Deno.Command("git", {
-    args: ["-C", repo, "archive", "--format=tar", values["baseline-commit"]!],
-    stdout: "piped",
-  }).spawn();
-  const tar = new Deno.Command("tar", { args: ["-x", "-C", dir], stdin: "piped" }).spawn();
-  await archive.stdout.pipeTo(tar.stdin);
-  const [a, t] = [await archive.status, await tar.status];
-  if (!a.success || !t.success) {
-    throw new Error(
-      `error: could not extract ${values["baseline-commit"]} with git archive; ` +
-        "pass --before DIR with a checkout of the code before issue 18",
-    );
-  }
-  return { dir, owned: true };
-}
-
-const bin = Deno.makeTempDirSync({ prefix: "wats-netwakes-bin-" });
-Deno.copyFileSync(AGENT, `${bin}/claude`);
-Deno.chmodSync(`${bin}/claude`, 0o755);
-const before = await baselineDir();
+await using binDir = standInBin(AGENT, "wats-netwakes-bin-");
+const bin = binDir.path;
+const before = await baselineDir({
+  ...(values.before ? { before: values.before } : {}),
+  commit: values["baseline-commit"]!,
+  prefix: "wats-netwakes-before-",
+});
 const versions: Version[] = [
   { name: "before", main: `${before.dir}/main.ts`, config: `${before.dir}/deno.json` },
-  { name: "this tree", main: MAIN_TS, config: DENO_JSON },
+  THIS_TREE,
 ];
 const started = performance.now();
 const all = new Map<string, Record<Category, PhaseResult>>();
@@ -563,7 +517,6 @@ try {
     for (const v of versions) all.set(`${v.name}|${n}`, await runNetwork(v, n, bin));
   }
 } finally {
-  await Deno.remove(bin, { recursive: true }).catch(() => {});
   if (before.owned) await Deno.remove(before.dir, { recursive: true }).catch(() => {});
 }
 const seconds = (performance.now() - started) / 1000;
