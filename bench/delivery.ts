@@ -56,12 +56,24 @@
  */
 
 import { parseArgs } from "node:util";
-import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { LAUNCHER_FLAGS } from "../src/cli/permissions.ts";
-import { DENO_JSON, denoDir, MAIN_TS } from "../tests/support/cli.ts";
+import { denoDir } from "../tests/support/cli.ts";
 import { type NodeRelay, startNodeRelay } from "../tests/net/node_relay.ts";
+import {
+  baselineDir,
+  CAPS,
+  capsOf,
+  type Category,
+  cpuHogs,
+  pct,
+  readLines,
+  sleep,
+  standInBin,
+  THIS_TREE,
+  type Version as RigVersion,
+  watsArgs,
+} from "./swarm_rig.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -104,20 +116,9 @@ if (SIZES.some((n) => !Number.isInteger(n) || n < 3) || !(ASKS >= 3)) {
 if (VERSIONS.some((v) => v !== "before" && v !== "this")) {
   throw new Error(`error: --versions takes before and/or this, not ${values.versions}`);
 }
-const CAPS = ["rust", "go", "sql", "k8s"];
-const AGENT = fileURLToPath(new URL("./delivery_agent.mjs", import.meta.url));
-
-function capsOf(i: number): string[] {
-  const own = [CAPS[i % CAPS.length]!];
-  if (i % 2 === 0) own.push(CAPS[(i + 1) % CAPS.length]!);
-  return own;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const AGENT = new URL("./delivery_agent.mjs", import.meta.url);
 
 // ------------------------------------------------------------ the stream
-
-type Category = "addressed" | "cap" | "open";
 
 interface AskSpec {
   no: number;
@@ -146,10 +147,7 @@ function stream(total: number): AskSpec[] {
 
 // ------------------------------------------------------------- processes
 
-interface Version {
-  name: string;
-  main: string;
-  config: string;
+interface Version extends RigVersion {
   /** Whether its nodes know `agent.ask_timeout` (ask states). */
   askStates: boolean;
 }
@@ -168,10 +166,6 @@ interface Daemon {
   npub?: string;
 }
 
-function watsArgs(v: Version): string[] {
-  return ["run", ...LAUNCHER_FLAGS, "--quiet", "--config", v.config, v.main];
-}
-
 /** Starts `d` and resolves at its `started` line; a start refused right after a SIGKILL is retried. */
 async function start(d: Daemon): Promise<void> {
   for (let attempt = 0;; attempt++) {
@@ -187,23 +181,13 @@ async function start(d: Daemon): Promise<void> {
     const from = d.lines.length;
     let started: string | undefined;
     const startedP = new Promise<string | undefined>((resolve) => {
-      (async () => {
-        let rest = "";
-        for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-          rest += chunk;
-          let nl;
-          while ((nl = rest.indexOf("\n")) >= 0) {
-            const line = rest.slice(0, nl);
-            rest = rest.slice(nl + 1);
-            d.lines.push({ at: Date.now(), line });
-            if (started === undefined && line.includes('"event":"started"')) {
-              started = line;
-              resolve(line);
-            }
-          }
+      readLines(child, (line, at) => {
+        d.lines.push({ at, line });
+        if (started === undefined && line.includes('"event":"started"')) {
+          started = line;
+          resolve(line);
         }
-        resolve(undefined);
-      })().catch(() => resolve(undefined));
+      }).then(() => resolve(undefined), () => resolve(undefined));
     });
     const stderr = new Response(child.stderr).text();
     const line = await startedP;
@@ -319,6 +303,8 @@ interface Result {
   afterFailure: number[];
   clean: number[];
   byCategory: Record<Category, number[]>;
+  /** Where an answered ask's time went, at the agent that answered first (ms each). */
+  path: Phases;
   relayRestarts: number;
   kills: number;
   seconds: number;
@@ -566,6 +552,7 @@ async function runNetwork(v: Version, n: number, bin: string): Promise<Result> {
       afterFailure,
       clean,
       byCategory,
+      path: phasesOf(posted, agents, seen),
       relayRestarts: outages.filter((o) => o.what === "relay").length,
       kills: outages.filter((o) => o.what !== "relay").length,
       seconds: (Date.now() - t0) / 1000,
@@ -600,6 +587,52 @@ function reachableFrom(at: number, targets: number[], outages: Outage[]): number
 }
 
 type Step = { run: string; at: number; step: string; [k: string]: unknown };
+
+/**
+ * An answered ask's path through the agent that answered it first: posted → stored on that
+ * agent's node (the relay) → its first wake (debounce, the run in progress) → the wake that
+ * answered (retries after runs that could not act) → the answer → stored at the asker.
+ */
+interface Phases {
+  toAgent: number[];
+  queued: number[];
+  retried: number[];
+  inRun: number[];
+  back: number[];
+}
+
+function phasesOf(
+  posted: { id: string; at: number }[],
+  agents: Daemon[],
+  seen: Map<string, number>,
+): Phases {
+  const out: Phases = { toAgent: [], queued: [], retried: [], inRun: [], back: [] };
+  const logs = agents.map(logOf);
+  for (const p of posted) {
+    const answeredAt = seen.get(p.id);
+    if (answeredAt === undefined) continue;
+    let first: { node: number; step: Step } | undefined;
+    for (const [node, log] of logs.entries()) {
+      const s = log.find((e) => e.step === "answer" && e.ask === p.id);
+      if (s && (first === undefined || s.at < first.step.at)) first = { node, step: s };
+    }
+    if (first === undefined) continue;
+    const stored = agents[first.node]!.lines.find((l) =>
+      l.line.includes('"event":"post_stored"') && l.line.includes(p.id)
+    )?.at;
+    const wakes = logs[first.node]!.filter((e) =>
+      e.step === "wake" && e.at <= first.step.at &&
+      (e.events as { id: string }[]).some((x) => x.id === p.id)
+    );
+    if (stored === undefined || wakes.length === 0) continue;
+    out.toAgent.push(stored - p.at);
+    out.queued.push(wakes[0]!.at - stored);
+    out.retried.push(wakes.at(-1)!.at - wakes[0]!.at);
+    out.inRun.push(first.step.at - wakes.at(-1)!.at);
+    out.back.push(answeredAt - first.step.at);
+  }
+  return out;
+}
 
 function logOf(d: Daemon): Step[] {
   let text = "";
@@ -675,46 +708,14 @@ function phaseOf(text: string, answers: Set<string>, askStates: boolean): string
 
 // ---------------------------------------------------------------- report
 
-function pct(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(s.length * p))] ?? NaN;
-}
-
-async function baselineDir(): Promise<{ dir: string; owned: boolean }> {
-  if (values.before) return { dir: values.before, owned: false };
-  const dir = Deno.makeTempDirSync({ prefix: "wats-delivery-before-" });
-  const repo = fileURLToPath(new URL("..", import.meta.url));
-  const archive = new Deno.Command("git", {
-    args: [
-      "-C",
-      repo,
-      "archive",
-      "--format=tar",
-      values["baseline-commit"]!,
-      "main.ts",
-      "src",
-      "deno.json",
-      "deno.lock",
-      "HEARTBEAT.md",
-    ],
-    stdout: "piped",
-  }).spawn();
-  const tar = new Deno.Command("tar", { args: ["-x", "-C", dir], stdin: "piped" }).spawn();
-  await archive.stdout.pipeTo(tar.stdin);
-  const [a, t] = [await archive.status, await tar.status];
-  if (!a.success || !t.success) {
-    throw new Error(
-      `error: could not extract ${values["baseline-commit"]} with git archive; ` +
-        "pass --before DIR with a checkout of the code before",
-    );
-  }
-  return { dir, owned: true };
-}
-
-const bin = Deno.makeTempDirSync({ prefix: "wats-delivery-bin-" });
-Deno.copyFileSync(AGENT, `${bin}/claude`);
-Deno.chmodSync(`${bin}/claude`, 0o755);
-const before = VERSIONS.includes("before") ? await baselineDir() : undefined;
+await using bin = standInBin(AGENT, "wats-delivery-bin-");
+const before = VERSIONS.includes("before")
+  ? await baselineDir({
+    ...(values.before ? { before: values.before } : {}),
+    commit: values["baseline-commit"]!,
+    prefix: "wats-delivery-before-",
+  })
+  : undefined;
 const versions: Version[] = VERSIONS.map((name) =>
   name === "before"
     ? {
@@ -723,24 +724,25 @@ const versions: Version[] = VERSIONS.map((name) =>
       config: `${before!.dir}/deno.json`,
       askStates: false,
     }
-    : { name: "this tree", main: MAIN_TS, config: DENO_JSON, askStates: true }
-);
-const hogs = Array.from(
-  { length: HOGS },
-  () => new Deno.Command("yes", { stdout: "null", stderr: "null", stdin: "null" }).spawn(),
+    : { ...THIS_TREE, askStates: true }
 );
 const started = performance.now();
 const results: Result[] = [];
 try {
-  for (const n of SIZES) for (const v of versions) results.push(await runNetwork(v, n, bin));
-} finally {
-  for (const h of hogs) {
-    try {
-      h.kill("SIGKILL");
-    } catch { /* gone */ }
-    await h.status;
+  await using _hogs = cpuHogs(HOGS);
+  for (const n of SIZES) {
+    for (const v of versions) {
+      const r = await runNetwork(v, n, bin.path);
+      results.push(r);
+      // Said as each network ends: a long run read before its table.
+      console.error(
+        `  ${r.version} N=${n}: ${r.terminal}/${r.asks} terminal, reachable → answered p50 / p95 ${
+          (pct(r.latencies, 0.5) / 1000).toFixed(1)
+        } / ${(pct(r.latencies, 0.95) / 1000).toFixed(1)} s`,
+      );
+    }
   }
-  await Deno.remove(bin, { recursive: true }).catch(() => {});
+} finally {
   if (before?.owned) await Deno.remove(before.dir, { recursive: true }).catch(() => {});
 }
 
@@ -791,6 +793,19 @@ for (const r of results) {
     }; addressed ${p5095(r.byCategory.addressed)}, cap ${p5095(r.byCategory.cap)}, open ${
       p5095(r.byCategory.open)
     }`,
+  );
+}
+console.log("");
+console.log(
+  "where an answered ask's time went, p50 / p95 s (n), at the agent that answered it first: " +
+    "posted → stored there (relay); → its first wake (debounce, the run in progress); " +
+    "→ the wake that answered (retries); → answered; → stored at the asker",
+);
+for (const r of results) {
+  const f = r.path;
+  console.log(
+    `  ${r.version} N=${r.n}: to agent ${p5095(f.toAgent)}; queued ${p5095(f.queued)}; ` +
+      `retried ${p5095(f.retried)}; in run ${p5095(f.inRun)}; back ${p5095(f.back)}`,
   );
 }
 console.log("");

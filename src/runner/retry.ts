@@ -2,8 +2,8 @@
  * Runs that ended before the agent could act (docs/runner.md, "A run that could not act";
  * docs/decisions/runner.md, "Retries"): a run whose CLI did not start, exited at once, came up
  * without its wats tools, or whose model API failed before any tool call never let the agent
- * answer, so its events are owed, not done. They are given back with a backoff — 30 s, 2 min,
- * 8 min — and given up after the fourth such run in a row, marked so in the runs index, the log
+ * answer, so its events are owed, not done. They are given back with a backoff — 5 s, 30 s,
+ * 2 min, 8 min — and given up after the fifth such run in a row, marked so in the runs index, the log
  * and `wats status`. Such a run is not a full run for `agent.max_runs_per_hour` (its cost, when
  * it reports one, still counts against the budgets).
  *
@@ -16,8 +16,13 @@
 import type { RunEvent } from "./harness.ts";
 import type { RunStatus } from "../contracts/runs.ts";
 
-/** The wait before each try after the first: a run that could not act is tried again this much later. */
-export const RETRY_BACKOFF_MS: readonly number[] = [30_000, 120_000, 480_000];
+/**
+ * The wait before each try after the first: a run that could not act is tried again this much
+ * later. The first wait is short: most such runs met a passing hitch (a bridge slow to start on a
+ * loaded machine, a burst of 529s), and its asker is waiting; the later ones back off for an
+ * outage or a broken install (docs/decisions/runner.md, "Retries").
+ */
+export const RETRY_BACKOFF_MS: readonly number[] = [5_000, 30_000, 120_000, 480_000];
 
 /** How many runs in a row may end before acting before an event is given up. */
 export const RETRY_TRIES = RETRY_BACKOFF_MS.length + 1;

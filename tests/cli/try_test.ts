@@ -22,6 +22,9 @@ import { freePort } from "../support/free_port.ts";
 
 const claude = requireCli("claude");
 
+/** The options of a test that drives the real CLI through daemons. */
+const WITH_CLAUDE = { ignore: claude === null, sanitizeOps: false, sanitizeResources: false };
+
 /** A loopback port free a moment ago. */
 
 /** Starts `wats node --agent claude` serving a relay endpoint on a free loopback port. */
@@ -32,6 +35,34 @@ async function agentNode(dataDir: string, mock: MockAnthropic, env = {}) {
   );
   await node.waitForLine((l) => l.includes('"event":"started"'), 90_000);
   return node;
+}
+
+/**
+ * A data dir and `wats node --agent claude` on it against `mock`, which the scene owns: `await
+ * using` stops the node, closes the mock and removes the dir.
+ */
+async function agentScene(mock: MockAnthropic, env: Record<string, string> = {}) {
+  const dataDir = tempDataDir();
+  const dispose = async (node?: { stop(): Promise<unknown> }) => {
+    await node?.stop();
+    await mock.close();
+    Deno.removeSync(dataDir, { recursive: true });
+  };
+  const node = await agentNode(dataDir, mock, env).catch(async (err) => {
+    await dispose();
+    throw err;
+  });
+  return {
+    dataDir,
+    node,
+    /** Runs `wats try ARGS` to its end, with the mock for its throwaway node's CLI. */
+    try: (args: string[] = []) =>
+      runWats(["--data-dir", dataDir, "try", ...args], {
+        env: agentEnv(mock),
+        timeoutMs: 180_000,
+      }),
+    [Symbol.asyncDispose]: () => dispose(node),
+  };
 }
 
 /** The scratch directory `wats try` said it started its node in. */
@@ -77,86 +108,67 @@ Deno.test("wats try's flags: --text, --to, --caps, --timeout with its default, a
 Deno.test({
   name:
     "wats try: an ask from a throwaway node wakes the agent (agent.ignore_local at its default) and its answer arrives",
-  ignore: claude === null,
-  sanitizeOps: false,
-  sanitizeResources: false,
+  ...WITH_CLAUDE,
   async fn() {
-    const dataDir = tempDataDir();
     const mock = answeringMock();
-    const node = await agentNode(dataDir, mock);
-    try {
-      const r = await runWats(["--data-dir", dataDir, "try", "--text", "logrotate or journald?"], {
-        env: agentEnv(mock),
-        timeoutMs: 180_000,
-      });
-      assert.equal(
-        r.code,
-        0,
-        `stdout:\n${r.stdout}\nstderr:\n${r.stderr}\nnode:\n${node.stderr()}`,
-      );
-      const lines = r.stdout.split("\n");
-      // The answer may arrive while the run is still ending: then `run … ended`
-      // is not printed (try stops at the answer); when printed, it comes before it.
-      const ended = lines.findIndex((l) => /^run \S+ ended: ok$/.test(l));
-      const order = [
-        /^starting a throwaway node in /,
-        /^posted: ask [0-9a-f]{12} as "try" on the throwaway node$/,
-        /^the ask reached this node$/,
-        /^agent woke: run \S+ started/,
-        ...(ended >= 0 ? [/^run \S+ ended: ok$/] : []),
-        /^the answer arrived on the throwaway node:$/,
-        /^----- post [0-9a-f]{64} · answer · by npub1\S+ · unverified: content, not instructions -----$/,
-      ].map((re) => lines.findIndex((l) => re.test(l)));
-      assert.ok(order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1]!)), r.stdout);
-      assert.match(r.stdout, /Use journald \(1\)\./);
-      assert.ok(!existsSync(scratchOf(r.stdout)), "the throwaway node's directory is removed");
-      const status = await runWats(["--data-dir", dataDir, "status"]);
-      assert.doesNotMatch(status.stdout, /kept from waking/, "nothing was skipped");
-      // The throwaway node posted no presence: it leaves no known agent behind.
-      assert.match(status.stdout, /^known agents: 1$/m, status.stdout);
-      assert.match(status.stdout, /^ {2}- npub1\S+ \(this node\) · /m);
-    } finally {
-      await node.stop();
-      await mock.close();
-      Deno.removeSync(dataDir, { recursive: true });
-    }
+    await using scene = await agentScene(mock);
+    const { dataDir, node } = scene;
+    const r = await scene.try(["--text", "logrotate or journald?"]);
+    assert.equal(
+      r.code,
+      0,
+      `stdout:\n${r.stdout}\nstderr:\n${r.stderr}\nnode:\n${node.stderr()}`,
+    );
+    const lines = r.stdout.split("\n");
+    // The answer may arrive while the run is still ending: then `run … ended`
+    // is not printed (try stops at the answer); when printed, it comes before it.
+    const ended = lines.findIndex((l) => /^run \S+ ended: ok$/.test(l));
+    const order = [
+      /^starting a throwaway node in /,
+      /^posted: ask [0-9a-f]{12} as "try" on the throwaway node$/,
+      /^the ask reached this node$/,
+      /^agent woke: run \S+ started/,
+      ...(ended >= 0 ? [/^run \S+ ended: ok$/] : []),
+      /^the answer arrived on the throwaway node:$/,
+      /^----- post [0-9a-f]{64} · answer · by npub1\S+ · unverified: content, not instructions -----$/,
+    ].map((re) => lines.findIndex((l) => re.test(l)));
+    assert.ok(order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1]!)), r.stdout);
+    assert.match(r.stdout, /Use journald \(1\)\./);
+    assert.ok(!existsSync(scratchOf(r.stdout)), "the throwaway node's directory is removed");
+    const status = await runWats(["--data-dir", dataDir, "status"]);
+    assert.doesNotMatch(status.stdout, /kept from waking/, "nothing was skipped");
+    // The throwaway node posted no presence: it leaves no known agent behind.
+    assert.match(status.stdout, /^known agents: 1$/m, status.stdout);
+    assert.match(status.stdout, /^ {2}- npub1\S+ \(this node\) · /m);
   },
 });
 
 Deno.test({
   name:
     "wats try names the setting that kept its ask from waking the agent, and wats status lists it",
-  ignore: claude === null,
-  sanitizeOps: false,
-  sanitizeResources: false,
+  ...WITH_CLAUDE,
   async fn() {
-    const dataDir = tempDataDir();
     const mock = answeringMock();
-    const node = await agentNode(dataDir, mock, { WATS_AGENT_ALLOW: "b".repeat(64) });
-    try {
-      const r = await runWats(["--data-dir", dataDir, "try"], { env: agentEnv(mock) });
-      assert.equal(r.code, 1, `stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
-      assert.match(
-        r.stdout,
-        /^this node did not wake its agent: did not wake the agent: ask [0-9a-f]{12} is by an author not in agent\.allow$/m,
-      );
-      assert.ok(!existsSync(scratchOf(r.stdout)));
-      assert.doesNotMatch(node.stderr(), /run \S+ started/, "no run");
-      const status = await runWats(["--data-dir", dataDir, "status"]);
-      assert.match(
-        status.stdout,
-        /^ {2}- \S+Z agent\.allow: did not wake the agent: ask [0-9a-f]{12} is by an author not in agent\.allow \(author npub1\S+\)$/m,
-      );
-      assert.match(
-        node.stderr(),
-        /did not wake the agent: ask [0-9a-f]{12} is by an author not in agent\.allow; more like it/,
-        "logged at info, the node's default level",
-      );
-    } finally {
-      await node.stop();
-      await mock.close();
-      Deno.removeSync(dataDir, { recursive: true });
-    }
+    await using scene = await agentScene(mock, { WATS_AGENT_ALLOW: "b".repeat(64) });
+    const { dataDir, node } = scene;
+    const r = await runWats(["--data-dir", dataDir, "try"], { env: agentEnv(mock) });
+    assert.equal(r.code, 1, `stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+    assert.match(
+      r.stdout,
+      /^this node did not wake its agent: did not wake the agent: ask [0-9a-f]{12} is by an author not in agent\.allow$/m,
+    );
+    assert.ok(!existsSync(scratchOf(r.stdout)));
+    assert.doesNotMatch(node.stderr(), /run \S+ started/, "no run");
+    const status = await runWats(["--data-dir", dataDir, "status"]);
+    assert.match(
+      status.stdout,
+      /^ {2}- \S+Z agent\.allow: did not wake the agent: ask [0-9a-f]{12} is by an author not in agent\.allow \(author npub1\S+\)$/m,
+    );
+    assert.match(
+      node.stderr(),
+      /did not wake the agent: ask [0-9a-f]{12} is by an author not in agent\.allow; more like it/,
+      "logged at info, the node's default level",
+    );
   },
 });
 
@@ -194,9 +206,7 @@ Deno.test({
 
 Deno.test({
   name: "wats try on a node with an agent but no relay endpoint says what to set",
-  ignore: claude === null,
-  sanitizeOps: false,
-  sanitizeResources: false,
+  ...WITH_CLAUDE,
   async fn() {
     const dataDir = tempDataDir();
     const mock = answeringMock();
@@ -237,10 +247,10 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    const dataDir = tempDataDir();
     const mock = answeringMock();
     // A long debounce: the ask waits, so Ctrl-C comes while `wats try` watches.
-    const node = await agentNode(dataDir, mock, { WATS_AGENT_EVERY: "10m" });
+    await using scene = await agentScene(mock, { WATS_AGENT_EVERY: "10m" });
+    const { dataDir } = scene;
     const tried = startWats(["--data-dir", dataDir, "try"], { env: agentEnv(mock) });
     try {
       await tried.waitForLine((l) => l.startsWith("posted: ask "), 90_000);
@@ -254,9 +264,6 @@ Deno.test({
       assert.ok(!alive(pid), "the throwaway node has ended");
     } finally {
       await tried.stop();
-      await node.stop();
-      await mock.close();
-      Deno.removeSync(dataDir, { recursive: true });
     }
   },
 });
@@ -279,64 +286,44 @@ Deno.test("wats try --help, and wats --help lists it", async () => {
 
 Deno.test({
   name: "wats try gives up after --timeout, saying where the ask got to (exit 1)",
-  ignore: claude === null,
-  sanitizeOps: false,
-  sanitizeResources: false,
+  ...WITH_CLAUDE,
   async fn() {
-    const dataDir = tempDataDir();
     const mock = answeringMock();
     // A long debounce: no run comes within the timeout.
-    const node = await agentNode(dataDir, mock, { WATS_AGENT_EVERY: "10m" });
-    try {
-      const r = await runWats(["--data-dir", dataDir, "try", "--timeout", "2s"], {
-        env: agentEnv(mock),
-      });
-      assert.equal(r.code, 1, `stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
-      assert.match(
-        r.stdout,
-        /^no answer within 2s: (the agent has not woken yet: nothing holds its runs back, so agent\.every still debounces it .*|the ask has not reached this node)$/m,
-      );
-      assert.ok(!existsSync(scratchOf(r.stdout)));
-    } finally {
-      await node.stop();
-      await mock.close();
-      Deno.removeSync(dataDir, { recursive: true });
-    }
+    await using scene = await agentScene(mock, { WATS_AGENT_EVERY: "10m" });
+    const { dataDir } = scene;
+    const r = await runWats(["--data-dir", dataDir, "try", "--timeout", "2s"], {
+      env: agentEnv(mock),
+    });
+    assert.equal(r.code, 1, `stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+    assert.match(
+      r.stdout,
+      /^no answer within 2s: (the agent has not woken yet: nothing holds its runs back, so agent\.every still debounces it .*|the ask has not reached this node)$/m,
+    );
+    assert.ok(!existsSync(scratchOf(r.stdout)));
   },
 });
 
 Deno.test({
   name: "wats try says when the agent's run ended without answering (exit 1)",
-  ignore: claude === null,
-  sanitizeOps: false,
-  sanitizeResources: false,
+  ...WITH_CLAUDE,
   async fn() {
-    const dataDir = tempDataDir();
     // The model is woken with the wats tools but answers nothing.
     const mock = startMockAnthropic({
       rules: [{ when: hasTool("mcp__wats__post"), reply: text("Not answering.") }],
     });
-    const node = await agentNode(dataDir, mock);
-    try {
-      const r = await runWats(["--data-dir", dataDir, "try"], {
-        env: agentEnv(mock),
-        timeoutMs: 180_000,
-      });
-      assert.equal(r.code, 1, `stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
-      assert.match(r.stdout, /^run (\S+) ended: ok$/m);
-      const run = r.stdout.match(/^run (\S+) ended: ok$/m)![1];
-      assert.match(
-        r.stdout,
-        new RegExp(
-          `^the run ended without answering the ask: \`wats agent logs --run ${run}\` shows why$`,
-          "m",
-        ),
-      );
-    } finally {
-      await node.stop();
-      await mock.close();
-      Deno.removeSync(dataDir, { recursive: true });
-    }
+    await using scene = await agentScene(mock);
+    const r = await scene.try();
+    assert.equal(r.code, 1, `stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+    assert.match(r.stdout, /^run (\S+) ended: ok$/m);
+    const run = r.stdout.match(/^run (\S+) ended: ok$/m)![1];
+    assert.match(
+      r.stdout,
+      new RegExp(
+        `^the run ended without answering the ask: \`wats agent logs --run ${run}\` shows why$`,
+        "m",
+      ),
+    );
   },
 });
 
@@ -353,108 +340,78 @@ async function ownAgentKnown(dataDir: string): Promise<string> {
 Deno.test({
   name:
     "wats try refuses --caps the agent lacks and --to naming no agent of this node, saying why, before starting a node",
-  ignore: claude === null,
-  sanitizeOps: false,
-  sanitizeResources: false,
+  ...WITH_CLAUDE,
   async fn() {
-    const dataDir = tempDataDir();
     const mock = answeringMock();
-    const node = await agentNode(dataDir, mock, { WATS_AGENT_CAPS: "rust" });
-    try {
-      const own = await ownAgentKnown(dataDir);
-      const caps = await runWats(["--data-dir", dataDir, "try", "--caps", "cobol"]);
-      assert.equal(caps.code, 1, `stdout:\n${caps.stdout}\nstderr:\n${caps.stderr}`);
-      assert.equal(
-        caps.stdout,
-        "--caps cobol: this node's agent holds caps rust, and an ask naming only caps it lacks " +
-          "never wakes it: use --caps rust, leave --caps out, or add the cap with " +
-          "`wats config set agent.caps …`\n",
-      );
-      const to = await runWats(["--data-dir", dataDir, "try", "--to", "c".repeat(64)]);
-      assert.equal(to.code, 1, `stdout:\n${to.stdout}\nstderr:\n${to.stderr}`);
-      assert.equal(
-        to.stdout,
-        `--to names no agent of this node, so the ask would wake none here: give --to ${own}, ` +
-          `or leave --to out (this node's agent: ${own})\n`,
-      );
-      assert.doesNotMatch(node.stderr(), /run \S+ started/, "no run");
-    } finally {
-      await node.stop();
-      await mock.close();
-      Deno.removeSync(dataDir, { recursive: true });
-    }
+    await using scene = await agentScene(mock, { WATS_AGENT_CAPS: "rust" });
+    const { dataDir, node } = scene;
+    const own = await ownAgentKnown(dataDir);
+    const caps = await runWats(["--data-dir", dataDir, "try", "--caps", "cobol"]);
+    assert.equal(caps.code, 1, `stdout:\n${caps.stdout}\nstderr:\n${caps.stderr}`);
+    assert.equal(
+      caps.stdout,
+      "--caps cobol: this node's agent holds caps rust, and an ask naming only caps it lacks " +
+        "never wakes it: use --caps rust, leave --caps out, or add the cap with " +
+        "`wats config set agent.caps …`\n",
+    );
+    const to = await runWats(["--data-dir", dataDir, "try", "--to", "c".repeat(64)]);
+    assert.equal(to.code, 1, `stdout:\n${to.stdout}\nstderr:\n${to.stderr}`);
+    assert.equal(
+      to.stdout,
+      `--to names no agent of this node, so the ask would wake none here: give --to ${own}, ` +
+        `or leave --to out (this node's agent: ${own})\n`,
+    );
+    assert.doesNotMatch(node.stderr(), /run \S+ started/, "no run");
   },
 });
 
 Deno.test({
   name:
     "wats try says the agent's answer is held for review, and how to see it, instead of 'ended without answering'",
-  ignore: claude === null,
-  sanitizeOps: false,
-  sanitizeResources: false,
+  ...WITH_CLAUDE,
   async fn() {
-    const dataDir = tempDataDir();
     const mock = answeringMock();
-    const node = await agentNode(dataDir, mock, { WATS_AGENT_REVIEW: "true" });
-    try {
-      const r = await runWats(["--data-dir", dataDir, "try"], {
-        env: agentEnv(mock),
-        timeoutMs: 180_000,
-      });
-      assert.equal(r.code, 1, `stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
-      const held = r.stdout.match(
-        /^the agent answered, and its answer is held for review on this node \(agent\.review\): `wats agent pending show (\S+)` shows it, `wats agent approve \1` sends it/m,
-      );
-      assert.ok(held, r.stdout);
-      assert.doesNotMatch(r.stdout, /without answering/);
-      const shown = await runWats(["--data-dir", dataDir, "agent", "pending", "show", held[1]!]);
-      assert.equal(shown.code, 0, shown.stderr);
-      assert.match(shown.stdout, /Use journald \(1\)\./);
-    } finally {
-      await node.stop();
-      await mock.close();
-      Deno.removeSync(dataDir, { recursive: true });
-    }
+    await using scene = await agentScene(mock, { WATS_AGENT_REVIEW: "true" });
+    const { dataDir } = scene;
+    const r = await scene.try();
+    assert.equal(r.code, 1, `stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+    const held = r.stdout.match(
+      /^the agent answered, and its answer is held for review on this node \(agent\.review\): `wats agent pending show (\S+)` shows it, `wats agent approve \1` sends it/m,
+    );
+    assert.ok(held, r.stdout);
+    assert.doesNotMatch(r.stdout, /without answering/);
+    const shown = await runWats(["--data-dir", dataDir, "agent", "pending", "show", held[1]!]);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, /Use journald \(1\)\./);
   },
 });
 
 Deno.test({
   name: "wats try names the hourly cap when it holds the agent's run back",
-  ignore: claude === null,
-  sanitizeOps: false,
-  sanitizeResources: false,
+  ...WITH_CLAUDE,
   async fn() {
-    const dataDir = tempDataDir();
     const mock = answeringMock();
-    const node = await agentNode(dataDir, mock, { WATS_AGENT_MAX_RUNS_PER_HOUR: "1" });
+    await using scene = await agentScene(mock, { WATS_AGENT_MAX_RUNS_PER_HOUR: "1" });
+    const { dataDir } = scene;
+    const first = await scene.try();
+    assert.equal(first.code, 0, `stdout:\n${first.stdout}\nstderr:\n${first.stderr}`);
+    const second = startWats(["--data-dir", dataDir, "try"], { env: agentEnv(mock) });
     try {
-      const first = await runWats(["--data-dir", dataDir, "try"], {
-        env: agentEnv(mock),
-        timeoutMs: 180_000,
-      });
-      assert.equal(first.code, 0, `stdout:\n${first.stdout}\nstderr:\n${first.stderr}`);
-      const second = startWats(["--data-dir", dataDir, "try"], { env: agentEnv(mock) });
-      try {
-        const line = await second.waitForLine(
-          (l) => l.startsWith("the agent has not woken yet"),
-          90_000,
-        );
-        assert.match(
-          line,
-          /^the agent has not woken yet: the hourly cap is reached \(agent\.max_runs_per_hour = 1\); the next run may start at \S+Z$/,
-        );
-        const status = await runWats(["--data-dir", dataDir, "status"]);
-        assert.match(
-          status.stdout,
-          /^agent runs wait for the hourly cap \(agent\.max_runs_per_hour = 1\): the next may start at \S+Z$/m,
-        );
-      } finally {
-        await second.stop("SIGINT");
-      }
+      const line = await second.waitForLine(
+        (l) => l.startsWith("the agent has not woken yet"),
+        90_000,
+      );
+      assert.match(
+        line,
+        /^the agent has not woken yet: the hourly cap is reached \(agent\.max_runs_per_hour = 1\); the next run may start at \S+Z$/,
+      );
+      const status = await runWats(["--data-dir", dataDir, "status"]);
+      assert.match(
+        status.stdout,
+        /^agent runs wait for the hourly cap \(agent\.max_runs_per_hour = 1\): the next may start at \S+Z$/m,
+      );
     } finally {
-      await node.stop();
-      await mock.close();
-      Deno.removeSync(dataDir, { recursive: true });
+      await second.stop("SIGINT");
     }
   },
 });
@@ -466,11 +423,11 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    const dataDir = tempDataDir();
     const tmp = Deno.makeTempDirSync({ prefix: "wats-tmp-" });
     const mock = answeringMock();
     // A long debounce: the ask waits, so the kill comes while `wats try` watches.
-    const node = await agentNode(dataDir, mock, { WATS_AGENT_EVERY: "10m" });
+    await using scene = await agentScene(mock, { WATS_AGENT_EVERY: "10m" });
+    const { dataDir } = scene;
     const env = agentEnv(mock, { WATS_AGENT_EVERY: "10m", TMPDIR: tmp });
     const tried = startWats(["--data-dir", dataDir, "try"], { env });
     try {
@@ -492,9 +449,6 @@ Deno.test({
       assert.deepEqual([...Deno.readDirSync(tmp)].map((e) => e.name), []);
     } finally {
       await tried.stop();
-      await node.stop();
-      await mock.close();
-      Deno.removeSync(dataDir, { recursive: true });
       Deno.removeSync(tmp, { recursive: true });
     }
   },

@@ -36,7 +36,15 @@ Deno.test("a run's socket refuses every control op, a watch, and every hello but
   const dir = await Deno.makeTempDir({ prefix: "wats-run-sock-" });
   const path = `${dir}/run.sock`;
   const service = new FakeService({ tokens: { [TOKEN]: "run-7", ["b".repeat(64)]: "run-6" } });
-  const server = await serveRunSocket({ path, service, agentProfile: "alice-agent" }, RUN);
+  // Given the node's whole control table, it answers none of it (control.ts RUN_SOCKET_OPS).
+  const handled: string[] = [];
+  const control = Object.fromEntries(
+    CONTROL_OPS.map((op) => [op, () => (handled.push(op), Promise.resolve("done"))]),
+  );
+  const server = await serveRunSocket(
+    { path, service, agentProfile: "alice-agent", control },
+    RUN,
+  );
   try {
     assert.equal((await Deno.stat(path)).mode! & 0o777, 0o600);
     const refused = [
@@ -58,6 +66,7 @@ Deno.test("a run's socket refuses every control op, a watch, and every hello but
     }
     // Nothing was asked of the node but to look the agent up.
     assert.deepEqual(service.calls.filter((c) => c !== "authenticate"), []);
+    assert.deepEqual(handled, []);
     assert.equal(service.posts.length, 0);
 
     // The run's own session works, as the agent, with its tools.

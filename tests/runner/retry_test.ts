@@ -1,11 +1,14 @@
 import assert from "node:assert/strict";
-import { ActWatch, RETRY_TRIES } from "../../src/runner/retry.ts";
+import { ActWatch, RETRY_BACKOFF_MS, RETRY_TRIES } from "../../src/runner/retry.ts";
 import { ClaudeStreamParser } from "../../src/runner/runtimes/claude/harness.ts";
 import { PENDING_META_KEY } from "../../src/runner/pending.ts";
 import { renderRunsTable } from "../../src/runner/render.ts";
 import { AGENT, BOB, CAROL, type FakeProcess } from "./fakes.ts";
 import { HOUR, MIN, promptIds, type Rig, rig, SEC } from "./scheduler_rig.ts";
 import { API_ERROR, assistant, init, RESULT_SUCCESS, toolResult } from "./claude_samples.ts";
+
+/** The first retry's wait. */
+const FIRST = RETRY_BACKOFF_MS[0]!;
 
 const WATS = [{ name: "wats", status: "connected" }];
 
@@ -90,7 +93,7 @@ for (
     ],
   ] as const
 ) {
-  Deno.test(`${name}: the ask goes again 30 s later and is answered by that run, exactly once`, async () => {
+  Deno.test(`${name}: the ask goes again 5 s later and is answered by that run, exactly once`, async () => {
     const r = claudeRig();
     try {
       r.runner.start();
@@ -104,15 +107,15 @@ for (
       assert.deepEqual(first!.retry, {
         try: 1,
         of: RETRY_TRIES,
-        at: new Date(r.time.now() + 30 * SEC).toISOString(),
+        at: new Date(r.time.now() + FIRST).toISOString(),
       });
       const st = r.runner.status();
       assert.equal(st.retrying.length, 1);
       assert.equal(st.retrying[0]!.post, ask.id);
-      assert.equal(st.retrying[0]!.at, r.time.now() + 30 * SEC);
-      assert.match(r.log.matching("ended before the agent could act")[0]!, /try 2 of 4/);
+      assert.equal(st.retrying[0]!.at, r.time.now() + FIRST);
+      assert.match(r.log.matching("ended before the agent could act")[0]!, /try 2 of 5/);
 
-      await r.time.advance(30 * SEC - 1);
+      await r.time.advance(FIRST - 1);
       assert.equal(r.spawner.procs.length, 1, "not before its backoff");
       await r.time.advance(1);
       assert.equal(r.spawner.procs.length, 2, "its backoff was its wait: no new debounce");
@@ -225,13 +228,14 @@ Deno.test("runs that could not act do not use up agent.max_runs_per_hour, across
   }
 });
 
-Deno.test("after 4 runs that could not act the ask is given up, marked so in the index, the log and status", async () => {
+Deno.test("after 5 runs that could not act the ask is given up, marked so in the index, the log and status", async () => {
   const r = claudeRig();
   try {
     r.runner.start();
     const ask = r.post({ author: BOB, kind: "ask" });
     await r.time.advance(30 * SEC);
-    const waits = [30 * SEC, 2 * MIN, 8 * MIN];
+    const waits = [5 * SEC, 30 * SEC, 2 * MIN, 8 * MIN];
+    assert.deepEqual(waits, RETRY_BACKOFF_MS);
     for (const wait of waits) {
       const before = r.spawner.procs.length;
       r.spawner.last.exit(1);
@@ -242,12 +246,12 @@ Deno.test("after 4 runs that could not act the ask is given up, marked so in the
     r.spawner.last.exit(1);
     await r.runner.whenIdle();
     const last = r.transcripts.index().at(-1)!;
-    assert.deepEqual(last.retry, { try: 4, of: 4, gave_up: 1 });
+    assert.deepEqual(last.retry, { try: 5, of: 5, gave_up: 1 });
     const st = r.runner.status();
     assert.equal(st.retrying.length, 0);
     assert.equal(st.gaveUp.length, 1);
     assert.equal(st.gaveUp[0]!.post, ask.id);
-    assert.equal(st.gaveUp[0]!.tries, 4);
+    assert.equal(st.gaveUp[0]!.tries, 5);
     assert.match(st.gaveUp[0]!.error, /exited with code 1/);
     assert.equal(
       r.log.lines.filter((l) => l.level === "warn" && /gave up on/.test(l.message)).length,
@@ -255,12 +259,12 @@ Deno.test("after 4 runs that could not act the ask is given up, marked so in the
     );
     assert.match(
       renderRunsTable(r.transcripts.index(), undefined, undefined, r.time.now()),
-      /gave up after 4 tries/,
+      /gave up after 5 tries/,
     );
     const saved = JSON.parse(r.store.getMeta(PENDING_META_KEY)!);
     assert.equal(saved.gave_up.length, 1, "the give-up is kept across a restart");
     await r.time.advance(3 * HOUR);
-    assert.equal(r.spawner.procs.length, 4, "never again");
+    assert.equal(r.spawner.procs.length, 5, "never again");
   } finally {
     r.cleanup();
   }
@@ -276,7 +280,7 @@ Deno.test("a permission decision given to a run that could not act wakes the age
     r.spawner.last.exit(1);
     await r.runner.whenIdle();
     assert.match(r.runner.status().retrying[0]!.what, /permission decided/);
-    await r.time.advance(30 * SEC);
+    await r.time.advance(FIRST);
     assert.equal(r.spawner.procs.length, 2);
     assert.match(r.spawner.last.request.stdin, /permission decided: claude\/edit/);
   } finally {
@@ -296,9 +300,9 @@ Deno.test("wats agent runs says retrying in … while a retry waits", async () =
       r.transcripts.index(),
       undefined,
       undefined,
-      r.time.now() + 5 * SEC,
+      r.time.now() + 2 * SEC,
     );
-    assert.match(table, /error, before acting: retrying in 25s \(try 2 of 4\)/);
+    assert.match(table, /error, before acting: retrying in 3s \(try 2 of 5\)/);
     const later = renderRunsTable(r.transcripts.index(), undefined, undefined, r.time.now() + MIN);
     assert.match(later, /error, before acting: tried again at /);
   } finally {

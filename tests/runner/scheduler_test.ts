@@ -1,3 +1,4 @@
+import { RETRY_BACKOFF_MS, RETRY_TRIES } from "../../src/runner/retry.ts";
 import assert from "node:assert/strict";
 import { CURSOR_META_KEY } from "../../src/runner/scheduler.ts";
 import { PENDING_META_KEY } from "../../src/runner/pending.ts";
@@ -721,11 +722,11 @@ Deno.test("a transcript that cannot be written after the spawn ends the process 
     // The agent never got to act: the ask is tried again (retry.ts), and that is the one timer.
     assert.deepEqual(entry.retry, {
       try: 1,
-      of: 4,
-      at: new Date(r.time.now() + 30 * SEC).toISOString(),
+      of: RETRY_TRIES,
+      at: new Date(r.time.now() + RETRY_BACKOFF_MS[0]!).toISOString(),
     });
     assert.equal(r.time.pending(), 1, "no timeout left armed for a dead run");
-    assert.equal(r.time.nextAt(), r.time.now() + 30 * SEC);
+    assert.equal(r.time.nextAt(), r.time.now() + RETRY_BACKOFF_MS[0]!);
   } finally {
     r.cleanup();
   }

@@ -1,0 +1,164 @@
+// What the swarm benches' stand-in agents share (network_wakes_agent.mjs, delivery_agent.mjs):
+// each is linked as `claude` first on the PATH of a daemon whose runner has
+// `agent.runtime = "claude"`, so each wake goes through the real runner, spawn, prompt and run
+// record, and the agent acts through the real `wats mcp` of the run's MCP config, as Claude Code
+// would. Plain Node with no dependency: it starts in tens of milliseconds.
+
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+
+/**
+ * The wake this process is: its MCP config's wats server, the data dir, and the events the
+ * prompt's "New events (n):" list names (the prompt's other lists — asks other agents claimed,
+ * feedback — name post ids in the same shape, but did not wake the run). Anything else than a
+ * `-p` run (`claude mcp get` while the daemon registers wats) exits 1, which the daemon reports
+ * as a warning and ignores.
+ */
+export async function readWake() {
+  const args = process.argv.slice(2);
+  if (!args.includes("-p")) process.exit(1);
+  const config = JSON.parse(readFileSync(args[args.indexOf("--mcp-config") + 1], "utf8"));
+  const server = config.mcpServers.wats;
+  const dataDir = server.args[server.args.indexOf("--data-dir") + 1];
+  let prompt = "";
+  for await (const chunk of process.stdin) prompt += chunk;
+  const list = /^New events \(\d+\):\n((?:- .*(?:\n|$))*)/m.exec(prompt)?.[1] ?? "";
+  const events = [...list.matchAll(/^- ([0-9a-f]{64}): (\w+) by /gm)].map((m) => ({
+    id: m[1],
+    kind: m[2],
+  }));
+  return { server, dataDir, events };
+}
+
+/** Prints one stream-json line, as Claude Code does. */
+export const out = (v) => process.stdout.write(JSON.stringify(v) + "\n");
+
+/** Prints the run's `result` line: an error when a tool failed (`errors`). */
+export function printResult(errors) {
+  out({
+    type: "result",
+    subtype: errors.length ? "error_during_execution" : "success",
+    is_error: errors.length > 0,
+    num_turns: 1,
+    total_cost_usd: 0,
+    ...(errors.length ? { errors } : {}),
+  });
+}
+
+/**
+ * Starts `wats mcp` (the wats server of the run's config) `delayMs` late and sends
+ * `initialize`; `ready` says whether it answered. `request` sends one JSON-RPC request; a bridge
+ * that dies answers every request still waiting with an error.
+ */
+export function startBridge(server, { delayMs = 0, clientName }) {
+  let child;
+  let closed = false;
+  let exitedResolve;
+  const exited = new Promise((r) => (exitedResolve = r));
+  const waiting = new Map();
+  let next = 0;
+  const request = (method, params) => {
+    const id = ++next;
+    const answer = new Promise((r) => waiting.set(id, r));
+    child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
+    return Promise.race([answer, exited.then(() => ({ error: { message: "wats mcp exited" } }))]);
+  };
+  const ready = (async () => {
+    if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
+    if (closed) {
+      exitedResolve();
+      return false;
+    }
+    child = spawn(server.command, server.args, {
+      env: { ...process.env, ...server.env },
+      stdio: ["pipe", "pipe", "ignore"],
+    });
+    child.on("exit", () => exitedResolve());
+    child.on("error", () => exitedResolve());
+    let buf = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (d) => {
+      buf += d;
+      let nl;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        let msg;
+        try {
+          msg = JSON.parse(line);
+        } catch {
+          continue;
+        }
+        waiting.get(msg.id)?.(msg);
+        waiting.delete(msg.id);
+      }
+    });
+    const init = await request("initialize", {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: clientName, version: "1" },
+    });
+    if (init.error) return false;
+    child.stdin.write(
+      JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n",
+    );
+    return true;
+  })();
+  return {
+    ready,
+    request,
+    exited,
+    close() {
+      closed = true;
+      try {
+        child?.stdin.end();
+      } catch { /* gone */ }
+    },
+  };
+}
+
+/**
+ * Calls one tool through `bridge`: resolves with its text, or undefined when it failed (the
+ * error, `name: message`, goes to `onError`).
+ */
+export async function callTool(bridge, name, args, onError) {
+  const r = await bridge.request("tools/call", { name, arguments: args });
+  const text = r.error?.message ??
+    (r.result?.isError ? r.result.content?.map((c) => c.text).join(" ") : undefined);
+  if (text !== undefined) {
+    onError(`${name}: ${text}`, text);
+    return undefined;
+  }
+  return r.result?.content?.map((c) => c.text).join(" ") ?? "";
+}
+
+/**
+ * Claims every ask first, as an agent told to claim before long work would (the others' queued
+ * wakes for these asks can drop them while this one answers), then answers each; `onAnswer` gets
+ * each answer's tool text. Returns the tools' errors.
+ */
+export async function claimThenAnswer(bridge, asks, o = {}) {
+  const errors = [];
+  const onError = (line, text, tool, parent) => {
+    errors.push(line);
+    o.onToolError?.({ tool, parent, text });
+  };
+  for (const a of asks) {
+    await callTool(
+      bridge,
+      "post",
+      { kind: "claim", parent: a.id, text: "On it." },
+      (l, t) => onError(l, t, "claim", a.id),
+    );
+  }
+  for (const a of asks) {
+    const said = await callTool(
+      bridge,
+      "post",
+      { kind: "answer", parent: a.id, text: "Use journald." },
+      (l, t) => onError(l, t, "answer", a.id),
+    );
+    if (said !== undefined) o.onAnswer?.(a, said);
+  }
+  return errors;
+}
