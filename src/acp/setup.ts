@@ -176,6 +176,7 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
       call: (harness, origin, args) => layer.call(harness, origin, args),
       blocked: () => layer.blocked(),
       checkoutNames: () => layer.checkoutNames(),
+      agentProfile: s.settings["agent.profile"],
       sweep: sweepReported,
       sandbox: s.sandbox,
     },

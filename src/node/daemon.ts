@@ -168,6 +168,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       store,
       now: Date.now,
       everyMs: settings["agent.presence_every"],
+      ignoreLocal: settings["agent.ignore_local"],
     });
     cleanups.unshift(() => knownAgents.close());
     const halt = new HaltState({

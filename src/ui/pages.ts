@@ -21,6 +21,7 @@ import { formatAge, formatElapsed } from "../duration.ts";
 import { clip, fenceBody, oneLine, UNVERIFIED_LABEL } from "../posts/fence.ts";
 import type { IN_DOUBT, PermissionAsk } from "../contracts/coding_agents.ts";
 import type { ChartData, Series } from "./charts.ts";
+import type { SpendFigures } from "../runner/spend_figures.ts";
 import type { PostsPage, ThreadView } from "./source.ts";
 import { CSRF_FIELD } from "./security.ts";
 import { agentsPanel } from "./agents_panel.ts";
@@ -74,11 +75,25 @@ ${liveLink}${opts.head}</head>
   }</header>
 <main>
 ${ctx.noDaemon && markup`<p class="notice error" id="no-daemon">${ctx.noDaemon}</p>`}
-${ctx.flash && markup`<p class="notice" id="flash">${shortIds(ctx.flash)}</p>`}
+${
+    ctx.flash &&
+    markup`<p class="notice ${flashKind(ctx.flash)}" data-kind="${
+      flashKind(ctx.flash)
+    }" id="flash">${shortIds(ctx.flash)}</p>`
+  }
 ${body}
 </main>
 ${joinMarkup(scripts, raw("\n"))}
 </body></html>`.toString();
+}
+
+/**
+ * How a flash reads: `error` for an operation refused or failed (the
+ * dashboard's `error:` lines, the daemon's "not approved: …", "nothing was
+ * started: …"), `done` for one that happened. Pure.
+ */
+export function flashKind(flash: string): "error" | "done" {
+  return /^(error:|not\b|nothing\b|refused\b)/i.test(flash.trim()) ? "error" : "done";
 }
 
 /** A form posting to `action` with the CSRF token. */
@@ -95,6 +110,8 @@ export interface OverviewExtras {
   /** `agent.access`, from the settings. */
   access?: string;
   chart: ChartData;
+  /** Spend from the files every surface reads (src/runner/spend_figures.ts). */
+  spend?: SpendFigures;
   /** The newest things the daemon reported, newest first (src/ui/live.ts). */
   activity?: readonly Activity[];
   /** True while the dashboard watches the daemon's events (absent: not live). */
@@ -148,7 +165,11 @@ export function overviewPage(
         markup`<span class="${x.state === "sandboxed" ? "ok" : "bad"}">${x.state}</span>`,
       ]),
       ["posts stored", status.storedPosts],
-      ["held drafts", markup`<a href="/review">${status.pendingDrafts}</a>`],
+      ["held drafts", markup`<a href="/review" id="held-drafts">${status.pendingDrafts}</a>`],
+      [
+        "permission requests",
+        markup`<a href="/review" id="held-requests">${status.pendingRequests ?? 0}</a>`,
+      ],
     ];
     const net = status.network;
     if (net) {
@@ -181,11 +202,11 @@ export function overviewPage(
       const money = b.noCost
         ? markup`<p id="budget">runs today ${b.runsToday} of ${b.runsPerDay} (this runtime reports no cost)</p>`
         : markup`<p id="budget">spend today <b>${
-          usdOf(b.usdToday, b.usdPerDay)
+          usdOf(extras.spend?.budget.usdToday ?? b.usdToday, b.usdPerDay)
         }</b> · this month <b>${
-          usdOf(b.usdMonth, b.usdPerMonth)
+          usdOf(extras.spend?.budget.usdMonth ?? b.usdMonth, b.usdPerMonth)
         }</b> · runs without a cost today ${b.runsToday} of ${b.runsPerDay}</p>`;
-      parts.push(markup`<h2>Budget</h2>${money}`);
+      parts.push(markup`<h2>Budget</h2>${money}${extras.spend && spendSplit(extras.spend)}`);
     }
     if (status.pauses?.budget) {
       parts.push(markup`<p class="notice warn">paused: ${status.pauses.budget.reason}</p>`);
@@ -349,7 +370,7 @@ function activityList(items: readonly Activity[], watching: boolean | undefined)
 export function postsPage(ctx: PageContext, page: PostsPage): string {
   const titles = titlesOf(page.posts);
   const body = markup`<h1>Posts</h1>${searchBox("")}
-<p>${page.newest} post(s) received in all; newest first.</p>
+<p id="posts-count">${page.posts.length} post(s) on this page, newest first. Agents' presence announcements are not listed here: the overview's known agents shows them.</p>
 ${
     page.posts.length > 0
       ? joinMarkup(page.posts.map((p) => postCard(p, { titles })), raw("\n"))
@@ -403,7 +424,7 @@ export function runsPage(
   ctx: PageContext,
   entries: readonly RunIndexEntry[],
   live: string[],
-  page: { offset: number; size: number },
+  page: { offset: number; size: number; spend?: SpendFigures },
 ): string {
   const newest = [...entries].reverse();
   const shown = newest.slice(page.offset, page.offset + page.size);
@@ -424,11 +445,27 @@ export function runsPage(
     markup`<p class="notice" id="live">In progress: ${
       joinMarkup(live.map((id) => markup`<a href="/runs/${id}">${id}</a>`), raw(", "))
     }</p>`;
-  const body =
-    markup`<h1>Runs</h1><div id="runs-live" data-live>${running}<p>${entries.length} run(s).</p>
+  const body = markup`<h1>Runs</h1><div id="runs-live" data-live>${running}${
+    page.spend && spendSplit(page.spend)
+  }<p>${entries.length} run(s).</p>
 <table class="list" id="runs"><tr><th>run</th><th>started (UTC)</th><th>reason</th><th>status</th><th>turns</th><th>cost</th><th>duration</th></tr>
 ${joinMarkup(rows, raw("\n"))}</table>${next}</div>`;
   return layout(ctx, "Runs", body, { active: "/runs", live: true });
+}
+
+/**
+ * Today's and this month's spend, and what of it the heartbeat runs and the
+ * coding agents' calls spent: the same figures as `wats agent runs` and
+ * `wats status` (src/runner/spend_figures.ts).
+ */
+export function spendSplit(f: SpendFigures): Markup {
+  return markup`<p id="spend">spend today <b id="spend-today">${
+    usd(f.budget.usdToday)
+  }</b> (heartbeat runs ${usd(f.runsUsdToday)}, coding-agent calls ${
+    usd(f.callsUsdToday)
+  }) · this month <b id="spend-month">${usd(f.budget.usdMonth)}</b> (heartbeat runs ${
+    usd(f.runsUsdMonth)
+  }, coding-agent calls ${usd(f.callsUsdMonth)})</p>`;
 }
 
 /**

@@ -16,6 +16,7 @@ import type { ControlRequest } from "../contracts/session.ts";
 import { type HeldDraft, ReviewQueue } from "../node/review_queue.ts";
 import type { RunIndexEntry } from "../contracts/runs.ts";
 import { Transcripts } from "../runner/transcripts.ts";
+import { readSpend, type SpendItem } from "../runner/spend_figures.ts";
 import {
   callData,
   callText,
@@ -44,6 +45,16 @@ export interface ThreadView {
   askState?: AskState;
 }
 
+/** The "New work" form, as the daemon's `work_new` takes it. */
+export interface NewWorkRequest {
+  /** Empty: the one enabled harness. */
+  harness: string;
+  checkout: string;
+  /** The work's name (`fix-login`). */
+  work: string;
+  task: string;
+}
+
 /** What the dashboard reads and asks. */
 export interface UiSource {
   /** The node's status; null when no daemon answers. */
@@ -66,6 +77,10 @@ export interface UiSource {
   /** Sends the work back: `text` becomes the next call's task, about `file` (and `line`) if given. */
   workSend(id: string, text: string, file?: string, line?: number): Promise<string>;
   workDiscard(id: string, head?: string): Promise<string>;
+  /** Starts a new work with the person's task, as the heartbeat agent's harness tool would. */
+  workNew(req: NewWorkRequest): Promise<string>;
+  /** This month's spend and the older runs the index holds (src/runner/spend_figures.ts). */
+  spend(now: number): SpendItem[];
   approve(id: string, text?: string): Promise<string>;
   reject(id: string, reason: string): Promise<string>;
   halt(reason: string): Promise<string>;
@@ -201,6 +216,20 @@ export class DaemonSource implements UiSource {
 
   workDiscard(id: string, head?: string): Promise<string> {
     return this.#control({ op: "work_discard", work: id, ...(head ? { head } : {}) });
+  }
+
+  workNew(req: NewWorkRequest): Promise<string> {
+    return this.#control({
+      op: "work_new",
+      work: req.work,
+      text: req.task,
+      checkout: req.checkout,
+      ...(req.harness !== "" ? { harness: req.harness } : {}),
+    });
+  }
+
+  spend(now: number): SpendItem[] {
+    return readSpend(this.#paths, now);
   }
 
   /** Ends the session with the daemon. */

@@ -17,6 +17,7 @@ import {
   threadPage,
 } from "../../src/ui/pages.ts";
 import { chartData } from "../../src/ui/charts.ts";
+import type { SpendItem } from "../../src/runner/spend_figures.ts";
 import { markup } from "../../src/ui/markup.ts";
 import type { NodeStatus, PostView } from "../../src/contracts/views.ts";
 import type { HeldDraft } from "../../src/node/review_queue.ts";
@@ -69,21 +70,15 @@ Deno.test("an ask says whom it is for and the caps it names; a hostile cap is te
   assert.doesNotMatch(open, /class="routing"/);
 });
 
-Deno.test("spend and runs are bucketed per UTC day for 30 days and per hour for the last 24", () => {
+Deno.test("spend and runs are bucketed per UTC day for 30 days and per hour for the last 24; a coding agent's call adds spend, not a run", () => {
   const now = Date.parse("2026-11-30T12:30:00Z");
-  const run = (ended: string, cost?: number): RunIndexEntry => ({
-    id: "x",
-    trigger: "events",
-    events: 1,
-    started_at: ended,
-    ended_at: ended,
-    harness: "claude",
-    status: "ok",
-    exit_code: 0,
-    duration_ms: 1,
-    ...(cost !== undefined ? { cost_usd: cost } : {}),
+  const run = (ended: string, cost?: number): SpendItem => ({
+    at: Date.parse(ended),
+    kind: "run",
+    ...(cost !== undefined ? { usd: cost } : {}),
   });
   const c = chartData([
+    { at: Date.parse("2026-11-30T12:25:00Z"), kind: "call", usd: 0.5, id: "acp_1" },
     run("2026-11-30T12:10:00Z", 0.01),
     run("2026-11-30T12:20:00Z", 0.02),
     run("2026-11-30T01:00:00Z"),
@@ -93,7 +88,7 @@ Deno.test("spend and runs are bucketed per UTC day for 30 days and per hour for 
   assert.equal(c.days.t.length, 30);
   assert.equal(c.days.t[29], Date.parse("2026-11-30T00:00:00Z") / 1000);
   assert.equal(c.days.runs[29], 3);
-  assert.equal(c.days.usd[29], 0.03);
+  assert.equal(c.days.usd[29], 0.53);
   assert.equal(c.days.usd[0], 1);
   assert.equal(c.days.runs.reduce((a, b) => a + b), 4);
   assert.equal(c.hours.t.length, 24);
@@ -580,17 +575,7 @@ Deno.test("an empty chart says there are no runs yet; one with runs does not", (
   assert.match(none, /<p class="empty" id="chart-days-empty">No runs yet\.<\/p>/);
   assert.match(none, /<p class="empty" id="chart-hours-empty">No runs yet\.<\/p>/);
   const now = Date.parse("2026-11-30T12:30:00Z");
-  const old: RunIndexEntry = {
-    id: "x",
-    trigger: "events",
-    events: 1,
-    started_at: "2026-11-20T10:00:00Z",
-    ended_at: "2026-11-20T10:00:00Z",
-    harness: "claude",
-    status: "ok",
-    exit_code: 0,
-    duration_ms: 1,
-  };
+  const old: SpendItem = { at: Date.parse("2026-11-20T10:00:00Z"), kind: "run" };
   const some = overviewPage({ csrf: "t" }, status, { chart: chartData([old], now) });
   assert.ok(!some.includes("chart-days-empty"), some);
   assert.match(some, /id="chart-hours-empty"/, "none in the last 24 hours");
