@@ -232,12 +232,12 @@ export class AcpLayer {
     );
     this.#works.set(place.dir, run);
     // Told once the work is no longer busy, so a page that redraws on it reads the new state.
-    const ended = (outcome: string) => {
+    const ended = (outcome: string, commits?: number) => {
       if (this.#works.get(place.dir) === run) this.#works.delete(place.dir);
-      this.#changed(harness, co, place, origin, `call ended: ${outcome}`);
+      this.#changed(harness, co, place, origin, `call ended: ${outcome}`, commits);
     };
     run.then(
-      (r) => ended(r.stop_reason === "end_turn" ? "ok" : r.stop_reason),
+      (r) => ended(r.stop_reason === "end_turn" ? "ok" : r.stop_reason, r.commits.length),
       () => ended("error"),
     );
     return Promise.race([run, parked]);
@@ -250,9 +250,11 @@ export class AcpLayer {
     place: ReturnType<typeof workPlace>,
     origin: CallOrigin,
     what: string,
+    commits?: number,
   ): void {
     this.#o.onEvent?.({
       type: "work_changed",
+      ...(commits !== undefined ? { commits } : {}),
       harness: harness.name,
       agent: origin.agent,
       call: origin.callId,

@@ -58,6 +58,8 @@ export type WorkChangedEvent = {
   work: string;
   /** What changed, in a few words (`committed`, `call ended: ok`). */
   what: string;
+  /** On a call's end: the work's commits the base lacks (a `work_ready` notice when some). */
+  commits?: number;
 };
 
 /**

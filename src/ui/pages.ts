@@ -57,7 +57,12 @@ export function layout(
 ): string {
   // A live page redraws its `data-live` parts when the daemon reports a change
   // (assets/live.js, over Server-Sent Events from /events).
-  const scriptList = [...(opts.scripts ?? []), ...(opts.live ? ["/assets/live.js"] : [])];
+  // go.js remembers the session's path, for the `/go/…` links of notifications.
+  const scriptList = [
+    ...(opts.scripts ?? []),
+    ...(opts.live ? ["/assets/live.js"] : []),
+    "/assets/go.js",
+  ];
   const liveLink = opts.live &&
     markup`<link id="live-events" rel="alternate" type="text/event-stream" href="/events">`;
   const nav = NAV.map(([href, name]) =>
@@ -70,7 +75,7 @@ export function layout(
 <title>${title} · wats</title>
 <link rel="stylesheet" href="/assets/style.css">
 ${liveLink}${opts.head}</head>
-<body><header><span class="brand">wats</span><nav>${nav}</nav>${
+<body data-session><header><span class="brand">wats</span><nav>${nav}</nav>${
     form(ctx, "/logout", markup`<button id="logout">Log out</button>`, "logout")
   }</header>
 <main>
@@ -732,6 +737,15 @@ function halterName(halted: NonNullable<NodeStatus["halted"]>): string {
 /** A refusal or an error, as a small page. */
 export function messagePage(title: string, message: string): string {
   return markup`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title} · wats</title><link rel="stylesheet" href="/assets/style.css"></head><body><main><h1>${title}</h1><p>${message}</p></main></body></html>`
+    .toString();
+}
+
+/**
+ * The page of a `/go/…` link (a notification's): its script sends the browser
+ * on to the same page in its dashboard session; without one, it says how to log in.
+ */
+export function goPage(path: string): string {
+  return markup`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Opening · wats</title><link rel="stylesheet" href="/assets/style.css"></head><body><main><h1>Opening ${path}</h1><p id="go-login">If this page stays, this browser has no dashboard session: run <code>wats ui</code>, open the login URL it prints, then open this link again.</p></main><script src="/assets/go.js"></script></body></html>`
     .toString();
 }
 

@@ -9,7 +9,7 @@
 
 import { WatsError } from "../errors.ts";
 import { ASSETS } from "./assets.ts";
-import { messagePage, type PageContext } from "./pages.ts";
+import { goPage, messagePage, type PageContext } from "./pages.ts";
 import {
   clearedCookie,
   CSRF_FIELD,
@@ -70,6 +70,10 @@ export function uiHandler(opts: UiServerOptions): (req: Request) => Promise<Resp
         status: 303,
         headers: { ...SECURITY_HEADERS, location: `/${s.scope}/`, "set-cookie": sessionCookie(s) },
       });
+    }
+    if (req.method === "GET" && /^\/go(\/[A-Za-z0-9._~\/-]*)?$/.test(url.pathname)) {
+      // A notification's link: no data, only a script that finds this browser's session.
+      return page(goPage(url.pathname.slice(3) || "/"));
     }
     const inSession = gate.session(req, url.pathname);
     if (inSession === null) {

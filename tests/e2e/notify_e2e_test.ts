@@ -179,7 +179,7 @@ events = ["draft"]
       );
       const body = JSON.parse(got.body);
       assert.equal(body.event, "draft");
-      assert.equal(body.path, "/review");
+      assert.equal(body.path, "/go/review");
       assert.match(body.text, /Use journald/);
       assert.equal(body.command, `wats agent approve ${held.id}`);
       // The command as the notice says it answers the draft.
