@@ -113,7 +113,10 @@ export async function uiCommand(ctx: CommandContext): Promise<number> {
         `can reach it may try the login; the token is all that stands in the way`,
     );
   }
-  const source = new DaemonSource(ctx.paths);
+  const source = new DaemonSource(ctx.paths, {
+    ...(ctx.env.HOME ? { HOME: ctx.env.HOME } : {}),
+    user: ctx.user,
+  });
   // The gate needs the address actually bound (a name may resolve to several),
   // known once listening: the handler is made right after, before any await,
   // so no request can come before it.

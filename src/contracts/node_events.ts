@@ -32,6 +32,8 @@ export type AcpPermissionEvent = {
   call: string;
   id: string;
   request: string;
+  /** An execute request's command line. */
+  command?: string;
   locations: string[];
   verdict: "allow" | "deny" | "ask";
   answer: string;

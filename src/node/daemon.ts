@@ -48,6 +48,7 @@ import { watchAsks } from "./ask_watch.ts";
 import { noticeOf } from "./notices.ts";
 import type { PresenceAnnouncer } from "../runner/presence.ts";
 import { droppedPathLine, renderBanner } from "./banner.ts";
+import { acpLines } from "../config/acp_tables.ts";
 import { EventHub } from "./event_hub.ts";
 import { type HaltRecord, HaltState } from "./halt.ts";
 import { MCP_NODE_IDLE_MS, watchIdle } from "./idle.ts";
@@ -488,6 +489,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       relays: settings.infra,
       listen: settings.listen,
       notices: startNotices,
+      acp: acpLines(opts.acp),
     }));
     events({
       event: "started",

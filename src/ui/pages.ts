@@ -10,7 +10,6 @@
  */
 
 import type { NodeStatus, PostView } from "../contracts/views.ts";
-import type { HeldDraft } from "../node/review_queue.ts";
 import type { OutputParser, RunEvent } from "../runner/harness.ts";
 import { ACP_LINE_TYPES, parserFor, TranscriptRenderer } from "../runner/render.ts";
 import type { RunFooter, RunHeader } from "../runner/transcripts.ts";
@@ -18,8 +17,7 @@ import type { RunIndexEntry } from "../contracts/runs.ts";
 import { npubEncode } from "nostr-tools/nip19";
 import { usd, usdOf } from "../money.ts";
 import { formatAge, formatElapsed } from "../duration.ts";
-import { clip, fenceBody, oneLine, UNVERIFIED_LABEL } from "../posts/fence.ts";
-import type { IN_DOUBT, PermissionAsk } from "../contracts/coding_agents.ts";
+import { oneLine, UNVERIFIED_LABEL } from "../posts/fence.ts";
 import type { ChartData, Series } from "./charts.ts";
 import type { SpendFigures } from "../runner/spend_figures.ts";
 import type { PostsPage, ThreadView } from "./source.ts";
@@ -436,7 +434,7 @@ export function runsPage(
   const rows = shown.map((e) =>
     markup`<tr><td><a href="/runs/${e.id}">${e.id}</a></td><td>${
       e.started_at.slice(0, 19).replace("T", " ")
-    }</td><td>${e.trigger} (${e.events} event(s))</td><td class="status-${e.status}">${e.status}</td><td>${
+    }</td><td>${runReason(e)}</td><td class="status-${e.status}">${e.status}</td><td>${
       e.turns ?? "-"
     }</td><td>${e.cost_usd !== undefined ? usd(e.cost_usd) : "-"}</td><td>${
       formatElapsed(e.duration_ms)
@@ -456,6 +454,14 @@ export function runsPage(
 <table class="list" id="runs"><tr><th>run</th><th>started (UTC)</th><th>reason</th><th>status</th><th>turns</th><th>cost</th><th>duration</th></tr>
 ${joinMarkup(rows, raw("\n"))}</table>${next}</div>`;
   return layout(ctx, "Runs", body, { active: "/runs", live: true });
+}
+
+/** Why a run ran: its trigger and events, or the decision that woke it. */
+function runReason(e: RunIndexEntry): string {
+  if (e.events === 0 && e.decided !== undefined && e.decided.length > 0) {
+    return `woken by a decision: ${oneLine(e.decided.join("; "))}`;
+  }
+  return `${e.trigger} (${e.events} event(s))`;
 }
 
 /**
@@ -557,149 +563,6 @@ function eventHtml(e: RunEvent): Markup {
     default:
       return markup``;
   }
-}
-
-// ---------------------------------------------------------------- review
-
-/**
- * The review queue: each held draft with what it answers and the three
- * decisions, and each coding agent's request with what a person needs to
- * decide it (requestCard).
- */
-export function reviewPage(ctx: PageContext, drafts: readonly HeldDraft[], now: number): string {
-  const cards = drafts.map((d) => {
-    if (d.permission !== undefined) return requestCard(ctx, d, d.permission, now);
-    const answers = d.parent
-      ? markup`<div class="answers">answers <a href="/posts/thread/${d.thread ?? d.parent}">${
-        short(d.parent)
-      }</a>${
-        d.parentSummary &&
-        markup` (${d.parentSummary.kind} by <code>${
-          short(d.parentSummary.author)
-        }</code>)<pre class="text">${d.parentSummary.text}</pre>`
-      }</div>`
-      : markup`<div class="answers">starts a new thread</div>`;
-    const path = `/review/${encodeURIComponent(d.id)}`;
-    return markup`<article class="draft" data-id="${d.id}">
-<div class="meta"><span class="kind">${d.kind}</span> by ${d.profile} · ${
-      formatAge(now / 1000 - d.createdAt)
-    } old · run ${
-      d.runId ? markup`<a href="/runs/${d.runId}">${d.runId}</a>` : "-"
-    } · <code>${d.id}</code></div>
-${answers}${d.title && markup`<h3>${d.title}</h3>`}
-${
-      form(
-        ctx,
-        `${path}/approve`,
-        markup`<textarea name="text" rows="5">${d.text}</textarea><button name="do" value="approve">Approve (publish this text)</button>`,
-        "approve",
-      )
-    }
-${
-      form(
-        ctx,
-        `${path}/reject`,
-        markup`<input name="reason" placeholder="why (the agent sees it in its next run)"><button>Reject</button>`,
-        "reject",
-      )
-    }
-</article>`;
-  });
-  const requests = drafts.filter((d) => d.permission !== undefined).length;
-  // data-edits: live.js does not redraw it while the person is typing in it.
-  const body = markup`<h1>Review</h1><div id="review-live" data-live data-edits><p>${
-    drafts.length - requests
-  } draft(s) and ${requests} coding agent request(s) wait for review.</p>${
-    drafts.length > 0 ? joinMarkup(cards, raw("\n")) : markup`<p>Nothing waits for review.</p>`
-  }</div>`;
-  return layout(ctx, "Review", body, { active: "/review", live: true });
-}
-
-/** How much of a request's arguments and task a card shows, in characters. */
-export const REQUEST_TEXT_MAX = 4000;
-/** How many of a request's locations a card lists. */
-export const REQUEST_LOCATIONS_MAX = 20;
-
-/** What a call in doubt's card says approve and reject do. */
-const IN_DOUBT_NOTICE = raw(
-  `<p class="notice warn">The node stopped while this call ran: what it did is in doubt. ` +
-    `Approve sends a new call telling the coding agent to check the worktree and finish the task; ` +
-    `reject leaves the work as it is.</p>`,
-);
-
-/**
- * A coding agent's held request (docs/acp.md, "Review: parked requests"), or
- * a call in doubt. Every field but the id is the coding agent's or the waking
- * agent's text: one-line fields go through `oneLine`, the arguments and the
- * task through `fenceBody` (no control or bidi character can hide what they
- * say), all escaped (by `markup`) and bounded. Approve allows the request once,
- * reject refuses it; neither takes a text.
- */
-function requestCard(ctx: PageContext, d: HeldDraft, p: PermissionAsk, now: number): Markup {
-  const line = (s: string) => clip(oneLine(s), 500);
-  const block = (s: string, cls: string) => {
-    const whole = fenceBody(s);
-    const more = whole.length > REQUEST_TEXT_MAX &&
-      markup`<p class="more">(${whole.length} characters in all: <code>wats agent pending show ${d.id}</code> shows them whole)</p>`;
-    return markup`<pre class="${cls}">${clip(whole, REQUEST_TEXT_MAX)}</pre>${more}`;
-  };
-  // The literal, checked against the constant: importing its value would load
-  // the ACP layer into `wats ui`.
-  const inDoubt = p.kind === ("in_doubt" satisfies typeof IN_DOUBT);
-  const shown = p.locations.slice(0, REQUEST_LOCATIONS_MAX);
-  const locations = shown.length === 0
-    ? "(none)"
-    : markup`<ul class="locations">${shown.map((l) => markup`<li><code>${line(l)}</code></li>`)}${
-      p.locations.length > shown.length &&
-      markup`<li>and ${p.locations.length - shown.length} more</li>`
-    }</ul>`;
-  const facts: Array<[string, MarkupValue]> = [
-    ["locations", locations],
-    ["worktree", markup`<code>${line(p.worktree)}</code>`],
-    ["checkout", markup`<code>${line(p.checkout)}</code>`],
-    ["work", markup`<code>${line(p.work)}</code>`],
-    ["why it asks", line(p.reason)],
-    ["request id", markup`<code>${line(p.request_id)}</code>`],
-  ];
-  const path = `/review/${encodeURIComponent(d.id)}`;
-  return markup`<article class="draft request" data-id="${d.id}">
-<div class="meta"><span class="kind">${
-    inDoubt ? "call in doubt" : "permission"
-  }</span> by the coding agent of ${line(p.agent)} · ${
-    formatAge(now / 1000 - d.createdAt)
-  } old · <code>${d.id}</code></div>
-<h3><code class="request">${line(`${p.harness}/${p.kind}`)}</code>${
-    p.title && markup` ${line(p.title)}`
-  }</h3>
-${inDoubt && IN_DOUBT_NOTICE}<table class="facts">${
-    facts.map(([k, v]) => markup`<tr><th>${k}</th><td>${v}</td></tr>`)
-  }</table>
-${
-    !inDoubt &&
-    markup`<h4>Arguments</h4>${block(JSON.stringify(p.arguments ?? null, null, 2), "arguments")}`
-  }
-<h4>Task</h4>${block(p.task, "task")}
-${
-    form(
-      ctx,
-      `${path}/approve`,
-      markup`<button name="do" value="approve">${
-        inDoubt ? "Approve (finish the task)" : "Approve (allow once)"
-      }</button>`,
-      "approve",
-    )
-  }
-${
-    form(
-      ctx,
-      `${path}/reject`,
-      markup`<button>${
-        inDoubt ? "Reject (leave the work as it is)" : "Reject (refuse once)"
-      }</button>`,
-      "reject",
-    )
-  }
-</article>`;
 }
 
 // ---------------------------------------------------------------- halt

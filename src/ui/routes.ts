@@ -18,13 +18,14 @@ import {
   overviewPage,
   type PageContext,
   postsPage,
-  reviewPage,
   runPage,
   runsPage,
   searchPage,
   threadPage,
 } from "./pages.ts";
 import type { UiSource } from "./source.ts";
+import { commandOf, type RequestWork, reviewPage, rulePage } from "./review_page.ts";
+import { proposedRule } from "../node/policy_rule.ts";
 import { discardPage, workFilePage, workPage, worksPage } from "./works_pages.ts";
 import { askFromForm, type ComposedPost, replyFromForm } from "./compose.ts";
 import type { LiveFeed } from "./live.ts";
@@ -137,11 +138,18 @@ export const ROUTES: readonly Route[] = [
         ),
       ),
   },
+  { method: "GET", pattern: path("/review"), page: review },
   {
     method: "GET",
-    pattern: path("/review"),
-    page: ({ deps, ctx }) =>
-      Promise.resolve(html(reviewPage(ctx, deps.source.drafts(), deps.now()))),
+    pattern: path("/review/:id/rule"),
+    page: ({ deps, groups, ctx }) => {
+      const d = heldRequest(deps.source, groups.id);
+      if (d?.permission === undefined) return Promise.resolve(notFound("no such request waits"));
+      const p = d.permission;
+      const command = p.kind === "execute" ? commandOf(p.arguments) : undefined;
+      const rule = proposedRule({ ...p, ...(command !== undefined ? { command } : {}) });
+      return Promise.resolve(html(rulePage(ctx, d, rule)));
+    },
   },
   {
     method: "GET",
@@ -153,6 +161,7 @@ export const ROUTES: readonly Route[] = [
     pattern: path("/review/:id/:verb(approve|reject)"),
     action: decide,
   },
+  { method: "POST", pattern: path("/review/:id/rule"), action: allowAlways },
   { method: "POST", pattern: path("/ask"), action: post },
   { method: "POST", pattern: path("/posts/:parent([0-9a-f]{64})/reply"), action: post },
   {
@@ -230,6 +239,59 @@ async function work({ deps, groups, params, ctx }: PageRequest): Promise<Respons
     ...(since !== undefined ? { since } : {}),
     ...(bound !== undefined ? { bound } : {}),
   }));
+}
+
+/**
+ * The review queue, each permission request with the work it is for: found
+ * among the newest works by its worktree, with its uncommitted changes.
+ */
+async function review({ deps, ctx }: PageRequest): Promise<Response> {
+  const drafts = deps.source.drafts();
+  const asks = drafts.filter((d) => d.permission !== undefined);
+  const works = new Map<string, RequestWork>();
+  if (asks.length > 0) {
+    const list = await deps.source.works(0).catch(() => ({ works: [] }));
+    for (const d of asks) {
+      const w = list.works.find((w) => w.worktree === d.permission!.worktree);
+      if (w === undefined) continue;
+      const detail = await deps.source.work(w.id).catch(() => undefined);
+      works.set(d.id, {
+        id: w.id,
+        ...(detail?.uncommitted ? { uncommitted: detail.uncommitted } : {}),
+      });
+    }
+  }
+  return html(reviewPage(ctx, drafts, deps.now(), works));
+}
+
+function heldRequest(source: UiSource, id: string | undefined) {
+  const want = decodeURIComponent(id ?? "");
+  return source.drafts().find((d) => d.id === want);
+}
+
+/**
+ * "Allow always", confirmed: the rule goes to config.toml only with the
+ * page's box ticked, in this session's own form (the gate checked its CSRF
+ * token and Origin); no agent has a way to this.
+ */
+async function allowAlways({ deps, groups, field }: ActionRequest): Promise<ActionOutcome> {
+  const d = heldRequest(deps.source, groups.id);
+  if (d?.permission === undefined) {
+    return { back: "/review", message: "error: nothing was written: that request no longer waits" };
+  }
+  const back = `/review/${encodeURIComponent(d.id)}/rule`;
+  if (field("confirm") !== "on") {
+    return {
+      back,
+      message: "error: nothing was written: tick the box to confirm you add this rule yourself",
+    };
+  }
+  try {
+    return { back: "/review", message: await deps.source.allowRule(field("rule")) };
+  } catch (err) {
+    if (!(err instanceof WatsError)) throw err;
+    return { back, message: `error: ${err.message}` };
+  }
 }
 
 async function decide({ deps, groups, field }: ActionRequest): Promise<ActionOutcome> {

@@ -69,6 +69,7 @@ export function recordingSource(
     workSend: op("workSend"),
     workDiscard: op("workDiscard"),
     workNew: op("workNew"),
+    allowRule: op("allowRule"),
     spend: () => [],
     post: (kind, args) => {
       calls.push(`post ${kind} ${JSON.stringify(args)}`);

@@ -9,14 +9,14 @@ import {
   overviewPage,
   POST_COLLAPSE_CHARS,
   postsPage,
-  REQUEST_TEXT_MAX,
-  reviewPage,
   runPage,
   runsPage,
   searchPage,
   threadPage,
 } from "../../src/ui/pages.ts";
 import { chartData } from "../../src/ui/charts.ts";
+import { REQUEST_TEXT_MAX, reviewPage, rulePage } from "../../src/ui/review_page.ts";
+import { proposedRule } from "../../src/node/policy_rule.ts";
 import type { SpendItem } from "../../src/runner/spend_figures.ts";
 import { markup } from "../../src/ui/markup.ts";
 import type { NodeStatus, PostView } from "../../src/contracts/views.ts";
@@ -267,6 +267,71 @@ Deno.test("a held request's rawInput, title, locations and task are shown as tex
   assert.match(c, /characters in all: <code>wats agent pending show 0123456789ab<\/code>/);
 });
 
+Deno.test("an execute request's card names its command and no empty locations; it links to its work with the uncommitted changes a commit -a would take, and offers allow always", () => {
+  const d = held("0123456789ab", {
+    kind: "execute",
+    title: "git commit",
+    arguments: { command: "git commit -am 'Fix\nlogin'", description: "commit" },
+    locations: [],
+  });
+  const html = reviewPage(
+    { csrf: "t" },
+    [d],
+    1_790_000_060_000,
+    new Map([["0123456789ab", {
+      id: "billing~helper~_~fix-login",
+      uncommitted: {
+        cut: false,
+        diff: [{
+          path: "src/login.ts",
+          status: "modified",
+          binary: false,
+          additions: 3,
+          deletions: 1,
+          hunks: [],
+          cut: false,
+        }],
+      },
+    }]]),
+  );
+  const c = card(html, "0123456789ab");
+  assert.match(
+    c,
+    /<th>command<\/th><td><code id="request-command">git commit -am &#39;Fix login&#39;<\/code>/,
+  );
+  assert.doesNotMatch(c, /locations|\(none\)/);
+  assert.match(
+    c,
+    /<th>work<\/th><td><a class="work-link" href="\/works\/billing~helper~_~fix-login">fix-login<\/a>/,
+  );
+  assert.match(
+    c,
+    /1 file\(s\) changed and not committed: what a <code>git commit -a<\/code> would take/,
+  );
+  assert.match(c, /<li><code>src\/login\.ts<\/code> modified \+3 −1<\/li>/);
+  assert.match(c, /<a class="allow-always" href="\/review\/0123456789ab\/rule">Allow always/);
+  // The rule it proposes: the command; the confirmation page writes nothing without its box.
+  const rule = proposedRule({
+    harness: "claude",
+    kind: "execute",
+    locations: [],
+    command: "git commit -am 'Fix\nlogin'",
+  });
+  assert.equal(rule, "claude/execute(git commit -am 'Fix login')");
+  assert.equal(
+    proposedRule({ harness: "claude", kind: "edit", locations: ["/w/a.ts"] }),
+    "claude/edit(/w/a.ts)",
+  );
+  assert.equal(proposedRule({ harness: "claude", kind: "fetch", locations: [] }), "claude/fetch");
+  const page = rulePage({ csrf: "t" }, d, rule);
+  assert.match(page, /<form method="post" action="\/review\/0123456789ab\/rule">/);
+  assert.match(page, /name="confirm" value="on"/);
+  assert.match(
+    page,
+    /a safety change, which <code>wats status<\/code> and the overview flag until you run <code>wats config ack<\/code>/,
+  );
+});
+
 Deno.test("a call in doubt says what approve and reject do, and shows its task", () => {
   const html = reviewPage({ csrf: "t" }, [
     held("ba9876543210", {
@@ -282,7 +347,8 @@ Deno.test("a call in doubt says what approve and reject do, and shows its task",
   const c = card(html, "ba9876543210");
   assert.match(c, /<span class="kind">call in doubt<\/span>/);
   assert.match(c, /<code class="request">claude\/in_doubt<\/code>/);
-  assert.match(c, /<th>locations<\/th><td>\(none\)/);
+  assert.doesNotMatch(c, /locations|\(none\)/, "no locations: no row saying so");
+  assert.doesNotMatch(c, /Allow always/, "a call in doubt has no rule to add");
   assert.match(c, /Approve sends a new call telling the coding agent to check the worktree/);
   assert.match(c, /<pre class="task">TASK-K: write the notes<\/pre>/);
   assert.doesNotMatch(c, /Arguments/);
