@@ -6,6 +6,7 @@
  * @module
  */
 
+import { missingHarnessFile } from "../config/harness_files.ts";
 import { errorMessage } from "../error_message.ts";
 import type { AgentHost } from "../contracts/agent_host.ts";
 import type { Sandboxer } from "../safety/sandboxer.ts";
@@ -182,6 +183,10 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
     },
     check: async () => {
       const bad: string[] = [];
+      for (const h of enabled) {
+        const missing = await missingHarnessFile(h, s.env.PATH ?? "");
+        if (missing !== undefined) bad.push(missing);
+      }
       for (const co of Object.values(s.acp.checkouts)) {
         await checkCheckout(co).catch((err) => bad.push(errorMessage(err)));
       }
