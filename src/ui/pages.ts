@@ -401,7 +401,11 @@ function searchBox(q: string): Markup {
 }
 
 /** A thread: its first post, then its replies, oldest first. */
-export function threadPage(ctx: PageContext, t: ThreadView): string {
+export function threadPage(
+  ctx: PageContext,
+  t: ThreadView,
+  works: readonly { id: string; work: string; state: string }[] = [],
+): string {
   const titles = titlesOf(t.posts);
   const title = titles.get(t.root);
   const heading = title ? markup`${title}` : markup`<code>${short(t.root)}</code>`;
@@ -409,6 +413,15 @@ export function threadPage(ctx: PageContext, t: ThreadView): string {
   const body = markup`<h1>Thread: ${heading}</h1>
 ${t.askState && askStatePanel(t.askState, Date.now())}
 ${t.cut && markup`<p>Older replies were left out.</p>`}
+${
+    works.length > 0 &&
+    markup`<p id="thread-works">Coding agents' works for this thread: ${
+      joinMarkup(
+        works.map((w) => markup`<a href="/works/${w.id}">${w.work}</a> (${w.state})`),
+        raw(", "),
+      )
+    }</p>`
+  }
 <section id="thread-posts" data-live data-edits>${
     joinMarkup(
       t.posts.map((p) =>
@@ -488,6 +501,8 @@ export function runPage(ctx: PageContext, id: string, lines: readonly string[]):
   let header: RunHeader | undefined;
   let footer: RunFooter | undefined;
   const items: Markup[] = [];
+  // The works its coding agents worked on: each call's lines name the work they changed.
+  const works = new Set<string>();
   // ACP sessions, decisions and the coding agents a run called, as `wats agent logs` shows them.
   const acp = new TranscriptRenderer();
   const acpHtml = (out: string[]) => {
@@ -512,6 +527,12 @@ export function runPage(ctx: PageContext, id: string, lines: readonly string[]):
       acpHtml(acp.line(line).slice(0, -1));
       continue;
     }
+    if (
+      obj?.type === "wats_acp" && obj.event === "work_changed" && typeof obj.work === "string" &&
+      /^[A-Za-z0-9._~-]{1,200}$/.test(obj.work)
+    ) {
+      works.add(obj.work);
+    }
     if (ACP_LINE_TYPES.has(String(obj?.type))) {
       acpHtml(acp.line(line));
       continue;
@@ -532,7 +553,11 @@ export function runPage(ctx: PageContext, id: string, lines: readonly string[]):
     : markup`<p id="run-live" class="notice">running: this page reloads every 2 seconds</p>`;
   // An event with nothing to show renders as nothing, so the transcript can be empty with items.
   const transcript = joinMarkup(items, raw("\n"));
-  const body = markup`<h1>Run <code>${id}</code></h1>${head}
+  const worked = works.size > 0 &&
+    markup`<p id="run-works">Works of this run's coding agents: ${
+      joinMarkup([...works].map((w) => markup`<a href="/works/${w}">${w}</a>`), raw(", "))
+    }</p>`;
+  const body = markup`<h1>Run <code>${id}</code></h1>${head}${worked}
 <div class="transcript">${
     transcript.toString() === "" ? markup`<p>No output yet.</p>` : transcript
   }</div>${end}`;

@@ -98,8 +98,13 @@ export const ROUTES: readonly Route[] = [
   {
     method: "GET",
     pattern: path("/posts/thread/:id"),
-    page: async ({ deps, groups, ctx }) =>
-      html(threadPage(ctx, await deps.source.thread(groups.id ?? ""))),
+    page: async ({ deps, groups, ctx }) => {
+      const t = await deps.source.thread(groups.id ?? "");
+      // The works started for it: the newest page of works, by the thread's root.
+      const works = (await deps.source.works(0).catch(() => ({ works: [] }))).works
+        .filter((w) => w.thread === t.root);
+      return html(threadPage(ctx, t, works));
+    },
   },
   { method: "GET", pattern: path("/runs"), page: runs },
   {

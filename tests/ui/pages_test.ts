@@ -682,3 +682,55 @@ Deno.test("a thread whose first post is an ask shows what became of it, and the 
   const none = threadPage({ csrf: "t" }, { root: ask.id, posts: [ask], cut: false });
   assert.doesNotMatch(none, /id="ask-state"/);
 });
+
+Deno.test("a run's page links to the works its coding agents changed; a thread's page to the works started for it; a run a decision woke says so", () => {
+  const header = JSON.stringify({
+    type: "wats_run",
+    id: "r",
+    trigger: "events",
+    events: [],
+    started_at: "2026-11-30T12:00:00Z",
+    harness: "claude",
+  });
+  const changed = JSON.stringify({
+    type: "wats_acp",
+    event: "work_changed",
+    harness: "claude",
+    call: "r.acp_1",
+    work: "app~helper~aaaaaaaaaaaa~fix",
+    what: "call ended: ok",
+  });
+  const forged = JSON.stringify({ type: "wats_acp", event: "work_changed", work: '"><b>x' });
+  const run = runPage({ csrf: "t" }, "r", [header, changed, forged]);
+  assert.match(
+    run,
+    /<p id="run-works">Works of this run's coding agents: <a href="\/works\/app~helper~aaaaaaaaaaaa~fix">app~helper~aaaaaaaaaaaa~fix<\/a><\/p>/,
+  );
+  assert.ok(!run.includes("<b>x"));
+  const root = "a".repeat(64);
+  const thread = threadPage({ csrf: "t" }, { root, posts: [], cut: false }, [
+    { id: "app~helper~aaaaaaaaaaaa~fix", work: "fix", state: "idle" },
+  ]);
+  assert.match(
+    thread,
+    /<p id="thread-works">Coding agents' works for this thread: <a href="\/works\/app~helper~aaaaaaaaaaaa~fix">fix<\/a> \(idle\)<\/p>/,
+  );
+  const woken: RunIndexEntry = {
+    id: "r2",
+    trigger: "events",
+    events: 0,
+    decided: ["permission decided: claude/execute on work fix was approved"],
+    started_at: "2026-11-30T12:00:00Z",
+    ended_at: "2026-11-30T12:01:00Z",
+    harness: "claude",
+    status: "ok",
+    exit_code: 0,
+    duration_ms: 1,
+  };
+  const runs = runsPage({ csrf: "t" }, [woken], [], { offset: 0, size: 10 });
+  assert.match(
+    runs,
+    /<td>woken by a decision: permission decided: claude\/execute on work fix was approved<\/td>/,
+  );
+  assert.doesNotMatch(runs, /0 event\(s\)/);
+});
