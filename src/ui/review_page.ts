@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { HeldDraft } from "../node/review_queue.ts";
+import { heldCounts, type HeldDraft } from "../node/review_queue.ts";
 import type { IN_DOUBT, PermissionAsk } from "../contracts/coding_agents.ts";
 import type { WorkDetail } from "../contracts/works.ts";
 import { formatAge } from "../duration.ts";
@@ -68,13 +68,13 @@ ${
     }
 </article>`;
   });
-  const requests = drafts.filter((d) => d.permission !== undefined).length;
+  // Counted as wats status and the overview count them.
+  const { pendingDrafts, pendingRequests } = heldCounts(drafts);
   // data-edits: live.js does not redraw it while the person is typing in it.
-  const body = markup`<h1>Review</h1><div id="review-live" data-live data-edits><p>${
-    drafts.length - requests
-  } draft(s) and ${requests} coding agent request(s) wait for review.</p>${
-    drafts.length > 0 ? joinMarkup(cards, raw("\n")) : markup`<p>Nothing waits for review.</p>`
-  }</div>`;
+  const body =
+    markup`<h1>Review</h1><div id="review-live" data-live data-edits><p>${pendingDrafts} draft(s) and ${pendingRequests} coding agent request(s) wait for review.</p>${
+      drafts.length > 0 ? joinMarkup(cards, raw("\n")) : markup`<p>Nothing waits for review.</p>`
+    }</div>`;
   return layout(ctx, "Review", body, { active: "/review", live: true });
 }
 
