@@ -225,6 +225,8 @@ const samples: PageSamples[] = PAGES.map((path) => ({
   full: [],
 }));
 const workSamples: PageSamples[] = WORK_PAGES.map((p) => ({ ...p, empty: [], full: [] }));
+/** Live update: event → new head shown, and the same page's full load, per round. */
+const liveSamples: { update: number; load: number }[] = [];
 
 /** Loads each page on each target `LOADS + 2` times, alternating; the first two rounds warm up. */
 async function measure(
@@ -272,9 +274,6 @@ try {
   for (const d of [worksEmpty, worksNone, worksFull]) await d.server.shutdown();
   for (const dir of [emptyDir, fullDir]) await Deno.remove(dir, { recursive: true });
 }
-
-/** Live update: event → new head shown, and the same page's full load, per round. */
-const liveSamples: { update: number; load: number }[] = [];
 
 async function measureLive(t: Target): Promise<void> {
   const page = t.browser.page;
