@@ -118,9 +118,7 @@ Deno.test({
     assert.match(
       table.stdout,
       new RegExp(
-        `of which heartbeat runs \\${usd(runsUsd)} and coding-agent calls \\${
-          usd(callsUsd)
-        } today`,
+        `of which heartbeat runs \\${usd(runsUsd)} and coding-agent calls \\${usd(callsUsd)} today`,
       ),
     );
     const status = await rig.wats(["status"]);
