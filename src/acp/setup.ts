@@ -184,7 +184,7 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
     check: async () => {
       const bad: string[] = [];
       for (const h of enabled) {
-        const missing = await missingHarnessFile(h, s.env.PATH ?? "");
+        const missing = await missingHarnessFile(h);
         if (missing !== undefined) bad.push(missing);
       }
       for (const co of Object.values(s.acp.checkouts)) {

@@ -101,7 +101,7 @@ export async function commandInputs(
   // A coding agent that cannot start is said now, with the fix, not at its first call.
   const { missingHarnessFile } = await import("../config/harness_files.ts");
   for (const h of Object.values(acp.harnesses).filter((h) => h.enabled)) {
-    const missing = await missingHarnessFile(h, env.PATH ?? "");
+    const missing = await missingHarnessFile(h);
     if (missing !== undefined) throw new ConfigError("config.bad_value", missing);
   }
   const acpHarness = values["agent.runtime"] === "acp"

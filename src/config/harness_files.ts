@@ -18,10 +18,7 @@ import type { HarnessConfig } from "./acp_tables.ts";
  * at daemon start with the fix, not at the first call. A path the daemon may
  * not read is not judged (the call's start will say).
  */
-export async function missingHarnessFile(
-  h: HarnessConfig,
-  path: string,
-): Promise<string | undefined> {
+export async function missingHarnessFile(h: HarnessConfig): Promise<string | undefined> {
   const fix = `fix [harnesses.${h.name}] in config.toml (or set enabled = false)`;
   const gone = async (p: string) => {
     try {
@@ -31,18 +28,10 @@ export async function missingHarnessFile(
       return err instanceof Deno.errors.NotFound;
     }
   };
-  if (h.command.includes("/")) {
-    if (await gone(h.command)) {
-      return `[harnesses.${h.name}] command ${h.command} does not exist: ${fix}`;
-    }
-  } else {
-    const dirs = path.split(":").filter((d) => d.startsWith("/"));
-    let found = dirs.length === 0;
-    for (const d of dirs) if (!(await gone(`${d}/${h.command}`))) found = true;
-    if (!found) {
-      return `[harnesses.${h.name}] command ${h.command} is not on PATH (${dirs.join(":")}): ` +
-        `install it or name its absolute path; ${fix}`;
-    }
+  // A bare name is looked up on the daemon's PATH when the harness starts (its own,
+  // trusted PATH, not this process's): only a file the table names is judged here.
+  if (h.command.includes("/") && await gone(h.command)) {
+    return `[harnesses.${h.name}] command ${h.command} does not exist: ${fix}`;
   }
   for (const a of h.args) {
     if (a.startsWith("/") && await gone(a)) {
