@@ -20,6 +20,16 @@
  * measured is the dashboard's rendering and the browser's load of that page,
  * not the daemon's git diff.
  *
+ * The live update of a work's page (issue 29): the work page with the
+ * 5,000-line diff, loaded, then the work moves (a new head and commit in the
+ * source, and the daemon's `work_changed` event into the dashboard's live
+ * feed, as the daemon sends it when the coding agent commits); measured is
+ * the time from that event to the page showing the new head (Server-Sent
+ * Event, the page fetched again, its live parts swapped), `--live` times,
+ * p50 and p95, beside the same page's full load in the same rounds. The
+ * coding agent and git are left out: what is measured is the dashboard's
+ * part of "the agent committed → the page shows it". Goal: p95 ≤ 1 s.
+ *
  * The posts are well-formed but unsigned events written straight into the
  * store before the daemon starts (the store does not verify; store_bench.ts
  * does the same), so setup takes seconds, not minutes.
@@ -43,6 +53,7 @@ import { recordingSource } from "../tests/support/fake_ui_source.ts";
 import { bigFile, sampleWork } from "../tests/support/works_fixtures.ts";
 import type { WorkDetail } from "../src/contracts/works.ts";
 import { freePort } from "../tests/support/free_port.ts";
+import { LiveFeed } from "../src/ui/live.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -50,11 +61,13 @@ const { values } = parseArgs({
     loads: { type: "string", default: "15" },
     posts: { type: "string", default: "50000" },
     runs: { type: "string", default: "1000" },
+    live: { type: "string", default: "20" },
   },
 });
 const LOADS = Number(values.loads);
 const POSTS = Number(values.posts);
 const RUNS = Number(values.runs);
+const LIVE = Number(values.live);
 const PAGES = ["/", "/runs", "/posts"];
 /** The works pages, each with the page of the empty dashboard it is compared to. */
 const WORK_PAGES = [
@@ -155,14 +168,18 @@ async function dashboard(dir: string) {
   return { node, ui, base: "", login: line.match(/http:\/\/\S+/)![0] };
 }
 
-/** An in-process dashboard over fixed works; `login` is its one-time login URL. */
+/**
+ * An in-process dashboard over fixed works; `login` is its one-time login URL.
+ * `live` is its feed of daemon events (nothing watched: the bench gives it events).
+ */
 function worksDashboard(works: WorkDetail[]) {
   const handlers: Array<(r: Request) => Promise<Response>> = [];
   const server = serveUi({ hostname: "127.0.0.1", port: 0 }, (r) => handlers[0]!(r));
   const host = `127.0.0.1:${server.addr.port}`;
   const gate = new Gate(host);
-  handlers.push(uiHandler({ gate, source: recordingSource(works) }));
-  return { server, base: "", login: `http://${host}/login?token=${gate.token}` };
+  const live = new LiveFeed(() => new Promise<void>(() => {}));
+  handlers.push(uiHandler({ gate, source: recordingSource(works), live }));
+  return { server, base: "", login: `http://${host}/login?token=${gate.token}`, live, works };
 }
 
 function fullWorks(): WorkDetail[] {
@@ -208,6 +225,8 @@ const samples: PageSamples[] = PAGES.map((path) => ({
   full: [],
 }));
 const workSamples: PageSamples[] = WORK_PAGES.map((p) => ({ ...p, empty: [], full: [] }));
+/** Live update: event → new head shown, and the same page's full load, per round. */
+const liveSamples: { update: number; load: number }[] = [];
 
 /** Loads each page on each target `LOADS + 2` times, alternating; the first two rounds warm up. */
 async function measure(
@@ -245,6 +264,7 @@ try {
   const wn = await logIn(worksNone, worksBrowsers.none);
   const wf = await logIn(worksFull, worksBrowsers.full);
   await measure(workSamples, (path) => ({ empty: path === "/works" ? wn : we, full: wf }));
+  await measureLive(wf);
 } finally {
   for (const b of [...Object.values(browsers), ...Object.values(worksBrowsers)]) await b.close();
   for (const d of [empty, full]) {
@@ -253,6 +273,54 @@ try {
   }
   for (const d of [worksEmpty, worksNone, worksFull]) await d.server.shutdown();
   for (const dir of [emptyDir, fullDir]) await Deno.remove(dir, { recursive: true });
+}
+
+async function measureLive(t: Target): Promise<void> {
+  const page = t.browser.page;
+  for (let i = 0; i < LIVE + 2; i++) {
+    await page.goto(`${t.base}/works/w1`);
+    const load = await page.evaluate<number>(
+      "performance.getEntriesByType('navigation')[0].loadEventEnd",
+    );
+    // Connected to the live feed before the work moves.
+    await page.evaluate(`new Promise((resolve) => {
+      const ok = () => document.body.dataset.live === 'open';
+      if (ok()) return resolve(true);
+      new MutationObserver((_, o) => { if (ok()) { o.disconnect(); resolve(true); } })
+        .observe(document.body, { attributes: true });
+    })`);
+    const head = (i + 1).toString(16).padStart(40, "c");
+    await page.evaluate(`window.__shown = new Promise((resolve) => {
+      const ok = () => document.getElementById('head')?.innerText === ${JSON.stringify(head)};
+      new MutationObserver((_, o) => { if (ok()) { o.disconnect(); resolve(Date.now()); } })
+        .observe(document.documentElement, { subtree: true, childList: true, characterData: true });
+    }), true`);
+    const w = worksFull.works[0]!;
+    worksFull.works[0] = {
+      ...w,
+      head,
+      commits: [{ sha: head, subject: `commit ${i}`, author: "Coding Agent", at: 0 }, ...w.commits],
+    };
+    const at = Date.now();
+    worksFull.live.take({
+      event: "work_changed",
+      type: "work_changed",
+      harness: "claude-acp",
+      agent: "helper",
+      call: `c${i}`,
+      checkout: "app",
+      branch: w.branch,
+      work: "w1",
+      what: "committed",
+    });
+    const shown = await page.evaluate<number>("window.__shown");
+    if (i >= 2) liveSamples.push({ update: shown - at, load });
+  }
+}
+
+function percentile(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
 }
 
 function median(xs: number[]): number {
@@ -284,3 +352,24 @@ for (const { path, empty: e, full: f } of [...samples, ...workSamples]) {
   );
 }
 console.log(`\nGoal "TTFB and full load ≤ 2× empty" for every page: ${met ? "met" : "NOT met"}`);
+
+const updates = liveSamples.map((s) => s.update);
+const loads = liveSamples.map((s) => s.load);
+console.log(
+  `\nLive update of /works/w1 (${DIFF_LINES}-line diff): the work's work_changed event → the page shows the new head, ${liveSamples.length} rounds (ms)\n`,
+);
+console.log("| figure | p50 | p95 |");
+console.log("| ------ | --- | --- |");
+console.log(
+  `| event → new head shown | ${percentile(updates, 50).toFixed(0)} | ${
+    percentile(updates, 95).toFixed(0)
+  } |`,
+);
+console.log(
+  `| the same page's full load | ${percentile(loads, 50).toFixed(0)} | ${
+    percentile(loads, 95).toFixed(0)
+  } |`,
+);
+console.log(
+  `\nGoal "live update ≤ 1 s p95": ${percentile(updates, 95) <= 1000 ? "met" : "NOT met"}`,
+);

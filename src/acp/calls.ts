@@ -223,19 +223,23 @@ export class AcpLayer {
     );
     this.#works.set(place.dir, run);
     // Told once the work is no longer busy, so a page that redraws on it reads the new state.
-    const ended = (outcome: string) => {
+    const ended = (outcome: string, commits?: number) => {
       if (this.#works.get(place.dir) === run) this.#works.delete(place.dir);
-      this.#changed(plan, `call ended: ${outcome}`);
+      this.#changed(plan, { what: `call ended: ${outcome}`, commits });
     };
-    run.then((r) => ended(outcomeOf(r)), () => ended("error"));
+    run.then((r) => ended(outcomeOf(r), r.commits.length), () => ended("error"));
     return Promise.race([run, parked]);
   }
 
   /** Tells the work's readers it changed (its dashboard page redraws): `work_changed`. */
-  #changed(plan: CallPlan, what: string): void {
+  #changed(plan: CallPlan, change: string | { what: string; commits?: number }): void {
+    const { what, commits } = typeof change === "string"
+      ? { what: change, commits: undefined }
+      : change;
     const { origin } = plan;
     this.#options.onEvent?.({
       type: "work_changed",
+      ...(commits !== undefined ? { commits } : {}),
       harness: plan.harness.name,
       agent: origin.agent,
       call: origin.callId,

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { missingHarnessFile } from "../config/harness_files.ts";
 import { errorMessage } from "../error_message.ts";
 import type { AgentHost } from "../contracts/agent_host.ts";
 import type { Sandboxer } from "../safety/sandboxer.ts";
@@ -175,11 +176,16 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
       call: (harness, origin, args) => layer.call(harness, origin, args),
       blocked: () => layer.blocked(),
       checkoutNames: () => layer.checkoutNames(),
+      agentProfile: s.settings["agent.profile"],
       sweep: sweepReported,
       sandbox: s.sandbox,
     },
     check: async () => {
       const bad: string[] = [];
+      for (const h of enabled) {
+        const missing = await missingHarnessFile(h);
+        if (missing !== undefined) bad.push(missing);
+      }
       for (const co of Object.values(s.acp.checkouts)) {
         await checkCheckout(co).catch((err) => bad.push(errorMessage(err)));
       }

@@ -48,6 +48,8 @@ export type CallEvent =
     run?: string;
     id: string;
     request: string;
+    /** An execute request's command line. */
+    command?: string;
     locations: string[];
     verdict: "allow" | "deny" | "ask";
     answer: string;
@@ -181,6 +183,7 @@ export class Turn implements SessionHandlers {
         ...this.#base,
         id,
         request: name,
+        ...(request.command !== undefined ? { command: request.command } : {}),
         locations,
         verdict: "ask",
         answer: "parked",
@@ -204,6 +207,7 @@ export class Turn implements SessionHandlers {
       ...this.#base,
       id,
       request: name,
+      ...(request.command !== undefined ? { command: request.command } : {}),
       locations,
       verdict,
       answer: answer.answer,

@@ -15,10 +15,17 @@ import type { CallArgs, CallOrigin, CallResult } from "../contracts/coding_agent
 import type { CheckoutConfig } from "../config/acp_tables.ts";
 import { WatsError } from "../errors.ts";
 import { readCalls, removeRecord } from "./work_record.ts";
-import { baseBranch, findWork, type FoundWork, remoteOf, type WorksSource } from "./works.ts";
+import {
+  baseBranch,
+  findWork,
+  type FoundWork,
+  remoteOf,
+  workId,
+  type WorksSource,
+} from "./works.ts";
 import { errorMessage } from "../error_message.ts";
 import { removeWork, workStatus } from "./work_import.ts";
-import { git, gitResult } from "./worktrees.ts";
+import { checkWorkName, git, gitResult, workPlace } from "./worktrees.ts";
 
 /** What the operations need beyond the works themselves. */
 export interface WorkOpsSource extends WorksSource {
@@ -28,6 +35,8 @@ export interface WorkOpsSource extends WorksSource {
   blocked(): string | undefined;
   /** The checkouts calls may use (`agent.checkouts`). */
   checkoutNames(): string[];
+  /** The profile the heartbeat agent calls as (`agent.profile`): a page's new work is its. */
+  agentProfile?: string;
   /** Sweeps now (src/acp/sweep.ts); resolves with the worktrees it removed. */
   sweep(): Promise<{ removed: string[] }>;
   /** Runs `gh` (the draft pull request); tests give one that records the command line. */
@@ -472,6 +481,85 @@ export async function sendWork(src: WorkOpsSource, id: string, c: ReviewComment)
   }).catch(() => {});
   return `sent back: call ${callId} on work ${w.work} started with your comment as its task; ` +
     `\`wats work show ${w.id}\` shows how it ends`;
+}
+
+/** What the page's "New work" form asks for. */
+export interface NewWork {
+  /** `[harnesses.NAME]`; empty: the one enabled harness. */
+  harness: string;
+  checkout: string;
+  work: string;
+  task: string;
+}
+
+/**
+ * Starts a new work with a person's task (the dashboard's "New work"): the
+ * call the heartbeat agent's harness tool makes (src/mcp/harness_tools.ts),
+ * as the agent's profile and outside any thread, under the same policy,
+ * budget and halt; a work of that name that exists is refused (send it back
+ * instead). Returns at once, naming the work's id.
+ */
+export async function newWork(src: WorkOpsSource, req: NewWork): Promise<string> {
+  const task = req.task.trim();
+  if (task === "") {
+    throw new WatsError("acp.work_refused", "nothing was started: the task is empty");
+  }
+  const enabled = Object.values(src.harnesses).filter((h) => h.enabled).map((h) => h.name);
+  const harness = req.harness !== "" ? req.harness : enabled.length === 1 ? enabled[0]! : "";
+  if (!enabled.includes(harness)) {
+    throw new WatsError(
+      "acp.work_refused",
+      `nothing was started: ${
+        harness === "" ? "no harness was chosen" : `harness ${harness} is not enabled`
+      }; ` +
+        `choose one of: ${enabled.join(", ") || "(none enabled in config.toml)"}`,
+    );
+  }
+  const co = src.checkouts[req.checkout];
+  if (co === undefined || !src.checkoutNames().includes(req.checkout)) {
+    throw new WatsError(
+      "acp.work_refused",
+      `nothing was started: checkout "${req.checkout}" is not one the agent may use; ` +
+        `use one of: ${src.checkoutNames().join(", ") || "(none: add [checkouts.NAME])"}`,
+    );
+  }
+  checkWorkName(req.work);
+  const agent = src.agentProfile ?? "person";
+  const place = workPlace(src.root, harness, co.name, agent, "_", req.work);
+  const id = workId(co.name, place.branch);
+  const taken = await gitResult(
+    ["rev-parse", "--verify", "--quiet", `refs/heads/${place.branch}`],
+    co.path,
+  );
+  if (taken.code === 0 || src.busy(place.dir) || (await exists(place.dir))) {
+    throw new WatsError(
+      "acp.work_refused",
+      `nothing was started: work ${req.work} exists (${id}); send it back from its page ` +
+        "to continue it, or choose another name",
+    );
+  }
+  const blocked = src.blocked();
+  if (blocked !== undefined) {
+    throw new WatsError("acp.work_refused", `nothing was started: ${blocked}`);
+  }
+  const callId = `new-${Date.now().toString(36)}-${
+    Array.from(crypto.getRandomValues(new Uint8Array(4)), (b) => b.toString(16).padStart(2, "0"))
+      .join("")
+  }`;
+  // Its outcome is in the work's calls (`wats work show`) and the node's JSON lines.
+  src.call(harness, { agent, thread: "_", callId }, { task, checkout: co.name, work: req.work })
+    .catch(() => {});
+  return `started: call ${callId} on the new work ${req.work} (checkout ${co.name}, coding agent ` +
+    `${harness}) with your task; \`wats work show ${id}\` shows how it ends`;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -12,7 +12,8 @@ import { formatAge } from "../duration.ts";
 import { oneLine } from "../posts/fence.ts";
 import { terminalLine } from "../io/terminal_text.ts";
 import { type HeldDraft, ReviewQueue } from "../node/review_queue.ts";
-import { budgetOf, renderRunsTable, TranscriptRenderer } from "../runner/render.ts";
+import { renderRunsTable, TranscriptRenderer } from "../runner/render.ts";
+import { readSpend, spendFigures, spendSplitLine } from "../runner/spend_figures.ts";
 import { isRunId, Transcripts } from "../runner/transcripts.ts";
 import { reportsCost } from "../runner/runtimes/facts.ts";
 import { readRunnerState } from "../runner/state_file.ts";
@@ -75,9 +76,12 @@ function runs(ctx: CommandContext, transcripts: Transcripts): number {
   const entries = transcripts.index();
   const state = readRunnerState(ctx.paths.agentDir);
   const now = Date.now();
-  const budget = state ? budgetOf(transcripts.spend(now), state.limits, now) : undefined;
+  // The figures every surface shows (src/runner/spend_figures.ts): runs and coding agents' calls.
+  const figures = spendFigures(readSpend(ctx.paths, now), now, state?.limits);
+  const budget = state ? figures.budget : undefined;
   const noCost = state && !reportsCost(state.runtime) ? state.runtime : undefined;
   print(renderRunsTable(entries, budget, noCost));
+  if (budget && noCost === undefined) print(spendSplitLine(figures));
   return 0;
 }
 

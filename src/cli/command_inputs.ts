@@ -7,6 +7,7 @@
  * @module
  */
 
+import { ConfigError } from "../errors.ts";
 import { pathExists } from "./io.ts";
 import type { CommandId, PermissionInputs } from "./permissions.ts";
 import type { CommandInit } from "./context.ts";
@@ -92,6 +93,12 @@ export async function commandInputs(
   const runtime = runtimeFacts(values["agent.runtime"]);
   const keySetting = runtime?.keySetting;
   if (values["agent.runtime"] === "codex") requireCodexKey(values, env, init.paths.dataDir);
+  // A coding agent that cannot start is said now, with the fix, not at its first call.
+  const { missingHarnessFile } = await import("../config/harness_files.ts");
+  for (const h of Object.values(acp.harnesses).filter((h) => h.enabled)) {
+    const missing = await missingHarnessFile(h);
+    if (missing !== undefined) throw new ConfigError("config.bad_value", missing);
+  }
   const acpHarness = values["agent.runtime"] === "acp"
     ? acp.harnesses[values["agent.harness"]]
     : undefined;

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { acpLines } from "../config/acp_tables.ts";
 import { ConfigError, UsageError } from "../errors.ts";
 import { parseDocument, readConfigText, showToml, writeConfigText } from "../config/config_file.ts";
 import { hasKey, setKey, unsetKey } from "../config/edit.ts";
@@ -241,6 +242,7 @@ async function list(
   io.out("* safety setting: `wats status` flags a change until `wats config ack`");
   io.out(`config file: ${ctx.paths.config}`);
   for (const t of Object.values(r.notify)) io.out(describeNotifyTarget(t));
+  for (const l of acpLines(r.acp)) io.out(l);
 
   // The acknowledged state compares file, env and defaults: flags last one run.
   const noFlags = Object.keys(flags).length === 0

@@ -289,12 +289,14 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
     }
     case "ui": {
       // A client of the socket like `status`, plus the one address it serves.
-      // It writes no file: the socket's write grant is what connecting takes.
+      // It writes one file: config.toml, when the person confirms "allow always"
+      // on a permission card (src/node/policy_rule.ts), as `wats config set` would;
+      // the socket's write grant is what connecting takes.
       const sock = socketGrant(p.socket);
       return {
         ...NONE,
         read: unique([p.dataDir, ...sock.read, ...(inputs.uiAssets ? [inputs.uiAssets] : [])]),
-        write: sock.write,
+        write: unique([...sock.write, p.config]),
         net: unique([...sock.net, ...(inputs.listen ? [inputs.listen] : [])]),
       };
     }

@@ -27,9 +27,14 @@ Serves a dashboard of the running node on a loopback address (default
 127.0.0.1:7448, or ui.listen in config.toml) and prints its login URL with a
 one-time token: open it in a browser on this machine. Pages: overview (node,
 relays, agent, halt, safety notices, budget and a chart of spend and runs),
-posts (feed, threads, search), runs (list, transcripts, live follow), review
-(approve, edit then approve, reject with a reason) and halt/resume, through the
-daemon as \`wats agent approve/reject\`, \`wats guardian halt\` and \`wats resume\` do.
+posts (feed, threads, search), runs (list, transcripts, live follow), works
+(coding agents' branches: commits, diff, uncommitted changes; merge, push, send
+back, discard, and New work to give a coding agent a task), review (approve,
+edit then approve, reject with a reason; a coding agent's request approved once,
+rejected once, or allowed always by a rule you confirm) and halt/resume, through
+the daemon as \`wats agent approve/reject\`, \`wats work\`, \`wats guardian halt\`
+and \`wats resume\` do. Notifications link to /go/PAGE on this address: it opens
+PAGE in this browser's session.
 
   --listen HOST:PORT   where to serve. An address that is not loopback is
                        refused unless named here, and then served with a warning:
@@ -38,7 +43,8 @@ daemon as \`wats agent approve/reject\`, \`wats guardian halt\` and \`wats resum
 
 A session ends on Log out (in every page's header) or after 30 idle minutes.
 
-Ctrl-C stops it. It writes no file and opens no browser: the login URL would
+Ctrl-C stops it. It writes one file, config.toml, and only when you confirm an
+"allow always" rule on the page. It opens no browser: the login URL would
 be readable on the opener's command line by any process of yours, the agent's
 too (docs/decisions/ui.md). Docs: docs/ui.md.
 `;
@@ -114,7 +120,10 @@ export async function uiCommand(ctx: CommandContext): Promise<number> {
         `can reach it may try the login; the token is all that stands in the way`,
     );
   }
-  const source = new DaemonSource(ctx.paths);
+  const source = new DaemonSource(ctx.paths, {
+    ...(ctx.env.HOME ? { HOME: ctx.env.HOME } : {}),
+    user: ctx.user,
+  });
   // The gate needs the address actually bound (a name may resolve to several),
   // known once listening: the handler is made right after, before any await,
   // so no request can come before it.

@@ -281,3 +281,20 @@ export function show(v: unknown): string {
   if (typeof v === "object" && v !== null) return "{ … }";
   return String(v);
 }
+
+/**
+ * One line per `[harnesses.NAME]` and `[checkouts.NAME]` of config.toml, as
+ * the banner and `wats config list` show them: what coding agents there are,
+ * what they run, and where they may work.
+ */
+export function acpLines(acp: AcpTables): string[] {
+  const harnesses = Object.values(acp.harnesses).map((h) =>
+    `[harnesses.${h.name}] ${[h.command, ...h.args].join(" ")}${h.enabled ? "" : " (disabled)"}`
+  );
+  const checkouts = Object.values(acp.checkouts).map((c) =>
+    `[checkouts.${c.name}] ${c.path} · base ${c.base} · merge ${c.merge ?? "ff"}${
+      c.fetch ? " · fetch" : ""
+    }`
+  );
+  return [...harnesses, ...checkouts];
+}

@@ -28,6 +28,8 @@ export const NOTIFY_EVENTS = [
   "halted",
   "run_failed",
   "no_taker",
+  // A coding agent's call ended with commits on its work that the base lacks.
+  "work_ready",
 ] as const;
 export type NotifyEvent = typeof NOTIFY_EVENTS[number];
 

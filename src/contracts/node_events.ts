@@ -32,6 +32,8 @@ export type AcpPermissionEvent = {
   call: string;
   id: string;
   request: string;
+  /** An execute request's command line. */
+  command?: string;
   locations: string[];
   verdict: "allow" | "deny" | "ask";
   answer: string;
@@ -58,6 +60,8 @@ export type WorkChangedEvent = {
   work: string;
   /** What changed, in a few words (`committed`, `call ended: ok`). */
   what: string;
+  /** On a call's end: the work's commits the base lacks (a `work_ready` notice when some). */
+  commits?: number;
 };
 
 /**

@@ -17,6 +17,8 @@ export interface RunIndexEntry {
   trigger: RunTrigger;
   /** How many events woke it. */
   events: number;
+  /** The decisions that woke it (a person decided a coding agent's request), when any. */
+  decided?: string[];
   started_at: string;
   ended_at: string;
   harness: string;

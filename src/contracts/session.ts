@@ -61,6 +61,8 @@ export const CONTROL_OPS = [
   "work_push",
   "work_send",
   "work_discard",
+  // A person's new work (the dashboard's form): `checkout`, `work` (its name), `text` (the task).
+  "work_new",
 ] as const;
 
 /**
@@ -81,6 +83,9 @@ export interface ControlRequest {
   /** `work_send`: the file the comment is about, and its line in the new file. */
   file?: string;
   line?: number;
+  /** `work_new`: the checkout (`[checkouts.NAME]`) and the harness (empty: the one enabled). */
+  checkout?: string;
+  harness?: string;
   /** `work_list`: the page, from 0. */
   page?: number;
   /** `work_push`: also open a draft pull request with `gh`. */
@@ -142,7 +147,7 @@ function decodeControl(line: string | null): FirstLine | undefined {
     return { refused: "mcp.bad_control", message: `unknown control op ${JSON.stringify(v.op)}` };
   }
   const out: ControlRequest = { wats: "control", op };
-  for (const k of ["reason", "work", "text", "file", "head"] as const) {
+  for (const k of ["reason", "work", "text", "file", "head", "checkout", "harness"] as const) {
     if (v[k] === undefined) continue;
     if (typeof v[k] !== "string") {
       return { refused: "mcp.bad_control", message: `${k} must be a string` };

@@ -175,7 +175,10 @@ export interface NodeStatus {
   dataDir?: string;
   relays: string[];
   agent: { runtime: string; profile: string } | null;
+  /** Posts the agent drafted that wait for a person (agent.review), permission requests not counted. */
   pendingDrafts: number;
+  /** Coding agents' permission requests that wait for a person. */
+  pendingRequests?: number;
   /** What differs from the acknowledged safety settings; for runner sessions, only which keys. */
   safetyNotices: string[];
   /** `by` is the halter's npub; `byProfile` its name when one of this node's profiles halted. */

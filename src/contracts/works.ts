@@ -143,4 +143,6 @@ export interface WorksPage {
   works: WorkSummary[];
   /** The page to ask for next; absent on the last page. */
   next?: number;
+  /** What a new work may use (the dashboard's "New work"): enabled harnesses, allowed checkouts. */
+  start?: { harnesses: string[]; checkouts: string[] };
 }

@@ -118,7 +118,9 @@ export function formatStatus(s: NodeStatus): string {
     ...(s.sandbox ?? []).map((x) => `sandbox: ${oneLine(x.who)}: ${oneLine(x.state)}`),
     `stored posts: ${s.storedPosts}`,
     ...formatKnownAgents(s.knownAgents ?? [], s.knownAgentsTotal ?? 0, s.knownAgentsUnseen),
-    `drafts held for review: ${s.pendingDrafts}`,
+    `drafts held for review: ${s.pendingDrafts}; permission requests waiting: ${
+      s.pendingRequests ?? 0
+    }`,
     ...formatMyAsks(s.asks),
   ];
   if (s.halted) {

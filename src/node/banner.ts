@@ -16,6 +16,8 @@ export interface BannerInfo {
   relays: string[];
   listen: string;
   notices: string[];
+  /** The coding agents and checkouts of config.toml (src/config/acp_tables.ts `acpLines`). */
+  acp?: string[];
 }
 
 /** Renders the banner as lines of text. */
@@ -29,6 +31,7 @@ export function renderBanner(b: BannerInfo): string {
     `  network  ${b.relays.length > 0 ? b.relays.join(", ") : "local only"}${
       b.listen ? ` · relay endpoint ws://${b.listen}` : ""
     }`,
+    ...(b.acp ?? []).map((l) => `  ${l}`),
     ...b.notices.map((n) => `  ! ${n}`),
   ];
   return lines.join("\n");

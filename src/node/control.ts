@@ -83,6 +83,7 @@ export function nodeControl(p: ControlParts): Record<ControlOp, ControlHandler> 
     work_push: work,
     work_send: work,
     work_discard: work,
+    work_new: work,
   };
 }
 

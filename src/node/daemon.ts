@@ -47,6 +47,7 @@ import { AskStates } from "./ask_states.ts";
 import { watchAsks } from "./ask_watch.ts";
 import { noticeOf } from "./notices.ts";
 import { droppedPathLine, renderBanner } from "./banner.ts";
+import { acpLines } from "../config/acp_tables.ts";
 import { EventHub } from "./event_hub.ts";
 import { type HaltRecord, HaltState } from "./halt.ts";
 import { MCP_NODE_IDLE_MS, watchIdle } from "./idle.ts";
@@ -157,7 +158,12 @@ export async function runNode(opts: NodeOptions): Promise<number> {
   for (const n of startNotices) logger.warn(n);
 
   const knownAgents = keep(
-    new KnownAgents({ store, now: Date.now, everyMs: settings["agent.presence_every"] }),
+    new KnownAgents({
+      store,
+      now: Date.now,
+      everyMs: settings["agent.presence_every"],
+      ignoreLocal: settings["agent.ignore_local"],
+    }),
     (k) => k.close(),
   );
   const halt = new HaltState({
@@ -437,6 +443,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
     relays: settings.infra,
     listen: settings.listen,
     notices: startNotices,
+    acp: acpLines(opts.acp),
   }));
   events({
     event: "started",

@@ -28,7 +28,7 @@ import type { Store, StoredPost } from "../store/store.ts";
 import type { EventSink } from "../contracts/node_events.ts";
 import { PostViews } from "./post_views.ts";
 import type { Profiles } from "./profiles.ts";
-import type { ReviewQueue } from "./review_queue.ts";
+import { heldCounts, type ReviewQueue } from "./review_queue.ts";
 import { npubEncode } from "nostr-tools/nip19";
 import { isWatsKind, NOSTR_KINDS, nostrKindOf, type WatsKind } from "../posts/kinds.ts";
 import type { KnownAgents } from "./presence.ts";
@@ -273,7 +273,7 @@ export class LocalNodeService implements NodeService {
       ...(session.runner ? {} : { dataDir: this.#deps.dataDir }),
       relays: this.#deps.relays,
       agent: runner.agent,
-      pendingDrafts: this.#deps.review.list().length,
+      ...heldCounts(this.#deps.review.list()),
       safetyNotices: session.runner ? toldNotices(notices) : notices,
       halted: runner.halted,
       budget: runner.budget,

@@ -22,7 +22,11 @@ export interface Notice {
   text: string;
   /** The `wats` command that answers it. */
   command: string;
-  /** The dashboard page that answers it (`wats ui`), a path: the address is the person's. */
+  /**
+   * The dashboard page that answers it (`wats ui`), a path: the address is the
+   * person's. A `/go/…` path: it opens the page in the browser's dashboard
+   * session, whose own pages live under a random path (src/ui/server.ts).
+   */
   path: string;
   /** When the node made it (ISO 8601). */
   at: string;
@@ -56,7 +60,7 @@ export function noticeOf(
           title: "wats: a draft waits for review",
           text: line(e.summary),
           command: approve,
-          path: "/review",
+          path: "/go/review",
         };
       }
       return {
@@ -67,7 +71,7 @@ export function noticeOf(
           : "wats: a coding agent waits for a decision",
         text: line(e.summary),
         command: approve,
-        path: "/review",
+        path: "/go/review",
       };
     }
     case "halted":
@@ -77,7 +81,7 @@ export function noticeOf(
         title: "wats: the agent is halted",
         text: line(e.reason === "" ? "halted, no reason given" : `halted: ${e.reason}`),
         command: "wats resume",
-        path: "/halt",
+        path: "/go/halt",
       };
     case "budget_paused":
       return {
@@ -86,7 +90,7 @@ export function noticeOf(
         title: "wats: agent runs paused by the budget",
         text: line(`${e.reason}; they resume at ${new Date(e.until).toISOString()}`),
         command: "wats status",
-        path: "/",
+        path: "/go/",
       };
     case "run_ended":
       if (!FAILED.has(e.status)) return undefined;
@@ -96,7 +100,7 @@ export function noticeOf(
         title: `wats: an agent run ended with ${e.status}`,
         text: line(`run ${e.run}: ${e.error ?? e.status}`),
         command: `wats agent logs --run ${e.run}`,
-        path: `/runs/${e.run}`,
+        path: `/go/runs/${e.run}`,
       };
     case "ask_no_taker":
       return {
@@ -109,7 +113,23 @@ export function noticeOf(
           }`,
         ),
         command: `wats thread ${e.ask}`,
-        path: `/posts/thread/${e.ask}`,
+        path: `/go/posts/thread/${e.ask}`,
+      };
+    case "work_changed":
+      // A call that ended with commits to review; a commit mid-call is no notice.
+      if (!e.what.startsWith("call ended") || e.commits === undefined || e.commits === 0) {
+        return undefined;
+      }
+      return {
+        ...base,
+        event: "work_ready",
+        title: "wats: a coding agent's work is ready for review",
+        text: line(
+          `${e.commits} commit(s) on ${e.branch} in checkout ${e.checkout} (${e.what}): ` +
+            "merge, push, send back or discard it",
+        ),
+        command: `wats work show ${e.work}`,
+        path: `/go/works/${e.work}`,
       };
     default:
       return undefined;

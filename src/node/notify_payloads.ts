@@ -47,6 +47,7 @@ const NTFY_PRIORITY: Record<Notice["event"], string> = {
   halted: "4",
   run_failed: "3",
   no_taker: "3",
+  work_ready: "3",
 };
 
 /** A target as it sends: its URL known (read from `url_env` at start when set so). */

@@ -34,6 +34,11 @@ export interface KnownAgentsOptions {
   now: () => number;
   /** `agent.presence_every`, in ms. */
   everyMs: number;
+  /**
+   * `agent.ignore_local`: this node's agent takes nothing this node's other
+   * profiles post, so it is no taker of their asks (the person's, from `wats ui`).
+   */
+  ignoreLocal?: boolean;
 }
 
 /** The known agents; reads the store, remembers arrival times. */
@@ -97,11 +102,15 @@ export class KnownAgents {
       )
       : this.#options.store.presence().map((p) => p.event);
     const seen = this.#options.store.seenAuthors([...new Set(candidates.map((e) => e.pubkey))]);
+    const local = this.#options.ignoreLocal
+      ? this.#options.store.localAuthors()
+      : new Set<string>();
+    const ownAsk = local.has(author);
     let matching = 0;
     let reachable = 0;
     let unseen = 0;
     for (const e of candidates) {
-      if (e.pubkey === author) continue;
+      if (e.pubkey === author || (ownAsk && local.has(e.pubkey))) continue;
       matching++;
       const view = this.#view(readPost(e), now, false, seen.has(e.pubkey));
       if (view.reachable) reachable++;

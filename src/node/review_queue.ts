@@ -42,6 +42,18 @@ export interface HeldDraft extends PendingDraft {
   signed?: NostrEvent;
 }
 
+/**
+ * What waits for a person, counted the one way every surface counts it
+ * (`wats status`, the overview, the review page): drafted posts, and coding
+ * agents' permission requests, which are held in the same queue but are no drafts.
+ */
+export function heldCounts(
+  held: readonly PendingDraft[],
+): { pendingDrafts: number; pendingRequests: number } {
+  const pendingRequests = held.filter((d) => d.permission !== undefined).length;
+  return { pendingDrafts: held.length - pendingRequests, pendingRequests };
+}
+
 /** A rejection waiting to be told to the next run. */
 export interface Rejection {
   id: string;

@@ -13,7 +13,7 @@ import { MAX_LINE_BYTES } from "../mcp/conn_transport.ts";
 import { WatsError } from "../errors.ts";
 import type { NodeAcp } from "../acp/setup.ts";
 import { listWorks, showWork } from "../acp/works.ts";
-import { discardWork, mergeWork, pushWork, sendWork } from "../acp/work_ops.ts";
+import { discardWork, mergeWork, newWork, pushWork, sendWork } from "../acp/work_ops.ts";
 
 /** True for the control ops this module answers. */
 export function isWorkOp(op: ControlRequest["op"]): boolean {
@@ -30,7 +30,22 @@ export async function worksControl(acp: NodeAcp | undefined, req: ControlRequest
     );
   }
   const src = acp.works;
-  if (req.op === "work_list") return JSON.stringify(await listWorks(src, req.page ?? 0));
+  if (req.op === "work_list") {
+    // What the page's "New work" form offers: the enabled harnesses and the checkouts allowed.
+    const start = {
+      harnesses: Object.values(src.harnesses).filter((h) => h.enabled).map((h) => h.name),
+      checkouts: src.checkoutNames(),
+    };
+    return JSON.stringify({ ...(await listWorks(src, req.page ?? 0)), start });
+  }
+  if (req.op === "work_new") {
+    return await newWork(src, {
+      harness: req.harness ?? "",
+      checkout: req.checkout ?? "",
+      work: req.work ?? "",
+      task: req.text ?? "",
+    });
+  }
   const id = req.work;
   if (id === undefined || id === "") {
     throw new WatsError("acp.no_work", `${req.op} needs the work's id: see \`wats work list\``);

@@ -171,6 +171,8 @@ interface AcpLine {
     kind?: string;
   };
   request?: string;
+  /** An execute request's command line. */
+  command?: string;
   locations?: string[];
   verdict?: string;
   answer?: string;
@@ -179,10 +181,14 @@ interface AcpLine {
 
 /** A permission decision: `claude/edit /path → reject_once (deny: why)`. */
 function decisionLine(
-  a: Pick<AcpLine, "request" | "locations" | "answer" | "verdict" | "reason">,
+  a: Pick<AcpLine, "request" | "command" | "locations" | "answer" | "verdict" | "reason">,
   max: number,
 ): string {
-  const where = a.locations && a.locations.length > 0 ? ` ${a.locations.join(" ")}` : "";
+  const command = typeof a.command === "string"
+    ? ` \`${truncate(oneLineOf(a.command), max)}\``
+    : "";
+  const where = command +
+    (a.locations && a.locations.length > 0 ? ` ${a.locations.join(" ")}` : "");
   return `${a.request}${where} → ${a.answer} (${a.verdict}: ${truncate(a.reason ?? "", max)})`;
 }
 
@@ -228,7 +234,8 @@ export function renderRunsTable(
   const rows = entries.map((e) => [
     e.id,
     shortTime(e.started_at),
-    e.trigger,
+    // A run a person's decision woke has no event: it says so instead of "0".
+    e.events === 0 && (e.decided?.length ?? 0) > 0 ? "decision" : e.trigger,
     String(e.events),
     e.retry ? `${e.status}, before acting: ${retryNote(e.retry, now)}` : e.status,
     formatElapsed(e.duration_ms),
@@ -271,6 +278,10 @@ function retryNote(r: NonNullable<RunIndexEntry["retry"]>, now: number): string 
   return at > now
     ? `retrying in ${formatAge(Math.ceil((at - now) / 1000))} (try ${r.try + 1} of ${r.of})`
     : `tried again at ${shortTime(r.at)} (try ${r.try + 1} of ${r.of})`;
+}
+
+function oneLineOf(s: string): string {
+  return s.replace(/\s*\n\s*/g, " ");
 }
 
 function truncate(s: string, max: number): string {

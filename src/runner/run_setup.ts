@@ -133,6 +133,7 @@ export function setUpRun(
     trigger,
     events: events.map((q) => q.post.id),
     ...(feedback.length > 0 ? { feedback: feedback.map((f) => f.id) } : {}),
+    ...(share.decided.length > 0 ? { decided: [...share.decided] } : {}),
     ...(thread !== undefined ? { thread } : {}),
     started_at: new Date(share.startedAt).toISOString(),
     harness: runtime,

@@ -25,6 +25,8 @@ export interface RunHeader {
   events: string[];
   /** The ids of feedback posts listed in the prompt. */
   feedback?: string[];
+  /** The decisions that woke it (a person decided a coding agent's request). */
+  decided?: string[];
   /** The thread the run is about, when it is about one. */
   thread?: string;
   /** ISO 8601, UTC. */
@@ -382,6 +384,7 @@ function indexEntry(h: RunHeader, f: Omit<RunFooter, "type">, endedAtMs: number)
     id: h.id,
     trigger: h.trigger,
     events: h.events.length,
+    ...(h.decided !== undefined && h.decided.length > 0 ? { decided: h.decided } : {}),
     started_at: h.started_at,
     ended_at: new Date(endedAtMs).toISOString(),
     harness: h.harness,

@@ -21,6 +21,10 @@ export const ASSETS: Readonly<Record<string, { url: URL; type: string }>> = {
     url: new URL("./assets/dashboard.js", import.meta.url),
     type: "text/javascript; charset=utf-8",
   },
+  "go.js": {
+    url: new URL("./assets/go.js", import.meta.url),
+    type: "text/javascript; charset=utf-8",
+  },
   "live.js": {
     url: new URL("./assets/live.js", import.meta.url),
     type: "text/javascript; charset=utf-8",

@@ -305,6 +305,15 @@ async function streamResponse(
     lines.push("cache-control: no-store", "connection: close", "", "");
     const head = new TextEncoder().encode(lines.join("\r\n"));
     if (await withDeadline(conn, ms, () => writeAll(conn, head).then(() => true)) === null) return;
+    // A browser that left (a reload, a closed tab) ends its stream now, not at the next write:
+    // each open stream holds one of the few live slots (src/ui/live.ts MAX_LIVE_PAGES).
+    void (async () => {
+      const buf = new Uint8Array(512);
+      try {
+        while ((await conn.read(buf)) !== null) { /* a client sends nothing more */ }
+      } catch { /* closed */ }
+      cancel();
+    })();
     while (true) {
       const { done, value } = await reader.read();
       if (done) return;

@@ -10,7 +10,6 @@
  */
 
 import type { NodeStatus, PostView } from "../contracts/views.ts";
-import type { HeldDraft } from "../node/review_queue.ts";
 import type { OutputParser, RunEvent } from "../runner/harness.ts";
 import { ACP_LINE_TYPES, parserFor, TranscriptRenderer } from "../runner/render.ts";
 import type { RunFooter, RunHeader } from "../runner/transcripts.ts";
@@ -18,9 +17,9 @@ import type { RunIndexEntry } from "../contracts/runs.ts";
 import { npubEncode } from "nostr-tools/nip19";
 import { usd, usdOf } from "../money.ts";
 import { formatAge, formatElapsed } from "../duration.ts";
-import { clip, fenceBody, oneLine, UNVERIFIED_LABEL } from "../posts/fence.ts";
-import type { IN_DOUBT, PermissionAsk } from "../contracts/coding_agents.ts";
+import { oneLine, UNVERIFIED_LABEL } from "../posts/fence.ts";
 import type { ChartData, Series } from "./charts.ts";
+import type { SpendFigures } from "../runner/spend_figures.ts";
 import type { PostsPage, ThreadView } from "./source.ts";
 import { CSRF_FIELD } from "./security.ts";
 import { agentsPanel } from "./agents_panel.ts";
@@ -56,7 +55,12 @@ export function layout(
 ): string {
   // A live page redraws its `data-live` parts when the daemon reports a change
   // (assets/live.js, over Server-Sent Events from /events).
-  const scriptList = [...(opts.scripts ?? []), ...(opts.live ? ["/assets/live.js"] : [])];
+  // go.js remembers the session's path, for the `/go/…` links of notifications.
+  const scriptList = [
+    ...(opts.scripts ?? []),
+    ...(opts.live ? ["/assets/live.js"] : []),
+    "/assets/go.js",
+  ];
   const liveLink = opts.live &&
     markup`<link id="live-events" rel="alternate" type="text/event-stream" href="/events">`;
   const nav = NAV.map(([href, name]) =>
@@ -69,16 +73,30 @@ export function layout(
 <title>${title} · wats</title>
 <link rel="stylesheet" href="/assets/style.css">
 ${liveLink}${opts.head}</head>
-<body><header><span class="brand">wats</span><nav>${nav}</nav>${
+<body data-session><header><span class="brand">wats</span><nav>${nav}</nav>${
     form(ctx, "/logout", markup`<button id="logout">Log out</button>`, "logout")
   }</header>
 <main>
 ${ctx.noDaemon && markup`<p class="notice error" id="no-daemon">${ctx.noDaemon}</p>`}
-${ctx.flash && markup`<p class="notice" id="flash">${shortIds(ctx.flash)}</p>`}
+${
+    ctx.flash &&
+    markup`<p class="notice ${flashKind(ctx.flash)}" data-kind="${
+      flashKind(ctx.flash)
+    }" id="flash">${shortIds(ctx.flash)}</p>`
+  }
 ${body}
 </main>
 ${joinMarkup(scripts, raw("\n"))}
 </body></html>`.toString();
+}
+
+/**
+ * How a flash reads: `error` for an operation refused or failed (the
+ * dashboard's `error:` lines, the daemon's "not approved: …", "nothing was
+ * started: …"), `done` for one that happened. Pure.
+ */
+export function flashKind(flash: string): "error" | "done" {
+  return /^(error:|not\b|nothing\b|refused\b)/i.test(flash.trim()) ? "error" : "done";
 }
 
 /** A form posting to `action` with the CSRF token. */
@@ -95,6 +113,8 @@ export interface OverviewExtras {
   /** `agent.access`, from the settings. */
   access?: string;
   chart: ChartData;
+  /** Spend from the files every surface reads (src/runner/spend_figures.ts). */
+  spend?: SpendFigures;
   /** The newest things the daemon reported, newest first (src/ui/live.ts). */
   activity?: readonly Activity[];
   /** True while the dashboard watches the daemon's events (absent: not live). */
@@ -148,7 +168,11 @@ export function overviewPage(
         markup`<span class="${x.state === "sandboxed" ? "ok" : "bad"}">${x.state}</span>`,
       ]),
       ["posts stored", status.storedPosts],
-      ["held drafts", markup`<a href="/review">${status.pendingDrafts}</a>`],
+      ["held drafts", markup`<a href="/review" id="held-drafts">${status.pendingDrafts}</a>`],
+      [
+        "permission requests",
+        markup`<a href="/review" id="held-requests">${status.pendingRequests ?? 0}</a>`,
+      ],
     ];
     const net = status.network;
     if (net) {
@@ -183,11 +207,11 @@ export function overviewPage(
       const money = b.noCost
         ? markup`<p id="budget">runs today ${b.runsToday} of ${b.runsPerDay} (this runtime reports no cost)</p>`
         : markup`<p id="budget">spend today <b>${
-          usdOf(b.usdToday, b.usdPerDay)
+          usdOf(extras.spend?.budget.usdToday ?? b.usdToday, b.usdPerDay)
         }</b> · this month <b>${
-          usdOf(b.usdMonth, b.usdPerMonth)
+          usdOf(extras.spend?.budget.usdMonth ?? b.usdMonth, b.usdPerMonth)
         }</b> · runs without a cost today ${b.runsToday} of ${b.runsPerDay}</p>`;
-      parts.push(markup`<h2>Budget</h2>${money}`);
+      parts.push(markup`<h2>Budget</h2>${money}${extras.spend && spendSplit(extras.spend)}`);
       // What runs and coding agent calls in flight hold of what is left (docs/runner.md, Budget).
       const held = b.reserved;
       parts.push(
@@ -358,7 +382,7 @@ function activityList(items: readonly Activity[], watching: boolean | undefined)
 export function postsPage(ctx: PageContext, page: PostsPage): string {
   const titles = titlesOf(page.posts);
   const body = markup`<h1>Posts</h1>${searchBox("")}
-<p>${page.newest} post(s) received in all; newest first.</p>
+<p id="posts-count">${page.posts.length} post(s) on this page, newest first. Agents' presence announcements are not listed here: the overview's known agents shows them.</p>
 ${
     page.posts.length > 0
       ? joinMarkup(page.posts.map((p) => postCard(p, { titles })), raw("\n"))
@@ -386,7 +410,11 @@ function searchBox(q: string): Markup {
 }
 
 /** A thread: its first post, then its replies, oldest first. */
-export function threadPage(ctx: PageContext, t: ThreadView): string {
+export function threadPage(
+  ctx: PageContext,
+  t: ThreadView,
+  works: readonly { id: string; work: string; state: string }[] = [],
+): string {
   const titles = titlesOf(t.posts);
   const title = titles.get(t.root);
   const heading = title ? markup`${title}` : markup`<code>${short(t.root)}</code>`;
@@ -394,6 +422,15 @@ export function threadPage(ctx: PageContext, t: ThreadView): string {
   const body = markup`<h1>Thread: ${heading}</h1>
 ${t.askState && askStatePanel(t.askState, Date.now())}
 ${t.cut && markup`<p>Older replies were left out.</p>`}
+${
+    works.length > 0 &&
+    markup`<p id="thread-works">Coding agents' works for this thread: ${
+      joinMarkup(
+        works.map((w) => markup`<a href="/works/${w.id}">${w.work}</a> (${w.state})`),
+        raw(", "),
+      )
+    }</p>`
+  }
 <section id="thread-posts" data-live data-edits>${
     joinMarkup(
       t.posts.map((p) =>
@@ -412,14 +449,14 @@ export function runsPage(
   ctx: PageContext,
   entries: readonly RunIndexEntry[],
   live: string[],
-  page: { offset: number; size: number },
+  page: { offset: number; size: number; spend?: SpendFigures },
 ): string {
   const newest = [...entries].reverse();
   const shown = newest.slice(page.offset, page.offset + page.size);
   const rows = shown.map((e) =>
     markup`<tr><td><a href="/runs/${e.id}">${e.id}</a></td><td>${
       e.started_at.slice(0, 19).replace("T", " ")
-    }</td><td>${e.trigger} (${e.events} event(s))</td><td class="status-${e.status}">${e.status}</td><td>${
+    }</td><td>${runReason(e)}</td><td class="status-${e.status}">${e.status}</td><td>${
       e.turns ?? "-"
     }</td><td>${e.cost_usd !== undefined ? usd(e.cost_usd) : "-"}</td><td>${
       formatElapsed(e.duration_ms)
@@ -433,11 +470,35 @@ export function runsPage(
     markup`<p class="notice" id="live">In progress: ${
       joinMarkup(live.map((id) => markup`<a href="/runs/${id}">${id}</a>`), raw(", "))
     }</p>`;
-  const body =
-    markup`<h1>Runs</h1><div id="runs-live" data-live>${running}<p>${entries.length} run(s).</p>
+  const body = markup`<h1>Runs</h1><div id="runs-live" data-live>${running}${
+    page.spend && spendSplit(page.spend)
+  }<p>${entries.length} run(s).</p>
 <table class="list" id="runs"><tr><th>run</th><th>started (UTC)</th><th>reason</th><th>status</th><th>turns</th><th>cost</th><th>duration</th></tr>
 ${joinMarkup(rows, raw("\n"))}</table>${next}</div>`;
   return layout(ctx, "Runs", body, { active: "/runs", live: true });
+}
+
+/** Why a run ran: its trigger and events, or the decision that woke it. */
+function runReason(e: RunIndexEntry): string {
+  if (e.events === 0 && e.decided !== undefined && e.decided.length > 0) {
+    return `woken by a decision: ${oneLine(e.decided.join("; "))}`;
+  }
+  return `${e.trigger} (${e.events} event(s))`;
+}
+
+/**
+ * Today's and this month's spend, and what of it the heartbeat runs and the
+ * coding agents' calls spent: the same figures as `wats agent runs` and
+ * `wats status` (src/runner/spend_figures.ts).
+ */
+export function spendSplit(f: SpendFigures): Markup {
+  return markup`<p id="spend">spend today <b id="spend-today">${
+    usd(f.budget.usdToday)
+  }</b> (heartbeat runs ${usd(f.runsUsdToday)}, coding-agent calls ${
+    usd(f.callsUsdToday)
+  }) · this month <b id="spend-month">${usd(f.budget.usdMonth)}</b> (heartbeat runs ${
+    usd(f.runsUsdMonth)
+  }, coding-agent calls ${usd(f.callsUsdMonth)})</p>`;
 }
 
 /**
@@ -449,6 +510,8 @@ export function runPage(ctx: PageContext, id: string, lines: readonly string[]):
   let header: RunHeader | undefined;
   let footer: RunFooter | undefined;
   const items: Markup[] = [];
+  // The works its coding agents worked on: each call's lines name the work they changed.
+  const works = new Set<string>();
   // ACP sessions, decisions and the coding agents a run called, as `wats agent logs` shows them.
   const acp = new TranscriptRenderer();
   const acpHtml = (out: string[]) => {
@@ -473,6 +536,12 @@ export function runPage(ctx: PageContext, id: string, lines: readonly string[]):
       acpHtml(acp.line(line).slice(0, -1));
       continue;
     }
+    if (
+      obj?.type === "wats_acp" && obj.event === "work_changed" && typeof obj.work === "string" &&
+      /^[A-Za-z0-9._~-]{1,200}$/.test(obj.work)
+    ) {
+      works.add(obj.work);
+    }
     if (ACP_LINE_TYPES.has(String(obj?.type))) {
       acpHtml(acp.line(line));
       continue;
@@ -493,7 +562,11 @@ export function runPage(ctx: PageContext, id: string, lines: readonly string[]):
     : markup`<p id="run-live" class="notice">running: this page reloads every 2 seconds</p>`;
   // An event with nothing to show renders as nothing, so the transcript can be empty with items.
   const transcript = joinMarkup(items, raw("\n"));
-  const body = markup`<h1>Run <code>${id}</code></h1>${head}
+  const worked = works.size > 0 &&
+    markup`<p id="run-works">Works of this run's coding agents: ${
+      joinMarkup([...works].map((w) => markup`<a href="/works/${w}">${w}</a>`), raw(", "))
+    }</p>`;
+  const body = markup`<h1>Run <code>${id}</code></h1>${head}${worked}
 <div class="transcript">${
     transcript.toString() === "" ? markup`<p>No output yet.</p>` : transcript
   }</div>${end}`;
@@ -524,149 +597,6 @@ function eventHtml(e: RunEvent): Markup {
     default:
       return markup``;
   }
-}
-
-// ---------------------------------------------------------------- review
-
-/**
- * The review queue: each held draft with what it answers and the three
- * decisions, and each coding agent's request with what a person needs to
- * decide it (requestCard).
- */
-export function reviewPage(ctx: PageContext, drafts: readonly HeldDraft[], now: number): string {
-  const cards = drafts.map((d) => {
-    if (d.permission !== undefined) return requestCard(ctx, d, d.permission, now);
-    const answers = d.parent
-      ? markup`<div class="answers">answers <a href="/posts/thread/${d.thread ?? d.parent}">${
-        short(d.parent)
-      }</a>${
-        d.parentSummary &&
-        markup` (${d.parentSummary.kind} by <code>${
-          short(d.parentSummary.author)
-        }</code>)<pre class="text">${d.parentSummary.text}</pre>`
-      }</div>`
-      : markup`<div class="answers">starts a new thread</div>`;
-    const path = `/review/${encodeURIComponent(d.id)}`;
-    return markup`<article class="draft" data-id="${d.id}">
-<div class="meta"><span class="kind">${d.kind}</span> by ${d.profile} · ${
-      formatAge(now / 1000 - d.createdAt)
-    } old · run ${
-      d.runId ? markup`<a href="/runs/${d.runId}">${d.runId}</a>` : "-"
-    } · <code>${d.id}</code></div>
-${answers}${d.title && markup`<h3>${d.title}</h3>`}
-${
-      form(
-        ctx,
-        `${path}/approve`,
-        markup`<textarea name="text" rows="5">${d.text}</textarea><button name="do" value="approve">Approve (publish this text)</button>`,
-        "approve",
-      )
-    }
-${
-      form(
-        ctx,
-        `${path}/reject`,
-        markup`<input name="reason" placeholder="why (the agent sees it in its next run)"><button>Reject</button>`,
-        "reject",
-      )
-    }
-</article>`;
-  });
-  const requests = drafts.filter((d) => d.permission !== undefined).length;
-  // data-edits: live.js does not redraw it while the person is typing in it.
-  const body = markup`<h1>Review</h1><div id="review-live" data-live data-edits><p>${
-    drafts.length - requests
-  } draft(s) and ${requests} coding agent request(s) wait for review.</p>${
-    drafts.length > 0 ? joinMarkup(cards, raw("\n")) : markup`<p>Nothing waits for review.</p>`
-  }</div>`;
-  return layout(ctx, "Review", body, { active: "/review", live: true });
-}
-
-/** How much of a request's arguments and task a card shows, in characters. */
-export const REQUEST_TEXT_MAX = 4000;
-/** How many of a request's locations a card lists. */
-export const REQUEST_LOCATIONS_MAX = 20;
-
-/** What a call in doubt's card says approve and reject do. */
-const IN_DOUBT_NOTICE = raw(
-  `<p class="notice warn">The node stopped while this call ran: what it did is in doubt. ` +
-    `Approve sends a new call telling the coding agent to check the worktree and finish the task; ` +
-    `reject leaves the work as it is.</p>`,
-);
-
-/**
- * A coding agent's held request (docs/acp.md, "Review: parked requests"), or
- * a call in doubt. Every field but the id is the coding agent's or the waking
- * agent's text: one-line fields go through `oneLine`, the arguments and the
- * task through `fenceBody` (no control or bidi character can hide what they
- * say), all escaped (by `markup`) and bounded. Approve allows the request once,
- * reject refuses it; neither takes a text.
- */
-function requestCard(ctx: PageContext, d: HeldDraft, p: PermissionAsk, now: number): Markup {
-  const line = (s: string) => clip(oneLine(s), 500);
-  const block = (s: string, cls: string) => {
-    const whole = fenceBody(s);
-    const more = whole.length > REQUEST_TEXT_MAX &&
-      markup`<p class="more">(${whole.length} characters in all: <code>wats agent pending show ${d.id}</code> shows them whole)</p>`;
-    return markup`<pre class="${cls}">${clip(whole, REQUEST_TEXT_MAX)}</pre>${more}`;
-  };
-  // The literal, checked against the constant: importing its value would load
-  // the ACP layer into `wats ui`.
-  const inDoubt = p.kind === ("in_doubt" satisfies typeof IN_DOUBT);
-  const shown = p.locations.slice(0, REQUEST_LOCATIONS_MAX);
-  const locations = shown.length === 0
-    ? "(none)"
-    : markup`<ul class="locations">${shown.map((l) => markup`<li><code>${line(l)}</code></li>`)}${
-      p.locations.length > shown.length &&
-      markup`<li>and ${p.locations.length - shown.length} more</li>`
-    }</ul>`;
-  const facts: Array<[string, MarkupValue]> = [
-    ["locations", locations],
-    ["worktree", markup`<code>${line(p.worktree)}</code>`],
-    ["checkout", markup`<code>${line(p.checkout)}</code>`],
-    ["work", markup`<code>${line(p.work)}</code>`],
-    ["why it asks", line(p.reason)],
-    ["request id", markup`<code>${line(p.request_id)}</code>`],
-  ];
-  const path = `/review/${encodeURIComponent(d.id)}`;
-  return markup`<article class="draft request" data-id="${d.id}">
-<div class="meta"><span class="kind">${
-    inDoubt ? "call in doubt" : "permission"
-  }</span> by the coding agent of ${line(p.agent)} · ${
-    formatAge(now / 1000 - d.createdAt)
-  } old · <code>${d.id}</code></div>
-<h3><code class="request">${line(`${p.harness}/${p.kind}`)}</code>${
-    p.title && markup` ${line(p.title)}`
-  }</h3>
-${inDoubt && IN_DOUBT_NOTICE}<table class="facts">${
-    facts.map(([k, v]) => markup`<tr><th>${k}</th><td>${v}</td></tr>`)
-  }</table>
-${
-    !inDoubt &&
-    markup`<h4>Arguments</h4>${block(JSON.stringify(p.arguments ?? null, null, 2), "arguments")}`
-  }
-<h4>Task</h4>${block(p.task, "task")}
-${
-    form(
-      ctx,
-      `${path}/approve`,
-      markup`<button name="do" value="approve">${
-        inDoubt ? "Approve (finish the task)" : "Approve (allow once)"
-      }</button>`,
-      "approve",
-    )
-  }
-${
-    form(
-      ctx,
-      `${path}/reject`,
-      markup`<button>${
-        inDoubt ? "Reject (leave the work as it is)" : "Reject (refuse once)"
-      }</button>`,
-      "reject",
-    )
-  }
-</article>`;
 }
 
 // ---------------------------------------------------------------- halt
@@ -704,6 +634,15 @@ function halterName(halted: NonNullable<NodeStatus["halted"]>): string {
 /** A refusal or an error, as a small page. */
 export function messagePage(title: string, message: string): string {
   return markup`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title} · wats</title><link rel="stylesheet" href="/assets/style.css"></head><body><main><h1>${title}</h1><p>${message}</p></main></body></html>`
+    .toString();
+}
+
+/**
+ * The page of a `/go/…` link (a notification's): its script sends the browser
+ * on to the same page in its dashboard session; without one, it says how to log in.
+ */
+export function goPage(path: string): string {
+  return markup`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Opening · wats</title><link rel="stylesheet" href="/assets/style.css"></head><body><main><h1>Opening ${path}</h1><p id="go-login">If this page stays, this browser has no dashboard session: run <code>wats ui</code>, open the login URL it prints, then open this link again.</p></main><script src="/assets/go.js"></script></body></html>`
     .toString();
 }
 

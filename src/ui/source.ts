@@ -4,7 +4,8 @@
  * as `wats agent approve/reject`, `wats guardian halt` and `wats resume` send
  * them, and the person's own posts as `wats mcp` sends them: the session says
  * no profile, so it speaks for the node's person, never for the agent), and the agent's files in the data dir (runs, transcripts, held
- * drafts), read only. Nothing here writes a file.
+ * drafts), read only. The one file written is config.toml, when a person
+ * confirms "allow always" (src/node/policy_rule.ts).
  *
  * @module
  */
@@ -16,6 +17,8 @@ import type { ControlRequest } from "../contracts/session.ts";
 import { type HeldDraft, ReviewQueue } from "../node/review_queue.ts";
 import type { RunIndexEntry } from "../contracts/runs.ts";
 import { Transcripts } from "../runner/transcripts.ts";
+import { readSpend, type SpendItem } from "../runner/spend_figures.ts";
+import { addAllowRule } from "../node/policy_rule.ts";
 import {
   callData,
   callText,
@@ -44,6 +47,16 @@ export interface ThreadView {
   askState?: AskState;
 }
 
+/** The "New work" form, as the daemon's `work_new` takes it. */
+export interface NewWorkRequest {
+  /** Empty: the one enabled harness. */
+  harness: string;
+  checkout: string;
+  /** The work's name (`fix-login`). */
+  work: string;
+  task: string;
+}
+
 /** What the dashboard reads and asks. */
 export interface UiSource {
   /** The node's status; null when no daemon answers. */
@@ -66,6 +79,15 @@ export interface UiSource {
   /** Sends the work back: `text` becomes the next call's task, about `file` (and `line`) if given. */
   workSend(id: string, text: string, file?: string, line?: number): Promise<string>;
   workDiscard(id: string, head?: string): Promise<string>;
+  /** Starts a new work with the person's task, as the heartbeat agent's harness tool would. */
+  workNew(req: NewWorkRequest): Promise<string>;
+  /**
+   * Adds `rule` to policy.allow in config.toml (the person confirmed it on the
+   * page): a safety change until `wats config ack`. Says what was written.
+   */
+  allowRule(rule: string): Promise<string>;
+  /** This month's spend and the older runs the index holds (src/runner/spend_figures.ts). */
+  spend(now: number): SpendItem[];
   approve(id: string, text?: string): Promise<string>;
   reject(id: string, reason: string): Promise<string>;
   halt(reason: string): Promise<string>;
@@ -81,7 +103,7 @@ export interface UiSource {
 /**
  * The real source: one MCP session with the daemon, opened when first needed
  * and opened again after the daemon restarted. Requires the socket grants and
- * read of the agent dir.
+ * read of the agent dir; "allow always" writes config.toml.
  */
 export class DaemonSource implements UiSource {
   readonly #paths: DataPaths;
@@ -90,8 +112,12 @@ export class DaemonSource implements UiSource {
   #runs: { key: string; value: RunIndexEntry[] } | undefined;
   #ids: { key: string; value: string[] } | undefined;
 
-  constructor(paths: DataPaths) {
+  readonly #who: { HOME?: string; user: string };
+
+  /** `who`: HOME and the OS user, as config.toml is read with them (`wats config`). */
+  constructor(paths: DataPaths, who: { HOME?: string; user: string } = { user: "" }) {
     this.#paths = paths;
+    this.#who = who;
     this.#transcripts = new Transcripts({ runsDir: paths.runsDir, runsIndex: paths.runsIndex });
   }
 
@@ -205,6 +231,24 @@ export class DaemonSource implements UiSource {
 
   workDiscard(id: string, head?: string): Promise<string> {
     return this.#control({ op: "work_discard", work: id, ...(head ? { head } : {}) });
+  }
+
+  workNew(req: NewWorkRequest): Promise<string> {
+    return this.#control({
+      op: "work_new",
+      work: req.work,
+      text: req.task,
+      checkout: req.checkout,
+      ...(req.harness !== "" ? { harness: req.harness } : {}),
+    });
+  }
+
+  allowRule(rule: string): Promise<string> {
+    return addAllowRule(this.#paths.config, rule, this.#who);
+  }
+
+  spend(now: number): SpendItem[] {
+    return readSpend(this.#paths, now);
   }
 
   /** Ends the session with the daemon. */

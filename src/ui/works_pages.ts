@@ -19,6 +19,7 @@ import type {
 } from "../contracts/works.ts";
 import { fenceBody, oneLine } from "../posts/fence.ts";
 import { TranscriptRenderer } from "../runner/render.ts";
+import { usd } from "../money.ts";
 import { diffView, type DiffViewOptions, fileDiffView } from "./diff_view.ts";
 import { joinMarkup, type Markup, markup, type MarkupValue, raw } from "./markup.ts";
 import { form, layout, type PageContext, postText, short } from "./pages.ts";
@@ -60,9 +61,11 @@ export function worksPage(ctx: PageContext, page: WorksPage, pageNo: number): st
       stateBadge(w.state)
     }</td><td>${oneLine(w.harness)}</td><td>${oneLine(w.checkout)}</td><td>${
       oneLine(w.agent)
-    }</td><td><a href="/posts/thread/${w.thread}"><code>${
-      short(w.thread)
-    }</code></a></td><td><code>${oneLine(w.branch)}</code></td><td>${when(w.updatedAt)}</td></tr>`
+    }</td><td>${
+      /^[0-9a-f]{64}$/.test(w.thread)
+        ? markup`<a href="/posts/thread/${w.thread}"><code>${short(w.thread)}</code></a>`
+        : "none"
+    }</td><td><code>${oneLine(w.branch)}</code></td><td>${when(w.updatedAt)}</td></tr>`
   );
   const body = markup`<h1>Works</h1>
 <p>Coding agents' works: each a branch in a checkout, with its worktree. The same as <code>wats work list</code>.</p>
@@ -77,14 +80,46 @@ ${joinMarkup(rows, raw("\n"))}</table>`
     markup`<a id="newer" href="/works${pageNo > 1 ? `?page=${pageNo - 1}` : ""}">Newer works</a> `
   }${
     page.next !== undefined && markup`<a id="older" href="/works?page=${page.next}">Older works</a>`
-  }</p></div>`;
+  }</p></div>${page.start && newWorkForm(ctx, page.start)}`;
   return layout(ctx, "Works", body, { active: "/works", live: true });
+}
+
+/**
+ * "New work": a person's task for a coding agent, started as the heartbeat
+ * agent's harness tool starts one (same policy, budget and halt). Outside the
+ * live part, so a redraw never takes what is being typed.
+ */
+function newWorkForm(ctx: PageContext, start: NonNullable<WorksPage["start"]>): Markup {
+  if (start.harnesses.length === 0 || start.checkouts.length === 0) {
+    return markup`<section id="new-work"><h2>New work</h2><p class="empty">A new work needs an enabled <code>[harnesses.NAME]</code> and a checkout the agent may use (<code>[checkouts.NAME]</code>, <code>agent.checkouts</code>): see docs/acp.md.</p></section>`;
+  }
+  const options = (names: string[]) =>
+    joinMarkup(names.map((n) => markup`<option value="${n}">${n}</option>`), raw(""));
+  const harness = start.harnesses.length === 1
+    ? markup`<input type="hidden" name="harness" value="${start.harnesses[0]!}">`
+    : markup`<label>coding agent <select name="harness" id="new-harness">${
+      options(start.harnesses)
+    }</select></label> `;
+  return markup`<section id="new-work"><h2>New work</h2>
+<p>Give a coding agent a task: it works on a new branch of the checkout, under this node's policy and budget, and its work appears above for you to review.</p>${
+    form(
+      ctx,
+      "/works/new",
+      markup`${harness}<label>checkout <select name="checkout" id="new-checkout">${
+        options(start.checkouts)
+      }</select></label> <label>work name <input name="work" id="new-name" required maxlength="64" placeholder="fix-login"></label>
+<label class="block">task <textarea name="task" id="new-task" rows="5" required placeholder="What to do, and what done looks like"></textarea></label>
+<button id="new-start">Start</button>`,
+    )
+  }</section>`;
 }
 
 /** What the work page was asked for beyond the work: a send-back prefill, what the reader saw. */
 export interface WorkPageView {
   /** Prefill of the send-back form. */
   file?: string;
+  /** What the work's calls cost this month (src/runner/spend_figures.ts `callsSpend`). */
+  spentUsd?: number;
   line?: number;
   /**
    * The head the reader saw before this page (a refused operation's, a page
@@ -117,7 +152,12 @@ export function workPage(ctx: PageContext, w: WorkDetail, view: WorkPageView = {
     ["harness", oneLine(w.harness)],
     ["checkout", oneLine(w.checkout)],
     ["agent", oneLine(w.agent)],
-    ["thread", markup`<a href="/posts/thread/${w.thread}"><code>${short(w.thread)}</code></a>`],
+    [
+      "thread",
+      /^[0-9a-f]{64}$/.test(w.thread)
+        ? markup`<a href="/posts/thread/${w.thread}"><code>${short(w.thread)}</code></a>`
+        : "none (started outside a thread)",
+    ],
     ["branch", markup`<code>${oneLine(w.branch)}</code>`],
     [
       "base",
@@ -129,6 +169,12 @@ export function workPage(ctx: PageContext, w: WorkDetail, view: WorkPageView = {
     ["worktree", markup`<code>${oneLine(w.worktree)}</code>${w.state === "swept" && " (gone)"}`],
     ["remote", w.remote !== undefined ? oneLine(w.remote) : "none"],
     ["updated (UTC)", when(w.updatedAt)],
+    ...(view.spentUsd !== undefined
+      ? [["spend this month", markup`<span id="work-spend">${usd(view.spentUsd)}</span>`] as [
+        string,
+        MarkupValue,
+      ]]
+      : []),
   ];
   const can = workActions(w);
   // What the forms carry: the head shown now. Every live redraw asks for the

@@ -436,7 +436,7 @@ Deno.test("`wats status` reads and connects, and writes nothing", async () => {
   }
 });
 
-Deno.test("`wats ui` reads, connects and serves its one address, and writes nothing", async () => {
+Deno.test("`wats ui` reads, connects and serves its one address, and writes only config.toml (a confirmed allow rule)", async () => {
   const f = await fixture();
   try {
     const assets = `${f.root}/assets`;
@@ -453,7 +453,8 @@ Deno.test("`wats ui` reads, connects and serves its one address, and writes noth
       [{ op: "tcp-listen", hostname: "127.0.0.1", port: 47449 }, "NotCapable"],
       [{ op: "tcp-listen", hostname: "0.0.0.0", port: 47448 }, "NotCapable"],
       [{ op: "tcp", hostname: "127.0.0.1", port: 47447 }, "NotCapable"],
-      [{ op: "write", path: f.paths.config }, "NotCapable"],
+      [{ op: "write", path: f.paths.config }, "ok"],
+      [{ op: "write", path: f.paths.safety }, "NotCapable"],
       [{ op: "write", path: f.paths.store }, "NotCapable"],
       [{ op: "write", path: `${f.paths.runsDir}/r1.jsonl` }, "NotCapable"],
       [{ op: "write", path: `${f.paths.dataDir}/ui.token` }, "NotCapable"],

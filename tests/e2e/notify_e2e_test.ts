@@ -78,7 +78,7 @@ timeout = "60s"
     assert.equal(body.event, "halted");
     assert.equal(body.text, "halted: going out");
     assert.equal(body.command, "wats resume");
-    assert.equal(body.path, "/halt");
+    assert.equal(body.path, "/go/halt");
     assert.equal(body.node, rig.started.node);
     // The receiver's check: HMAC-SHA256 of "<timestamp>.<body>" with the shared secret.
     for (const g of [first, second, third]) {
@@ -179,7 +179,7 @@ events = ["draft"]
       );
       const body = JSON.parse(got.body);
       assert.equal(body.event, "draft");
-      assert.equal(body.path, "/review");
+      assert.equal(body.path, "/go/review");
       assert.match(body.text, /Use journald/);
       assert.equal(body.command, `wats agent approve ${held.id}`);
       // The command as the notice says it answers the draft.

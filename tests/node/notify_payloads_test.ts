@@ -42,7 +42,7 @@ Deno.test("each waiting thing becomes a notice naming the command and page that 
     ],
     [
       { event: "held", id: "p2", what: "permission", summary: "claude/edit src/a.ts (work w)" },
-      { event: "permission", command: "wats agent approve p2", path: "/review" },
+      { event: "permission", command: "wats agent approve p2", path: "/go/review" },
     ],
     [
       { event: "held", id: "p3", what: "in_doubt", summary: "claude/in_doubt (work w)" },
@@ -50,7 +50,7 @@ Deno.test("each waiting thing becomes a notice naming the command and page that 
     ],
     [
       { event: "halted", id: "h", by: "b".repeat(64), reason: "stop it" },
-      { event: "halted", text: "halted: stop it", command: "wats resume", path: "/halt" },
+      { event: "halted", text: "halted: stop it", command: "wats resume", path: "/go/halt" },
     ],
     [
       { event: "budget_paused", reason: "agent.max_usd_per_day spent", until: CTX.at + 3600_000 },
@@ -68,6 +68,33 @@ Deno.test("each waiting thing becomes a notice naming the command and page that 
     assert.equal(n.node, "node1");
     assert.deepEqual({ ...n, ...want }, n, JSON.stringify(e));
   }
+});
+
+Deno.test("a coding agent's call that ended with commits is a work_ready notice naming its page and command; one without commits, or a commit mid-call, is none", () => {
+  const changed = (what: string, commits?: number): NodeEvent => ({
+    event: "work_changed",
+    type: "work_changed",
+    harness: "claude",
+    agent: "helper",
+    call: "acp_1",
+    checkout: "app",
+    branch: "wats/helper/_/fix-login",
+    work: "app~helper~_~fix-login",
+    what,
+    ...(commits !== undefined ? { commits } : {}),
+  });
+  const n = noticeOf(changed("call ended: ok", 2), CTX);
+  assert.ok(n);
+  assert.equal(n.event, "work_ready");
+  assert.equal(n.command, "wats work show app~helper~_~fix-login");
+  assert.equal(n.path, "/go/works/app~helper~_~fix-login");
+  assert.match(
+    n.text,
+    /^2 commit\(s\) on wats\/helper\/_\/fix-login in checkout app \(call ended: ok\)/,
+  );
+  assert.equal(noticeOf(changed("call ended: ok", 0), CTX), undefined);
+  assert.equal(noticeOf(changed("call ended: error"), CTX), undefined);
+  assert.equal(noticeOf(changed("committed", 1), CTX), undefined);
 });
 
 Deno.test("a run that failed or timed out is a notice; one stopped, halted or ok is not", () => {
@@ -88,7 +115,7 @@ Deno.test("a run that failed or timed out is a notice; one stopped, halted or ok
   const n = noticeOf(run("error"), CTX);
   assert.deepEqual(
     [n?.event, n?.text, n?.command, n?.path],
-    ["run_failed", "run r1: exit 1", "wats agent logs --run r1", "/runs/r1"],
+    ["run_failed", "run r1: exit 1", "wats agent logs --run r1", "/go/runs/r1"],
   );
   assert.equal(noticeOf(run("timeout"), CTX)?.event, "run_failed");
   for (const s of ["ok", "stopped", "halted"] as const) {
@@ -111,7 +138,7 @@ Deno.test("an ask of this node with no taker is a no_taker notice naming wats th
       "wats: no agent took your ask",
       '"Logs rotation": nobody answered or claimed it by 2027-01-01T00:00:00.000Z',
       `wats thread ${ask}`,
-      `/posts/thread/${ask}`,
+      `/go/posts/thread/${ask}`,
     ],
   );
   assert.equal(noticeOf({ event: "ask_answered", ask, answer: "d", by: "npub1x" }, CTX), undefined);

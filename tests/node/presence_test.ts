@@ -130,3 +130,32 @@ Deno.test("known agents: bare presences are listed after the seen agents and cou
     await cleanup();
   }
 });
+
+Deno.test("known agents: with agent.ignore_local, this node's agent is no taker of this node's person's ask; another node's agent is", async () => {
+  const { store, cleanup } = await tempStore();
+  const now = 1_800_000_000_000;
+  // alice is the person, bob the agent of this node; carol an agent elsewhere.
+  store.recordProfile("alice", alice.pubkey);
+  store.recordProfile("bob", bob.pubkey);
+  const created = Math.floor(now / 1000) - 60;
+  for (const who of [bob, carol]) {
+    store.insert([post(who, "answer", "seen", { createdAt: created })], { origin: "remote" });
+    store.insert([presence(who, created, { state: "running" }, ["rust"])], { origin: "remote" });
+  }
+  const ignoring = new KnownAgents({ store, now: () => now, everyMs: EVERY, ignoreLocal: true });
+  const taking = new KnownAgents({ store, now: () => now, everyMs: EVERY });
+  try {
+    assert.deepEqual(ignoring.reach(alice.pubkey, ["rust"]), { matching: 1, reachable: 1 });
+    assert.deepEqual(ignoring.reach(alice.pubkey, [], [bob.pubkey]), {
+      matching: 0,
+      reachable: 0,
+    });
+    assert.deepEqual(taking.reach(alice.pubkey, ["rust"]), { matching: 2, reachable: 2 });
+    // An ask from elsewhere still counts this node's agent.
+    assert.deepEqual(ignoring.reach(carol.pubkey, ["rust"]), { matching: 1, reachable: 1 });
+  } finally {
+    ignoring.close();
+    taking.close();
+    await cleanup();
+  }
+});

@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { budgetOf, renderRunsTable, renderTranscript } from "../../src/runner/render.ts";
+import {
+  budgetOf,
+  renderRunsTable,
+  renderTranscript,
+  TranscriptRenderer,
+} from "../../src/runner/render.ts";
 import type { RunIndexEntry } from "../../src/contracts/runs.ts";
 import { assistant, init, RESULT_SUCCESS, toolResult } from "./claude_samples.ts";
 import { CODEX_RUN } from "./codex_samples.ts";
@@ -245,4 +250,36 @@ Deno.test("a Claude run's header still shows its turn limit and budget; a Codex 
     renderTranscript([header("codex")]),
     "── run r · heartbeat · 0 event(s) · started 2026-12-02 00:00:00 · codex",
   );
+});
+
+Deno.test("an execute decision in a transcript names its command; a run a decision woke reads decision in wats agent runs", () => {
+  const r = new TranscriptRenderer();
+  const line = JSON.stringify({
+    type: "wats_acp",
+    event: "acp_permission",
+    harness: "claude",
+    call: "c1",
+    request: "claude/execute",
+    command: "git commit -am 'x\ny'",
+    locations: [],
+    verdict: "ask",
+    answer: "parked",
+    reason: "gated",
+  });
+  assert.deepEqual(r.line(line), [
+    "   claude│ ? claude/execute `git commit -am 'x y'` → parked (ask: gated)",
+  ]);
+  const table = renderRunsTable([{
+    id: "r1",
+    trigger: "events",
+    events: 0,
+    decided: ["permission decided: claude/execute on work fix was approved"],
+    started_at: "2026-11-30T12:00:00Z",
+    ended_at: "2026-11-30T12:01:00Z",
+    harness: "claude",
+    status: "ok",
+    exit_code: 0,
+    duration_ms: 1000,
+  }]);
+  assert.match(table, /^r1 +2026-11-30 12:00:00 +decision +0 +ok/m);
 });

@@ -68,6 +68,9 @@ export function recordingSource(
     workPush: op("workPush"),
     workSend: op("workSend"),
     workDiscard: op("workDiscard"),
+    workNew: op("workNew"),
+    allowRule: op("allowRule"),
+    spend: () => [],
     post: (kind, args) => {
       calls.push(`post ${kind} ${JSON.stringify(args)}`);
       return Promise.resolve(

@@ -30,6 +30,7 @@ const SOURCE = {
   status: () => Promise.resolve(null),
   runs: () => [],
   transcriptIds: () => [],
+  spend: () => [],
 } as unknown as UiSource;
 
 /** Reads `body` until `text` has arrived, and returns all read so far. */

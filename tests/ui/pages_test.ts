@@ -9,14 +9,15 @@ import {
   overviewPage,
   POST_COLLAPSE_CHARS,
   postsPage,
-  REQUEST_TEXT_MAX,
-  reviewPage,
   runPage,
   runsPage,
   searchPage,
   threadPage,
 } from "../../src/ui/pages.ts";
 import { chartData } from "../../src/ui/charts.ts";
+import { REQUEST_TEXT_MAX, reviewPage, rulePage } from "../../src/ui/review_page.ts";
+import { proposedRule } from "../../src/node/policy_rule.ts";
+import type { SpendItem } from "../../src/runner/spend_figures.ts";
 import { markup } from "../../src/ui/markup.ts";
 import type { NodeStatus, PostView } from "../../src/contracts/views.ts";
 import type { HeldDraft } from "../../src/node/review_queue.ts";
@@ -69,21 +70,15 @@ Deno.test("an ask says whom it is for and the caps it names; a hostile cap is te
   assert.doesNotMatch(open, /class="routing"/);
 });
 
-Deno.test("spend and runs are bucketed per UTC day for 30 days and per hour for the last 24", () => {
+Deno.test("spend and runs are bucketed per UTC day for 30 days and per hour for the last 24; a coding agent's call adds spend, not a run", () => {
   const now = Date.parse("2026-11-30T12:30:00Z");
-  const run = (ended: string, cost?: number): RunIndexEntry => ({
-    id: "x",
-    trigger: "events",
-    events: 1,
-    started_at: ended,
-    ended_at: ended,
-    harness: "claude",
-    status: "ok",
-    exit_code: 0,
-    duration_ms: 1,
-    ...(cost !== undefined ? { cost_usd: cost } : {}),
+  const run = (ended: string, cost?: number): SpendItem => ({
+    at: Date.parse(ended),
+    kind: "run",
+    ...(cost !== undefined ? { usd: cost } : {}),
   });
   const c = chartData([
+    { at: Date.parse("2026-11-30T12:25:00Z"), kind: "call", usd: 0.5, id: "acp_1" },
     run("2026-11-30T12:10:00Z", 0.01),
     run("2026-11-30T12:20:00Z", 0.02),
     run("2026-11-30T01:00:00Z"),
@@ -93,7 +88,7 @@ Deno.test("spend and runs are bucketed per UTC day for 30 days and per hour for 
   assert.equal(c.days.t.length, 30);
   assert.equal(c.days.t[29], Date.parse("2026-11-30T00:00:00Z") / 1000);
   assert.equal(c.days.runs[29], 3);
-  assert.equal(c.days.usd[29], 0.03);
+  assert.equal(c.days.usd[29], 0.53);
   assert.equal(c.days.usd[0], 1);
   assert.equal(c.days.runs.reduce((a, b) => a + b), 4);
   assert.equal(c.hours.t.length, 24);
@@ -272,6 +267,71 @@ Deno.test("a held request's rawInput, title, locations and task are shown as tex
   assert.match(c, /characters in all: <code>wats agent pending show 0123456789ab<\/code>/);
 });
 
+Deno.test("an execute request's card names its command and no empty locations; it links to its work with the uncommitted changes a commit -a would take, and offers allow always", () => {
+  const d = held("0123456789ab", {
+    kind: "execute",
+    title: "git commit",
+    arguments: { command: "git commit -am 'Fix\nlogin'", description: "commit" },
+    locations: [],
+  });
+  const html = reviewPage(
+    { csrf: "t" },
+    [d],
+    1_790_000_060_000,
+    new Map([["0123456789ab", {
+      id: "billing~helper~_~fix-login",
+      uncommitted: {
+        cut: false,
+        diff: [{
+          path: "src/login.ts",
+          status: "modified",
+          binary: false,
+          additions: 3,
+          deletions: 1,
+          hunks: [],
+          cut: false,
+        }],
+      },
+    }]]),
+  );
+  const c = card(html, "0123456789ab");
+  assert.match(
+    c,
+    /<th>command<\/th><td><code id="request-command">git commit -am &#39;Fix login&#39;<\/code>/,
+  );
+  assert.doesNotMatch(c, /locations|\(none\)/);
+  assert.match(
+    c,
+    /<th>work<\/th><td><a class="work-link" href="\/works\/billing~helper~_~fix-login">fix-login<\/a>/,
+  );
+  assert.match(
+    c,
+    /1 file\(s\) changed and not committed: what a <code>git commit -a<\/code> would take/,
+  );
+  assert.match(c, /<li><code>src\/login\.ts<\/code> modified \+3 −1<\/li>/);
+  assert.match(c, /<a class="allow-always" href="\/review\/0123456789ab\/rule">Allow always/);
+  // The rule it proposes: the command; the confirmation page writes nothing without its box.
+  const rule = proposedRule({
+    harness: "claude",
+    kind: "execute",
+    locations: [],
+    command: "git commit -am 'Fix\nlogin'",
+  });
+  assert.equal(rule, "claude/execute(git commit -am 'Fix login')");
+  assert.equal(
+    proposedRule({ harness: "claude", kind: "edit", locations: ["/w/a.ts"] }),
+    "claude/edit(/w/a.ts)",
+  );
+  assert.equal(proposedRule({ harness: "claude", kind: "fetch", locations: [] }), "claude/fetch");
+  const page = rulePage({ csrf: "t" }, d, rule);
+  assert.match(page, /<form method="post" action="\/review\/0123456789ab\/rule">/);
+  assert.match(page, /name="confirm" value="on"/);
+  assert.match(
+    page,
+    /a safety change, which <code>wats status<\/code> and the overview flag until you run <code>wats config ack<\/code>/,
+  );
+});
+
 Deno.test("a call in doubt says what approve and reject do, and shows its task", () => {
   const html = reviewPage({ csrf: "t" }, [
     held("ba9876543210", {
@@ -287,7 +347,8 @@ Deno.test("a call in doubt says what approve and reject do, and shows its task",
   const c = card(html, "ba9876543210");
   assert.match(c, /<span class="kind">call in doubt<\/span>/);
   assert.match(c, /<code class="request">claude\/in_doubt<\/code>/);
-  assert.match(c, /<th>locations<\/th><td>\(none\)/);
+  assert.doesNotMatch(c, /locations|\(none\)/, "no locations: no row saying so");
+  assert.doesNotMatch(c, /Allow always/, "a call in doubt has no rule to add");
   assert.match(c, /Approve sends a new call telling the coding agent to check the worktree/);
   assert.match(c, /<pre class="task">TASK-K: write the notes<\/pre>/);
   assert.doesNotMatch(c, /Arguments/);
@@ -580,17 +641,7 @@ Deno.test("an empty chart says there are no runs yet; one with runs does not", (
   assert.match(none, /<p class="empty" id="chart-days-empty">No runs yet\.<\/p>/);
   assert.match(none, /<p class="empty" id="chart-hours-empty">No runs yet\.<\/p>/);
   const now = Date.parse("2026-11-30T12:30:00Z");
-  const old: RunIndexEntry = {
-    id: "x",
-    trigger: "events",
-    events: 1,
-    started_at: "2026-11-20T10:00:00Z",
-    ended_at: "2026-11-20T10:00:00Z",
-    harness: "claude",
-    status: "ok",
-    exit_code: 0,
-    duration_ms: 1,
-  };
+  const old: SpendItem = { at: Date.parse("2026-11-20T10:00:00Z"), kind: "run" };
   const some = overviewPage({ csrf: "t" }, status, { chart: chartData([old], now) });
   assert.ok(!some.includes("chart-days-empty"), some);
   assert.match(some, /id="chart-hours-empty"/, "none in the last 24 hours");
@@ -630,4 +681,56 @@ Deno.test("a thread whose first post is an ask shows what became of it, and the 
   assert.match(html, /<section id="thread-posts" data-live data-edits>/);
   const none = threadPage({ csrf: "t" }, { root: ask.id, posts: [ask], cut: false });
   assert.doesNotMatch(none, /id="ask-state"/);
+});
+
+Deno.test("a run's page links to the works its coding agents changed; a thread's page to the works started for it; a run a decision woke says so", () => {
+  const header = JSON.stringify({
+    type: "wats_run",
+    id: "r",
+    trigger: "events",
+    events: [],
+    started_at: "2026-11-30T12:00:00Z",
+    harness: "claude",
+  });
+  const changed = JSON.stringify({
+    type: "wats_acp",
+    event: "work_changed",
+    harness: "claude",
+    call: "r.acp_1",
+    work: "app~helper~aaaaaaaaaaaa~fix",
+    what: "call ended: ok",
+  });
+  const forged = JSON.stringify({ type: "wats_acp", event: "work_changed", work: '"><b>x' });
+  const run = runPage({ csrf: "t" }, "r", [header, changed, forged]);
+  assert.match(
+    run,
+    /<p id="run-works">Works of this run's coding agents: <a href="\/works\/app~helper~aaaaaaaaaaaa~fix">app~helper~aaaaaaaaaaaa~fix<\/a><\/p>/,
+  );
+  assert.ok(!run.includes("<b>x"));
+  const root = "a".repeat(64);
+  const thread = threadPage({ csrf: "t" }, { root, posts: [], cut: false }, [
+    { id: "app~helper~aaaaaaaaaaaa~fix", work: "fix", state: "idle" },
+  ]);
+  assert.match(
+    thread,
+    /<p id="thread-works">Coding agents' works for this thread: <a href="\/works\/app~helper~aaaaaaaaaaaa~fix">fix<\/a> \(idle\)<\/p>/,
+  );
+  const woken: RunIndexEntry = {
+    id: "r2",
+    trigger: "events",
+    events: 0,
+    decided: ["permission decided: claude/execute on work fix was approved"],
+    started_at: "2026-11-30T12:00:00Z",
+    ended_at: "2026-11-30T12:01:00Z",
+    harness: "claude",
+    status: "ok",
+    exit_code: 0,
+    duration_ms: 1,
+  };
+  const runs = runsPage({ csrf: "t" }, [woken], [], { offset: 0, size: 10 });
+  assert.match(
+    runs,
+    /<td>woken by a decision: permission decided: claude\/execute on work fix was approved<\/td>/,
+  );
+  assert.doesNotMatch(runs, /0 event\(s\)/);
 });
