@@ -18,6 +18,7 @@ export type CommandId =
   | "help"
   | "daemon"
   | "mcp"
+  | "mcp-token"
   | "agent-read"
   | "agent-decide"
   | "agent-edit"
@@ -62,6 +63,8 @@ export interface PermissionInputs {
   heartbeatFile?: string;
   /** Daemon: `host:port` of `listen` when set. `wats ui`: the address it serves. */
   listen?: string;
+  /** Daemon: `host:port` of `mcp.listen` when set (MCP over HTTP, docs/mcp.md). */
+  mcpListen?: string;
   /** `wats ui`: the folder of its static files (src/ui/assets, embedded when compiled). */
   uiAssets?: string;
   /** Daemon: `host:port` of each relay in `infra`. */
@@ -187,6 +190,7 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
         net: unique([
           ...sock.net,
           ...(inputs.listen ? [inputs.listen] : []),
+          ...(inputs.mcpListen ? [inputs.mcpListen] : []),
           ...(inputs.relays ?? []),
           ...(inputs.notifyHosts ?? []),
           ...(inputs.loopbackServer ? [LOOPBACK_EPHEMERAL] : []),
@@ -226,6 +230,11 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
         // process group (src/cli/mcp.ts).
         run: unique([...inputs.self.slice(0, 1), "kill"]),
       };
+    }
+    case "mcp-token": {
+      // The token file (written beside, then renamed over) and config.toml for the profile.
+      const files = [p.mcpTokens, `${p.mcpTokens}.tmp`];
+      return { ...NONE, read: unique([p.config, ...files]), write: files };
     }
     case "agent-read":
       return { ...NONE, read: [p.agentDir] };

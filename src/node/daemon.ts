@@ -28,6 +28,8 @@ import { log } from "../log.ts";
 import type { ControlRequest } from "../contracts/session.ts";
 import type { NodeStatus, PendingDraft } from "../contracts/views.ts";
 import { type ControlAnswer, serveMcpSocket } from "../mcp/socket_server.ts";
+import { startMcpHttp } from "../mcp/http_server.ts";
+import type { McpLog } from "../mcp/server.ts";
 import { type Network, startNetwork } from "../net/network.ts";
 import { watchInterest } from "../net/interest_source.ts";
 import { endPreviousRun } from "../runner/orphan.ts";
@@ -435,15 +437,20 @@ export async function runNode(opts: NodeOptions): Promise<number> {
     };
     const idle = opts.startedByMcp ? watchIdle(idleStopMs, () => stop.abort(IDLE)) : undefined;
     if (idle) cleanups.unshift(() => idle.stop());
+    const mcpLog: McpLog = (level, msg, fields) =>
+      logger[level === "warn" ? "warn" : level](msg, fields ?? {});
     const mcp = await serveMcpSocket({
       path: paths.socket,
       service,
       control,
       watch: (send) => hub.watch(send),
       onSessions: (open) => idle?.sessions(open),
-      log: (level, msg, fields) => logger[level === "warn" ? "warn" : level](msg, fields ?? {}),
+      log: mcpLog,
     });
     cleanups.unshift(() => mcp.close());
+    // MCP over HTTP when mcp.listen names an address (docs/mcp.md): the same service, by token.
+    const mcpHttp = startMcpHttp({ settings, tokensFile: paths.mcpTokens, service, log: mcpLog });
+    if (mcpHttp) cleanups.unshift(() => mcpHttp.close());
     // The runner starts once the socket serves: Codex's self-check needs it.
     await agentRunner?.ready(service);
     codingAgents?.start();
