@@ -273,8 +273,16 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
           p.safety,
           ...(inputs.hostConfigs ?? []),
           ...(inputs.claudeConfigs ?? []),
+          // `--http`: a token for the entry (src/mcp/http_tokens.ts).
+          p.mcpTokens,
+          `${p.mcpTokens}.tmp`,
         ]),
-        write: unique([p.config, ...(inputs.hostConfigs ?? [])]),
+        write: unique([
+          p.config,
+          ...(inputs.hostConfigs ?? []),
+          p.mcpTokens,
+          `${p.mcpTokens}.tmp`,
+        ]),
         // `claude mcp …` registers wats; `codex --version` only checks Codex is installed.
         run: ["claude", "codex"],
       };

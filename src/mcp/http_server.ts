@@ -37,9 +37,7 @@ import { TokenBook, type TokenGrant } from "./http_tokens.ts";
 import { type McpWireLimits, serveMcpWire } from "./http_wire.ts";
 import { createMcpServer, type McpLog } from "./server.ts";
 import type { NodeService } from "./service.ts";
-
-/** The path MCP is served at. */
-export const MCP_HTTP_PATH = "/mcp";
+import { MCP_HTTP_PATH } from "../contracts/session.ts";
 
 /** A session with no request for this long ends (30 minutes, as a dashboard session). */
 export const SESSION_IDLE_MS = 30 * 60_000;

@@ -16,6 +16,7 @@ import {
   readClaudeEntry,
 } from "../harnesses/claude_registration.ts";
 import { runCommand } from "../spawn.ts";
+import { mcpHttpUrl } from "../../contracts/session.ts";
 import { noDenyRules, type Runtime, type RuntimeDeps } from "./runtime.ts";
 
 /** The Claude Code runtime. */
@@ -38,6 +39,8 @@ export function claudeRuntime(d: RuntimeDeps): Runtime {
           run: runCommand,
           found,
           entry: personEntry(d.selfCommand, d.person, d.paths.dataDir),
+          // `wats setup claude --http` registered this node's HTTP endpoint: that is wats too.
+          ...(d.settings["mcp.listen"] ? { httpUrl: mcpHttpUrl(d.settings["mcp.listen"]) } : {}),
         });
         if (r.action !== "unchanged") {
           d.log.info(`registered wats in Claude Code (${r.action}, scope ${r.scope})`);
