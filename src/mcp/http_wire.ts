@@ -1,5 +1,5 @@
 /**
- * The HTTP/1.1 reader of MCP over HTTP: one request per connection, read from `Deno.listen`
+ * The HTTP/1.1 reader of MCP over HTTP: requests read from `Deno.listen`
  * with limits `Deno.serve` does not offer (docs/decisions/ui.md, "An HTTP/1.1 server of its own";
  * the dashboard's src/ui/http.ts reads the same way). A connection that has not sent its head
  * within {@linkcode McpWireLimits.headerMs} is closed (slowloris); a head over 16 KiB gets 431, a
@@ -7,8 +7,10 @@
  * most {@linkcode McpWireLimits.maxConnections} connections are open, and a new one over that
  * closes the oldest still sending its head. The request's URL is built from the address served,
  * never from its Host, so a strange Host reaches the gate (src/mcp/http_gate.ts) instead of
- * throwing. Every answer has a length and `connection: close`: the endpoint answers JSON, never
- * a stream.
+ * throwing. Every answer has a length (the endpoint answers JSON, never a stream); a client may
+ * keep the connection for its next request: it may wait {@linkcode McpWireLimits.idleMs} for that
+ * request's first byte, then has `headerMs` for the head, and is among the first pushed out at
+ * the cap while it waits.
  *
  * Requires `--allow-net` for the address served.
  *
@@ -27,6 +29,11 @@ export interface McpWireLimits {
   maxBody: number;
   /** Open connections at most (256). */
   maxConnections: number;
+  /**
+   * How long a kept connection may wait for the first byte of its next request (120 s: longer
+   * than clients keep an idle connection, so a client never sends into one being closed).
+   */
+  idleMs: number;
 }
 
 /** The limits the daemon serves with. */
@@ -35,9 +42,13 @@ export const MCP_WIRE_LIMITS: Readonly<McpWireLimits> = {
   ioMs: 30_000,
   maxBody: 1024 * 1024,
   maxConnections: 256,
+  idleMs: 120_000,
 };
 
 const MAX_HEAD = 16 * 1024;
+
+/** What clients are told to keep an idle connection for: less than the idle limit. */
+const KEEP_ALIVE_HINT_S = 60;
 
 /** Where and how {@linkcode serveMcpWire} listens. */
 export interface McpWireOptions {
@@ -111,29 +122,60 @@ export function serveMcpWire(
     }
   })();
 
+  /** Serves the requests of one connection, one after another while the client keeps it. */
   async function serveConn(conn: Deno.Conn): Promise<void> {
-    const answer = (res: Response) =>
-      withDeadline(conn, limits.ioMs, () => writeResponse(conn, res));
-    const head = await withDeadline(conn, limits.headerMs, () => readHead(conn));
+    let carry: Uint8Array = new Uint8Array(0);
+    let more = true;
+    for (let first = true; more && !stopped; first = false) {
+      inHead.add(conn);
+      if (!first && carry.length === 0) {
+        // Kept and idle: its next head's deadline starts with that head's first byte.
+        const next = await withDeadline(conn, limits.idleMs, () => firstBytes(conn));
+        if (next === null) return;
+        carry = next;
+      }
+      const rest = await serveRequest(conn, carry);
+      if (rest === null) return;
+      [carry, more] = rest;
+    }
+  }
+
+  /**
+   * Reads one request and answers it; the bytes read past it and whether the connection stays
+   * open, or null when it ended. Its head must be in within `headerMs`.
+   */
+  async function serveRequest(
+    conn: Deno.Conn,
+    carry: Uint8Array,
+  ): Promise<[Uint8Array, boolean] | null> {
+    const answer = async (res: Response, keep = false) => {
+      const ok = await withDeadline(conn, limits.ioMs, () => writeResponse(conn, res, keep));
+      return ok === null ? null : keep;
+    };
+    const closing = async (status: number, reason: string) => {
+      await answer(plain(status, reason));
+      return null;
+    };
+    const head = await withDeadline(conn, limits.headerMs, () => readHead(conn, carry));
     inHead.delete(conn);
-    if (head === null) return;
-    if ("status" in head) return void await answer(plain(head.status, head.reason));
+    if (head === null) return null;
+    if ("status" in head) return await closing(head.status, head.reason);
     const parsed = parseHead(head.head);
-    if ("status" in parsed) return void await answer(plain(parsed.status, parsed.reason));
+    if ("status" in parsed) return await closing(parsed.status, parsed.reason);
     const { method, target, headers } = parsed;
     let body: Uint8Array<ArrayBuffer> | undefined;
+    let after: Uint8Array = head.rest;
     const length = headers.get("content-length");
     if (length !== null) {
       const n = Number(length);
       if (n > limits.maxBody) {
-        return void await answer(
-          plain(413, `a request body may be at most ${limits.maxBody} bytes`),
-        );
+        return await closing(413, `a request body may be at most ${limits.maxBody} bytes`);
       }
       const got = await withDeadline(conn, limits.ioMs, () => readBody(conn, head.rest, n));
-      if (got === null) return;
-      body = got;
+      if (got === null) return null;
+      [body, after] = got;
     }
+    const keep = parsed.version === "1.1" && !/\bclose\b/i.test(headers.get("connection") ?? "");
     let req: Request;
     try {
       req = new Request(base + target, {
@@ -142,7 +184,7 @@ export function serveMcpWire(
         ...(body !== undefined && method !== "GET" && method !== "HEAD" ? { body } : {}),
       });
     } catch {
-      return void await answer(plain(400, "this request cannot be read"));
+      return await closing(400, "this request cannot be read");
     }
     let res: Response;
     try {
@@ -151,7 +193,9 @@ export function serveMcpWire(
       opts.onError(err);
       res = plain(500, "the node could not answer this request; try again");
     }
-    await answer(res);
+    // A refused request (no token, another Host, over the rate) keeps nothing open.
+    const kept = await answer(res, keep && res.status < 400 && !stopped);
+    return kept === null ? null : [after, kept];
   }
 
   return {
@@ -170,10 +214,19 @@ export function serveMcpWire(
 
 type Head = { head: string; rest: Uint8Array } | { status: number; reason: string };
 
+/** The next bytes a connection sends; null when it ends first. */
+async function firstBytes(conn: Deno.Conn): Promise<Uint8Array | null> {
+  const buf = new Uint8Array(16 * 1024);
+  const n = await conn.read(buf);
+  return n === null ? null : buf.subarray(0, n);
+}
+
 /** Reads up to the blank line that ends the head; null when the peer left first. */
-async function readHead(conn: Deno.Conn): Promise<Head | null> {
+async function readHead(conn: Deno.Conn, carry: Uint8Array): Promise<Head | null> {
   const buf = new Uint8Array(MAX_HEAD + 4);
-  let len = 0;
+  if (carry.length > buf.length) return { status: 431, reason: "the request head is too large" };
+  buf.set(carry);
+  let len = carry.length;
   let scanned = 0;
   while (true) {
     // Only the new bytes are scanned: a head sent a byte at a time costs no more.
@@ -200,14 +253,14 @@ function headEnd(buf: Uint8Array, from: number, len: number): number {
 }
 
 type Parsed =
-  | { method: string; target: string; headers: Headers }
+  | { method: string; target: string; headers: Headers; version: "1.0" | "1.1" }
   | { status: number; reason: string };
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 function parseHead(head: string): Parsed {
   const [line = "", ...fields] = head.split("\r\n");
-  const m = line.match(/^([A-Z]{1,16}) (\/[\x21-\x7e]*) HTTP\/1\.[01]$/);
+  const m = line.match(/^([A-Z]{1,16}) (\/[\x21-\x7e]*) HTTP\/1\.([01])$/);
   if (!m) return { status: 400, reason: "this is not an HTTP/1.1 request for a path" };
   const headers = new Headers();
   try {
@@ -231,14 +284,15 @@ function parseHead(head: string): Parsed {
   if (fields.filter((f) => /^host:/i.test(f)).length > 1) {
     return { status: 400, reason: "a request names one host" };
   }
-  return { method: m[1]!, target: m[2]!, headers };
+  return { method: m[1]!, target: m[2]!, headers, version: m[3] === "1" ? "1.1" : "1.0" };
 }
 
+/** The body, and the bytes read past it (the next request's, pipelined). */
 async function readBody(
   conn: Deno.Conn,
   start: Uint8Array,
   length: number,
-): Promise<Uint8Array<ArrayBuffer> | null> {
+): Promise<[Uint8Array<ArrayBuffer>, Uint8Array] | null> {
   const body = new Uint8Array(length);
   const first = start.subarray(0, length);
   body.set(first);
@@ -248,18 +302,21 @@ async function readBody(
     if (n === null) return null;
     got += n;
   }
-  return body;
+  return [body, start.subarray(length)];
 }
 
-async function writeResponse(conn: Deno.Conn, res: Response): Promise<void> {
+async function writeResponse(conn: Deno.Conn, res: Response, keep: boolean): Promise<boolean> {
   const body = new Uint8Array(await res.arrayBuffer());
   const lines = [`HTTP/1.1 ${res.status} ${STATUS_TEXT[res.status] ?? "Status"}`];
   for (const [k, v] of res.headers) {
     if (k !== "content-length" && k !== "connection") lines.push(`${k}: ${v}`);
   }
-  lines.push(`content-length: ${body.length}`, "connection: close", "", "");
+  lines.push(`content-length: ${body.length}`, `connection: ${keep ? "keep-alive" : "close"}`);
+  if (keep) lines.push(`keep-alive: timeout=${KEEP_ALIVE_HINT_S}`);
+  lines.push("", "");
   await writeAll(conn, new TextEncoder().encode(lines.join("\r\n")));
   await writeAll(conn, body);
+  return true;
 }
 
 /**
