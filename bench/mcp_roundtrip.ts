@@ -890,6 +890,10 @@ try {
     missingInFeed === 0 && errors.length === 0;
   console.log(`goal "every acknowledged post stored once": ${allOnce ? "met" : "NOT met"}`);
   if (!allOnce) throw new Error("some HTTP posts were lost, doubled or refused (see above)");
+} catch (err) {
+  // Said before the cleanup, whose own failures could hide it.
+  console.error(`error: the bench failed: ${err instanceof Error ? err.stack : String(err)}`);
+  throw err;
 } finally {
   for (const c of cleanups.reverse()) {
     try {

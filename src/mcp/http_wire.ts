@@ -110,6 +110,8 @@ export function serveMcpWire(
         inHead.delete(oldest);
         open.delete(oldest);
       }
+      // Answers are small and whole: send each at once.
+      (conn as Deno.TcpConn).setNoDelay?.(true);
       open.add(conn);
       inHead.add(conn);
       const p = serveConn(conn).catch(() => {}).finally(() => {
@@ -314,8 +316,12 @@ async function writeResponse(conn: Deno.Conn, res: Response, keep: boolean): Pro
   lines.push(`content-length: ${body.length}`, `connection: ${keep ? "keep-alive" : "close"}`);
   if (keep) lines.push(`keep-alive: timeout=${KEEP_ALIVE_HINT_S}`);
   lines.push("", "");
-  await writeAll(conn, new TextEncoder().encode(lines.join("\r\n")));
-  await writeAll(conn, body);
+  // One write: a head and a body sent apart wait on the peer's delayed ACK on a kept connection.
+  const head = new TextEncoder().encode(lines.join("\r\n"));
+  const out = new Uint8Array(head.length + body.length);
+  out.set(head);
+  out.set(body, head.length);
+  await writeAll(conn, out);
   return true;
 }
 
