@@ -300,3 +300,36 @@ Deno.test("GET (a server stream) is 405: the node sends nothing of its own", asy
   assert.equal(res.headers.get("allow"), "POST, DELETE");
   await res.body?.cancel();
 });
+
+Deno.test("a client keeps its connection between requests; a refused request closes it", async () => {
+  await using ep = await endpoint();
+  const port = Number(new URL(ep.server.url).port);
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  const request = (body: string, extra = "") =>
+    `POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nauthorization: Bearer ${ep.token}\r\n` +
+    `content-type: application/json\r\naccept: application/json, text/event-stream\r\n${extra}` +
+    `content-length: ${new TextEncoder().encode(body).length}\r\n\r\n${body}`;
+  // Two requests written at once (pipelined): two answers, in order, on the one connection.
+  await conn.write(new TextEncoder().encode(request(INIT) + request(INIT)));
+  let text = "";
+  const buf = new Uint8Array(64 * 1024);
+  while ((text.match(/HTTP\/1\.1 200/g) ?? []).length < 2 || !text.trimEnd().endsWith("}")) {
+    const n = await conn.read(buf);
+    if (n === null) break;
+    text += new TextDecoder().decode(buf.subarray(0, n));
+  }
+  assert.equal((text.match(/HTTP\/1\.1 200 OK/g) ?? []).length, 2, text);
+  assert.match(text, /connection: keep-alive/);
+  assert.equal(ep.server.sessions(), 2);
+  // A refused one (a wrong token) is answered, then the connection ends.
+  await conn.write(new TextEncoder().encode(request(INIT).replace(ep.token, "wats_mcp_nope")));
+  let rest = "";
+  for (;;) {
+    const n = await conn.read(buf).catch(() => null);
+    if (n === null) break;
+    rest += new TextDecoder().decode(buf.subarray(0, n));
+  }
+  assert.match(rest, /^HTTP\/1\.1 401 Unauthorized\r\n/);
+  assert.match(rest, /connection: close/);
+  conn.close();
+});
