@@ -394,6 +394,7 @@ const SEED_POSTS = 3;
 const tmp = await Deno.makeTempDir({ prefix: "wats-bench-rt-" });
 const dataDir = tempDataDir();
 const cleanups: Array<() => unknown> = [];
+let daemonStderr = () => "(the daemon had not started)";
 const load0 = Deno.loadavg();
 const started = performance.now();
 
@@ -452,7 +453,11 @@ try {
   const httpUrl = new URL(`http://127.0.0.1:${httpPort}/mcp`);
   const tokensFile = dataPaths(dataDir).mcpTokens;
   const benchToken = (await createToken(tokensFile, { profile: PROFILE })).token;
-  const node = startWats(["--data-dir", dataDir, "node", "--agent", "none"]);
+  // Longer than the whole run: startWats kills its process after its default timeout.
+  const node = startWats(["--data-dir", dataDir, "node", "--agent", "none"], {
+    timeoutMs: 3_600_000,
+  });
+  daemonStderr = () => node.stderr();
   cleanups.push(() => node.stop());
   await node.waitForLine((l) => l.includes('"event":"started"'));
   const socket = `${dataDir}/mcp.sock`;
@@ -893,6 +898,9 @@ try {
 } catch (err) {
   // Said before the cleanup, whose own failures could hide it.
   console.error(`error: the bench failed: ${err instanceof Error ? err.stack : String(err)}`);
+  console.error(
+    `the daemon's stderr, last lines:\n${daemonStderr().split("\n").slice(-40).join("\n")}`,
+  );
   throw err;
 } finally {
   for (const c of cleanups.reverse()) {

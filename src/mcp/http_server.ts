@@ -107,7 +107,9 @@ export function serveMcpHttp(opts: ServeMcpHttpOptions): McpHttpServer {
     sweepTimer = undefined;
     const t = now();
     for (const s of [...sessions.values()]) {
-      if (t - s.seen >= idleMs || !(await opts.tokens.live(s.tokenId))) {
+      // A token file that cannot be read counts as revoking every token (fail closed).
+      const live = await opts.tokens.live(s.tokenId).catch(() => false);
+      if (t - s.seen >= idleMs || !live) {
         await s.transport.close().catch(() => {});
         drop(s.id);
       }
@@ -116,7 +118,11 @@ export function serveMcpHttp(opts: ServeMcpHttpOptions): McpHttpServer {
   };
   const arm = () => {
     if (closed || sweepTimer !== undefined || sessions.size === 0) return;
-    sweepTimer = setTimeout(() => void sweep(), Math.min(idleMs, 60_000));
+    sweepTimer = setTimeout(
+      () =>
+        void sweep().catch((err) => log("warn", "mcp http sweep failed", { error: String(err) })),
+      Math.min(idleMs, 60_000),
+    );
   };
 
   const open = async (grant: TokenGrant, body: unknown, req: Request): Promise<Response> => {

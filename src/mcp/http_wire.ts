@@ -110,8 +110,12 @@ export function serveMcpWire(
         inHead.delete(oldest);
         open.delete(oldest);
       }
-      // Answers are small and whole: send each at once.
-      (conn as Deno.TcpConn).setNoDelay?.(true);
+      try {
+        // Answers are small and whole: send each at once.
+        (conn as Deno.TcpConn).setNoDelay(true);
+      } catch {
+        // The peer is gone already: the first read says so.
+      }
       open.add(conn);
       inHead.add(conn);
       const p = serveConn(conn).catch(() => {}).finally(() => {
