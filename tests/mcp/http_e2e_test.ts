@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { inspectorBin, requireCli } from "../support/clis.ts";
+import { runWats } from "../support/cli.ts";
 import { runClaude } from "../support/claude.ts";
 import { freePort } from "../support/free_port.ts";
 import { call, idIn } from "../support/swarm.ts";
@@ -224,5 +225,28 @@ Deno.test({
     });
     assert.equal(stored.kind, "ask");
     await helper.close();
+  },
+});
+
+Deno.test({
+  name: "a node refuses to start on an mcp.listen it may not serve, saying what to set instead",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await using dir = tempDir("wats-data-");
+    for (
+      const [listen, said] of [
+        ["0.0.0.0:7449", /every address at once/],
+        ["192.0.2.7:7449", /wats config set mcp\.remote true/],
+        ["localhost:7449", /not a host name/],
+      ] as const
+    ) {
+      await Deno.writeTextFile(`${dir.path}/config.toml`, `[mcp]\nlisten = "${listen}"\n`);
+      const r = await runWats(["--data-dir", dir.path, "node", "--agent", "none"], {
+        timeoutMs: 120_000,
+      });
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, said);
+    }
   },
 });
