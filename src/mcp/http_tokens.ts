@@ -172,6 +172,8 @@ export class TokenBook {
   readonly #warn: (message: string) => void;
   #stamp = "";
   #byHash = new Map<string, TokenGrant>();
+  /** Tokens already found live since the file last changed: no hash per request for them. */
+  #known = new Map<string, TokenGrant>();
 
   constructor(path: string, warn: (message: string) => void = () => {}) {
     this.#path = path;
@@ -182,7 +184,12 @@ export class TokenBook {
   async lookup(token: string): Promise<TokenGrant | undefined> {
     await this.#refresh();
     if (!token.startsWith(TOKEN_PREFIX) || token.length > 200) return undefined;
-    return this.#byHash.get(await tokenHash(token));
+    const seen = this.#known.get(token);
+    if (seen !== undefined) return seen;
+    const grant = this.#byHash.get(await tokenHash(token));
+    // Only live tokens are kept, so what a stranger sends never grows the map.
+    if (grant !== undefined) this.#known.set(token, grant);
+    return grant;
   }
 
   /** True while the token with this id is still in the file. */
@@ -210,6 +217,7 @@ export class TokenBook {
       this.#warn(err instanceof Error ? err.message : String(err));
     }
     this.#byHash = new Map(tokens.map((t) => [t.sha256, { id: t.id, profile: t.profile }]));
+    this.#known = new Map();
     this.#stamp = stamp;
   }
 }
