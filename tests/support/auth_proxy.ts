@@ -6,8 +6,8 @@
  * It works at the byte level because `fetch` cannot send a Host of the caller's choosing (Deno
  * replaces it), and the suite's DNS rebinding scenario must reach the node with a foreign Host.
  * A Host or Origin naming the proxy's own address is rewritten to the node's, as a reverse proxy
- * does; any other Host or Origin reaches the node as sent. The node answers one request per
- * connection (`connection: close`), so only the first head of a connection is rewritten.
+ * does; any other Host or Origin reaches the node as sent. Each request it passes asks the node
+ * to close the connection after its answer, so every request's head is one the proxy rewrote.
  *
  * Test-only: nothing in src/ can start it, and the node itself has no way to skip the token.
  *
@@ -40,13 +40,15 @@ export function startAuthProxy(upstream: string, token: string): AuthProxy {
       const colon = f.indexOf(":");
       const name = f.slice(0, colon).trim().toLowerCase();
       const value = f.slice(colon + 1).trim();
-      if (name === "authorization") continue;
+      if (name === "authorization" || name === "connection") continue;
       if (name === "host" && ownNames.has(value.toLowerCase())) out.push(`host: ${target.host}`);
       else if (name === "origin" && [...ownNames].some((n) => value === `http://${n}`)) {
         out.push(`origin: http://${target.host}`);
       } else out.push(f);
     }
     out.push(`authorization: Bearer ${token}`);
+    // One request per connection, so every request's head passes through here.
+    out.push("connection: close");
     return out.join("\r\n");
   };
 
