@@ -1,8 +1,9 @@
 /**
  * MCP over HTTP end to end through a real daemon with `mcp.listen` (issue 32): tokens made with
  * the real `wats mcp token`, then the MCP SDK's StreamableHTTPClientTransport, the MCP Inspector
- * CLI (`--transport http`) and the real Claude Code CLI (an `http` server in `--mcp-config`,
- * driven by the scripted mock model) asking and answering through the endpoint.
+ * CLI (`--transport http`), the real Claude Code CLI (an `http` server in `--mcp-config`) and the
+ * real Codex CLI (`url` and `http_headers`), each driven by a scripted mock model, asking and
+ * answering through the endpoint.
  */
 
 import assert from "node:assert/strict";
@@ -22,8 +23,17 @@ import {
   toolResultFor,
   toolUse,
 } from "../support/mock_anthropic.ts";
+import {
+  callOutputFor,
+  functionCall,
+  hasTool as codexHasTool,
+  MOCK_MODEL as OPENAI_MODEL,
+  startMockOpenAI,
+  text as openaiText,
+} from "../support/mock_openai.ts";
 
 const claude = requireCli("claude");
+const codex = requireCli("codex");
 const inspector = requireCli("inspector");
 
 /** A node serving MCP over HTTP on a free loopback port, and its URL. */
@@ -248,5 +258,82 @@ Deno.test({
       assert.equal(r.code, 1, r.stderr);
       assert.match(r.stderr, said);
     }
+  },
+});
+
+Deno.test({
+  name: "the real Codex CLI (streamable HTTP: url and http_headers) asks through the endpoint",
+  ignore: codex === null,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const { rig, url } = await httpNode();
+    await using _rig = rig;
+    const token = await makeToken(rig, "frank");
+    await using mock = startMockOpenAI({
+      rules: [
+        { when: callOutputFor("mcp__wats", "ask"), reply: openaiText("Asked.") },
+        {
+          when: codexHasTool("mcp__wats", "ask"),
+          reply: functionCall("mcp__wats", "ask", { title: "Codex over HTTP", text: "Lands?" }),
+        },
+      ],
+    });
+    await using tmp = tempDir("wats-codex-http-");
+    for (const d of ["codex-home", "home", "work"]) await Deno.mkdir(`${tmp.path}/${d}`);
+    const c = (kv: string) => ["-c", kv];
+    const child = new Deno.Command(codex![0]!, {
+      args: [
+        ...codex!.slice(1),
+        "exec",
+        "--json",
+        "--ephemeral",
+        "--ignore-user-config",
+        "--ignore-rules",
+        "--skip-git-repo-check",
+        "-C",
+        `${tmp.path}/work`,
+        "-s",
+        "read-only",
+        ...c('approval_policy="never"'),
+        ...c('model_provider="wats_mock"'),
+        ...c('model_providers.wats_mock.name="mock"'),
+        ...c(`model_providers.wats_mock.base_url="${mock.url}/v1"`),
+        ...c('model_providers.wats_mock.wire_api="responses"'),
+        ...c("model_providers.wats_mock.request_max_retries=0"),
+        ...c("model_providers.wats_mock.stream_max_retries=0"),
+        // What `wats setup codex --http` writes.
+        ...c(`mcp_servers.wats.url="${url}"`),
+        ...c(`mcp_servers.wats.http_headers={Authorization="Bearer ${token}"}`),
+        ...c("mcp_servers.wats.required=true"),
+        ...c('mcp_servers.wats.default_tools_approval_mode="approve"'),
+        "--disable",
+        "unbounded_connection_retries",
+        "-m",
+        OPENAI_MODEL,
+        "-",
+      ],
+      env: {
+        CODEX_HOME: `${tmp.path}/codex-home`,
+        HOME: `${tmp.path}/home`,
+        PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      },
+      clearEnv: true,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const w = child.stdin.getWriter();
+    await w.write(new TextEncoder().encode("Ask the swarm whether it lands."));
+    await w.close();
+    const out = await child.output();
+    const stdout = new TextDecoder().decode(out.stdout);
+    assert.equal(out.code, 0, stdout + new TextDecoder().decode(out.stderr));
+    // Exit 0 does not mean the tool worked (docs/harness_facts.md): read the call's item.
+    const call = stdout.split("\n").filter((l) => l.includes('"item.completed"'))
+      .map((l) => JSON.parse(l).item).find((i) => i.type === "mcp_tool_call");
+    assert.equal(call?.status, "completed", stdout);
+    assert.match(JSON.stringify(call.result), /Posted ask [0-9a-f]{64}/);
+    await rig.waitEvent("post_stored", { where: (e) => e.kind === "ask", timeoutMs: 60_000 });
   },
 });
