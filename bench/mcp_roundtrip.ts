@@ -12,6 +12,8 @@
  *   the bridge's topology (pipe → process → socket) without any MCP;
  * - `direct.*`    — MCP SDK Client over the socket (`connectDaemon`);
  * - `bridge.*`    — MCP SDK Client + StdioClientTransport spawning `wats mcp`;
+ * - `http.*`      — MCP SDK Client + StreamableHTTPClientTransport on the same daemon's
+ *   `mcp.listen` with a bearer token (issue 32: goal http ≤ 1.5× bridge at p50);
  *
  * for the tools `status`, `feed` (cheap reads) and `ask` (a write: sign, verify,
  * insert). Diagnostics split the time: hand-written JSON-RPC on both paths
@@ -21,7 +23,12 @@
  * service (`inmem.stub`), the service methods alone (`svc.*`), and the CPU each
  * process spends per call (from /proc, Linux only).
  *
- * Run: deno run -A bench/mcp_roundtrip.ts [--calls 2000]
+ * Then, on the same daemon, `--http-sessions` HTTP sessions (each its own token and profile)
+ * post `--http-posts` asks each, all at once: every acknowledged post must be stored exactly
+ * once (its `post_stored` line, and the feed read by cursor), as bench/mcp_concurrency.ts
+ * checks for the socket; posts/s beside the same posts from one HTTP session in turn.
+ *
+ * Run: deno run -A bench/mcp_roundtrip.ts [--calls 2000] [--http-sessions 50] [--http-posts 40]
  * (It starts itself again as the echo server, the pump and the stub server.)
  *
  * @module
@@ -31,6 +38,9 @@ import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { createToken } from "../src/mcp/http_tokens.ts";
+import { freePort } from "../tests/support/free_port.ts";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import { connectDaemon } from "../src/mcp/socket_client.ts";
@@ -57,6 +67,8 @@ const { values } = parseArgs({
   args: Deno.args,
   options: {
     calls: { type: "string", default: "2000" },
+    "http-sessions": { type: "string", default: "50" },
+    "http-posts": { type: "string", default: "40" },
     "echo-server": { type: "string" },
     pump: { type: "string" },
     "stub-server": { type: "string" },
@@ -292,6 +304,17 @@ class RawRpc {
   }
 }
 
+/** An SDK client over MCP over HTTP with a bearer token. */
+async function httpClient(url: URL, token: string): Promise<Client> {
+  const c = new Client({ name: "bench-http", version: "1" });
+  await c.connect(
+    new StreamableHTTPClientTransport(url, {
+      requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    }),
+  );
+  return c;
+}
+
 async function sdkCall(client: Client, name: string, args: Record<string, unknown>) {
   const r = await client.callTool({ name, arguments: args });
   if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r.content)}`);
@@ -371,6 +394,7 @@ const SEED_POSTS = 3;
 const tmp = await Deno.makeTempDir({ prefix: "wats-bench-rt-" });
 const dataDir = tempDataDir();
 const cleanups: Array<() => unknown> = [];
+let daemonStderr = () => "(the daemon had not started)";
 const load0 = Deno.loadavg();
 const started = performance.now();
 
@@ -420,8 +444,20 @@ try {
   const pumpEcho = childDuplex(pumpChild);
   cleanups.push(() => inprocEcho.close(), () => xprocEcho.close());
 
-  // ---- the daemon, with a few posts for `feed` to return.
-  const node = startWats(["--data-dir", dataDir, "node", "--agent", "none"]);
+  // ---- the daemon, with a few posts for `feed` to return, serving MCP over HTTP too.
+  const httpPort = freePort();
+  Deno.writeTextFileSync(
+    `${dataDir}/config.toml`,
+    `[mcp]\nlisten = "127.0.0.1:${httpPort}"\nrate_limit = 1000000\n`,
+  );
+  const httpUrl = new URL(`http://127.0.0.1:${httpPort}/mcp`);
+  const tokensFile = dataPaths(dataDir).mcpTokens;
+  const benchToken = (await createToken(tokensFile, { profile: PROFILE })).token;
+  // Longer than the whole run: startWats kills its process after its default timeout.
+  const node = startWats(["--data-dir", dataDir, "node", "--agent", "none"], {
+    timeoutMs: 3_600_000,
+  });
+  daemonStderr = () => node.stderr();
   cleanups.push(() => node.stop());
   await node.waitForLine((l) => l.includes('"event":"started"'));
   const socket = `${dataDir}/mcp.sock`;
@@ -460,6 +496,9 @@ try {
   const bridge = new Client({ name: "bench-bridge", version: "1" });
   await bridge.connect(bridgeTransport);
   cleanups.push(() => bridge.close());
+
+  const http = await httpClient(httpUrl, benchToken);
+  cleanups.push(() => http.close());
 
   const rawDirect = new RawRpc(
     socketDuplex(await Deno.connect({ transport: "unix", path: socket })),
@@ -547,6 +586,9 @@ try {
     ["bridge.feed", () => sdkCall(bridge, "feed", FEED)],
     ["direct.ask", () => sdkCall(direct.client, "ask", askArgs("direct"))],
     ["bridge.ask", () => sdkCall(bridge, "ask", askArgs("bridge"))],
+    ["http.status", () => sdkCall(http, "status", {})],
+    ["http.feed", () => sdkCall(http, "feed", FEED)],
+    ["http.ask", () => sdkCall(http, "ask", askArgs("http"))],
     ["raw.direct.status", () => rawDirect.callTool("status", {})],
     ["raw.bridge.status", () => rawBridge.callTool("status", {})],
     ["raw.direct.feed", () => rawDirect.callTool("feed", FEED)],
@@ -603,7 +645,7 @@ try {
     });
   }
 
-  const expectedStored = SEED_POSTS + 1 + 2 * (WARMUP + calls);
+  const expectedStored = SEED_POSTS + 1 + 3 * (WARMUP + calls);
   const storedLines = () =>
     node.stdoutLines.filter((l) => l.includes('"event":"post_stored"')).length;
   // The event lines travel through a pipe: give the last ones a moment to arrive.
@@ -685,6 +727,18 @@ try {
   }
 
   console.log("");
+  for (const tool of ["status", "feed", "ask"]) {
+    const r = p(`http.${tool}`) / p(`bridge.${tool}`);
+    console.log(
+      `goal "http <= 1.5x the socket through wats mcp" (p50, http/bridge), ${tool}: ${
+        r.toFixed(2)
+      }x, ${r <= 1.5 ? "met" : "NOT met"} (http/direct ${
+        (p(`http.${tool}`) / p(`direct.${tool}`)).toFixed(2)
+      }x)`,
+    );
+  }
+
+  console.log("");
   console.log("where the time of bridge.status goes (differences of p50s, ms):");
   const rows: Array<[string, number]> = [
     ["one cross-process hop, bare (echo.xproc)", p("echo.xproc")],
@@ -750,6 +804,104 @@ try {
       `the daemon reported ${stored} stored posts, but ${expectedStored} were posted`,
     );
   }
+
+  // ---- many HTTP sessions at once, each its own token and profile; then the same posts from
+  // one session in turn, as the baseline of posts/s.
+  const httpSessions = Number(values["http-sessions"]);
+  const httpPosts = Number(values["http-posts"]);
+  const storedIds = () =>
+    node.stdoutLines.filter((l) => l.includes('"event":"post_stored"'))
+      .map((l) => JSON.parse(l).id as string);
+  const before = storedIds().length;
+  // Made one after another: `wats mcp token create` is one writer at a time.
+  const tokens: string[] = [];
+  for (let i = 0; i < httpSessions; i++) {
+    const profile = `http${String(i).padStart(3, "0")}`;
+    tokens.push((await createToken(tokensFile, { profile })).token);
+  }
+  const clients: Client[] = await Promise.all(tokens.map((t) => httpClient(httpUrl, t)));
+  cleanups.push(() => Promise.all(clients.map((c) => c.close())));
+  const acked = new Map<string, number>();
+  const errors: string[] = [];
+  const latencies: number[] = [];
+  const t0 = performance.now();
+  await Promise.all(clients.map(async (c, s) => {
+    for (let i = 0; i < httpPosts; i++) {
+      const start = performance.now();
+      try {
+        const r = await c.callTool({
+          name: "ask",
+          arguments: { title: `http session ${s} post ${i}`, text: `concurrent http ${s}/${i}` },
+        });
+        latencies.push(performance.now() - start);
+        const text = (r.content as Array<{ text?: string }>).map((x) => x.text ?? "").join("");
+        const id = text.match(/\b([0-9a-f]{64})\b/)?.[1];
+        if (r.isError || id === undefined) errors.push(text.slice(0, 160));
+        else acked.set(id, (acked.get(id) ?? 0) + 1);
+      } catch (err) {
+        errors.push(err instanceof Error ? err.message : String(err));
+      }
+    }
+  }));
+  const concurrentS = (performance.now() - t0) / 1000;
+  const want = httpSessions * httpPosts;
+  for (let waited = 0; storedIds().length < before + acked.size && waited < 20_000; waited += 50) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const storedNow = storedIds().slice(before);
+  const storedCount = new Map<string, number>();
+  for (const id of storedNow) storedCount.set(id, (storedCount.get(id) ?? 0) + 1);
+  const storedOnce = [...acked.keys()].filter((id) => storedCount.get(id) === 1).length;
+  const twice = [...acked.values()].filter((n) => n > 1).length +
+    [...storedCount.values()].filter((n) => n > 1).length;
+  // The feed, read by cursor through one HTTP session, must hold every acknowledged post.
+  const inFeed = new Set<string>();
+  let since = 0;
+  for (;;) {
+    const r = await http.callTool({ name: "feed", arguments: { since, limit: 200 } });
+    const text = (r.content as Array<{ text?: string }>).map((x) => x.text ?? "").join("");
+    const page = [...text.matchAll(/^----- post ([0-9a-f]{64}) ·/gm)].map((m) => m[1]!);
+    if (page.length === 0) break;
+    for (const id of page) inFeed.add(id);
+    since = Number(text.match(/Next cursor: (\d+)/)?.[1] ?? NaN);
+  }
+  const missingInFeed = [...acked.keys()].filter((id) => !inFeed.has(id)).length;
+  // Baseline: the same number of posts from one HTTP session, one after another.
+  const t1 = performance.now();
+  for (let i = 0; i < want; i++) {
+    await sdkCall(http, "ask", { title: `http sequential ${i}`, text: `sequential http ${i}` });
+  }
+  const sequentialS = (performance.now() - t1) / 1000;
+  const lat = summarize(latencies);
+  console.log("");
+  console.log(
+    `MCP over HTTP, ${httpSessions} sessions x ${httpPosts} asks at once (each its own token):`,
+  );
+  console.log(
+    `  acknowledged ${acked.size}/${want}, errors ${errors.length}, stored exactly once ` +
+      `${storedOnce}/${acked.size}, stored or acknowledged twice ${twice}, missing in the feed ` +
+      `${missingInFeed}`,
+  );
+  console.log(
+    `  ${(want / concurrentS).toFixed(0)} posts/s at once vs ${
+      (want / sequentialS).toFixed(0)
+    } posts/s from one session in turn (${
+      ((want / concurrentS) / (want / sequentialS)).toFixed(2)
+    }x); ` +
+      `latency p50 ${lat.p50.toFixed(1)} ms, p99 ${lat.p99.toFixed(1)} ms`,
+  );
+  if (errors.length > 0) console.log(`  first errors: ${errors.slice(0, 3).join(" | ")}`);
+  const allOnce = acked.size === want && storedOnce === want && twice === 0 &&
+    missingInFeed === 0 && errors.length === 0;
+  console.log(`goal "every acknowledged post stored once": ${allOnce ? "met" : "NOT met"}`);
+  if (!allOnce) throw new Error("some HTTP posts were lost, doubled or refused (see above)");
+} catch (err) {
+  // Said before the cleanup, whose own failures could hide it.
+  console.error(`error: the bench failed: ${err instanceof Error ? err.stack : String(err)}`);
+  console.error(
+    `the daemon's stderr, last lines:\n${daemonStderr().split("\n").slice(-40).join("\n")}`,
+  );
+  throw err;
 } finally {
   for (const c of cleanups.reverse()) {
     try {

@@ -87,12 +87,16 @@ export type ErrorCode =
   | "mcp.bad_to"
   | "mcp.closing"
   | "mcp.empty_query"
+  | "mcp.http_listen"
+  | "mcp.http_port_busy"
   | "mcp.no_control"
   | "mcp.no_hello"
   | "mcp.query_too_long"
   | "mcp.reason_too_long"
   | "mcp.socket_busy"
   | "mcp.socket_path"
+  | "mcp.token_file"
+  | "mcp.token_unknown"
   // net
   | "net.listen"
   // post

@@ -75,6 +75,7 @@ export async function commandInputs(
     { modelSocketPath },
     { nodeAgents, nodeModelHosts },
     { runtimeFacts },
+    { parseMcpListen },
   ] = await Promise.all([
     import("./daemon_args.ts"),
     import("../config/settings.ts"),
@@ -86,6 +87,7 @@ export async function commandInputs(
     import("../safety/net_gate.ts"),
     import("../safety/net_policy.ts"),
     import("../runner/runtimes/facts.ts"),
+    import("../mcp/http_gate.ts"),
   ]);
   const args = parseDaemonArgs(init.argv);
   if (args.help) return base;
@@ -117,6 +119,8 @@ export async function commandInputs(
     workdir: values["agent.workdir"] || undefined,
     heartbeatFile: HEARTBEAT_TEMPLATE_URL.pathname,
     listen: values.listen || undefined,
+    // An address the daemon may not serve is refused there, with what to set instead.
+    mcpListen: mcpListenGrant(() => parseMcpListen(values["mcp.listen"], values["mcp.remote"])),
     relays: values.infra.map(hostPortOf),
     // A url_env's value is read here, from the same environment the daemon inherits.
     notifyHosts: Object.values(notify).flatMap((t) => targetUrlOf(t, (n) => env[n]) ?? [])
@@ -154,4 +158,14 @@ async function claudeFiles(init: CommandInit): Promise<string[]> {
     cwd: init.cwd,
     ...(init.env.CLAUDE_CONFIG_DIR ? { configDir: init.env.CLAUDE_CONFIG_DIR } : {}),
   });
+}
+
+/** The net grant of `mcp.listen`: `host:port` as the daemon will listen, or none (empty: off). */
+function mcpListenGrant(parse: () => { hostPort: string }): string | undefined {
+  try {
+    return parse().hostPort;
+  } catch {
+    // The daemon says why at start; a grant for an address it refuses helps nobody.
+    return undefined;
+  }
 }

@@ -18,6 +18,7 @@ Usage:
   wats [daemon flags]            run the node in the foreground (the daemon)
   wats node [daemon flags]       the same, plus one JSON line per event on stdout
   wats mcp [--profile P]         stdio entry point for MCP hosts
+  wats mcp token create|list|revoke   tokens of MCP over HTTP (mcp.listen)
   wats setup claude|codex        register wats in an MCP host and configure the agent
   wats config get|set|unset|list KEY [VALUE]
   wats config ack                acknowledge changed safety settings

@@ -51,6 +51,7 @@ Environment:
   WATS_RUN_TOKEN   the per-run token the runner passes to its own sessions
 
 Register it in a host with \`wats setup claude\` or \`wats setup codex\`.
+MCP over HTTP (mcp.listen) takes tokens instead: \`wats mcp token --help\`.
 `;
 
 /** What `wats mcp` was asked. */

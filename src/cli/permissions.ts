@@ -18,6 +18,7 @@ export type CommandId =
   | "help"
   | "daemon"
   | "mcp"
+  | "mcp-token"
   | "agent-read"
   | "agent-decide"
   | "agent-edit"
@@ -62,6 +63,8 @@ export interface PermissionInputs {
   heartbeatFile?: string;
   /** Daemon: `host:port` of `listen` when set. `wats ui`: the address it serves. */
   listen?: string;
+  /** Daemon: `host:port` of `mcp.listen` when set (MCP over HTTP, docs/mcp.md). */
+  mcpListen?: string;
   /** `wats ui`: the folder of its static files (src/ui/assets, embedded when compiled). */
   uiAssets?: string;
   /** Daemon: `host:port` of each relay in `infra`. */
@@ -187,6 +190,7 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
         net: unique([
           ...sock.net,
           ...(inputs.listen ? [inputs.listen] : []),
+          ...(inputs.mcpListen ? [inputs.mcpListen] : []),
           ...(inputs.relays ?? []),
           ...(inputs.notifyHosts ?? []),
           ...(inputs.loopbackServer ? [LOOPBACK_EPHEMERAL] : []),
@@ -227,6 +231,11 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
         run: unique([...inputs.self.slice(0, 1), "kill"]),
       };
     }
+    case "mcp-token": {
+      // The token file (written beside, then renamed over) and config.toml for the profile.
+      const files = [p.mcpTokens, `${p.mcpTokens}.tmp`];
+      return { ...NONE, read: unique([p.config, ...files]), write: files };
+    }
     case "agent-read":
       return { ...NONE, read: [p.agentDir] };
     case "agent-decide": {
@@ -264,8 +273,16 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
           p.safety,
           ...(inputs.hostConfigs ?? []),
           ...(inputs.claudeConfigs ?? []),
+          // `--http`: a token for the entry (src/mcp/http_tokens.ts).
+          p.mcpTokens,
+          `${p.mcpTokens}.tmp`,
         ]),
-        write: unique([p.config, ...(inputs.hostConfigs ?? [])]),
+        write: unique([
+          p.config,
+          ...(inputs.hostConfigs ?? []),
+          p.mcpTokens,
+          `${p.mcpTokens}.tmp`,
+        ]),
         // `claude mcp …` registers wats; `codex --version` only checks Codex is installed.
         run: ["claude", "codex"],
       };

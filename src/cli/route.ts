@@ -95,6 +95,7 @@ const WORKERS: Record<CommandId, string> = {
   help: "help_worker.ts",
   daemon: "daemon_worker.ts",
   mcp: "mcp_worker.ts",
+  "mcp-token": "mcp_token_worker.ts",
   "agent-read": "agent_worker.ts",
   "agent-decide": "agent_worker.ts",
   "agent-edit": "agent_worker.ts",
@@ -176,6 +177,11 @@ export function route(args: string[]): Route {
     case "node":
       return make("daemon", ["node"], [firstAt]);
     case "mcp":
+      // `wats mcp token …`: the tokens of MCP over HTTP, a command of its own (its own grants).
+      if (subAt !== undefined && rest[subAt] === "token") {
+        return make("mcp-token", ["mcp", "token"], positional.slice(0, 2));
+      }
+      return make(first, [first], [firstAt]);
     case "setup":
     case "status":
     case "ui":

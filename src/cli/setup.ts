@@ -10,7 +10,10 @@
 
 import { parse as parseToml } from "smol-toml";
 import { readConfigText } from "../config/config_file.ts";
-import { setKey } from "../config/edit.ts";
+import { setKey, unsetKey } from "../config/edit.ts";
+import { mcpHttpUrl } from "../contracts/session.ts";
+import { parseMcpListen } from "../mcp/http_gate.ts";
+import { createToken } from "../mcp/http_tokens.ts";
 import { loadSettings } from "../config/settings.ts";
 import { HarnessError, UsageError, WatsError } from "../errors.ts";
 import {
@@ -29,8 +32,8 @@ import { print, printErr } from "./output.ts";
 
 /** The usage text of `wats setup`. */
 export const SETUP_HELP =
-  `Usage: wats setup claude [--mcp] [--agent] [--scope user|project] [--about TEXT]
-       wats setup codex [--mcp] [--agent] [--about TEXT]
+  `Usage: wats setup claude [--mcp] [--agent] [--http] [--scope user|project] [--about TEXT]
+       wats setup codex [--mcp] [--agent] [--http] [--about TEXT]
        wats setup openclaw [--profile NAME]
 
   claude     register wats in Claude Code (\`claude mcp add\`: wats mcp --profile <you>)
@@ -42,6 +45,8 @@ export const SETUP_HELP =
   openclaw   print the OpenClaw agent entry for wats: its MCP server speaks as your
              agent profile (tools wats-agent__*, nothing else allowed)
 
+  --http     register the node's MCP over HTTP endpoint (mcp.listen) with a new token
+             of your profile (\`wats mcp token create\`) instead of the stdio bridge
   --scope    where Claude Code keeps the entry: user (default) or project
   --about    describe your agent (agent.about): its first line is the title
              of the announce other agents see
@@ -93,6 +98,7 @@ export async function setupCommand(
       scope: { type: "string" },
       about: { type: "string" },
       profile: { type: "string" },
+      http: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -111,7 +117,12 @@ export async function setupCommand(
       `--profile is for \`wats setup openclaw\`; ${host} sessions speak as your profile`,
     );
   }
+  if (v.http && host !== "claude" && host !== "codex") {
+    throw new UsageError(`--http is for claude and codex; ${host} starts the stdio bridge`);
+  }
   const { values } = await loadSettings(ctx.paths, ctx.env, {}, ctx.user);
+  // Checked before anything is written: an endpoint the node would not serve is no entry.
+  const httpUrl = v.http && (v.mcp || both) ? httpEndpoint(values) : undefined;
   const self = selfCommandOf(ctx.self);
   const entry = personEntry(self, values.profile, ctx.paths.dataDir);
   if (host === "claude" || host === "codex") {
@@ -132,12 +143,21 @@ export async function setupCommand(
           cwd: ctx.cwd,
           ...(ctx.env.CLAUDE_CONFIG_DIR ? { configDir: ctx.env.CLAUDE_CONFIG_DIR } : {}),
         }, readTextIfAny);
-        const r = await ensureClaudeRegistration({ run, found, entry, scope });
+        const http = httpUrl !== undefined
+          ? { url: httpUrl, token: await httpToken(ctx, values.profile, "claude code") }
+          : undefined;
+        const r = await ensureClaudeRegistration({
+          run,
+          found,
+          entry,
+          scope,
+          ...(http ? { http } : {}),
+        });
         print(
           r.action === "unchanged"
             ? `Claude Code already has wats (${r.scope} scope)`
-            : `${r.action} wats in Claude Code (${r.scope} scope): ${entry.command} ${
-              entry.args.join(" ")
+            : `${r.action} wats in Claude Code (${r.scope} scope): ${
+              http ? `${http.url} (MCP over HTTP)` : `${entry.command} ${entry.args.join(" ")}`
             }`,
         );
       }
@@ -145,7 +165,12 @@ export async function setupCommand(
       return 0;
     }
     case "codex": {
-      if (v.mcp || both) await registerInCodex(ctx, entry);
+      if (v.mcp || both) {
+        const http = httpUrl !== undefined
+          ? { url: httpUrl, token: await httpToken(ctx, values.profile, "codex") }
+          : undefined;
+        await registerInCodex(ctx, entry, http);
+      }
       if (v.agent || both) await setRuntime(ctx, "codex", v.about, values["agent.about"]);
       return 0;
     }
@@ -199,11 +224,26 @@ async function setRuntime(
 async function registerInCodex(
   ctx: CommandContext,
   entry: { command: string; args: string[] },
+  http?: { url: string; token: string },
 ): Promise<void> {
   const path = codexConfigPath(ctx.env);
   const before = (await readConfigText(path)) ?? "";
-  let text = setKey(before, "mcp_servers.wats.command", entry.command, path);
-  text = setKey(text, "mcp_servers.wats.args", entry.args, path);
+  let text = before;
+  if (http) {
+    // Codex's streamable HTTP entry: a url and the header, no command.
+    for (const k of ["command", "args"]) text = unsetKey(text, `mcp_servers.wats.${k}`, path);
+    text = setKey(text, "mcp_servers.wats.url", http.url, path);
+    text = setKey(
+      text,
+      "mcp_servers.wats.http_headers.Authorization",
+      `Bearer ${http.token}`,
+      path,
+    );
+  } else {
+    for (const k of ["url", "http_headers"]) text = unsetKey(text, `mcp_servers.wats.${k}`, path);
+    text = setKey(text, "mcp_servers.wats.command", entry.command, path);
+    text = setKey(text, "mcp_servers.wats.args", entry.args, path);
+  }
   if (text === before) {
     print(`Codex already has wats (${path}); nothing changed`);
     return;
@@ -219,10 +259,37 @@ async function registerInCodex(
   const had = (parseToml(before) as { mcp_servers?: Record<string, unknown> }).mcp_servers?.wats;
   const verb = had === undefined ? "registered" : "updated";
   print(
-    `${verb} wats in Codex: [mcp_servers.wats] in ${path}: ${entry.command} ${
-      entry.args.join(" ")
+    `${verb} wats in Codex: [mcp_servers.wats] in ${path}: ${
+      http ? `${http.url} (MCP over HTTP)` : `${entry.command} ${entry.args.join(" ")}`
     }`,
   );
+}
+
+/**
+ * The node's MCP over HTTP URL, or why `--http` cannot register it.
+ *
+ * @throws {WatsError} `mcp.http_listen` when mcp.listen is off or would be refused.
+ */
+function httpEndpoint(values: { "mcp.listen": string; "mcp.remote": boolean }): string {
+  if (values["mcp.listen"] === "") {
+    throw new WatsError(
+      "mcp.http_listen",
+      "mcp.listen is off, so there is no HTTP endpoint to register: set it first " +
+        "(`wats config set mcp.listen 127.0.0.1:7449`, then `wats config ack`, and restart wats)",
+    );
+  }
+  parseMcpListen(values["mcp.listen"], values["mcp.remote"]);
+  return mcpHttpUrl(values["mcp.listen"]);
+}
+
+/** A new token of `profile` for a host's entry; its id is said so the person can revoke it. */
+async function httpToken(ctx: CommandContext, profile: string, label: string): Promise<string> {
+  const made = await createToken(ctx.paths.mcpTokens, { profile, label });
+  print(
+    `made token ${made.record.id} for profile ${profile} (${label}); ` +
+      "`wats mcp token list` shows the others, `wats mcp token revoke ID` ends one",
+  );
+  return made.token;
 }
 
 async function set(ctx: CommandContext, key: string, value: string): Promise<void> {

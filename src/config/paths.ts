@@ -15,6 +15,8 @@ export interface DataPaths {
   socket: string;
   /** A sandboxed heartbeat run's own socket, while it runs (src/node/run_socket.ts). */
   runSocket: string;
+  /** The hashes of the MCP over HTTP tokens (src/mcp/http_tokens.ts); the daemon only reads it. */
+  mcpTokens: string;
   lock: string;
   agentDir: string;
   runsDir: string;
@@ -67,6 +69,7 @@ export function dataPaths(dataDir: string): DataPaths {
     store: `${d}/store.db`,
     socket: `${d}/mcp.sock`,
     runSocket: `${agentDir}/run.sock`,
+    mcpTokens: `${d}/mcp_tokens.json`,
     lock: `${d}/daemon.lock`,
     agentDir,
     runsDir: `${agentDir}/runs`,

@@ -44,6 +44,9 @@ export interface Settings {
   "infra": string[];
   "listen": string;
   "ui.listen": string;
+  "mcp.listen": string;
+  "mcp.remote": boolean;
+  "mcp.rate_limit": number;
   "net.max_skew": number;
   "net.max_connections": number;
   "net.auth": NetAuth;
@@ -171,6 +174,27 @@ const ROWS: { readonly [K in SettingKey]: Row<K> } = {
     safety: false,
     description:
       "Where `wats ui` serves the dashboard (host:port; `wats ui --listen` overrides it).",
+  },
+  "mcp.listen": {
+    type: "address",
+    default: "",
+    safety: true,
+    description: 'Serve MCP over HTTP on host:port (e.g. "127.0.0.1:7449"), each request with ' +
+      "a token of `wats mcp token create`; empty: off (docs/mcp.md).",
+  },
+  "mcp.remote": {
+    type: "bool",
+    default: false,
+    safety: true,
+    description: "Let mcp.listen be an address other than loopback: anyone who reaches it may " +
+      "try a token, and TLS is yours to put in front (docs/mcp.md).",
+  },
+  "mcp.rate_limit": {
+    type: "int",
+    default: 600,
+    min: 1,
+    safety: false,
+    description: "Most MCP over HTTP requests per minute per token; more get 429.",
   },
   "net.max_skew": {
     type: "duration",

@@ -11,6 +11,14 @@
 /** The name MCP hosts know the wats server by: tools appear as `mcp__wats__<tool>`. */
 export const MCP_SERVER_NAME = "wats";
 
+/** The path MCP over HTTP is served at (src/mcp/http_server.ts). */
+export const MCP_HTTP_PATH = "/mcp";
+
+/** The URL of MCP over HTTP for `mcp.listen` (`127.0.0.1:7449` → `http://127.0.0.1:7449/mcp`). */
+export function mcpHttpUrl(listen: string): string {
+  return `http://${listen}${MCP_HTTP_PATH}`;
+}
+
 /** The variable that carries the runner's per-run token to `wats mcp`. */
 export const RUN_TOKEN_ENV = "WATS_RUN_TOKEN";
 

@@ -29,6 +29,8 @@ import { loadOrCreateNodeKey } from "../identity/node_key.ts";
 import { log } from "../log.ts";
 import type { NodeStatus, PendingDraft } from "../contracts/views.ts";
 import { serveMcpSocket } from "../mcp/socket_server.ts";
+import { startMcpHttp } from "../mcp/http_server.ts";
+import type { McpLog } from "../mcp/server.ts";
 import { endPreviousRun } from "../runner/orphan.ts";
 import { systemTimers } from "../runner/ports.ts";
 import { runCommand } from "../runner/spawn.ts";
@@ -408,6 +410,8 @@ export async function runNode(opts: NodeOptions): Promise<number> {
     log: logger,
   });
   const idleStopMs = opts.idleStopMs ?? MCP_NODE_IDLE_MS;
+  const mcpLog: McpLog = (level, msg, fields) =>
+    logger[level === "warn" ? "warn" : level](msg, fields ?? {});
   const idle = opts.startedByMcp
     ? keep(watchIdle(idleStopMs, () => stop.abort(IDLE)), (i) => i.stop())
     : undefined;
@@ -418,10 +422,13 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       control: controlHandler(control),
       watch: (send) => hub.watch(send),
       onSessions: (open) => idle?.sessions(open),
-      log: (level, msg, fields) => logger[level === "warn" ? "warn" : level](msg, fields ?? {}),
+      log: mcpLog,
     }),
     (mcp) => mcp.close(),
   );
+  // MCP over HTTP when mcp.listen names an address (docs/mcp.md): the same service, by token.
+  const mcpHttp = startMcpHttp({ settings, tokensFile: paths.mcpTokens, service, log: mcpLog });
+  if (mcpHttp) keep(mcpHttp, (h) => h.close());
   // The runner starts once the socket serves: Codex's self-check needs it.
   await agentRunner?.ready(service);
   codingAgents?.start();

@@ -729,3 +729,55 @@ Deno.test("under sandbox.network = model-only the daemon listens on its model so
     await f.close();
   }
 });
+
+Deno.test("with mcp.listen the daemon also listens on that one address (MCP over HTTP), nothing more", async () => {
+  const f = await fixture();
+  try {
+    await Deno.writeTextFile(f.paths.config, `[mcp]\nlisten = "127.0.0.1:47449"\n`);
+    await Deno.writeTextFile(f.paths.mcpTokens, "{}\n");
+    const inputs = await daemonInputs(f);
+    assertEquals(inputs.mcpListen, "127.0.0.1:47449");
+    await expect("daemon", inputs, [
+      [{ op: "tcp-listen", hostname: "127.0.0.1", port: 47449 }, "ok"],
+      [{ op: "tcp-listen", hostname: "127.0.0.1", port: 47450 }, "NotCapable"],
+      [{ op: "tcp-listen", hostname: "0.0.0.0", port: 47449 }, "NotCapable"],
+      [{ op: "tcp", hostname: "127.0.0.1", port: 10 }, "NotCapable"],
+      // The token file is the person's: the daemon reads it, never writes it.
+      [{ op: "read", path: f.paths.mcpTokens }, "ok"],
+      [{ op: "write", path: f.paths.mcpTokens }, "NotCapable"],
+    ]);
+    // Off by default, and an address the daemon would refuse gets no grant either.
+    await Deno.writeTextFile(f.paths.config, "");
+    assertEquals((await daemonInputs(f)).mcpListen, undefined);
+    await Deno.writeTextFile(f.paths.config, `[mcp]\nlisten = "192.0.2.7:47449"\n`);
+    assertEquals((await daemonInputs(f)).mcpListen, undefined);
+    await expect("daemon", await daemonInputs(f), [
+      [{ op: "tcp-listen", hostname: "127.0.0.1", port: 47449 }, "NotCapable"],
+    ]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("`wats mcp token` reads config.toml and writes only the token file, nothing else", async () => {
+  const f = await fixture();
+  try {
+    await Deno.writeTextFile(f.paths.mcpTokens, "{}\n");
+    await expect("mcp-token", f.inputs, [
+      [{ op: "read", path: f.paths.config }, "ok"],
+      [{ op: "read", path: f.paths.mcpTokens }, "ok"],
+      [{ op: "write", path: f.paths.mcpTokens }, "ok"],
+      [{ op: "write", path: `${f.paths.mcpTokens}.tmp` }, "ok"],
+      [{ op: "write", path: f.paths.config }, "NotCapable"],
+      [{ op: "write", path: f.paths.safety }, "NotCapable"],
+      [{ op: "read", path: f.paths.safety }, "NotCapable"],
+      [{ op: "read", path: f.paths.store }, "NotCapable"],
+      [{ op: "connect", path: f.paths.socket }, "NotCapable"],
+      [{ op: "tcp", hostname: "127.0.0.1", port: 7449 }, "NotCapable"],
+      [{ op: "run", cmd: "git" }, "NotCapable"],
+      [{ op: "env", name: "HOME" }, "NotCapable"],
+    ]);
+  } finally {
+    await f.close();
+  }
+});

@@ -94,6 +94,9 @@ Deno.test("the safety keys are exactly the ones the brief marks", () => {
     // Issue 31: who the relay endpoint serves (NIP-42 members).
     "net.auth",
     "net.members",
+    // Issue 32: MCP over HTTP is a new way in, and beyond loopback a wider one.
+    "mcp.listen",
+    "mcp.remote",
     "policy.allow",
     "policy.deny",
     // Issue 21: the OS sandbox of agents that run commands.

