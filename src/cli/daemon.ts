@@ -44,6 +44,7 @@ export async function daemonCommand(ctx: CommandContext): Promise<number> {
     acp: resolved.acp,
     notify: resolved.notify,
     events,
+    banner: printErr,
     env: ctx.env,
     ...(ctx.agentEnv ? { agentEnv: ctx.agentEnv } : {}),
     ...(ctx.droppedPath ? { droppedPath: ctx.droppedPath } : {}),

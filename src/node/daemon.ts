@@ -75,6 +75,8 @@ export interface NodeOptions {
   notify?: Record<string, NotifyTarget>;
   /** Where events go (`wats node`: JSON lines on stdout). */
   events: EventSink;
+  /** Shows the start-up banner to the person (the CLI: stderr); unset, it is not shown. */
+  banner?: (text: string) => void;
   /** The filtered environment, the OS user and OS, for safety notices and notifications. */
   env: Record<string, string>;
   /** The launcher's variables a heartbeat run may get (src/contracts/run_env.ts). */
@@ -433,7 +435,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
   await agentRunner?.ready(service);
   codingAgents?.start();
   await network.start();
-  console.error(renderBanner({
+  opts.banner?.(renderBanner({
     version: VERSION,
     nodeId: id,
     profiles: [
