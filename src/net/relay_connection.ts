@@ -244,7 +244,13 @@ export class Connection {
       return this.#send(["CLOSED", req.subId, req.closed]);
     }
     const sub: Sub = { filters: req.live };
-    const answer = new Answer(req.subId, sub, req.queried, req.indexed, limits.maxLimit);
+    const answer = new Answer({
+      subId: req.subId,
+      sub,
+      filters: req.queried,
+      indexed: req.indexed,
+      maxLimit: limits.maxLimit,
+    });
     this.#subs.set(req.subId, sub);
     this.#answers++;
     this.#queue.push(answer);
