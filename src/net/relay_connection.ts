@@ -236,7 +236,7 @@ export class Connection {
       answers: this.#answers,
       buffered: this.buffered(),
     };
-    const req = readReq(subId, rawFilters, state, store, limits);
+    const req = readReq({ subId, filters: rawFilters }, state, store, limits);
     if ("notice" in req) return this.#send(["NOTICE", req.notice]);
     if ("closed" in req) {
       // A refused REQ also ends the subscription of its id, if one was open.
