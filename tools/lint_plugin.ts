@@ -42,7 +42,6 @@ export const EXCEPTIONS: Readonly<Record<string, readonly string[]>> = {
     "src/ui/charts.ts:add",
     "src/ui/http.ts:streamResponse",
     // Called from src/acp/calls.ts and works.ts (above): their signatures change with them.
-    "src/acp/agent_pool.ts:workSession",
     "src/acp/worktrees.ts:workPlace",
   ],
   "no-one-letter-private": [

@@ -489,13 +489,11 @@ export class AcpLayer {
     const { running, worktree } = at;
     // A halt that came while the agent started: it is stopped, and nothing is sent.
     this.#refuseHalted();
-    const { sessionId, continued } = await workSession(
-      running,
-      harness,
+    const { sessionId, continued } = await workSession(running, harness, {
       worktree,
-      place.stateFile,
-      at.created,
-    );
+      stateFile: place.stateFile,
+      created: at.created,
+    });
     const prompt: ContentBlock[] = continued ? [] : await contextBlocks(worktree, harness.context);
     prompt.push({ type: "text", text: args.task });
 
