@@ -41,8 +41,6 @@ export const EXCEPTIONS: Readonly<Record<string, readonly string[]>> = {
     "src/acp/works.ts:summary",
     "src/ui/charts.ts:add",
     "src/ui/http.ts:streamResponse",
-    // Called from src/acp/calls.ts and works.ts (above): their signatures change with them.
-    "src/acp/worktrees.ts:workPlace",
   ],
   "no-one-letter-private": [
     // In files other issue-28 work was rewriting: the lead fixes these after merging.

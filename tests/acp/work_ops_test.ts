@@ -76,7 +76,13 @@ async function fixture(merge: "ff" | "merge" = "ff"): Promise<Fixture> {
     busy,
     held,
     work: async (name, file, content) => {
-      const p = workPlace(wts, "claude", "app", "bot", "_", name);
+      const p = workPlace(wts, {
+        harness: "claude",
+        checkout: "app",
+        agent: "bot",
+        thread: "_",
+        work: name,
+      });
       await ensureWorktree(co, p);
       await commit(p.dir, file, content, `work ${name}`);
       await importWork(co, p);
@@ -393,7 +399,13 @@ Deno.test("a merge names every other work its sweep removed, each already in the
 
 Deno.test("a work whose commit never happened reads idle with its uncommitted changes, never merged; merge refuses it", async () => {
   await using f = await fixture();
-  const p = workPlace(`${f.root}/worktrees`, "claude", "app", "bot", "_", "said");
+  const p = workPlace(`${f.root}/worktrees`, {
+    harness: "claude",
+    checkout: "app",
+    agent: "bot",
+    thread: "_",
+    work: "said",
+  });
   await ensureWorktree(f.co, p);
   // The coding agent wrote a file and said "committed", but its commit was refused.
   Deno.writeTextFileSync(`${p.dir}/notes.txt`, "written\n");

@@ -37,7 +37,13 @@ function layer(root: string, decided: [PermissionAsk, boolean][]): AcpLayer {
 }
 
 function inDoubt(root: string): PermissionAsk {
-  const place = workPlace(`${root}/worktrees`, "claude", "app", "alice", "_", "notes");
+  const place = workPlace(`${root}/worktrees`, {
+    harness: "claude",
+    checkout: "app",
+    agent: "alice",
+    thread: "_",
+    work: "notes",
+  });
   return {
     request_id: "run-3.acp_0123456789ab",
     harness: "claude",
@@ -57,7 +63,13 @@ Deno.test("rejecting a call in doubt sends nothing and notes its task, once, for
   const root = Deno.makeTempDirSync({ prefix: "wats-declined-" });
   try {
     const ask = inDoubt(root);
-    const place = workPlace(`${root}/worktrees`, "claude", "app", "alice", "_", "notes");
+    const place = workPlace(`${root}/worktrees`, {
+      harness: "claude",
+      checkout: "app",
+      agent: "alice",
+      thread: "_",
+      work: "notes",
+    });
     Deno.mkdirSync(place.dir, { recursive: true });
     Deno.writeTextFileSync(place.stateFile, '{"harness":"claude","sessionId":"s-1"}\n');
     const decided: [PermissionAsk, boolean][] = [];
