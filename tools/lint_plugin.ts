@@ -42,10 +42,7 @@ export const EXCEPTIONS: Readonly<Record<string, readonly string[]>> = {
     "src/ui/charts.ts:add",
     "src/ui/http.ts:streamResponse",
   ],
-  "no-one-letter-private": [
-    // In files other issue-28 work was rewriting: the lead fixes these after merging.
-    "src/net/relay_sync.ts:Sync.#o",
-  ],
+  "no-one-letter-private": [],
   "no-console": [
     // In files other issue-28 work was rewriting: the lead fixes these after merging.
     "src/node/daemon.ts:runNode",
