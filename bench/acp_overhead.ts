@@ -77,7 +77,16 @@ try {
     await git(["worktree", "add", "-q", "-b", `plain/${i}`, `${root}/plain/${i}`, "main"], big);
     wtGit.push(performance.now() - t);
     t = performance.now();
-    await ensureWorktree(co, workPlace(`${root}/wt`, "claude", "big", "bench", "_", `w${i}`));
+    await ensureWorktree(
+      co,
+      workPlace(`${root}/wt`, {
+        harness: "claude",
+        checkout: "big",
+        agent: "bench",
+        thread: "_",
+        work: `w${i}`,
+      }),
+    );
     wtWats.push(performance.now() - t);
   }
 
@@ -116,7 +125,13 @@ try {
     for (const w of [`call${i}`, `sbx${i}`]) {
       await ensureWorktree(
         checkouts.small,
-        workPlace(worktrees, "claude", "small", "bench", "_", w),
+        workPlace(worktrees, {
+          harness: "claude",
+          checkout: "small",
+          agent: "bench",
+          thread: "_",
+          work: w,
+        }),
       );
     }
   }
@@ -145,7 +160,13 @@ try {
   };
 
   const bare = async (i: number) => {
-    const cwd = workPlace(worktrees, "claude", "small", "bench", "_", `call${i}`).dir;
+    const cwd = workPlace(worktrees, {
+      harness: "claude",
+      checkout: "small",
+      agent: "bench",
+      thread: "_",
+      work: `call${i}`,
+    }).dir;
     const t = performance.now();
     const bareAcp = startBareAcp({
       command: acpAgent.command,

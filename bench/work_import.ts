@@ -85,7 +85,13 @@ try {
   };
   /** A fresh work with one such commit; returns its place. */
   const work = async () => {
-    const place = workPlace(`${root}/data/worktrees`, "claude", "app", "bot", "_", `w${++n}`);
+    const place = workPlace(`${root}/data/worktrees`, {
+      harness: "claude",
+      checkout: "app",
+      agent: "bot",
+      thread: "_",
+      work: `w${++n}`,
+    });
     await ensureWorktree(co, place);
     await commitFiles(place.dir);
     return place;

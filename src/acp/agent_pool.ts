@@ -171,18 +171,27 @@ export class AgentPool {
   }
 }
 
+/** The work a session is opened for: where it runs and where its state is kept. */
+export interface SessionWork {
+  /** The worktree the session works in. */
+  worktree: string;
+  /** The work's state file (its session and cost). */
+  stateFile: string;
+  /** The worktree was just cut: it has no state yet. */
+  created: boolean;
+}
+
 /**
  * The work's session on the running agent: continued in memory when this
  * process opened it, else loaded or resumed from the work's state file, else
- * new (then noted there). `created`: the worktree was just cut (no state yet).
+ * new (then noted there).
  */
 export async function workSession(
   running: Running,
   harness: HarnessConfig,
-  worktree: string,
-  stateFile: string,
-  created: boolean,
+  work: SessionWork,
 ): Promise<{ sessionId: string; continued: boolean }> {
+  const { worktree, stateFile, created } = work;
   const saved = created ? {} : readWorkState(stateFile);
   const known = saved.harness === harness.name ? saved.sessionId : undefined;
   if (known !== undefined && running.open.has(known)) return { sessionId: known, continued: true };

@@ -189,14 +189,13 @@ export class AcpLayer {
       throw new CallError("acp.no_harness", `no enabled harness ${harnessName} in config.toml`);
     }
     const co = this.#checkout(args.checkout);
-    const place = workPlace(
-      this.#options.worktrees,
-      harness.name,
-      co.name,
-      origin.agent,
-      origin.thread,
-      args.work,
-    );
+    const place = workPlace(this.#options.worktrees, {
+      harness: harness.name,
+      checkout: co.name,
+      agent: origin.agent,
+      thread: origin.thread,
+      work: args.work,
+    });
     return await this.#enqueue({ harness, co, place, origin, args, signal });
   }
 
@@ -311,14 +310,13 @@ export class AcpLayer {
     const harness = this.#options.harnesses[w.harness];
     const co = this.#options.checkouts[w.checkout];
     if (harness === undefined || !harness.enabled || co === undefined) return undefined;
-    const place = workPlace(
-      this.#options.worktrees,
-      harness.name,
-      co.name,
-      w.agent,
-      w.thread,
-      w.work,
-    );
+    const place = workPlace(this.#options.worktrees, {
+      harness: harness.name,
+      checkout: co.name,
+      agent: w.agent,
+      thread: w.thread,
+      work: w.work,
+    });
     return {
       harness,
       co,
@@ -493,13 +491,11 @@ export class AcpLayer {
     const { running, worktree } = at;
     // A halt that came while the agent started: it is stopped, and nothing is sent.
     this.#refuseHalted();
-    const { sessionId, continued } = await workSession(
-      running,
-      harness,
+    const { sessionId, continued } = await workSession(running, harness, {
       worktree,
-      place.stateFile,
-      at.created,
-    );
+      stateFile: place.stateFile,
+      created: at.created,
+    });
     const prompt: ContentBlock[] = continued ? [] : await contextBlocks(worktree, harness.context);
     prompt.push({ type: "text", text: args.task });
 

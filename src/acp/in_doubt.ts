@@ -97,7 +97,7 @@ export function answerTask(ask: PermissionAsk, approved: boolean): string {
  */
 export function declineInDoubt(worktrees: string, ask: PermissionAsk): string {
   try {
-    const place = workPlace(worktrees, ask.harness, ask.checkout, ask.agent, ask.thread, ask.work);
+    const place = workPlace(worktrees, ask);
     const noted = noteDeclined(place.stateFile, place.dir, {
       call: ask.request_id,
       task: ask.task,

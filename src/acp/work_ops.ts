@@ -525,7 +525,13 @@ export async function newWork(src: WorkOpsSource, req: NewWork): Promise<string>
   }
   checkWorkName(req.work);
   const agent = src.agentProfile ?? "person";
-  const place = workPlace(src.root, harness, co.name, agent, "_", req.work);
+  const place = workPlace(src.root, {
+    harness,
+    checkout: co.name,
+    agent,
+    thread: "_",
+    work: req.work,
+  });
   const id = workId(co.name, place.branch);
   const taken = await gitResult(
     ["rev-parse", "--verify", "--quiet", `refs/heads/${place.branch}`],

@@ -111,7 +111,13 @@ export async function allWorks(src: WorksSource): Promise<FoundWork[]> {
       ) ?? Object.keys(src.harnesses)[0] ?? "";
       let dir: string;
       try {
-        dir = workPlace(src.root, harness || "_", co.name, a, t, w).dir;
+        dir = workPlace(src.root, {
+          harness: harness || "_",
+          checkout: co.name,
+          agent: a,
+          thread: t,
+          work: w,
+        }).dir;
       } catch {
         continue; // Not a name wats gives: someone else's branch.
       }

@@ -53,15 +53,21 @@ export function segment(s: string): string {
   return t === "" ? "_" : t;
 }
 
-/** Where a work lives. `thread` is the thread's root id, or `_` for work outside any one thread. */
-export function workPlace(
-  root: string,
-  harness: string,
-  checkout: string,
-  agent: string,
-  thread: string,
-  work: string,
-): WorkPlace {
+/** What names a work: the path of its folder under the worktrees root, and its branch. */
+export interface WorkKey {
+  harness: string;
+  checkout: string;
+  /** The agent profile the work is for. */
+  agent: string;
+  /** The thread's root id, or `_` for work outside any one thread. */
+  thread: string;
+  /** The work's name ({@linkcode checkWorkName}). */
+  work: string;
+}
+
+/** Where a work lives under the worktrees `root`. */
+export function workPlace(root: string, key: WorkKey): WorkPlace {
+  const { harness, checkout, agent, thread, work } = key;
   const a = segment(agent);
   // A thread is its root post's id: its first 12 hex digits keep paths and branches short.
   const t = segment(/^[0-9a-f]{64}$/.test(thread) ? thread.slice(0, 12) : thread);

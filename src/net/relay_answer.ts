@@ -19,6 +19,19 @@ export interface Sub {
   filters: Filter[];
 }
 
+/** What an {@linkcode Answer} answers: a REQ as `readReq` let it through. */
+export interface AnswerOptions {
+  subId: string;
+  /** The subscription the REQ opened (its live filters). */
+  sub: Sub;
+  /** The filters the stored answer runs, one per filter of the REQ. */
+  filters: Filter[];
+  /** Whether each of `filters` can match anything stored (long tag names are not indexed). */
+  indexed: boolean[];
+  /** The most events one filter is answered with, whatever its own `limit`. */
+  maxLimit: number;
+}
+
 /**
  * The stored answer of a REQ, read from the store a page at a time as the socket
  * takes it: never built whole. Each filter is paged backwards by `created_at`
@@ -47,7 +60,7 @@ export class Answer {
   /** Characters read from the store so far (sent or not). */
   read = 0;
 
-  constructor(subId: string, sub: Sub, filters: Filter[], indexed: boolean[], maxLimit: number) {
+  constructor({ subId, sub, filters, indexed, maxLimit }: AnswerOptions) {
     this.subId = subId;
     this.sub = sub;
     this.#filters = filters;

@@ -236,7 +236,7 @@ export class Connection {
       answers: this.#answers,
       buffered: this.buffered(),
     };
-    const req = readReq(subId, rawFilters, state, store, limits);
+    const req = readReq({ subId, filters: rawFilters }, state, store, limits);
     if ("notice" in req) return this.#send(["NOTICE", req.notice]);
     if ("closed" in req) {
       // A refused REQ also ends the subscription of its id, if one was open.
@@ -244,7 +244,13 @@ export class Connection {
       return this.#send(["CLOSED", req.subId, req.closed]);
     }
     const sub: Sub = { filters: req.live };
-    const answer = new Answer(req.subId, sub, req.queried, req.indexed, limits.maxLimit);
+    const answer = new Answer({
+      subId: req.subId,
+      sub,
+      filters: req.queried,
+      indexed: req.indexed,
+      maxLimit: limits.maxLimit,
+    });
     this.#subs.set(req.subId, sub);
     this.#answers++;
     this.#queue.push(answer);

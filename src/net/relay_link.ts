@@ -67,7 +67,7 @@ export interface RelayLinkOptions {
 /** A connection to one relay that reconnects until closed; connects at once. */
 export class RelayLink {
   readonly url: string;
-  readonly #o: RelayLinkOptions;
+  readonly #options: RelayLinkOptions;
   #ws: WsClient | undefined;
   #connected = false;
   #lastError: string | undefined;
@@ -81,7 +81,7 @@ export class RelayLink {
 
   constructor(opts: RelayLinkOptions) {
     this.url = opts.url;
-    this.#o = opts;
+    this.#options = opts;
     this.#connect();
   }
 
@@ -147,7 +147,7 @@ export class RelayLink {
 
   #connect(): void {
     if (this.#closed) return;
-    const { url, log, handlers } = this.#o;
+    const { url, log, handlers } = this.#options;
     let ws: WsClient;
     try {
       ws = new WsClient(url);
@@ -160,7 +160,7 @@ export class RelayLink {
     this.#ws = ws;
     const closedSocket = Promise.withResolvers<void>();
     this.#closedSocket = closedSocket.promise;
-    const timeoutMs = this.#o.connectTimeoutMs ?? 15_000;
+    const timeoutMs = this.#options.connectTimeoutMs ?? 15_000;
     this.#timer = setTimeout(() => {
       this.#lastError = `no connection within ${timeoutMs / 1000} s`;
       try {
@@ -211,13 +211,13 @@ export class RelayLink {
     const delay = backoffDelay(
       this.#attempt,
       {
-        baseMs: this.#o.backoffBaseMs ?? 1_000,
-        maxMs: this.#o.backoffMaxMs ?? RECONNECT_MAX_MS,
+        baseMs: this.#options.backoffBaseMs ?? 1_000,
+        maxMs: this.#options.backoffMaxMs ?? RECONNECT_MAX_MS,
       },
-      this.#o.random ?? Math.random,
+      this.#options.random ?? Math.random,
     );
     this.#attempt++;
-    this.#o.log.debug("reconnecting to {url} in {ms} ms", {
+    this.#options.log.debug("reconnecting to {url} in {ms} ms", {
       url: this.url,
       ms: Math.round(delay),
     });

@@ -70,6 +70,12 @@ export interface ReqState {
   buffered: number;
 }
 
+/** A REQ as the client sent it: its fields not yet checked. */
+export interface ReqMessage {
+  subId: unknown;
+  filters: unknown[];
+}
+
 /** A REQ as the endpoint answers it. */
 export type Req =
   /** No usable subscription id: answered with this NOTICE. */
@@ -91,13 +97,8 @@ export type Req =
  * refusals are reported: the id, the number of filters, open subscriptions, answers
  * waiting, then each filter.
  */
-export function readReq(
-  subId: unknown,
-  rawFilters: unknown[],
-  state: ReqState,
-  store: Store,
-  limits: Limits,
-): Req {
+export function readReq(msg: ReqMessage, state: ReqState, store: Store, limits: Limits): Req {
+  const { subId, filters: rawFilters } = msg;
   if (typeof subId !== "string" || subId === "" || subId.length > MAX_SUB_ID_CHARS) {
     return { notice: `invalid: a subscription id is a string of 1–${MAX_SUB_ID_CHARS} characters` };
   }

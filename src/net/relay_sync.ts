@@ -157,7 +157,7 @@ interface Fetch {
 
 class Sync implements RelaySync {
   readonly url: string;
-  readonly #o: RelaySyncOptions;
+  readonly #options: RelaySyncOptions;
   readonly #now: () => number;
   readonly #unlisten: () => void;
   readonly #link: RelayLink;
@@ -179,7 +179,7 @@ class Sync implements RelaySync {
 
   constructor(opts: RelaySyncOptions) {
     this.url = opts.url;
-    this.#o = opts;
+    this.#options = opts;
     this.#now = opts.now ?? Date.now;
     this.#catchUp = initialCatchUp(opts.pageLimit ?? 1000);
     const send = (msg: unknown[]) => this.#link.send(msg);
@@ -291,7 +291,7 @@ class Sync implements RelaySync {
 
   #startSession(): void {
     this.#liveSince = Math.floor(this.#now() / 1000);
-    this.#savedCursor = this.#o.store.getCursor(this.url) ?? 0;
+    this.#savedCursor = this.#options.store.getCursor(this.url) ?? 0;
     this.#live.open();
     this.#step({ type: "start", filters: this.#live.filters, since: this.#since() });
     this.#outbox.flush();
@@ -321,9 +321,9 @@ class Sync implements RelaySync {
 
   /** The catch-up's `since`: the saved cursor minus `net.max_skew` (at least 1 s). */
   #since(): number | undefined {
-    const cursor = this.#o.store.getCursor(this.url);
+    const cursor = this.#options.store.getCursor(this.url);
     if (cursor === undefined) return undefined;
-    const overlap = Math.max(1, Math.ceil(this.#o.maxSkewMs / 1000));
+    const overlap = Math.max(1, Math.ceil(this.#options.maxSkewMs / 1000));
     return Math.max(0, cursor - overlap);
   }
 
@@ -334,7 +334,7 @@ class Sync implements RelaySync {
   }
 
   #run(effect: CatchUpEffect): void {
-    const { url, log } = this.#o;
+    const { url, log } = this.#options;
     switch (effect.type) {
       case "req":
         this.#link.send(["REQ", effect.subId, effect.filter]);
@@ -344,7 +344,7 @@ class Sync implements RelaySync {
         return;
       case "arm": {
         clearTimeout(this.#pageTimer);
-        const ms = this.#o.pageTimeoutMs ?? 30_000;
+        const ms = this.#options.pageTimeoutMs ?? 30_000;
         this.#pageTimer = setTimeout(() => {
           log.info("relay {url} sent no EOSE for {sub} within {ms} ms; ending the page", {
             url,
@@ -376,9 +376,9 @@ class Sync implements RelaySync {
     if (!force && seconds <= this.#savedCursor) return;
     this.#savedCursor = seconds;
     try {
-      this.#o.store.setCursor(this.url, seconds);
+      this.#options.store.setCursor(this.url, seconds);
     } catch (err) {
-      this.#o.log.warn("cannot save the cursor of {url}: {error}", {
+      this.#options.log.warn("cannot save the cursor of {url}: {error}", {
         url: this.url,
         error: (err as Error).message,
       });
@@ -401,7 +401,7 @@ class Sync implements RelaySync {
     try {
       msg = JSON.parse(data);
     } catch {
-      this.#o.log.debug("relay {url} sent something that is not JSON", { url: this.url });
+      this.#options.log.debug("relay {url} sent something that is not JSON", { url: this.url });
       return;
     }
     if (!Array.isArray(msg)) return;
@@ -428,14 +428,17 @@ class Sync implements RelaySync {
           }
           const error = `relay closed subscription ${msg[1]}: ${reason}`;
           this.#link.problem(error);
-          this.#o.log.warn("relay {url}: {error}", { url: this.url, error });
+          this.#options.log.warn("relay {url}: {error}", { url: this.url, error });
           this.#step({ type: "closed", subId: msg[1] });
         }
         this.#fetches.get(msg[1])?.done();
         return;
       }
       case "NOTICE":
-        this.#o.log.info("relay {url} says: {notice}", { url: this.url, notice: String(msg[1]) });
+        this.#options.log.info("relay {url} says: {notice}", {
+          url: this.url,
+          notice: String(msg[1]),
+        });
         return;
       default:
         return;
@@ -472,7 +475,7 @@ class Sync implements RelaySync {
 
   #ingest(event: unknown): Promise<IngestResult> {
     if (++this.#ingesting === MAX_INGESTING) this.#link.pause();
-    return this.#o.ingest(event, this.url).finally(() => {
+    return this.#options.ingest(event, this.url).finally(() => {
       if (this.#ingesting-- === MAX_INGESTING) this.#link.resume();
     });
   }

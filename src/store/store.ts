@@ -15,6 +15,7 @@ import { errorMessage } from "../error_message.ts";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { Filter } from "nostr-tools/filter";
 import { StoreError } from "../errors.ts";
+import { log } from "../log.ts";
 import type { WatsKind } from "../posts/kinds.ts";
 import { type NostrEvent, plainEvent, type Post, readPost } from "../posts/post.ts";
 import { filterPlan, ROWS_BY_SEQ } from "./filter_sql.ts";
@@ -89,7 +90,10 @@ export interface ProfileRecord {
 export interface StoreOptions {
   /** Milliseconds since the epoch (outbox timestamps). Default `Date.now`. */
   now?: () => number;
-  /** Called when an `onInsert` listener throws. Default: `console.error`. */
+  /**
+   * Called when an `onInsert` listener throws. Default: an error line on the `store`
+   * logger (src/log.ts), which the daemon writes to stderr.
+   */
   onListenerError?: (err: unknown) => void;
   /** The relays every local event is queued for (the `infra` setting). Default none. */
   relays?: readonly string[];
@@ -111,6 +115,11 @@ export type Origin = "local" | "remote";
 /** Options of `insert`. */
 export interface InsertOptions {
   origin: Origin;
+}
+
+/** A listener that throws is a bug of its caller: said, and the insert stands. */
+function logListenerError(err: unknown): void {
+  log("store").error("a store listener failed: {error}", { error: errorMessage(err) });
 }
 
 /** What `onInsert` listeners are told: the new posts in seq order, and their origin. */
@@ -161,8 +170,7 @@ export class Store {
     this.#path = path;
     this.#relays = [...(opts.relays ?? [])];
     this.#maxPresenceAuthors = opts.maxPresenceAuthors ?? MAX_PRESENCE_AUTHORS;
-    this.#onListenerError = opts.onListenerError ??
-      ((err) => console.error("error: a store listener failed:", err));
+    this.#onListenerError = opts.onListenerError ?? logListenerError;
     this.#statements = prepare(db);
     this.outbox = new Outbox(db, () => this.#open(), opts.now ?? Date.now);
   }

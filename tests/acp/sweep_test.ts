@@ -6,6 +6,9 @@ import { ensureWorktree, git, workPlace } from "../../src/acp/worktrees.ts";
 import { importWork } from "../../src/acp/work_import.ts";
 import type { CheckoutConfig } from "../../src/config/acp_tables.ts";
 
+/** The names of a work of `bot` outside any thread, all but its work name. */
+const botWork = { harness: "claude", checkout: "app", agent: "bot", thread: "_" };
+
 const ID = ["-c", "user.email=t@example.org", "-c", "user.name=T"];
 
 async function commit(dir: string, file: string, content: string, msg: string): Promise<void> {
@@ -24,7 +27,7 @@ Deno.test("the sweep removes merged, squashed and cherry-picked work, and keeps 
     const co: CheckoutConfig = { name: "app", path: repo, base: "main", fetch: false };
     const wts = `${root}/worktrees`;
     const work = async (name: string) => {
-      const p = workPlace(wts, "claude", "app", "bot", "_", name);
+      const p = workPlace(wts, { ...botWork, work: name });
       await ensureWorktree(co, p);
       Deno.writeTextFileSync(p.stateFile, '{"harness":"claude","sessionId":"s"}\n');
       return p;
@@ -103,8 +106,8 @@ Deno.test("the layer's sweep keeps a work whose request waits in the review queu
     const co: CheckoutConfig = { name: "app", path: repo, base: "main", fetch: false };
     const wts = `${root}/worktrees`;
     // Both are in the base (no commits of their own): a sweep would remove them.
-    const waiting = workPlace(wts, "claude", "app", "bot", "_", "waiting");
-    const idle = workPlace(wts, "claude", "app", "bot", "_", "idle");
+    const waiting = workPlace(wts, { ...botWork, work: "waiting" });
+    const idle = workPlace(wts, { ...botWork, work: "idle" });
     for (const p of [waiting, idle]) await ensureWorktree(co, p);
     // A new layer, as after a restart: none of its calls waits; the queue still holds one.
     const layer = new AcpLayer({
@@ -137,7 +140,7 @@ Deno.test("the sweep keeps a work with anything the base lacks: a patch equal bu
     const co: CheckoutConfig = { name: "app", path: repo, base: "main", fetch: false };
     const wts = `${root}/worktrees`;
     const work = async (name: string) => {
-      const p = workPlace(wts, "claude", "app", "bot", "_", name);
+      const p = workPlace(wts, { ...botWork, work: name });
       await ensureWorktree(co, p);
       return p;
     };

@@ -37,7 +37,13 @@ async function fixture(sandbox?: (root: string) => Sandboxer): Promise<Fixture> 
   await git(["commit", "-qm", "first"], repo);
   const co: CheckoutConfig = { name: "app", path: repo, base: "main", fetch: false };
   const wts = `${root}/data/worktrees`;
-  const place = workPlace(wts, "claude", "app", "bot", "_", "w");
+  const place = workPlace(wts, {
+    harness: "claude",
+    checkout: "app",
+    agent: "bot",
+    thread: "_",
+    work: "w",
+  });
   await ensureWorktree(co, place);
   const sb = sandbox?.(root);
   const src: WorkOpsSource = {

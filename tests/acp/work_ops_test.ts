@@ -14,6 +14,9 @@ import { importWork } from "../../src/acp/work_import.ts";
 import type { CheckoutConfig } from "../../src/config/acp_tables.ts";
 import type { PermissionAsk } from "../../src/contracts/coding_agents.ts";
 
+/** The names of a work of `bot` outside any thread, all but its work name. */
+const botWork = { harness: "claude", checkout: "app", agent: "bot", thread: "_" };
+
 const ID = ["-c", "user.email=t@example.org", "-c", "user.name=T"];
 
 async function commit(dir: string, file: string, content: string, msg: string): Promise<void> {
@@ -76,7 +79,7 @@ async function fixture(merge: "ff" | "merge" = "ff"): Promise<Fixture> {
     busy,
     held,
     work: async (name, file, content) => {
-      const p = workPlace(wts, "claude", "app", "bot", "_", name);
+      const p = workPlace(wts, { ...botWork, work: name });
       await ensureWorktree(co, p);
       await commit(p.dir, file, content, `work ${name}`);
       await importWork(co, p);
@@ -393,7 +396,7 @@ Deno.test("a merge names every other work its sweep removed, each already in the
 
 Deno.test("a work whose commit never happened reads idle with its uncommitted changes, never merged; merge refuses it", async () => {
   await using f = await fixture();
-  const p = workPlace(`${f.root}/worktrees`, "claude", "app", "bot", "_", "said");
+  const p = workPlace(`${f.root}/worktrees`, { ...botWork, work: "said" });
   await ensureWorktree(f.co, p);
   // The coding agent wrote a file and said "committed", but its commit was refused.
   Deno.writeTextFileSync(`${p.dir}/notes.txt`, "written\n");

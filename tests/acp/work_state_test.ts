@@ -11,6 +11,9 @@ import {
 } from "../../src/acp/work_state.ts";
 import { workPlace } from "../../src/acp/worktrees.ts";
 
+/** The names of a work of `alice` outside any thread, all but its work name. */
+const aliceWork = { harness: "claude", checkout: "app", agent: "alice", thread: "_" };
+
 /** A layer whose harness cannot start: a decision that tried to start it would fail. */
 function layer(root: string, decided: [PermissionAsk, boolean][]): AcpLayer {
   return new AcpLayer({
@@ -37,7 +40,7 @@ function layer(root: string, decided: [PermissionAsk, boolean][]): AcpLayer {
 }
 
 function inDoubt(root: string): PermissionAsk {
-  const place = workPlace(`${root}/worktrees`, "claude", "app", "alice", "_", "notes");
+  const place = workPlace(`${root}/worktrees`, { ...aliceWork, work: "notes" });
   return {
     request_id: "run-3.acp_0123456789ab",
     harness: "claude",
@@ -57,7 +60,7 @@ Deno.test("rejecting a call in doubt sends nothing and notes its task, once, for
   const root = Deno.makeTempDirSync({ prefix: "wats-declined-" });
   try {
     const ask = inDoubt(root);
-    const place = workPlace(`${root}/worktrees`, "claude", "app", "alice", "_", "notes");
+    const place = workPlace(`${root}/worktrees`, { ...aliceWork, work: "notes" });
     Deno.mkdirSync(place.dir, { recursive: true });
     Deno.writeTextFileSync(place.stateFile, '{"harness":"claude","sessionId":"s-1"}\n');
     const decided: [PermissionAsk, boolean][] = [];

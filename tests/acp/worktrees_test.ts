@@ -41,14 +41,13 @@ Deno.test("a work is a repository of its own on a branch cut from the fetched ba
     await git(["commit", "--quiet", "-m", "second"], origin);
     const originTip = (await git(["rev-parse", "HEAD"], origin)).trim();
 
-    const place = workPlace(
-      `${root}/data/worktrees`,
-      "claude",
-      "app",
-      "bob-agent",
-      "_",
-      "fix-login",
-    );
+    const place = workPlace(`${root}/data/worktrees`, {
+      harness: "claude",
+      checkout: "app",
+      agent: "bob-agent",
+      thread: "_",
+      work: "fix-login",
+    });
     assert.equal(place.branch, "wats/bob-agent/_/fix-login");
     assert.equal(place.dir, `${root}/data/worktrees/claude/app/bob-agent/_/fix-login`);
     assert.deepEqual(await ensureWorktree(co, place), { created: true });
@@ -107,7 +106,13 @@ Deno.test("without fetch, the branch is cut from the local base", async () => {
     Deno.writeTextFileSync(`${origin}/NEW.md`, "new\n");
     await git(["add", "NEW.md"], origin);
     await git(["commit", "--quiet", "-m", "second"], origin);
-    const place = workPlace(`${root}/wt`, "claude", "app", "a", "t1", "w");
+    const place = workPlace(`${root}/wt`, {
+      harness: "claude",
+      checkout: "app",
+      agent: "a",
+      thread: "t1",
+      work: "w",
+    });
     await ensureWorktree({ ...co, fetch: false }, place);
     assert.equal(await headOf(co, place.branch), localTip);
   } finally {
@@ -123,7 +128,16 @@ Deno.test("hooks of the checkout do not run when a work is cut", async () => {
       Deno.writeTextFileSync(`${co.path}/.git/hooks/${hook}`, `#!/bin/sh\ntouch ${marker}\n`);
       Deno.chmodSync(`${co.path}/.git/hooks/${hook}`, 0o755);
     }
-    await ensureWorktree(co, workPlace(`${root}/wt`, "claude", "app", "a", "_", "w"));
+    await ensureWorktree(
+      co,
+      workPlace(`${root}/wt`, {
+        harness: "claude",
+        checkout: "app",
+        agent: "a",
+        thread: "_",
+        work: "w",
+      }),
+    );
     assert.throws(() => Deno.statSync(marker));
   } finally {
     Deno.removeSync(root, { recursive: true });
@@ -133,7 +147,13 @@ Deno.test("hooks of the checkout do not run when a work is cut", async () => {
 Deno.test("the agent's sandbox paths come from the checkout, whatever the work folder's .git says", async () => {
   const { root, co } = await repo();
   try {
-    const place = workPlace(`${root}/wt`, "claude", "app", "a", "_", "w");
+    const place = workPlace(`${root}/wt`, {
+      harness: "claude",
+      checkout: "app",
+      agent: "a",
+      thread: "_",
+      work: "w",
+    });
     await ensureWorktree(co, place);
     const want = { readable: [`${co.path}/.git`], writable: [place.dir] };
     assert.deepEqual(await agentPaths(co, place.dir), want);
@@ -149,7 +169,13 @@ Deno.test("the agent's sandbox paths come from the checkout, whatever the work f
 Deno.test("a work made by an older wats (a git worktree of the checkout) becomes a work repository at first touch, keeping its commits and, as changes, its uncommitted files", async () => {
   const { root, co } = await repo();
   try {
-    const place = workPlace(`${root}/wt`, "claude", "app", "a", "_", "old");
+    const place = workPlace(`${root}/wt`, {
+      harness: "claude",
+      checkout: "app",
+      agent: "a",
+      thread: "_",
+      work: "old",
+    });
     Deno.mkdirSync(place.dir.slice(0, place.dir.lastIndexOf("/")), { recursive: true });
     await git(["worktree", "add", "--quiet", "-b", place.branch, place.dir, "HEAD"], co.path);
     Deno.writeTextFileSync(`${place.dir}/done.txt`, "done\n");

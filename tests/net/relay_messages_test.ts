@@ -38,7 +38,7 @@ Deno.test("a REQ's refusals come in order: id, filter count, subscriptions, answ
   const t = tempStore();
   try {
     const req = (subId: unknown, filters: unknown[], state: ReqState = fresh) =>
-      readReq(subId, filters, state, t.store, limits);
+      readReq({ subId, filters }, state, t.store, limits);
     assert.deepEqual(req("", [{}]), {
       notice: "invalid: a subscription id is a string of 1–64 characters",
     });
@@ -85,16 +85,17 @@ Deno.test("a REQ of more than 1,000 ids, authors and tag values, all filters tog
     const keys = (n: number, c: string) =>
       Array.from({ length: n }, (_, i) => i.toString(16).padStart(64, c));
     const ok = readReq(
-      "s",
-      [{ authors: keys(600, "a") }, { "#e": keys(400, "b") }],
+      { subId: "s", filters: [{ authors: keys(600, "a") }, { "#e": keys(400, "b") }] },
       fresh,
       t.store,
       limits,
     );
     assert.ok("queried" in ok);
     const many = readReq(
-      "s",
-      [{ authors: keys(600, "a") }, { "#e": keys(400, "b"), ids: [keys(1, "c")[0]!] }],
+      {
+        subId: "s",
+        filters: [{ authors: keys(600, "a") }, { "#e": keys(400, "b"), ids: [keys(1, "c")[0]!] }],
+      },
       fresh,
       t.store,
       limits,
@@ -111,7 +112,7 @@ Deno.test("a REQ filter on a long tag name is queried but matches nothing live",
   try {
     const plain = { kinds: [4470] };
     const long = { "#long": ["x"] };
-    const r = readReq("s", [plain, long], fresh, t.store, limits);
+    const r = readReq({ subId: "s", filters: [plain, long] }, fresh, t.store, limits);
     assert.ok("queried" in r);
     assert.deepEqual(r.queried, [plain, long]);
     assert.deepEqual(r.indexed, [true, false]);

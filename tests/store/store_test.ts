@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
+import { reset as resetLogging } from "@logtape/logtape";
 import { StoreError } from "../../src/errors.ts";
+import { setupLogging } from "../../src/log.ts";
 import { Store, type StoredPost } from "../../src/store/store.ts";
 import { alice, bob, carol, post, reply, tempStore } from "./post_factory.ts";
 
@@ -313,6 +315,24 @@ Deno.test("onInsert fires once per batch with only the new posts, until unsubscr
     assert.equal(calls.length, 2);
   } finally {
     await cleanup();
+  }
+});
+
+Deno.test("a throwing listener is reported on the store logger when no onListenerError is given", async () => {
+  const lines: string[] = [];
+  await setupLogging("error", (line) => lines.push(line));
+  const { store, cleanup } = await tempStore();
+  try {
+    store.onInsert(() => {
+      throw new Error("listener bug");
+    });
+    store.insert([post(alice, "note", "a")], { origin: "remote" });
+    assert.equal(store.count(), 1, "the insert still commits");
+    assert.equal(lines.length, 1);
+    assert.match(lines[0]!, /^error: a store listener failed: .*listener bug/);
+  } finally {
+    await cleanup();
+    await resetLogging();
   }
 });
 

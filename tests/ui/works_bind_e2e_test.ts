@@ -165,7 +165,13 @@ Deno.test({
 
       // Another work holding the same patches: the merge's sweep removes it, and says so.
       const co = { name: "app", path: repo, base: "main", fetch: false };
-      const twin = workPlace(`${data}/worktrees`, "claude", "app", "alice", "_", "twin");
+      const twin = workPlace(`${data}/worktrees`, {
+        harness: "claude",
+        checkout: "app",
+        agent: "alice",
+        thread: "_",
+        work: "twin",
+      });
       await ensureWorktree(co, twin);
       const feats = (await git(["rev-list", "--reverse", `main..${now}`], repo)).trim().split("\n");
       await git(
