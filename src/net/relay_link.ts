@@ -107,8 +107,23 @@ export class RelayLink {
 
   /** The relay served this connection well: the next reconnect starts from the first delay. */
   healthy(): void {
-    this.#attempt = 0;
+    this.served();
     this.#lastError = undefined;
+  }
+
+  /**
+   * The relay answers on this connection (a subscription's EOSE): a reconnect after it starts
+   * from the first delay again, though the catch-up has not finished. A relay restarted every
+   * 30 s under load dropped connections before their catch-up ended, so the delay grew across
+   * restarts to the 60 s cap and asks waited minutes (bench/delivery.ts, issue 27).
+   */
+  served(): void {
+    this.#attempt = 0;
+  }
+
+  /** Reconnect attempts since the relay last served (0 while it does). */
+  get attempts(): number {
+    return this.#attempt;
   }
 
   /** Sends a message as JSON; false when no connection is open. */

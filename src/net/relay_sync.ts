@@ -411,6 +411,7 @@ class Sync implements RelaySync {
       case "EVENT":
         return this.#event(msg[1], msg[2]);
       case "EOSE":
+        if (typeof msg[1] === "string" && this.#live.isOpen(msg[1])) this.#link.served();
         this.#step({ type: "eose", subId: msg[1] });
         this.#fetches.get(msg[1])?.done();
         return;

@@ -462,3 +462,49 @@ Deno.test("a relay that sends live events outside the filters gets one subscript
     a.cleanup();
   }
 });
+
+Deno.test("a relay that answers the live subscriptions but drops before the catch-up ends is reconnected to at the first delay each time, not an ever longer one", async () => {
+  // Each connection: the live REQ gets its EOSE, the catch-up page never ends, and the relay
+  // goes away (a restart). Before, only a finished catch-up reset the delay: it doubled at each
+  // restart up to 60 s (issue 27). With a 50 ms first delay and no jitter, 14 connections whose
+  // delays doubled would wait 25 ms × (2^13 − 1) ≈ 205 s in all, past waitFor's 60 s; at the
+  // first delay they wait 13 × 25 ms.
+  let connections = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    const { socket, response } = Deno.upgradeWebSocket(req);
+    socket.onopen = () => connections++;
+    socket.onmessage = (e) => {
+      const m = JSON.parse(e.data);
+      if (m[0] !== "REQ" || !String(m[1]).startsWith("wats-live-")) return;
+      socket.send(JSON.stringify(["EOSE", m[1]]));
+      setTimeout(() => socket.close(), 0);
+    };
+    return response;
+  });
+  const a = node();
+  const sync = startRelaySync({
+    url: `ws://127.0.0.1:${server.addr.port}`,
+    store: a.store,
+    ingest: a.ingest,
+    log: testLog,
+    maxSkewMs: 600_000,
+    subscriptions: interestSubscriptions({
+      profiles: [alice.pubkey],
+      caps: [],
+      openAsks: false,
+      haltAuthors: [],
+      threads: [],
+    }),
+    backoffBaseMs: 50,
+    backoffMaxMs: 600_000,
+    random: () => 0,
+  });
+  try {
+    await waitFor(() => connections >= 14, () => `14 connections (${connections} so far)`);
+    assert.equal(sync.status().caughtUp, false, "no catch-up ever ended");
+  } finally {
+    await sync.close();
+    await server.shutdown();
+    a.cleanup();
+  }
+});
