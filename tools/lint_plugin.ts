@@ -41,7 +41,6 @@ export const EXCEPTIONS: Readonly<Record<string, readonly string[]>> = {
     "src/acp/works.ts:summary",
     "src/net/relay_answer.ts:Answer.constructor",
     "src/net/relay_messages.ts:readReq",
-    "src/ui/charts.ts:add",
     // Called from src/acp/calls.ts and works.ts (above): their signatures change with them.
     "src/acp/agent_pool.ts:workSession",
     "src/acp/worktrees.ts:workPlace",
