@@ -174,7 +174,10 @@ async function dashboard(dir: string) {
  */
 function worksDashboard(works: WorkDetail[]) {
   const handlers: Array<(r: Request) => Promise<Response>> = [];
-  const server = serveUi({ hostname: "127.0.0.1", port: 0 }, (r) => handlers[0]!(r));
+  const server = serveUi(
+    { hostname: "127.0.0.1", port: 0, report: (line) => console.error(line) },
+    (r) => handlers[0]!(r),
+  );
   const host = `127.0.0.1:${server.addr.port}`;
   const gate = new Gate(host);
   const live = new LiveFeed(() => new Promise<void>(() => {}));

@@ -88,8 +88,9 @@ export async function allWorks(src: WorksSource): Promise<FoundWork[]> {
     await importWork(co, { dir: f.dir, branch, stateFile: `${f.dir}.acp.json` }, src.sandbox)
       .catch((err) => importError = errorMessage(err));
     const head = await headOf(co, branch);
-    const state = await stateOf(src, co, f.dir, branch, head, held, true);
-    const found = summary(co, harness, a, t, w, branch, f.dir, head, state, true);
+    const at: WorkAt = { co, branch, dir: f.dir, head, hasWorktree: true };
+    const state = await stateOf(src, at, held);
+    const found = summary(at, { harness, agent: a, thread: t, work: w }, state);
     out.push(importError === undefined ? found : { ...found, importError });
   }
   for (const co of Object.values(src.checkouts)) {
@@ -122,7 +123,8 @@ export async function allWorks(src: WorksSource): Promise<FoundWork[]> {
         continue; // Not a name wats gives: someone else's branch.
       }
       const head = await headOf(co, branch);
-      out.push(summary(co, harness, a, t, w, branch, dir, head, "swept", false));
+      const at: WorkAt = { co, branch, dir, head, hasWorktree: false };
+      out.push(summary(at, { harness, agent: a, thread: t, work: w }, "swept"));
     }
   }
   return out.sort((x, y) => y.updatedAt - x.updatedAt || x.id.localeCompare(y.id));
@@ -246,28 +248,38 @@ export function workId(checkout: string, branch: string): string {
   return `h~${bytesToHex(sha256(new TextEncoder().encode(readable))).slice(0, 40)}`;
 }
 
+/** One work's branch in its checkout, its head, and its worktree's place (whether there or not). */
+interface WorkAt {
+  co: CheckoutConfig;
+  branch: string;
+  dir: string;
+  head: { sha: string; at: number } | undefined;
+  hasWorktree: boolean;
+}
+
+/** A work's names as its path gives them: what its start record does not say. */
+interface WorkNames {
+  harness: string;
+  agent: string;
+  thread: string;
+  work: string;
+}
+
 function summary(
-  co: CheckoutConfig,
-  harness: string,
-  a: string,
-  t: string,
-  w: string,
-  branch: string,
-  dir: string,
-  head: { sha: string; at: number } | undefined,
+  { co, branch, dir, head, hasWorktree }: WorkAt,
+  names: WorkNames,
   state: WorkState,
-  hasWorktree: boolean,
 ): FoundWork {
   const start = lastStart(dir);
   const calls = readCalls(dir);
   const lastCall = calls.at(-1)?.at ?? 0;
   return {
     id: workId(co.name, branch),
-    harness: start?.harness ?? harness,
+    harness: start?.harness ?? names.harness,
     checkout: co.name,
-    agent: start?.agent ?? a,
-    thread: start?.thread ?? t,
-    work: w,
+    agent: start?.agent ?? names.agent,
+    thread: start?.thread ?? names.thread,
+    work: names.work,
     branch,
     worktree: dir,
     base: co.base,
@@ -282,12 +294,8 @@ function summary(
 /** Where a work is now: the layer's live state first, then whether the base has it. */
 async function stateOf(
   src: WorksSource,
-  co: CheckoutConfig,
-  dir: string,
-  branch: string,
-  head: { sha: string } | undefined,
+  { co, dir, branch, head, hasWorktree }: WorkAt,
   held: readonly PermissionAsk[],
-  hasWorktree: boolean,
 ): Promise<WorkState> {
   const asks = held.filter((a) => a.worktree === dir);
   if (asks.some((a) => a.kind === IN_DOUBT)) return "in doubt";

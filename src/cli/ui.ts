@@ -16,7 +16,8 @@ import { DaemonSource } from "../ui/source.ts";
 import { LiveFeed } from "../ui/live.ts";
 import { watchDaemon } from "../mcp/socket_client.ts";
 import { uiHandler } from "../ui/server.ts";
-import { hostPortOf, serveUi, type UiHttpServer } from "../ui/http.ts";
+import { hostPortOf } from "../io/http1_server.ts";
+import { serveUi, type UiHttpServer } from "../ui/http.ts";
 import { parseCommandArgs, unexpectedArgument } from "./usage.ts";
 import { print, printErr } from "./output.ts";
 
@@ -130,7 +131,7 @@ export async function uiCommand(ctx: CommandContext): Promise<number> {
   let server: UiHttpServer;
   try {
     server = serveUi(
-      { hostname: listen.hostname, port: listen.port, signal: ctx.signal },
+      { hostname: listen.hostname, port: listen.port, signal: ctx.signal, report: printErr },
       (req) => handler(req),
     );
   } catch (err) {

@@ -79,7 +79,7 @@ Deno.test({
     const alice = await httpClient(url, aliceToken);
     const bob = await httpClient(url, bobToken);
     const askId = idIn(await call(alice, "ask", { title: "Over HTTP?", text: "Does it reach?" }));
-    await call(bob, "answer", { parent: askId, text: "It reaches." });
+    await call(bob, "post", { kind: "answer", parent: askId, text: "It reaches." });
     const thread = await call(alice, "thread", { id: askId });
     assert.match(thread, /It reaches\./);
     assert.match(thread, /\(bob, this node\)/);
@@ -89,7 +89,7 @@ Deno.test({
     const revoked = await rig.wats(["mcp", "token", "revoke", bobId]);
     assert.equal(revoked.code, 0, revoked.stderr);
     await assert.rejects(
-      call(bob, "answer", { parent: askId, text: "Still here?" }),
+      call(bob, "post", { kind: "answer", parent: askId, text: "Still here?" }),
       /a valid token is needed/,
     );
     const after = await call(alice, "thread", { id: askId });
@@ -130,7 +130,7 @@ Deno.test({
     const listed = await run("--method", "tools/list");
     assert.equal(listed.code, 0, listed.out + listed.err);
     const names = (JSON.parse(listed.out).tools as Array<{ name: string }>).map((t) => t.name);
-    for (const n of ["ask", "answer", "thread", "status", "pending", "approve", "reject"]) {
+    for (const n of ["ask", "post", "thread", "status", "pending", "approve", "reject"]) {
       assert.ok(names.includes(n), `tools/list lacks ${n}: ${names}`);
     }
     const called = await run(
@@ -169,7 +169,11 @@ Deno.test({
     // Someone answers an ask already in the store; Claude asks anew and reads that thread.
     const helper = await httpClient(url, await makeToken(rig, "erin"));
     const earlier = idIn(await call(helper, "ask", { title: "Relay owner?", text: "who?" }));
-    await call(helper, "answer", { parent: earlier, text: "Erin maintains the relay." });
+    await call(helper, "post", {
+      kind: "answer",
+      parent: earlier,
+      text: "Erin maintains the relay.",
+    });
     await using mock = startMockAnthropic({
       rules: [
         { when: toolResultFor("mcp__wats__thread"), reply: text("Erin maintains it.") },

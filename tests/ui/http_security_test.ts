@@ -59,12 +59,12 @@ async function withServer(
     host: string;
     gate: Gate;
     source: ReturnType<typeof recordingSource>;
-    errors: unknown[];
+    errors: string[];
   }) => Promise<void>,
   opts: { limits?: Partial<UiHttpLimits>; gate?: GateOptions } = {},
 ) {
   const source = recordingSource();
-  const errors: unknown[] = [];
+  const errors: string[] = [];
   // The Host the gate expects names the port, known once the server listens.
   const handlers: Array<(r: Request) => Promise<Response>> = [];
   const server = serveUi(
@@ -72,7 +72,7 @@ async function withServer(
       hostname: "127.0.0.1",
       port: 0,
       ...(opts.limits ? { limits: opts.limits } : {}),
-      onError: (e) => errors.push(e),
+      report: (line) => errors.push(line),
     },
     (r) => handlers[0]!(r),
   );
@@ -531,12 +531,13 @@ Deno.test("slowloris: connections that never finish their head are closed, and o
 });
 
 Deno.test("a page that throws gets a 500, and the terminal one error line with nothing of the request", async () => {
-  const printed: unknown[][] = [];
-  const original = console.error;
-  console.error = (...args: unknown[]) => printed.push(args);
-  const server = serveUi({ hostname: "127.0.0.1", port: 0 }, (req) => {
-    throw new TypeError(`cannot read ${req.url}`);
-  });
+  const printed: string[] = [];
+  const server = serveUi(
+    { hostname: "127.0.0.1", port: 0, report: (line) => printed.push(line) },
+    (req) => {
+      throw new TypeError(`cannot read ${req.url}`);
+    },
+  );
   try {
     const r = await raw(server.addr.port, [
       "GET /login?token=SECRET123 HTTP/1.1",
@@ -545,13 +546,9 @@ Deno.test("a page that throws gets a 500, and the terminal one error line with n
     assert.equal(r.status, 500);
     assert.doesNotMatch(r.body, /SECRET123/);
   } finally {
-    console.error = original;
     await server.shutdown();
   }
   assert.equal(printed.length, 1);
-  assert.match(
-    String(printed[0]![0]),
-    /^error: the dashboard could not answer a request \(TypeError\)/,
-  );
+  assert.match(printed[0]!, /^error: the dashboard could not answer a request \(TypeError\)/);
   assert.doesNotMatch(JSON.stringify(printed), /SECRET123/);
 });

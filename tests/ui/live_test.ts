@@ -51,7 +51,10 @@ async function readUntil(
 Deno.test("/events streams each daemon event to a session's page as it happens, refuses without the session, and ends with the server", async () => {
   const live = new LiveFeed(() => new Promise<void>(() => {}));
   const handlers: Array<(r: Request) => Promise<Response>> = [];
-  const server = serveUi({ hostname: "127.0.0.1", port: 0 }, (r) => handlers[0]!(r));
+  const server = serveUi(
+    { hostname: "127.0.0.1", port: 0, report: (line) => console.error(line) },
+    (r) => handlers[0]!(r),
+  );
   const host = `127.0.0.1:${server.addr.port}`;
   const gate = new Gate(host);
   handlers.push(uiHandler({ gate, source: SOURCE, live }));

@@ -50,7 +50,11 @@ Deno.test({
     });
     const source = recordingSource([work, merged]);
     const handlers: Array<(r: Request) => Promise<Response>> = [];
-    const server = serveUi({ hostname: "127.0.0.1", port: 0 }, (r) => handlers[0]!(r));
+    const server = serveUi({
+      hostname: "127.0.0.1",
+      port: 0,
+      report: (line) => console.error(line),
+    }, (r) => handlers[0]!(r));
     const host = `127.0.0.1:${server.addr.port}`;
     const gate = new Gate(host);
     handlers.push(uiHandler({ gate, source }));
