@@ -29,6 +29,7 @@ import { fileURLToPath } from "node:url";
 import { git } from "../src/acp/worktrees.ts";
 import type { CodingAgents } from "../src/contracts/coding_agents.ts";
 import { meteredAcpAgent, type MeteredPrompt } from "../tests/support/fake_acp_agent.ts";
+import { baselineDir } from "./swarm_rig.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -59,27 +60,6 @@ interface Outcome {
   after: number[];
   /** The reason of the first refusal at admission, if any. */
   refusal?: string;
-}
-
-/** Where a version's src/ and tests/runner/ are. */
-async function baselineDir(): Promise<{ dir: string; owned: boolean }> {
-  if (values.before) return { dir: values.before, owned: false };
-  const dir = Deno.makeTempDirSync({ prefix: "wats-drill-before-" });
-  const repo = fileURLToPath(new URL("..", import.meta.url));
-  const archive = new Deno.Command("git", {
-    args: ["-C", repo, "archive", "--format=tar", values["baseline-commit"]!, "src", "tests"],
-    stdout: "piped",
-  }).spawn();
-  const tar = new Deno.Command("tar", { args: ["-x", "-C", dir], stdin: "piped" }).spawn();
-  await archive.stdout.pipeTo(tar.stdin);
-  const [a, t] = [await archive.status, await tar.status];
-  if (!a.success || !t.success) {
-    throw new Error(
-      `error: could not extract ${values["baseline-commit"]} with git archive; ` +
-        "pass --before DIR with a checkout of the code before",
-    );
-  }
-  return { dir, owned: true };
 }
 
 /** A checkout with one commit. */
@@ -186,7 +166,13 @@ async function drill(version: string, root: string, reserve: number): Promise<Ou
   };
 }
 
-const before = await baselineDir();
+// The drill imports the baseline's src/ and its tests/runner/scheduler_rig.ts in this process.
+const before = await baselineDir({
+  ...(values.before ? { before: values.before } : {}),
+  commit: values["baseline-commit"]!,
+  prefix: "wats-drill-before-",
+  paths: ["src", "tests"],
+});
 const here = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
 const outcomes: Outcome[] = [];
 try {
