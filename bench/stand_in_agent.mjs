@@ -23,7 +23,9 @@ export async function readWake() {
   let prompt = "";
   for await (const chunk of process.stdin) prompt += chunk;
   const list = /^New events \(\d+\):\n((?:- .*(?:\n|$))*)/m.exec(prompt)?.[1] ?? "";
-  const events = [...list.matchAll(/^- ([0-9a-f]{64}): (\w+) by /gm)].map((m) => ({
+  // "- ID: KIND by NPUB, …" or, when the prompt shows the threads (their fences name the
+  // authors), "- ID: KIND, starts its thread" / "- ID: KIND in thread …".
+  const events = [...list.matchAll(/^- ([0-9a-f]{64}): (\w+)\b/gm)].map((m) => ({
     id: m[1],
     kind: m[2],
   }));
