@@ -11,13 +11,12 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { inspectorBin, requireCli } from "../support/clis.ts";
 import { runWats } from "../support/cli.ts";
-import { runClaude } from "../support/claude.ts";
+import { runClaudeOnMcp } from "../support/claude.ts";
 import { freePort } from "../support/free_port.ts";
 import { call, idIn } from "../support/swarm.ts";
 import { type NodeRig, nodeRig, tempDir } from "../support/rig.ts";
 import {
   hasTool,
-  MOCK_MODEL,
   startMockAnthropic,
   text,
   toolResultFor,
@@ -79,7 +78,7 @@ Deno.test({
     const alice = await httpClient(url, aliceToken);
     const bob = await httpClient(url, bobToken);
     const askId = idIn(await call(alice, "ask", { title: "Over HTTP?", text: "Does it reach?" }));
-    await call(bob, "answer", { parent: askId, text: "It reaches." });
+    await call(bob, "post", { kind: "answer", parent: askId, text: "It reaches." });
     const thread = await call(alice, "thread", { id: askId });
     assert.match(thread, /It reaches\./);
     assert.match(thread, /\(bob, this node\)/);
@@ -89,7 +88,7 @@ Deno.test({
     const revoked = await rig.wats(["mcp", "token", "revoke", bobId]);
     assert.equal(revoked.code, 0, revoked.stderr);
     await assert.rejects(
-      call(bob, "answer", { parent: askId, text: "Still here?" }),
+      call(bob, "post", { kind: "answer", parent: askId, text: "Still here?" }),
       /a valid token is needed/,
     );
     const after = await call(alice, "thread", { id: askId });
@@ -130,7 +129,7 @@ Deno.test({
     const listed = await run("--method", "tools/list");
     assert.equal(listed.code, 0, listed.out + listed.err);
     const names = (JSON.parse(listed.out).tools as Array<{ name: string }>).map((t) => t.name);
-    for (const n of ["ask", "answer", "thread", "status", "pending", "approve", "reject"]) {
+    for (const n of ["ask", "post", "thread", "status", "pending", "approve", "reject"]) {
       assert.ok(names.includes(n), `tools/list lacks ${n}: ${names}`);
     }
     const called = await run(
@@ -169,7 +168,11 @@ Deno.test({
     // Someone answers an ask already in the store; Claude asks anew and reads that thread.
     const helper = await httpClient(url, await makeToken(rig, "erin"));
     const earlier = idIn(await call(helper, "ask", { title: "Relay owner?", text: "who?" }));
-    await call(helper, "answer", { parent: earlier, text: "Erin maintains the relay." });
+    await call(helper, "post", {
+      kind: "answer",
+      parent: earlier,
+      text: "Erin maintains the relay.",
+    });
     await using mock = startMockAnthropic({
       rules: [
         { when: toolResultFor("mcp__wats__thread"), reply: text("Erin maintains it.") },
@@ -184,46 +187,15 @@ Deno.test({
       ],
     });
     await using cwd = tempDir("wats-claude-http-");
-    const config = `${cwd.path}/mcp.json`;
-    await Deno.writeTextFile(
-      config,
-      JSON.stringify({
-        mcpServers: {
-          wats: { type: "http", url, headers: { Authorization: `Bearer ${token}` } },
-        },
-      }),
-    );
-    const run = await runClaude({
-      args: [
-        "-p",
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--model",
-        MOCK_MODEL,
-        "--mcp-config",
-        config,
-        "--strict-mcp-config",
-        "--allowedTools",
-        "mcp__wats__*",
-        "--tools",
-        "",
-        "--setting-sources",
-        "",
-      ],
+    const run = await runClaudeOnMcp({
+      servers: { wats: { type: "http", url, headers: { Authorization: `Bearer ${token}` } } },
       prompt: "Ask the swarm who maintains the relay, then read the earlier thread.",
       cwd: cwd.path,
       mockUrl: mock.url,
       env: { MCP_CONNECTION_NONBLOCKING: "false" },
     });
-    const init = run.events.find((e) => e.type === "system" && e.subtype === "init") as
-      | { mcp_servers: Array<{ name: string; status: string }> }
-      | undefined;
-    assert.ok(init, run.stdout + run.stderr);
-    assert.deepEqual(
-      init.mcp_servers.map((m) => ({ name: m.name, status: m.status })),
-      [{ name: "wats", status: "connected" }],
-    );
+    assert.ok(run.init, run.stdout + run.stderr);
+    assert.deepEqual(run.init.servers, [{ name: "wats", status: "connected" }]);
     const result = run.events.find((e) => e.type === "result") as { is_error: boolean };
     assert.equal(result?.is_error, false, run.stdout);
     // The thread's answer reached the model through the endpoint.
