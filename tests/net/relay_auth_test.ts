@@ -9,21 +9,19 @@
 
 import assert from "node:assert/strict";
 import { npubEncode } from "nostr-tools/nip19";
-import { signAuth } from "../../src/net/auth_event.ts";
-import { createIngest } from "../../src/net/ingest.ts";
-import { serveRelay } from "../../src/net/relay_server.ts";
 import { startRelaySync } from "../../src/net/relay_sync.ts";
-import { deriveProfileKey, type ProfileKey } from "../../src/identity/profile_key.ts";
+import type { ProfileKey } from "../../src/identity/profile_key.ts";
 import type { NostrEvent } from "../../src/posts/post.ts";
 import {
   alice,
+  authedWs,
   bob,
+  carol,
   fetchAll,
-  openWs,
+  ingestStore,
   publishAll,
-  recordingSink,
+  servedStore,
   signed,
-  tempStore,
   testLog,
   waitFor,
   type WsClient,
@@ -32,37 +30,12 @@ import { RELAY_HELPER, startNodeRelay } from "./node_relay.ts";
 import { recordingProxy } from "./recording_proxy.ts";
 
 const FAST_BACKOFF = { backoffBaseMs: 50, backoffMaxMs: 400 };
-/** A key no relay here lists as a member. */
-const carol: ProfileKey = deriveProfileKey(new Uint8Array(32).fill(3), "carol");
 
-/** A raw client authenticated as `who` (it waits for the relay's challenge). */
-async function authedWs(url: string, who: ProfileKey): Promise<WsClient> {
-  const ws = await openWs(url);
-  const [, challenge] = await ws.next((m) => m[0] === "AUTH", "the AUTH challenge");
-  const auth = signAuth({
-    secret: who.secret,
-    relayUrl: url,
-    challenge: challenge as string,
-    now: Date.now(),
-  });
-  ws.send(["AUTH", auth]);
-  const ok = await ws.next((m) => m[0] === "OK" && m[1] === auth.id, "the AUTH's OK");
-  assert.equal(ok[2], true, String(ok[3]));
-  return ws;
-}
-
-/** A node's store (its local posts queued for `url`) and ingest. */
+/** A node's store (its local posts queued for `url`) and ingest, `who` its profile `name`. */
 function node(url: string, who: ProfileKey, name: string) {
-  const t = tempStore([url]);
+  const t = ingestStore({ relays: [url] });
   t.store.recordProfile(name, who.pubkey);
-  const ingest = createIngest({
-    store: t.store,
-    events: recordingSink().sink,
-    log: testLog,
-    now: Date.now,
-    maxSkewMs: 10 * 60_000,
-  });
-  return { ...t, ingest };
+  return t;
 }
 
 Deno.test({
@@ -213,16 +186,8 @@ Deno.test({
 });
 
 Deno.test("against a members-only wats endpoint: a refused AUTH refuses what waited for it, with the endpoint's reason", async () => {
-  const server = node("ws://unused", bob, "bob");
-  const endpoint = await serveRelay({
-    hostname: "127.0.0.1",
-    port: 0,
-    store: server.store,
-    ingest: server.ingest,
-    log: testLog,
-    auth: { required: true, members: new Set([bob.pubkey]) },
-  });
-  const url = `ws://127.0.0.1:${endpoint.port}`;
+  const server = await servedStore({ auth: { required: true, members: new Set([bob.pubkey]) } });
+  const url = server.url;
   const c = node(url, carol, "carol");
   try {
     const first = signed(carol, "ask", "before the AUTH", { title: "first" });
@@ -250,8 +215,7 @@ Deno.test("against a members-only wats endpoint: a refused AUTH refuses what wai
     assert.equal(server.store.count(), 0, "nothing stored at the endpoint");
     await sync.close();
   } finally {
-    await endpoint.close();
     c.cleanup();
-    server.cleanup();
+    await server.cleanup();
   }
 });
