@@ -18,6 +18,7 @@ import {
   bob,
   carol,
   fetchAll,
+  type IngestStore,
   ingestStore,
   publishAll,
   servedStore,
@@ -30,6 +31,19 @@ import { RELAY_HELPER, startNodeRelay } from "./node_relay.ts";
 import { recordingProxy } from "./recording_proxy.ts";
 
 const FAST_BACKOFF = { backoffBaseMs: 50, backoffMaxMs: 400 };
+
+/** `t`'s sync with the relay at `url`, answering its AUTH challenges as `who`. */
+function authedSync(t: IngestStore, url: string, who: ProfileKey) {
+  return startRelaySync({
+    url,
+    store: t.store,
+    ingest: t.ingest,
+    log: testLog,
+    maxSkewMs: 10 * 60_000,
+    authKey: who,
+    ...FAST_BACKOFF,
+  });
+}
 
 /** A node's store (its local posts queued for `url`) and ingest, `who` its profile `name`. */
 function node(url: string, who: ProfileKey, name: string) {
@@ -52,15 +66,7 @@ Deno.test({
       await publishAll(bobWs, before);
       const mine = signed(alice, "ask", "from a member", { title: "member" });
       a.store.insert([mine], { origin: "local" });
-      const sync = startRelaySync({
-        url: proxy.url,
-        store: a.store,
-        ingest: a.ingest,
-        log: testLog,
-        maxSkewMs: 10 * 60_000,
-        authKey: alice,
-        ...FAST_BACKOFF,
-      });
+      const sync = authedSync(a, proxy.url, alice);
       await waitFor(
         () => sync.status().caughtUp && a.store.outbox.size() === 0,
         () =>
@@ -108,15 +114,7 @@ Deno.test({
       await publishAll(bobWs, [signed(bob, "note", "members only")]);
       const mine = signed(carol, "ask", "from outside", { title: "outside" });
       c.store.insert([mine], { origin: "local" });
-      const sync = startRelaySync({
-        url: relay.url,
-        store: c.store,
-        ingest: c.ingest,
-        log: testLog,
-        maxSkewMs: 10 * 60_000,
-        authKey: carol,
-        ...FAST_BACKOFF,
-      });
+      const sync = authedSync(c, relay.url, carol);
       await waitFor(
         () => sync.refusal(mine.id) !== undefined,
         () => `the refusal: ${JSON.stringify(sync.status())}`,
@@ -151,15 +149,7 @@ Deno.test({
     const a = node(relay.url, alice, "alice");
     let bobWs: WsClient | undefined;
     try {
-      const sync = startRelaySync({
-        url: relay.url,
-        store: a.store,
-        ingest: a.ingest,
-        log: testLog,
-        maxSkewMs: 10 * 60_000,
-        authKey: alice,
-        ...FAST_BACKOFF,
-      });
+      const sync = authedSync(a, relay.url, alice);
       await waitFor(() => sync.status().caughtUp, "the first catch-up");
       await relay.stop();
       await waitFor(() => !sync.status().connected, "the connection lost");
@@ -192,15 +182,7 @@ Deno.test("against a members-only wats endpoint: a refused AUTH refuses what wai
   try {
     const first = signed(carol, "ask", "before the AUTH", { title: "first" });
     c.store.insert([first], { origin: "local" });
-    const sync = startRelaySync({
-      url,
-      store: c.store,
-      ingest: c.ingest,
-      log: testLog,
-      maxSkewMs: 10 * 60_000,
-      authKey: carol,
-      ...FAST_BACKOFF,
-    });
+    const sync = authedSync(c, url, carol);
     await waitFor(() => sync.refusal(first.id) !== undefined, () => JSON.stringify(sync.status()));
     // A post made after the AUTH was refused is refused with the same reason.
     const later = signed(carol, "ask", "after the AUTH", { title: "later" });
