@@ -7,7 +7,7 @@
 import { MCP_CONNECT_WAIT_ENV } from "../../src/runner/runtimes/claude/harness.ts";
 import assert from "node:assert/strict";
 import { denoDir, watsCommand } from "../support/cli.ts";
-import { inspectorBin, requireCli } from "../support/clis.ts";
+import { requireCli, runInspector } from "../support/clis.ts";
 import { runClaudeOnMcp } from "../support/claude.ts";
 import { call, idIn, mcpArgs, mcpClient, mcpEnv } from "../support/swarm.ts";
 import { closing, nodeRig, tempDir } from "../support/rig.ts";
@@ -85,18 +85,13 @@ Deno.test({
   async fn() {
     await using rig = await nodeRig();
     const dir = rig.dataDir;
-    const { command, cwd } = inspectorBin();
     const run = async (...method: string[]) => {
-      const r = await new Deno.Command(command[0]!, {
-        args: [...command.slice(1), watsCommand()[0], ...mcpArgs(dir, "inspector"), ...method],
-        cwd,
-        env: mcpEnv(rig.home),
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const out = new TextDecoder().decode(r.stdout);
-      assert.equal(r.code, 0, `${out}\n${new TextDecoder().decode(r.stderr)}`);
-      return JSON.parse(out);
+      const r = await runInspector(
+        [watsCommand()[0]!, ...mcpArgs(dir, "inspector"), ...method],
+        mcpEnv(rig.home),
+      );
+      assert.equal(r.code, 0, `${r.out}\n${r.err}`);
+      return JSON.parse(r.out);
     };
     const listed = await run("--method", "tools/list");
     const names = (listed.tools as Array<{ name: string }>).map((t) => t.name);

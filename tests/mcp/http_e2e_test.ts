@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { inspectorBin, requireCli } from "../support/clis.ts";
+import { requireCli, runInspector } from "../support/clis.ts";
 import { runWats } from "../support/cli.ts";
 import { runClaudeOnMcp } from "../support/claude.ts";
 import { freePort } from "../support/free_port.ts";
@@ -107,25 +107,9 @@ Deno.test({
     const { rig, url } = await httpNode();
     await using _rig = rig;
     const token = await makeToken(rig, "carol");
-    const { command, cwd } = inspectorBin();
-    const run = async (...method: string[]) => {
-      const r = await new Deno.Command(command[0]!, {
-        args: [
-          ...command.slice(1),
-          url,
-          "--transport",
-          "http",
-          "--header",
-          `Authorization: Bearer ${token}`,
-          ...method,
-        ],
-        cwd,
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const out = new TextDecoder().decode(r.stdout);
-      return { code: r.code, out, err: new TextDecoder().decode(r.stderr) };
-    };
+    const run = (...method: string[]) =>
+      runInspector([url, "--transport", "http", "--header", `Authorization: Bearer ${token}`]
+        .concat(method));
     const listed = await run("--method", "tools/list");
     assert.equal(listed.code, 0, listed.out + listed.err);
     const names = (JSON.parse(listed.out).tools as Array<{ name: string }>).map((t) => t.name);
@@ -146,12 +130,7 @@ Deno.test({
     assert.ok(!JSON.parse(called.out).isError, called.out);
     await rig.waitEvent("post_stored", { where: (e) => e.kind === "ask", timeoutMs: 60_000 });
     // Without the header the inspector gets nothing.
-    const r = await new Deno.Command(command[0]!, {
-      args: [...command.slice(1), url, "--transport", "http", "--method", "tools/list"],
-      cwd,
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
+    const r = await runInspector([url, "--transport", "http", "--method", "tools/list"]);
     assert.notEqual(r.code, 0);
   },
 });
