@@ -26,9 +26,11 @@
 
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
-import { git } from "../src/acp/worktrees.ts";
 import type { CodingAgents } from "../src/contracts/coding_agents.ts";
 import { meteredAcpAgent, type MeteredPrompt } from "../tests/support/fake_acp_agent.ts";
+import { bareHarness } from "../tests/support/harness_fixtures.ts";
+import { gitRepo } from "../tests/support/rig.ts";
+import { baselineDir } from "./swarm_rig.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -61,38 +63,6 @@ interface Outcome {
   refusal?: string;
 }
 
-/** Where a version's src/ and tests/runner/ are. */
-async function baselineDir(): Promise<{ dir: string; owned: boolean }> {
-  if (values.before) return { dir: values.before, owned: false };
-  const dir = Deno.makeTempDirSync({ prefix: "wats-drill-before-" });
-  const repo = fileURLToPath(new URL("..", import.meta.url));
-  const archive = new Deno.Command("git", {
-    args: ["-C", repo, "archive", "--format=tar", values["baseline-commit"]!, "src", "tests"],
-    stdout: "piped",
-  }).spawn();
-  const tar = new Deno.Command("tar", { args: ["-x", "-C", dir], stdin: "piped" }).spawn();
-  await archive.stdout.pipeTo(tar.stdin);
-  const [a, t] = [await archive.status, await tar.status];
-  if (!a.success || !t.success) {
-    throw new Error(
-      `error: could not extract ${values["baseline-commit"]} with git archive; ` +
-        "pass --before DIR with a checkout of the code before",
-    );
-  }
-  return { dir, owned: true };
-}
-
-/** A checkout with one commit. */
-async function checkout(root: string): Promise<string> {
-  const repo = `${root}/repo`;
-  Deno.mkdirSync(repo, { recursive: true });
-  await git(["init", "-q", "-b", "main"], repo);
-  Deno.writeTextFileSync(`${repo}/README.md`, "hi\n");
-  await git(["add", "README.md"], repo);
-  await git(["-c", "user.name=d", "-c", "user.email=d@example.com", "commit", "-qm", "a"], repo);
-  return repo;
-}
-
 /** One drill on the code under `root` (this checkout or the baseline's). */
 async function drill(version: string, root: string, reserve: number): Promise<Outcome> {
   const { AcpLayer } = await import(`${root}/src/acp/calls.ts`);
@@ -105,7 +75,7 @@ async function drill(version: string, root: string, reserve: number): Promise<Ou
     "agent.reserve_usd": reserve,
   });
   const tmp = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "wats-drill-" }));
-  const repo = await checkout(tmp);
+  const repo = await gitRepo(`${tmp}/repo`);
   /** Replies per prompt when the total first reached the budget. */
   let atCap: Map<MeteredPrompt, number> | undefined;
   let halted = false;
@@ -128,18 +98,7 @@ async function drill(version: string, root: string, reserve: number): Promise<Ou
   const baseline = typeof r.runner.budget !== "object";
   layer = new AcpLayer({
     worktrees: `${tmp}/worktrees`,
-    harnesses: {
-      metered: {
-        name: "metered",
-        command: "metered",
-        args: [],
-        env: {},
-        meta: {},
-        context: [],
-        idle: 60_000,
-        enabled: true,
-      },
-    },
+    harnesses: { metered: bareHarness("metered", "metered") },
     checkouts: { app: { name: "app", path: repo, base: "main", fetch: false } },
     allowedCheckouts: [],
     policy: makePolicy([], [], `${tmp}/data`, { foldCase: false }),
@@ -186,7 +145,13 @@ async function drill(version: string, root: string, reserve: number): Promise<Ou
   };
 }
 
-const before = await baselineDir();
+// The drill imports the baseline's src/ and its tests/runner/scheduler_rig.ts in this process.
+const before = await baselineDir({
+  ...(values.before ? { before: values.before } : {}),
+  commit: values["baseline-commit"]!,
+  prefix: "wats-drill-before-",
+  paths: ["src", "tests"],
+});
 const here = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
 const outcomes: Outcome[] = [];
 try {

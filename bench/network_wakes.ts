@@ -44,17 +44,28 @@
  */
 
 import { parseArgs } from "node:util";
-import { fileURLToPath } from "node:url";
 import { decode as nip19Decode } from "nostr-tools/nip19";
+import { getPublicKey } from "nostr-tools/pure";
 import { buildPost, type NostrEvent } from "../src/posts/post.ts";
-import { LAUNCHER_FLAGS } from "../src/cli/permissions.ts";
-import { DENO_JSON, denoDir, MAIN_TS } from "../tests/support/cli.ts";
+import { denoDir } from "../tests/support/cli.ts";
 import { type RelayTap, startRelayTap } from "../tests/support/relay_tap.ts";
 import { startNodeRelay } from "../tests/net/node_relay.ts";
 import { nostrKindOf } from "../src/posts/kinds.ts";
 import { deriveProfileKey } from "../src/identity/profile_key.ts";
 import { signAuth } from "../src/net/auth_event.ts";
-import { getPublicKey } from "nostr-tools/pure";
+import {
+  baselineDir,
+  CAPS,
+  capsOf,
+  type Category,
+  pct as pctOf,
+  readLines,
+  sleep,
+  standInBin,
+  THIS_TREE,
+  type Version,
+  watsArgs,
+} from "./swarm_rig.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -85,19 +96,10 @@ if (RELAY !== "wats" && RELAY !== "node") {
 if (SIZES.some((n) => !Number.isInteger(n) || n < 3) || !(ASKS >= 3)) {
   throw new Error("error: --n takes node counts ≥ 3 (e.g. 4,8,12) and --asks a number ≥ 3");
 }
-const CAPS = ["rust", "go", "sql", "k8s"];
-const AGENT = fileURLToPath(new URL("./network_wakes_agent.mjs", import.meta.url));
-
-/** The caps of agent `i`. */
-function capsOf(i: number): string[] {
-  const own = [CAPS[i % CAPS.length]!];
-  if (i % 2 === 0) own.push(CAPS[(i + 1) % CAPS.length]!);
-  return own;
-}
+const AGENT = new URL("./network_wakes_agent.mjs", import.meta.url);
 
 // ------------------------------------------------------------- the stream
 
-type Category = "addressed" | "cap" | "open";
 const CATEGORIES: Category[] = ["addressed", "cap", "open"];
 
 /** One ask of the stream, before it is signed for a network of N agents. */
@@ -232,18 +234,15 @@ interface Node {
   startedAt: number;
 }
 
-interface Version {
-  name: string;
-  main: string;
-  config: string;
-  /** The relay is members-only and the nodes authenticate (issue 31). */
+/** A code version, and whether its relay is members-only and its nodes authenticate (issue 31). */
+interface NetVersion extends Version {
   auth?: boolean;
 }
 
 /** The person profile of a node of an auth version (its members need the name). */
 const PERSON = "person";
 
-function configToml(i: number, v: Version): string {
+function configToml(i: number, v: NetVersion): string {
   return [
     ...(v.auth ? [`profile = "${PERSON}"`] : []),
     "[agent]",
@@ -291,12 +290,7 @@ async function startRelay(members?: string[]): Promise<Relay> {
   }
   const child = new Deno.Command(Deno.execPath(), {
     args: [
-      "run",
-      ...LAUNCHER_FLAGS,
-      "--quiet",
-      "--config",
-      DENO_JSON,
-      MAIN_TS,
+      ...watsArgs(THIS_TREE),
       "--data-dir",
       dir,
       "node",
@@ -342,7 +336,7 @@ function nodeDir(i: number): { dir: string; keys: string[] } {
 }
 
 async function startNode(
-  v: Version,
+  v: NetVersion,
   i: number,
   ctx: { relay: Relay; bin: string; dir: string },
 ): Promise<Node> {
@@ -352,12 +346,7 @@ async function startNode(
   const tap = startRelayTap(relay.url);
   const child = new Deno.Command(Deno.execPath(), {
     args: [
-      "run",
-      ...LAUNCHER_FLAGS,
-      "--quiet",
-      "--config",
-      v.config,
-      v.main,
+      ...watsArgs(v),
       "--data-dir",
       dir,
       "node",
@@ -392,31 +381,23 @@ async function startNode(
     lastRunEventAt: 0,
     startedAt,
   };
-  (async () => {
-    let rest = "";
-    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-      rest += chunk;
-      let nl;
-      while ((nl = rest.indexOf("\n")) >= 0) {
-        const line = rest.slice(0, nl);
-        rest = rest.slice(nl + 1);
-        node.lines.push(line);
-        if (line.includes('"event":"run_started"')) {
-          node.runsStarted++;
-          node.lastRunEventAt = Date.now();
-        } else if (line.includes('"event":"run_ended"')) {
-          node.runsEnded++;
-          node.lastRunEventAt = Date.now();
-          if (!line.includes('"status":"ok"')) {
-            node.runsFailed++;
-            node.firstFailure ??= line;
-          }
-        }
+  readLines(child, (line) => {
+    node.lines.push(line);
+    if (line.includes('"event":"run_started"')) {
+      node.runsStarted++;
+      node.lastRunEventAt = Date.now();
+    } else if (line.includes('"event":"run_ended"')) {
+      node.runsEnded++;
+      node.lastRunEventAt = Date.now();
+      if (!line.includes('"status":"ok"')) {
+        node.runsFailed++;
+        node.firstFailure ??= line;
       }
-      for (const w of node.waiters.splice(0)) w();
     }
     for (const w of node.waiters.splice(0)) w();
-  })().catch(() => {});
+  }).finally(() => {
+    for (const w of node.waiters.splice(0)) w();
+  }).catch(() => {});
   const started = await waitLine(node, (l) => l.includes('"event":"started"'));
   const npub = JSON.parse(started).profiles.helper as string;
   node.agent = nip19Decode(npub).data as string;
@@ -469,8 +450,6 @@ function wakesByAsk(nodes: Node[]): Map<string, { wakes: number; by: Set<number>
   return out;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** Waits until every ask of `ids` woke an agent and the network is quiet; false on timeout. */
 async function quiet(nodes: Node[], ids: string[], postedAt: number): Promise<boolean> {
   const slowest = EVERY_MS + (nodes.length - 1) * STEP_MS;
@@ -512,7 +491,7 @@ interface PhaseResult {
   seconds: number;
 }
 
-async function runNetwork(v: Version, n: number, bin: string) {
+async function runNetwork(v: NetVersion, n: number, bin: string) {
   const dirs = Array.from({ length: n }, (_, i) => nodeDir(i));
   const members = [...dirs.flatMap((d) => d.keys), getPublicKey(poster)];
   const relay = await startRelay(v.auth ? members : undefined);
@@ -600,46 +579,24 @@ async function runNetwork(v: Version, n: number, bin: string) {
 // ------------------------------------------------------------------ report
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-function pctOf(xs: number[], p: number): number {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
-}
 const mean = (xs: number[]) => xs.length ? sum(xs) / xs.length : 0;
 
-/** Extracts the baseline commit into a temp dir (`git archive`), unless `--before` names one. */
-async function baselineDir(): Promise<{ dir: string; owned: boolean }> {
-  if (values.before) return { dir: values.before, owned: false };
-  const dir = Deno.makeTempDirSync({ prefix: "wats-netwakes-before-" });
-  const repo = fileURLToPath(new URL("..", import.meta.url));
-  const archive = new Deno.Command("git", {
-    args: ["-C", repo, "archive", "--format=tar", values["baseline-commit"]!],
-    stdout: "piped",
-  }).spawn();
-  const tar = new Deno.Command("tar", { args: ["-x", "-C", dir], stdin: "piped" }).spawn();
-  await archive.stdout.pipeTo(tar.stdin);
-  const [a, t] = [await archive.status, await tar.status];
-  if (!a.success || !t.success) {
-    throw new Error(
-      `error: could not extract ${values["baseline-commit"]} with git archive; ` +
-        "pass --before DIR with a checkout of the code before issue 18",
-    );
-  }
-  return { dir, owned: true };
-}
-
-const bin = Deno.makeTempDirSync({ prefix: "wats-netwakes-bin-" });
-Deno.copyFileSync(AGENT, `${bin}/claude`);
-Deno.chmodSync(`${bin}/claude`, 0o755);
+await using binDir = standInBin(AGENT, "wats-netwakes-bin-");
+const bin = binDir.path;
 const wanted = new Set(values.versions.split(","));
-const before = wanted.has("before") ? await baselineDir() : undefined;
-const versions: Version[] = [
+const before = wanted.has("before")
+  ? await baselineDir({
+    ...(values.before ? { before: values.before } : {}),
+    commit: values["baseline-commit"]!,
+    prefix: "wats-netwakes-before-",
+  })
+  : undefined;
+const versions: NetVersion[] = [
   ...(before
     ? [{ name: "before", main: `${before.dir}/main.ts`, config: `${before.dir}/deno.json` }]
     : []),
-  ...(wanted.has("open") ? [{ name: "this tree", main: MAIN_TS, config: DENO_JSON }] : []),
-  ...(wanted.has("required")
-    ? [{ name: "auth req.", main: MAIN_TS, config: DENO_JSON, auth: true }]
-    : []),
+  ...(wanted.has("open") ? [THIS_TREE] : []),
+  ...(wanted.has("required") ? [{ ...THIS_TREE, name: "auth req.", auth: true }] : []),
 ];
 const started = performance.now();
 const all = new Map<string, Record<Category, PhaseResult> & { caughtUpMs: number[] }>();
@@ -648,7 +605,6 @@ try {
     for (const v of versions) all.set(`${v.name}|${n}`, await runNetwork(v, n, bin));
   }
 } finally {
-  await Deno.remove(bin, { recursive: true }).catch(() => {});
   if (before?.owned) await Deno.remove(before.dir, { recursive: true }).catch(() => {});
 }
 const seconds = (performance.now() - started) / 1000;

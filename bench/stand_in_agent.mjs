@@ -23,7 +23,9 @@ export async function readWake() {
   let prompt = "";
   for await (const chunk of process.stdin) prompt += chunk;
   const list = /^New events \(\d+\):\n((?:- .*(?:\n|$))*)/m.exec(prompt)?.[1] ?? "";
-  const events = [...list.matchAll(/^- ([0-9a-f]{64}): (\w+) by /gm)].map((m) => ({
+  // "- ID: KIND by NPUB, …" or, when the prompt shows the threads (their fences name the
+  // authors), "- ID: KIND, starts its thread" / "- ID: KIND in thread …".
+  const events = [...list.matchAll(/^- ([0-9a-f]{64}): (\w+)\b/gm)].map((m) => ({
     id: m[1],
     kind: m[2],
   }));
@@ -133,6 +135,24 @@ export async function callTool(bridge, name, args, onError) {
 }
 
 /**
+ * Posts a reply of `kind` through `post`; against a baseline from before `post` (issue 30), whose
+ * kinds were tools of their own (`claim`, `answer`), through the kind's tool. The bridge
+ * remembers which it has.
+ */
+async function postKind(bridge, kind, args, onError) {
+  if (!bridge.kindTools) {
+    let missing = false;
+    const said = await callTool(bridge, "post", { kind, ...args }, (line, text) => {
+      if (/Tool post not found/.test(text)) missing = true;
+      else onError(line, text);
+    });
+    if (!missing) return said;
+    bridge.kindTools = true;
+  }
+  return await callTool(bridge, kind, args, onError);
+}
+
+/**
  * Claims every ask first, as an agent told to claim before long work would (the others' queued
  * wakes for these asks can drop them while this one answers), then answers each; `onAnswer` gets
  * each answer's tool text. Returns the tools' errors.
@@ -144,18 +164,18 @@ export async function claimThenAnswer(bridge, asks, o = {}) {
     o.onToolError?.({ tool, parent, text });
   };
   for (const a of asks) {
-    await callTool(
+    await postKind(
       bridge,
-      "post",
-      { kind: "claim", parent: a.id, text: "On it." },
+      "claim",
+      { parent: a.id, text: "On it." },
       (l, t) => onError(l, t, "claim", a.id),
     );
   }
   for (const a of asks) {
-    const said = await callTool(
+    const said = await postKind(
       bridge,
-      "post",
-      { kind: "answer", parent: a.id, text: "Use journald." },
+      "answer",
+      { parent: a.id, text: "Use journald." },
       (l, t) => onError(l, t, "answer", a.id),
     );
     if (said !== undefined) o.onAnswer?.(a, said);

@@ -1,5 +1,5 @@
 /**
- * What the swarm benches (network_wakes.ts, delivery.ts) share: the agents' caps, the code
+ * What the swarm benches (network_wakes.ts, delivery.ts; budget_drill.ts its baseline) share: the agents' caps, the code
  * version of the baseline extracted with `git archive`, the stand-in `claude` on the daemons'
  * PATH, a daemon started and read line by line, and percentiles. The stand-ins share their wake
  * and bridge code too (stand_in_agent.mjs).
@@ -39,19 +39,22 @@ export function watsArgs(v: Version): string[] {
   return ["run", ...LAUNCHER_FLAGS, "--quiet", "--config", v.config, v.main];
 }
 
+/** What a daemon of the baseline needs: its entry, its code and its config. */
+const DAEMON_PATHS = ["main.ts", "src", "deno.json", "deno.lock", "HEARTBEAT.md"];
+
 /**
- * The baseline's code: `before` when given (a checkout), else `commit` extracted with `git
- * archive` into a temp dir, which `owned` says to remove at the end.
+ * The baseline's code: `before` when given (a checkout), else `commit`'s `paths` (by default
+ * what a daemon needs) extracted with `git archive` into a temp dir, which `owned` says to
+ * remove at the end.
  */
 export async function baselineDir(
-  o: { before?: string; commit: string; prefix: string },
+  o: { before?: string; commit: string; prefix: string; paths?: string[] },
 ): Promise<{ dir: string; owned: boolean }> {
   if (o.before) return { dir: o.before, owned: false };
   const dir = Deno.makeTempDirSync({ prefix: o.prefix });
   const repo = fileURLToPath(new URL("..", import.meta.url));
   const archive = new Deno.Command("git", {
-    args: ["-C", repo, "archive", "--format=tar", o.commit, "main.ts", "src", "deno.json"]
-      .concat(["deno.lock", "HEARTBEAT.md"]),
+    args: ["-C", repo, "archive", "--format=tar", o.commit, ...(o.paths ?? DAEMON_PATHS)],
     stdout: "piped",
   }).spawn();
   const tar = new Deno.Command("tar", { args: ["-x", "-C", dir], stdin: "piped" }).spawn();

@@ -8,15 +8,15 @@
 import assert from "node:assert/strict";
 import { AcpLayer } from "../../src/acp/calls.ts";
 import { makePolicy } from "../../src/acp/policy.ts";
-import { git } from "../../src/acp/worktrees.ts";
 import { readWorkState } from "../../src/acp/work_state.ts";
 import { readCalls } from "../../src/acp/work_record.ts";
 import { nextUtcDay } from "../../src/duration.ts";
 import type { Runner } from "../../src/runner/scheduler.ts";
 import { meteredAcpAgent, type MeteredAgent } from "../support/fake_acp_agent.ts";
+import { bareHarness } from "../support/harness_fixtures.ts";
+import { gitRepo } from "../support/rig.ts";
 import { MIN, rig as runnerRig, T0 } from "../runner/scheduler_rig.ts";
 
-const ID = ["-c", "user.name=t", "-c", "user.email=t@example.com"];
 const REPLY = 0.03;
 /** Float sums of cents: what "equal" means for money here. */
 const EPS = 1e-9;
@@ -24,26 +24,10 @@ const EPS = 1e-9;
 /** A checkout with one commit and a layer whose one harness is `agent`, budgeted by `runner`. */
 async function layerRig(agent: MeteredAgent, runner: Runner) {
   const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "wats-budget-" }));
-  const repo = `${root}/repo`;
-  Deno.mkdirSync(repo);
-  await git(["init", "-q", "-b", "main"], repo);
-  Deno.writeTextFileSync(`${repo}/README.md`, "hi\n");
-  await git(["add", "README.md"], repo);
-  await git([...ID, "commit", "-qm", "first"], repo);
+  const repo = await gitRepo(`${root}/repo`);
   const layer = new AcpLayer({
     worktrees: `${root}/worktrees`,
-    harnesses: {
-      fake: {
-        name: "fake",
-        command: "fake-agent",
-        args: [],
-        env: {},
-        meta: {},
-        context: [],
-        idle: 60_000,
-        enabled: true,
-      },
-    },
+    harnesses: { fake: bareHarness("fake", "fake-agent") },
     checkouts: { app: { name: "app", path: repo, base: "main", fetch: false } },
     allowedCheckouts: [],
     policy: makePolicy([], [], `${root}/data`, { foldCase: false }),

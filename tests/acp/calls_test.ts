@@ -10,6 +10,7 @@ import type { PermissionAsk } from "../../src/contracts/coding_agents.ts";
 import { makePolicy } from "../../src/acp/policy.ts";
 import { git } from "../../src/acp/worktrees.ts";
 import { fakeAcpAgent, type FakeAgent, type FakeTurn } from "../support/fake_acp_agent.ts";
+import { bareHarness } from "../support/harness_fixtures.ts";
 
 const ID = ["-c", "user.name=t", "-c", "user.email=t@example.com"];
 
@@ -43,18 +44,7 @@ async function rig(turns: FakeTurn[], review: boolean): Promise<Rig> {
   };
   const layer = new AcpLayer({
     worktrees: `${root}/worktrees`,
-    harnesses: {
-      fake: {
-        name: "fake",
-        command: "fake-agent",
-        args: [],
-        env: {},
-        meta: {},
-        context: [],
-        idle: 60_000,
-        enabled: true,
-      },
-    },
+    harnesses: { fake: bareHarness("fake", "fake-agent") },
     checkouts: { app: { name: "app", path: repo, base: "main", fetch: false } },
     allowedCheckouts: [],
     policy: makePolicy([], [], `${root}/data`, { foldCase: false }),

@@ -7,13 +7,12 @@
 import { MCP_CONNECT_WAIT_ENV } from "../../src/runner/runtimes/claude/harness.ts";
 import assert from "node:assert/strict";
 import { denoDir, watsCommand } from "../support/cli.ts";
-import { inspectorBin, requireCli } from "../support/clis.ts";
-import { runClaude } from "../support/claude.ts";
+import { requireCli, runInspector } from "../support/clis.ts";
+import { runClaudeOnMcp } from "../support/claude.ts";
 import { call, idIn, mcpArgs, mcpClient, mcpEnv } from "../support/swarm.ts";
 import { closing, nodeRig, tempDir } from "../support/rig.ts";
 import {
   hasTool,
-  MOCK_MODEL,
   startMockAnthropic,
   text,
   toolResultFor,
@@ -86,18 +85,13 @@ Deno.test({
   async fn() {
     await using rig = await nodeRig();
     const dir = rig.dataDir;
-    const { command, cwd } = inspectorBin();
     const run = async (...method: string[]) => {
-      const r = await new Deno.Command(command[0]!, {
-        args: [...command.slice(1), watsCommand()[0], ...mcpArgs(dir, "inspector"), ...method],
-        cwd,
-        env: mcpEnv(rig.home),
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const out = new TextDecoder().decode(r.stdout);
-      assert.equal(r.code, 0, `${out}\n${new TextDecoder().decode(r.stderr)}`);
-      return JSON.parse(out);
+      const r = await runInspector(
+        [watsCommand()[0]!, ...mcpArgs(dir, "inspector"), ...method],
+        mcpEnv(rig.home),
+      );
+      assert.equal(r.code, 0, `${r.out}\n${r.err}`);
+      return JSON.parse(r.out);
     };
     const listed = await run("--method", "tools/list");
     const names = (listed.tools as Array<{ name: string }>).map((t) => t.name);
@@ -141,56 +135,25 @@ Deno.test({
       ],
     });
     await using cwd = tempDir("wats-claude-cwd-");
-    const work = cwd.path;
-    const config = `${work}/mcp.json`;
-    await Deno.writeTextFile(
-      config,
-      JSON.stringify({
-        mcpServers: {
-          wats: {
-            command: watsCommand()[0],
-            args: mcpArgs(dir, "bob"),
-            env: { DENO_DIR: denoDir() },
-          },
+    const run = await runClaudeOnMcp({
+      servers: {
+        wats: {
+          command: watsCommand()[0],
+          args: mcpArgs(dir, "bob"),
+          env: { DENO_DIR: denoDir() },
         },
-      }),
-    );
-    const run = await runClaude({
-      args: [
-        "-p",
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--model",
-        MOCK_MODEL,
-        "--mcp-config",
-        config,
-        "--strict-mcp-config",
-        "--allowedTools",
-        "mcp__wats__*",
-        "--tools",
-        "",
-        "--setting-sources",
-        "",
-      ],
+      },
       prompt: "Ask the swarm who maintains the relay.",
-      cwd: work,
+      cwd: cwd.path,
       mockUrl: mock.url,
       // As a runner's run has it: Claude Code waits for `wats mcp` however loaded the machine.
       env: { ...MCP_CONNECT_WAIT_ENV },
     });
-    const init = run.events.find((e) => e.type === "system" && e.subtype === "init") as
-      | { mcp_servers: Array<{ name: string; status: string }>; tools: string[] }
-      | undefined;
-    assert.ok(init, run.stdout + run.stderr);
-    // By name and status: newer releases add fields (2.1.332: `source`).
-    assert.deepEqual(
-      init.mcp_servers.map((m) => ({ name: m.name, status: m.status })),
-      [{ name: "wats", status: "connected" }],
-    );
+    assert.ok(run.init, run.stdout + run.stderr);
+    assert.deepEqual(run.init.servers, [{ name: "wats", status: "connected" }]);
     assert.ok(
-      init.tools.every((t) => t.startsWith("mcp__wats__")),
-      `built-in tools leaked: ${init.tools}`,
+      run.init.tools.every((t) => t.startsWith("mcp__wats__")),
+      `built-in tools leaked: ${run.init.tools}`,
     );
     const result = run.events.find((e) => e.type === "result") as
       | { is_error: boolean }

@@ -9,15 +9,14 @@
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { inspectorBin, requireCli } from "../support/clis.ts";
+import { requireCli, runInspector } from "../support/clis.ts";
 import { runWats } from "../support/cli.ts";
-import { runClaude } from "../support/claude.ts";
+import { runClaudeOnMcp } from "../support/claude.ts";
 import { freePort } from "../support/free_port.ts";
 import { call, idIn } from "../support/swarm.ts";
 import { type NodeRig, nodeRig, tempDir } from "../support/rig.ts";
 import {
   hasTool,
-  MOCK_MODEL,
   startMockAnthropic,
   text,
   toolResultFor,
@@ -108,25 +107,9 @@ Deno.test({
     const { rig, url } = await httpNode();
     await using _rig = rig;
     const token = await makeToken(rig, "carol");
-    const { command, cwd } = inspectorBin();
-    const run = async (...method: string[]) => {
-      const r = await new Deno.Command(command[0]!, {
-        args: [
-          ...command.slice(1),
-          url,
-          "--transport",
-          "http",
-          "--header",
-          `Authorization: Bearer ${token}`,
-          ...method,
-        ],
-        cwd,
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const out = new TextDecoder().decode(r.stdout);
-      return { code: r.code, out, err: new TextDecoder().decode(r.stderr) };
-    };
+    const run = (...method: string[]) =>
+      runInspector([url, "--transport", "http", "--header", `Authorization: Bearer ${token}`]
+        .concat(method));
     const listed = await run("--method", "tools/list");
     assert.equal(listed.code, 0, listed.out + listed.err);
     const names = (JSON.parse(listed.out).tools as Array<{ name: string }>).map((t) => t.name);
@@ -147,12 +130,7 @@ Deno.test({
     assert.ok(!JSON.parse(called.out).isError, called.out);
     await rig.waitEvent("post_stored", { where: (e) => e.kind === "ask", timeoutMs: 60_000 });
     // Without the header the inspector gets nothing.
-    const r = await new Deno.Command(command[0]!, {
-      args: [...command.slice(1), url, "--transport", "http", "--method", "tools/list"],
-      cwd,
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
+    const r = await runInspector([url, "--transport", "http", "--method", "tools/list"]);
     assert.notEqual(r.code, 0);
   },
 });
@@ -188,46 +166,15 @@ Deno.test({
       ],
     });
     await using cwd = tempDir("wats-claude-http-");
-    const config = `${cwd.path}/mcp.json`;
-    await Deno.writeTextFile(
-      config,
-      JSON.stringify({
-        mcpServers: {
-          wats: { type: "http", url, headers: { Authorization: `Bearer ${token}` } },
-        },
-      }),
-    );
-    const run = await runClaude({
-      args: [
-        "-p",
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--model",
-        MOCK_MODEL,
-        "--mcp-config",
-        config,
-        "--strict-mcp-config",
-        "--allowedTools",
-        "mcp__wats__*",
-        "--tools",
-        "",
-        "--setting-sources",
-        "",
-      ],
+    const run = await runClaudeOnMcp({
+      servers: { wats: { type: "http", url, headers: { Authorization: `Bearer ${token}` } } },
       prompt: "Ask the swarm who maintains the relay, then read the earlier thread.",
       cwd: cwd.path,
       mockUrl: mock.url,
       env: { MCP_CONNECTION_NONBLOCKING: "false" },
     });
-    const init = run.events.find((e) => e.type === "system" && e.subtype === "init") as
-      | { mcp_servers: Array<{ name: string; status: string }> }
-      | undefined;
-    assert.ok(init, run.stdout + run.stderr);
-    assert.deepEqual(
-      init.mcp_servers.map((m) => ({ name: m.name, status: m.status })),
-      [{ name: "wats", status: "connected" }],
-    );
+    assert.ok(run.init, run.stdout + run.stderr);
+    assert.deepEqual(run.init.servers, [{ name: "wats", status: "connected" }]);
     const result = run.events.find((e) => e.type === "result") as { is_error: boolean };
     assert.equal(result?.is_error, false, run.stdout);
     // The thread's answer reached the model through the endpoint.

@@ -9,6 +9,9 @@
 import { getLogger, type Logger } from "@logtape/logtape";
 import { deriveProfileKey, type ProfileKey } from "../../src/identity/profile_key.ts";
 import type { NodeEvent } from "../../src/contracts/node_events.ts";
+import { signAuth } from "../../src/net/auth_event.ts";
+import { createIngest, type Ingest } from "../../src/net/ingest.ts";
+import { type RelayServerOptions, serveRelay } from "../../src/net/relay_server.ts";
 import type { WatsKind } from "../../src/posts/kinds.ts";
 import { buildPost, type NostrEvent, type PostDraft } from "../../src/posts/post.ts";
 import { Store } from "../../src/store/store.ts";
@@ -19,6 +22,8 @@ const NODE_B = new Uint8Array(32).fill(9);
 export const alice: ProfileKey = deriveProfileKey(NODE_A, "alice");
 /** An author of "node B". */
 export const bob: ProfileKey = deriveProfileKey(NODE_B, "bob");
+/** An author of a third node, that the members-only relays of the auth tests do not list. */
+export const carol: ProfileKey = deriveProfileKey(new Uint8Array(32).fill(3), "carol");
 
 /** The logger tests hand to the network code (no sink configured: silent). */
 export const testLog: Logger = getLogger(["wats", "net-test"]);
@@ -63,6 +68,57 @@ export type SeenEvent = { event: string; [field: string]: unknown };
 export function recordingSink(): { sink: (e: NodeEvent) => void; seen: SeenEvent[] } {
   const seen: SeenEvent[] = [];
   return { sink: (e) => seen.push(e as SeenEvent), seen };
+}
+
+/** A node's side of the network tests: a temp store and an ingest into it. */
+export type IngestStore = ReturnType<typeof tempStore> & ReturnType<typeof recordingSink> & {
+  ingest: Ingest;
+};
+
+/**
+ * A temp store (its local posts queued for `relays`) and an ingest into it that records its
+ * events in `seen`, accepting clocks `maxSkewMs` off (10 minutes unless said).
+ */
+export function ingestStore(
+  o: { relays?: readonly string[]; maxSkewMs?: number } = {},
+): IngestStore {
+  const t = tempStore(o.relays);
+  const rec = recordingSink();
+  const ingest = createIngest({
+    store: t.store,
+    events: rec.sink,
+    log: testLog,
+    now: Date.now,
+    maxSkewMs: o.maxSkewMs ?? 10 * 60_000,
+  });
+  return { ...t, ...rec, ingest };
+}
+
+/**
+ * This code's relay endpoint on a free loopback port, over an {@linkcode ingestStore};
+ * `options` adds to (or overrides) the server's. `cleanup` closes the server, lets the
+ * ingest settle and removes the store.
+ */
+export async function servedStore(options: Partial<RelayServerOptions> = {}) {
+  const t = ingestStore();
+  const server = await serveRelay({
+    hostname: "127.0.0.1",
+    port: 0,
+    store: t.store,
+    ingest: t.ingest,
+    log: testLog,
+    ...options,
+  });
+  return {
+    ...t,
+    server,
+    url: `ws://127.0.0.1:${server.port}`,
+    async cleanup() {
+      await server.close();
+      await t.ingest.settle();
+      t.cleanup();
+    },
+  };
 }
 
 /**
@@ -135,6 +191,22 @@ export async function openWs(url: string): Promise<WsClient> {
       await closed;
     },
   };
+}
+
+/** A raw client authenticated (NIP-42) as `who`: it waits for the relay's challenge. */
+export async function authedWs(url: string, who: ProfileKey): Promise<WsClient> {
+  const ws = await openWs(url);
+  const [, challenge] = await ws.next((m) => m[0] === "AUTH", "the AUTH challenge");
+  const auth = signAuth({
+    secret: who.secret,
+    relayUrl: url,
+    challenge: challenge as string,
+    now: Date.now(),
+  });
+  ws.send(["AUTH", auth]);
+  const ok = await ws.next((m) => m[0] === "OK" && m[1] === auth.id, "the AUTH's OK");
+  if (ok[2] !== true) throw new Error(`the relay refused the AUTH of ${who.npub}: ${ok[3]}`);
+  return ws;
 }
 
 /** Publishes `events` over `client` and waits for every `OK`; returns them by id. */

@@ -9,21 +9,20 @@
 
 import assert from "node:assert/strict";
 import { npubEncode } from "nostr-tools/nip19";
-import { signAuth } from "../../src/net/auth_event.ts";
-import { createIngest } from "../../src/net/ingest.ts";
-import { serveRelay } from "../../src/net/relay_server.ts";
 import { startRelaySync } from "../../src/net/relay_sync.ts";
-import { deriveProfileKey, type ProfileKey } from "../../src/identity/profile_key.ts";
+import type { ProfileKey } from "../../src/identity/profile_key.ts";
 import type { NostrEvent } from "../../src/posts/post.ts";
 import {
   alice,
+  authedWs,
   bob,
+  carol,
   fetchAll,
-  openWs,
+  type IngestStore,
+  ingestStore,
   publishAll,
-  recordingSink,
+  servedStore,
   signed,
-  tempStore,
   testLog,
   waitFor,
   type WsClient,
@@ -32,37 +31,25 @@ import { RELAY_HELPER, startNodeRelay } from "./node_relay.ts";
 import { recordingProxy } from "./recording_proxy.ts";
 
 const FAST_BACKOFF = { backoffBaseMs: 50, backoffMaxMs: 400 };
-/** A key no relay here lists as a member. */
-const carol: ProfileKey = deriveProfileKey(new Uint8Array(32).fill(3), "carol");
 
-/** A raw client authenticated as `who` (it waits for the relay's challenge). */
-async function authedWs(url: string, who: ProfileKey): Promise<WsClient> {
-  const ws = await openWs(url);
-  const [, challenge] = await ws.next((m) => m[0] === "AUTH", "the AUTH challenge");
-  const auth = signAuth({
-    secret: who.secret,
-    relayUrl: url,
-    challenge: challenge as string,
-    now: Date.now(),
+/** `t`'s sync with the relay at `url`, answering its AUTH challenges as `who`. */
+function authedSync(t: IngestStore, url: string, who: ProfileKey) {
+  return startRelaySync({
+    url,
+    store: t.store,
+    ingest: t.ingest,
+    log: testLog,
+    maxSkewMs: 10 * 60_000,
+    authKey: who,
+    ...FAST_BACKOFF,
   });
-  ws.send(["AUTH", auth]);
-  const ok = await ws.next((m) => m[0] === "OK" && m[1] === auth.id, "the AUTH's OK");
-  assert.equal(ok[2], true, String(ok[3]));
-  return ws;
 }
 
-/** A node's store (its local posts queued for `url`) and ingest. */
+/** A node's store (its local posts queued for `url`) and ingest, `who` its profile `name`. */
 function node(url: string, who: ProfileKey, name: string) {
-  const t = tempStore([url]);
+  const t = ingestStore({ relays: [url] });
   t.store.recordProfile(name, who.pubkey);
-  const ingest = createIngest({
-    store: t.store,
-    events: recordingSink().sink,
-    log: testLog,
-    now: Date.now,
-    maxSkewMs: 10 * 60_000,
-  });
-  return { ...t, ingest };
+  return t;
 }
 
 Deno.test({
@@ -79,15 +66,7 @@ Deno.test({
       await publishAll(bobWs, before);
       const mine = signed(alice, "ask", "from a member", { title: "member" });
       a.store.insert([mine], { origin: "local" });
-      const sync = startRelaySync({
-        url: proxy.url,
-        store: a.store,
-        ingest: a.ingest,
-        log: testLog,
-        maxSkewMs: 10 * 60_000,
-        authKey: alice,
-        ...FAST_BACKOFF,
-      });
+      const sync = authedSync(a, proxy.url, alice);
       await waitFor(
         () => sync.status().caughtUp && a.store.outbox.size() === 0,
         () =>
@@ -135,15 +114,7 @@ Deno.test({
       await publishAll(bobWs, [signed(bob, "note", "members only")]);
       const mine = signed(carol, "ask", "from outside", { title: "outside" });
       c.store.insert([mine], { origin: "local" });
-      const sync = startRelaySync({
-        url: relay.url,
-        store: c.store,
-        ingest: c.ingest,
-        log: testLog,
-        maxSkewMs: 10 * 60_000,
-        authKey: carol,
-        ...FAST_BACKOFF,
-      });
+      const sync = authedSync(c, relay.url, carol);
       await waitFor(
         () => sync.refusal(mine.id) !== undefined,
         () => `the refusal: ${JSON.stringify(sync.status())}`,
@@ -178,15 +149,7 @@ Deno.test({
     const a = node(relay.url, alice, "alice");
     let bobWs: WsClient | undefined;
     try {
-      const sync = startRelaySync({
-        url: relay.url,
-        store: a.store,
-        ingest: a.ingest,
-        log: testLog,
-        maxSkewMs: 10 * 60_000,
-        authKey: alice,
-        ...FAST_BACKOFF,
-      });
+      const sync = authedSync(a, relay.url, alice);
       await waitFor(() => sync.status().caughtUp, "the first catch-up");
       await relay.stop();
       await waitFor(() => !sync.status().connected, "the connection lost");
@@ -213,29 +176,13 @@ Deno.test({
 });
 
 Deno.test("against a members-only wats endpoint: a refused AUTH refuses what waited for it, with the endpoint's reason", async () => {
-  const server = node("ws://unused", bob, "bob");
-  const endpoint = await serveRelay({
-    hostname: "127.0.0.1",
-    port: 0,
-    store: server.store,
-    ingest: server.ingest,
-    log: testLog,
-    auth: { required: true, members: new Set([bob.pubkey]) },
-  });
-  const url = `ws://127.0.0.1:${endpoint.port}`;
+  const server = await servedStore({ auth: { required: true, members: new Set([bob.pubkey]) } });
+  const url = server.url;
   const c = node(url, carol, "carol");
   try {
     const first = signed(carol, "ask", "before the AUTH", { title: "first" });
     c.store.insert([first], { origin: "local" });
-    const sync = startRelaySync({
-      url,
-      store: c.store,
-      ingest: c.ingest,
-      log: testLog,
-      maxSkewMs: 10 * 60_000,
-      authKey: carol,
-      ...FAST_BACKOFF,
-    });
+    const sync = authedSync(c, url, carol);
     await waitFor(() => sync.refusal(first.id) !== undefined, () => JSON.stringify(sync.status()));
     // A post made after the AUTH was refused is refused with the same reason.
     const later = signed(carol, "ask", "after the AUTH", { title: "later" });
@@ -250,8 +197,7 @@ Deno.test("against a members-only wats endpoint: a refused AUTH refuses what wai
     assert.equal(server.store.count(), 0, "nothing stored at the endpoint");
     await sync.close();
   } finally {
-    await endpoint.close();
     c.cleanup();
-    server.cleanup();
+    await server.cleanup();
   }
 });

@@ -13,59 +13,30 @@ import { finalizeEvent } from "nostr-tools/pure";
 import type { EventTemplate, VerifiedEvent } from "nostr-tools/core";
 import type { Filter } from "nostr-tools/filter";
 import { AUTH_KIND, signAuth } from "../../src/net/auth_event.ts";
-import { createIngest } from "../../src/net/ingest.ts";
 import { listenWarning, type NetworkSettings, parseListen } from "../../src/net/network.ts";
 import { MAX_AUTH_ATTEMPTS } from "../../src/net/relay_auth_gate.ts";
-import { type RelayServerOptions, serveRelay } from "../../src/net/relay_server.ts";
-import { deriveProfileKey, type ProfileKey } from "../../src/identity/profile_key.ts";
+import type { RelayServerOptions } from "../../src/net/relay_server.ts";
+import type { ProfileKey } from "../../src/identity/profile_key.ts";
 import {
   alice,
   bob,
+  carol,
   openWs,
-  recordingSink,
+  servedStore,
   signed,
-  tempStore,
-  testLog,
   waitFor,
   type WsClient,
 } from "./net_support.ts";
 
-/** Not a member. */
-const carol: ProfileKey = deriveProfileKey(new Uint8Array(32).fill(3), "carol");
-
 async function setup(more: Partial<RelayServerOptions> = {}) {
-  const t = tempStore();
-  const ingest = createIngest({
-    store: t.store,
-    events: recordingSink().sink,
-    log: testLog,
-    now: Date.now,
-    maxSkewMs: 10 * 60_000,
-  });
-  const server = await serveRelay({
-    hostname: "127.0.0.1",
-    port: 0,
-    store: t.store,
-    ingest,
-    log: testLog,
+  const s = await servedStore({
     auth: { required: true, members: new Set([alice.pubkey, bob.pubkey]) },
     ...more,
   });
-  const url = `ws://127.0.0.1:${server.port}`;
   // A post the members can read.
   const stored = signed(bob, "ask", "members only", { title: "private" });
-  t.store.insert([stored], { origin: "local" });
-  return {
-    ...t,
-    server,
-    url,
-    stored,
-    async cleanup() {
-      await server.close();
-      await ingest.settle();
-      t.cleanup();
-    },
-  };
+  s.store.insert([stored], { origin: "local" });
+  return { ...s, stored };
 }
 
 const signer = (who: ProfileKey) => (t: EventTemplate): Promise<VerifiedEvent> =>

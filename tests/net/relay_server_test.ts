@@ -1,8 +1,6 @@
 import assert from "node:assert/strict";
 import { Relay } from "nostr-tools/relay";
 import { finalizeEvent } from "nostr-tools/pure";
-import { createIngest } from "../../src/net/ingest.ts";
-import { serveRelay } from "../../src/net/relay_server.ts";
 import { NOSTR_KINDS } from "../../src/posts/kinds.ts";
 import type { NostrEvent } from "../../src/posts/post.ts";
 import {
@@ -12,56 +10,13 @@ import {
   lazyClient,
   nowSec,
   openWs,
-  recordingSink,
+  servedStore,
   signed,
-  tempStore,
-  testLog,
   waitFor,
 } from "./net_support.ts";
 
-async function setup(
-  limits: {
-    maxQueue?: number;
-    maxTotalQueue?: number;
-    maxLimit?: number;
-    stallMs?: number;
-    maxConnectionsPerIp?: number;
-  } = {},
-) {
-  const t = tempStore();
-  const rec = recordingSink();
-  const ingest = createIngest({
-    store: t.store,
-    events: rec.sink,
-    log: testLog,
-    now: Date.now,
-    maxSkewMs: 10 * 60_000,
-  });
-  const server = await serveRelay({
-    hostname: "127.0.0.1",
-    port: 0,
-    store: t.store,
-    ingest,
-    log: testLog,
-    ...limits,
-  });
-  const url = `ws://127.0.0.1:${server.port}`;
-  return {
-    ...t,
-    ...rec,
-    ingest,
-    server,
-    url,
-    async cleanup() {
-      await server.close();
-      await ingest.settle();
-      t.cleanup();
-    },
-  };
-}
-
 Deno.test("a nostr-tools client publishes a signed wats post: OK true, stored, announced", async () => {
-  const s = await setup();
+  const s = await servedStore();
   const relay = await Relay.connect(s.url);
   try {
     const e = signed(alice, "ask", "Does the endpoint work?", { title: "Endpoint" });
@@ -80,7 +35,7 @@ Deno.test("a nostr-tools client publishes a signed wats post: OK true, stored, a
 });
 
 Deno.test("each kind of invalid event gets OK false with its reason; nothing stored; still serving", async () => {
-  const s = await setup();
+  const s = await servedStore();
   const relay = await Relay.connect(s.url);
   try {
     const good = signed(alice, "note", "good");
@@ -143,7 +98,7 @@ Deno.test("each kind of invalid event gets OK false with its reason; nothing sto
 });
 
 Deno.test("REQ returns stored matches newest first, then EOSE, then live matching events", async () => {
-  const s = await setup();
+  const s = await servedStore();
   const reader = await openWs(s.url);
   const writer = await Relay.connect(s.url);
   try {
@@ -183,7 +138,7 @@ Deno.test("REQ returns stored matches newest first, then EOSE, then live matchin
 });
 
 Deno.test("a nostr-tools subscription sees history, EOSE and then live posts", async () => {
-  const s = await setup();
+  const s = await servedStore();
   const sub = await Relay.connect(s.url);
   const pub = await Relay.connect(s.url);
   try {
@@ -209,7 +164,7 @@ Deno.test("a nostr-tools subscription sees history, EOSE and then live posts", a
 
 Deno.test("a subscriber that does not read is cut off with CLOSED, not buffered forever", async () => {
   const maxQueue = 512 * 1024;
-  const s = await setup({ maxQueue });
+  const s = await servedStore({ maxQueue });
   const lazy = await lazyClient(s.server.port);
   const healthy = await openWs(s.url);
   try {
@@ -259,7 +214,7 @@ Deno.test("a subscriber that does not read is cut off with CLOSED, not buffered 
 
 Deno.test("a client that asks for all history and never reads: the server holds no more than its cap", async () => {
   const maxQueue = 1024 * 1024;
-  const s = await setup({ maxQueue, maxLimit: 1000 });
+  const s = await servedStore({ maxQueue, maxLimit: 1000 });
   // 600 posts of ~24 KiB (14 MiB): far more than the cap and the kernel's buffers.
   const text = "y".repeat(24 * 1024);
   const t = nowSec();
@@ -300,7 +255,7 @@ Deno.test("a client that asks for all history and never reads: the server holds 
 });
 
 Deno.test("a stored answer read page by page: many posts in one second, overlapping filters, limits", async () => {
-  const s = await setup();
+  const s = await servedStore();
   const reader = await openWs(s.url);
   try {
     const t = nowSec() - 100;
@@ -336,7 +291,7 @@ Deno.test("a stored answer read page by page: many posts in one second, overlapp
 });
 
 Deno.test("the 257th connection is refused (net.max_connections, default 256)", async () => {
-  const s = await setup();
+  const s = await servedStore();
   const lazies: Awaited<ReturnType<typeof lazyClient>>[] = [];
   try {
     for (let i = 0; i < 256; i++) lazies.push(await lazyClient(s.server.port));
@@ -364,7 +319,7 @@ Deno.test("the 257th connection is refused (net.max_connections, default 256)", 
 });
 
 Deno.test("the 21st subscription of a connection is refused with CLOSED", async () => {
-  const s = await setup();
+  const s = await servedStore();
   const reader = await openWs(s.url);
   try {
     for (let i = 0; i < 20; i++) await fetchAll(reader, `s${i}`, { kinds: [...NOSTR_KINDS] });
@@ -383,7 +338,7 @@ Deno.test("the 21st subscription of a connection is refused with CLOSED", async 
 
 Deno.test("past the total cap, the slowest clients are disconnected and the readers keep up", async () => {
   const maxTotalQueue = 1024 * 1024;
-  const s = await setup({ maxTotalQueue });
+  const s = await servedStore({ maxTotalQueue });
   const lazies = [await lazyClient(s.server.port), await lazyClient(s.server.port)];
   const healthy = await openWs(s.url);
   try {
@@ -426,7 +381,7 @@ Deno.test("past the total cap, the slowest clients are disconnected and the read
 });
 
 Deno.test("the endpoint answers plain HTTP with a hint and NIP-11 with its limits", async () => {
-  const s = await setup();
+  const s = await servedStore();
   try {
     const http = `http://127.0.0.1:${s.server.port}/`;
     const text = await (await fetch(http)).text();
@@ -486,7 +441,7 @@ Deno.test("half-sent fragmented messages count in the endpoint's caps: held byte
   // Before, Deno's server WebSocket joined fragments out of sight (up to ~16 MiB a
   // client): `buffered()` stayed 0 and no cap applied.
   const maxTotalQueue = 1024 * 1024;
-  const s = await setup({ maxTotalQueue });
+  const s = await servedStore({ maxTotalQueue });
   const holders: Awaited<ReturnType<typeof fragmentHolder>>[] = [];
   try {
     const one = await fragmentHolder(s.server.port, 4, 60_000);
@@ -504,7 +459,7 @@ Deno.test("half-sent fragmented messages count in the endpoint's caps: held byte
 });
 
 Deno.test("a fragmented message longer than the endpoint's message cap closes the connection", async () => {
-  const s = await setup();
+  const s = await servedStore();
   try {
     // 14 fragments of 60,000 bytes: past 3 × 262,144 (the most a message may take).
     const h = await fragmentHolder(s.server.port, 14, 60_000);
@@ -518,7 +473,7 @@ Deno.test("a fragmented message longer than the endpoint's message cap closes th
 });
 
 Deno.test("a client frame with a reserved bit set closes the connection with 1002 (RFC 6455 §5.2)", async () => {
-  const s = await setup();
+  const s = await servedStore();
   try {
     const h = await fragmentHolder(s.server.port, 1, 200, 0x40);
     assert.equal(await h.ended, 1002, "closed as a protocol error");

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createIngest, type Ingest } from "../../src/net/ingest.ts";
+import type { Ingest } from "../../src/net/ingest.ts";
 import { serveRelay } from "../../src/net/relay_server.ts";
 import { startRelaySync } from "../../src/net/relay_sync.ts";
 import { interestSubscriptions } from "../../src/net/interest.ts";
@@ -10,32 +10,17 @@ import {
   alice,
   bob,
   fetchAll,
+  ingestStore,
   nowSec,
   openWs,
   publishAll,
-  recordingSink,
   signed,
-  tempStore,
   testLog,
   waitFor,
 } from "./net_support.ts";
 import { RELAY_HELPER, startNodeRelay } from "./node_relay.ts";
 
 const FAST_BACKOFF = { backoffBaseMs: 50, backoffMaxMs: 400 };
-
-/** A node whose store queues its local posts for `relays`. */
-function node(maxSkewMs = 10 * 60_000, relays: readonly string[] = []) {
-  const t = tempStore(relays);
-  const rec = recordingSink();
-  const ingest = createIngest({
-    store: t.store,
-    events: rec.sink,
-    log: testLog,
-    now: Date.now,
-    maxSkewMs,
-  });
-  return { ...t, ...rec, ingest };
-}
 
 /** An ingest that counts the events handed to it. */
 function counting(inner: Ingest): { ingest: Ingest; calls: () => number } {
@@ -66,7 +51,7 @@ Deno.test({
   ignore: RELAY_HELPER === null,
   async fn() {
     const relay = await startNodeRelay();
-    const b = node(60_000);
+    const b = ingestStore({ maxSkewMs: 60_000 });
     try {
       // 1,250 posts, three per second, over the last ~7 minutes.
       const t = nowSec();
@@ -128,7 +113,7 @@ Deno.test({
     const port = probe.port;
     await probe.stop();
     const url = `ws://127.0.0.1:${port}`;
-    const a = node(undefined, [url]);
+    const a = ingestStore({ relays: [url] });
     let relay: Awaited<ReturnType<typeof startNodeRelay>> | undefined;
     const sync = startRelaySync({
       url,
@@ -211,7 +196,7 @@ function scriptedRelay() {
 
 Deno.test("an outbox event leaves only on OK true; a temporary refusal is retried after reconnect, a permanent one dropped", async () => {
   const relay = scriptedRelay();
-  const a = node();
+  const a = ingestStore();
   a.store.recordProfile("alice", alice.pubkey);
   const e1 = signed(alice, "ask", "one", { title: "one" });
   const e2 = signed(alice, "ask", "two", { title: "two" });
@@ -251,8 +236,8 @@ Deno.test("an outbox event leaves only on OK true; a temporary refusal is retrie
 });
 
 Deno.test("two nodes peer directly: one serves the endpoint, the other syncs through it both ways", async () => {
-  const a = node();
-  const b = node();
+  const a = ingestStore();
+  const b = ingestStore();
   const server = await serveRelay({
     hostname: "127.0.0.1",
     port: 0,
@@ -328,7 +313,7 @@ async function catchUp(
   more: { pageLimit?: number; pageTimeoutMs?: number },
   maxPages: number,
 ) {
-  const a = node();
+  const a = ingestStore();
   const sync = startRelaySync({
     url: relay.url,
     store: a.store,
@@ -425,7 +410,7 @@ Deno.test("a relay that sends live events outside the filters gets one subscript
     };
     return response;
   });
-  const a = node();
+  const a = ingestStore();
   const subscriptions = interestSubscriptions({
     profiles: [bob.pubkey],
     caps: [],

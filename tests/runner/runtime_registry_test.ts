@@ -13,6 +13,7 @@ import { RUNTIME_FACTS } from "../../src/runner/runtimes/facts.ts";
 import { RUNTIMES } from "../../src/runner/runtimes/registry.ts";
 import { runsSandboxed, type RuntimeDeps } from "../../src/runner/runtimes/runtime.ts";
 import { MemoryLog } from "./fakes.ts";
+import { bareHarness } from "../support/harness_fixtures.ts";
 
 const ACCESS_LEVELS = SCHEMA["agent.access"].allowed!;
 
@@ -34,18 +35,7 @@ function deps(dir: string, access: string): RuntimeDeps {
     env: { PATH: "/usr/bin" },
     runEnv: { PATH: "/usr/bin" },
     acp: {
-      harnesses: {
-        claude: {
-          name: "claude",
-          command: "claude-agent-acp",
-          args: [],
-          env: {},
-          meta: {},
-          context: [],
-          idle: 60_000,
-          enabled: true,
-        },
-      },
+      harnesses: { claude: bareHarness("claude", "claude-agent-acp") },
       checkouts: {},
     },
     log: new MemoryLog(),

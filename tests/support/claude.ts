@@ -8,6 +8,7 @@
 
 import { claudeBin } from "./clis.ts";
 import { denoDir } from "./cli.ts";
+import { MOCK_MODEL } from "./mock_anthropic.ts";
 
 /** How to run the CLI once. */
 export interface RunClaudeOptions {
@@ -124,5 +125,51 @@ export async function runClaude(opts: RunClaudeOptions): Promise<ClaudeRun> {
     timedOut,
     ms,
     home,
+  };
+}
+
+/** The MCP servers and tools a run's `init` line reported. */
+export interface ClaudeInit {
+  /** By name and status only: newer releases add fields (2.1.332: `source`). */
+  servers: { name: string; status: string }[];
+  tools: string[];
+}
+
+/**
+ * Runs the CLI once in `-p` stream-json mode with `servers` (written to `cwd`/mcp.json) as its
+ * only MCP servers and their tools as its only tools, no settings read; `init` is what its
+ * init line reported, if it printed one.
+ */
+export async function runClaudeOnMcp(o: {
+  servers: Record<string, unknown>;
+  prompt: string;
+  cwd: string;
+  mockUrl: string;
+  env?: Record<string, string>;
+}): Promise<ClaudeRun & { init?: ClaudeInit }> {
+  const config = `${o.cwd}/mcp.json`;
+  await Deno.writeTextFile(config, JSON.stringify({ mcpServers: o.servers }));
+  const run = await runClaude({
+    args: [
+      ...["-p", "--output-format", "stream-json", "--verbose", "--model", MOCK_MODEL],
+      ...["--mcp-config", config, "--strict-mcp-config"],
+      ...["--allowedTools", ...Object.keys(o.servers).map((name) => `mcp__${name}__*`)],
+      ...["--tools", "", "--setting-sources", ""],
+    ],
+    prompt: o.prompt,
+    cwd: o.cwd,
+    mockUrl: o.mockUrl,
+    ...(o.env ? { env: o.env } : {}),
+  });
+  const init = run.events.find((e) => e.type === "system" && e.subtype === "init") as
+    | { mcp_servers: { name: string; status: string }[]; tools: string[] }
+    | undefined;
+  if (!init) return run;
+  return {
+    ...run,
+    init: {
+      servers: init.mcp_servers.map((m) => ({ name: m.name, status: m.status })),
+      tools: init.tools,
+    },
   };
 }

@@ -248,6 +248,26 @@ export function inspectorBin(): { command: string[]; cwd: string } {
   return { command: cliCommand("inspector"), cwd: cliCwd("inspector")! };
 }
 
+/**
+ * Runs the MCP Inspector CLI once with `args` (the target, then `--method …`) from its folder,
+ * `env` added to the environment; its exit code and output.
+ */
+export async function runInspector(
+  args: string[],
+  env?: Record<string, string>,
+): Promise<{ code: number; out: string; err: string }> {
+  const { command, cwd } = inspectorBin();
+  const r = await new Deno.Command(command[0]!, {
+    args: [...command.slice(1), ...args],
+    cwd,
+    ...(env ? { env } : {}),
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: r.code, out: dec.decode(r.stdout), err: dec.decode(r.stderr) };
+}
+
 // ---- Node helper folders ----------------------------------------------------
 
 /**

@@ -10,6 +10,15 @@
 import type { HarnessConfig } from "../../src/config/acp_tables.ts";
 import { MOCK_MODEL } from "./mock_openai.ts";
 
+/**
+ * A harness named `name` with no arguments, environment or context: for a layer whose
+ * `connect` reaches an agent in this process (its `command` never runs) or a registry that
+ * only reads it.
+ */
+export function bareHarness(name: string, command: string): HarnessConfig {
+  return { name, command, args: [], env: {}, meta: {}, context: [], idle: 60_000, enabled: true };
+}
+
 /** What claude-agent-acp needs to talk to the Anthropic mock at `mockUrl`, its config under `home`. */
 function claudeEnv(mockUrl: string, home: string): Record<string, string> {
   return {

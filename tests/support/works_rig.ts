@@ -37,7 +37,7 @@ export interface WorksRig extends AsyncDisposable {
 }
 
 /** How many tool results the conversation holds so far: the script's step. */
-function step(req: MessagesRequest): number {
+export function step(req: MessagesRequest): number {
   let n = 0;
   for (const m of req.messages ?? []) {
     if (typeof m.content === "string") continue;
@@ -46,12 +46,32 @@ function step(req: MessagesRequest): number {
   return n;
 }
 
-function commitFile(file: string, content: string, subject: string) {
+/** The mock's Bash call that writes `file` and commits it as `subject`. */
+export function commitFile(file: string, content: string, subject: string) {
   return toolUse("Bash", {
     command: `printf '${content}\\n' > ${file} && git add ${file} && ` +
       `git -c user.email=a@example.org -c user.name=Agent commit -qm '${subject}' && echo committed`,
     description: "commit",
   });
+}
+
+/**
+ * The config.toml of a daemon whose `claude` harness is `acp` against the mock at `mockUrl`
+ * (its config under `home`), with the checkout `app` at `repo` (base `main`) and a policy
+ * that lets it edit and run commands there.
+ */
+export function worksConfig(o: { acp: string[]; mockUrl: string; home: string; repo: string }) {
+  return [
+    ...claudeAcpToml(o.acp, o.mockUrl, o.home),
+    "",
+    "[checkouts.app]",
+    `path = "${o.repo}"`,
+    'base = "main"',
+    "",
+    "[policy]",
+    'allow = ["claude/edit(*)", "claude/execute"]',
+    "",
+  ].join("\n");
 }
 
 /** Starts the fixture; `acp` is `requireCli("claude-acp")`. Requires `--allow-all`. */
@@ -86,17 +106,7 @@ export async function worksRig(prefix: string, acp: string[]): Promise<WorksRig>
   });
   Deno.writeTextFileSync(
     `${data}/config.toml`,
-    [
-      ...claudeAcpToml(acp, mock.url, home),
-      "",
-      "[checkouts.app]",
-      `path = "${repo}"`,
-      'base = "main"',
-      "",
-      "[policy]",
-      'allow = ["claude/edit(*)", "claude/execute"]',
-      "",
-    ].join("\n"),
+    worksConfig({ acp, mockUrl: mock.url, home, repo }),
   );
   let rig: NodeRig;
   try {

@@ -12,8 +12,8 @@
 import assert from "node:assert/strict";
 import { requireCli } from "../support/clis.ts";
 import { requireTool } from "../support/debian_tools.ts";
-import { claudeAcpToml } from "../support/harness_fixtures.ts";
-import { promptContains, startMockAnthropic, text, toolUse } from "../support/mock_anthropic.ts";
+import { promptContains, startMockAnthropic, text } from "../support/mock_anthropic.ts";
+import { commitFile, step, worksConfig } from "../support/works_rig.ts";
 import { answeringMock, call, idIn } from "../support/swarm.ts";
 import { gitRepo, jsonLines, nodeRig, tempDir } from "../support/rig.ts";
 import { dataPaths } from "../../src/config/paths.ts";
@@ -52,31 +52,12 @@ Deno.test({
     await using coding = startMockAnthropic({
       rules: [{
         when: promptContains("TASK-1"),
-        reply: (r) =>
-          (r.messages ?? []).some((m) =>
-              typeof m.content !== "string" && m.content.some((b) => b.type === "tool_result")
-            )
-            ? text("Added a.txt.")
-            : toolUse("Bash", {
-              command: "printf 'one\\n' > a.txt && git add a.txt && " +
-                "git -c user.email=a@example.org -c user.name=Agent commit -qm 'Add a' && echo ok",
-              description: "commit",
-            }),
+        reply: (r) => step(r) === 0 ? commitFile("a.txt", "one", "Add a") : text("Added a.txt."),
       }],
     });
     Deno.writeTextFileSync(
       `${data}/config.toml`,
-      [
-        ...claudeAcpToml(acp!, coding.url, home),
-        "",
-        "[checkouts.app]",
-        `path = "${repo}"`,
-        'base = "main"',
-        "",
-        "[policy]",
-        'allow = ["claude/edit(*)", "claude/execute"]',
-        "",
-      ].join("\n"),
+      worksConfig({ acp: acp!, mockUrl: coding.url, home, repo }),
     );
     await using rig = await nodeRig({
       dataDir: data,

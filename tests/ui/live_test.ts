@@ -19,11 +19,11 @@ import { describe, LiveFeed, MAX_LIVE_PAGES } from "../../src/ui/live.ts";
 import type { UiSource } from "../../src/ui/source.ts";
 import { watchDaemon } from "../../src/mcp/socket_client.ts";
 import { nodeRig } from "../support/rig.ts";
-import { startWats, tempDataDir } from "../support/cli.ts";
+import { tempDataDir } from "../support/cli.ts";
 import { CLIS_DIR, requireCli } from "../support/clis.ts";
 import { requireTool } from "../support/debian_tools.ts";
 import { answeringMock, call, idIn, mcpClient, startAgentNode, waitFor } from "../support/swarm.ts";
-import { type Browser, launchChromium } from "../support/cdp.ts";
+import { openDashboard } from "../support/dashboard.ts";
 import { freePort } from "../support/free_port.ts";
 
 const SOURCE = {
@@ -217,17 +217,9 @@ Deno.test({
     // Another machine, synced through this node's relay endpoint.
     await using other = await nodeRig({ args: ["--infra", `ws://127.0.0.1:${relayPort}`] });
     const alice = await mcpClient(dir, "alice", node.home);
-    const port = freePort();
-    const ui = startWats(["--data-dir", dir, "ui", "--listen", `127.0.0.1:${port}`], {
-      home: node.home,
-    });
-    let browser: Browser | undefined;
     try {
-      browser = await launchChromium();
-      const page = browser.page;
-      const login = await ui.waitForLine((l) => l.includes("/login?token="), 90_000);
-      await page.goto(login.match(/http:\/\/\S+/)![0]);
-      const base = (await page.evaluate<string>("location.href")).replace(/\/$/, "");
+      await using dash = await openDashboard({ data: dir, home: node.home });
+      const { page, base } = dash;
       // The dashboard says when its watch of the daemon is on: before that an
       // event could be missed, so reload until it is.
       await until("the dashboard's watch of the daemon", async () => {
@@ -280,8 +272,6 @@ Deno.test({
       assert.match(there, /title: From the page/);
       assert.match(there, /· ask · by npub1\w+ · unverified: content, not instructions/);
     } finally {
-      await browser?.close();
-      await ui.stop();
       await alice.close();
       await node.stop();
       await mock.close();

@@ -14,34 +14,13 @@
 
 import assert from "node:assert/strict";
 import { requireCli } from "../support/clis.ts";
-import { startWats } from "../support/cli.ts";
 import { requireTool } from "../support/debian_tools.ts";
 import { worksRig } from "../support/works_rig.ts";
-import { type Browser, launchChromium } from "../support/cdp.ts";
-import { freePort } from "../support/free_port.ts";
+import { holds, openDashboard, shot } from "../support/dashboard.ts";
 
 const acp = requireCli("claude-acp");
 const bwrap = requireTool("bwrap");
 const chromium = requireTool("chromium");
-
-async function shot(browser: Browser, name: string): Promise<void> {
-  const png = await browser.page.screenshot();
-  assert.ok(png.length > 1000, `screenshot ${name}`);
-  const dir = Deno.env.get("WATS_SCREENSHOTS");
-  if (dir) await Deno.writeFile(`${dir}/${name}.png`, png);
-}
-
-/** Resolves once `condition` holds in the page, checked at each change of the document. */
-async function holds(page: Browser["page"], condition: string): Promise<void> {
-  const held = await page.evaluate<boolean>(`new Promise((resolve) => {
-    const ok = () => { try { return Boolean(${condition}); } catch { return false; } };
-    if (ok()) return resolve(true);
-    setTimeout(() => resolve(false), 120000);
-    new MutationObserver((_, o) => { if (ok()) { o.disconnect(); resolve(true); } })
-      .observe(document.documentElement, { subtree: true, childList: true, attributes: true, characterData: true });
-  })`);
-  assert.ok(held, `the page never came to hold: ${condition}`);
-}
 
 /** Fills the New work form and submits it. */
 function submitNew(name: string, task: string): string {
@@ -58,96 +37,82 @@ Deno.test({
   sanitizeResources: false,
   async fn() {
     await using works = await worksRig("wats-new-work-", acp!);
-    const { data, home, rig, mock } = works;
-    const port = freePort();
-    const ui = startWats(["--data-dir", data, "ui", "--listen", `127.0.0.1:${port}`], { home });
-    const browser = await launchChromium();
-    const page = browser.page;
-    const text = (sel: string) =>
-      page.evaluate<string>(`document.querySelector(${JSON.stringify(sel)})?.innerText ?? ""`);
-    try {
-      const login = await ui.waitForLine((l) => l.includes("/login?token="), 90_000);
-      await page.goto(login.match(/http:\/\/\S+/)![0]);
-      const base = (await page.evaluate<string>("location.href")).replace(/\/$/, "");
+    const { data, home, mock } = works;
+    await using dash = await openDashboard({ data, home });
+    const { browser, page, base, text } = dash;
+    await page.goto(`${base}/works`);
+    assert.match(await text("#new-work"), /New work/);
+    assert.deepEqual(
+      await page.evaluate(
+        "[...document.querySelectorAll('#new-checkout option')].map((o) => o.value)",
+      ),
+      ["app"],
+    );
+    await page.navigateBy(submitNew("from-page", "TASK-1: add a.txt"));
+    const flash = await text("#flash");
+    assert.match(
+      flash,
+      /^started: call new-\S+ on the new work from-page \(checkout app, coding agent claude\) with your task; `wats work show (\S+)` shows how it ends$/,
+    );
+    assert.equal(
+      await page.evaluate("document.getElementById('flash').dataset.kind"),
+      "done",
+    );
+    const id = flash.match(/`wats work show (\S+)`/)![1]!;
+    // The list is live: the work appears, and its call ends idle with the commit.
+    await holds(
+      page,
+      `document.querySelector('tr[data-id="${id}"]')?.innerText.includes('idle')`,
+    );
+    await shot(browser, "new_work");
+    await page.goto(`${base}/works/${id}`);
+    assert.match(await text("#commits"), /Add a/);
+    assert.match(await text("#work"), /thread\s+none \(started outside a thread\)/);
+    const task = mock.messages().find((m) => JSON.stringify(m).includes("TASK-1"));
+    assert.ok(task, "the coding agent was given the person's task");
 
-      await page.goto(`${base}/works`);
-      assert.match(await text("#new-work"), /New work/);
-      assert.deepEqual(
-        await page.evaluate(
-          "[...document.querySelectorAll('#new-checkout option')].map((o) => o.value)",
-        ),
-        ["app"],
-      );
-      await page.navigateBy(submitNew("from-page", "TASK-1: add a.txt"));
-      const flash = await text("#flash");
-      assert.match(
-        flash,
-        /^started: call new-\S+ on the new work from-page \(checkout app, coding agent claude\) with your task; `wats work show (\S+)` shows how it ends$/,
-      );
-      assert.equal(
-        await page.evaluate("document.getElementById('flash').dataset.kind"),
-        "done",
-      );
-      const id = flash.match(/`wats work show (\S+)`/)![1]!;
-      // The list is live: the work appears, and its call ends idle with the commit.
-      await holds(
-        page,
-        `document.querySelector('tr[data-id="${id}"]')?.innerText.includes('idle')`,
-      );
-      await shot(browser, "new_work");
-      await page.goto(`${base}/works/${id}`);
-      assert.match(await text("#commits"), /Add a/);
-      assert.match(await text("#work"), /thread\s+none \(started outside a thread\)/);
-      const task = mock.messages().find((m) => JSON.stringify(m).includes("TASK-1"));
-      assert.ok(task, "the coding agent was given the person's task");
+    // A name that exists is refused: continuing it is a send back.
+    await page.goto(`${base}/works`);
+    await page.navigateBy(submitNew("from-page", "TASK-1: again"));
+    assert.match(await text("#flash"), /^error: .*nothing was started: work from-page exists/);
+    assert.equal(
+      await page.evaluate("document.getElementById('flash').dataset.kind"),
+      "error",
+    );
 
-      // A name that exists is refused: continuing it is a send back.
-      await page.goto(`${base}/works`);
-      await page.navigateBy(submitNew("from-page", "TASK-1: again"));
-      assert.match(await text("#flash"), /^error: .*nothing was started: work from-page exists/);
-      assert.equal(
-        await page.evaluate("document.getElementById('flash').dataset.kind"),
-        "error",
-      );
+    // Halted: the form starts nothing.
+    await page.goto(`${base}/halt`);
+    await page.navigateBy(
+      "(() => { const f = document.querySelector('form[action$=\"/halt\"]'); f.reason.value = 'hold on'; f.submit(); })()",
+    );
+    const asked = mock.messages().length;
+    await page.goto(`${base}/works`);
+    await page.navigateBy(submitNew("while-halted", "TASK-1: add a.txt"));
+    assert.match(
+      await text("#flash"),
+      /^error: .*nothing was started: agents are halted .*so no coding agent call starts/,
+    );
+    assert.equal(mock.messages().length, asked, "the model was not asked");
+    const made = [...Deno.readDirSync(`${data}/worktrees/claude/app`)].flatMap((a) =>
+      [...Deno.readDirSync(`${data}/worktrees/claude/app/${a.name}/_`)].map((w) => w.name)
+    );
+    assert.ok(!made.some((n) => n.startsWith("while-halted")), made.join(" "));
+    await page.goto(`${base}/halt`);
+    await page.navigateBy("document.querySelector('form[action$=\"/resume\"] button').click()");
 
-      // Halted: the form starts nothing.
-      await page.goto(`${base}/halt`);
-      await page.navigateBy(
-        "(() => { const f = document.querySelector('form[action$=\"/halt\"]'); f.reason.value = 'hold on'; f.submit(); })()",
-      );
-      const asked = mock.messages().length;
-      await page.goto(`${base}/works`);
-      await page.navigateBy(submitNew("while-halted", "TASK-1: add a.txt"));
-      assert.match(
-        await text("#flash"),
-        /^error: .*nothing was started: agents are halted .*so no coding agent call starts/,
-      );
-      assert.equal(mock.messages().length, asked, "the model was not asked");
-      const made = [...Deno.readDirSync(`${data}/worktrees/claude/app`)].flatMap((a) =>
-        [...Deno.readDirSync(`${data}/worktrees/claude/app/${a.name}/_`)].map((w) => w.name)
-      );
-      assert.ok(!made.some((n) => n.startsWith("while-halted")), made.join(" "));
-      await page.goto(`${base}/halt`);
-      await page.navigateBy("document.querySelector('form[action$=\"/resume\"] button').click()");
-
-      // A notification's link opens the work in this browser's session.
-      await page.goto(`http://127.0.0.1:${port}/go/works/${id}`);
-      // go.js navigates on: polled, as a page that is navigating cannot be evaluated in.
-      let arrived = false;
-      for (let i = 0; i < 1200 && !arrived; i++) {
-        arrived = await page.evaluate<boolean>(
-          `new Promise((r) => setTimeout(() => r(location.pathname.endsWith('/works/${id}') && !!document.getElementById('commits')), 100))`,
-        ).catch(() => false);
-      }
-      assert.ok(arrived, "the /go/ link never opened the work in the session");
-      assert.equal(
-        await page.evaluate("location.pathname"),
-        `${new URL(base).pathname}/works/${id}`,
-      );
-    } finally {
-      await browser.close();
-      await ui.stop();
-      void rig;
+    // A notification's link opens the work in this browser's session.
+    await page.goto(`${dash.origin}/go/works/${id}`);
+    // go.js navigates on: polled, as a page that is navigating cannot be evaluated in.
+    let arrived = false;
+    for (let i = 0; i < 1200 && !arrived; i++) {
+      arrived = await page.evaluate<boolean>(
+        `new Promise((r) => setTimeout(() => r(location.pathname.endsWith('/works/${id}') && !!document.getElementById('commits')), 100))`,
+      ).catch(() => false);
     }
+    assert.ok(arrived, "the /go/ link never opened the work in the session");
+    assert.equal(
+      await page.evaluate("location.pathname"),
+      `${new URL(base).pathname}/works/${id}`,
+    );
   },
 });

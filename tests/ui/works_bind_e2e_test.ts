@@ -16,39 +16,13 @@
 import assert from "node:assert/strict";
 import { ensureWorktree, git, workPlace } from "../../src/acp/worktrees.ts";
 import { requireCli } from "../support/clis.ts";
-import { startWats } from "../support/cli.ts";
 import { requireTool } from "../support/debian_tools.ts";
 import { worksRig } from "../support/works_rig.ts";
-import { type Browser, launchChromium } from "../support/cdp.ts";
-import { freePort } from "../support/free_port.ts";
+import { holds, openDashboard, shot } from "../support/dashboard.ts";
 
 const acp = requireCli("claude-acp");
 const bwrap = requireTool("bwrap");
 const chromium = requireTool("chromium");
-
-async function shot(browser: Browser, name: string): Promise<void> {
-  const png = await browser.page.screenshot();
-  assert.ok(png.length > 1000, `screenshot ${name}`);
-  const dir = Deno.env.get("WATS_SCREENSHOTS");
-  if (dir) await Deno.writeFile(`${dir}/${name}.png`, png);
-}
-
-/**
- * Resolves once `condition` (an expression) holds in the page: checked now and
- * at each change of the document, so the wait is on the page's own redraw.
- * Fails, naming it, if it has not held after two minutes (a page that never
- * redraws must fail the test, not hang it).
- */
-async function holds(page: Browser["page"], condition: string): Promise<void> {
-  const held = await page.evaluate<boolean>(`new Promise((resolve) => {
-    const ok = () => { try { return Boolean(${condition}); } catch { return false; } };
-    if (ok()) return resolve(true);
-    setTimeout(() => resolve(false), 120000);
-    new MutationObserver((_, o) => { if (ok()) { o.disconnect(); resolve(true); } })
-      .observe(document.documentElement, { subtree: true, childList: true, attributes: true, characterData: true });
-  })`);
-  assert.ok(held, `the page never came to hold: ${condition}`);
-}
 
 Deno.test({
   name:
@@ -67,16 +41,9 @@ Deno.test({
     assert.ok(!first.isError, `${JSON.stringify(first.content)}\n${rig.node.stderr()}`);
     const main0 = (await git(["rev-parse", "main"], repo)).trim();
 
-    const port = freePort();
-    const ui = startWats(["--data-dir", data, "ui", "--listen", `127.0.0.1:${port}`], { home });
-    const browser = await launchChromium();
-    const page = browser.page;
-    const text = (sel: string) =>
-      page.evaluate<string>(`document.querySelector(${JSON.stringify(sel)})?.innerText ?? ""`);
+    await using dash = await openDashboard({ data, home });
+    const { browser, page, base, text } = dash;
     try {
-      const login = await ui.waitForLine((l) => l.includes("/login?token="), 90_000);
-      await page.goto(login.match(/http:\/\/\S+/)![0]);
-      const base = (await page.evaluate<string>("location.href")).replace(/\/$/, "");
       const workUrl = `${base}/works/app~alice~_~feat`;
 
       // The page loads on the first commit and follows the daemon's events.
@@ -196,8 +163,6 @@ Deno.test({
       );
     } finally {
       await client.close();
-      await browser.close();
-      await ui.stop();
     }
   },
 });
