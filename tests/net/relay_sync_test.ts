@@ -466,7 +466,7 @@ Deno.test("a relay that answers the live subscriptions but drops before the catc
     };
     return response;
   });
-  const a = node();
+  const a = ingestStore();
   const sync = startRelaySync({
     url: `ws://127.0.0.1:${server.addr.port}`,
     store: a.store,
