@@ -91,12 +91,12 @@ Deno.test("the safety keys are exactly the ones the brief marks", () => {
     "agent.wakes_per_author_per_hour",
     "agent.workdir",
     "halt.accept",
-    // Issue 31: who the relay endpoint serves (NIP-42 members).
-    "net.auth",
-    "net.members",
     // Issue 32: MCP over HTTP is a new way in, and beyond loopback a wider one.
     "mcp.listen",
     "mcp.remote",
+    // Issue 31: who the relay endpoint serves (NIP-42 members).
+    "net.auth",
+    "net.members",
     "policy.allow",
     "policy.deny",
     // Issue 21: the OS sandbox of agents that run commands.
