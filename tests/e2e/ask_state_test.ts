@@ -161,7 +161,7 @@ events = ["no_taker"]
       const body = JSON.parse(req!.body);
       assert.equal(body.event, "no_taker");
       assert.equal(body.command, `wats thread ${ask}`);
-      assert.equal(body.path, `/posts/thread/${ask}`);
+      assert.equal(body.path, `/go/posts/thread/${ask}`);
       assert.match(body.text, /^"Logs": nobody answered or claimed it by /);
       const t = req!.headers.get("x-wats-timestamp")!;
       assert.equal(
