@@ -43,7 +43,7 @@ function answering(o: { first?: Rule; holdAfterAnswer?: boolean } = {}): MockAnt
     rules: [
       ...(o.first ? [o.first] : []),
       {
-        when: toolResultFor("mcp__wats__answer"),
+        when: toolResultFor("mcp__wats__post"),
         reply: () => {
           if (held) return text("Answered.");
           held = true;
@@ -51,11 +51,15 @@ function answering(o: { first?: Rule; holdAfterAnswer?: boolean } = {}): MockAnt
         },
       },
       {
-        when: hasTool("mcp__wats__answer"),
+        when: hasTool("mcp__wats__post"),
         reply: (req) => {
           const ids = eventIds(req);
           if (ids.length === 0) return text("Nothing new.");
-          return toolUse("mcp__wats__answer", { parent: ids.at(-1), text: "Use journald." });
+          return toolUse("mcp__wats__post", {
+            kind: "answer",
+            parent: ids.at(-1),
+            text: "Use journald.",
+          });
         },
       },
     ],
@@ -149,7 +153,7 @@ Deno.test({
     let overloaded = 0;
     await using mock = answering({
       first: {
-        when: (req) => hasTool("mcp__wats__answer")(req) && overloaded++ === 0,
+        when: (req) => hasTool("mcp__wats__post")(req) && overloaded++ === 0,
         reply: apiError(529, "overloaded_error", "Overloaded"),
       },
     });
@@ -205,7 +209,7 @@ Deno.test({
       // The answer's tool result reached the model: the answer is stored; the model now hangs.
       await waitFor(
         "the answer's tool result at the model",
-        () => mock.messages().some((r) => toolResultFor("mcp__wats__answer")(r.body!)),
+        () => mock.messages().some((r) => toolResultFor("mcp__wats__post")(r.body!)),
         120_000,
       );
       rig.node.process.kill("SIGKILL");
