@@ -143,17 +143,20 @@ Deno.test({
 
 Deno.test({
   name:
-    "claude CLI leaves an MCP server that has not answered as pending and runs without its tools",
+    "claude CLI runs without the tools of an MCP server that has not answered (pending, or failed after its connect timeout)",
   ignore: claude === null,
   async fn() {
-    // `sleep` never answers MCP's initialize: the CLI waits only briefly (about
-    // 1–2 s measured) and then asks the model without the server's tools. The
-    // CLI leaves such a server running when it exits (orphaned): keep it short.
+    // A server that reads MCP's initialize and never answers: the CLI waits only briefly (about
+    // 1–2 s measured) and then asks the model without the server's tools. It ends when the CLI
+    // closes its stdin, whatever the load: a `sleep 30` that ran out before a slow CLI's init
+    // showed as `failed`, not `pending` (seen beside two CPU hogs).
     const dir = await Deno.makeTempDir({ prefix: "wats-claude-test-" });
     const config = `${dir}/mcp.json`;
     await Deno.writeTextFile(
       config,
-      JSON.stringify({ mcpServers: { echo: { command: "sleep", args: ["30"] } } }),
+      JSON.stringify({
+        mcpServers: { echo: { command: "sh", args: ["-c", "exec cat > /dev/null"] } },
+      }),
     );
     const mock = startMockAnthropic({
       rules: [{ when: hasTool("mcp__echo__echo"), reply: text("I had the echo tool.") }],
@@ -169,7 +172,12 @@ Deno.test({
       console.log(`claude run with an unanswering MCP server took ${run.ms.toFixed(0)} ms`);
       assert.equal(run.code, 0, run.stderr);
       const init = eventOf(run, "system", "init");
-      assert.deepEqual(servers(init), [{ name: "echo", status: "pending" }]);
+      // 2.1.332 has shown both: `pending` (it did not wait), and `failed` after waiting its 30 s
+      // connect timeout (seen in a CI rehearsal and on an idle machine). Either way: no tools.
+      const [echo, ...more] = servers(init) as { name: string; status: string }[];
+      assert.equal(more.length, 0);
+      assert.equal(echo?.name, "echo");
+      assert.ok(echo.status === "pending" || echo.status === "failed", `status ${echo.status}`);
       assert.deepEqual(init.tools, []);
       const result = eventOf(run, "result");
       assert.equal(result.is_error, false);
