@@ -168,12 +168,14 @@ Deno.test({
         prompt: "Please echo hello swarm.",
         cwd: dir,
         mockUrl: mock.url,
+        // 2.1.332 waits MCP_TIMEOUT (30 s by default) for the server; 5 s keeps the test short.
+        env: { MCP_TIMEOUT: "5000" },
       });
       console.log(`claude run with an unanswering MCP server took ${run.ms.toFixed(0)} ms`);
       assert.equal(run.code, 0, run.stderr);
       const init = eventOf(run, "system", "init");
-      // 2.1.332 has shown both: `pending` (it did not wait), and `failed` after waiting its 30 s
-      // connect timeout (seen in a CI rehearsal and on an idle machine). Either way: no tools.
+      // 2.1.332 waits MCP_TIMEOUT, then reports the server `pending` or `failed` (a race at the
+      // deadline: both seen on an idle machine). Either way: no tools.
       const [echo, ...more] = servers(init) as { name: string; status: string }[];
       assert.equal(more.length, 0);
       assert.equal(echo?.name, "echo");
@@ -232,6 +234,47 @@ Deno.test({
       assert.deepEqual(init.tools, ["mcp__echo__echo"]);
       assert.equal(await Deno.readTextFile(out), "hello swarm\n");
       assert.ok(!mock.messages().some((r) => r.matched === "default"), "no request without tools");
+    } finally {
+      await mock.close();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "claude's wait for an MCP server is bounded by MCP_TIMEOUT, whatever MCP_CONNECT_TIMEOUT_MS says (why the runner sets both)",
+  ignore: claude === null,
+  async fn() {
+    // 2.1.197 waited MCP_CONNECT_TIMEOUT_MS; 2.1.332 waits MCP_TIMEOUT (docs/harness_facts.md).
+    // A server that answers only after 3 s, against a 1 s MCP_TIMEOUT and a 60 s connect timeout:
+    // the run goes on without it, so the runner's long wait must set MCP_TIMEOUT too.
+    const dir = await Deno.makeTempDir({ prefix: "wats-claude-test-" });
+    const { command, args } = echoServerCommand();
+    const config = `${dir}/mcp.json`;
+    await Deno.writeTextFile(
+      config,
+      JSON.stringify({
+        mcpServers: {
+          echo: { command: "sh", args: ["-c", 'sleep 3; exec "$0" "$@"', command, ...args] },
+        },
+      }),
+    );
+    const mock = startMockAnthropic({ rules: [], default: text("No tools here.") });
+    try {
+      const run = await runClaude({
+        args: lockedDownArgs(config),
+        prompt: "Please echo hello swarm.",
+        cwd: dir,
+        mockUrl: mock.url,
+        env: { ...MCP_CONNECT_WAIT_ENV, MCP_TIMEOUT: "1000" },
+      });
+      assert.equal(run.code, 0, run.stderr);
+      const init = eventOf(run, "system", "init");
+      const [echo] = servers(init);
+      assert.notEqual(echo?.status, "connected");
+      assert.deepEqual(init.tools, []);
+      assert.equal(MCP_CONNECT_WAIT_ENV.MCP_TIMEOUT, "60000", "the runner's wait is 60 s");
     } finally {
       await mock.close();
       await Deno.remove(dir, { recursive: true });

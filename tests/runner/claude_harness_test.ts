@@ -65,6 +65,7 @@ Deno.test("claude runs with exactly the locked-down flag list, the prompt on std
       ENABLE_TOOL_SEARCH: "false",
       MCP_CONNECTION_NONBLOCKING: "false",
       MCP_CONNECT_TIMEOUT_MS: "60000",
+      MCP_TIMEOUT: "60000",
     },
     "the environment is inherited, never cleared (API key or login); tool search is off and " +
       "the wait for the wats server long",

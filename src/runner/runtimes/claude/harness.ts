@@ -155,17 +155,21 @@ export function claudeArgs(ctx: RunContext): string[] {
 export const NO_TOOL_SEARCH_ENV: Readonly<Record<string, string>> = { ENABLE_TOOL_SEARCH: "false" };
 
 /**
- * Makes Claude Code wait for the wats MCP server before its first model request. In `-p` mode
- * it starts `--mcp-config` servers without waiting ("running fully async (nonblocking)") unless
- * `MCP_CONNECTION_NONBLOCKING` is set to a false value, and `MCP_CONNECT_TIMEOUT_MS` is read
- * only on that waiting path (read in 2.1.197's own code; measured against the mock: 7 of 8 bare
- * runs came up `pending` without the first variable, 0 of 8 with it). `wats mcp` is a Deno
- * program that connects to the daemon and on a loaded machine takes seconds; without the wait
- * the run has no wats tool. A server that fails still fails at once.
+ * Makes Claude Code wait for the wats MCP server before its first model request. `wats mcp` is a
+ * Deno program that connects to the daemon and on a loaded machine takes seconds; without the wait
+ * the run has no wats tool. A server that fails still fails at once. What bounds the wait moved
+ * between releases (docs/harness_facts.md), so all three variables are set:
+ *
+ * - 2.1.197 starts `--mcp-config` servers without waiting in `-p` mode unless
+ *   `MCP_CONNECTION_NONBLOCKING` is a false value, and then waits `MCP_CONNECT_TIMEOUT_MS` (read in
+ *   its code; 7 of 8 bare runs came up `pending` without the first variable, 0 of 8 with it).
+ * - 2.1.332 waits in `-p` mode either way, for `MCP_TIMEOUT` (30 s by default);
+ *   `MCP_CONNECT_TIMEOUT_MS` no longer lengthens it (measured against the mock).
  */
 export const MCP_CONNECT_WAIT_ENV: Readonly<Record<string, string>> = {
   MCP_CONNECTION_NONBLOCKING: "false",
   MCP_CONNECT_TIMEOUT_MS: "60000",
+  MCP_TIMEOUT: "60000",
 };
 
 /** The Claude Code harness. */
