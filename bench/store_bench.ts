@@ -4,7 +4,7 @@
  * - verified insert: validateEvent (nostr-wasm) + Store.insert, one event per
  *   transaction (baseline) vs 100 per transaction;
  * - insert only: the same without verification, to separate SQLite from crypto;
- * - thread, threadNewest, feed, byTag and search at 10,000 (baseline) and 100,000
+ * - thread, threadNewest, feed (all, asks, a kind never stored), byTag and search at 10,000 (baseline) and 100,000
  *   posts, so each group reads as "how much slower at 10× the size".
  *
  * Signed events are made once, with nostr-wasm, only for the verified benches; the
@@ -229,11 +229,21 @@ for (const [label, { store, roots }, baseline] of sizes) {
     },
   });
   Deno.bench({
-    name: `feed page of 100 asks (1 post in 100), ${label} stored`,
+    name: `feed page of 100 asks (1 post in 6), ${label} stored`,
     group: "feed asks",
     baseline,
     fn() {
       store.feed({ sinceSeq: midSeq, limit: 100, kinds: ["ask"] });
+    },
+  });
+  Deno.bench({
+    name: `feed page of 100 offers (none stored), ${label} stored`,
+    group: "feed rare kind",
+    baseline,
+    fn() {
+      if (store.feed({ sinceSeq: midSeq, limit: 100, kinds: ["offer"] }).posts.length !== 0) {
+        throw new Error("the filler stores no offer");
+      }
     },
   });
   Deno.bench({

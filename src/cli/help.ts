@@ -83,6 +83,7 @@ export const WORK_HELP = `Usage: wats work list [--page N]
 
   list      every coding agent's work, newest first: state, id, checkout, branch
   show      a work's commits not in its base, its diff against the base, its calls
+            and what they cost this month (the dashboard's figure)
   merge     merge it into the checkout's base ([checkouts.NAME] merge = "ff" or
             "merge"); refused when the checkout is dirty, the base moved (ff)
             or the merge conflicts, leaving everything as it was

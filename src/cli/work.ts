@@ -14,6 +14,7 @@ import { formatAge } from "../duration.ts";
 import { UsageError, WatsError } from "../errors.ts";
 import { terminalLine } from "../io/terminal_text.ts";
 import { writeAll } from "../io/write_all.ts";
+import { usd } from "../money.ts";
 import { sendControl } from "../mcp/socket_client.ts";
 import type { CommandContext } from "./context.ts";
 import { WORK_HELP } from "./help.ts";
@@ -147,6 +148,7 @@ export function renderWork(d: WorkDetail, color: boolean, now: number): string {
     `thread    ${s(d.thread)}`,
     `worktree  ${s(d.worktree)}`,
     `updated   ${formatAge((now - d.updatedAt) / 1000)} ago`,
+    ...(d.spentUsd !== undefined ? [`spend     ${usd(d.spentUsd)} this month (its calls)`] : []),
     "",
     `commits not in ${s(d.base)}: ${d.commits.length}`,
     ...d.commits.map((c) => `  ${c.sha.slice(0, 12)} ${s(c.subject)} (${s(c.author)})`),

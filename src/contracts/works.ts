@@ -136,6 +136,12 @@ export interface WorkDetail extends WorkSummary {
    * when it has none. Merge and push carry only commits: these stay behind.
    */
   uncommitted?: { diff: DiffFile[]; cut: boolean };
+  /**
+   * What the work's calls cost this month, as the dashboard's work page shows
+   * it: the daemon totals its spend files with src/runner/spend_figures.ts
+   * (`callsSpend`) when it answers `work_show`.
+   */
+  spentUsd?: number;
 }
 
 /** A page of works, newest first. */

@@ -15,6 +15,7 @@ import type { EventSink } from "../contracts/node_events.ts";
 import type { ControlAnswer } from "../mcp/socket_server.ts";
 import { type NodeAcp, sweepNow } from "../acp/setup.ts";
 import { WatsError } from "../errors.ts";
+import type { SpendItem } from "../runner/spend_figures.ts";
 import type { HaltState } from "./halt.ts";
 import { worksControl } from "./works_control.ts";
 
@@ -47,11 +48,13 @@ export interface ControlParts {
   takeOver: () => void;
   events: EventSink;
   log: Logger;
+  /** The node's spend items (src/runner/spend_figures.ts `readSpend`): a work's cost. */
+  spend: (now: number) => SpendItem[];
 }
 
 /** Every op the node answers on `mcp.sock`. */
 export function nodeControl(p: ControlParts): Record<ControlOp, ControlHandler> {
-  const work: ControlHandler = (req) => worksControl(p.codingAgents, req);
+  const work: ControlHandler = (req) => worksControl(p.codingAgents, req, p.spend);
   return {
     halt: (req) => p.postHalt(req.reason ?? ""),
     resume: () => {

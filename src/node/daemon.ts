@@ -34,6 +34,7 @@ import type { McpLog } from "../mcp/server.ts";
 import { endPreviousRun } from "../runner/orphan.ts";
 import { systemTimers } from "../runner/ports.ts";
 import { runCommand } from "../runner/spawn.ts";
+import { readSpend } from "../runner/spend_figures.ts";
 import { safetyNotices } from "../safety/notices.ts";
 import { requiredRefusal, sandboxLine } from "../safety/sandbox.ts";
 import { Sandboxer } from "../safety/sandboxer.ts";
@@ -410,6 +411,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
     takeOver: () => stop.abort(TAKEOVER),
     events,
     log: logger,
+    spend: (now) => readSpend(paths, now),
   });
   const idleStopMs = opts.idleStopMs ?? MCP_NODE_IDLE_MS;
   const mcpLog: McpLog = (level, msg, fields) =>

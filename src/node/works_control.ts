@@ -14,14 +14,23 @@ import { WatsError } from "../errors.ts";
 import type { NodeAcp } from "../acp/setup.ts";
 import { listWorks, showWork } from "../acp/works.ts";
 import { discardWork, mergeWork, newWork, pushWork, sendWork } from "../acp/work_ops.ts";
+import { callsSpend, type SpendItem } from "../runner/spend_figures.ts";
 
 /** True for the control ops this module answers. */
 export function isWorkOp(op: ControlRequest["op"]): boolean {
   return op.startsWith("work_");
 }
 
-/** Answers one `work_*` control request; throws a `WatsError` with the refusal. */
-export async function worksControl(acp: NodeAcp | undefined, req: ControlRequest): Promise<string> {
+/**
+ * Answers one `work_*` control request; throws a `WatsError` with the refusal.
+ * `spend` reads the node's spend items (src/runner/spend_figures.ts `readSpend`),
+ * the one source of the work's `spentUsd`.
+ */
+export async function worksControl(
+  acp: NodeAcp | undefined,
+  req: ControlRequest,
+  spend: (now: number) => SpendItem[],
+): Promise<string> {
   if (acp === undefined) {
     if (req.op === "work_list") return JSON.stringify({ works: [] });
     throw new WatsError(
@@ -51,8 +60,11 @@ export async function worksControl(acp: NodeAcp | undefined, req: ControlRequest
     throw new WatsError("acp.no_work", `${req.op} needs the work's id: see \`wats work list\``);
   }
   switch (req.op) {
-    case "work_show":
-      return fitLine(await showWork(src, id));
+    case "work_show": {
+      const d = await showWork(src, id);
+      const spentUsd = callsSpend(spend(Date.now()), d.calls.map((c) => c.id));
+      return fitLine({ ...d, spentUsd });
+    }
     case "work_merge":
       return await mergeWork(src, id, req.head);
     case "work_push":

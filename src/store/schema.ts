@@ -12,7 +12,7 @@ import type { DatabaseSync } from "node:sqlite";
 import { StoreError } from "../errors.ts";
 
 /** The schema version this code reads and writes. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 const V1 = `
 CREATE TABLE events (
@@ -102,8 +102,17 @@ CREATE TRIGGER events_uncounted AFTER DELETE ON events BEGIN
 END;
 `;
 
+/**
+ * `(kind, seq)`: a feed of some kinds (the MCP `feed` tool, src/store/feed_sql.ts)
+ * walks each kind's posts in arrival order from its cursor and stops at its page,
+ * instead of every post after the cursor.
+ */
+const V3 = `
+CREATE INDEX events_kind_seq ON events (kind, seq);
+`;
+
 /** Each step takes the schema from version `i` to `i + 1`. */
-export const MIGRATIONS: readonly string[] = [V1, V2];
+export const MIGRATIONS: readonly string[] = [V1, V2, V3];
 
 /** Creates or migrates the schema of `db`, opened on `path` (named in errors). */
 export function migrate(db: DatabaseSync, path: string): void {

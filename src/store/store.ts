@@ -18,6 +18,7 @@ import { StoreError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { WatsKind } from "../posts/kinds.ts";
 import { type NostrEvent, plainEvent, type Post, readPost } from "../posts/post.ts";
+import { feedSql } from "./feed_sql.ts";
 import { filterPlan, ROWS_BY_SEQ } from "./filter_sql.ts";
 import { checkLimit, MAX_PRESENCE_AUTHORS } from "./limits.ts";
 import { Outbox } from "./outbox.ts";
@@ -410,13 +411,14 @@ export class Store {
     this.#open();
     const limit = checkLimit(opts.limit);
     const max = this.maxSeq();
-    const rows = this.#statements.feed.all(
-      opts.sinceSeq,
-      max,
-      opts.kinds ? JSON.stringify(opts.kinds) : null,
-      opts.authors ? JSON.stringify(opts.authors) : null,
+    const q = feedSql({
+      sinceSeq: opts.sinceSeq,
+      maxSeq: max,
       limit,
-    ) as Row[];
+      ...(opts.kinds ? { kinds: opts.kinds } : {}),
+      ...(opts.authors ? { authors: opts.authors } : {}),
+    });
+    const rows = this.#statement(q.sql).all(...q.params) as Row[];
     const posts = rows.map(toPost);
     // A short page means every post up to `max` was looked at.
     const last = posts.at(-1);
@@ -672,11 +674,6 @@ export const STORE_SQL = {
        UNION ALL
        SELECT ${COLS} FROM events WHERE id = ?1
        ORDER BY seq DESC LIMIT ?2`,
-  // Presence refreshes are not posts to read: only a feed that asks for them lists them.
-  feed: `SELECT ${COLS} FROM events WHERE seq > ?1 AND seq <= ?2
-         AND (?3 IS NULL AND kind <> 'presence' OR kind IN (SELECT value FROM json_each(?3)))
-         AND (?4 IS NULL OR author IN (SELECT value FROM json_each(?4)))
-       ORDER BY seq LIMIT ?5`,
   // The newest matches by rowid (FTS5 walks its doclists in that order and stops),
   // ranked: ranking every match of a common word costs seconds at a million posts.
   // Only the page's rows are read from events.

@@ -63,6 +63,9 @@ Deno.test("wats work show prints the agent's text inert, colors the diff only on
   assert.match(plain, /session transcript: none kept/);
   const color = renderWork(detail(), true, NOW);
   assert.ok(color.includes("\x1b[31m-old\x1b[0m\n\x1b[32m+new\\x1b[2K\x1b[0m"), color);
+  assert.doesNotMatch(plain, /^spend/m, "an answer without the figure prints none");
+  const spent = renderWork(detail({ spentUsd: 0.0123 }), false, NOW);
+  assert.match(spent, /^spend {5}\$0\.012 this month \(its calls\)$/m);
   const cut = renderWork(detail({ diffCut: true }), false, NOW);
   assert.match(cut, /the diff is cut: see all of it with `git diff main\.\.\.wats\/bot\/_\/fix`/);
 });

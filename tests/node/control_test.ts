@@ -33,6 +33,7 @@ function parts(startedByMcp: boolean) {
     takeOver: () => tookOver++,
     events: (e) => events.push(e),
     log: log("test"),
+    spend: () => [],
   });
   return { table, events, halts, tookOver: () => tookOver };
 }

@@ -4,6 +4,7 @@ import { type Filter, matchFilter } from "nostr-tools/filter";
 import { NOSTR_KINDS, nostrKindOf } from "../../src/posts/kinds.ts";
 import type { NostrEvent } from "../../src/posts/post.ts";
 import { filterPlan, ROWS_BY_SEQ } from "../../src/store/filter_sql.ts";
+import { feedSql } from "../../src/store/feed_sql.ts";
 import { MIGRATIONS } from "../../src/store/schema.ts";
 import { Store, STORE_SQL } from "../../src/store/store.ts";
 import { MAX_FILTER_VALUES } from "../../src/store/limits.ts";
@@ -119,6 +120,63 @@ Deno.test("every filter, a hostile REQ's too, walks an index it can stop on", as
       // A list of hundreds of values is split, not one statement past SQLite's limits.
       assert.ok(plan.keys.every((q) => q.sql.split(" UNION ").length <= 32));
     }
+  } finally {
+    db.close();
+    store.close();
+    await cleanup();
+  }
+});
+
+/** The plan lines of `sql` that read `events` (by its rowid or an index) or sort. */
+function eventReads(db: DatabaseSync, sql: string): string[] {
+  const rows = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[];
+  return rows.map((r) => r.detail).filter((d) => /^(SCAN|SEARCH) events\b|TEMP B-TREE/.test(d));
+}
+
+/** True when every read of `events` in `sql` is a seek of one kind's range of seqs. */
+function drivenByKind(db: DatabaseSync, sql: string): boolean {
+  const reads = eventReads(db, sql);
+  return reads.length > 0 &&
+    reads.every((d) =>
+      /^SEARCH events USING INDEX events_kind_seq \(kind=\? AND seq>\? AND seq<\?\)$/.test(d)
+    );
+}
+
+Deno.test("a feed of some kinds walks each kind's seqs from its cursor, not every post after it", async () => {
+  const { store, path, cleanup } = await tempStore();
+  const db = new DatabaseSync(path);
+  try {
+    // What this test is for: the feed before issue 33's follow-up read every row after
+    // the cursor and checked its kind (a rare kind among 100k posts read them all).
+    const walk = `SELECT seq, grafted, raw FROM events WHERE seq > ?1 AND seq <= ?2
+      AND (?3 IS NULL AND kind <> 'presence' OR kind IN (SELECT value FROM json_each(?3)))
+      ORDER BY seq LIMIT ?5`;
+    assert.deepEqual(eventReads(db, walk), [
+      "SEARCH events USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)",
+    ]);
+    assert.equal(drivenByKind(db, walk), false);
+
+    for (const kinds of [["halt"], ["ask", "answer"], ["ask", "claim", "halt", "offer", "note"]]) {
+      for (const authors of [undefined, ["a".repeat(64)]]) {
+        const q = feedSql({
+          sinceSeq: 10,
+          maxSeq: 100_000,
+          limit: 100,
+          kinds,
+          ...(authors ? { authors } : {}),
+        });
+        const plan = eventReads(db, q.sql);
+        assert.ok(drivenByKind(db, q.sql), `${kinds}: ${plan.join("\n")}`);
+        // One seek per kind, merged in seq order: nothing is sorted whole.
+        assert.equal(plan.length, kinds.length, plan.join("\n"));
+        assert.equal(q.params.length, (q.sql.match(/\?/g) ?? []).length);
+      }
+    }
+    // Every kind: the walk by seq, where nearly every row is one to return.
+    const all = feedSql({ sinceSeq: 10, maxSeq: 100_000, limit: 100 });
+    assert.deepEqual(eventReads(db, all.sql), [
+      "SEARCH events USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)",
+    ]);
   } finally {
     db.close();
     store.close();

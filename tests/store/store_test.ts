@@ -153,6 +153,12 @@ Deno.test("feed pages by seq with a cursor, and filters by kind and author", asy
 
     const asks = store.feed({ sinceSeq: 0, limit: 10, kinds: ["ask"] });
     assert.deepEqual(asks.posts.map((p) => p.text), ["1", "4", "5"]);
+    // Two kinds, each walked on its own, come back merged in arrival order, page by page.
+    const k1 = store.feed({ sinceSeq: 0, limit: 2, kinds: ["offer", "ask", "ask"] });
+    assert.deepEqual([k1.posts.map((p) => p.text), k1.cursor], [["1", "3"], 3]);
+    const k2 = store.feed({ sinceSeq: k1.cursor, limit: 2, kinds: ["ask", "offer"] });
+    assert.deepEqual([k2.posts.map((p) => p.text), k2.cursor], [["4", "5"], 5]);
+    assert.deepEqual(store.feed({ sinceSeq: 0, limit: 5, kinds: [] }), { posts: [], cursor: 5 });
     const byAlice = store.feed({ sinceSeq: 0, limit: 10, authors: [alice.pubkey] });
     assert.deepEqual(byAlice.posts.map((p) => p.text), ["1", "3"]);
     // A filtered short page still moves the cursor past everything it looked at.

@@ -2,7 +2,7 @@
  * Every surface shows the same spend (issue 29, item 4): a real daemon with a
  * heartbeat agent (Claude Code against the answering mock) and a coding agent
  * (`claude-agent-acp` against its own mock), two heartbeat runs and one
- * coding-agent call, then `wats agent runs`, `wats status`, the dashboard's
+ * coding-agent call, then `wats agent runs`, `wats status`, `wats work show`, the dashboard's
  * overview, runs page, work page and chart data, each read as a person reads
  * it, must show the sum of what the runs index and the call's spend file hold.
  *
@@ -37,7 +37,7 @@ function textOf(html: string, id: string, closing = "p|b|span|script|a"): string
 
 Deno.test({
   name:
-    "after heartbeat runs and a coding-agent call, wats agent runs, wats status, the overview, the runs page, the work page and the charts show the same spend",
+    "after heartbeat runs and a coding-agent call, wats agent runs, wats status, wats work show, the overview, the runs page, the work page and the charts show the same spend",
   ignore: claude === null || acp === null || !bwrap,
   sanitizeOps: false,
   sanitizeResources: false,
@@ -107,6 +107,14 @@ Deno.test({
     assert.match(status.stdout, new RegExp(`budget today: \\${total} of`), status.stdout);
     assert.match(status.stdout, new RegExp(`budget this month: \\${total} of`));
     assert.match(status.stdout, /drafts held for review: 0; permission requests waiting: 0/);
+    const shown = await rig.wats(["work", "show", "app~alice~_~feat"]);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(
+      shown.stdout,
+      new RegExp(`^spend {5}\\${usd(callsUsd)} this month \\(its calls\\)$`, "m"),
+    );
+    const shownJson = await rig.wats(["work", "show", "app~alice~_~feat", "--json"]);
+    assert.equal(usd(JSON.parse(shownJson.stdout).spentUsd), usd(callsUsd));
 
     // The dashboard, through its real handler and the daemon's socket.
     const gate = new Gate(HOST);

@@ -4,7 +4,9 @@
  * Server-Sent Events; and the person's asks and replies from the page.
  *
  * - The SSE route at the HTTP level, with a feed the test drives: in the
- *   session only, one event per daemon event, streams end when the server stops.
+ *   session only, one event per daemon event, streams end when the server stops;
+ *   a tab that left (reload, closed tab) gives its live slot back at once, not
+ *   when the next 25 s ping's write fails (src/io/http1_server.ts reads for EOF).
  * - A real daemon's watch: a post made through `wats mcp` arrives as an event.
  * - In Chromium against a real daemon and agent (the real Claude Code CLI and
  *   the scripted mock model): the overview shows the run an ask started
@@ -15,7 +17,7 @@ import assert from "node:assert/strict";
 import { Gate } from "../../src/ui/security.ts";
 import { uiHandler } from "../../src/ui/server.ts";
 import { serveUi } from "../../src/ui/http.ts";
-import { describe, LiveFeed, MAX_LIVE_PAGES } from "../../src/ui/live.ts";
+import { type Activity, describe, LiveFeed, MAX_LIVE_PAGES } from "../../src/ui/live.ts";
 import type { UiSource } from "../../src/ui/source.ts";
 import { watchDaemon } from "../../src/mcp/socket_client.ts";
 import { nodeRig } from "../support/rig.ts";
@@ -109,6 +111,128 @@ Deno.test("the live pages are bounded: one more than MAX_LIVE_PAGES is told to c
   assert.equal(live.open(() => {}), undefined);
   leaves[0]!();
   assert.ok(live.open(() => {}) !== undefined, "a closed page frees its place");
+});
+
+/** A feed that counts the pages that left, and wakes whoever waits for a count. */
+class CountingFeed extends LiveFeed {
+  left = 0;
+  #waiters: Array<{ n: number; wake: () => void }> = [];
+
+  override open(page: (a: Activity) => void): (() => void) | undefined {
+    const leave = super.open(page);
+    if (leave === undefined) return undefined;
+    let gone = false;
+    return () => {
+      leave();
+      if (gone) return;
+      gone = true;
+      this.left++;
+      this.#waiters = this.#waiters.filter((w) => w.n > this.left || (w.wake(), false));
+    };
+  }
+
+  /** Resolves once `n` pages have left. */
+  leftAtLeast(n: number): Promise<void> {
+    if (this.left >= n) return Promise.resolve();
+    return new Promise((wake) => this.#waiters.push({ n, wake }));
+  }
+}
+
+/** A raw connection that asks for /events: a browser's tab, closable at any moment. */
+class EventsTab {
+  readonly #conn: Deno.Conn;
+  #text = "";
+
+  private constructor(conn: Deno.Conn) {
+    this.#conn = conn;
+  }
+
+  static async open(host: string, path: string, cookie: string): Promise<EventsTab> {
+    const [hostname, port] = host.split(":");
+    const conn = await Deno.connect({ hostname: hostname!, port: Number(port) });
+    const req = `GET ${path} HTTP/1.1\r\nhost: ${host}\r\ncookie: ${cookie}\r\n\r\n`;
+    await conn.write(new TextEncoder().encode(req));
+    return new EventsTab(conn);
+  }
+
+  /** Reads until one of `marks` arrived; returns the one that did. */
+  async until(...marks: string[]): Promise<string> {
+    const buf = new Uint8Array(4096);
+    const dec = new TextDecoder();
+    while (true) {
+      const hit = marks.find((m) => this.#text.includes(m));
+      if (hit !== undefined) return hit;
+      const n = await this.#conn.read(buf);
+      if (n === null) {
+        throw new Error(`the stream ended before ${marks.join(" or ")}: ${this.#text}`);
+      }
+      this.#text += dec.decode(buf.subarray(0, n), { stream: true });
+    }
+  }
+
+  close(): void {
+    try {
+      this.#conn.close();
+    } catch { /* closed already */ }
+  }
+}
+
+Deno.test("tabs that left give their live slots back before the next ping: more reloads than slots, and a new page is still live", async () => {
+  const live = new CountingFeed(() => new Promise<void>(() => {}));
+  const handlers: Array<(r: Request) => Promise<Response>> = [];
+  const server = serveUi(
+    { hostname: "127.0.0.1", port: 0, report: (line) => console.error(line) },
+    (r) => handlers[0]!(r),
+  );
+  const host = `127.0.0.1:${server.addr.port}`;
+  const gate = new Gate(host);
+  handlers.push(uiHandler({ gate, source: SOURCE, live }));
+  const tabs: EventsTab[] = [];
+  try {
+    const login = await fetch(`http://${host}/login?token=${gate.token}`, { redirect: "manual" });
+    await login.body?.cancel();
+    const events = `${login.headers.get("location")!.replace(/\/$/, "")}/events`;
+    const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
+    const tab = async () => {
+      const t = await EventsTab.open(host, events, cookie);
+      tabs.push(t);
+      return t;
+    };
+
+    // A tab kept open, opened first: its 25 s ping comes before any other stream's, so a
+    // stream that is only let go when a ping's write fails shows up as that ping coming first.
+    const witness = await tab();
+    assert.equal(await witness.until(": live", "event: full"), ": live");
+    const pinged = witness.until(": ping").then(() => "pinged" as const);
+
+    // Every other slot taken, and the page after them refused: the slots are really full.
+    const abandoned: EventsTab[] = [];
+    for (let i = 1; i < MAX_LIVE_PAGES; i++) {
+      const t = await tab();
+      assert.equal(await t.until(": live", "event: full"), ": live", `tab ${i}`);
+      abandoned.push(t);
+    }
+    const extra = await tab();
+    assert.equal(await extra.until(": live", "event: full"), "event: full");
+    extra.close();
+
+    // Each tab reloads: its connection closes, and the server must notice now.
+    for (const t of abandoned) t.close();
+    const first = await Promise.race([
+      live.leftAtLeast(abandoned.length).then(() => "released" as const),
+      pinged,
+    ]);
+    assert.equal(first, "released", "a stream whose browser left kept its slot until a ping");
+
+    // The reloaded pages: every one of them is live again.
+    for (let i = 1; i < MAX_LIVE_PAGES; i++) {
+      const t = await tab();
+      assert.equal(await t.until(": live", "event: full"), ": live", `reloaded tab ${i}`);
+    }
+  } finally {
+    for (const t of tabs) t.close();
+    await server.shutdown();
+  }
 });
 
 Deno.test("the timeline names every event it knows and keeps an unknown one by name", () => {
