@@ -68,6 +68,7 @@ import {
   cpuHogs,
   pct,
   readLines,
+  readStream,
   sleep,
   standInBin,
   THIS_TREE,
@@ -161,6 +162,8 @@ interface Daemon {
   child?: Deno.ChildProcess;
   /** Every stdout line of every start, with the time it came. */
   lines: { at: number; line: string }[];
+  /** Every stderr (log) line of every start, with the time it came. */
+  logs: { at: number; line: string }[];
   /** The hex key of its agent profile, once started. */
   agentKey?: string;
   npub?: string;
@@ -189,10 +192,10 @@ async function start(d: Daemon): Promise<void> {
         }
       }).then(() => resolve(undefined), () => resolve(undefined));
     });
-    const stderr = new Response(child.stderr).text();
+    const fromLog = d.logs.length;
+    const stderr = readStream(child.stderr, (line, at) => d.logs.push({ at, line }));
     const line = await startedP;
     if (line !== undefined) {
-      stderr.catch(() => {});
       const profiles = JSON.parse(line).profiles as Record<string, string> | undefined;
       if (profiles?.helper) {
         d.npub = profiles.helper;
@@ -202,7 +205,8 @@ async function start(d: Daemon): Promise<void> {
       return;
     }
     await child.status;
-    const why = await stderr;
+    await stderr;
+    const why = d.logs.slice(fromLog).map((l) => l.line).join("\n");
     if (attempt >= 40) {
       throw new Error(`error: ${d.name} did not start (lines from ${from}): ${why.slice(-2000)}`);
     }
@@ -305,6 +309,8 @@ interface Result {
   byCategory: Record<Category, number[]>;
   /** Where an answered ask's time went, at the agent that answered first (ms each). */
   path: Phases;
+  /** After each relay restart, per node: relay up → its next connection, → caught up (ms). */
+  reconnect: { down: number[]; connected: number[]; caughtUp: number[] };
   relayRestarts: number;
   kills: number;
   seconds: number;
@@ -353,6 +359,7 @@ async function runNetwork(v: Version, n: number, bin: string): Promise<Result> {
         ],
         env: baseEnv(dir, `${bin}:`),
         lines: [],
+        logs: [],
       });
     }
     const askerDir = `${root}/asker`;
@@ -378,6 +385,7 @@ async function runNetwork(v: Version, n: number, bin: string): Promise<Result> {
       ],
       env: baseEnv(askerDir),
       lines: [],
+      logs: [],
     };
     await Promise.all([asker, ...agents].map(start));
     client = await askerClient(v, asker);
@@ -553,6 +561,7 @@ async function runNetwork(v: Version, n: number, bin: string): Promise<Result> {
       clean,
       byCategory,
       path: phasesOf(posted, agents, seen),
+      reconnect: reconnectsOf(outages, [...agents, asker]),
       relayRestarts: outages.filter((o) => o.what === "relay").length,
       kills: outages.filter((o) => o.what !== "relay").length,
       seconds: (Date.now() - t0) / 1000,
@@ -565,6 +574,25 @@ async function runNetwork(v: Version, n: number, bin: string): Promise<Result> {
     await relay.stop();
     await Deno.remove(root, { recursive: true }).catch(() => {});
   }
+}
+
+/**
+ * How each node came back after each relay restart (from its log lines): how long the relay was
+ * down, and from the relay up again to the node's next "connected to relay" and "caught up".
+ */
+function reconnectsOf(outages: Outage[], daemons: Daemon[]): Result["reconnect"] {
+  const out: Result["reconnect"] = { down: [], connected: [], caughtUp: [] };
+  for (const o of outages.filter((o) => o.what === "relay")) {
+    out.down.push(o.to - o.from);
+    for (const d of daemons) {
+      const next = (text: string) => d.logs.find((l) => l.at > o.from && l.line.includes(text));
+      const connected = next("connected to relay");
+      const caughtUp = next("caught up with relay");
+      if (connected) out.connected.push(Math.max(0, connected.at - o.to));
+      if (caughtUp) out.caughtUp.push(Math.max(0, caughtUp.at - o.to));
+    }
+  }
+  return out;
 }
 
 /** The first time from `at` on when the relay is up and one of `targets` is up. */
@@ -806,6 +834,18 @@ for (const r of results) {
   console.log(
     `  ${r.version} N=${r.n}: to agent ${p5095(f.toAgent)}; queued ${p5095(f.queued)}; ` +
       `retried ${p5095(f.retried)}; in run ${p5095(f.inRun)}; back ${p5095(f.back)}`,
+  );
+}
+console.log("");
+console.log(
+  "relay restarts, p50 / p95 s (n): how long the relay was down; from up again to each node's " +
+    "next connection; to its catch-up done",
+);
+for (const r of results) {
+  const c = r.reconnect;
+  console.log(
+    `  ${r.version} N=${r.n}: down ${p5095(c.down)}; connected ${p5095(c.connected)}; ` +
+      `caught up ${p5095(c.caughtUp)}`,
   );
 }
 console.log("");

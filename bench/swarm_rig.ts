@@ -106,15 +106,23 @@ export function cpuHogs(n: number): AsyncDisposable {
 }
 
 /**
- * Reads `child`'s stdout line by line into `lines` (each with the time it came), calling
- * `onLine` for each; resolves when stdout closes.
+ * Reads `child`'s stdout line by line, calling `onLine` for each with the time it came; resolves
+ * when stdout closes.
  */
-export async function readLines(
+export function readLines(
   child: Deno.ChildProcess,
   onLine: (line: string, at: number) => void,
 ): Promise<void> {
+  return readStream(child.stdout, onLine);
+}
+
+/** Reads `stream` line by line, calling `onLine` for each with the time it came. */
+export async function readStream(
+  stream: ReadableStream<Uint8Array>,
+  onLine: (line: string, at: number) => void,
+): Promise<void> {
   let rest = "";
-  for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
     rest += chunk;
     let nl;
     while ((nl = rest.indexOf("\n")) >= 0) {
