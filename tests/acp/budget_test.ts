@@ -327,3 +327,39 @@ Deno.test("a call parked for a person's decision holds only what it spent while 
     r.cleanup();
   }
 });
+
+Deno.test("a call notes what it reports as it reports it, and at its end its one line replaces the note: nothing counted twice", async () => {
+  const r = runnerRig({ "agent.max_usd_per_day": 1, "agent.reserve_usd": 0.4 });
+  const notes: number[] = [];
+  let spendFile: AcpSpendFile | undefined;
+  const agent = meteredAcpAgent({
+    costPerReply: REPLY,
+    replies: () => 3,
+    // After each reply, what the note says (the first reply's is written at once).
+    onReply: () => {
+      const path = spendFile!.openPath("fake", "call-a");
+      try {
+        notes.push(JSON.parse(Deno.readTextFileSync(path)).usd);
+      } catch {
+        notes.push(-1);
+      }
+    },
+  });
+  await using l = await layerRig(agent, r.runner, { spend: true });
+  spendFile = l.spendFile;
+  try {
+    r.runner.start();
+    const res = await call(l.layer, "a");
+    assert.equal(res.stop_reason, "end_turn");
+    assert.ok(Math.abs(notes[0]! - REPLY) < EPS, `noted ${notes}`);
+    const lines = spendFile!.month(Date.now());
+    assert.equal(lines.length, 1);
+    assert.ok(Math.abs(lines[0]!.usd! - 3 * REPLY) < EPS);
+    assert.deepEqual([...Deno.readDirSync(`${l.root}/data/agent/acp_spend_open`)], []);
+    // A start now finds no note: the call counts once.
+    assert.equal(spendFile!.recoverOpen(Date.now()), 0);
+  } finally {
+    await r.runner.stop();
+    r.cleanup();
+  }
+});
