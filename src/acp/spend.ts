@@ -142,7 +142,7 @@ export interface SpendNoteOptions {
  * line is added and the note removed, so nothing is counted twice.
  */
 export class SpendNote {
-  readonly #o: SpendNoteOptions;
+  readonly #options: SpendNoteOptions;
   readonly #path: string;
   #usd = 0;
   #total = 0;
@@ -151,7 +151,7 @@ export class SpendNote {
   #pending: (() => void) | undefined;
 
   constructor(o: SpendNoteOptions) {
-    this.#o = o;
+    this.#options = o;
     this.#path = o.file.openPath(o.harness, o.call);
   }
 
@@ -163,7 +163,7 @@ export class SpendNote {
     if (this.#pending !== undefined) return;
     const wait = this.#lastWrite + SPEND_NOTE_EVERY_MS - this.#now();
     if (wait <= 0) return this.#write();
-    const later = this.#o.later ?? ((ms, fn) => {
+    const later = this.#options.later ?? ((ms, fn) => {
       const t = setTimeout(fn, ms);
       return () => clearTimeout(t);
     });
@@ -174,14 +174,14 @@ export class SpendNote {
   }
 
   #now(): number {
-    return (this.#o.now ?? Date.now)();
+    return (this.#options.now ?? Date.now)();
   }
 
   #write(): void {
     if (this.#usd === this.#written) return;
     this.#lastWrite = this.#now();
     this.#written = this.#usd;
-    const { harness, call } = this.#o;
+    const { harness, call } = this.#options;
     try {
       Deno.mkdirSync(this.#path.slice(0, this.#path.lastIndexOf("/")), { recursive: true });
       // Written whole, then renamed: a kill mid-write leaves the last note, not half of one.
@@ -191,7 +191,7 @@ export class SpendNote {
         JSON.stringify({ at: this.#lastWrite, usd: this.#usd, harness, call }),
       );
       Deno.renameSync(tmp, this.#path);
-      this.#o.session?.(this.#total);
+      this.#options.session?.(this.#total);
     } catch {
       // The note is a safeguard against a crash; the call goes on without it.
     }
@@ -211,11 +211,11 @@ export class SpendNote {
   /** The call ended without a final count (its agent died): what it reported becomes its line. */
   settle(): void {
     if (this.#usd > 0) {
-      this.#o.file.add({
+      this.#options.file.add({
         at: this.#now(),
         usd: this.#usd,
-        harness: this.#o.harness,
-        call: this.#o.call,
+        harness: this.#options.harness,
+        call: this.#options.call,
       });
     }
     this.drop();

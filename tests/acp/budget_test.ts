@@ -331,13 +331,14 @@ Deno.test("a call parked for a person's decision holds only what it spent while 
 Deno.test("a call notes what it reports as it reports it, and at its end its one line replaces the note: nothing counted twice", async () => {
   const r = runnerRig({ "agent.max_usd_per_day": 1, "agent.reserve_usd": 0.4 });
   const notes: number[] = [];
-  let spendFile: AcpSpendFile | undefined;
+  /** The layer's spend file, once it is built. */
+  const at: { file?: AcpSpendFile } = {};
   const agent = meteredAcpAgent({
     costPerReply: REPLY,
     replies: () => 3,
     // After each reply, what the note says (the first reply's is written at once).
     onReply: () => {
-      const path = spendFile!.openPath("fake", "call-a");
+      const path = at.file!.openPath("fake", "call-a");
       try {
         notes.push(JSON.parse(Deno.readTextFileSync(path)).usd);
       } catch {
@@ -346,7 +347,8 @@ Deno.test("a call notes what it reports as it reports it, and at its end its one
     },
   });
   await using l = await layerRig(agent, r.runner, { spend: true });
-  spendFile = l.spendFile;
+  at.file = l.spendFile;
+  const spendFile = l.spendFile;
   try {
     r.runner.start();
     const res = await call(l.layer, "a");
