@@ -140,7 +140,11 @@ export class AcpLayer {
   readonly #works = new Map<string, Promise<unknown>>();
   readonly #policy: Policy;
   /** Requests waiting for a person, by pending id. */
-  readonly #parked = new Map<string, { resolve: (approved: boolean) => void }>();
+  /**
+   * Requests waiting for a person, by pending id: `resolve` hands the call the
+   * decision, and says whether the budget admitted the call again (false: it stops).
+   */
+  readonly #parked = new Map<string, { resolve: (approved: boolean) => boolean }>();
   #closed = false;
   /** Why agents are halted (src/node/halt.ts), or undefined. */
   #halted: string | undefined;
@@ -300,9 +304,13 @@ export class AcpLayer {
     const held = this.#parked.get(id);
     this.#parked.delete(id);
     if (held !== undefined) {
-      held.resolve(approved);
+      const goesOn = held.resolve(approved);
       this.#options.onDecided?.(ask, approved);
-      return `${verb} ${ask.harness}/${ask.kind}: the coding agent ${ask.harness} got the answer`;
+      return goesOn
+        ? `${verb} ${ask.harness}/${ask.kind}: the coding agent ${ask.harness} got the answer`
+        : `${verb} ${ask.harness}/${ask.kind}, but the budget has no room for its call to go on: ` +
+          `work ${ask.work} is stopped: budget, and goes on with your decision after the budget ` +
+          "window resets";
     }
     if (ask.kind === IN_DOUBT && !approved) {
       this.#options.onDecided?.(ask, approved);
@@ -567,6 +575,8 @@ export class AcpLayer {
     let stopped = false;
     /** A person's decision that came when the budget had no room: the call that goes on gets it. */
     let carried: BudgetStop["decision"];
+    /** Whether the budget admitted it again when a person decided its parked request. */
+    let admitted = true;
     // No room for the next reply, or the money ran out elsewhere: the reply under way is the last.
     const stopForBudget = () => {
       if (stopped) return;
@@ -607,7 +617,17 @@ export class AcpLayer {
       park: park && ((ask) => {
         const id = park(ask);
         mine.push(id);
-        return { id, decided: new Promise((resolve) => this.#parked.set(id, { resolve })) };
+        const decided = new Promise<boolean>((resolve) =>
+          this.#parked.set(id, {
+            resolve: (approved) => {
+              // Admitted again against what is left, before the call hears the decision.
+              admitted = hold === undefined || hold.resume();
+              resolve(approved);
+              return admitted;
+            },
+          })
+        );
+        return { id, decided };
       }),
       parked: async (r) => {
         // The MCP call returns now; the prompt outlives it and waits for the person.
@@ -623,8 +643,8 @@ export class AcpLayer {
       },
       resumed: (decision) => {
         note?.write();
-        // Admitted again against what is left; no room: it stops, and the decision is carried.
-        if (hold === undefined || hold.resume()) return true;
+        // No room when the person decided: it stops, and the decision is carried.
+        if (admitted) return true;
         carried = { ...decision, locations: [...decision.locations] };
         stopForBudget();
         return false;

@@ -279,7 +279,11 @@ Deno.test("a call parked for a person's decision holds only what it spent while 
     );
 
     // The person approves; $0.10 is free beside the others' $0.80: no room, it stops.
-    l.layer.answer("p1", true, l.heard.asks[0]!);
+    assert.equal(
+      l.layer.answer("p1", true, l.heard.asks[0]!),
+      "approved fake/edit, but the budget has no room for its call to go on: work a is stopped: " +
+        "budget, and goes on with your decision after the budget window resets",
+    );
     await until(
       () => readWorkState(`${parked.worktree}.acp.json`).budgetStop !== undefined,
       "the call stops: budget",
