@@ -23,5 +23,12 @@ export function resumeTask(stop: BudgetStop): string {
   return "wats stopped your previous turn on this work because the budget had no room for your " +
     "next reply; the budget window has reset. Go on with that task from where you stopped " +
     "(check the worktree and your commits first), and commit what you finish.\n\n" +
+    (stop.decision === undefined
+      ? ""
+      : stop.decision.approved
+      ? "A person approved the request you were waiting on when you were stopped: make that " +
+        "same request again, unchanged (it is allowed once).\n\n"
+      : "A person rejected the request you were waiting on when you were stopped: do not make " +
+        "it again.\n\n") +
     `The task:\n---\n${stop.task}\n---`;
 }

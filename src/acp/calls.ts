@@ -42,6 +42,7 @@ import {
   declinedNotice,
   noteBudgetStop,
   readWorkState,
+  saveCost,
   takeDeclined,
 } from "./work_state.ts";
 import { type CallLine, noteSession } from "./work_record.ts";
@@ -56,6 +57,7 @@ import {
   workOf,
 } from "./call_plan.ts";
 import { budgetStopsUnder, resumeTask } from "./budget_stop.ts";
+import { type AcpSpendFile, SpendNote } from "./spend.ts";
 
 // Part of the layer's API (the lines a call emits, what it throws, the kind of a call in
 // doubt), kept where its users find it.
@@ -78,6 +80,12 @@ export interface AcpLayerOptions {
   /** Called for each call that prompted its agent and reported no cost (a run without a cost). */
   onUncosted?: (call: { harness: string; callId: string }) => void;
   /**
+   * The spend file `onCost` adds to: a call in flight notes there what it
+   * reported so far (src/acp/spend.ts `SpendNote`), and ends without a final
+   * count with that as its line. None: nothing is kept before a call ends.
+   */
+  spendFile?: AcpSpendFile;
+  /**
    * The runner (src/contracts/agent_host.ts): its budget admits, holds and
    * stops calls, and the thread of a run places its calls' works. None: no
    * budget, no run threads.
@@ -92,6 +100,17 @@ export interface AcpLayerOptions {
   park?: (ask: PermissionAsk) => string;
   /** Told each decision a person made on a parked request (wakes the heartbeat agent). */
   onDecided?: (ask: PermissionAsk, approved: boolean) => void;
+  /**
+   * Told how a work the budget stopped ended once it went on after the reset
+   * (`outcome` as the work's calls file says it; `work` its id; the commits the
+   * base lacks), unless the budget stopped it
+   * again: the agent that started it hears it, as it heard the stop (wakes the
+   * heartbeat agent).
+   */
+  onResumedEnd?: (
+    stop: BudgetStop,
+    end: { outcome: string; work: string; commits?: number },
+  ) => void;
   /**
    * The worktrees of the requests held for a person (the review queue), those
    * of calls in doubt too: the sweep keeps them, also after a restart, when no
@@ -121,7 +140,11 @@ export class AcpLayer {
   readonly #works = new Map<string, Promise<unknown>>();
   readonly #policy: Policy;
   /** Requests waiting for a person, by pending id. */
-  readonly #parked = new Map<string, { resolve: (approved: boolean) => void }>();
+  /**
+   * Requests waiting for a person, by pending id: `resolve` hands the call the
+   * decision, and says whether the budget admitted the call again (false: it stops).
+   */
+  readonly #parked = new Map<string, { resolve: (approved: boolean) => boolean }>();
   #closed = false;
   /** Why agents are halted (src/node/halt.ts), or undefined. */
   #halted: string | undefined;
@@ -204,7 +227,10 @@ export class AcpLayer {
    * earlier with a `parked` one: the prompt then goes on, and holds the work,
    * until a person decides.
    */
-  #enqueue(plan: CallPlan): Promise<CallResult> {
+  #enqueue(
+    plan: CallPlan,
+    onEnd?: (end: { result: CallResult } | { error: unknown }) => void,
+  ): Promise<CallResult> {
     const { place, origin } = plan;
     let onParked!: (r: CallResult) => void;
     const parked = new Promise<CallResult>((resolve) => onParked = resolve);
@@ -226,7 +252,13 @@ export class AcpLayer {
       if (this.#works.get(place.dir) === run) this.#works.delete(place.dir);
       this.#changed(plan, { what: `call ended: ${outcome}`, commits });
     };
-    run.then((r) => ended(outcomeOf(r), r.commits.length), () => ended("error"));
+    run.then((r) => {
+      ended(outcomeOf(r), r.commits.length);
+      onEnd?.({ result: r });
+    }, (error) => {
+      ended("error");
+      onEnd?.({ error });
+    });
     return Promise.race([run, parked]);
   }
 
@@ -272,9 +304,13 @@ export class AcpLayer {
     const held = this.#parked.get(id);
     this.#parked.delete(id);
     if (held !== undefined) {
-      held.resolve(approved);
+      const goesOn = held.resolve(approved);
       this.#options.onDecided?.(ask, approved);
-      return `${verb} ${ask.harness}/${ask.kind}: the coding agent ${ask.harness} got the answer`;
+      return goesOn
+        ? `${verb} ${ask.harness}/${ask.kind}: the coding agent ${ask.harness} got the answer`
+        : `${verb} ${ask.harness}/${ask.kind}, but the budget has no room for its call to go on: ` +
+          `work ${ask.work} is stopped: budget, and goes on with your decision after the budget ` +
+          "window resets";
     }
     if (ask.kind === IN_DOUBT && !approved) {
       this.#options.onDecided?.(ask, approved);
@@ -359,11 +395,20 @@ export class AcpLayer {
       const plan = this.#planFor({ ...stop, call: `${stop.call}.resume`, task: resumeTask(stop) });
       if (this.#closed || plan === undefined) return;
       if (readWorkState(plan.place.stateFile).budgetStop?.call !== stop.call) return;
-      this.#enqueue(plan).catch((err) => {
+      const { decision } = stop;
+      const refused = (err: unknown) =>
+        err instanceof CallError && (err.code === "acp.budget" || err.code === "acp.halted");
+      // Its end reaches the agent that started it, as a call's result does (not a stop again: it goes on).
+      const told = (outcome: string, commits?: number) => {
+        if (outcome === "stopped: budget") return;
+        this.#options.onResumedEnd?.(stop, { outcome, work: workOf(plan), commits });
+      };
+      this.#enqueue(decision === undefined ? plan : { ...plan, grant: decision }, (end) => {
+        if ("result" in end) told(outcomeOf(end.result), end.result.commits.length);
+        else if (!refused(end.error)) told(`error: ${errorMessage(end.error)}`);
+      }).catch((err) => {
         // Refused (calls in flight hold the budget, a halt holds): the next reset tries again.
-        if (err instanceof CallError && (err.code === "acp.budget" || err.code === "acp.halted")) {
-          this.#goOnAfterReset(stop);
-        }
+        if (refused(err)) this.#goOnAfterReset(stop);
       });
     });
   }
@@ -519,7 +564,19 @@ export class AcpLayer {
     let refs = refSignature(place.dir, place.branch);
     // usage_update is the session's cumulative cost: the call's is what it grew by.
     const before = running.costs.get(sessionId) ?? 0;
+    const spendFile = this.#options.spendFile;
+    // What it reports is kept as it reports it: a daemon killed mid-call loses none of it.
+    const noted = spendFile && new SpendNote({
+      file: spendFile,
+      harness: harness.name,
+      call: origin.callId,
+      session: (total) => saveCost(place.stateFile, sessionId, total),
+    });
     let stopped = false;
+    /** A person's decision that came when the budget had no room: the call that goes on gets it. */
+    let carried: BudgetStop["decision"];
+    /** Whether the budget admitted it again when a person decided its parked request. */
+    let admitted = true;
     // No room for the next reply, or the money ran out elsewhere: the reply under way is the last.
     const stopForBudget = () => {
       if (stopped) return;
@@ -553,12 +610,24 @@ export class AcpLayer {
         }
       },
       spent: (total) => {
-        if (hold?.spent(total >= before ? total - before : total) === false) stopForBudget();
+        const usd = total >= before ? total - before : total;
+        noted?.report(usd, total);
+        if (hold?.spent(usd) === false) stopForBudget();
       },
       park: park && ((ask) => {
         const id = park(ask);
         mine.push(id);
-        return { id, decided: new Promise((resolve) => this.#parked.set(id, { resolve })) };
+        const decided = new Promise<boolean>((resolve) =>
+          this.#parked.set(id, {
+            resolve: (approved) => {
+              // Admitted again against what is left, before the call hears the decision.
+              admitted = hold === undefined || hold.resume();
+              resolve(approved);
+              return admitted;
+            },
+          })
+        );
+        return { id, decided };
       }),
       parked: async (r) => {
         // The MCP call returns now; the prompt outlives it and waits for the person.
@@ -566,11 +635,20 @@ export class AcpLayer {
         // While it waits, the held request stands for the call: a restart now
         // must not also park it in doubt.
         note?.remove();
+        // A person may take hours: the call holds only what it spent meanwhile.
+        hold?.park();
         at.hooks.parked(
           await resultOf(plan, this.#options.sandbox, { ...r, stop_reason: "parked", usd: 0 }),
         );
       },
-      resumed: () => note?.write(),
+      resumed: (decision) => {
+        note?.write();
+        // No room when the person decided: it stops, and the decision is carried.
+        if (admitted) return true;
+        carried = { ...decision, locations: [...decision.locations] };
+        stopForBudget();
+        return false;
+      },
     });
     // Told once, in the prompt about to be sent: a person declined to let a call in doubt finish.
     const declined = takeDeclined(place.stateFile);
@@ -583,6 +661,8 @@ export class AcpLayer {
       turn,
     );
     const stopReason = await sent.catch((err) => {
+      // No final count: what it reported is its line.
+      noted?.settle();
       // Its agent was stopped by the halt: said as that, not as a broken connection.
       if (this.#halted === undefined) throw err;
       throw new CallError("acp.halted", `stopped: agents were halted (${this.#halted})`, {
@@ -609,6 +689,8 @@ export class AcpLayer {
     } else if (usd > 0) {
       this.#options.onCost?.(usd, { harness: harness.name, callId: origin.callId });
     }
+    // Its line is added: the note of what it reported so far goes.
+    noted?.drop();
     let message = turn.message;
     if (stopped) {
       const stop: BudgetStop = {
@@ -620,6 +702,7 @@ export class AcpLayer {
         thread: origin.thread,
         task: args.task,
         at: Date.now(),
+        ...(carried !== undefined ? { decision: carried } : {}),
       };
       noteBudgetStop(place.stateFile, stop);
       this.#goOnAfterReset(stop);

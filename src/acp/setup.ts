@@ -135,6 +135,7 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
     // The budget counted each call as it settled; these lines count it again after a restart.
     onCost: (usd, call) => spend.add({ at: now(), usd, harness: call.harness, call: call.callId }),
     onUncosted: (call) => spend.add({ at: now(), harness: call.harness, call: call.callId }),
+    spendFile: spend,
     host: s.host,
     park: s.park,
     // The heartbeat agent wakes to continue the work.
@@ -144,6 +145,15 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
           approved ? "approved" : "rejected"
         }`,
         ask.thread === "_" ? undefined : ask.thread,
+      ),
+    // A work the budget stopped went on after the reset and ended: the agent hears it, as of any call.
+    onResumedEnd: (stop, end) =>
+      s.host?.permissionDecided(
+        `work ${stop.work} (${stop.harness}), which the budget had stopped, went on after ` +
+          `the budget window reset and ended: ${end.outcome}` +
+          (end.commits ? `, ${end.commits} commit(s) to review` : "") +
+          `; see wats work show ${end.work}`,
+        stop.thread === "_" ? undefined : stop.thread,
       ),
     held: () => (s.held?.() ?? []).map((ask) => ask.worktree),
     inFlightDir: `${s.paths.agentDir}/acp_calls`,
@@ -194,6 +204,8 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
     start: () => {
       // Calls the previous daemon left running are in doubt: a person decides.
       layer.parkInDoubt();
+      // What calls a killed daemon left in flight had reported counts, as their lines.
+      spend.recoverOpen(now());
       for (const x of spend.month(now())) s.host?.budget.addSpend(x.at, x.usd);
       // Works the budget stopped before the restart go on after the window resets.
       layer.resumeStopped();

@@ -85,8 +85,12 @@ export interface TurnOptions {
   parked(
     r: { message: string; refused: Refusal[]; labels: string[]; parked: Parked },
   ): Promise<void>;
-  /** The person decided: the call is in flight again. */
-  resumed(): void;
+  /**
+   * The person decided (`decision`, with the request it answers): the call is
+   * in flight again. False: the budget has no room for it to go on; the
+   * request is answered `cancelled` and the prompt is cancelled.
+   */
+  resumed(decision: Grant): boolean;
 }
 
 /** The handlers of one prompt, and what it gathered. */
@@ -197,7 +201,23 @@ export class Turn implements SessionHandlers {
         parked: { id: held.id, request_id: id, request: name },
       });
       const approved = await held.decided;
-      call.resumed();
+      if (!call.resumed({ kind, locations, rawInput: toolCall.rawInput, approved })) {
+        // ACP: a cancelled prompt's pending requests are answered `cancelled`.
+        call.emit({
+          type: "acp_permission",
+          ...this.#base,
+          id,
+          request: name,
+          ...(request.command !== undefined ? { command: request.command } : {}),
+          locations,
+          verdict: approved ? "allow" : "deny",
+          answer: "cancelled",
+          reason: `a person ${approved ? "approved" : "rejected"} it, but the budget has no ` +
+            "room for the call to go on: the decision goes to the call that goes on after the reset",
+          labels: [...this.labels],
+        });
+        return undefined;
+      }
       ({ verdict, reason } = decidedByPerson(judged.reason, approved));
     }
     const answer = answerPermission(verdict, reason, options);

@@ -35,6 +35,12 @@ export interface BudgetStop {
   task: string;
   /** When it was stopped, ms since the epoch. */
   at: number;
+  /**
+   * A person's decision on the request it waited on, which came when the
+   * budget had no room for it to go on: the call that goes on answers that same
+   * request with it, once (src/acp/carried.ts).
+   */
+  decision?: { kind: string; locations: string[]; rawInput?: unknown; approved: boolean };
 }
 
 /** What the state file holds; every part may be missing. */
@@ -83,7 +89,12 @@ export function readWorkState(path: string): WorkState {
     ["call", "harness", "checkout", "work", "agent", "thread", "task"].every((k) =>
       typeof b[k] === "string"
     ) && typeof b.at === "number"
-  ) out.budgetStop = b as unknown as BudgetStop;
+  ) {
+    const { decision, ...stop } = b as unknown as BudgetStop;
+    const whole = typeof decision?.kind === "string" && typeof decision.approved === "boolean" &&
+      Array.isArray(decision.locations) && decision.locations.every((l) => typeof l === "string");
+    out.budgetStop = whole ? { ...stop, decision } : stop;
+  }
   return out;
 }
 

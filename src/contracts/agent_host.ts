@@ -18,6 +18,9 @@ export interface AgentHost {
   threadOfRun(runId: string): string | undefined;
   /** Adds what a coding agent the run `runId` called did to that run's transcript. */
   noteAcp(runId: string, event: Record<string, unknown>): void;
-  /** A person decided a parked request: wakes the agent, with `reason` among the run's reasons. */
+  /**
+   * A person decided a parked request, or a work the budget stopped went on
+   * after the reset and ended: wakes the agent, with `reason` among the run's reasons.
+   */
   permissionDecided(reason: string, thread?: string): void;
 }

@@ -31,6 +31,18 @@ export interface BudgetHold {
    * cover it (at once when it already was). What it spends after that still counts.
    */
   onStop(fn: () => void): void;
+  /**
+   * It waits for a person (a permission request in the review queue): it holds
+   * only what it spent, and the rest is free for other runs and calls while it
+   * waits. It is never stopped while it waits.
+   */
+  park(): void;
+  /**
+   * The person decided: it is admitted again against what is left beside what
+   * others hold, like a new call. True: it holds again, go on; false: there is
+   * no room, stop now (`stopped: budget`).
+   */
+  resume(): boolean;
 }
 
 /** The answer to a run or call that asks to start. */

@@ -197,7 +197,13 @@ export interface NodeStatus {
      * What the runs and coding agent calls in flight hold of what is left (src/runner/reservations.ts),
      * how many they are, and what they spent so far (counted in `usdToday` once each ends).
      */
-    reserved?: { usd: number; count: number; spentUsd: number };
+    reserved?: {
+      usd: number;
+      count: number;
+      spentUsd: number;
+      /** Calls among them parked for a person's decision: each holds only what it spent. */
+      parked?: number;
+    };
   } | null;
   /**
    * Why agent runs wait: a reached budget, each thread the loop detector holds, and the asks held

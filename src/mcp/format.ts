@@ -152,7 +152,10 @@ export function formatStatus(s: NodeStatus): string {
     const r = s.budget.reserved;
     lines.push(
       `budget reserved: ${usd(r.usd)} by ${r.count} run(s) and coding agent call(s) in flight ` +
-        `(${usd(r.spentUsd)} of it spent so far)`,
+        `(${usd(r.spentUsd)} of it spent so far)` +
+        (r.parked
+          ? `; ${r.parked} of them parked for a person's decision hold only what they spent`
+          : ""),
     );
   }
   if (s.pauses?.budget) {

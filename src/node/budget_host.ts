@@ -49,6 +49,7 @@ export function budgetOnlyHost(
           usd: b.inFlight.reservedUsd,
           count: b.inFlight.count,
           spentUsd: b.inFlight.spentUsd,
+          ...(b.inFlight.parked ? { parked: b.inFlight.parked } : {}),
         },
       };
     },

@@ -42,10 +42,18 @@ export function budgetLine(v: RunnerView, st: RunnerState): string {
 }
 
 /** `$0.80 reserved by 2 runs and calls in flight`: what the banner and status add to the spend. */
-export function reservedLine(f: { reservedUsd: number; count: number }): string {
+export function reservedLine(f: { reservedUsd: number; count: number; parked?: number }): string {
   return f.count === 0
     ? "nothing reserved"
-    : `${usd(f.reservedUsd)} reserved by ${f.count} run(s) and coding agent call(s) in flight`;
+    : `${usd(f.reservedUsd)} reserved by ${f.count} run(s) and coding agent call(s) in flight` +
+      parkedNote(f.parked);
+}
+
+/** `, 1 of them parked …`: a call waiting for a person holds only what it spent. */
+export function parkedNote(parked: number | undefined): string {
+  return parked
+    ? `, ${parked} of them parked for a person's decision (holding only what they spent)`
+    : "";
 }
 
 /** What pauses runs now: the budget, threads, the hourly cap, retries, claimed asks. */
@@ -129,6 +137,7 @@ export function runnerStatus(
         usd: b.inFlight.reservedUsd,
         count: b.inFlight.count,
         spentUsd: b.inFlight.spentUsd,
+        ...(b.inFlight.parked ? { parked: b.inFlight.parked } : {}),
       },
     },
   };

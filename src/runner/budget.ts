@@ -57,6 +57,8 @@ export interface InFlight {
   spentUsd: number;
   /** Those that reported no cost yet: each may end up as one of the day's runs without a cost. */
   withoutCost: number;
+  /** Calls among them parked for a person's decision: each holds only what it spent. */
+  parked?: number;
 }
 
 const NONE_IN_FLIGHT: InFlight = { count: 0, reservedUsd: 0, spentUsd: 0, withoutCost: 0 };

@@ -15,6 +15,8 @@
  *   nothing overshoots; when one does, by that reply.
  * - A run's hold is fixed: the harness gets it as its limit (`--max-budget-usd`),
  *   which the CLI checks after each reply.
+ * - A call parked for a person's decision holds only what it spent while it
+ *   waits; the decision admits it again against what is left, like a new call.
  * - Settling counts the cost (or a run without a cost) and releases the hold;
  *   whatever waited for room is told.
  *
@@ -49,6 +51,8 @@ class Hold implements BudgetHold {
   #reported = false;
   #stopped = false;
   #settled = false;
+  /** Waits for a person: holds only what it spent. */
+  #parked = false;
   #onStop: (() => void) | undefined;
 
   constructor(desk: BudgetDesk, held: number, run: boolean) {
@@ -78,6 +82,8 @@ class Hold implements BudgetHold {
       this.#spent = total;
     }
     if (this.#stopped) return false;
+    // No reply is under way while it waits for a person: what it holds is what it spent.
+    if (this.#parked) return true;
     const needed = this.#spent + 2 * this.#reply;
     if (needed <= this.#held) return true;
     const room = this.#desk.roomBeside(this);
@@ -106,12 +112,38 @@ class Hold implements BudgetHold {
    * may cost. Returns what that freed.
    */
   revoke(): number {
-    if (this.#stopped || this.#settled) return 0;
+    // A parked call holds only what it spent: stopping it would free nothing.
+    if (this.#stopped || this.#settled || this.#parked) return 0;
     const before = this.heldUsd;
     this.#held = Math.min(this.#held, this.#spent + this.#reply);
     this.#stopped = true;
     this.#onStop?.();
     return before - this.heldUsd;
+  }
+
+  /** True while it waits for a person. */
+  get parked(): boolean {
+    return this.#parked && !this.#settled;
+  }
+
+  park(): void {
+    if (this.#settled || this.#parked || this.run) return;
+    this.#parked = true;
+    this.#held = this.#spent;
+    this.#desk.released();
+  }
+
+  resume(): boolean {
+    if (this.#settled) return false;
+    if (!this.#parked) return !this.#stopped;
+    this.#parked = false;
+    const want = this.#stopped ? undefined : this.#desk.readmit(this);
+    if (want === undefined) {
+      this.#stopped = true;
+      return false;
+    }
+    this.#held = this.#spent + want;
+    return true;
   }
 
   settle(cost: number | undefined): void {
@@ -146,17 +178,19 @@ export class BudgetDesk implements NodeBudget {
 
   /** The budget at `now`, with what is in flight. */
   state(now: number = this.#options.clock.now()): BudgetState {
-    let reservedUsd = 0, spentUsd = 0, withoutCost = 0;
+    let reservedUsd = 0, spentUsd = 0, withoutCost = 0, parked = 0;
     for (const h of this.#holds) {
       reservedUsd += h.heldUsd;
       spentUsd += h.spentUsd;
       if (h.withoutCost) withoutCost++;
+      if (h.parked) parked++;
     }
     return this.#ledger.state(now, {
       count: this.#holds.size,
       reservedUsd,
       spentUsd,
       withoutCost,
+      parked,
     });
   }
 
@@ -211,6 +245,27 @@ export class BudgetDesk implements NodeBudget {
 
   admitCall(_label: string): Admission {
     return this.admit(false);
+  }
+
+  /**
+   * What a call that waited for a person may hold again beyond what it spent,
+   * admitted as a new call is (`agent.reserve_usd`, or all that is left when
+   * less and the others hold none of it), or undefined: a budget is reached,
+   * the others hold the rest, or the day's runs without a cost may be used up.
+   */
+  readmit(hold: Hold): number | undefined {
+    const s = this.state();
+    if (s.blocked !== undefined) return undefined;
+    // It counts among those in flight already: only the others may not use up its run.
+    if (s.runsWithoutCostToday + s.inFlight.withoutCost > s.limits.runsPerDay) return undefined;
+    const want = Math.min(this.#options.reserveUsd, s.usdLeft - hold.spentUsd);
+    const free = this.roomBeside(hold) - hold.spentUsd;
+    return want > 1e-9 && free >= want - 1e-9 ? want : undefined;
+  }
+
+  /** A call parked for a person gave back what it held beyond its spend: what waited may start. */
+  released(): void {
+    this.#options.onRelease?.();
   }
 
   /** What `hold` may grow to: what is left less what the others hold. */

@@ -217,7 +217,11 @@ export function overviewPage(
       parts.push(
         markup`<p id="budget-reserved">reserved ${usd(held?.usd ?? 0)} by ${
           held?.count ?? 0
-        } run(s) and call(s) in flight · spent by them so far ${usd(held?.spentUsd ?? 0)}</p>`,
+        } run(s) and call(s) in flight · spent by them so far ${usd(held?.spentUsd ?? 0)}${
+          held?.parked
+            ? ` · ${held.parked} parked for a person's decision, holding only what they spent`
+            : ""
+        }</p>`,
       );
     }
     if (status.pauses?.budget) {

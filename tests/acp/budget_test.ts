@@ -12,7 +12,15 @@ import { readWorkState } from "../../src/acp/work_state.ts";
 import { readCalls } from "../../src/acp/work_record.ts";
 import { nextUtcDay } from "../../src/duration.ts";
 import type { Runner } from "../../src/runner/scheduler.ts";
-import { meteredAcpAgent, type MeteredAgent } from "../support/fake_acp_agent.ts";
+import { fakeAcpAgent, meteredAcpAgent } from "../support/fake_acp_agent.ts";
+import type { Connect } from "../../src/acp/agent_link.ts";
+import type { CallEvent } from "../../src/acp/turn.ts";
+import type { PermissionAsk } from "../../src/contracts/coding_agents.ts";
+import type { BudgetStop } from "../../src/acp/work_state.ts";
+import { AcpSpendFile } from "../../src/acp/spend.ts";
+import { reservedLine } from "../../src/node/runner_views.ts";
+import { noticeOf } from "../../src/node/notices.ts";
+import { git } from "../../src/acp/worktrees.ts";
 import { bareHarness } from "../support/harness_fixtures.ts";
 import { gitRepo } from "../support/rig.ts";
 import { MIN, rig as runnerRig, T0 } from "../runner/scheduler_rig.ts";
@@ -21,10 +29,26 @@ const REPLY = 0.03;
 /** Float sums of cents: what "equal" means for money here. */
 const EPS = 1e-9;
 
-/** A checkout with one commit and a layer whose one harness is `agent`, budgeted by `runner`. */
-async function layerRig(agent: MeteredAgent, runner: Runner) {
+/** What a layer test hears of the layer. */
+interface Heard {
+  events: CallEvent[];
+  asks: PermissionAsk[];
+  resumedEnds: Array<{ stop: BudgetStop; outcome: string; work: string; commits?: number }>;
+}
+
+/**
+ * A checkout with one commit and a layer whose one harness is `agent`, budgeted by `runner`;
+ * `review`: requests that ask wait in a review queue; `spend`: calls keep their spend there.
+ */
+async function layerRig(
+  agent: { connect: Connect },
+  runner: Runner,
+  o: { review?: boolean; spend?: boolean } = {},
+) {
   const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "wats-budget-" }));
   const repo = await gitRepo(`${root}/repo`);
+  const heard: Heard = { events: [], asks: [], resumedEnds: [] };
+  const spendFile = o.spend ? new AcpSpendFile(`${root}/data/agent`) : undefined;
   const layer = new AcpLayer({
     worktrees: `${root}/worktrees`,
     harnesses: { fake: bareHarness("fake", "fake-agent") },
@@ -34,10 +58,33 @@ async function layerRig(agent: MeteredAgent, runner: Runner) {
     env: {},
     connect: agent.connect,
     host: runner,
+    onEvent: (e) => heard.events.push(e),
+    ...(o.review
+      ? {
+        park: (ask: PermissionAsk) => {
+          heard.asks.push(ask);
+          return `p${heard.asks.length}`;
+        },
+      }
+      : {}),
+    // As src/acp/setup.ts wires it: the heartbeat agent hears how a resumed work ended.
+    onResumedEnd: (stop, end) => {
+      heard.resumedEnds.push({ stop, ...end });
+      runner.permissionDecided(`resumed work ${stop.work} ended: ${end.outcome}`);
+    },
+    ...(spendFile !== undefined
+      ? {
+        spendFile,
+        onCost: (usd, c) =>
+          spendFile.add({ at: Date.now(), usd, harness: c.harness, call: c.callId }),
+      }
+      : {}),
   });
   return {
     layer,
     root,
+    heard,
+    spendFile,
     [Symbol.asyncDispose]: async () => {
       await layer.close();
       Deno.removeSync(root, { recursive: true });
@@ -146,7 +193,11 @@ Deno.test("works the budget stopped say so, and go on in the same session after 
       () => agent.prompts.length === 4 && agent.prompts.every((p) => p.stopReason !== undefined),
       "both works go on and end",
     );
-    await until(() => r.runner.status().budget.inFlight.count === 0, "both settle");
+    // Each end reaches the heartbeat agent, as a call's result would: it is woken.
+    await until(() => l.heard.resumedEnds.length === 2, "both settle");
+    assert.deepEqual(l.heard.resumedEnds.map((e) => e.outcome), ["ok", "ok"]);
+    assert.equal(r.log.matching("queued: resumed work").length, 2);
+    await until(() => r.spawner.procs.length === 1, "the woken heartbeat run starts");
     for (const res of [ra, rb]) {
       const [first, again] = agent.prompts.filter((p) =>
         p.text.includes(`TASK: ${res.worktree.split("/").at(-1)}`)
@@ -182,6 +233,137 @@ Deno.test("money that runs out elsewhere mid-call cancels the call: stopped: bud
     const p = agent.prompts[0]!;
     assert.ok(p.cancelledAt !== undefined && p.replies - p.cancelledAt <= 1);
     assert.ok(readWorkState(`${res.worktree}.acp.json`).budgetStop !== undefined);
+  } finally {
+    await r.runner.stop();
+    r.cleanup();
+  }
+});
+
+Deno.test("a call parked for a person's decision holds only what it spent while it waits; the decision finds no room, so it stops as stopped: budget, and the call that goes on after the reset carries the decision and wakes the heartbeat agent", async () => {
+  const r = runnerRig({ "agent.max_usd_per_day": 1, "agent.reserve_usd": 0.4 });
+  const edit = { toolCallId: "t1", kind: "edit" as const, title: "Edit a.ts", locations: ["a.ts"] };
+  const agent = fakeAcpAgent([
+    // A reply costing $0.10, then a request that waits for a person.
+    { costBefore: 0.1, requests: [edit], message: "waited" },
+    // After the reset, in the same session: the same request again, and $0.05 more.
+    { requests: [edit], message: "went on", cost: 0.15 },
+  ]);
+  await using l = await layerRig(agent, r.runner, { review: true });
+  try {
+    r.runner.start();
+    const budget = () => r.runner.status().budget;
+    const parked = await call(l.layer, "a");
+    assert.equal(parked.stop_reason, "parked");
+    // While it waits it holds what it spent, not its reservation.
+    assert.ok(
+      Math.abs(budget().inFlight.reservedUsd - 0.1) < EPS,
+      `${budget().inFlight.reservedUsd}`,
+    );
+    assert.equal(budget().inFlight.count, 1);
+    assert.equal(budget().inFlight.parked, 1);
+    assert.equal(
+      reservedLine(budget().inFlight),
+      "$0.10 reserved by 1 run(s) and coding agent call(s) in flight, 1 of them parked for a " +
+        "person's decision (holding only what they spent)",
+    );
+    // Others are admitted on the rest meanwhile: two calls of $0.40 each.
+    const others = [r.runner.budget.admitCall("x"), r.runner.budget.admitCall("y")];
+    assert.deepEqual(others.map((a) => a.admitted), [true, true]);
+
+    // A commit on the work while it waits: the work has something to review when it ends.
+    Deno.writeTextFileSync(`${parked.worktree}/a.txt`, "a\n");
+    await git(["add", "a.txt"], parked.worktree);
+    await git(
+      ["-c", "user.name=T", "-c", "user.email=t@example.org", "commit", "-qm", "a"],
+      parked.worktree,
+    );
+
+    // The person approves; $0.10 is free beside the others' $0.80: no room, it stops.
+    assert.equal(
+      l.layer.answer("p1", true, l.heard.asks[0]!),
+      "approved fake/edit, but the budget has no room for its call to go on: work a is stopped: " +
+        "budget, and goes on with your decision after the budget window resets",
+    );
+    await until(
+      () => readWorkState(`${parked.worktree}.acp.json`).budgetStop !== undefined,
+      "the call stops: budget",
+    );
+    assert.deepEqual(agent.outcomes, [{ toolCallId: "t1", answer: "cancelled" }]);
+    assert.equal(agent.cancels, 1, "its prompt was cancelled");
+    const stop = readWorkState(`${parked.worktree}.acp.json`).budgetStop!;
+    assert.deepEqual(stop.decision, {
+      kind: "edit",
+      locations: [`${parked.worktree}/a.ts`],
+      approved: true,
+    });
+    await until(() => !l.layer.busy(parked.worktree), "the call ended");
+    assert.equal(
+      readCalls(parked.worktree).find((c) => c.id === "call-a")?.outcome,
+      "stopped: budget",
+    );
+    assert.equal(budget().inFlight.count, 2);
+    for (const a of others) if (a.admitted) a.hold.settle(0);
+
+    // After the reset the work goes on: the same request is answered by the person's decision.
+    await r.time.advanceTo(nextUtcDay(T0));
+    await until(() => l.heard.resumedEnds.length === 1, "the work that went on ends");
+    assert.match(agent.prompts[1]!, /A person approved the request you were waiting on/);
+    assert.deepEqual(agent.outcomes.map((o) => o.answer), ["cancelled", "yes"]);
+    const [end] = l.heard.resumedEnds;
+    assert.deepEqual([end!.stop.call, end!.outcome, end!.commits], ["call-a", "ok", 1]);
+    // The heartbeat agent is woken with it, as by a person's decision.
+    assert.equal(r.log.matching("queued: resumed work a ended: ok").length, 1);
+    // And the person hears the work is ready, as of any call that ends with commits.
+    const ended = l.heard.events.filter((e) =>
+      e.type === "work_changed" && e.call === "call-a.resume" && e.what.startsWith("call ended")
+    );
+    assert.equal(ended.length, 1);
+    const notice = noticeOf({ event: "work_changed", ...ended[0]! } as never, {
+      node: "n",
+      at: 0,
+      id: "i",
+    });
+    assert.equal(notice?.event, "work_ready");
+    // The new day counts what the call spent after the reset.
+    assert.ok(Math.abs(budget().usdToday - 0.05) < EPS, `${budget().usdToday}`);
+  } finally {
+    await r.runner.stop();
+    r.cleanup();
+  }
+});
+
+Deno.test("a call notes what it reports as it reports it, and at its end its one line replaces the note: nothing counted twice", async () => {
+  const r = runnerRig({ "agent.max_usd_per_day": 1, "agent.reserve_usd": 0.4 });
+  const notes: number[] = [];
+  /** The layer's spend file, once it is built. */
+  const at: { file?: AcpSpendFile } = {};
+  const agent = meteredAcpAgent({
+    costPerReply: REPLY,
+    replies: () => 3,
+    // After each reply, what the note says (the first reply's is written at once).
+    onReply: () => {
+      const path = at.file!.openPath("fake", "call-a");
+      try {
+        notes.push(JSON.parse(Deno.readTextFileSync(path)).usd);
+      } catch {
+        notes.push(-1);
+      }
+    },
+  });
+  await using l = await layerRig(agent, r.runner, { spend: true });
+  at.file = l.spendFile;
+  const spendFile = l.spendFile;
+  try {
+    r.runner.start();
+    const res = await call(l.layer, "a");
+    assert.equal(res.stop_reason, "end_turn");
+    assert.ok(Math.abs(notes[0]! - REPLY) < EPS, `noted ${notes}`);
+    const lines = spendFile!.month(Date.now());
+    assert.equal(lines.length, 1);
+    assert.ok(Math.abs(lines[0]!.usd! - 3 * REPLY) < EPS);
+    assert.deepEqual([...Deno.readDirSync(`${l.root}/data/agent/acp_spend_open`)], []);
+    // A start now finds no note: the call counts once.
+    assert.equal(spendFile!.recoverOpen(Date.now()), 0);
   } finally {
     await r.runner.stop();
     r.cleanup();

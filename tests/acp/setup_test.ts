@@ -20,7 +20,14 @@ function budgetOf(over: Partial<NodeBudget> = {}): AcpBudget {
       addSpend: () => {},
       admitCall: () => ({
         admitted: true,
-        hold: { spent: () => true, settle: () => {}, heldUsd: 1, onStop: () => {} },
+        hold: {
+          spent: () => true,
+          settle: () => {},
+          heldUsd: 1,
+          onStop: () => {},
+          park: () => {},
+          resume: () => true,
+        },
       }),
       afterBudgetReset: () => {},
       ...over,

@@ -152,3 +152,57 @@ Deno.test("spend that settles elsewhere and leaves less than is held stops the n
   a.onStop(() => late = true);
   assert.ok(late, "told at once when it already was stopped");
 });
+
+Deno.test("a call parked for a person holds only what it spent while it waits, and the decision admits it again against what is left", () => {
+  const { d, released } = desk({ usdPerDay: 1, reserve: 0.4 });
+  const a = held(d.admitCall("a"));
+  assert.ok(a.spent(0.1));
+  assert.equal(held(d.admitCall("b")).heldUsd, 0.4);
+  // $0.80 held: a third is refused.
+  assert.ok(!d.admitCall("c").admitted);
+
+  a.park();
+  assert.equal(released(), 1, "what waited for room is told");
+  assert.ok(Math.abs(a.heldUsd - 0.1) < EPS, "it holds what it spent");
+  const s = d.state();
+  assert.ok(Math.abs(s.inFlight.reservedUsd - 0.5) < EPS);
+  assert.equal(s.inFlight.parked, 1);
+  const c = held(d.admitCall("c"));
+  assert.equal(c.heldUsd, 0.4);
+
+  // Spend elsewhere leaves less than is held: the parked call frees nothing, so it is not stopped.
+  let stopped = false;
+  a.onStop(() => stopped = true);
+  d.addSpend(T0, 0.05);
+  assert.ok(!stopped);
+
+  // $0.95 left; b and c hold $0.80, a spent $0.10: $0.05 is free, less than the reservation.
+  assert.equal(a.resume(), false, "no room: it stops");
+  assert.ok(a.heldUsd - 0.1 < EPS);
+  assert.equal(d.state().inFlight.parked, 0);
+  // Told to stop once resumed without room: a later reply is not given room either.
+  assert.equal(a.spent(0.12), false);
+});
+
+Deno.test("a parked call resumed with room holds the reservation again beyond what it spent", () => {
+  const { d } = desk({ usdPerDay: 1, reserve: 0.4 });
+  const a = held(d.admitCall("a"));
+  assert.ok(a.spent(0.1));
+  a.park();
+  const b = held(d.admitCall("b"));
+  b.settle(0.3);
+  // $0.70 left, nothing else held: a goes on, holding its spend plus the reservation.
+  assert.equal(a.resume(), true);
+  assert.ok(Math.abs(a.heldUsd - 0.5) < EPS);
+  assert.ok(a.spent(0.15));
+  // Parked again when all that is left is less than the reservation: it may have all of it.
+  a.park();
+  held(d.admitCall("c")).settle(0.45);
+  // $0.25 left, $0.15 of it a's: it may have the other $0.10.
+  assert.equal(a.resume(), true);
+  assert.ok(Math.abs(a.heldUsd - 0.25) < EPS, `holds ${a.heldUsd}`);
+  // A reached budget refuses it.
+  a.park();
+  d.addSpend(T0, 0.25);
+  assert.equal(a.resume(), false);
+});

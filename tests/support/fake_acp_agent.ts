@@ -29,6 +29,8 @@ export interface FakeTurn {
   message?: string;
   /** The session's cumulative cost in USD (a `usage_update`). */
   cost?: number;
+  /** The same, reported before the first request (a reply made before it asks). */
+  costBefore?: number;
 }
 
 /** The agent, and what it saw. */
@@ -40,6 +42,8 @@ export interface FakeAgent {
   prompts: string[];
   /** How many times the agent was started. */
   starts: number;
+  /** How many `session/cancel` notifications it got. */
+  cancels: number;
 }
 
 const OPTIONS: acp.PermissionOption[] = [
@@ -50,7 +54,7 @@ const OPTIONS: acp.PermissionOption[] = [
 
 /** An agent that plays `turns`, one per prompt (an empty turn once they run out). */
 export function fakeAcpAgent(turns: FakeTurn[]): FakeAgent {
-  const fake: FakeAgent = { connect, outcomes: [], prompts: [], starts: 0 };
+  const fake: FakeAgent = { connect, outcomes: [], prompts: [], starts: 0, cancels: 0 };
   let sessions = 0;
   let next = 0;
   function connect(): AgentLink {
@@ -68,6 +72,17 @@ export function fakeAcpAgent(turns: FakeTurn[]): FakeAgent {
         );
         const turn = turns[next++] ?? { requests: [] };
         const sessionId = params.sessionId;
+        const usage = (amount: number) =>
+          client.notify("session/update", {
+            sessionId,
+            update: {
+              sessionUpdate: "usage_update",
+              used: 0,
+              size: 1000,
+              cost: { amount, currency: "USD" },
+            },
+          });
+        if (turn.costBefore !== undefined) await usage(turn.costBefore);
         for (const r of turn.requests) {
           const locations = (r.locations ?? []).map((path) => ({ path }));
           await client.notify("session/update", {
@@ -100,20 +115,12 @@ export function fakeAcpAgent(turns: FakeTurn[]): FakeAgent {
             },
           });
         }
-        if (turn.cost !== undefined) {
-          await client.notify("session/update", {
-            sessionId,
-            update: {
-              sessionUpdate: "usage_update",
-              used: 0,
-              size: 1000,
-              cost: { amount: turn.cost, currency: "USD" },
-            },
-          });
-        }
+        if (turn.cost !== undefined) await usage(turn.cost);
         return { stopReason: "end_turn" };
       })
-      .onNotification("session/cancel", () => {});
+      .onNotification("session/cancel", () => {
+        fake.cancels++;
+      });
     return linkTo(app);
   }
   return fake;
