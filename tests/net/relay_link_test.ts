@@ -12,11 +12,14 @@ import { testLog, waitFor } from "./net_support.ts";
 
 const LIMITS = { baseMs: 1_000, maxMs: 60_000 };
 
-Deno.test("the reconnect delay doubles per attempt up to the cap, half of it fixed and half random", () => {
+Deno.test("the reconnect delay stays at the first for three attempts, then doubles up to the cap, half of it fixed and half random", () => {
   assert.equal(backoffDelay(0, LIMITS, () => 0), 500);
   assert.equal(backoffDelay(0, LIMITS, () => 0.999999), 999.9995);
-  assert.equal(backoffDelay(3, LIMITS, () => 0.5), 6_000);
-  assert.equal(backoffDelay(6, LIMITS, () => 0), 30_000, "2^6 s is past the cap");
+  assert.equal(backoffDelay(1, LIMITS, () => 0), 500, "a relay restarted is back within seconds");
+  assert.equal(backoffDelay(2, LIMITS, () => 0), 500);
+  assert.equal(backoffDelay(3, LIMITS, () => 0), 1_000);
+  assert.equal(backoffDelay(5, LIMITS, () => 0.5), 6_000);
+  assert.equal(backoffDelay(8, LIMITS, () => 0), 30_000, "2^6 s is past the cap");
   assert.equal(backoffDelay(10_000, LIMITS, () => 1), 60_000, "no overflow for long absences");
 });
 
