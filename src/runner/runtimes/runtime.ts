@@ -26,7 +26,7 @@ import type { Settings } from "../../config/schema.ts";
 import type { RuntimeName } from "../../contracts/runtime_names.ts";
 import type { EnvAllowlist } from "../../contracts/run_env.ts";
 import type { AccessPlan } from "../../safety/access.ts";
-import type { AgentKind, AgentState } from "../../safety/sandbox.ts";
+import type { AgentProfile } from "../../safety/sandbox.ts";
 import type { Harness, OutputParser, RunContext, SelfCommand } from "../harness.ts";
 import type { RunnerLog } from "../ports.ts";
 
@@ -69,8 +69,11 @@ export interface SandboxedAgent {
   env: Record<string, string>;
   /** The parts of the data dir it reads besides the run's files. */
   readable: string[];
-  /** The state an agent wats does not know declares (`[harnesses.NAME]`'s `state`, `login`). */
-  state?: AgentState;
+  /**
+   * The agent it is (src/runner/runtimes/agents.ts): its login seeds the private home, its
+   * vendor's hosts open. Unset: an agent nobody declared, which gets neither.
+   */
+  agent?: AgentProfile;
 }
 
 /** What a run's access level sets in its context. */
@@ -115,15 +118,63 @@ export interface RuntimeFacts {
    */
   readonly env?: EnvAllowlist;
   /**
-   * The agent it runs, whose state and login its sandbox's private home holds
-   * (src/safety/sandbox_home.ts `AGENT_STATES`); unset: told by the program it starts (acp: its
-   * harness's agent).
+   * The agent it runs (src/runner/runtimes/agents.ts): the state and login its sandbox's
+   * private home holds, its vendor's hosts, and the ACP adapter a `[harnesses.NAME]` runs it
+   * through. Unset (acp): its harness's agent, as that table declares it.
    */
-  readonly agent?: Exclude<AgentKind, "other">;
+  readonly agent?: AgentFacts;
   /** The setting that names one more variable its process gets (`agent.codex_env_key`). */
   readonly keySetting?: "agent.codex_env_key";
+  /** The setting whose URL its process is pointed at (`agent.codex_base_url`): one more model host. */
+  readonly baseUrlSetting?: "agent.codex_base_url";
   /** A reader of its transcripts' output lines (`wats agent logs`, `wats ui`). */
   parser(): OutputParser;
+  /**
+   * The files of its CLI that hold the wats entry, which the daemon (with this runtime) and
+   * `wats setup` read as data (Claude Code's). Loads its code only when called.
+   */
+  entryFiles?(at: PersonPlace): Promise<string[]>;
+  /**
+   * What the daemon's permission set needs for this runtime beyond its programs, worked out by
+   * the launcher (src/cli/command_inputs.ts), which holds the whole environment. Loads its code
+   * only when called.
+   *
+   * @throws {ConfigError} when the runtime cannot start (a variable its settings name is unset).
+   */
+  launch?(at: LaunchAt): Promise<LaunchGrant>;
+}
+
+/** Where the person runs a command: their environment (HOME…) and working directory. */
+export interface PersonPlace {
+  env: Readonly<Record<string, string>>;
+  cwd: string;
+}
+
+/** What a runtime's `launch` is given. */
+export interface LaunchAt {
+  values: Settings;
+  /** The launcher's whole environment (the daemon's is a filtered copy). */
+  env: Readonly<Record<string, string>>;
+  /** For advice: where `service.env` lives. */
+  dataDir: string;
+}
+
+/** What a runtime's daemon may do beyond running its programs. */
+export interface LaunchGrant {
+  /** Listen on an ephemeral loopback port (Codex's lock self-check: docs/codex.md). */
+  loopbackServer?: boolean;
+}
+
+/** A known agent: what its sandbox is told of it, and how a harness is known to run it. */
+export interface AgentFacts extends AgentProfile {
+  /** Its state folder and login. */
+  readonly state: NonNullable<AgentProfile["state"]>;
+  /**
+   * Its ACP adapter, which a `[harnesses.NAME]` runs without declaring `agent` only when its
+   * command is exactly this: the program `bin`, or a JavaScript runtime whose first argument is
+   * the file `entry` of `node_modules/<pkg>/`.
+   */
+  readonly adapter?: { readonly bin: string; readonly pkg: string; readonly entry: string };
 }
 
 /** One `agent.runtime`, made for a daemon. */
