@@ -33,13 +33,14 @@ export async function commandInputs(
   if (id === "setup") {
     // Codex's config.toml, or its folder when Codex has never run.
     const { codexConfigPath } = await import("./setup.ts");
-    const { RUNTIME_FACTS } = await import("../runner/runtimes/facts.ts");
+    const { RUNTIME_LAUNCH } = await import("../runner/runtimes/launch.ts");
     const file = codexConfigPath(init.env);
     const dir = file.slice(0, file.lastIndexOf("/"));
-    const entries = await Promise.all(
-      Object.values(RUNTIME_FACTS).map((f) => f.entryFiles?.(init) ?? Promise.resolve([])),
-    );
-    return { ...base, hostConfigs: [pathExists(dir) ? file : dir], claudeConfigs: entries.flat() };
+    return {
+      ...base,
+      hostConfigs: [pathExists(dir) ? file : dir],
+      claudeConfigs: Object.values(RUNTIME_LAUNCH).flatMap((l) => l.entryFiles?.(init) ?? []),
+    };
   }
   if (id === "service-install" || id === "service-uninstall" || id === "service-status") {
     const { serviceEnvFile, serviceLayout } = await import("./service.ts");
@@ -75,6 +76,7 @@ export async function commandInputs(
     { nodeModelHosts },
     { nodeAgents },
     { runtimeFacts },
+    { runtimeLaunch },
     { parseMcpListen },
   ] = await Promise.all([
     import("./daemon_args.ts"),
@@ -87,6 +89,7 @@ export async function commandInputs(
     import("../safety/net_policy.ts"),
     import("../runner/runtimes/agents.ts"),
     import("../runner/runtimes/facts.ts"),
+    import("../runner/runtimes/launch.ts"),
     import("../mcp/http_gate.ts"),
   ]);
   const args = parseDaemonArgs(init.argv);
@@ -95,8 +98,9 @@ export async function commandInputs(
   const runtime = runtimeFacts(values["agent.runtime"]);
   const keySetting = runtime?.keySetting;
   // What the runtime's daemon needs beyond its programs; it refuses here what cannot start.
-  const grant = await runtime?.launch?.({ values, env, dataDir: init.paths.dataDir }) ?? {};
-  const entryFiles = await runtime?.entryFiles?.(init);
+  const launch = runtimeLaunch(values["agent.runtime"]);
+  const grant = launch?.launch?.({ values, env, dataDir: init.paths.dataDir }) ?? {};
+  const entryFiles = launch?.entryFiles?.(init);
   // A coding agent that cannot start is said now, with the fix, not at its first call.
   const { missingHarnessFile } = await import("../config/harness_files.ts");
   for (const h of Object.values(acp.harnesses).filter((h) => h.enabled)) {

@@ -129,19 +129,18 @@ export interface RuntimeFacts {
   readonly baseUrlSetting?: "agent.codex_base_url";
   /** A reader of its transcripts' output lines (`wats agent logs`, `wats ui`). */
   parser(): OutputParser;
+}
+
+/** A known agent: what its sandbox is told of it, and how a harness is known to run it. */
+export interface AgentFacts extends AgentProfile {
+  /** Its state folder and login. */
+  readonly state: NonNullable<AgentProfile["state"]>;
   /**
-   * The files of its CLI that hold the wats entry, which the daemon (with this runtime) and
-   * `wats setup` read as data (Claude Code's). Loads its code only when called.
+   * Its ACP adapter, which a `[harnesses.NAME]` runs without declaring `agent` only when its
+   * command is exactly this: the program `bin`, or a JavaScript runtime whose first argument is
+   * the file `entry` of `node_modules/<pkg>/`.
    */
-  entryFiles?(at: PersonPlace): Promise<string[]>;
-  /**
-   * What the daemon's permission set needs for this runtime beyond its programs, worked out by
-   * the launcher (src/cli/command_inputs.ts), which holds the whole environment. Loads its code
-   * only when called.
-   *
-   * @throws {ConfigError} when the runtime cannot start (a variable its settings name is unset).
-   */
-  launch?(at: LaunchAt): Promise<LaunchGrant>;
+  readonly adapter?: { readonly bin: string; readonly pkg: string; readonly entry: string };
 }
 
 /** Where the person runs a command: their environment (HOME…) and working directory. */
@@ -165,16 +164,22 @@ export interface LaunchGrant {
   loopbackServer?: boolean;
 }
 
-/** A known agent: what its sandbox is told of it, and how a harness is known to run it. */
-export interface AgentFacts extends AgentProfile {
-  /** Its state folder and login. */
-  readonly state: NonNullable<AgentProfile["state"]>;
+/**
+ * One runtime's part of the launch (src/runner/runtimes/launch.ts); a runtime with nothing to
+ * add has none.
+ */
+export interface RuntimeLaunch {
   /**
-   * Its ACP adapter, which a `[harnesses.NAME]` runs without declaring `agent` only when its
-   * command is exactly this: the program `bin`, or a JavaScript runtime whose first argument is
-   * the file `entry` of `node_modules/<pkg>/`.
+   * The files of its CLI that hold the wats entry, which its daemon and `wats setup` read as
+   * data, never write (Claude Code's).
    */
-  readonly adapter?: { readonly bin: string; readonly pkg: string; readonly entry: string };
+  entryFiles?(at: PersonPlace): string[];
+  /**
+   * What its daemon's permission set needs beyond its programs.
+   *
+   * @throws {ConfigError} when the runtime cannot start (a variable its settings name is unset).
+   */
+  launch?(at: LaunchAt): LaunchGrant;
 }
 
 /** One `agent.runtime`, made for a daemon. */

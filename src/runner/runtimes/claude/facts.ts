@@ -40,12 +40,4 @@ export const claudeFacts: RuntimeFacts = {
   },
   env: RUN_ENV.claude,
   parser: () => new ClaudeStreamParser(),
-  entryFiles: async (at) => {
-    const { claudeConfigFiles } = await import("./registration.ts");
-    return claudeConfigFiles({
-      home: at.env.HOME ?? "",
-      cwd: at.cwd,
-      ...(at.env.CLAUDE_CONFIG_DIR ? { configDir: at.env.CLAUDE_CONFIG_DIR } : {}),
-    });
-  },
 };

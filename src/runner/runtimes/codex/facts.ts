@@ -34,11 +34,4 @@ export const codexFacts: RuntimeFacts = {
   keySetting: "agent.codex_env_key",
   baseUrlSetting: "agent.codex_base_url",
   parser: () => new CodexJsonParser(),
-  // A missing key is said at start, not by every run failing; the lock's self-check listens on
-  // an ephemeral loopback port and connects nowhere with it (docs/codex.md).
-  launch: async (at) => {
-    const { requireCodexKey } = await import("./prepare.ts");
-    requireCodexKey(at.values, at.env, at.dataDir);
-    return { loopbackServer: true };
-  },
 };
