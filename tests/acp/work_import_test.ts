@@ -205,7 +205,13 @@ Deno.test({
   ignore: !bwrap,
   async fn() {
     await using f = await fixture((root) =>
-      new Sandboxer({ agents: AGENTS, mode: "required", hide: [], dataDir: `${root}/data`, home: `${root}/home` })
+      new Sandboxer({
+        agents: AGENTS,
+        mode: "required",
+        hide: [],
+        dataDir: `${root}/data`,
+        home: `${root}/home`,
+      })
     );
     await importsRunNoProgramOfTheWork(f);
   },
@@ -242,7 +248,13 @@ Deno.test({
   ignore: !bwrap,
   async fn() {
     await using f = await fixture((root) =>
-      new Sandboxer({ agents: AGENTS, mode: "required", hide: [], dataDir: `${root}/data`, home: `${root}/home` })
+      new Sandboxer({
+        agents: AGENTS,
+        mode: "required",
+        hide: [],
+        dataDir: `${root}/data`,
+        home: `${root}/home`,
+      })
     );
     const data = `${f.root}/data`;
     await f.commit("a.txt", "a\n", "a");
