@@ -113,6 +113,12 @@ Deno.test("a declared agent wins over the command; a wrapper is known only when 
     hosts: [],
   });
   assert.equal(undeclaredAgentNotice(gemini), undefined);
+  // A declared state is where the login is, even for a known adapter.
+  const moved = harness("claude-agent-acp", [], { state: { dir: "~/.claude-work", login: ["c"] } });
+  assert.deepEqual(harnessAgent(moved), {
+    ...CLAUDE,
+    state: { dir: "~/.claude-work", login: ["c"] },
+  });
 });
 
 Deno.test("a declared agent wats does not know is refused with what to write instead", () => {

@@ -30,8 +30,8 @@ const JS_RUNTIMES: readonly string[] = ["node", "nodejs", "bun"];
 
 /**
  * The agent `h` runs: the one it declares, else the known agent whose ACP adapter its command
- * is exactly, else the state it declares for an agent wats does not know, else none (no
- * login, no vendor host).
+ * is exactly (with the state it declares, if any), else an agent wats does not know with the
+ * state it declares and no vendor host, else none (no login, no vendor host).
  *
  * @throws {ConfigError} code `config.bad_value` when `agent` names no known agent.
  */
@@ -49,8 +49,10 @@ export function harnessAgent(h: HarnessConfig): AgentProfile | undefined {
     }
     return known;
   }
-  return AGENTS.find((a) => runsAdapter(a, h)) ??
-    (h.state ? { name: h.name, state: h.state, hosts: [] } : undefined);
+  const adapter = AGENTS.find((a) => runsAdapter(a, h));
+  if (h.state === undefined) return adapter;
+  // A declared state is the truth about where it keeps its login, whatever its command.
+  return { ...(adapter ?? { name: h.name, hosts: [] }), state: h.state };
 }
 
 /** Whether `h`'s command is exactly `agent`'s ACP adapter. */
