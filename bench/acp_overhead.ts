@@ -30,6 +30,7 @@ import { Sandboxer } from "../src/safety/sandboxer.ts";
 import { cliCommand, cliProblem } from "../tests/support/clis.ts";
 import { startMockAnthropic, text } from "../tests/support/mock_anthropic.ts";
 import { splitArgv } from "./argv.ts";
+import { AGENTS, harnessAgent } from "../src/runner/runtimes/agents.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -135,7 +136,13 @@ try {
       );
     }
   }
-  const sandbox = new Sandboxer({ mode: "required", hide: [], dataDir: data, home });
+  const sandbox = new Sandboxer({
+    agents: AGENTS,
+    mode: "required",
+    hide: [],
+    dataDir: data,
+    home,
+  });
 
   const viaWats = async (i: number, sandboxed = false) => {
     const layer = new AcpLayer({
@@ -146,6 +153,7 @@ try {
       policy: makePolicy([], [], data),
       env,
       sandbox: sandboxed ? sandbox : undefined,
+      agentOf: harnessAgent,
     });
     const t = performance.now();
     const r = await layer.call("claude", { agent: "bench", thread: "_", callId: `c${i}` }, {

@@ -18,6 +18,8 @@ import { Sandboxer } from "../src/safety/sandboxer.ts";
 import { modelSocketPath, SandboxNetwork } from "../src/safety/net_gate.ts";
 import { cliCommand, cliProblem } from "../tests/support/clis.ts";
 import { DENO_JSON, watsCommand } from "../tests/support/cli.ts";
+import { AGENTS } from "../src/runner/runtimes/agents.ts";
+import { RUNTIME_FACTS } from "../src/runner/runtimes/facts.ts";
 
 type Command = { program: string; args: string[] };
 
@@ -55,10 +57,17 @@ try {
     what: "bench",
     cwd: `${root}/work`,
     env: {},
-    kind: "claude" as const,
+    agent: RUNTIME_FACTS.claude.agent,
     writable: [`${root}/work`],
   };
-  const base = { mode: "required" as const, hide: [], dataDir: `${root}/data`, home, self };
+  const base = {
+    agents: AGENTS,
+    mode: "required" as const,
+    hide: [],
+    dataDir: `${root}/data`,
+    home,
+    self,
+  };
   const open = await new Sandboxer(base).prepare(target);
   const closed = await new Sandboxer({ ...base, network }).prepare(target);
   const run = async (w: Command) => {

@@ -16,6 +16,8 @@
 import { parseArgs } from "node:util";
 import { Sandboxer } from "../src/safety/sandboxer.ts";
 import { cliCommand, cliProblem } from "../tests/support/clis.ts";
+import { AGENTS } from "../src/runner/runtimes/agents.ts";
+import { RUNTIME_FACTS } from "../src/runner/runtimes/facts.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -43,7 +45,13 @@ try {
   Deno.mkdirSync(`${home}/.claude`, { recursive: true });
   Deno.mkdirSync(`${root}/data`);
   Deno.mkdirSync(`${root}/work`);
-  const options = { mode: "required" as const, hide: [], dataDir: `${root}/data`, home };
+  const options = {
+    agents: AGENTS,
+    mode: "required" as const,
+    hide: [],
+    dataDir: `${root}/data`,
+    home,
+  };
   const sandbox = new Sandboxer(options);
   const Old: typeof Sandboxer | undefined = values.old
     ? (await import(`file://${values.old}/src/safety/sandboxer.ts`)).Sandboxer
@@ -62,7 +70,7 @@ try {
     what: "bench",
     cwd: `${root}/work`,
     env,
-    kind: "claude" as const,
+    agent: RUNTIME_FACTS.claude.agent,
     writable: [`${root}/work`],
   };
   /** One sandboxed start: the probe, then the wrapped program. */

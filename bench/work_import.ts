@@ -17,6 +17,7 @@ import { importWork } from "../src/acp/work_import.ts";
 import { ensureWorktree, git, workPlace } from "../src/acp/worktrees.ts";
 import type { CheckoutConfig } from "../src/config/acp_tables.ts";
 import { Sandboxer } from "../src/safety/sandboxer.ts";
+import { AGENTS } from "../src/runner/runtimes/agents.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -65,7 +66,13 @@ try {
   const probe = new Deno.Command("bwrap", { args: ["--ro-bind", "/", "/", "true"] });
   const hasBwrap = await probe.output().then((o) => o.success).catch(() => false);
   const sandbox = hasBwrap
-    ? new Sandboxer({ mode: "required", hide: [], dataDir: `${root}/data`, home: `${root}/home` })
+    ? new Sandboxer({
+      agents: AGENTS,
+      mode: "required",
+      hide: [],
+      dataDir: `${root}/data`,
+      home: `${root}/home`,
+    })
     : undefined;
 
   // The old design's checkout: works were its git worktrees, their objects written loose into it.

@@ -9,7 +9,7 @@
 
 import type { HarnessConfig } from "../config/acp_tables.ts";
 import { WatsError } from "../errors.ts";
-import { agentKindOf } from "../safety/sandbox.ts";
+import type { AgentProfile } from "../safety/sandbox.ts";
 import type { Sandboxer } from "../safety/sandboxer.ts";
 import { AcpAgent } from "./client.ts";
 import type { Connect } from "./agent_link.ts";
@@ -39,6 +39,12 @@ export interface AgentPoolOptions {
   sandbox?: Sandboxer;
   /** How an agent is reached; default: its process. */
   connect?: Connect;
+  /**
+   * The agent a harness runs, as the runtimes' facts and its table declare it
+   * (src/runner/runtimes/agents.ts `harnessAgent`); unset or none: its sandbox gets no login and
+   * no vendor host.
+   */
+  agentOf?: (harness: HarnessConfig) => AgentProfile | undefined;
 }
 
 /** The node's running coding agents. */
@@ -102,14 +108,14 @@ export class AgentPool {
     const env = { ...this.#options.env, ...harness.env };
     let wrapped;
     try {
+      const agent = this.#options.agentOf?.(harness);
       wrapped = await sandbox.wrap({
         what: `harness ${harness.name}`,
         program: harness.command,
         args: harness.args,
         cwd: worktree,
         env,
-        kind: agentKindOf(harness.command, harness.args),
-        ...(harness.state ? { state: harness.state } : {}),
+        ...(agent ? { agent } : {}),
         readable: paths.readable,
         writable: paths.writable,
       });

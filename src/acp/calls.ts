@@ -28,7 +28,14 @@ import type { CheckoutConfig, HarnessConfig } from "../config/acp_tables.ts";
 import type { AgentHost } from "../contracts/agent_host.ts";
 import type { BudgetHold } from "../contracts/budget.ts";
 import type { Sandboxer } from "../safety/sandboxer.ts";
-import { AgentPool, callCost, CallError, type Running, workSession } from "./agent_pool.ts";
+import {
+  AgentPool,
+  type AgentPoolOptions,
+  callCost,
+  CallError,
+  type Running,
+  workSession,
+} from "./agent_pool.ts";
 import type { Connect } from "./agent_link.ts";
 import { answerTask, declineInDoubt, noteInFlight, parkInDoubt } from "./in_doubt.ts";
 import type { Policy } from "./policy.ts";
@@ -75,6 +82,8 @@ export interface AcpLayerOptions {
   policy: Policy;
   /** The environment harnesses start from. */
   env: Record<string, string>;
+  /** The agent a harness runs (`AgentPoolOptions.agentOf`); unset: none, no login, no vendor host. */
+  agentOf?: AgentPoolOptions["agentOf"];
   /** Called with each call's cost in USD, when it reported one (kept for a restart). */
   onCost?: (usd: number, call: { harness: string; callId: string }) => void;
   /** Called for each call that prompted its agent and reported no cost (a run without a cost). */

@@ -14,7 +14,7 @@ import type { AcpTables } from "../config/acp_tables.ts";
 import type { DataPaths } from "../config/paths.ts";
 import type { Settings } from "../config/schema.ts";
 import { ConfigError } from "../errors.ts";
-import { AcpLayer, type CallEvent } from "./calls.ts";
+import { AcpLayer, type AcpLayerOptions, type CallEvent } from "./calls.ts";
 import type { PermissionAsk } from "../contracts/coding_agents.ts";
 import { makePolicy } from "./policy.ts";
 import { AcpSpendFile } from "./spend.ts";
@@ -33,6 +33,8 @@ export interface AcpSetup {
   reserved: readonly string[];
   /** The OS sandbox every harness runs in (docs/decisions/sandbox.md); none: unsandboxed. */
   sandbox?: Sandboxer;
+  /** The agent a harness runs (src/acp/agent_pool.ts `AgentPoolOptions.agentOf`). */
+  agentOf?: AcpLayerOptions["agentOf"];
   onEvent?: (e: CallEvent) => void;
   /** Told what each sweep removed (the node's JSON lines and log). */
   onSweep?: (report: SweepReport) => void;
@@ -127,6 +129,7 @@ export function acpLayerFor(s: AcpSetup): NodeAcp | undefined {
       home: s.env.HOME,
     }),
     env: s.env,
+    ...(s.agentOf ? { agentOf: s.agentOf } : {}),
     onEvent: (e) => {
       s.onEvent?.(e);
       // A run's calls go to its transcript too.

@@ -207,7 +207,6 @@ async function workGit(
     what: `git in work ${dir}`,
     cwd: dir,
     env: {},
-    kind: "other",
     readable: [common, dir],
     writable: [],
     offline: true,

@@ -33,12 +33,13 @@ export async function commandInputs(
   if (id === "setup") {
     // Codex's config.toml, or its folder when Codex has never run.
     const { codexConfigPath } = await import("./setup.ts");
+    const { RUNTIME_LAUNCH } = await import("../runner/runtimes/launch.ts");
     const file = codexConfigPath(init.env);
     const dir = file.slice(0, file.lastIndexOf("/"));
     return {
       ...base,
       hostConfigs: [pathExists(dir) ? file : dir],
-      claudeConfigs: await claudeFiles(init),
+      claudeConfigs: Object.values(RUNTIME_LAUNCH).flatMap((l) => l.entryFiles?.(init) ?? []),
     };
   }
   if (id === "service-install" || id === "service-uninstall" || id === "service-status") {
@@ -69,24 +70,26 @@ export async function commandInputs(
     { loadSettings },
     { notifyEnvNames, targetUrlOf },
     { notifierProgram },
-    { requireCodexKey },
     { HEARTBEAT_TEMPLATE_URL },
     { sandboxProgram },
     { modelSocketPath },
-    { nodeAgents, nodeModelHosts },
+    { nodeModelHosts },
+    { nodeAgents },
     { runtimeFacts },
+    { runtimeLaunch },
     { parseMcpListen },
   ] = await Promise.all([
     import("./daemon_args.ts"),
     import("../config/settings.ts"),
     import("../config/notify_tables.ts"),
     import("../node/notify.ts"),
-    import("../runner/runtimes/codex/prepare.ts"),
     import("../runner/prompt.ts"),
     import("../safety/sandboxer.ts"),
     import("../safety/net_gate.ts"),
     import("../safety/net_policy.ts"),
+    import("../runner/runtimes/agents.ts"),
     import("../runner/runtimes/facts.ts"),
+    import("../runner/runtimes/launch.ts"),
     import("../mcp/http_gate.ts"),
   ]);
   const args = parseDaemonArgs(init.argv);
@@ -94,7 +97,10 @@ export async function commandInputs(
   const { values, acp, notify } = await loadSettings(init.paths, init.env, args.flags, init.user);
   const runtime = runtimeFacts(values["agent.runtime"]);
   const keySetting = runtime?.keySetting;
-  if (values["agent.runtime"] === "codex") requireCodexKey(values, env, init.paths.dataDir);
+  // What the runtime's daemon needs beyond its programs; it refuses here what cannot start.
+  const launch = runtimeLaunch(values["agent.runtime"]);
+  const grant = launch?.launch?.({ values, env, dataDir: init.paths.dataDir }) ?? {};
+  const entryFiles = launch?.entryFiles?.(init);
   // A coding agent that cannot start is said now, with the fix, not at its first call.
   const { missingHarnessFile } = await import("../config/harness_files.ts");
   for (const h of Object.values(acp.harnesses).filter((h) => h.enabled)) {
@@ -126,11 +132,11 @@ export async function commandInputs(
     notifyHosts: Object.values(notify).flatMap((t) => targetUrlOf(t, (n) => env[n]) ?? [])
       .map(hostPortOf),
     notifyEnv: notifyEnvNames(notify),
-    // A Codex run gets this one variable beside its allowlist (src/contracts/run_env.ts).
+    // A run gets this one variable beside its runtime's allowlist (src/contracts/run_env.ts).
     agentKeyEnv: keySetting && values[keySetting] !== "" ? [values[keySetting]] : [],
-    loopbackServer: values["agent.runtime"] === "codex",
+    loopbackServer: grant.loopbackServer ?? false,
     checkouts: Object.values(acp.checkouts).map((c) => c.path),
-    ...(values["agent.runtime"] === "claude" ? { claudeConfigs: await claudeFiles(init) } : {}),
+    ...(entryFiles ? { claudeConfigs: entryFiles } : {}),
     sandbox: sandbox ? sandboxProgram(init.os) : undefined,
     harnesses: [
       // agent.runtime = acp runs the command of agent.harness.
@@ -148,16 +154,6 @@ export function hostPortOf(url: string): string {
   const u = new URL(url);
   const port = u.port || (u.protocol === "wss:" || u.protocol === "https:" ? "443" : "80");
   return `${u.hostname}:${port}`;
-}
-
-/** Claude Code's files that hold the wats entry, for the person of `init`. */
-async function claudeFiles(init: CommandInit): Promise<string[]> {
-  const { claudeConfigFiles } = await import("../runner/runtimes/claude/registration.ts");
-  return claudeConfigFiles({
-    home: init.env.HOME ?? "",
-    cwd: init.cwd,
-    ...(init.env.CLAUDE_CONFIG_DIR ? { configDir: init.env.CLAUDE_CONFIG_DIR } : {}),
-  });
 }
 
 /** The net grant of `mcp.listen`: `host:port` as the daemon will listen, or none (empty: off). */

@@ -28,10 +28,17 @@ export interface HarnessConfig {
   /** False: no tool for it. */
   enabled: boolean;
   /**
+   * The agent it runs, declared (`agent = "claude"`): one of the runtimes' agents
+   * (src/runner/runtimes/agents.ts), checked when the daemon starts. Its sandbox is seeded with
+   * that agent's login and reaches that vendor's API. Unset, only a command that is exactly a
+   * known agent's ACP adapter counts as that agent; any other gets no login and no vendor host.
+   */
+  agent?: string;
+  /**
    * The state folder of an agent wats does not know (`state = "~/.gemini"`) and the files of it
    * that are its login (`login = ["oauth_creds.json"]`): its sandbox hides the person's and
-   * copies the login into its private home at each start (docs/acp.md). Claude's and Codex's
-   * are known (src/safety/sandbox_home.ts `AGENT_STATES`).
+   * copies the login into its private home at each start (docs/acp.md). A known agent's are its
+   * runtime's facts (src/runner/runtimes/agents.ts).
    */
   state?: { dir: `~/${string}`; login: string[] };
 }
@@ -73,6 +80,7 @@ const HARNESS_KEYS = [
   "context",
   "idle",
   "enabled",
+  "agent",
   "state",
   "login",
 ];
@@ -133,6 +141,7 @@ export function parseAcpTables(
       }),
       idle,
       enabled: bool(t.enabled, true, `${at}.enabled`, bad),
+      ...agentOf(t, at, bad),
       ...stateOf(t, at, bad),
     };
   }
@@ -166,6 +175,22 @@ export function parseAcpTables(
     };
   }
   return out;
+}
+
+/** A harness's declared agent: a name; which names are known is the runtimes' to say. */
+function agentOf(t: Record<string, unknown>, at: string, bad: Bad): Pick<HarnessConfig, "agent"> {
+  if (t.agent === undefined) return {};
+  if (typeof t.agent !== "string" || !NAME.test(t.agent)) {
+    throw bad(`${at}.agent`, t.agent, 'must name the agent it runs, such as "claude"');
+  }
+  if (t.state !== undefined) {
+    throw bad(
+      `${at}.state`,
+      t.state,
+      `${at}.agent names a known agent, whose state is known: drop state and login, or agent`,
+    );
+  }
+  return { agent: t.agent };
 }
 
 /**

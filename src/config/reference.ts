@@ -95,6 +95,8 @@ meta = { claudeCode = { options = { model = "claude-sonnet-4-5" } } }   # the se
 context = ["CLAUDE.md", "AGENTS.md"]   # worktree files added to each new session
 idle = "10m"                   # stop it after this long with no call attached (default 10m)
 enabled = true                 # false: no tool for it
+# agent = "claude"            # the agent it runs, when its command is not exactly claude-agent-acp
+#                             # or codex-acp (a wrapper, npx): its sandbox gets that agent's login
 # An agent wats does not know (not Claude or Codex): its state folder and login (docs/acp.md)
 # state = "~/.gemini"          # one folder directly under home
 # login = ["oauth_creds.json"] # files of it copied into its sandbox's private home

@@ -37,7 +37,7 @@ import {
 import { RUNTIMES } from "../runner/runtimes/registry.ts";
 import { runtimeFacts } from "../runner/runtimes/facts.ts";
 import { type AccessPlan, planAccess } from "../safety/access.ts";
-import { agentKindOf, sandboxLine } from "../safety/sandbox.ts";
+import { sandboxLine } from "../safety/sandbox.ts";
 import type { Sandboxer, Wrapper } from "../safety/sandboxer.ts";
 import { listDataEntries } from "../safety/claude_settings.ts";
 import type { Store } from "../store/store.ts";
@@ -165,7 +165,7 @@ export async function startAgentRunner(d: AgentRunnerDeps): Promise<AgentRunner>
       spawn,
       paths: { dataDir: d.paths.dataDir, runDir: d.paths.runDir, configDir },
       selfCommand,
-      prepare: runPreparer({ d, runtime, facts, sandbox, sockets, wrapping }),
+      prepare: runPreparer({ d, runtime, sandbox, sockets, wrapping }),
       recorder: stateFileRecorder(d.paths.agentDir),
       identify: processStartTime,
       listProcesses,
@@ -376,7 +376,6 @@ class RunSockets {
 interface PreparerParts {
   d: AgentRunnerDeps;
   runtime: Runtime;
-  facts: RuntimeFacts;
   /** Unset: the runs start unsandboxed. */
   sandbox: Sandboxer | undefined;
   sockets: RunSockets;
@@ -389,7 +388,7 @@ interface PreparerParts {
  * and let the runtime apply the plan.
  */
 function runPreparer(p: PreparerParts): (ctx: RunContext) => Promise<RunAccess> {
-  const { d, runtime, facts, sandbox, sockets, wrapping } = p;
+  const { d, runtime, sandbox, sockets, wrapping } = p;
   return async (ctx) => {
     // A socket left by a run that ended without its end being recorded.
     await sockets.close();
@@ -405,8 +404,7 @@ function runPreparer(p: PreparerParts): (ctx: RunContext) => Promise<RunAccess> 
         what: "the heartbeat agent",
         cwd: plan.cwd,
         env: agent.env,
-        kind: facts.agent ?? agentKindOf(agent.program, agent.args),
-        ...(agent.state ? { state: agent.state } : {}),
+        ...(agent.agent ? { agent: agent.agent } : {}),
         readable: agent.readable,
         writable: [plan.cwd],
         binds: [{ from: d.paths.runSocket, to: d.paths.socket }],

@@ -2,9 +2,10 @@
  * The node's control ops as a table, `{ op → handler }`: what a CLI command (`wats resume`,
  * `wats guardian halt`, `wats work …`, a foreground `wats` taking over) sends on a socket instead
  * of a hello (`ControlRequest`, src/contracts/session.ts). The daemon's `mcp.sock` serves the whole
- * table; a sandboxed run's own socket (run_socket.ts, docs/decisions/run_socket.md) serves the
- * ops of {@linkcode RUN_SOCKET_OPS} only. A new op is one row here: the table is typed over every
- * op `CONTROL_OPS` lists, so an op without a handler does not compile.
+ * table; a sandboxed run's own socket (run_socket.ts) is never given it: every op speaks for the
+ * person (docs/decisions/run_socket.md, "No control op on a run's socket"). A new op is one row
+ * here: the table is typed over every op `CONTROL_OPS` lists, so an op without a handler does not
+ * compile.
  *
  * @module
  */
@@ -27,13 +28,6 @@ export type ControlHandler = (req: ControlRequest) => Promise<ControlAnswer>;
 
 /** The ops a socket answers; an op that is not in it is refused. */
 export type ControlTable = { readonly [op in ControlOp]?: ControlHandler };
-
-/**
- * The ops a run's own socket answers: none. Every op speaks for the person — halt and resume
- * the agent, merge, push or discard its works, stop the node — so an agent that could send one
- * would act on itself with the person's authority (docs/decisions/run_socket.md).
- */
-export const RUN_SOCKET_OPS: readonly ControlOp[] = [];
 
 /** What the node's ops act on. */
 export interface ControlParts {
@@ -88,11 +82,6 @@ export function nodeControl(p: ControlParts): Record<ControlOp, ControlHandler> 
     work_discard: work,
     work_new: work,
   };
-}
-
-/** The rows of `table` whose op is in `ops`. */
-export function onlyOps(table: ControlTable, ops: readonly ControlOp[]): ControlTable {
-  return Object.fromEntries(ops.flatMap((op) => table[op] ? [[op, table[op]]] : []));
 }
 
 /**

@@ -39,7 +39,13 @@ import { safetyNotices } from "../safety/notices.ts";
 import { requiredRefusal, sandboxLine } from "../safety/sandbox.ts";
 import { Sandboxer } from "../safety/sandboxer.ts";
 import { modelSocketPath, networkRefusal, SandboxNetwork } from "../safety/net_gate.ts";
-import { nodeAgents, nodeModelHosts } from "../safety/net_policy.ts";
+import { nodeModelHosts } from "../safety/net_policy.ts";
+import {
+  AGENTS,
+  harnessAgent,
+  nodeAgents,
+  undeclaredAgentNotice,
+} from "../runner/runtimes/agents.ts";
 import { Store } from "../store/store.ts";
 import { VERSION } from "../version.ts";
 import { startAgentRunner } from "./agent_runner.ts";
@@ -261,6 +267,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
   );
   // The OS sandbox of agents that run commands (docs/decisions/sandbox.md).
   const sandbox = new Sandboxer({
+    agents: AGENTS,
     network: sandboxNet,
     mode: settings["sandbox.mode"],
     hide: settings["sandbox.hide"],
@@ -307,6 +314,7 @@ export async function runNode(opts: NodeOptions): Promise<number> {
     paths,
     env: opts.env,
     sandbox: settings["sandbox.mode"] === "off" ? undefined : sandbox,
+    agentOf: harnessAgent,
     reserved: ALL_TOOLS.map((t) => t.name),
     onEvent: (e) => events(acpEvent(e)),
     host: agentRunner?.runner ?? budgetOnly?.host,
@@ -333,6 +341,14 @@ export async function runNode(opts: NodeOptions): Promise<number> {
   await codingAgents?.check();
   if (codingAgents || agentRunner?.sandboxed) {
     startNotices.push(...await sandboxNotices(sandbox, sandboxNet));
+    // A harness's sandbox has only the login and network of the agent it declares.
+    const runsOn = agentRunner?.sandboxed && settings["agent.runtime"] === "acp"
+      ? settings["agent.harness"]
+      : undefined;
+    startNotices.push(
+      ...Object.values(opts.acp.harnesses).filter((h) => h.enabled || h.name === runsOn)
+        .flatMap((h) => undeclaredAgentNotice(h) ?? []),
+    );
   }
   const service = new LocalNodeService({
     codingAgents: codingAgents?.layer,

@@ -2,9 +2,9 @@
  * A sandboxed heartbeat run's own socket (docs/decisions/run_socket.md): while the run lasts the
  * daemon listens on `<data>/agent/run.sock` (mode 0600), which the OS sandbox binds where the
  * run's `wats mcp` looks for `mcp.sock`. It serves that run's MCP session and nothing else: a
- * hello must carry the run's token and ask for no profile but the agent's; a control line is
- * answered only for the ops of `RUN_SOCKET_OPS` (control.ts: none), a watch line is refused, as
- * is a hello without the token. The daemon's own `mcp.sock`, which speaks
+ * hello must carry the run's token and ask for no profile but the agent's; a control line and a
+ * watch line are refused (it is given no control table: every op speaks for the person), as is a
+ * hello without the token. The daemon's own `mcp.sock`, which speaks
  * for the person, is not in the sandbox at all. The socket is closed and its file removed when
  * the run ends; one a crashed daemon left is removed at the next start.
  *
@@ -21,7 +21,6 @@ import type { Hello, SessionIdentity } from "../contracts/session.ts";
 import type { McpLog } from "../mcp/server.ts";
 import type { NodeService } from "../mcp/service.ts";
 import { type McpSocketServer, serveMcpSocket } from "../mcp/socket_server.ts";
-import { controlHandler, type ControlTable, onlyOps, RUN_SOCKET_OPS } from "./control.ts";
 
 /** What a run's socket serves. */
 export interface RunSocketOptions {
@@ -30,8 +29,6 @@ export interface RunSocketOptions {
   service: NodeService;
   /** The agent profile: the one a runner session speaks as. */
   agentProfile: string;
-  /** The node's control table, of which the socket answers `RUN_SOCKET_OPS` only. */
-  control?: ControlTable;
   log?: McpLog;
 }
 
@@ -73,13 +70,11 @@ export async function serveRunSocket(
   o: RunSocketOptions,
   run: RunOfSocket,
 ): Promise<McpSocketServer> {
-  const control = controlHandler(onlyOps(o.control ?? {}, RUN_SOCKET_OPS));
   return await serveMcpSocket({
     path: o.path,
     service: o.service,
     ...(o.log ? { log: o.log } : {}),
-    ...(control ? { control } : {}),
-    // No watch: that line is refused.
+    // No control and no watch: those lines are refused (docs/decisions/run_socket.md).
     authenticate: (hello) => runSocketIdentity(hello, run, o),
   });
 }

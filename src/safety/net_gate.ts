@@ -14,7 +14,7 @@
 import { errorMessage } from "../error_message.ts";
 import { HarnessError } from "../errors.ts";
 import type { SandboxMode, SandboxNetworkMode } from "../config/schema.ts";
-import type { AgentKind } from "./sandbox.ts";
+import type { AgentProfile } from "./sandbox.ts";
 import { ModelProxy } from "./net_proxy.ts";
 import { modelHosts, relayCommand, withModelOnly } from "./net_policy.ts";
 
@@ -97,7 +97,14 @@ export class SandboxNetwork {
    * `sandbox.mode = "required"`.
    */
   async prepare(
-    s: { what: string; kind: AgentKind; env: Record<string, string>; offline?: boolean },
+    s: {
+      what: string;
+      agent?: AgentProfile;
+      env: Record<string, string>;
+      offline?: boolean;
+      /** Every agent wats knows (their base URL variables). */
+      known: readonly AgentProfile[];
+    },
   ): Promise<Confine> {
     if (s.offline) return await this.#offline();
     if (this.network === "open") return OPEN_NETWORK;
@@ -115,7 +122,12 @@ export class SandboxNetwork {
     });
     const socket = this.#proxy.socket;
     return (program, args, sandbox) => {
-      const hosts = modelHosts(s.kind, s.env, [program, ...args]);
+      const hosts = modelHosts({
+        ...(s.agent ? { agent: s.agent } : {}),
+        env: s.env,
+        args: [program, ...args],
+        known: s.known,
+      });
       const relay = relayCommand(this.#options.self, hosts, program, args);
       const cmd = sandbox(relay.program, relay.args);
       return { program: cmd.program, args: withModelOnly(cmd.args, socket) };

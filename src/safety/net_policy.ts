@@ -7,28 +7,9 @@
  * @module
  */
 
-import type { Settings } from "../config/schema.ts";
-import type { AcpTables } from "../config/acp_tables.ts";
-import { type AgentKind, agentKindOf } from "./sandbox.ts";
+import type { AgentProfile } from "./sandbox.ts";
 import { MODEL_SOCKET_INSIDE, RELAY_COMMAND } from "./net_relay.ts";
 import { splitHostPort } from "./net_wire.ts";
-
-/**
- * The vendors' own API hosts, used when no base URL points the agent elsewhere: the model API
- * and the host that refreshes a subscription login (Claude Code 2.1.197's `TOKEN_URL`;
- * Codex's ChatGPT backend and its auth server).
- */
-export const VENDOR_HOSTS: Readonly<Record<AgentKind, readonly string[]>> = {
-  claude: ["api.anthropic.com:443", "platform.claude.com:443"],
-  codex: ["api.openai.com:443", "chatgpt.com:443", "auth.openai.com:443"],
-  other: [],
-};
-
-/** The variable each vendor's base URL is read from, by the kind it replaces the hosts of. */
-const BASE_URL_VARS: ReadonlyArray<[string, AgentKind]> = [
-  ["ANTHROPIC_BASE_URL", "claude"],
-  ["OPENAI_BASE_URL", "codex"],
-];
 
 /**
  * `host:port` of an http(s) URL, the form Deno's net permission and a CONNECT line take;
@@ -52,32 +33,42 @@ export function isLoopback(hostPort: string): boolean {
   return host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
+/** One agent whose model hosts are asked for. */
+export interface ModelAgent {
+  /** What its runtime's facts or its `[harnesses.NAME]` declare; unset: an agent nobody declared. */
+  agent?: AgentProfile;
+  /** The environment it starts with. */
+  env: Readonly<Record<string, string>>;
+  /** Its command line, which may name a base URL (Codex's `model_providers.*.base_url=…`). */
+  args?: readonly string[];
+  /** Every agent wats knows: their base URL variables are read from `env`. */
+  known: readonly AgentProfile[];
+}
+
 /**
- * The `host:port`s the model API of an agent needs: each base URL in its environment
- * (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL`) and on its command line (Codex's
- * `model_providers.*.base_url=…`), and its vendor's own hosts unless a base URL replaces them.
- * An unknown agent gets only what its environment and command line name.
+ * The `host:port`s the model API of an agent needs: each base URL in its environment (the
+ * known agents' variables, `ANTHROPIC_BASE_URL`…) and on its command line, and its vendor's
+ * own hosts unless its own base URL variable replaces them. An agent nobody declared gets only
+ * what its environment and command line name: no vendor's host.
  */
-export function modelHosts(
-  kind: AgentKind,
-  env: Readonly<Record<string, string>>,
-  args: readonly string[] = [],
-): string[] {
+export function modelHosts(m: ModelAgent): string[] {
   const out: string[] = [];
   let replaced = false;
-  for (const [name, vendor] of BASE_URL_VARS) {
-    const hp = env[name] ? hostPortOf(env[name]) : undefined;
+  const vars = new Set([...m.known.flatMap((k) => k.baseUrlEnv ?? []), m.agent?.baseUrlEnv]);
+  for (const name of vars) {
+    const value = name === undefined ? undefined : m.env[name];
+    const hp = value ? hostPortOf(value) : undefined;
     if (hp === undefined) continue;
     out.push(hp);
-    if (vendor === kind) replaced = true;
+    if (name === m.agent?.baseUrlEnv) replaced = true;
   }
-  for (const arg of args) {
-    for (const m of arg.matchAll(/https?:\/\/[^\s"',}\]]+/g)) {
-      const hp = hostPortOf(m[0]);
+  for (const arg of m.args ?? []) {
+    for (const match of arg.matchAll(/https?:\/\/[^\s"',}\]]+/g)) {
+      const hp = hostPortOf(match[0]);
       if (hp !== undefined) out.push(hp);
     }
   }
-  if (!replaced) out.push(...VENDOR_HOSTS[kind]);
+  if (!replaced) out.push(...m.agent?.hosts ?? []);
   return [...new Set(out.map((h) => h.toLowerCase()))];
 }
 
@@ -164,50 +155,10 @@ export function refusal(target: string, reason: string): string {
   }\r\nConnection: close\r\n\r\n${body}`;
 }
 
-/** The agents one node runs, for the model hosts its proxy (and its permission set) allows. */
-export interface NodeAgents {
-  /** `agent.runtime`. */
-  runtime: string;
-  /** Command-line words of the runtime that may name a base URL (`agent.codex_base_url`). */
-  runtimeArgs?: readonly string[];
-  /** The `[harnesses.NAME]` tables whose agents may run (the ACP runtime's included). */
-  harnesses: ReadonlyArray<
-    { command: string; args: readonly string[]; env: Readonly<Record<string, string>> }
-  >;
-  /** The daemon's environment, which the agents start from. */
-  env: Readonly<Record<string, string>>;
-}
-
-/** Every model host of a node's agents: the daemon's model proxy opens these and no other. */
-export function nodeModelHosts(n: NodeAgents): string[] {
-  const out: string[] = [];
-  if (n.runtime === "claude" || n.runtime === "codex") {
-    out.push(...modelHosts(n.runtime, n.env, n.runtimeArgs ?? []));
-  }
-  for (const h of n.harnesses) {
-    const words = [h.command, ...h.args];
-    out.push(...modelHosts(agentKindOf(h.command, h.args), { ...n.env, ...h.env }, words));
-  }
-  return [...new Set(out)];
-}
-
 /**
- * The agents of a node from its settings: the heartbeat runtime, and every enabled harness
- * plus the one the ACP runtime runs.
+ * Every model host of a node's agents (src/runner/runtimes/agents.ts `nodeAgents`): the
+ * daemon's model proxy opens these and no other.
  */
-export function nodeAgents(
-  values: Pick<Settings, "agent.runtime" | "agent.harness" | "agent.codex_base_url">,
-  acp: AcpTables | undefined,
-  env: Readonly<Record<string, string>>,
-): NodeAgents {
-  const harnesses = Object.values(acp?.harnesses ?? {}).filter((h) =>
-    h.enabled || (values["agent.runtime"] === "acp" && h.name === values["agent.harness"])
-  );
-  const codexUrl = values["agent.codex_base_url"];
-  return {
-    runtime: values["agent.runtime"],
-    runtimeArgs: codexUrl ? [codexUrl] : [],
-    harnesses,
-    env,
-  };
+export function nodeModelHosts(agents: readonly ModelAgent[]): string[] {
+  return [...new Set(agents.flatMap((a) => modelHosts(a)))];
 }

@@ -42,7 +42,7 @@ export interface SafetyChange {
  * The safety settings of `settings`, as safety.json stores them: durations as
  * text (`"10m"`), lists as arrays, the rest as is; in schema order. Then, from
  * `acp`, each harness's `command`, `args`, `meta` (as JSON text, keys sorted),
- * `enabled`, its declared `state` and `login`, and each of its `env` variables (a hash of the
+ * `enabled`, its declared `agent`, `state` and `login`, and each of its `env` variables (a hash of the
  * value), and each
  * checkout's `path`, as `harnesses.NAME.command`, `harnesses.NAME.env.KEY`,
  * `checkouts.NAME.path`, …: a changed program, argument, variable or
@@ -65,7 +65,8 @@ export function safetyValues(settings: Settings, acp: AcpTables): SafetyValues {
     for (const [k, v] of Object.entries(h.env)) out[`${at}.env.${k}`] = hashed(v);
     out[`${at}.meta`] = canonicalJson(h.meta) ?? "{}";
     out[`${at}.enabled`] = h.enabled;
-    // Which of the person's files its sandbox gets a copy of.
+    // Which of the person's files its sandbox gets a copy of, and which vendor it reaches.
+    if (h.agent) out[`${at}.agent`] = h.agent;
     if (h.state) {
       out[`${at}.state`] = h.state.dir;
       out[`${at}.login`] = [...h.state.login];

@@ -14,6 +14,7 @@
 import type { SandboxMode } from "../config/schema.ts";
 import { isWithin } from "../config/paths.ts";
 import {
+  type AgentProfile,
   type AgentState,
   expandHome,
   homeLike,
@@ -24,7 +25,7 @@ import {
   programRoot,
 } from "./sandbox_home.ts";
 
-export { type AgentKind, agentKindOf, type AgentState, expandHome } from "./sandbox_home.ts";
+export { type AgentProfile, type AgentState, expandHome } from "./sandbox_home.ts";
 
 /**
  * Secrets hidden from every sandboxed agent, `~/` for the home directory; `sandbox.hide` adds
@@ -59,12 +60,16 @@ export const DEFAULT_HIDE: readonly string[] = [
 
 /**
  * The secrets the environment names: the ssh agent's socket (anywhere, such as under /tmp or
- * a keyring's folder), and the person's agent state (`declared`'s too) wherever
- * CLAUDE_CONFIG_DIR and CODEX_HOME put it.
+ * a keyring's folder), and the person's state of every `known` agent and of `own`, wherever
+ * their variables (CLAUDE_CONFIG_DIR, CODEX_HOME) put it.
  */
-export function envHides(env: Record<string, string>, declared?: AgentState): string[] {
+export function envHides(
+  env: Record<string, string>,
+  known: readonly AgentProfile[],
+  own?: AgentState,
+): string[] {
   const sock = env.SSH_AUTH_SOCK;
-  return [...(sock?.startsWith("/") ? [sock] : []), ...personAgentState(env, declared)];
+  return [...(sock?.startsWith("/") ? [sock] : []), ...personAgentState(env, known, own)];
 }
 
 /** What one sandbox hides and opens, before the file system is asked. */
@@ -86,6 +91,8 @@ export interface SandboxRequest {
   binds?: readonly Bind[];
   /** The agent's environment: PATH (home toolchains), the XDG folders. */
   env: Record<string, string>;
+  /** Every agent wats knows: their state variables point into the private home inside. */
+  agents: readonly AgentProfile[];
   /** The agent's private home folder (under the data dir), seen at `home` inside. */
   privateHome: string;
   /** The directory the process starts in. */
@@ -207,7 +214,7 @@ export function planSandbox(req: SandboxRequest, probe: Probed): SandboxPlan {
     // Without a home to replace, the private home is bound where it is, over the data dir's tmpfs.
     writable: home ? writable : [...writable, req.privateHome],
     binds,
-    env: { ...privateEnv(home ?? req.privateHome), TMPDIR: "/tmp" },
+    env: { ...privateEnv(home ?? req.privateHome, req.agents), TMPDIR: "/tmp" },
     cwd: req.cwd,
   };
 }

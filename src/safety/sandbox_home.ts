@@ -12,9 +12,6 @@
 
 import { dataPaths, isWithin } from "../config/paths.ts";
 
-/** Which agent a process is, for the login its private home is seeded with. */
-export type AgentKind = "claude" | "codex" | "other";
-
 /**
  * Where one agent keeps its state (docs/decisions/sandbox.md, "Home"): the person's is never
  * seen inside; the private home has the agent's own, seeded with only its login.
@@ -31,34 +28,20 @@ export interface AgentState {
 }
 
 /**
- * The state of the agents wats knows. An agent it does not know (an ACP agent of a
- * `[harnesses.NAME]`) declares its own with the table's `state` and `login` (docs/acp.md);
- * otherwise it gets an empty private home and no login.
+ * What the sandbox is told of the agent it holds: the runtime's facts of a known agent
+ * (src/runner/runtimes/agents.ts), or what a `[harnesses.NAME]` declares of another. The
+ * sandbox never guesses it from a program's name: an agent nobody declared gets no profile,
+ * so no login and no vendor host.
  */
-export const AGENT_STATES: Readonly<Record<Exclude<AgentKind, "other">, AgentState>> = {
-  // Never Claude's settings.json or `.claude.json`: hooks and MCP servers there are programs.
-  claude: {
-    dir: "~/.claude",
-    dirEnv: "CLAUDE_CONFIG_DIR",
-    hide: ["~/.claude.json"],
-    login: [".credentials.json"],
-  },
-  // Codex's provider (its endpoint, the variable holding its key) lives in config.toml: without
-  // it a person on their own provider is not logged in (measured with codex-acp).
-  codex: { dir: "~/.codex", dirEnv: "CODEX_HOME", login: ["auth.json", "config.toml"] },
-};
-
-/** The state of an agent of `kind`, or the one its `[harnesses.NAME]` declares. */
-export function agentStateOf(kind: AgentKind, declared?: AgentState): AgentState | undefined {
-  return declared ?? (kind === "other" ? undefined : AGENT_STATES[kind]);
-}
-
-/** The agent a command runs, by its program and arguments (an ACP adapter names its agent). */
-export function agentKindOf(command: string, args: readonly string[]): AgentKind {
-  const words = [command, ...args].join(" ");
-  if (/claude/i.test(words)) return "claude";
-  if (/codex/i.test(words)) return "codex";
-  return "other";
+export interface AgentProfile {
+  /** Its name, for messages (`claude`, or the harness's). */
+  name: string;
+  /** Its state folder and login; none: an empty private home. */
+  state?: AgentState;
+  /** Its vendor's API hosts (`host:port`), reached unless `baseUrlEnv` points it elsewhere. */
+  hosts: readonly string[];
+  /** The variable that points it at another API (`ANTHROPIC_BASE_URL`). */
+  baseUrlEnv?: string;
 }
 
 /** `~/x` → `<home>/x`; other paths as they are. */
@@ -112,14 +95,15 @@ export function forgetPrivateHomes(dataDir: string, cwd: string): string[] {
 }
 
 /**
- * The person's own agent state, of every agent wats knows and of `declared`: never seen or
- * written inside, whatever is bound back.
+ * The person's own agent state, of every agent wats knows (`known`) and of the one being held:
+ * never seen or written inside, whatever is bound back.
  */
 export function personAgentState(
   env: Record<string, string>,
-  declared?: AgentState,
+  known: readonly AgentProfile[],
+  own?: AgentState,
 ): string[] {
-  const states = [...Object.values(AGENT_STATES), ...(declared ? [declared] : [])];
+  const states = statesOf(known, own);
   return [
     ...states.flatMap((s) => [s.dir, ...(s.hide ?? [])]),
     ...states.flatMap((s) => s.dirEnv ? env[s.dirEnv] ?? [] : []).filter((p) => p.startsWith("/")),
@@ -134,7 +118,7 @@ export interface Seed {
 
 /**
  * The person's login of an agent whose state is `state`, copied into the private home: its
- * `login` files, from its folder (or where its `dirEnv` moves it). An agent without a known
+ * `login` files, from its folder (or where its `dirEnv` moves it). An agent without a declared
  * state gets none. A missing source removes the old copy (the person logged out).
  */
 export function loginSeeds(
@@ -149,22 +133,29 @@ export function loginSeeds(
   return state.login.map((f) => ({ from: `${dir}/${f}`, to: `${inside}/${f}` }));
 }
 
-/** The folders of the private home a login is copied into, made by the daemon before the probe. */
-export function stateFolders(declared?: AgentState): string[] {
-  return [...Object.values(AGENT_STATES), ...(declared ? [declared] : [])].map((s) =>
-    s.dir.slice(2)
-  );
+/**
+ * The folders of the private home a login is copied into, made by the daemon before the probe:
+ * every known agent's (their variables point there inside) and the held agent's.
+ */
+export function stateFolders(known: readonly AgentProfile[], own?: AgentState): string[] {
+  return statesOf(known, own).map((s) => s.dir.slice(2));
 }
 
 /**
  * The variables set inside: every agent (and any agent it starts) keeps its state in the private
  * home, whatever CLAUDE_CONFIG_DIR or CODEX_HOME the person's environment names.
  */
-export function privateEnv(home: string): Record<string, string> {
-  const moved = Object.values(AGENT_STATES).flatMap((s) =>
+export function privateEnv(home: string, known: readonly AgentProfile[]): Record<string, string> {
+  const moved = statesOf(known).flatMap((s) =>
     s.dirEnv ? [[s.dirEnv, expandHome(s.dir, home)] as const] : []
   );
   return { HOME: home, ...Object.fromEntries(moved) };
+}
+
+/** The states of the known agents and of `own`, each once. */
+function statesOf(known: readonly AgentProfile[], own?: AgentState): AgentState[] {
+  const states = known.flatMap((a) => a.state ? [a.state] : []);
+  return [...new Set([...states, ...(own ? [own] : [])])];
 }
 
 /**

@@ -17,8 +17,7 @@
 import type { SandboxMode } from "../config/schema.ts";
 import { HarnessError } from "../errors.ts";
 import {
-  type AgentKind,
-  type AgentState,
+  type AgentProfile,
   type Bind,
   DEFAULT_HIDE,
   envHides,
@@ -30,7 +29,6 @@ import {
   type SandboxRequest,
 } from "./sandbox.ts";
 import {
-  agentStateOf,
   dataDirList,
   loginSeeds,
   privateHomeOf,
@@ -63,6 +61,11 @@ export interface SandboxerOptions {
   self?: readonly string[];
   /** `sandbox.network` (src/safety/net_gate.ts); unset: the network stays open. */
   network?: SandboxNetwork;
+  /**
+   * Every agent wats knows (src/runner/runtimes/agents.ts `AGENTS`): the person's state of each
+   * is hidden from every sandbox, and their variables point into the private home inside.
+   */
+  agents: readonly AgentProfile[];
 }
 
 /** Where an agent's processes start, and what they keep. */
@@ -72,13 +75,15 @@ export interface SandboxTarget {
   cwd: string;
   /**
    * The agent's environment: its PATH (the home toolchains bound back), where the person's
-   * login lives (CLAUDE_CONFIG_DIR, CODEX_HOME).
+   * login lives (its state variable).
    */
   env: Record<string, string>;
-  /** The agent whose login its private home is seeded with (`agentKindOf`). */
-  kind: AgentKind;
-  /** The state an agent wats does not know declares (`[harnesses.NAME]`'s `state`, `login`). */
-  state?: AgentState;
+  /**
+   * The agent held, as its runtime's facts or its `[harnesses.NAME]` declare it
+   * (src/runner/runtimes/agents.ts `harnessAgent`): its login seeds the private home, its
+   * vendor's hosts open under the model-only network. Unset: no login, no vendor host.
+   */
+  agent?: AgentProfile;
   /** Readable where /tmp or the data dir would hide them: the checkout's git dir. */
   readable?: readonly string[];
   /** Writable besides the private home: the worktree and its git parts, the workspace. */
@@ -144,23 +149,25 @@ export class Sandboxer {
     if (this.mode === "off") return plain;
     const o = this.#options;
     const privateHome = privateHomeOf(o.dataDir, s.what, s.cwd);
-    // CLAUDE_CONFIG_DIR and CODEX_HOME are set inside for every agent; Codex refuses one that
-    // does not exist (measured with 0.171). A login is copied into its folder.
-    for (const dir of stateFolders(s.state)) ownFolder(`${privateHome}/${dir}`);
+    // Every known agent's state variable is set inside for every agent, and an agent may refuse
+    // one that does not exist (Codex 0.171 does: measured). A login is copied into its folder.
+    const own = s.agent?.state;
+    for (const dir of stateFolders(o.agents, own)) ownFolder(`${privateHome}/${dir}`);
     const req: SandboxRequest = {
       dataDir: o.dataDir,
       home: o.home,
-      hide: [...DEFAULT_HIDE, ...envHides(s.env, s.state), ...o.hide],
+      hide: [...DEFAULT_HIDE, ...envHides(s.env, o.agents, own), ...o.hide],
       readable: [...(s.readable ?? []), ...this.#denoDir(s.env)],
       writable: [...s.writable],
       binds: s.binds ?? [],
       env: s.env,
+      agents: o.agents,
       privateHome,
       cwd: s.cwd,
     };
     const probe = await probeSandbox(this.#os, this.#program, {
       ...this.#list(),
-      seeds: loginSeeds(agentStateOf(s.kind, s.state), s.env, o.home, privateHome),
+      seeds: loginSeeds(own, s.env, o.home, privateHome),
       writable: [...this.#list().writable, privateHome],
       resolve: foldersToResolve(req),
       paths: pathsToProbe(req),
@@ -174,7 +181,7 @@ export class Sandboxer {
       return (program, args) => ({ ...plain(program, args), problem });
     }
     const plan = planSandbox(req, probe);
-    const confine = await o.network?.prepare(s) ?? OPEN_NETWORK;
+    const confine = await o.network?.prepare({ ...s, known: o.agents }) ?? OPEN_NETWORK;
     return (program, args) => ({
       ...confine(
         program,

@@ -8,6 +8,7 @@ import type { CheckoutConfig } from "../../src/config/acp_tables.ts";
 import { privateHomeOf } from "../../src/safety/sandbox_home.ts";
 import { Sandboxer } from "../../src/safety/sandboxer.ts";
 import { requireTool } from "../support/debian_tools.ts";
+import { AGENTS } from "../../src/runner/runtimes/agents.ts";
 
 const bwrap = requireTool("bwrap");
 
@@ -204,7 +205,13 @@ Deno.test({
   ignore: !bwrap,
   async fn() {
     await using f = await fixture((root) =>
-      new Sandboxer({ mode: "required", hide: [], dataDir: `${root}/data`, home: `${root}/home` })
+      new Sandboxer({
+        agents: AGENTS,
+        mode: "required",
+        hide: [],
+        dataDir: `${root}/data`,
+        home: `${root}/home`,
+      })
     );
     await importsRunNoProgramOfTheWork(f);
   },
@@ -241,7 +248,13 @@ Deno.test({
   ignore: !bwrap,
   async fn() {
     await using f = await fixture((root) =>
-      new Sandboxer({ mode: "required", hide: [], dataDir: `${root}/data`, home: `${root}/home` })
+      new Sandboxer({
+        agents: AGENTS,
+        mode: "required",
+        hide: [],
+        dataDir: `${root}/data`,
+        home: `${root}/home`,
+      })
     );
     const data = `${f.root}/data`;
     await f.commit("a.txt", "a\n", "a");

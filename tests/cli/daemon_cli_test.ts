@@ -273,3 +273,31 @@ Deno.test("with agent.codex_env_key naming a variable that is not set, the daemo
   assert.doesNotMatch(set.stderr, /codex_env_key/);
   assert.match(set.stderr, /^error: agent\.runtime = "codex" is refused: /m);
 });
+
+Deno.test("a harness whose agent nobody declared starts with a notice saying how to declare it; an unknown agent name stops the start", async () => {
+  const dir = tempDataDir();
+  // The old name match took this for Claude and gave its sandbox Claude's login and hosts.
+  await Deno.writeTextFile(
+    `${dir}/config.toml`,
+    '[harnesses.helper]\ncommand = "my-claude-wrapper"\n',
+  );
+  const node = startWats(["--data-dir", dir, "node"]);
+  try {
+    await node.waitForLine((l) => l.includes('"event":"started"'));
+    const banner = node.stderr();
+    assert.match(banner, /\[harnesses\.helper\] runs "my-claude-wrapper", which declares no agent/);
+    assert.match(banner, /add agent = "claude" or agent = "codex" to \[harnesses\.helper\]/);
+  } finally {
+    await node.stop();
+  }
+  await Deno.writeTextFile(
+    `${dir}/config.toml`,
+    '[harnesses.helper]\ncommand = "my-claude-wrapper"\nagent = "gemini"\n',
+  );
+  const bad = await runWats(["--data-dir", dir]);
+  assert.equal(bad.code, 1);
+  assert.match(
+    bad.stderr,
+    /^error: \[harnesses\.helper\] agent = "gemini" is not an agent wats knows \(claude, codex\)/,
+  );
+});

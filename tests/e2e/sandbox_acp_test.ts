@@ -34,6 +34,7 @@ import {
 } from "../support/mock_anthropic.ts";
 import { closing, gitRepo, tempDir } from "../support/rig.ts";
 import { claudeAcpHarness, codexAcpHarness } from "../support/harness_fixtures.ts";
+import { AGENTS, harnessAgent } from "../../src/runner/runtimes/agents.ts";
 
 const acp = requireCli("claude-acp");
 const codexAcp = requireCli("codex-acp");
@@ -88,6 +89,7 @@ function layer(f: Fixture, mockUrl: string, events: CallEvent[], sandbox?: Sandb
     env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: f.home, IS_SANDBOX: "1" },
     onEvent: (e) => events.push(e),
     sandbox,
+    agentOf: harnessAgent,
   });
 }
 
@@ -140,7 +142,13 @@ Deno.test({
       }],
     });
     const events: CallEvent[] = [];
-    const sandbox = new Sandboxer({ mode: "required", hide: [], dataDir: d, home: f.home });
+    const sandbox = new Sandboxer({
+      agents: AGENTS,
+      mode: "required",
+      hide: [],
+      dataDir: d,
+      home: f.home,
+    });
     await using acpLayer = closing(layer(f, mock.url, events, sandbox));
     const r = await acpLayer.call("claude", { agent: "eve", thread: "_", callId: "c" }, {
       task: "PROBE",
@@ -197,6 +205,7 @@ Deno.test({
     await using f = await fixture();
     await using mock = startMockAnthropic({ rules: [{ when: () => true, reply: text("ran") }] });
     const sandbox = new Sandboxer({
+      agents: AGENTS,
       mode: "required",
       hide: [],
       dataDir: f.data,
@@ -261,7 +270,13 @@ Deno.test({
         reply: (r) => steps[outputs(r).length] ?? openaiText("done"),
       }],
     });
-    const sandbox = new Sandboxer({ mode: "required", hide: [], dataDir: d, home: f.home });
+    const sandbox = new Sandboxer({
+      agents: AGENTS,
+      mode: "required",
+      hide: [],
+      dataDir: d,
+      home: f.home,
+    });
     await using acpLayer = closing(
       new AcpLayer({
         worktrees: `${d}/worktrees`,
@@ -271,6 +286,7 @@ Deno.test({
         policy: makePolicy(["codex/execute"], [], d),
         env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: f.home, IS_SANDBOX: "1" },
         sandbox,
+        agentOf: harnessAgent,
       }),
     );
     const r = await acpLayer.call("codex", { agent: "eve", thread: "_", callId: "c" }, {

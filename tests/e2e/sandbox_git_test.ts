@@ -35,6 +35,7 @@ import {
 } from "../support/mock_anthropic.ts";
 import { closing, gitRepo, tempDir } from "../support/rig.ts";
 import { claudeAcpHarness } from "../support/harness_fixtures.ts";
+import { AGENTS, harnessAgent } from "../../src/runner/runtimes/agents.ts";
 
 const acp = requireCli("claude-acp");
 const bwrap = requireTool("bwrap");
@@ -193,7 +194,13 @@ Deno.test({
       ],
     });
     const events: CallEvent[] = [];
-    const sandbox = new Sandboxer({ mode: "required", hide: [], dataDir: data, home });
+    const sandbox = new Sandboxer({
+      agents: AGENTS,
+      mode: "required",
+      hide: [],
+      dataDir: data,
+      home,
+    });
     const co = { name: "app", path: repo, base: "main", fetch: false };
     await using layer = closing(
       new AcpLayer({
@@ -205,6 +212,7 @@ Deno.test({
         env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: home, IS_SANDBOX: "1" },
         onEvent: (e) => events.push(e),
         sandbox,
+        agentOf: harnessAgent,
       }),
     );
     const origin = { agent: "eve", thread: "_", callId: "c1" };

@@ -28,6 +28,7 @@ import { spelled } from "../support/spelled.ts";
 import { call } from "../support/swarm.ts";
 import { nodeRig, tempDir } from "../support/rig.ts";
 import { startInPty } from "../support/pty.ts";
+import { AGENTS } from "../../src/runner/runtimes/agents.ts";
 
 const claude = requireCli("claude");
 const bwrap = requireTool("bwrap");
@@ -96,7 +97,13 @@ Deno.test({
     Deno.writeTextFileSync(`${home}/.bash_history`, `export AWS_SECRET=${HISTORY}\n`);
     Deno.writeTextFileSync(`${home}/.mozilla/firefox/p/logins.json`, BROWSER);
     // The node at `away` ran a sandbox once: its data dir is in the person's list.
-    const awayNode = new Sandboxer({ mode: "required", hide: [], dataDir: away, home });
+    const awayNode = new Sandboxer({
+      agents: AGENTS,
+      mode: "required",
+      hide: [],
+      dataDir: away,
+      home,
+    });
     assert.equal(await awayNode.check(), undefined);
 
     const bash = (command: string): Reply => toolUse("Bash", { command, description: "probe" });
@@ -191,6 +198,7 @@ function fixture(prefix: string) {
   const root = dir.path;
   for (const d of ["data", "home", "work"]) Deno.mkdirSync(`${root}/${d}`);
   const sandbox = new Sandboxer({
+    agents: AGENTS,
     mode: "required",
     hide: [],
     dataDir: `${root}/data`,
@@ -213,7 +221,6 @@ Deno.test({
       args: ["-c", TTY_PROBE],
       cwd: f.work,
       env: {},
-      kind: "other",
       writable: [f.work],
     });
     assert.ok(w.sandboxed);
@@ -259,7 +266,6 @@ Deno.test({
         args: ["-c", `sleep ${marker} & (sleep ${marker}1 &) ; sleep ${marker}2 & ${tail}`],
         cwd: f.work,
         env: { PATH: "/usr/bin:/bin" },
-        kind: "other",
         writable: [f.work],
       });
     const stamp = String(700000 + Math.floor(Math.random() * 99999));

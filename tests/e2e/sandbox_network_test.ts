@@ -35,6 +35,7 @@ import {
 import { call } from "../support/swarm.ts";
 import { closing, gitRepo, nodeRig, tempDir } from "../support/rig.ts";
 import { claudeAcpHarness } from "../support/harness_fixtures.ts";
+import { AGENTS, harnessAgent, nodeAgents } from "../../src/runner/runtimes/agents.ts";
 
 const claude = requireCli("claude");
 const claudeAcp = requireCli("claude-acp");
@@ -265,10 +266,17 @@ Deno.test({
       network: "model-only",
       mode: "required",
       socket: modelSocketPath(`${data}/agent`),
-      hosts: nodeModelHosts({ runtime: "none", harnesses: [harness], env }),
+      hosts: nodeModelHosts(
+        nodeAgents(
+          { "agent.runtime": "none", "agent.harness": "", "agent.codex_base_url": "" },
+          { harnesses: { claude: harness }, checkouts: {} },
+          env,
+        ),
+      ),
       self: watsCommand(),
     });
     const sandbox = new Sandboxer({
+      agents: AGENTS,
       mode: "required",
       hide: [],
       dataDir: data,
@@ -286,6 +294,7 @@ Deno.test({
         env,
         onEvent: () => {},
         sandbox,
+        agentOf: harnessAgent,
       }),
     );
     try {

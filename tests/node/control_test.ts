@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { CONTROL_OPS, type ControlRequest } from "../../src/contracts/session.ts";
 import type { NodeEvent } from "../../src/contracts/node_events.ts";
-import { controlHandler, nodeControl, onlyOps, RUN_SOCKET_OPS } from "../../src/node/control.ts";
+import { controlHandler, nodeControl } from "../../src/node/control.ts";
 import { HaltState } from "../../src/node/halt.ts";
 import { log } from "../../src/log.ts";
 import { WatsError } from "../../src/errors.ts";
@@ -51,14 +51,14 @@ Deno.test("every control op of the session contract has a handler in the node's 
 
 Deno.test("a socket refuses an op its table does not hold, naming it; an empty table serves no control", async () => {
   const { table, halts } = parts(false);
-  const serve = controlHandler(onlyOps(table, ["halt"]))!;
+  const serve = controlHandler({ halt: table.halt })!;
   assert.equal(await serve(req("halt", { reason: "stop" })), "halt posted: stop");
   await assert.rejects(
     () => serve(req("resume")),
     (e) => e instanceof WatsError && e.code === "mcp.bad_control" && /resume/.test(e.message),
   );
   assert.deepEqual(halts, ["stop"]);
-  assert.equal(controlHandler(onlyOps(table, RUN_SOCKET_OPS)), undefined);
+  assert.equal(controlHandler({}), undefined);
 });
 
 Deno.test("takeover: a foreground node refuses and stays; a node wats mcp started stops once it has answered", async () => {

@@ -36,12 +36,14 @@ Deno.test("a run's socket refuses every control op, a watch, and every hello but
   const dir = await Deno.makeTempDir({ prefix: "wats-run-sock-" });
   const path = `${dir}/run.sock`;
   const service = new FakeService({ tokens: { [TOKEN]: "run-7", ["b".repeat(64)]: "run-6" } });
-  // Given the node's whole control table, it answers none of it (control.ts RUN_SOCKET_OPS).
+  // It cannot be given the node's control table: every op speaks for the person
+  // (docs/decisions/run_socket.md), so passing one does not compile.
   const handled: string[] = [];
   const control = Object.fromEntries(
     CONTROL_OPS.map((op) => [op, () => (handled.push(op), Promise.resolve("done"))]),
   );
   const server = await serveRunSocket(
+    // @ts-expect-error: a run's socket takes no control table.
     { path, service, agentProfile: "alice-agent", control },
     RUN,
   );

@@ -9,6 +9,7 @@ import { claudeRuntime } from "../../src/runner/runtimes/claude/runtime.ts";
 import { codexRuntime } from "../../src/runner/runtimes/codex/runtime.ts";
 import type { RuntimeDeps } from "../../src/runner/runtimes/runtime.ts";
 import { MemoryLog } from "./fakes.ts";
+import { RUNTIME_FACTS } from "../../src/runner/runtimes/facts.ts";
 
 const HARNESS: HarnessConfig = {
   name: "claude",
@@ -93,6 +94,8 @@ Deno.test("the ACP runtime runs one thread per run, names its harness, and shows
       args: ["--flag"],
       env: { PATH: "/usr/bin", EXTRA: "1" },
       readable: [d.configDir],
+      // Its command is exactly Claude's ACP adapter: the sandbox holds Claude's login.
+      agent: RUNTIME_FACTS.claude.agent,
     });
     assert.equal(rt.harness((program, args) => ({ program, args: [...args] })).name, "acp");
   } finally {

@@ -9,6 +9,7 @@ import { Sandboxer } from "../../src/safety/sandboxer.ts";
 import { modelSocketPath, SandboxNetwork } from "../../src/safety/net_gate.ts";
 import { requireTool } from "../support/debian_tools.ts";
 import { tempDir } from "../support/rig.ts";
+import { AGENTS } from "../../src/runner/runtimes/agents.ts";
 
 const bwrap = requireTool("bwrap");
 
@@ -34,6 +35,7 @@ for (const network of ["model-only", "open"] as const) {
       })().catch(() => {});
       const self = ["/nonexistent/wats"];
       const sandbox = new Sandboxer({
+        agents: AGENTS,
         mode: "required",
         hide: [],
         dataDir: `${root}/data`,
@@ -52,7 +54,6 @@ for (const network of ["model-only", "open"] as const) {
           what: "git in work w",
           cwd: `${root}/work`,
           env: {},
-          kind: "other",
           writable: [],
           offline: true,
         });

@@ -3,37 +3,47 @@
 import { deepStrictEqual as assertEquals, throws } from "node:assert/strict";
 import {
   modelHosts,
-  nodeAgents,
   nodeModelHosts,
   parseProxyHead,
   relayCommand,
   withModelOnly,
 } from "../../src/safety/net_policy.ts";
 import { route } from "../../src/cli/route.ts";
+import { AGENTS, nodeAgents } from "../../src/runner/runtimes/agents.ts";
+import { RUNTIME_FACTS } from "../../src/runner/runtimes/facts.ts";
+import type { AgentProfile } from "../../src/safety/sandbox.ts";
 import { MODEL_SOCKET_INSIDE, parseRelayArgs, RELAY_COMMAND } from "../../src/safety/net_relay.ts";
 
+const CLAUDE = RUNTIME_FACTS.claude.agent;
+const CODEX = RUNTIME_FACTS.codex.agent;
+
 Deno.test("an agent's model hosts: its base URL replaces its vendor's hosts; args name more", () => {
-  const cases: Array<[Parameters<typeof modelHosts>, string[]]> = [
-    [["claude", {}], ["api.anthropic.com:443", "platform.claude.com:443"]],
-    [["claude", { ANTHROPIC_BASE_URL: "http://127.0.0.1:4000" }], ["127.0.0.1:4000"]],
-    [["claude", { ANTHROPIC_BASE_URL: "https://gw.example.org/anthropic" }], [
+  const at = (
+    agent: AgentProfile | undefined,
+    env: Record<string, string>,
+    args: string[] = [],
+  ) => modelHosts({ ...(agent ? { agent } : {}), env, args, known: AGENTS });
+  const cases: Array<[string[], string[]]> = [
+    [at(CLAUDE, {}), ["api.anthropic.com:443", "platform.claude.com:443"]],
+    [at(CLAUDE, { ANTHROPIC_BASE_URL: "http://127.0.0.1:4000" }), ["127.0.0.1:4000"]],
+    [at(CLAUDE, { ANTHROPIC_BASE_URL: "https://gw.example.org/anthropic" }), [
       "gw.example.org:443",
     ]],
-    [["codex", {}], ["api.openai.com:443", "chatgpt.com:443", "auth.openai.com:443"]],
+    [at(CODEX, {}), ["api.openai.com:443", "chatgpt.com:443", "auth.openai.com:443"]],
     [
-      ["codex", { OPENAI_BASE_URL: "http://localhost:8080/v1" }, [
+      at(CODEX, { OPENAI_BASE_URL: "http://localhost:8080/v1" }, [
         "-c",
         'model_providers.wats.base_url="http://127.0.0.1:5000/v1"',
-      ]],
+      ]),
       ["localhost:8080", "127.0.0.1:5000"],
     ],
-    // An agent wats does not know reaches only what its settings name.
-    [["other", {}], []],
-    [["other", { ANTHROPIC_BASE_URL: "http://127.0.0.1:1" }], ["127.0.0.1:1"]],
+    // An agent nobody declared reaches only what its settings name: no vendor's host.
+    [at(undefined, {}), []],
+    [at(undefined, { ANTHROPIC_BASE_URL: "http://127.0.0.1:1" }), ["127.0.0.1:1"]],
     // Not a URL: nothing.
-    [["other", { OPENAI_BASE_URL: "not a url" }, ["file:///x", "ftp://h/"]], []],
+    [at(undefined, { OPENAI_BASE_URL: "not a url" }, ["file:///x", "ftp://h/"]), []],
   ];
-  for (const [args, want] of cases) assertEquals(modelHosts(...args), want, JSON.stringify(args));
+  for (const [got, want] of cases) assertEquals(got, want);
 });
 
 Deno.test("a node's model hosts: the runtime's and every enabled harness's (the ACP runtime's too)", () => {

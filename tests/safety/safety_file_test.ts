@@ -131,6 +131,10 @@ Deno.test("a harness's command, args, env, meta or enabled, or a checkout's path
   assert.deepEqual(changed((t) => claude(t).enabled = false).map((c) => c.key), [
     "harnesses.claude.enabled",
   ]);
+  // Declaring which agent it runs decides whose login its sandbox gets: a safety change.
+  assert.deepEqual(changed((t) => claude(t).agent = "codex"), [
+    { key: "harnesses.claude.agent", acknowledged: undefined, current: "codex" },
+  ]);
   assert.deepEqual(changed((t) => t.checkouts.billing!.path = "/home/me"), [
     { key: "checkouts.billing.path", acknowledged: "/srv/billing", current: "/home/me" },
   ]);

@@ -9,6 +9,8 @@ import { Sandboxer } from "../../src/safety/sandboxer.ts";
 import { privateHomeOf } from "../../src/safety/sandbox_home.ts";
 import { requireTool } from "../support/debian_tools.ts";
 import { tempDir } from "../support/rig.ts";
+import { AGENTS } from "../../src/runner/runtimes/agents.ts";
+import { RUNTIME_FACTS } from "../../src/runner/runtimes/facts.ts";
 
 const bwrap = requireTool("bwrap");
 
@@ -27,12 +29,18 @@ Deno.test({
     Deno.writeTextFileSync(`${home}/.bashrc`, "RC");
     Deno.writeTextFileSync(`${home}/.claude/.credentials.json`, "CLAUDE LOGIN");
     Deno.writeTextFileSync(`${home}/.codex/auth.json`, "CODEX LOGIN");
-    const sandbox = new Sandboxer({ mode: "required", hide: [], dataDir: data, home });
+    const sandbox = new Sandboxer({
+      agents: AGENTS,
+      mode: "required",
+      hide: [],
+      dataDir: data,
+      home,
+    });
     const target = (kind: "claude" | "codex") => ({
       what: "harness x",
       cwd: work,
       env: { PATH: "/usr/bin:/bin", HOME: home },
-      kind,
+      agent: RUNTIME_FACTS[kind].agent!,
       writable: [work],
     });
     await sandbox.prepare(target("claude"));
@@ -76,13 +84,22 @@ Deno.test({
     Deno.writeTextFileSync(`${home}/.ssh/id_ed25519`, "SSH KEY");
     Deno.writeTextFileSync(`${home}/.gemini/oauth_creds.json`, "GEMINI LOGIN");
     Deno.writeTextFileSync(`${home}/.gemini/history`, "NOT A LOGIN");
-    const sandbox = new Sandboxer({ mode: "required", hide: [], dataDir: data, home });
+    const sandbox = new Sandboxer({
+      agents: AGENTS,
+      mode: "required",
+      hide: [],
+      dataDir: data,
+      home,
+    });
     const target = {
       what: "harness gemini",
       cwd: work,
       env: { PATH: "/usr/bin:/bin", HOME: home },
-      kind: "other" as const,
-      state: { dir: "~/.gemini", login: ["oauth_creds.json"] } as const,
+      agent: {
+        name: "gemini",
+        state: { dir: "~/.gemini", login: ["oauth_creds.json"] } as const,
+        hosts: [],
+      },
       writable: [work],
     };
     await sandbox.prepare(target);
@@ -90,8 +107,7 @@ Deno.test({
     assert.equal(Deno.readTextFileSync(`${priv}/.gemini/oauth_creds.json`), "GEMINI LOGIN");
     assert.throws(() => Deno.lstatSync(`${priv}/.gemini/history`), Deno.errors.NotFound);
     // Without the declaration the same agent gets no login.
-    const other = { ...target, what: "harness plain" };
-    delete (other as { state?: unknown }).state;
+    const { agent: _declared, ...other } = { ...target, what: "harness plain" };
     await sandbox.prepare(other);
     const plain = privateHomeOf(data, "harness plain", work);
     assert.throws(() => Deno.lstatSync(`${plain}/.gemini`), Deno.errors.NotFound);

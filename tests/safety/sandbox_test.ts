@@ -6,7 +6,6 @@
 
 import assert from "node:assert/strict";
 import {
-  agentKindOf,
   bwrapArgs,
   DEFAULT_HIDE,
   envHides,
@@ -22,8 +21,6 @@ import {
   type SandboxRequest,
 } from "../../src/safety/sandbox.ts";
 import {
-  AGENT_STATES,
-  agentStateOf,
   loginSeeds,
   pathToolchains,
   privateHomeOf,
@@ -31,6 +28,8 @@ import {
   stateFolders,
 } from "../../src/safety/sandbox_home.ts";
 import { RUNTIMES } from "../../src/runner/runtimes/registry.ts";
+import { AGENTS, harnessAgent } from "../../src/runner/runtimes/agents.ts";
+import { RUNTIME_FACTS } from "../../src/runner/runtimes/facts.ts";
 import {
   runsSandboxed,
   type RuntimeDeps,
@@ -55,9 +54,13 @@ const req: SandboxRequest = {
   readable: ["/src/app/.git"],
   writable: [WT, "/h/.gone"],
   env: { PATH: "/h/.cargo/bin:/h/.local/bin:/h:/usr/bin", CLAUDE_CONFIG_DIR: "/srv/claude" },
+  agents: AGENTS,
   privateHome: PRIVATE,
   cwd: WT,
 };
+
+const CLAUDE = RUNTIME_FACTS.claude.agent!.state;
+const CODEX = RUNTIME_FACTS.codex.agent!.state;
 
 const probed: Probed = {
   kinds: new Map<string, PathKind>([
@@ -228,44 +231,41 @@ Deno.test("a bind puts a path at another inside, after the data dir's tmpfs and 
 
 Deno.test("each agent's private home is seeded with its own vendor's login only, from where the person keeps it", () => {
   const p = "/d/agent/homes/x";
-  assert.deepEqual(loginSeeds(AGENT_STATES.claude, {}, "/h", p), [
+  assert.deepEqual(loginSeeds(CLAUDE, {}, "/h", p), [
     { from: "/h/.claude/.credentials.json", to: `${p}/.claude/.credentials.json` },
   ]);
-  assert.deepEqual(loginSeeds(AGENT_STATES.claude, { CLAUDE_CONFIG_DIR: "/c" }, "/h", p), [
+  assert.deepEqual(loginSeeds(CLAUDE, { CLAUDE_CONFIG_DIR: "/c" }, "/h", p), [
     { from: "/c/.credentials.json", to: `${p}/.claude/.credentials.json` },
   ]);
-  assert.deepEqual(loginSeeds(AGENT_STATES.codex, { CODEX_HOME: "/x" }, "/h", p), [
+  assert.deepEqual(loginSeeds(CODEX, { CODEX_HOME: "/x" }, "/h", p), [
     { from: "/x/auth.json", to: `${p}/.codex/auth.json` },
     { from: "/x/config.toml", to: `${p}/.codex/config.toml` },
   ]);
-  assert.deepEqual(loginSeeds(agentStateOf("other"), {}, "/h", p), []);
+  assert.deepEqual(loginSeeds(undefined, {}, "/h", p), []);
   // A third agent's [harnesses.NAME] declares its state: its login is copied, the person's
   // folder hidden, the private home's made by the daemon.
   const gemini = { dir: "~/.gemini", login: ["oauth_creds.json"] } as const;
-  assert.deepEqual(loginSeeds(agentStateOf("other", gemini), {}, "/h", p), [
+  assert.deepEqual(loginSeeds(gemini, {}, "/h", p), [
     { from: "/h/.gemini/oauth_creds.json", to: `${p}/.gemini/oauth_creds.json` },
   ]);
-  assert.ok(envHides({}, gemini).includes("~/.gemini"));
-  assert.deepEqual(stateFolders(gemini), [".claude", ".codex", ".gemini"]);
+  assert.ok(envHides({}, AGENTS, gemini).includes("~/.gemini"));
+  assert.deepEqual(stateFolders(AGENTS, gemini), [".claude", ".codex", ".gemini"]);
   // One private home per agent and working directory.
   const a = privateHomeOf("/d", "harness claude", "/w/1");
   assert.match(a, /^\/d\/agent\/homes\/harness-claude-[0-9a-f]{16}$/);
   assert.notEqual(a, privateHomeOf("/d", "harness claude", "/w/2"));
   assert.notEqual(a, privateHomeOf("/d", "harness codex", "/w/1"));
-  assert.equal(agentKindOf("npx", ["@agentclientprotocol/claude-agent-acp"]), "claude");
-  assert.equal(agentKindOf("codex-acp", []), "codex");
-  assert.equal(agentKindOf("gemini", ["--acp"]), "other");
 });
 
 Deno.test("the person's agent state, the ssh agent's socket and root's control sockets are hidden", () => {
-  assert.deepEqual(envHides({ SSH_AUTH_SOCK: "/tmp/ssh-x/agent.1", CODEX_HOME: "/c" }), [
+  assert.deepEqual(envHides({ SSH_AUTH_SOCK: "/tmp/ssh-x/agent.1", CODEX_HOME: "/c" }, AGENTS), [
     "/tmp/ssh-x/agent.1",
     "~/.claude",
     "~/.claude.json",
     "~/.codex",
     "/c",
   ]);
-  assert.deepEqual(envHides({ SSH_AUTH_SOCK: "relative" }), [
+  assert.deepEqual(envHides({ SSH_AUTH_SOCK: "relative" }, AGENTS), [
     "~/.claude",
     "~/.claude.json",
     "~/.codex",
@@ -275,7 +275,7 @@ Deno.test("the person's agent state, the ssh agent's socket and root's control s
   }
   // The person's state shows again only where the workspace is home itself: hidden there.
   const plan = planSandbox(
-    { ...req, hide: envHides({}), writable: ["/h"], cwd: "/h" },
+    { ...req, hide: envHides({}, AGENTS), writable: ["/h"], cwd: "/h" },
     {
       kinds: new Map([["/h", "dir"], ["/h/.claude", "dir"], ["/h/.claude.json", "file"]]),
       dataDirs: [],
@@ -343,17 +343,18 @@ Deno.test("every registered runtime runs sandboxed except at the levels it decla
     const row = `${name} at ${access}`;
     assert.equal(runsSandboxed(rt.facts, access), sandboxed, row);
     const agent = rt.sandboxed();
-    assert.equal(agentKindOf(agent.program, agent.args), kind, row);
+    assert.equal(agent.agent?.name, kind, row);
     if (!sandboxed) continue;
     const privateHome = privateHomeOf("/d", "the heartbeat agent", "/w");
     const plan = planSandbox(
       {
         dataDir: "/d",
         home: "/h",
-        hide: [...DEFAULT_HIDE, ...envHides(agent.env)],
+        hide: [...DEFAULT_HIDE, ...envHides(agent.env, AGENTS)],
         readable: agent.readable,
         writable: ["/w"],
         env: agent.env,
+        agents: AGENTS,
         privateHome,
         cwd: "/w",
       },
@@ -372,12 +373,7 @@ Deno.test("every registered runtime runs sandboxed except at the levels it decla
     at(args, "--setenv", "CLAUDE_CONFIG_DIR", "/h/.claude");
     at(args, "--setenv", "CODEX_HOME", "/h/.codex");
     if (name === "acp") at(args, "--ro-bind-try", "/h/acp", "/h/acp");
-    const seeds = loginSeeds(
-      agentStateOf(agentKindOf(agent.program, agent.args)),
-      {},
-      "/h",
-      privateHome,
-    );
+    const seeds = loginSeeds(agent.agent?.state, {}, "/h", privateHome);
     assert.deepEqual(
       seeds.map((s) => s.from),
       kind === "codex"
@@ -415,13 +411,17 @@ Deno.test("an ACP coding agent's harness under home: its program folder comes ba
   const args = sandboxedCommand(plan, { program: harness[0]!, args: harness.slice(1) }, LINUX).args;
   at(args, "--ro-bind-try", "/h/tools", "/h/tools");
   at(args, "--bind", privateHome, "/h");
-  assert.equal(agentKindOf(harness[0]!, harness.slice(1)), "claude");
-  assert.deepEqual(loginSeeds(AGENT_STATES.claude, req.env, "/h", privateHome), [
+  const h = { name: "claude", command: harness[0]!, args: harness.slice(1) };
+  assert.equal(
+    harnessAgent({ ...h, env: {}, meta: {}, context: [], idle: 1, enabled: true }),
+    RUNTIME_FACTS.claude.agent,
+  );
+  assert.deepEqual(loginSeeds(CLAUDE, req.env, "/h", privateHome), [
     { from: "/srv/claude/.credentials.json", to: `${privateHome}/.claude/.credentials.json` },
   ]);
   // The person's CLAUDE_CONFIG_DIR outside home is hidden.
   const withState = planSandbox(
-    { ...req, privateHome, hide: envHides(req.env) },
+    { ...req, privateHome, hide: envHides(req.env, AGENTS) },
     { ...probed, kinds: new Map([...probed.kinds, ["/srv/claude", "dir"]]) },
   );
   assert.deepEqual(withState.hiddenDirs, ["/srv/claude"]);

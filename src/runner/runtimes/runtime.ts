@@ -26,7 +26,7 @@ import type { Settings } from "../../config/schema.ts";
 import type { RuntimeName } from "../../contracts/runtime_names.ts";
 import type { EnvAllowlist } from "../../contracts/run_env.ts";
 import type { AccessPlan } from "../../safety/access.ts";
-import type { AgentKind, AgentState } from "../../safety/sandbox.ts";
+import type { AgentProfile } from "../../safety/sandbox.ts";
 import type { Harness, OutputParser, RunContext, SelfCommand } from "../harness.ts";
 import type { RunnerLog } from "../ports.ts";
 
@@ -69,8 +69,11 @@ export interface SandboxedAgent {
   env: Record<string, string>;
   /** The parts of the data dir it reads besides the run's files. */
   readable: string[];
-  /** The state an agent wats does not know declares (`[harnesses.NAME]`'s `state`, `login`). */
-  state?: AgentState;
+  /**
+   * The agent it is (src/runner/runtimes/agents.ts): its login seeds the private home, its
+   * vendor's hosts open. Unset: an agent nobody declared, which gets neither.
+   */
+  agent?: AgentProfile;
 }
 
 /** What a run's access level sets in its context. */
@@ -115,15 +118,68 @@ export interface RuntimeFacts {
    */
   readonly env?: EnvAllowlist;
   /**
-   * The agent it runs, whose state and login its sandbox's private home holds
-   * (src/safety/sandbox_home.ts `AGENT_STATES`); unset: told by the program it starts (acp: its
-   * harness's agent).
+   * The agent it runs (src/runner/runtimes/agents.ts): the state and login its sandbox's
+   * private home holds, its vendor's hosts, and the ACP adapter a `[harnesses.NAME]` runs it
+   * through. Unset (acp): its harness's agent, as that table declares it.
    */
-  readonly agent?: Exclude<AgentKind, "other">;
+  readonly agent?: AgentFacts;
   /** The setting that names one more variable its process gets (`agent.codex_env_key`). */
   readonly keySetting?: "agent.codex_env_key";
+  /** The setting whose URL its process is pointed at (`agent.codex_base_url`): one more model host. */
+  readonly baseUrlSetting?: "agent.codex_base_url";
   /** A reader of its transcripts' output lines (`wats agent logs`, `wats ui`). */
   parser(): OutputParser;
+}
+
+/** A known agent: what its sandbox is told of it, and how a harness is known to run it. */
+export interface AgentFacts extends AgentProfile {
+  /** Its state folder and login. */
+  readonly state: NonNullable<AgentProfile["state"]>;
+  /**
+   * Its ACP adapter, which a `[harnesses.NAME]` runs without declaring `agent` only when its
+   * command is exactly this: the program `bin`, or a JavaScript runtime whose first argument is
+   * the file `entry` of `node_modules/<pkg>/`.
+   */
+  readonly adapter?: { readonly bin: string; readonly pkg: string; readonly entry: string };
+}
+
+/** Where the person runs a command: their environment (HOME…) and working directory. */
+export interface PersonPlace {
+  env: Readonly<Record<string, string>>;
+  cwd: string;
+}
+
+/** What a runtime's `launch` is given. */
+export interface LaunchAt {
+  values: Settings;
+  /** The launcher's whole environment (the daemon's is a filtered copy). */
+  env: Readonly<Record<string, string>>;
+  /** For advice: where `service.env` lives. */
+  dataDir: string;
+}
+
+/** What a runtime's daemon may do beyond running its programs. */
+export interface LaunchGrant {
+  /** Listen on an ephemeral loopback port (Codex's lock self-check: docs/codex.md). */
+  loopbackServer?: boolean;
+}
+
+/**
+ * One runtime's part of the launch (src/runner/runtimes/launch.ts); a runtime with nothing to
+ * add has none.
+ */
+export interface RuntimeLaunch {
+  /**
+   * The files of its CLI that hold the wats entry, which its daemon and `wats setup` read as
+   * data, never write (Claude Code's).
+   */
+  entryFiles?(at: PersonPlace): string[];
+  /**
+   * What its daemon's permission set needs beyond its programs.
+   *
+   * @throws {ConfigError} when the runtime cannot start (a variable its settings name is unset).
+   */
+  launch?(at: LaunchAt): LaunchGrant;
 }
 
 /** One `agent.runtime`, made for a daemon. */

@@ -18,11 +18,13 @@ import { acpRuntimeHarness, type AcpRuntimeOptions, LOCKABLE_AGENTS } from "./ha
 import type { RunnerLog } from "../../ports.ts";
 import { acpFacts } from "./facts.ts";
 import { noDenyRules, type Runtime, type RuntimeDeps } from "../runtime.ts";
+import { harnessAgent } from "../agents.ts";
 
 /** The ACP runtime. Throws a `ConfigError` the user can act on. */
 export function acpRuntime(d: RuntimeDeps): Runtime {
   const o = acpOptions(d);
   const { harness } = o;
+  const agent = harnessAgent(harness);
   return {
     facts: acpFacts,
     label: `acp on [harnesses.${harness.name}]`,
@@ -33,7 +35,7 @@ export function acpRuntime(d: RuntimeDeps): Runtime {
       args: harness.args,
       env: { ...d.env, ...harness.env },
       readable: [d.configDir],
-      ...(harness.state ? { state: harness.state } : {}),
+      ...(agent ? { agent } : {}),
     }),
     access: (p) => Promise.resolve(noDenyRules(p)),
     ready: (at) => checkLockable(harness, at.workdir(), o.env, d.log),

@@ -19,7 +19,25 @@ export const claudeFacts: RuntimeFacts = {
   threadPerRun: false,
   // Locked: the wats tools only (docs/decisions/runner.md); every other level runs commands.
   shellless: ["locked"],
-  agent: "claude",
+  agent: {
+    name: "claude",
+    // Never Claude's settings.json or `.claude.json`: hooks and MCP servers there are programs.
+    state: {
+      dir: "~/.claude",
+      dirEnv: "CLAUDE_CONFIG_DIR",
+      hide: ["~/.claude.json"],
+      login: [".credentials.json"],
+    },
+    // The model API and the host that refreshes a subscription login (Claude Code 2.1.197's
+    // `TOKEN_URL`).
+    hosts: ["api.anthropic.com:443", "platform.claude.com:443"],
+    baseUrlEnv: "ANTHROPIC_BASE_URL",
+    adapter: {
+      bin: "claude-agent-acp",
+      pkg: "@agentclientprotocol/claude-agent-acp",
+      entry: "dist/index.js",
+    },
+  },
   env: RUN_ENV.claude,
   parser: () => new ClaudeStreamParser(),
 };

@@ -50,6 +50,7 @@ export function claudeRuntime(d: RuntimeDeps): Runtime {
       args: [],
       env: { ...d.runEnv },
       readable: [d.configDir],
+      agent: claudeFacts.agent,
     }),
     // Claude silently ignores an invalid settings file: writeClaudeSettings validates it.
     access: async (p) => {

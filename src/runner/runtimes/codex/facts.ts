@@ -20,8 +20,18 @@ export const codexFacts: RuntimeFacts = {
   threadPerRun: false,
   // Locked: the wats tools only (docs/decisions/runner.md); every other level runs commands.
   shellless: ["locked"],
-  agent: "codex",
+  agent: {
+    name: "codex",
+    // Codex's provider (its endpoint, the variable holding its key) lives in config.toml: without
+    // it a person on their own provider is not logged in (measured with codex-acp).
+    state: { dir: "~/.codex", dirEnv: "CODEX_HOME", login: ["auth.json", "config.toml"] },
+    // The model API, the ChatGPT backend and its auth server.
+    hosts: ["api.openai.com:443", "chatgpt.com:443", "auth.openai.com:443"],
+    baseUrlEnv: "OPENAI_BASE_URL",
+    adapter: { bin: "codex-acp", pkg: "@agentclientprotocol/codex-acp", entry: "dist/index.js" },
+  },
   env: RUN_ENV.codex,
   keySetting: "agent.codex_env_key",
+  baseUrlSetting: "agent.codex_base_url",
   parser: () => new CodexJsonParser(),
 };

@@ -38,6 +38,7 @@ export function codexRuntime(d: RuntimeDeps): Runtime {
       args: [],
       env: { ...d.runEnv },
       readable: [d.configDir, stateDir],
+      agent: codexFacts.agent,
     }),
     access: (p) => Promise.resolve(noDenyRules(p)),
     ready: async (at) => {
