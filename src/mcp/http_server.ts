@@ -12,7 +12,9 @@
  * same tools, instructions and fences, never a runner session's. Answers are JSON (the node
  * sends no request or notification of its own), so GET, the server-to-client stream, is 405. A
  * session with no request for {@linkcode SESSION_IDLE_MS} ends; a token holds at most
- * {@linkcode SESSIONS_PER_TOKEN}, and opening one more ends its least recently used.
+ * {@linkcode SESSIONS_PER_TOKEN}, and opening one more ends its least recently used. Sessions and
+ * served requests are reported to the node's idle watch, so a node `wats mcp` started stays up
+ * while an HTTP client uses it (src/node/idle.ts).
  *
  * Requires `net` on the listen address and read on the token file.
  *
@@ -58,6 +60,10 @@ export interface ServeMcpHttpOptions {
   sessionIdleMs?: number;
   sessionsPerToken?: number;
   limits?: Partial<McpWireLimits>;
+  /** Told how many sessions are open after each opens or ends (the node's idle watch). */
+  onSessions?: (open: number) => void;
+  /** Told of each request of a live token that is served (the node's idle watch). */
+  onActivity?: () => void;
 }
 
 /** A running endpoint. */
@@ -98,6 +104,7 @@ export function serveMcpHttp(opts: ServeMcpHttpOptions): McpHttpServer {
     const s = sessions.get(id);
     if (s === undefined) return;
     sessions.delete(id);
+    opts.onSessions?.(sessions.size);
     log("debug", "mcp http session closed", { token: s.tokenId });
     void s.server.close().catch(() => {});
   };
@@ -150,6 +157,7 @@ export function serveMcpHttp(opts: ServeMcpHttpOptions): McpHttpServer {
         enableJsonResponse: true,
         onsessioninitialized: (id: string) => {
           sessions.set(id, { id, tokenId: grant.id, transport, server, seen: now() });
+          opts.onSessions?.(sessions.size);
           log("info", "mcp http session opened", { profile: identity.profile, token: grant.id });
           arm();
         },
@@ -184,6 +192,8 @@ export function serveMcpHttp(opts: ServeMcpHttpOptions): McpHttpServer {
     }
     const limited = rate.take(grant.id);
     if (limited) return refusal(limited);
+    // Only a live token's requests within its rate: a stranger cannot keep the node up.
+    opts.onActivity?.();
     if (req.method !== "POST" && req.method !== "DELETE") {
       // No stream from the node: it sends no request or notification of its own.
       return refusal({
@@ -309,6 +319,8 @@ export function startMcpHttp(o: {
   tokensFile: string;
   service: NodeService;
   log: McpLog;
+  /** The node's idle watch, when `wats mcp` started it: HTTP sessions keep it up too. */
+  idle?: { sessions(open: number, way: "http"): void; activity(): void };
 }): McpHttpServer | undefined {
   const text = o.settings["mcp.listen"];
   if (text === "") return undefined;
@@ -319,6 +331,12 @@ export function startMcpHttp(o: {
     tokens: new TokenBook(o.tokensFile, (m) => o.log("warn", m)),
     ratePerMinute: o.settings["mcp.rate_limit"],
     log: o.log,
+    ...(o.idle
+      ? {
+        onSessions: (open: number) => o.idle?.sessions(open, "http"),
+        onActivity: () => o.idle?.activity(),
+      }
+      : {}),
   });
   o.log("info", `MCP over HTTP at ${server.url}`);
   if (!listen.loopback) {
