@@ -11,6 +11,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Progress } from "@modelcontextprotocol/sdk/types.js";
 import { AcpLayer } from "../../src/acp/calls.ts";
+import { NOTE_CHARS } from "../../src/acp/call_plan.ts";
 import { makePolicy } from "../../src/acp/policy.ts";
 import { git } from "../../src/acp/worktrees.ts";
 import { ConnTransport, LineReader } from "../../src/mcp/conn_transport.ts";
@@ -136,6 +137,39 @@ Deno.test("over HTTP a call asking for progress gets an event stream of its step
       types.every((t) => t === "application/json" || t === "text/event-stream" || t === ""),
       types.join(", "),
     );
+  } finally {
+    await c.close();
+    await server.close();
+  }
+});
+
+Deno.test("a tool title from the coding agent reaches the client as one plain, short line", async () => {
+  const title = "Read \x1b]0;owned\x07 the\u202e file\n" + "x".repeat(300);
+  await using node = await nodeWithAgent([{
+    requests: [{ toolCallId: "t1", kind: "read", title, locations: ["README.md"] }],
+    message: "ok",
+  }]);
+  const file = `${node.dir}/mcp_tokens.json`;
+  const { token } = await createToken(file, { profile: "bob" });
+  const server = serveMcpHttp({
+    listen: { hostname: "127.0.0.1", port: 0, hostPort: "127.0.0.1:0", loopback: true },
+    service: node.service,
+    tokens: new TokenBook(file),
+    ratePerMinute: 600,
+  });
+  const c = new Client({ name: "progress-test", version: "0" });
+  try {
+    await c.connect(
+      new StreamableHTTPClientTransport(new URL(server.url), {
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      }),
+    );
+    const notes: Progress[] = [];
+    await callAgent(c, notes);
+    const first = notes[0]!.message!;
+    assert.doesNotMatch(first, /[\p{Cc}\p{Cf}]/u);
+    assert.ok(first.startsWith("read: Read ]0;owned the file x"), first);
+    assert.equal(first.length, NOTE_CHARS);
   } finally {
     await c.close();
     await server.close();
