@@ -11,6 +11,7 @@ import type { CheckoutConfig, HarnessConfig } from "../config/acp_tables.ts";
 import type { CallArgs, CallOrigin, CallResult } from "../contracts/coding_agents.ts";
 import { errorMessage } from "../error_message.ts";
 import type { Sandboxer } from "../safety/sandboxer.ts";
+import type { SessionUpdate } from "./client.ts";
 import type { Grant } from "./judge.ts";
 import { importWork } from "./work_import.ts";
 import { type CallLine, noteCall } from "./work_record.ts";
@@ -29,6 +30,8 @@ export interface CallPlan {
   args: CallArgs;
   /** Cancels the coding agent's prompt (the MCP call was cancelled or timed out). */
   signal?: AbortSignal;
+  /** Hears what the coding agent is doing (the caller's progress notifications). */
+  progress?: (note: string) => void;
   /** A person's decision carried to this call, for the request it answers. */
   grant?: Grant;
 }
@@ -108,4 +111,31 @@ export function realOr(path: string): string {
   } catch {
     return path;
   }
+}
+
+/**
+ * Turns a call's session updates into progress notes: one per tool call the coding agent starts
+ * (its title), and one when it starts to write or to think after something else. A reply streams
+ * as many chunks; one note for the run of them keeps a client's notifications to a few per step.
+ * Costs and plans say nothing a waiting client needs. A title is the coding agent's text, which
+ * may come from what it read: runs of control and format characters (a terminal's escapes) and
+ * spaces become one space, and it is cut at {@linkcode NOTE_CHARS} characters.
+ */
+export function progressNotes(progress: (note: string) => void): (update: SessionUpdate) => void {
+  let last = "";
+  return (update) => {
+    const kind = update.sessionUpdate;
+    if (kind === "tool_call") progress(plainNote(`${update.kind ?? "tool"}: ${update.title}`));
+    else if (kind === "agent_message_chunk" && last !== kind) progress("writing its reply");
+    else if (kind === "agent_thought_chunk" && last !== kind) progress("thinking");
+    if (kind !== "usage_update") last = kind;
+  };
+}
+
+/** The longest progress note: a line a host shows beside a running call. */
+export const NOTE_CHARS = 120;
+
+function plainNote(text: string): string {
+  const one = text.replace(/[\p{Cc}\p{Cf}\s]+/gu, " ").trim();
+  return one.length > NOTE_CHARS ? `${one.slice(0, NOTE_CHARS - 1)}…` : one;
 }

@@ -18,6 +18,7 @@
 import type { ContentBlock } from "@agentclientprotocol/sdk";
 import {
   type CallArgs,
+  type CallControl,
   type CallOrigin,
   type CallResult,
   IN_DOUBT,
@@ -59,6 +60,7 @@ import {
   type CallPlan,
   noteCallSafely,
   outcomeOf,
+  progressNotes,
   realOr,
   resultOf,
   workOf,
@@ -214,7 +216,7 @@ export class AcpLayer {
     harnessName: string,
     origin: CallOrigin,
     args: CallArgs,
-    signal?: AbortSignal,
+    control: CallControl = {},
   ): Promise<CallResult> {
     const harness = this.#options.harnesses[harnessName];
     if (harness === undefined || !harness.enabled) {
@@ -228,7 +230,16 @@ export class AcpLayer {
       thread: origin.thread,
       work: args.work,
     });
-    return await this.#enqueue({ harness, co, place, origin, args, signal });
+    const { signal, progress } = control;
+    return await this.#enqueue({
+      harness,
+      co,
+      place,
+      origin,
+      args,
+      ...(signal ? { signal } : {}),
+      ...(progress ? { progress } : {}),
+    });
   }
 
   /**
@@ -542,6 +553,7 @@ export class AcpLayer {
     spent: (usd: number | undefined) => void,
   ): Promise<CallResult> {
     const { harness, co, place, origin, args, signal } = plan;
+    const progress = plan.progress && progressNotes(plan.progress);
     const { running, worktree } = at;
     // A halt that came while the agent started: it is stopped, and nothing is sent.
     this.#refuseHalted();
@@ -604,6 +616,7 @@ export class AcpLayer {
       grant: plan.grant,
       emit: (e) => {
         this.#options.onEvent?.(e);
+        if (e.type === "acp_update") progress?.(e.update);
         try {
           noteSession(place.dir, { ...e, at: Date.now() });
         } catch {

@@ -4,7 +4,8 @@
  * (src/mcp/http_tokens.ts). The daemon reads the file at the next request, so a revoked token
  * stops at once.
  *
- * Requires read on config.toml and the token file, write on the token file and its `.tmp`.
+ * Requires read on config.toml and the token file, write on the token file, its `.tmp` and its
+ * `.lock` (writers take turns: two `create`s at once keep both tokens).
  *
  * @module
  */

@@ -148,6 +148,14 @@ function socketGrant(socket: string): Pick<PermissionSet, "read" | "write" | "ne
   return { read: [socket], write: [socket], net: [`unix:${socket}`] };
 }
 
+/**
+ * What writing the MCP over HTTP token file takes (src/mcp/http_tokens.ts): the file, the `.tmp`
+ * renamed over it, and the `.lock` that makes writers wait for each other.
+ */
+function tokenFiles(p: DataPaths): string[] {
+  return [p.mcpTokens, `${p.mcpTokens}.tmp`, `${p.mcpTokens}.lock`];
+}
+
 /** Returns the permission set of `command`. */
 export function permissionsFor(command: CommandId, inputs: PermissionInputs): PermissionSet {
   const p = inputs.paths;
@@ -232,8 +240,9 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
       };
     }
     case "mcp-token": {
-      // The token file (written beside, then renamed over) and config.toml for the profile.
-      const files = [p.mcpTokens, `${p.mcpTokens}.tmp`];
+      // The token file (written beside, then renamed over, under a lock on its `.lock` file:
+      // src/mcp/http_tokens.ts) and config.toml for the profile.
+      const files = tokenFiles(p);
       return { ...NONE, read: unique([p.config, ...files]), write: files };
     }
     case "agent-read":
@@ -274,15 +283,9 @@ export function permissionsFor(command: CommandId, inputs: PermissionInputs): Pe
           ...(inputs.hostConfigs ?? []),
           ...(inputs.claudeConfigs ?? []),
           // `--http`: a token for the entry (src/mcp/http_tokens.ts).
-          p.mcpTokens,
-          `${p.mcpTokens}.tmp`,
+          ...tokenFiles(p),
         ]),
-        write: unique([
-          p.config,
-          ...(inputs.hostConfigs ?? []),
-          p.mcpTokens,
-          `${p.mcpTokens}.tmp`,
-        ]),
+        write: unique([p.config, ...(inputs.hostConfigs ?? []), ...tokenFiles(p)]),
         // `claude mcp …` registers wats; `codex --version` only checks Codex is installed.
         run: ["claude", "codex"],
       };

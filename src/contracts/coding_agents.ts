@@ -111,16 +111,26 @@ export interface CallResult {
   stopped?: "budget";
 }
 
+/** How the caller follows its call. */
+export interface CallControl {
+  /** Cancels the coding agent's prompt (the MCP call was cancelled or timed out). */
+  signal?: AbortSignal;
+  /**
+   * Hears, in a few words, what the coding agent is doing as its session reports it (a tool it
+   * starts, that it began to write or think): an MCP client's progress notifications.
+   */
+  progress?: (note: string) => void;
+}
+
 /** What the MCP server needs of the ACP layer (`AcpLayer` in src/acp/calls.ts is one). */
 export interface CodingAgents {
   harnessNames(): string[];
   checkoutNames(): string[];
-  /** `signal` cancels the coding agent's prompt (the MCP call was cancelled or timed out). */
   call(
     harness: string,
     origin: CallOrigin,
     args: CallArgs,
-    signal?: AbortSignal,
+    control?: CallControl,
   ): Promise<CallResult>;
   /** The thread the run `runId` is about, if it is about one. */
   threadOfRun?(runId: string): string | undefined;

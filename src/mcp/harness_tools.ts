@@ -59,8 +59,24 @@ export function harnessTools(agents: CodingAgents | undefined): ToolSpec[] {
         callId: callIdOf(ctx.session),
         ...(run !== undefined ? { run } : {}),
       };
-      const result = await agents.call(name, origin, args as unknown as CallArgs, ctx.signal);
-      return formatResult(name, result);
+      // A call returns while its prompt goes on (parked): no note may follow its answer.
+      let answered = false;
+      const progress = ctx.progress;
+      try {
+        const result = await agents.call(name, origin, args as unknown as CallArgs, {
+          ...(ctx.signal ? { signal: ctx.signal } : {}),
+          ...(progress
+            ? {
+              progress: (note: string) => {
+                if (!answered) progress(note);
+              },
+            }
+            : {}),
+        });
+        return formatResult(name, result);
+      } finally {
+        answered = true;
+      }
     },
   }));
 }

@@ -9,10 +9,14 @@
  * 3. the token's rate (`mcp.rate_limit`).
  *
  * A session is what `mcp.sock` gives a hello naming the token's profile with no run token: the
- * same tools, instructions and fences, never a runner session's. Answers are JSON (the node
- * sends no request or notification of its own), so GET, the server-to-client stream, is 405. A
+ * same tools, instructions and fences, never a runner session's. Answers are JSON, except to a
+ * request that carries a `_meta.progressToken` (a coding agent's call, which can run for minutes):
+ * that one gets an event stream, its progress notifications and then its answer. The node sends
+ * no request or notification of its own, so GET, the server-to-client stream, is 405. A
  * session with no request for {@linkcode SESSION_IDLE_MS} ends; a token holds at most
- * {@linkcode SESSIONS_PER_TOKEN}, and opening one more ends its least recently used.
+ * {@linkcode SESSIONS_PER_TOKEN}, and opening one more ends its least recently used. Sessions and
+ * served requests are reported to the node's idle watch, so a node `wats mcp` started stays up
+ * while an HTTP client uses it (src/node/idle.ts).
  *
  * Requires `net` on the listen address and read on the token file.
  *
@@ -58,6 +62,10 @@ export interface ServeMcpHttpOptions {
   sessionIdleMs?: number;
   sessionsPerToken?: number;
   limits?: Partial<McpWireLimits>;
+  /** Told how many sessions are open after each opens or ends (the node's idle watch). */
+  onSessions?: (open: number) => void;
+  /** Told of each request of a live token that is served (the node's idle watch). */
+  onActivity?: () => void;
 }
 
 /** A running endpoint. */
@@ -98,6 +106,7 @@ export function serveMcpHttp(opts: ServeMcpHttpOptions): McpHttpServer {
     const s = sessions.get(id);
     if (s === undefined) return;
     sessions.delete(id);
+    opts.onSessions?.(sessions.size);
     log("debug", "mcp http session closed", { token: s.tokenId });
     void s.server.close().catch(() => {});
   };
@@ -147,9 +156,12 @@ export function serveMcpHttp(opts: ServeMcpHttpOptions): McpHttpServer {
     const transport: WebStandardStreamableHTTPServerTransport =
       new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomId(),
-        enableJsonResponse: true,
+        // Event streams from the SDK; `answerOf` reads each whole into JSON unless the request
+        // asked for progress (the SDK's JSON mode drops a request's notifications).
+        enableJsonResponse: false,
         onsessioninitialized: (id: string) => {
           sessions.set(id, { id, tokenId: grant.id, transport, server, seen: now() });
+          opts.onSessions?.(sessions.size);
           log("info", "mcp http session opened", { profile: identity.profile, token: grant.id });
           arm();
         },
@@ -161,7 +173,7 @@ export function serveMcpHttp(opts: ServeMcpHttpOptions): McpHttpServer {
     server.server.onerror = (err: Error) =>
       log("debug", "mcp http session error", { error: err.message });
     await server.connect(transport);
-    const res = await transport.handleRequest(req, { parsedBody: body });
+    const res = await answerOf(body, await transport.handleRequest(req, { parsedBody: body }));
     // An initialize the transport refused opened nothing: its server goes too.
     if (transport.sessionId === undefined || !sessions.has(transport.sessionId)) {
       await server.close().catch(() => {});
@@ -184,6 +196,8 @@ export function serveMcpHttp(opts: ServeMcpHttpOptions): McpHttpServer {
     }
     const limited = rate.take(grant.id);
     if (limited) return refusal(limited);
+    // Only a live token's requests within its rate: a stranger cannot keep the node up.
+    opts.onActivity?.();
     if (req.method !== "POST" && req.method !== "DELETE") {
       // No stream from the node: it sends no request or notification of its own.
       return refusal({
@@ -213,9 +227,12 @@ export function serveMcpHttp(opts: ServeMcpHttpOptions): McpHttpServer {
       return rpcError(404, -32001, "Session not found: initialize a new session");
     }
     session.seen = now();
-    return await session.transport.handleRequest(
-      req,
-      req.method === "POST" ? { parsedBody: body } : {},
+    return await answerOf(
+      body,
+      await session.transport.handleRequest(
+        req,
+        req.method === "POST" ? { parsedBody: body } : {},
+      ),
     );
   };
 
@@ -267,6 +284,38 @@ export function serveMcpHttp(opts: ServeMcpHttpOptions): McpHttpServer {
   };
 }
 
+/** True when a request of the body asks for progress notifications (`_meta.progressToken`). */
+function wantsProgress(body: unknown): boolean {
+  return (Array.isArray(body) ? body : [body]).some((m) =>
+    (m as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta
+      ?.progressToken !== undefined
+  );
+}
+
+/**
+ * The answer to send: the SDK's event stream as it is when the request asked for progress,
+ * else read whole (the SDK ends it after the last answer) into the JSON it carries, with a
+ * length, so the connection stays open for the next request.
+ */
+async function answerOf(body: unknown, res: Response): Promise<Response> {
+  const type = res.headers.get("content-type") ?? "";
+  if (!type.startsWith("text/event-stream") || wantsProgress(body)) return res;
+  const messages = (await res.text()).split(/\r?\n\r?\n/).map((event) =>
+    event.split(/\r?\n/).filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart())
+      .join("\n")
+  ).filter((data) => data !== "").map((data) => JSON.parse(data) as unknown);
+  if (messages.length === 0) {
+    return rpcError(503, -32603, "the session ended before its answer: send the request again");
+  }
+  const headers = new Headers({ "content-type": "application/json" });
+  const sid = res.headers.get("mcp-session-id");
+  if (sid !== null) headers.set("mcp-session-id", sid);
+  return new Response(JSON.stringify(messages.length === 1 ? messages[0] : messages), {
+    status: res.status,
+    headers,
+  });
+}
+
 function isInitialize(body: unknown): boolean {
   return typeof body === "object" && body !== null && !Array.isArray(body) &&
     (body as { method?: unknown }).method === "initialize";
@@ -309,6 +358,8 @@ export function startMcpHttp(o: {
   tokensFile: string;
   service: NodeService;
   log: McpLog;
+  /** The node's idle watch, when `wats mcp` started it: HTTP sessions keep it up too. */
+  idle?: { sessions(open: number, way: "http"): void; activity(): void };
 }): McpHttpServer | undefined {
   const text = o.settings["mcp.listen"];
   if (text === "") return undefined;
@@ -319,6 +370,12 @@ export function startMcpHttp(o: {
     tokens: new TokenBook(o.tokensFile, (m) => o.log("warn", m)),
     ratePerMinute: o.settings["mcp.rate_limit"],
     log: o.log,
+    ...(o.idle
+      ? {
+        onSessions: (open: number) => o.idle?.sessions(open, "http"),
+        onActivity: () => o.idle?.activity(),
+      }
+      : {}),
   });
   o.log("info", `MCP over HTTP at ${server.url}`);
   if (!listen.loopback) {

@@ -9,7 +9,8 @@
  * made: the token itself is printed once by `wats mcp token create` and kept nowhere. A token is
  * 32 random bytes, so one unsalted hash is enough: nobody can search a space of 2^256.
  *
- * `wats mcp token` writes the file; the daemon only reads it, at the first request after it
+ * `wats mcp token` (and `wats setup --http`) write the file, one at a time (a lock on
+ * `<file>.lock`), each write renamed into place; the daemon only reads it, at the first request after it
  * changed (its size or modification time), so a revoked token stops working at once, without a
  * restart. A file that cannot be read as tokens opens nothing (and is reported once).
  *
@@ -106,15 +107,43 @@ function parseTokens(path: string, text: string): TokenRecord[] {
 }
 
 /**
- * Writes the token list: a file beside it, renamed over it, mode 0600 (a reader never sees half
- * a file). Requires write on `path` and `path.tmp`.
+ * Writes the token list: a file beside it, flushed, renamed over it, mode 0600, so a reader (the
+ * daemon, `list`) sees the old list or the new one, never half of one. Only under
+ * {@linkcode withTokenLock}: the `.tmp` name is one for all writers.
  */
-export async function writeTokens(path: string, tokens: TokenRecord[]): Promise<void> {
+async function writeTokens(path: string, tokens: TokenRecord[]): Promise<void> {
   const data: TokenFileData = { version: 1, tokens };
   const tmp = `${path}.tmp`;
-  await Deno.writeTextFile(tmp, JSON.stringify(data, null, 1) + "\n", { mode: 0o600 });
-  await Deno.chmod(tmp, 0o600);
+  const file = await Deno.open(tmp, { write: true, create: true, truncate: true, mode: 0o600 });
+  try {
+    // A `.tmp` left by a crash keeps its old mode through `mode`: set it again.
+    await Deno.chmod(tmp, 0o600);
+    let rest = new TextEncoder().encode(JSON.stringify(data, null, 1) + "\n");
+    while (rest.length > 0) rest = rest.subarray(await file.write(rest));
+    // On disk before the rename: a crash then leaves the old list or the new, not an empty file.
+    await file.syncData();
+  } finally {
+    file.close();
+  }
   await Deno.rename(tmp, path);
+}
+
+/**
+ * Runs one read-modify-write of the token file while holding an exclusive lock on
+ * `<file>.lock`, so two `wats mcp token create` (or a create and a revoke) at once never lose
+ * each other's change. The lock file is never removed: removing it would let a third writer lock
+ * a new file while the second still holds the old one. The lock ends with the process, too.
+ * Requires read and write on `path.lock`.
+ */
+async function withTokenLock<T>(path: string, change: () => Promise<T>): Promise<T> {
+  const lock = await Deno.open(`${path}.lock`, { write: true, create: true, mode: 0o600 });
+  try {
+    await lock.lock(true);
+    return await change();
+  } finally {
+    // Closing the file releases its lock.
+    lock.close();
+  }
 }
 
 /** What {@linkcode createToken} made: the token (shown once) and its record. */
@@ -128,7 +157,6 @@ export async function createToken(
   path: string,
   opts: { profile: string; label?: string; now?: Date },
 ): Promise<CreatedToken> {
-  const tokens = await readTokens(path);
   const token = newToken();
   const sha256 = await tokenHash(token);
   const record: TokenRecord = {
@@ -138,7 +166,7 @@ export async function createToken(
     label: opts.label ?? "",
     created: (opts.now ?? new Date()).toISOString().replace(/\.\d{3}Z$/, "Z"),
   };
-  await writeTokens(path, [...tokens, record]);
+  await withTokenLock(path, async () => writeTokens(path, [...await readTokens(path), record]));
   return { token, record };
 }
 
@@ -147,7 +175,11 @@ export async function createToken(
  *
  * @throws {WatsError} `mcp.token_unknown` when no token, or more than one, matches.
  */
-export async function revokeToken(path: string, id: string): Promise<TokenRecord> {
+export function revokeToken(path: string, id: string): Promise<TokenRecord> {
+  return withTokenLock(path, () => revokeLocked(path, id));
+}
+
+async function revokeLocked(path: string, id: string): Promise<TokenRecord> {
   const tokens = await readTokens(path);
   const hits = id.length >= 4 ? tokens.filter((t) => t.id.startsWith(id.toLowerCase())) : [];
   if (hits.length !== 1) {

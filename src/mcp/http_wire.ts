@@ -1,9 +1,9 @@
 /**
  * The HTTP/1.1 server of MCP over HTTP: src/io/http1_server.ts (the dashboard's reader,
  * docs/decisions/ui.md) with the node's limits and keep-alive (docs/decisions/mcp_http.md: an MCP
- * host sends many requests, and a new TCP connection each was most of the cost). Every answer has a
- * length: the endpoint answers JSON, never a stream, so an event stream is read whole like any
- * other answer.
+ * host sends many requests, and a new TCP connection each was most of the cost). Answers are JSON
+ * with a length, except the event stream of a request that asked for progress, written as it
+ * comes (its connection closes after it).
  *
  * Requires `--allow-net` for the address served.
  *
@@ -67,6 +67,7 @@ export function serveMcpWire(
     port: opts.port,
     limits,
     keepAlive: { idleMs },
+    eventStreams: true,
     onError: opts.onError,
     failure: "the node could not answer this request; try again",
   }, handler);

@@ -8,7 +8,7 @@
 
 import { errorMessage } from "../error_message.ts";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, ServerNotification } from "@modelcontextprotocol/sdk/types.js";
 import { VERSION } from "../version.ts";
 import { WatsError } from "../errors.ts";
 import { instructionsFor } from "./instructions.ts";
@@ -56,11 +56,38 @@ export function createMcpServer(
         inputSchema: inputSchema(tool),
         annotations: { title: tool.title, ...tool.annotations },
       },
-      (args: Record<string, unknown>, extra: { signal: AbortSignal }) =>
-        callTool(tool, { ...ctx, signal: extra.signal }, args, options.log),
+      (args: Record<string, unknown>, extra: ToolExtra) =>
+        callTool(tool, { ...ctx, signal: extra.signal, ...progressOf(extra) }, args, options.log),
     );
   }
   return server;
+}
+
+/** What the SDK gives a tool's handler that wats uses. */
+interface ToolExtra {
+  signal: AbortSignal;
+  _meta?: { progressToken?: string | number };
+  sendNotification(n: ServerNotification): Promise<void>;
+}
+
+/**
+ * The call's progress notifications, when its request carries a `_meta.progressToken`: each
+ * note one step further (the spec asks `progress` to grow). A note that cannot be sent (the
+ * client went away) is dropped; the call goes on.
+ */
+function progressOf(extra: ToolExtra): Pick<ToolContext, "progress"> {
+  const token = extra._meta?.progressToken;
+  if (token === undefined) return {};
+  let step = 0;
+  return {
+    progress: (message) => {
+      step++;
+      extra.sendNotification({
+        method: "notifications/progress",
+        params: { progressToken: token, progress: step, message },
+      }).catch(() => {});
+    },
+  };
 }
 
 /** Runs a tool; every failure becomes an `isError` result the model can act on. */

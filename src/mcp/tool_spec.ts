@@ -26,6 +26,11 @@ export interface ToolContext {
   now(): number;
   /** Aborted when the client cancels the call or its session ends (a coding agent's prompt stops). */
   signal?: AbortSignal;
+  /**
+   * Sends the client a progress notification with this note, when its request asked for them
+   * (`_meta.progressToken`); undefined otherwise.
+   */
+  progress?: (note: string) => void;
 }
 
 /**

@@ -441,13 +441,20 @@ export async function runNode(opts: NodeOptions): Promise<number> {
       service,
       control: controlHandler(control),
       watch: (send) => hub.watch(send),
-      onSessions: (open) => idle?.sessions(open),
+      onSessions: (open) => idle?.sessions(open, "socket"),
       log: mcpLog,
     }),
     (mcp) => mcp.close(),
   );
   // MCP over HTTP when mcp.listen names an address (docs/mcp.md): the same service, by token.
-  const mcpHttp = startMcpHttp({ settings, tokensFile: paths.mcpTokens, service, log: mcpLog });
+  // Its sessions hold a node `wats mcp` started as the socket's do (src/node/idle.ts).
+  const mcpHttp = startMcpHttp({
+    settings,
+    tokensFile: paths.mcpTokens,
+    service,
+    log: mcpLog,
+    ...(idle ? { idle } : {}),
+  });
   if (mcpHttp) keep(mcpHttp, (h) => h.close());
   // The runner starts once the socket serves: Codex's self-check needs it.
   await agentRunner?.ready(service);

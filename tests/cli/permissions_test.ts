@@ -569,6 +569,9 @@ Deno.test("`wats setup` may run claude (to register wats) and codex (to check it
     await expect("setup", f.inputs, [
       [{ op: "run", cmd: "git" }, "NotCapable"],
       [{ op: "run", cmd: "/bin/true" }, "NotCapable"],
+      // `--http` makes a token as `wats mcp token create` does, under the same lock.
+      [{ op: "write", path: `${f.paths.mcpTokens}.lock` }, "ok"],
+      [{ op: "write", path: f.paths.store }, "NotCapable"],
     ]);
   } finally {
     await f.close();
@@ -745,6 +748,7 @@ Deno.test("with mcp.listen the daemon also listens on that one address (MCP over
       // The token file is the person's: the daemon reads it, never writes it.
       [{ op: "read", path: f.paths.mcpTokens }, "ok"],
       [{ op: "write", path: f.paths.mcpTokens }, "NotCapable"],
+      [{ op: "write", path: `${f.paths.mcpTokens}.lock` }, "NotCapable"],
     ]);
     // Off by default, and an address the daemon would refuse gets no grant either.
     await Deno.writeTextFile(f.paths.config, "");
@@ -768,6 +772,9 @@ Deno.test("`wats mcp token` reads config.toml and writes only the token file, no
       [{ op: "read", path: f.paths.mcpTokens }, "ok"],
       [{ op: "write", path: f.paths.mcpTokens }, "ok"],
       [{ op: "write", path: `${f.paths.mcpTokens}.tmp` }, "ok"],
+      // Writers take turns on a lock of this file (src/mcp/http_tokens.ts).
+      [{ op: "write", path: `${f.paths.mcpTokens}.lock` }, "ok"],
+      [{ op: "write", path: `${f.paths.dataDir}/mcp_tokens.json.other` }, "NotCapable"],
       [{ op: "write", path: f.paths.config }, "NotCapable"],
       [{ op: "write", path: f.paths.safety }, "NotCapable"],
       [{ op: "read", path: f.paths.safety }, "NotCapable"],

@@ -234,7 +234,7 @@ Deno.test({
       task: "TASK-SLOW",
       checkout: "app",
       work: "w",
-    }, abort.signal);
+    }, { signal: abort.signal });
     const end = Date.now() + 60_000;
     while (!mock.messages().some((m) => m.body && lastUserContains("TASK-SLOW")(m.body))) {
       if (Date.now() > end) throw new Error("the prompt never reached the model");

@@ -23,8 +23,8 @@ function agents(seen: Seen[]): CodingAgents {
   return {
     harnessNames: () => ["claude"],
     checkoutNames: () => ["app"],
-    call: (harness, origin, args, signal) => {
-      seen.push({ harness, origin, args, signal });
+    call: (harness, origin, args, control) => {
+      seen.push({ harness, origin, args, ...(control?.signal ? { signal: control.signal } : {}) });
       if (args.checkout !== "app") {
         return Promise.reject(
           new CallError("acp.no_checkout", `checkout "${args.checkout}" is not one`),

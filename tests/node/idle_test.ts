@@ -53,3 +53,37 @@ Deno.test("a stopped watch never fires", async () => {
   assert.equal(stops, 0);
   assert.equal(time.pending(), 0);
 });
+
+Deno.test("each way counts its own sessions: one way's last ending holds while the other has some", async () => {
+  const time = new FakeTime(0);
+  let stops = 0;
+  const idle = watchIdle(1_000, () => stops++, time);
+  idle.sessions(1, "http");
+  idle.sessions(0); // the socket's: none, but HTTP still has one
+  await time.advance(5_000);
+  assert.equal(stops, 0);
+  idle.sessions(0, "http");
+  await time.advance(999);
+  assert.equal(stops, 0);
+  await time.advance(1);
+  assert.equal(stops, 1);
+});
+
+Deno.test("activity with no session open starts the countdown again; with one open it changes nothing", async () => {
+  const time = new FakeTime(0);
+  let stops = 0;
+  const idle = watchIdle(1_000, () => stops++, time);
+  await time.advance(900);
+  idle.activity();
+  await time.advance(900);
+  assert.equal(stops, 0, "counted from the activity");
+  idle.sessions(1, "http");
+  idle.activity();
+  assert.equal(time.pending(), 0, "an open session holds: no countdown");
+  idle.sessions(0, "http");
+  await time.advance(1_000);
+  assert.equal(stops, 1);
+  idle.activity();
+  await time.advance(5_000);
+  assert.equal(stops, 1, "once only");
+});
