@@ -162,6 +162,17 @@ export class Turn implements SessionHandlers {
       grant: this.#grant,
       canPark: call.park !== undefined,
     });
+    const emit = (o: { verdict: Verdict; answer: string; reason: string }) =>
+      call.emit({
+        type: "acp_permission",
+        ...this.#base,
+        id,
+        request: name,
+        ...(request.command !== undefined ? { command: request.command } : {}),
+        locations,
+        ...o,
+        labels: [...this.labels],
+      });
     let verdict: Verdict, reason: string;
     if (judged.then === "answer") {
       ({ verdict, reason } = judged);
@@ -182,17 +193,10 @@ export class Turn implements SessionHandlers {
         task: call.args.task,
         reason: judged.reason,
       });
-      call.emit({
-        type: "acp_permission",
-        ...this.#base,
-        id,
-        request: name,
-        ...(request.command !== undefined ? { command: request.command } : {}),
-        locations,
+      emit({
         verdict: "ask",
         answer: "parked",
         reason: `${judged.reason}; parked for review as ${held.id}`,
-        labels: [...this.labels],
       });
       await call.parked({
         message: this.message,
@@ -203,18 +207,11 @@ export class Turn implements SessionHandlers {
       const approved = await held.decided;
       if (!call.resumed({ kind, locations, rawInput: toolCall.rawInput, approved })) {
         // ACP: a cancelled prompt's pending requests are answered `cancelled`.
-        call.emit({
-          type: "acp_permission",
-          ...this.#base,
-          id,
-          request: name,
-          ...(request.command !== undefined ? { command: request.command } : {}),
-          locations,
+        emit({
           verdict: approved ? "allow" : "deny",
           answer: "cancelled",
           reason: `a person ${approved ? "approved" : "rejected"} it, but the budget has no ` +
             "room for the call to go on: the decision goes to the call that goes on after the reset",
-          labels: [...this.labels],
         });
         return undefined;
       }
@@ -222,18 +219,7 @@ export class Turn implements SessionHandlers {
     }
     const answer = answerPermission(verdict, reason, options);
     if (answer.refused) this.refused.push({ id, request: name, title, reason: answer.reason });
-    call.emit({
-      type: "acp_permission",
-      ...this.#base,
-      id,
-      request: name,
-      ...(request.command !== undefined ? { command: request.command } : {}),
-      locations,
-      verdict,
-      answer: answer.answer,
-      reason: answer.reason,
-      labels: [...this.labels],
-    });
+    emit({ verdict, answer: answer.answer, reason: answer.reason });
     return answer.optionId;
   }
 }
