@@ -300,17 +300,19 @@ function wantsProgress(body: unknown): boolean {
 async function answerOf(body: unknown, res: Response): Promise<Response> {
   const type = res.headers.get("content-type") ?? "";
   if (!type.startsWith("text/event-stream") || wantsProgress(body)) return res;
+  // Each event's data is one JSON message as the SDK wrote it: passed on as text, not parsed
+  // and written again (a feed's answer is large).
   const messages = (await res.text()).split(/\r?\n\r?\n/).map((event) =>
     event.split(/\r?\n/).filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart())
       .join("\n")
-  ).filter((data) => data !== "").map((data) => JSON.parse(data) as unknown);
+  ).filter((data) => data !== "");
   if (messages.length === 0) {
     return rpcError(503, -32603, "the session ended before its answer: send the request again");
   }
   const headers = new Headers({ "content-type": "application/json" });
   const sid = res.headers.get("mcp-session-id");
   if (sid !== null) headers.set("mcp-session-id", sid);
-  return new Response(JSON.stringify(messages.length === 1 ? messages[0] : messages), {
+  return new Response(messages.length === 1 ? messages[0] : `[${messages.join(",")}]`, {
     status: res.status,
     headers,
   });
