@@ -44,6 +44,7 @@ import {
   AGENTS,
   harnessAgent,
   nodeAgents,
+  nodeHarnesses,
   undeclaredAgentNotice,
 } from "../runner/runtimes/agents.ts";
 import { Store } from "../store/store.ts";
@@ -342,12 +343,8 @@ export async function runNode(opts: NodeOptions): Promise<number> {
   if (codingAgents || agentRunner?.sandboxed) {
     startNotices.push(...await sandboxNotices(sandbox, sandboxNet));
     // A harness's sandbox has only the login and network of the agent it declares.
-    const runsOn = agentRunner?.sandboxed && settings["agent.runtime"] === "acp"
-      ? settings["agent.harness"]
-      : undefined;
     startNotices.push(
-      ...Object.values(opts.acp.harnesses).filter((h) => h.enabled || h.name === runsOn)
-        .flatMap((h) => undeclaredAgentNotice(h) ?? []),
+      ...nodeHarnesses(settings, opts.acp).flatMap((h) => undeclaredAgentNotice(h) ?? []),
     );
   }
   const service = new LocalNodeService({

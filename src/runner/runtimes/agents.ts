@@ -86,6 +86,16 @@ export function undeclaredAgentNotice(h: HarnessConfig): string | undefined {
     "docs/acp.md)";
 }
 
+/** The harnesses one node may start: every enabled one, and the one the ACP runtime runs. */
+export function nodeHarnesses(
+  values: Pick<Settings, "agent.runtime" | "agent.harness">,
+  acp: AcpTables | undefined,
+): HarnessConfig[] {
+  return Object.values(acp?.harnesses ?? {}).filter((h) =>
+    h.enabled || (values["agent.runtime"] === "acp" && h.name === values["agent.harness"])
+  );
+}
+
 /**
  * The agents one node runs, for the model hosts its proxy (and its permission set) allows
  * (src/safety/net_policy.ts `nodeModelHosts`): the heartbeat runtime's agent, and every
@@ -104,10 +114,7 @@ export function nodeAgents(
     const url = runtime.baseUrlSetting ? values[runtime.baseUrlSetting] : "";
     out.push({ agent: runtime.agent, env, args: url ? [url] : [], known: AGENTS });
   }
-  const harnesses = Object.values(acp?.harnesses ?? {}).filter((h) =>
-    h.enabled || (values["agent.runtime"] === "acp" && h.name === values["agent.harness"])
-  );
-  for (const h of harnesses) {
+  for (const h of nodeHarnesses(values, acp)) {
     const agent = harnessAgent(h);
     out.push({
       ...(agent ? { agent } : {}),
