@@ -58,11 +58,7 @@ Deno.test({
     const dir = await Deno.makeTempDir({ prefix: "wats-claude-test-" });
     const out = `${dir}/echo.txt`;
     const { command, args } = echoServerCommand();
-    const config = `${dir}/mcp.json`;
-    await Deno.writeTextFile(
-      config,
-      JSON.stringify({ mcpServers: { echo: { command, args, env: { [ECHO_OUT_ENV]: out } } } }),
-    );
+    const config = await echoConfig(dir, { command, args, env: { [ECHO_OUT_ENV]: out } });
     const mock = startMockAnthropic({
       rules: [
         { when: toolResultFor("mcp__echo__echo"), reply: text("The echo worked.") },
@@ -112,11 +108,7 @@ Deno.test({
   ignore: claude === null,
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "wats-claude-test-" });
-    const config = `${dir}/mcp.json`;
-    await Deno.writeTextFile(
-      config,
-      JSON.stringify({ mcpServers: { echo: { command: `${dir}/no-such-server`, args: [] } } }),
-    );
+    const config = await echoConfig(dir, { command: `${dir}/no-such-server`, args: [] });
     const mock = startMockAnthropic({ default: text("Nothing to do.") });
     try {
       const run = await runClaude({
@@ -151,13 +143,7 @@ Deno.test({
     // closes its stdin, whatever the load: a `sleep 30` that ran out before a slow CLI's init
     // showed as `failed`, not `pending` (seen beside two CPU hogs).
     const dir = await Deno.makeTempDir({ prefix: "wats-claude-test-" });
-    const config = `${dir}/mcp.json`;
-    await Deno.writeTextFile(
-      config,
-      JSON.stringify({
-        mcpServers: { echo: { command: "sh", args: ["-c", "exec cat > /dev/null"] } },
-      }),
-    );
+    const config = await echoConfig(dir, { command: "sh", args: ["-c", "exec cat > /dev/null"] });
     const mock = startMockAnthropic({
       rules: [{ when: hasTool("mcp__echo__echo"), reply: text("I had the echo tool.") }],
       default: text("No tools here."),
@@ -203,13 +189,11 @@ Deno.test({
     const out = `${dir}/echo.txt`;
     const { command, args } = echoServerCommand();
     const slow = ["-c", 'sleep 3; exec "$0" "$@"', command, ...args];
-    const config = `${dir}/mcp.json`;
-    await Deno.writeTextFile(
-      config,
-      JSON.stringify({
-        mcpServers: { echo: { command: "sh", args: slow, env: { [ECHO_OUT_ENV]: out } } },
-      }),
-    );
+    const config = await echoConfig(dir, {
+      command: "sh",
+      args: slow,
+      env: { [ECHO_OUT_ENV]: out },
+    });
     const mock = startMockAnthropic({
       rules: [
         { when: toolResultFor("mcp__echo__echo"), reply: text("The echo worked.") },
@@ -251,15 +235,10 @@ Deno.test({
     // the run goes on without it, so the runner's long wait must set MCP_TIMEOUT too.
     const dir = await Deno.makeTempDir({ prefix: "wats-claude-test-" });
     const { command, args } = echoServerCommand();
-    const config = `${dir}/mcp.json`;
-    await Deno.writeTextFile(
-      config,
-      JSON.stringify({
-        mcpServers: {
-          echo: { command: "sh", args: ["-c", 'sleep 3; exec "$0" "$@"', command, ...args] },
-        },
-      }),
-    );
+    const config = await echoConfig(dir, {
+      command: "sh",
+      args: ["-c", 'sleep 3; exec "$0" "$@"', command, ...args],
+    });
     const mock = startMockAnthropic({ rules: [], default: text("No tools here.") });
     try {
       const run = await runClaude({
@@ -281,6 +260,16 @@ Deno.test({
     }
   },
 });
+
+/** Writes `<dir>/mcp.json` with `server` as the one MCP server, `echo`; returns its path. */
+async function echoConfig(
+  dir: string,
+  server: { command: string; args: string[]; env?: Record<string, string> },
+): Promise<string> {
+  const config = `${dir}/mcp.json`;
+  await Deno.writeTextFile(config, JSON.stringify({ mcpServers: { echo: server } }));
+  return config;
+}
 
 /**
  * The name and status of each server in `system/init`: what the runner reads
